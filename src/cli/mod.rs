@@ -1,0 +1,188 @@
+//! Command-line interface: clap definitions and the wiring of each command.
+//!
+//! Each command lives in its own file with its `Args` and `run`, so commands can grow
+//! independently; this file only holds the global options and the dispatch.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::error::{ExitStatus, classify};
+
+pub mod completions;
+pub mod detect;
+pub mod hash;
+pub mod package;
+pub mod plan;
+pub mod release;
+pub mod render;
+pub mod schema;
+pub mod tenants;
+pub mod validate;
+
+/// Output format of commands whose output matters to scripts and pull requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+    Markdown,
+}
+
+/// stackbot: detect Kubernetes releases, render and package SCS cluster stacks, publish them,
+/// and open pull requests in tenant repositories.
+#[derive(Debug, Parser)]
+#[command(name = "stackbot", version, propagate_version = true, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// Configuration file.
+    #[arg(
+        short,
+        long,
+        global = true,
+        default_value = "stackbot.yaml",
+        value_name = "FILE"
+    )]
+    pub config: PathBuf,
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Evaluate as of this date (YYYY-MM-DD): lifecycle, deadlines. Default: today (UTC).
+    #[arg(long, global = true, value_name = "DATE")]
+    pub now: Option<chrono::NaiveDate>,
+    /// More log output (repeat for more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Only errors.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const EXIT_CODES: &str = "Exit codes: 0 success or nothing to do, 1 runtime failure (safe to re-run), \
+2 invalid input (arguments, config, templates; nothing changed), 3 some tenants failed.";
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the csctl-compatible clusterStack hash of a stack directory.
+    Hash(hash::Args),
+    /// Write csctl-compatible, byte-reproducible release assets for a stack directory.
+    Package(package::Args),
+    /// Render every configured stack × minor into its output directory.
+    Render(render::Args),
+    /// Check the configuration and templates without writing anything.
+    Validate(validate::Args),
+    /// Print the JSON Schema of stackbot.yaml.
+    Schema(schema::Args),
+    /// Detect upstream Kubernetes releases and resolve complete release sets.
+    Detect(detect::Args),
+    /// Show what `release` would do, without side effects and without a token.
+    Plan(plan::Args),
+    /// Render, package, tag and publish releases, then propagate them to tenants.
+    Release(release::Args),
+    /// Open or update tenant pull requests for the releases that exist.
+    Tenants(tenants::Args),
+    /// Print a shell completion script.
+    Completions(completions::Args),
+}
+
+/// Options every command sees, resolved once.
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub config: PathBuf,
+    pub format: Format,
+    pub now: chrono::NaiveDate,
+    pub verbose: u8,
+    pub quiet: bool,
+    /// Running inside GitHub Actions (`GITHUB_ACTIONS=true`): annotations and groups.
+    pub github_actions: bool,
+}
+
+/// Parse the process arguments, run, and return the exit code. Errors are printed here.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitStatus::Invalid as i32
+            } else {
+                0
+            };
+        }
+    };
+    let global = Global {
+        config: cli.config.clone(),
+        format: cli.format,
+        now: cli.now.unwrap_or_else(|| chrono::Utc::now().date_naive()),
+        verbose: cli.verbose,
+        quiet: cli.quiet,
+        github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+    };
+    init_tracing(&global);
+    match run(&cli.command, &global) {
+        Ok(status) => status as i32,
+        Err(err) => {
+            report_error(&err, &global);
+            classify(&err) as i32
+        }
+    }
+}
+
+fn init_tracing(g: &Global) {
+    let level = if g.quiet {
+        "error"
+    } else {
+        match g.verbose {
+            0 => "warn",
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("STACKBOT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("stackbot={level}")));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(use_color())
+        .try_init();
+}
+
+/// Colours only on a terminal and never with `NO_COLOR`.
+pub fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+}
+
+fn report_error(err: &anyhow::Error, g: &Global) {
+    let mut msg = format!("error: {err}");
+    for cause in err.chain().skip(1) {
+        msg.push_str(&format!("\n  caused by: {cause}"));
+    }
+    eprintln!("{msg}");
+    if g.github_actions {
+        let one_line = msg
+            .replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A");
+        eprintln!("::error::{one_line}");
+    }
+}
+
+fn run(cmd: &Command, g: &Global) -> anyhow::Result<ExitStatus> {
+    match cmd {
+        Command::Hash(a) => hash::run(a, g),
+        Command::Package(a) => package::run(a, g),
+        Command::Render(a) => render::run(a, g),
+        Command::Validate(a) => validate::run(a, g),
+        Command::Schema(a) => schema::run(a, g),
+        Command::Detect(a) => detect::run(a, g),
+        Command::Plan(a) => plan::run(a, g),
+        Command::Release(a) => release::run(a, g),
+        Command::Tenants(a) => tenants::run(a, g),
+        Command::Completions(a) => completions::run(a, g),
+    }
+}

@@ -1,0 +1,251 @@
+//! The forge: where the cluster-stacks repository, its releases and the tenant repositories live.
+//!
+//! The trait is deliberately small, synchronous and shaped around *idempotent reconciliation*:
+//! every write has a matching read so that `apply` can ask "is this already done?" before doing
+//! it, and no method retries a non-idempotent write on its own (octocrab retries POSTs by
+//! default; a retried `create release` after a 502 is how duplicate drafts are born).
+//! Implementations: [`local`] (bare git repositories + release folders, the embedded default)
+//! and `github` (REST API via octocrab).
+
+use std::collections::BTreeMap;
+
+/// `owner/name` of a repository on the forge.
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct RepoRef {
+    pub owner: String,
+    pub name: String,
+}
+
+impl RepoRef {
+    /// Parse `owner/name`.
+    pub fn parse(s: &str) -> Option<RepoRef> {
+        let (o, n) = s.split_once('/')?;
+        if o.is_empty() || n.is_empty() || n.contains('/') {
+            return None;
+        }
+        Some(RepoRef {
+            owner: o.into(),
+            name: n.into(),
+        })
+    }
+}
+
+impl std::fmt::Display for RepoRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.owner, self.name)
+    }
+}
+
+/// A release as the forge reports it (drafts included when visible).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReleaseInfo {
+    pub id: u64,
+    pub tag: String,
+    /// The release name; CSO lists by name and downloads by tag, so the bot keeps them equal.
+    pub name: Option<String>,
+    pub draft: bool,
+    pub body: String,
+    pub assets: Vec<AssetInfo>,
+    /// Browser URL, for links in PR bodies and reports.
+    pub html_url: String,
+}
+
+/// A release asset.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AssetInfo {
+    pub id: u64,
+    pub name: String,
+    pub size: u64,
+}
+
+/// One file change of a commit: `Some(bytes)` writes, `None` deletes.
+pub type FileChanges = BTreeMap<String, Option<Vec<u8>>>;
+
+/// A commit on a branch, enough to tell the bot's commits from a human's.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CommitInfo {
+    pub sha: String,
+    pub author_name: String,
+    pub author_email: String,
+    pub message: String,
+}
+
+/// Pull request state as the bot needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PullState {
+    Open,
+    Closed,
+    Merged,
+}
+
+/// A pull request.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PullInfo {
+    pub number: u64,
+    pub head: String,
+    pub base: String,
+    pub title: String,
+    pub body: String,
+    pub state: PullState,
+    pub html_url: String,
+}
+
+/// An issue or PR comment.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CommentInfo {
+    pub id: u64,
+    pub body: String,
+}
+
+/// Why a forge call failed. Messages never contain credentials.
+#[derive(Debug, thiserror::Error)]
+pub enum ForgeError {
+    #[error("{what} not found")]
+    NotFound { what: String },
+    #[error("{what} already exists")]
+    AlreadyExists { what: String },
+    #[error(
+        "authentication failed for {what}: check that the token in `{token_env}` is valid and has access"
+    )]
+    Unauthorized { what: String, token_env: String },
+    #[error("{what} was rejected: {reason}")]
+    Rejected { what: String, reason: String },
+    #[error(
+        "{what} is not a fast-forward of the expected parent: someone else changed it; re-run to reconcile"
+    )]
+    Conflict { what: String },
+    #[error("transient forge failure on {what}: {reason} (safe to re-run)")]
+    Transient { what: String, reason: String },
+    #[error("forge I/O error on {what}: {reason}")]
+    Io { what: String, reason: String },
+}
+
+/// Result alias for forge calls.
+pub type ForgeResult<T> = Result<T, ForgeError>;
+
+/// What the bot needs from a forge. All methods are idempotent-friendly: creators fail with
+/// [`ForgeError::AlreadyExists`] rather than duplicating, and every creator has a reader.
+pub trait Forge: Send + Sync {
+    /// A short name for logs (`local`, `github`).
+    fn kind(&self) -> &'static str;
+
+    // ---- repositories and git ----
+
+    /// Make sure a repository exists (the local forge creates it, GitHub only checks).
+    fn ensure_repo(&self, repo: &RepoRef, default_branch: &str) -> ForgeResult<()>;
+    /// The commit a branch points to, `None` if the branch does not exist.
+    fn branch_head(&self, repo: &RepoRef, branch: &str) -> ForgeResult<Option<String>>;
+    /// The commit a tag points to (peeled), `None` if the tag does not exist.
+    fn tag_target(&self, repo: &RepoRef, tag: &str) -> ForgeResult<Option<String>>;
+    /// All file paths at a commit.
+    fn list_files(&self, repo: &RepoRef, commit: &str) -> ForgeResult<Vec<String>>;
+    /// One file at a commit, `None` if absent.
+    fn read_file(&self, repo: &RepoRef, commit: &str, path: &str) -> ForgeResult<Option<Vec<u8>>>;
+    /// Create a commit on top of `parent` with `changes` and move `branch` to it, but only if
+    /// `branch` currently points to `expected_head` (`None`: the branch must not exist yet).
+    /// Never forces: a moved branch is [`ForgeError::Conflict`]. Returns the new commit.
+    fn commit(
+        &self,
+        repo: &RepoRef,
+        branch: &str,
+        parent: &str,
+        expected_head: Option<&str>,
+        changes: &FileChanges,
+        message: &str,
+    ) -> ForgeResult<String>;
+    /// Reset a bot-owned branch to `commit` (only used on branches the bot alone has written).
+    fn force_branch(&self, repo: &RepoRef, branch: &str, commit: &str) -> ForgeResult<()>;
+    /// Commits reachable from `head` but not from `base` (oldest first).
+    fn commits_between(
+        &self,
+        repo: &RepoRef,
+        base: &str,
+        head: &str,
+    ) -> ForgeResult<Vec<CommitInfo>>;
+    /// Create an annotated tag on a commit; `AlreadyExists` if the tag exists.
+    fn create_tag(&self, repo: &RepoRef, tag: &str, commit: &str, message: &str)
+    -> ForgeResult<()>;
+
+    // ---- releases ----
+
+    /// Every release (all pages), drafts included when the credentials can see them.
+    fn list_releases(&self, repo: &RepoRef) -> ForgeResult<Vec<ReleaseInfo>>;
+    /// Create a draft release for an existing tag.
+    fn create_draft_release(
+        &self,
+        repo: &RepoRef,
+        tag: &str,
+        name: &str,
+        body: &str,
+    ) -> ForgeResult<ReleaseInfo>;
+    /// Upload one asset to a (draft) release; `AlreadyExists` if an asset of that name exists.
+    fn upload_asset(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+        name: &str,
+        bytes: &[u8],
+    ) -> ForgeResult<AssetInfo>;
+    /// Download an asset's bytes.
+    fn download_asset(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+        asset: &AssetInfo,
+    ) -> ForgeResult<Vec<u8>>;
+    /// Delete an asset (used to replace a partial upload).
+    fn delete_asset(&self, repo: &RepoRef, release_id: u64, asset_id: u64) -> ForgeResult<()>;
+    /// Publish a draft.
+    fn publish_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<ReleaseInfo>;
+    /// Delete a release (orphan or duplicate drafts only).
+    fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()>;
+
+    // ---- pull requests and comments ----
+
+    /// Pull requests whose head branch is `head` (any state), newest first.
+    fn find_pulls(&self, repo: &RepoRef, head: &str) -> ForgeResult<Vec<PullInfo>>;
+    /// Open a pull request.
+    fn open_pull(
+        &self,
+        repo: &RepoRef,
+        head: &str,
+        base: &str,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<PullInfo>;
+    /// Update title and body.
+    fn update_pull(&self, repo: &RepoRef, number: u64, title: &str, body: &str) -> ForgeResult<()>;
+    /// Close without merging.
+    fn close_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<()>;
+    /// Comments on an issue or PR, oldest first.
+    fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>>;
+    /// Add a comment.
+    fn create_comment(&self, repo: &RepoRef, number: u64, body: &str) -> ForgeResult<CommentInfo>;
+    /// Replace a comment's body.
+    fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()>;
+}
+
+/// Keep exactly one comment carrying `marker` (a hidden HTML comment) on an issue or PR:
+/// update it in place if present, create it otherwise, and never write when it is unchanged.
+pub fn upsert_comment(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    number: u64,
+    marker: &str,
+    body: &str,
+) -> ForgeResult<()> {
+    let full = if body.contains(marker) {
+        body.to_string()
+    } else {
+        format!("{marker}\n{body}")
+    };
+    let existing = forge.list_comments(repo, number)?;
+    match existing.iter().find(|c| c.body.contains(marker)) {
+        Some(c) if c.body == full => Ok(()),
+        Some(c) => forge.update_comment(repo, c.id, &full),
+        None => forge.create_comment(repo, number, &full).map(|_| ()),
+    }
+}

@@ -1,0 +1,12 @@
+//! stackbot: a release bot for SCS Cluster Stacks.
+//!
+//! The pipeline is `upstream → resolve → render → package → plan → apply`, and every stage
+//! up to `plan` is a pure function of its inputs (see `docs/architecture.md`). The forge, git,
+//! HTTP and OCI registry are thin adapters behind traits, so a dry run is the same plan, not
+//! executed.
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod forge;
+pub mod model;
