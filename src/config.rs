@@ -157,6 +157,82 @@ pub struct NodeImageRule {
     pub vars_by_version: Vec<VersionVars>,
 }
 
+impl NodeImageRule {
+    /// The variables in force for `v`: those of the entry with the highest `since` not above
+    /// `v`. Versions before every `since` get no variables (config validation makes sure the
+    /// patterns then need none).
+    pub fn vars_for(&self, v: KubeVersion) -> BTreeMap<String, String> {
+        self.vars_by_version
+            .iter()
+            .filter_map(|vv| vv.since.parse::<KubeVersion>().ok().map(|s| (s, vv)))
+            .filter(|(since, _)| *since <= v)
+            .max_by_key(|(since, _)| *since)
+            .map(|(_, vv)| vv.vars.clone())
+            .unwrap_or_default()
+    }
+
+    /// The node image `(name, url)` for a Kubernetes version: `{version}` → `v1.34.7`,
+    /// `{minor}` → `1.34`, `{<var>}` → the variable from [`Self::vars_for`]. Pure, so the
+    /// detector and the renderer agree on names without sharing any I/O. A placeholder with
+    /// no value is left as written; `config::load` refuses such patterns up front.
+    pub fn expand(&self, v: KubeVersion) -> (String, String) {
+        let vars = self.vars_for(v);
+        (
+            expand_pattern(&self.name, v, &vars),
+            expand_pattern(&self.url, v, &vars),
+        )
+    }
+}
+
+/// Substitute `{version}`, `{minor}` and variables in one pass, so a value containing braces
+/// is never expanded again.
+fn expand_pattern(pattern: &str, v: KubeVersion, vars: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut rest = pattern;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        match after.find('}') {
+            Some(end) => {
+                let key = &after[..end];
+                let value = match key {
+                    "version" => Some(v.to_string()),
+                    "minor" => Some(v.minor().to_string()),
+                    other => vars.get(other).cloned(),
+                };
+                match value {
+                    Some(val) => out.push_str(&val),
+                    None => {
+                        out.push('{');
+                        out.push_str(key);
+                        out.push('}');
+                    }
+                }
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The placeholder names used in a pattern (`{ubuntu}` → `ubuntu`), for validation.
+fn placeholders(pattern: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = pattern;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        let Some(end) = after.find('}') else { break };
+        found.push(&after[..end]);
+        rest = &after[end + 1..];
+    }
+    found
+}
+
 /// Variables that apply from a Kubernetes version on.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -180,7 +256,10 @@ pub struct ComponentRule {
 }
 
 /// How a component version is chosen from the Helm index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+///
+/// Written as a one-key map (`{series: "2.{minor}"}`, `{pin: 1.18.9}`): serde is implemented
+/// by hand because yaml_serde would otherwise expect a YAML tag (`!series`) for an enum.
+#[derive(Debug, Clone, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum VersionRule {
     /// `2.{minor}`: the highest GA `2.<k8s minor>.x` (never a string-prefix match).
@@ -189,6 +268,54 @@ pub enum VersionRule {
     Pin(String),
     /// A semver range, e.g. `>=1.18.0, <1.19.0`; the highest GA match wins.
     Range(String),
+}
+
+/// The map form of [`VersionRule`] on the wire.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VersionRuleMap {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    series: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pin: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    range: Option<String>,
+}
+
+impl Serialize for VersionRule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (series, pin, range) = match self.clone() {
+            VersionRule::Series(v) => (Some(v), None, None),
+            VersionRule::Pin(v) => (None, Some(v), None),
+            VersionRule::Range(v) => (None, None, Some(v)),
+        };
+        VersionRuleMap { series, pin, range }.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for VersionRule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match VersionRuleMap::deserialize(d)? {
+            VersionRuleMap {
+                series: Some(v),
+                pin: None,
+                range: None,
+            } => Ok(VersionRule::Series(v)),
+            VersionRuleMap {
+                series: None,
+                pin: Some(v),
+                range: None,
+            } => Ok(VersionRule::Pin(v)),
+            VersionRuleMap {
+                series: None,
+                pin: None,
+                range: Some(v),
+            } => Ok(VersionRule::Range(v)),
+            _ => Err(serde::de::Error::custom(
+                "a version rule needs exactly one of `series`, `pin` or `range`",
+            )),
+        }
+    }
 }
 
 /// The forge holding the cluster-stacks repository and its releases.
@@ -512,6 +639,53 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
                 )
             })?;
         }
+        let first_since = s
+            .node_image
+            .vars_by_version
+            .iter()
+            .filter_map(|vv| vv.since.parse::<KubeVersion>().ok())
+            .min();
+        for pattern in [&s.node_image.url, &s.node_image.name] {
+            for ph in placeholders(pattern) {
+                if ph == "version" || ph == "minor" {
+                    continue;
+                }
+                let everywhere = !s.node_image.vars_by_version.is_empty()
+                    && s.node_image
+                        .vars_by_version
+                        .iter()
+                        .all(|vv| vv.vars.contains_key(ph));
+                if !everywhere {
+                    return Err(err(
+                        &format!("{{{ph}}}"),
+                        format!(
+                            "stack `{id}` node_image: placeholder `{{{ph}}}` is not defined by every `vars_by_version` entry"
+                        ),
+                        "use `{version}`, `{minor}` or a variable every `vars_by_version` entry sets",
+                    ));
+                }
+            }
+        }
+        if let Some(first) = first_since
+            && first
+                > (KubeVersion {
+                    major: 1,
+                    minor: 0,
+                    patch: 0,
+                })
+            && !placeholders(&s.node_image.url)
+                .iter()
+                .chain(placeholders(&s.node_image.name).iter())
+                .all(|p| *p == "version" || *p == "minor")
+        {
+            return Err(err(
+                "since",
+                format!(
+                    "stack `{id}` node_image: versions before {first} would have no variables for the patterns"
+                ),
+                "add a `vars_by_version` entry with `since: v1.0.0`",
+            ));
+        }
         for (key, comp) in &s.components {
             let bad = match &comp.version {
                 VersionRule::Series(p) if !p.contains("{minor}") => {
@@ -621,4 +795,163 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
 /// The JSON Schema of `stackbot.yaml`, published by `stackbot schema`.
 pub fn json_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Config)).expect("schema serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+stacks:
+  - provider: openstack
+    name: scs2
+    templates: templates/openstack/scs2
+    output: cluster-stacks/openstack/scs2
+    minors: ["1.33", "1.34"]
+    node_image:
+      url: "https://img/ubuntu-{ubuntu}-kube-v{minor}/ubuntu-{ubuntu}-kube-{version}.qcow2"
+      name: "ubuntu-capi-image-{version}"
+      vars_by_version:
+        - since: v1.0.0
+          vars: { ubuntu: "2204" }
+        - since: v1.33.4
+          vars: { ubuntu: "2404" }
+    components:
+      ccm:
+        chart: openstack-cloud-controller-manager
+        repository: https://kubernetes.github.io/cloud-provider-openstack
+        version: { series: "2.{minor}" }
+      cni:
+        chart: cilium
+        repository: https://helm.cilium.io/
+        version: { pin: 1.18.9 }
+"#;
+
+    fn parse_str(text: &str) -> Result<Config, ConfigError> {
+        parse(text, Path::new("stackbot.yaml"))
+    }
+
+    fn tenant(extra: &str) -> String {
+        format!(
+            "{BASE}tenants:\n  - name: acme\n    repository: acme/gitops\n    files: [\"clusters/*.yaml\"]\n{extra}"
+        )
+    }
+
+    #[test]
+    fn the_repository_config_is_valid() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("stackbot.yaml");
+        let loaded = load(&root).unwrap();
+        let s = &loaded.config.stacks[0];
+        assert_eq!(s.id().to_string(), "openstack/scs2");
+        assert_eq!(
+            s.components["ccm"].version,
+            VersionRule::Series("2.{minor}".into())
+        );
+        assert_eq!(
+            s.components["cni"].version,
+            VersionRule::Pin("1.18.9".into())
+        );
+    }
+
+    #[test]
+    fn node_image_patterns_switch_ubuntu_by_version() {
+        let c = parse_str(BASE).unwrap();
+        let rule = &c.stacks[0].node_image;
+        let (name, url) = rule.expand("v1.34.7".parse().unwrap());
+        assert_eq!(name, "ubuntu-capi-image-v1.34.7");
+        assert_eq!(
+            url,
+            "https://img/ubuntu-2404-kube-v1.34/ubuntu-2404-kube-v1.34.7.qcow2"
+        );
+        let (_, url) = rule.expand("v1.33.3".parse().unwrap());
+        assert_eq!(
+            url,
+            "https://img/ubuntu-2204-kube-v1.33/ubuntu-2204-kube-v1.33.3.qcow2"
+        );
+        let (_, url) = rule.expand("v1.33.4".parse().unwrap());
+        assert!(url.contains("ubuntu-2404-kube-v1.33.4"), "{url}");
+    }
+
+    #[test]
+    fn a_variable_value_is_not_expanded_again() {
+        let mut vars = BTreeMap::new();
+        vars.insert("x".to_string(), "{version}".to_string());
+        let v: KubeVersion = "v1.2.3".parse().unwrap();
+        assert_eq!(
+            expand_pattern("a-{x}-{version}-{nope}-{", v, &vars),
+            "a-{version}-v1.2.3-{nope}-{"
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_rejected_with_its_line() {
+        let text = BASE.replace("    minors:", "    minor_list: []\n    minors:");
+        let err = parse_str(&text).unwrap_err();
+        assert_eq!(err.line, Some(7), "{err}");
+        assert!(err.to_string().contains("minor_list"), "{err}");
+        assert!(err.to_string().starts_with("stackbot.yaml:7:"), "{err}");
+    }
+
+    #[test]
+    fn a_version_rule_needs_exactly_one_kind() {
+        let text = BASE.replace("{ pin: 1.18.9 }", "{ pin: 1.18.9, series: \"1.{minor}\" }");
+        let err = parse_str(&text).unwrap_err();
+        assert!(err.to_string().contains("exactly one"), "{err}");
+        let text = BASE.replace("{ pin: 1.18.9 }", "{ pin: latest }");
+        let err = parse_str(&text).unwrap_err();
+        assert!(err.to_string().contains("component `cni`"), "{err}");
+    }
+
+    #[test]
+    fn undefined_node_image_placeholder_is_rejected() {
+        let text = BASE.replace("ubuntu-capi-image-{version}", "ubuntu-{distro}-{version}");
+        let err = parse_str(&text).unwrap_err();
+        assert!(err.to_string().contains("{distro}"), "{err}");
+        assert_eq!(err.line, Some(10), "{err}");
+    }
+
+    #[test]
+    fn minors_must_be_strings_like_1_34() {
+        let err = parse_str(&BASE.replace("[\"1.33\", \"1.34\"]", "[\"1.x\"]")).unwrap_err();
+        assert!(err.to_string().contains("1.x"), "{err}");
+        let ok = parse_str(&BASE.replace("[\"1.33\", \"1.34\"]", "supported")).unwrap();
+        assert_eq!(
+            ok.stacks[0].minors,
+            MinorSelection::Keyword(MinorKeyword::Supported)
+        );
+    }
+
+    #[test]
+    fn a_dash_in_the_stack_name_is_rejected() {
+        let err = parse_str(&BASE.replace("name: scs2", "name: scs-2")).unwrap_err();
+        assert!(err.to_string().contains("scs-2"), "{err}");
+    }
+
+    #[test]
+    fn tenant_keep_zero_is_rejected() {
+        assert!(parse_str(&tenant("    stacks: [openstack/scs2]\n")).is_ok());
+        let err = parse_str(&tenant(
+            "    stacks: [openstack/scs2]\n    policy: { keep: 0 }\n",
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("keep"), "{err}");
+        assert!(err.line.is_some(), "{err}");
+    }
+
+    #[test]
+    fn tenant_following_an_unknown_stack_is_rejected() {
+        let err = parse_str(&tenant("    stacks: [openstack/scs9]\n")).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown stack `openstack/scs9`"),
+            "{err}"
+        );
+        assert!(err.line.is_some(), "{err}");
+    }
+
+    #[test]
+    fn the_schema_describes_version_rules_as_maps() {
+        let schema = json_schema().to_string();
+        assert!(schema.contains("\"series\""), "{schema}");
+        assert!(schema.contains("\"vars_by_version\""));
+    }
 }

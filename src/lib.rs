@@ -9,4 +9,6 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod forge;
+pub mod lock;
 pub mod model;
+pub mod render;

@@ -1,0 +1,714 @@
+//! Render a cluster-stack directory from a template tree and a release set.
+//!
+//! The rule is deliberately small so reviewers can predict the output: a file ending in
+//! `.tera` is rendered with the release set as context and written without the suffix; every
+//! other file is copied byte for byte (Helm's `{{ .Values.x }}` passes through untouched).
+//! Rendering is strict (an undefined variable is an error naming the file and line) and
+//! hermetic: Tera 2 ships no `get_env` or file-reading function and we register none, so a
+//! template can only see the release set.
+//!
+//! Only [`load_templates`] touches the disk; [`render_stack`] is a pure function, which is what
+//! makes `render --check` a byte comparison.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::config::{self, MinorSelection, StackConfig, VersionRule};
+use crate::model::{
+    Component, FileTree, KubeVersion, Minor, NodeImage, ReleaseSet, StackId, series_prefix,
+};
+
+/// Suffix marking a file as a Tera template.
+pub const TERA_SUFFIX: &str = ".tera";
+
+/// A template directory read into memory: `/`-separated relative path → bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateTree {
+    /// Where it was read from (for messages).
+    pub root: PathBuf,
+    pub files: FileTree,
+}
+
+/// Why a template tree could not be read or rendered. Template problems name the file and,
+/// where Tera knows it, the line.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("{}: cannot read: {source}\n  hint: check the stack's `templates` path in stackbot.yaml", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {what}\n  hint: templates may hold only directories and regular files", path.display())]
+    Unsupported { path: PathBuf, what: String },
+    #[error(
+        "{file}: not UTF-8, so it cannot be a Tera template\n  hint: drop the `.tera` suffix to copy it verbatim"
+    )]
+    NotUtf8 { file: String },
+    #[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Template {
+        /// Template path relative to the template root, including `.tera`.
+        file: String,
+        line: Option<usize>,
+        message: String,
+    },
+    #[error(
+        "{file}: rendering it and copying `{other}` would both write `{target}`\n  hint: keep only one of them"
+    )]
+    Collision {
+        file: String,
+        other: String,
+        target: String,
+    },
+    #[error("release set is for `{set}` but the stack is `{stack}`")]
+    WrongStack { set: StackId, stack: StackId },
+    #[error("rendered {file}: {message}\n  hint: {hint}")]
+    Output {
+        file: String,
+        message: String,
+        hint: String,
+    },
+    #[error("template directory {} holds no files", root.display())]
+    Empty { root: PathBuf },
+}
+
+impl RenderError {
+    /// Whether the error is the user's input (templates, release set) rather than the machine
+    /// (I/O): decides exit code 2 versus 1 at the CLI edge.
+    pub fn is_invalid_input(&self) -> bool {
+        !matches!(self, RenderError::Io { .. })
+    }
+}
+
+/// Read every regular file below `dir`. Symlinks and special files are refused so a template
+/// tree can never pull in files from elsewhere on the machine.
+pub fn load_templates(dir: &Path) -> Result<TemplateTree, RenderError> {
+    let files = read_tree(dir)?;
+    if files.is_empty() {
+        return Err(RenderError::Empty {
+            root: dir.to_path_buf(),
+        });
+    }
+    Ok(TemplateTree {
+        root: dir.to_path_buf(),
+        files,
+    })
+}
+
+/// Read a directory into a [`FileTree`] (also used to compare rendered output with what is
+/// committed). A missing directory is an empty tree.
+pub fn read_tree(dir: &Path) -> Result<FileTree, RenderError> {
+    let mut files = FileTree::new();
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(files),
+        Err(e) => {
+            return Err(RenderError::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            });
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(RenderError::Unsupported {
+                path: dir.to_path_buf(),
+                what: "is not a directory".into(),
+            });
+        }
+        Ok(_) => {}
+    }
+    walk(dir, "", &mut files)?;
+    Ok(files)
+}
+
+fn walk(dir: &Path, prefix: &str, out: &mut FileTree) -> Result<(), RenderError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RenderError::Io { path, source }
+    };
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .collect::<Result<_, _>>()
+        .map_err(io(dir))?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            return Err(RenderError::Unsupported {
+                path,
+                what: "file name is not UTF-8".into(),
+            });
+        };
+        let rel = if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        let ft = entry.file_type().map_err(io(&path))?;
+        if ft.is_dir() {
+            walk(&path, &rel, out)?;
+        } else if ft.is_file() {
+            let bytes = std::fs::read(&path).map_err(io(&path))?;
+            out.insert(rel, bytes);
+        } else {
+            return Err(RenderError::Unsupported {
+                path,
+                what: if ft.is_symlink() {
+                    "is a symlink".into()
+                } else {
+                    "is not a regular file".into()
+                },
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The output directory of one stack × minor: `<output>/<major>-<minor>`, resolved against
+/// the config file's directory.
+pub fn output_dir(loaded: &config::Loaded, stack: &StackConfig, minor: Minor) -> PathBuf {
+    loaded.resolve(&stack.output).join(minor.dashed())
+}
+
+#[derive(Serialize)]
+struct StackCtx<'a> {
+    provider: &'a str,
+    name: &'a str,
+}
+
+#[derive(Serialize)]
+struct MinorCtx {
+    major: u64,
+    minor: u64,
+    dashed: String,
+    dotted: String,
+}
+
+#[derive(Serialize)]
+struct KubeCtx {
+    version: String,
+    major: u64,
+    minor: u64,
+    patch: u64,
+}
+
+#[derive(Serialize)]
+struct NodeImageCtx<'a> {
+    name: &'a str,
+    url: &'a str,
+    sha256: &'a str,
+}
+
+#[derive(Serialize)]
+struct ComponentCtx<'a> {
+    chart: &'a str,
+    repository: &'a str,
+    version: &'a str,
+    digest: Option<&'a str>,
+}
+
+/// Everything a template can see. Field names are the template contract documented in
+/// `templates/README.md`; `published_at` is RFC 3339 or null, `published_date` `YYYY-MM-DD`
+/// or null.
+#[derive(Serialize)]
+struct RenderCtx<'a> {
+    stack: StackCtx<'a>,
+    minor: MinorCtx,
+    kubernetes: KubeCtx,
+    node_image: NodeImageCtx<'a>,
+    components: std::collections::BTreeMap<&'a str, ComponentCtx<'a>>,
+    published_at: Option<String>,
+    published_date: Option<String>,
+}
+
+fn context(set: &ReleaseSet) -> RenderCtx<'_> {
+    let m = set.minor();
+    let k = set.kubernetes;
+    RenderCtx {
+        stack: StackCtx {
+            provider: &set.stack.provider,
+            name: &set.stack.name,
+        },
+        minor: MinorCtx {
+            major: m.major,
+            minor: m.minor,
+            dashed: m.dashed(),
+            dotted: m.to_string(),
+        },
+        kubernetes: KubeCtx {
+            version: k.to_string(),
+            major: k.major,
+            minor: k.minor,
+            patch: k.patch,
+        },
+        node_image: NodeImageCtx {
+            name: &set.node_image.name,
+            url: &set.node_image.url,
+            sha256: &set.node_image.sha256,
+        },
+        components: set
+            .components
+            .iter()
+            .map(|(key, c)| {
+                (
+                    key.as_str(),
+                    ComponentCtx {
+                        chart: &c.chart,
+                        repository: &c.repository,
+                        version: &c.version,
+                        digest: c.digest.as_deref(),
+                    },
+                )
+            })
+            .collect(),
+        published_at: set
+            .published_at
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        published_date: set
+            .published_at
+            .map(|t| t.date_naive().format("%Y-%m-%d").to_string()),
+    }
+}
+
+/// Turn a Tera error into one that names the template file and line.
+fn template_error(file: &str, e: &tera::Error) -> RenderError {
+    let (line, message) = match e.kind() {
+        tera::ErrorKind::SyntaxError(r) | tera::ErrorKind::RenderingError(r) => {
+            (Some(r.span().start_line), r.message().to_string())
+        }
+        _ => {
+            // Other kinds (unknown function, missing template) carry a pre-rendered report
+            // with ` --> name:line:col`; take the line from there and the first line as text.
+            let text = e.to_string();
+            let line = text
+                .split_once(&format!("--> {file}:"))
+                .and_then(|(_, rest)| rest.split(':').next())
+                .and_then(|n| n.trim().parse().ok());
+            let first = text.lines().next().unwrap_or_default();
+            (
+                line,
+                first.strip_prefix("error: ").unwrap_or(first).to_string(),
+            )
+        }
+    };
+    RenderError::Template {
+        file: file.to_string(),
+        line,
+        message,
+    }
+}
+
+/// Render the stack directory for one release set. Pure: same inputs, same bytes.
+///
+/// After rendering, the names CSO depends on are checked against the release set
+/// (`csctl.yaml` fields, the cluster-class chart name), so a template edit cannot reproduce
+/// the `3c6ca6c` mistake of a chart named for the previous minor.
+pub fn render_stack(
+    t: &TemplateTree,
+    stack: &StackConfig,
+    set: &ReleaseSet,
+) -> Result<FileTree, RenderError> {
+    let id = stack.id();
+    if set.stack != id {
+        return Err(RenderError::WrongStack {
+            set: set.stack.clone(),
+            stack: id,
+        });
+    }
+    let mut tera = tera::Tera::new();
+    tera.autoescape_on(Vec::<&str>::new());
+    let mut rendered_names = Vec::new();
+    for (path, bytes) in &t.files {
+        if let Some(target) = path.strip_suffix(TERA_SUFFIX) {
+            if target.is_empty() || target.ends_with('/') {
+                return Err(RenderError::Template {
+                    file: path.clone(),
+                    line: None,
+                    message: "a template needs a name before `.tera`".into(),
+                });
+            }
+            if t.files.contains_key(target) {
+                return Err(RenderError::Collision {
+                    file: path.clone(),
+                    other: target.to_string(),
+                    target: target.to_string(),
+                });
+            }
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| RenderError::NotUtf8 { file: path.clone() })?;
+            tera.add_raw_template(path, text)
+                .map_err(|e| template_error(path, &e))?;
+            rendered_names.push((path.clone(), target.to_string()));
+        }
+    }
+    let ctx = tera::Context::from_serialize(&context(set)).map_err(|e| RenderError::Template {
+        file: "<context>".into(),
+        line: None,
+        message: e.to_string(),
+    })?;
+    let mut out = FileTree::new();
+    for (path, bytes) in &t.files {
+        if !path.ends_with(TERA_SUFFIX) {
+            out.insert(path.clone(), bytes.clone());
+        }
+    }
+    for (name, target) in rendered_names {
+        let text = tera
+            .render(&name, &ctx)
+            .map_err(|e| template_error(&name, &e))?;
+        out.insert(target, text.into_bytes());
+    }
+    check_output(&out, set)?;
+    Ok(out)
+}
+
+/// Check the fields CSO and csctl key on, in whatever the templates produced.
+fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
+    let parse = |file: &str| -> Result<Option<yaml_serde::Value>, RenderError> {
+        let Some(bytes) = out.get(file) else {
+            return Ok(None);
+        };
+        yaml_serde::from_slice(bytes)
+            .map(Some)
+            .map_err(|e| RenderError::Output {
+                file: file.into(),
+                message: format!("not valid YAML: {e}"),
+                hint: "fix the template that produces it".into(),
+            })
+    };
+    let field = |v: &yaml_serde::Value, path: &[&str]| -> Option<String> {
+        let mut cur = v;
+        for key in path {
+            cur = cur.get(*key)?;
+        }
+        cur.as_str().map(str::to_string)
+    };
+    let expect = |file: &str, v: &yaml_serde::Value, path: &[&str], want: String| {
+        let got = field(v, path);
+        if got.as_deref() == Some(want.as_str()) {
+            Ok(())
+        } else {
+            Err(RenderError::Output {
+                file: file.into(),
+                message: format!(
+                    "`{}` is {}, expected `{want}`",
+                    path.join("."),
+                    got.map(|g| format!("`{g}`"))
+                        .unwrap_or_else(|| "missing".into())
+                ),
+                hint: "derive it from the release set in the template (e.g. `{{ kubernetes.version }}`)".into(),
+            })
+        }
+    };
+    if let Some(v) = parse("csctl.yaml")? {
+        let f = "csctl.yaml";
+        expect(
+            f,
+            &v,
+            &["config", "kubernetesVersion"],
+            set.kubernetes.to_string(),
+        )?;
+        expect(
+            f,
+            &v,
+            &["config", "clusterStackName"],
+            set.stack.name.clone(),
+        )?;
+        expect(
+            f,
+            &v,
+            &["config", "provider", "type"],
+            set.stack.provider.clone(),
+        )?;
+    }
+    if let Some(v) = parse("cluster-class/Chart.yaml")? {
+        expect(
+            "cluster-class/Chart.yaml",
+            &v,
+            &["name"],
+            format!("{}-cluster-class", series_prefix(&set.stack, set.minor())),
+        )?;
+    }
+    Ok(())
+}
+
+/// A plausible release set built from the configuration alone, for `validate` when the lock
+/// has no set for a stack: the first listed minor (or 1.34) at patch 0, the node image from
+/// the pattern with an all-zero sha256, pinned or series versions. It exercises every
+/// template variable without any network.
+pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
+    let minor = match &stack.minors {
+        MinorSelection::List(l) => l.first().and_then(|m| m.parse::<Minor>().ok()),
+        MinorSelection::Keyword(_) => None,
+    }
+    .unwrap_or(Minor {
+        major: 1,
+        minor: 34,
+    });
+    let kubernetes = KubeVersion {
+        major: minor.major,
+        minor: minor.minor,
+        patch: 0,
+    };
+    let (name, url) = stack.node_image.expand(kubernetes);
+    let components = stack
+        .components
+        .iter()
+        .map(|(key, rule)| {
+            let version = match &rule.version {
+                VersionRule::Pin(v) => v.clone(),
+                VersionRule::Series(p) => {
+                    format!("{}.0", p.replace("{minor}", &minor.minor.to_string()))
+                }
+                VersionRule::Range(_) => "0.0.0".into(),
+            };
+            (
+                key.clone(),
+                Component {
+                    chart: rule.chart.clone(),
+                    repository: rule.repository.clone(),
+                    version,
+                    digest: None,
+                },
+            )
+        })
+        .collect();
+    ReleaseSet {
+        stack: stack.id(),
+        kubernetes,
+        published_at: None,
+        node_image: NodeImage {
+            name,
+            url,
+            sha256: "0".repeat(64),
+        },
+        components,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn stack() -> StackConfig {
+        let text = r#"
+stacks:
+  - provider: openstack
+    name: scs2
+    templates: t
+    output: o
+    minors: ["1.34"]
+    node_image:
+      url: "https://img/{minor}/{version}.qcow2"
+      name: "ubuntu-capi-image-{version}"
+    components:
+      ccm:
+        chart: openstack-cloud-controller-manager
+        repository: https://kubernetes.github.io/cloud-provider-openstack
+        version: { series: "2.{minor}" }
+"#;
+        config::parse(text, Path::new("stackbot.yaml"))
+            .unwrap()
+            .stacks
+            .remove(0)
+    }
+
+    fn set() -> ReleaseSet {
+        let mut components = BTreeMap::new();
+        components.insert(
+            "ccm".to_string(),
+            Component {
+                chart: "openstack-cloud-controller-manager".into(),
+                repository: "https://kubernetes.github.io/cloud-provider-openstack".into(),
+                version: "2.34.2".into(),
+                digest: None,
+            },
+        );
+        ReleaseSet {
+            stack: StackId::new("openstack", "scs2").unwrap(),
+            kubernetes: "v1.34.7".parse().unwrap(),
+            published_at: Some("2026-04-15T15:49:00Z".parse().unwrap()),
+            node_image: NodeImage {
+                name: "ubuntu-capi-image-v1.34.7".into(),
+                url: "https://img/1.34/v1.34.7.qcow2".into(),
+                sha256: "f".repeat(64),
+            },
+            components,
+        }
+    }
+
+    fn tree(files: &[(&str, &str)]) -> TemplateTree {
+        TemplateTree {
+            root: PathBuf::from("t"),
+            files: files
+                .iter()
+                .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
+                .collect(),
+        }
+    }
+
+    fn render(files: &[(&str, &str)]) -> Result<FileTree, RenderError> {
+        render_stack(&tree(files), &stack(), &set())
+    }
+
+    fn text(out: &FileTree, p: &str) -> String {
+        String::from_utf8(out[p].clone()).unwrap()
+    }
+
+    #[test]
+    fn tera_files_are_rendered_and_lose_their_suffix() {
+        let out = render(&[(
+            "versions.yaml.tera",
+            "k: {{ kubernetes.version }} m: {{ minor.dashed }}/{{ minor.dotted }} ccm: {{ components.ccm.version }} at: {{ published_date }}\n",
+        )])
+        .unwrap();
+        assert_eq!(out.keys().collect::<Vec<_>>(), ["versions.yaml"]);
+        assert_eq!(
+            text(&out, "versions.yaml"),
+            "k: v1.34.7 m: 1-34/1.34 ccm: 2.34.2 at: 2026-04-15\n"
+        );
+    }
+
+    #[test]
+    fn other_files_are_copied_byte_for_byte_including_helm_syntax() {
+        let helm = "metadata:\n  name: {{ .Release.Name }}-{{ .Chart.Version }}\n  x: {{ `{{ .builtin.cluster.name }}` }}\n";
+        let binary: Vec<u8> = vec![0, 159, 146, 150, b'{', b'{'];
+        let mut t = tree(&[("cluster-class/templates/cc.yaml", helm)]);
+        t.files.insert("charts/x.tgz".into(), binary.clone());
+        let out = render_stack(&t, &stack(), &set()).unwrap();
+        assert_eq!(text(&out, "cluster-class/templates/cc.yaml"), helm);
+        assert_eq!(out["charts/x.tgz"], binary);
+    }
+
+    #[test]
+    fn undefined_variable_names_file_and_line() {
+        let err =
+            render(&[("dir/a.yaml.tera", "ok: 1\nbad: {{ node_image.checksum }}\n")]).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            matches!(&err, RenderError::Template { file, line: Some(2), .. } if file == "dir/a.yaml.tera"),
+            "{err:?}"
+        );
+        assert!(msg.starts_with("dir/a.yaml.tera:2: "), "{msg}");
+        assert!(msg.contains("checksum"), "{msg}");
+        assert!(err.is_invalid_input());
+    }
+
+    #[test]
+    fn syntax_error_names_file_and_line() {
+        let err = render(&[("x.tera", "a\nb\n{{ kubernetes. }}\n")]).unwrap_err();
+        assert!(
+            matches!(&err, RenderError::Template { file, line: Some(3), .. } if file == "x.tera"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn templates_cannot_read_the_environment_or_files() {
+        for (src, what) in [
+            ("{{ get_env(name='HOME') }}", "get_env"),
+            ("{{ read_file(path='/etc/passwd') }}", "read_file"),
+            ("{% include '/etc/passwd' %}", "passwd"),
+        ] {
+            let err = render(&[("x.yaml.tera", &format!("line\n{src}\n"))]).unwrap_err();
+            let msg = err.to_string();
+            assert!(msg.starts_with("x.yaml.tera"), "{msg}");
+            assert!(msg.contains(what), "{what}: {msg}");
+        }
+    }
+
+    #[test]
+    fn component_keys_with_dashes_are_reachable() {
+        let mut s = set();
+        let c = s.components["ccm"].clone();
+        s.components.insert("metrics-server".into(), c);
+        let out = render_stack(
+            &tree(&[("v.tera", "{{ components[\"metrics-server\"].chart }}")]),
+            &stack(),
+            &s,
+        )
+        .unwrap();
+        assert_eq!(text(&out, "v"), "openstack-cloud-controller-manager");
+    }
+
+    #[test]
+    fn rendering_is_deterministic() {
+        let files = [
+            (
+                "a.tera",
+                "{% for k, c in components %}{{ k }}={{ c.version }}\n{% endfor %}",
+            ),
+            ("b", "plain"),
+        ];
+        assert_eq!(render(&files).unwrap(), render(&files).unwrap());
+    }
+
+    #[test]
+    fn a_template_and_a_plain_file_for_the_same_target_collide() {
+        let err = render(&[("a.yaml", "x"), ("a.yaml.tera", "y")]).unwrap_err();
+        assert!(matches!(err, RenderError::Collision { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn wrong_cluster_class_chart_name_is_refused() {
+        let err = render(&[(
+            "cluster-class/Chart.yaml.tera",
+            "apiVersion: v2\nname: openstack-scs2-1-33-cluster-class\nversion: v1\n",
+        )])
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("cluster-class/Chart.yaml"), "{msg}");
+        assert!(msg.contains("openstack-scs2-1-34-cluster-class"), "{msg}");
+        let ok = render(&[(
+            "cluster-class/Chart.yaml.tera",
+            "apiVersion: v2\nname: {{ stack.provider }}-{{ stack.name }}-{{ minor.dashed }}-cluster-class\nversion: v1\n",
+        )]);
+        assert!(ok.is_ok(), "{ok:?}");
+    }
+
+    #[test]
+    fn csctl_yaml_must_carry_the_release_set_version() {
+        let err = render(&[(
+            "csctl.yaml",
+            "config:\n  kubernetesVersion: v1.34.6\n  clusterStackName: scs2\n  provider:\n    type: openstack\n",
+        )])
+        .unwrap_err();
+        assert!(err.to_string().contains("v1.34.7"), "{err}");
+    }
+
+    #[test]
+    fn a_set_for_another_stack_is_refused() {
+        let mut s = set();
+        s.stack = StackId::new("openstack", "scs").unwrap();
+        let err = render_stack(&tree(&[("a", "b")]), &stack(), &s).unwrap_err();
+        assert!(matches!(err, RenderError::WrongStack { .. }));
+    }
+
+    #[test]
+    fn sample_set_follows_the_config_rules() {
+        let s = sample_release_set(&stack());
+        assert_eq!(s.kubernetes.to_string(), "v1.34.0");
+        assert_eq!(s.node_image.url, "https://img/1.34/v1.34.0.qcow2");
+        assert_eq!(s.components["ccm"].version, "2.34.0");
+    }
+
+    #[test]
+    fn load_templates_reads_nested_files_and_refuses_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::write(dir.path().join("a/b/c.tera"), "x").unwrap();
+        std::fs::write(dir.path().join(".helmignore"), "y").unwrap();
+        let t = load_templates(dir.path()).unwrap();
+        assert_eq!(
+            t.files.keys().collect::<Vec<_>>(),
+            [".helmignore", "a/b/c.tera"]
+        );
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc/passwd", dir.path().join("a/leak")).unwrap();
+            let err = load_templates(dir.path()).unwrap_err();
+            assert!(err.to_string().contains("symlink"), "{err}");
+        }
+    }
+}
