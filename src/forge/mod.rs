@@ -9,6 +9,10 @@
 
 use std::collections::BTreeMap;
 
+pub mod counting;
+pub mod faulty;
+pub mod local;
+
 /// `owner/name` of a repository on the forge.
 #[derive(
     Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
