@@ -11,4 +11,5 @@ pub mod error;
 pub mod forge;
 pub mod lock;
 pub mod model;
+pub mod package;
 pub mod render;

@@ -1,13 +1,48 @@
-//! `stackbot hash` (being built).
+//! `stackbot hash`: the csctl-compatible clusterStack hash of a stack directory.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
 
 use super::Global;
-use crate::error::ExitStatus;
+use crate::error::{ExitStatus, InvalidInput};
+use crate::package::{self, PackageError};
 
-/// Placeholder arguments, replaced by the command's owner.
+/// Print the cleaned clusterStack hash (what csctl's hash mode cuts `v0-sha.<7>` from).
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "Examples:
+  stackbot hash cluster-stacks/openstack/scs2/1-34
+      azlfam7rgn823z07ougej26xmpzsohlj0tvr4s0njis
+  stackbot hash cluster-stacks/openstack/scs2/1-34 --json > hashes.json
+      hashes.json exactly as csctl writes it (no trailing newline)")]
+pub struct Args {
+    /// The stack directory (the one holding csctl.yaml).
+    #[arg(value_name = "STACK_DIR")]
+    pub stack_dir: PathBuf,
+    /// Print all four hashes as csctl's hashes.json instead.
+    #[arg(long)]
+    pub json: bool,
+}
 
-/// Not built yet.
-pub fn run(_a: &Args, _g: &Global) -> anyhow::Result<ExitStatus> {
-    anyhow::bail!("`stackbot hash` is not built yet")
+/// Wrap a packaging error for the CLI edge: input problems exit 2, the rest 1.
+pub fn cli_error(e: PackageError) -> anyhow::Error {
+    if e.is_invalid_input() {
+        InvalidInput::from_display(e).into()
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// Hash the directory and print the result on stdout.
+pub fn run(a: &Args, _g: &Global) -> anyhow::Result<ExitStatus> {
+    let tree = package::read_stack_dir(&a.stack_dir)
+        .map_err(cli_error)
+        .with_context(|| format!("cannot hash {}", a.stack_dir.display()))?;
+    let h = package::hashes(&tree);
+    if a.json {
+        print!("{}", h.to_json());
+    } else {
+        println!("{}", h.cluster_stack);
+    }
+    Ok(ExitStatus::Success)
 }

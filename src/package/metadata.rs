@@ -1,0 +1,122 @@
+//! `metadata.yaml`: the one file CSO reads to learn a release's versions (§2.8).
+
+use super::PackageError;
+use crate::model::{KubeVersion, StackVersion};
+
+const FILE: &str = "metadata.yaml";
+/// The only `apiVersion` csctl writes (CSO ignores it).
+pub const API_VERSION: &str = "metadata.clusterstack.x-k8s.io/v1alpha1";
+
+/// The three component versions of a release. CSO requires all three, `nodeImage` included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Versions {
+    pub cluster_stack: StackVersion,
+    pub cluster_addon: StackVersion,
+    pub node_image: StackVersion,
+}
+
+impl Versions {
+    /// The same version for all three components (csctl hash mode; our `--version` default).
+    pub fn all(v: StackVersion) -> Self {
+        Versions {
+            cluster_stack: v.clone(),
+            cluster_addon: v.clone(),
+            node_image: v,
+        }
+    }
+}
+
+/// How the versions of a package are chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VersionSelection {
+    /// csctl `--mode hash`: `v0-sha.<first 7 of the clusterStack hash>` for all three.
+    Hash,
+    /// Versions decided by the caller (e.g. [`super::versions::next_stable`] or `--version`).
+    Explicit(Versions),
+}
+
+/// The content of `metadata.yaml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    pub versions: Versions,
+    pub kubernetes: KubeVersion,
+}
+
+impl Metadata {
+    /// Serialise exactly as csctl's yaml.v3 `Marshal` does: fixed key order, 4-space indent,
+    /// trailing newline. The values are restricted to `[A-Za-z0-9_.-]`, so never quoted.
+    pub fn to_yaml(&self) -> String {
+        format!(
+            "apiVersion: {API_VERSION}\nversions:\n    clusterStack: {}\n    kubernetes: {}\n    components:\n        clusterAddon: {}\n        nodeImage: {}\n",
+            self.versions.cluster_stack.dot(),
+            self.kubernetes,
+            self.versions.cluster_addon.dot(),
+            self.versions.node_image.dot(),
+        )
+    }
+
+    /// Parse a `metadata.yaml` of an existing release (any indent), validating like CSO's
+    /// `ensureMetadata`: all three versions present and in dot form, kubernetes `vX.Y.Z`.
+    pub fn parse(text: &str) -> Result<Self, PackageError> {
+        let doc: yaml_serde::Value = yaml_serde::from_str(text)
+            .map_err(|e| PackageError::invalid(FILE, format!("is not valid YAML: {e}")))?;
+        let versions = doc.get("versions");
+        let s = |v: Option<&yaml_serde::Value>, field: &str| -> Result<String, PackageError> {
+            v.and_then(|v| v.as_str())
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .ok_or_else(|| PackageError::field(FILE, field, "is missing or not a string"))
+        };
+        let ver = |field: &str, v: Option<&yaml_serde::Value>| {
+            let raw = s(v, field)?;
+            StackVersion::parse_dot(&raw).map_err(|e| PackageError::field(FILE, field, e))
+        };
+        let comps = versions.and_then(|v| v.get("components"));
+        let kube_raw = s(
+            versions.and_then(|v| v.get("kubernetes")),
+            "versions.kubernetes",
+        )?;
+        Ok(Metadata {
+            versions: Versions {
+                cluster_stack: ver(
+                    "versions.clusterStack",
+                    versions.and_then(|v| v.get("clusterStack")),
+                )?,
+                cluster_addon: ver(
+                    "versions.components.clusterAddon",
+                    comps.and_then(|c| c.get("clusterAddon")),
+                )?,
+                node_image: ver(
+                    "versions.components.nodeImage",
+                    comps.and_then(|c| c.get("nodeImage")),
+                )?,
+            },
+            kubernetes: kube_raw
+                .parse()
+                .map_err(|e| PackageError::field(FILE, "versions.kubernetes", e))?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_matches_csctl_bytes_and_round_trips() {
+        let m = Metadata {
+            versions: Versions::all(StackVersion::hash_mode("azlfam7rgn")),
+            kubernetes: "v1.34.7".parse().unwrap(),
+        };
+        let expected = "apiVersion: metadata.clusterstack.x-k8s.io/v1alpha1\nversions:\n    clusterStack: v0-sha.azlfam7\n    kubernetes: v1.34.7\n    components:\n        clusterAddon: v0-sha.azlfam7\n        nodeImage: v0-sha.azlfam7\n";
+        assert_eq!(m.to_yaml(), expected);
+        assert_eq!(Metadata::parse(expected).unwrap(), m);
+    }
+
+    #[test]
+    fn parse_requires_node_image_like_cso() {
+        let y = "versions:\n  clusterStack: v2\n  kubernetes: v1.34.7\n  components:\n    clusterAddon: v2\n";
+        let e = Metadata::parse(y).unwrap_err().to_string();
+        assert!(e.contains("versions.components.nodeImage"), "{e}");
+    }
+}
