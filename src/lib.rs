@@ -13,3 +13,4 @@ pub mod lock;
 pub mod model;
 pub mod package;
 pub mod render;
+pub mod report;

@@ -120,6 +120,7 @@ pub fn main() -> i32 {
         quiet: cli.quiet,
         github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
     };
+    crate::report::set_quiet(global.quiet);
     init_tracing(&global);
     match run(&cli.command, &global) {
         Ok(status) => status as i32,
@@ -151,24 +152,32 @@ fn init_tracing(g: &Global) {
         .try_init();
 }
 
-/// Colours only on a terminal and never with `NO_COLOR`.
+/// Colours only on a terminal and never with `NO_COLOR` (see [`crate::report::use_color`]).
 pub fn use_color() -> bool {
-    use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+    crate::report::use_color()
 }
 
+/// Print a failed command's error chain with what to do next; under GitHub Actions also as an
+/// `::error` annotation, attached to the file and line when the error knows them (a bad
+/// `stackbot.yaml` key shows up on that line of the pull request).
 fn report_error(err: &anyhow::Error, g: &Global) {
     let mut msg = format!("error: {err}");
     for cause in err.chain().skip(1) {
         msg.push_str(&format!("\n  caused by: {cause}"));
     }
+    if !msg.contains("hint:") {
+        msg.push_str(match classify(err) {
+            ExitStatus::Invalid => {
+                "\n  hint: fix the input named above and re-run; nothing was changed"
+            }
+            _ => "\n  hint: this may be transient; re-running is safe and finishes the job",
+        });
+    }
     eprintln!("{msg}");
     if g.github_actions {
-        let one_line = msg
-            .replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A");
-        eprintln!("::error::{one_line}");
+        let actions = crate::report::github::Actions::from_env();
+        let annotation = crate::report::github::error_annotation(err, actions.workspace.as_deref());
+        eprintln!("{annotation}");
     }
 }
 

@@ -1,0 +1,105 @@
+//! The output layer every command shares: Markdown for pull requests and job summaries,
+//! GitHub Actions workflow commands, and terminal niceties that must never leak into logs.
+//!
+//! Commands compute plain data and hand it here, so the rules that are easy to get subtly
+//! wrong live in one tested place: GitHub's 65,536-character comment limit, fences that a
+//! diff containing backticks cannot break out of, names that cannot inject Markdown or ping
+//! people, workflow-command escaping, and "colours and progress bars only on a terminal".
+//!
+//! - [`markdown`]: escaping, fences, tables, fitting blocks under a size limit.
+//! - [`preview`]: the sticky PR preview comment rendered by `plan --format markdown`.
+//! - [`github`]: `::error file=…,line=…::` annotations, `::group::`, `$GITHUB_STEP_SUMMARY`,
+//!   `$GITHUB_OUTPUT`.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+pub mod github;
+pub mod markdown;
+pub mod preview;
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Remember `--quiet` once at start-up, so progress bars deep inside fan-out code stay hidden
+/// without threading the flag through every signature.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Colours only on a terminal and never with `NO_COLOR` (any non-empty value), see
+/// <https://no-color.org>. Logs captured by CI must stay free of escape sequences.
+pub fn use_color() -> bool {
+    color_allowed(
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::io::stderr().is_terminal(),
+    )
+}
+
+/// The pure rule behind [`use_color`].
+pub fn color_allowed(no_color: Option<&std::ffi::OsStr>, stderr_is_tty: bool) -> bool {
+    no_color.is_none_or(|v| v.is_empty()) && stderr_is_tty
+}
+
+/// A progress bar for fan-out and downloads. Drawn on stderr only when stderr is a terminal
+/// and `--quiet` is off; otherwise a hidden bar that costs nothing, so callers never branch.
+/// Redirected output and CI logs therefore never fill up with redraw noise.
+pub fn progress(len: u64, label: &str) -> ProgressBar {
+    let visible = !QUIET.load(Ordering::Relaxed)
+        && std::io::stderr().is_terminal()
+        && std::env::var("TERM").map_or(true, |t| t != "dumb");
+    progress_with(len, label, visible)
+}
+
+/// [`progress`] with the visibility decided by the caller (tests, or commands that know better).
+pub fn progress_with(len: u64, label: &str, visible: bool) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(
+        Some(len),
+        if visible {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    let style = ProgressStyle::with_template("{prefix:.bold} [{bar:30}] {pos}/{len} {wide_msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_prefix(label.to_string());
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn colour_needs_a_terminal_and_no_no_color() {
+        assert!(color_allowed(None, true));
+        assert!(
+            color_allowed(Some(OsStr::new("")), true),
+            "empty NO_COLOR is unset"
+        );
+        assert!(!color_allowed(Some(OsStr::new("1")), true));
+        assert!(!color_allowed(None, false));
+    }
+
+    #[test]
+    fn hidden_progress_bar_still_counts() {
+        let bar = progress_with(3, "tenants", false);
+        assert!(bar.is_hidden());
+        bar.inc(2);
+        assert_eq!(bar.position(), 2);
+        assert_eq!(bar.length(), Some(3));
+    }
+
+    #[test]
+    fn quiet_hides_progress_even_on_a_terminal() {
+        set_quiet(true);
+        let hidden = progress(10, "x").is_hidden();
+        set_quiet(false);
+        assert!(hidden);
+    }
+}

@@ -1,0 +1,383 @@
+//! The PR preview: what merging a change to templates or `stackbot.yaml` would release.
+//!
+//! `plan --format markdown` maps its plan into a [`Preview`] (plain data, no model types, so
+//! the planner and this renderer evolve independently) and prints [`render`]'s output; the
+//! preview workflow posts it as the one sticky comment found by [`MARKER`]. The comment must
+//! stay under GitHub's limit however large the diff is, and say so when it was cut; the job
+//! summary gets the full text (see [`emit`]).
+
+use super::github::Actions;
+use super::markdown::{self, Block, COMMENT_LIMIT, SUMMARY_LIMIT};
+
+/// Hidden marker identifying the bot's preview comment; exactly one comment carries it.
+pub const MARKER: &str = "<!-- stackbot:preview -->";
+
+/// A release that merging would cause.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct PreviewRelease {
+    /// Release tag, e.g. `openstack-scs2-1-34-v3`.
+    pub tag: String,
+    /// `provider/name`.
+    pub stack: String,
+    /// Kubernetes minor, e.g. `1.34`.
+    pub minor: String,
+    /// Kubernetes version, e.g. `v1.34.7`.
+    pub kubernetes: String,
+    /// Cluster-stack version, e.g. `v3`.
+    pub version: String,
+    /// Asset file names.
+    pub assets: Vec<String>,
+}
+
+/// One rendered file's unified diff (empty `unified` for a binary or unchanged file).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct FileDiff {
+    /// Path relative to the repository root.
+    pub path: String,
+    /// Unified diff text (`---`/`+++` headers optional).
+    pub unified: String,
+}
+
+/// The rendered-file changes of one stack × minor.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct StackDiff {
+    /// `provider/name`.
+    pub stack: String,
+    /// Kubernetes minor, e.g. `1.34`.
+    pub minor: String,
+    pub files: Vec<FileDiff>,
+}
+
+/// A tenant pull request that would follow the releases.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct TenantLine {
+    pub tenant: String,
+    /// `owner/name`.
+    pub repository: String,
+    /// Bot branch, e.g. `stackbot/openstack-scs2`.
+    pub branch: String,
+    /// `open`, `update`, `close` or `none`.
+    pub action: String,
+    /// Files the PR changes.
+    pub files: Vec<String>,
+}
+
+/// Everything the preview shows.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Preview {
+    /// The commit the plan was computed for (shown so readers know the comment is current).
+    pub commit: Option<String>,
+    pub releases: Vec<PreviewRelease>,
+    pub diffs: Vec<StackDiff>,
+    pub tenants: Vec<TenantLine>,
+    /// Free-form remarks, e.g. "openstack/scs2 1.35: waiting for node image".
+    pub notes: Vec<String>,
+}
+
+/// Rendering options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Maximum size in bytes (≥ characters); [`COMMENT_LIMIT`] for a PR comment.
+    pub limit: usize,
+    /// Link to the job summary holding the full preview, used in the truncation note.
+    pub summary_url: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            limit: COMMENT_LIMIT,
+            summary_url: None,
+        }
+    }
+}
+
+/// Added and removed line counts of a unified diff (headers excluded).
+pub fn diff_stat(unified: &str) -> (usize, usize) {
+    let (mut add, mut del) = (0, 0);
+    for l in unified.lines() {
+        if l.starts_with("+++") || l.starts_with("---") {
+            continue;
+        }
+        if l.starts_with('+') {
+            add += 1;
+        } else if l.starts_with('-') {
+            del += 1;
+        }
+    }
+    (add, del)
+}
+
+/// Render the preview as Markdown, at most `opts.limit` bytes, starting with [`MARKER`] and
+/// containing it exactly once. When the diff does not fit, the note says so explicitly and
+/// points to the job summary.
+pub fn render(p: &Preview, opts: &Options) -> String {
+    let blocks = blocks(p);
+    let note = match &opts.summary_url {
+        Some(url) => format!(
+            "\n> [!WARNING]\n> This preview was truncated to fit GitHub's {COMMENT_LIMIT}-character limit; see the [job summary]({url}) for the full diff.\n"
+        ),
+        None => format!(
+            "\n> [!WARNING]\n> This preview was truncated to fit GitHub's {COMMENT_LIMIT}-character limit; see the job summary for the full diff.\n"
+        ),
+    };
+    markdown::fit(&blocks, opts.limit, &note).text
+}
+
+/// Print the comment-sized preview for the PR and, under GitHub Actions, append the full one
+/// (up to the summary limit) to the job summary. Returns the comment text.
+pub fn emit(p: &Preview, actions: &Actions) -> std::io::Result<String> {
+    if actions.step_summary.is_some() {
+        let full = render(
+            p,
+            &Options {
+                limit: SUMMARY_LIMIT,
+                summary_url: None,
+            },
+        );
+        actions.append_summary(&full)?;
+    }
+    Ok(render(
+        p,
+        &Options {
+            limit: COMMENT_LIMIT,
+            summary_url: actions.run_url.clone(),
+        },
+    ))
+}
+
+/// Neutralise the marker inside content we do not control, so the comment carries it once.
+fn defuse_marker(s: &str) -> String {
+    s.replace("stackbot:preview", "stackbot\u{200B}:preview")
+}
+
+fn blocks(p: &Preview) -> Vec<Block> {
+    let esc = markdown::escape_inline;
+    let mut head = format!("{MARKER}\n## stackbot preview\n\n");
+    if let Some(c) = &p.commit {
+        head.push_str(&format!("Planned for commit {}.\n\n", esc(c)));
+    }
+    let files: usize = p.diffs.iter().map(|d| d.files.len()).sum();
+    let tenant_prs = p.tenants.iter().filter(|t| t.action != "none").count();
+    if p.releases.is_empty() && files == 0 && tenant_prs == 0 {
+        head.push_str("Merging this pull request changes no rendered file, publishes no release and opens no tenant pull request.\n");
+    } else {
+        head.push_str(&format!(
+            "Merging this pull request would publish **{}** release{}, change **{files}** rendered file{} and open, update or close **{tenant_prs}** tenant pull request{}.\n",
+            p.releases.len(),
+            plural(p.releases.len()),
+            plural(files),
+            plural(tenant_prs),
+        ));
+    }
+    let mut out = vec![Block::Text(head)];
+
+    if !p.notes.is_empty() {
+        let mut s = String::from("\n");
+        for n in &p.notes {
+            s.push_str(&format!("- {}\n", esc(n)));
+        }
+        out.push(Block::Text(s));
+    }
+
+    if !p.releases.is_empty() {
+        let rows: Vec<Vec<String>> = p
+            .releases
+            .iter()
+            .map(|r| {
+                vec![
+                    esc(&r.tag),
+                    esc(&r.stack),
+                    esc(&r.minor),
+                    esc(&r.kubernetes),
+                    esc(&r.version),
+                    esc(&r.assets.join(", ")),
+                ]
+            })
+            .collect();
+        out.push(Block::Text(format!(
+            "\n### Releases\n\n{}",
+            markdown::table(
+                &["Tag", "Stack", "Minor", "Kubernetes", "Version", "Assets"],
+                &rows
+            )
+        )));
+    }
+
+    if !p.tenants.is_empty() {
+        let rows: Vec<Vec<String>> = p
+            .tenants
+            .iter()
+            .map(|t| {
+                vec![
+                    esc(&t.tenant),
+                    esc(&t.repository),
+                    esc(&t.branch),
+                    esc(&t.action),
+                    esc(&t.files.join(", ")),
+                ]
+            })
+            .collect();
+        out.push(Block::Text(format!(
+            "\n### Tenant pull requests\n\n{}",
+            markdown::table(
+                &["Tenant", "Repository", "Branch", "Action", "Files"],
+                &rows
+            )
+        )));
+    }
+
+    if files > 0 {
+        out.push(Block::Text("\n### Rendered changes\n".into()));
+        for d in &p.diffs {
+            if d.files.is_empty() {
+                continue;
+            }
+            out.push(Block::Text(format!(
+                "\n#### {} {}\n\n",
+                esc(&d.stack),
+                esc(&d.minor)
+            )));
+            for f in &d.files {
+                let (add, del) = diff_stat(&f.unified);
+                let summary = format!(
+                    "<code>{}</code> (+{add} −{del})",
+                    markdown::escape_html(&f.path)
+                );
+                if f.unified.is_empty() {
+                    out.push(Block::Text(markdown::details(
+                        &summary,
+                        "Binary or metadata-only change.\n",
+                    )));
+                } else {
+                    out.push(Block::Code {
+                        summary_html: summary,
+                        info: "diff".into(),
+                        content: defuse_marker(&f.unified),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Preview {
+        Preview {
+            commit: Some("0123abc".into()),
+            releases: vec![PreviewRelease {
+                tag: "openstack-scs2-1-34-v3".into(),
+                stack: "openstack/scs2".into(),
+                minor: "1.34".into(),
+                kubernetes: "v1.34.7".into(),
+                version: "v3".into(),
+                assets: vec!["metadata.yaml".into(), "hashes.json".into()],
+            }],
+            diffs: vec![StackDiff {
+                stack: "openstack/scs2".into(),
+                minor: "1.34".into(),
+                files: vec![FileDiff {
+                    path: "cluster-stacks/openstack/scs2/1-34/csctl.yaml".into(),
+                    unified: "--- a/csctl.yaml\n+++ b/csctl.yaml\n@@ -1 +1 @@\n-  kubernetesVersion: v1.34.6\n+  kubernetesVersion: v1.34.7\n".into(),
+                }],
+            }],
+            tenants: vec![TenantLine {
+                tenant: "team|a".into(),
+                repository: "org/gitops-a".into(),
+                branch: "stackbot/openstack-scs2".into(),
+                action: "open".into(),
+                files: vec!["clusterstacks.yaml".into()],
+            }],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn starts_with_the_marker_exactly_once() {
+        let mut p = sample();
+        // Content that quotes the marker must not produce a second one.
+        p.diffs[0].files[0]
+            .unified
+            .push_str(&format!("+{MARKER}\n"));
+        p.tenants[0].tenant = MARKER.into();
+        let md = render(&p, &Options::default());
+        assert!(md.starts_with(MARKER));
+        assert_eq!(md.matches(MARKER).count(), 1);
+    }
+
+    #[test]
+    fn shows_releases_tenants_and_a_collapsed_diff_per_file() {
+        let md = render(&sample(), &Options::default());
+        assert!(md.contains("| openstack\\-scs2\\-1\\-34\\-v3 | openstack/scs2 | 1\\.34 |"));
+        assert!(md.contains("### Tenant pull requests"));
+        assert!(md.contains("| team\\|a | org/gitops\\-a |"));
+        assert!(md.contains("#### openstack/scs2 1\\.34"));
+        assert!(md.contains(
+            "<details>\n<summary><code>cluster-stacks/openstack/scs2/1-34/csctl.yaml</code> (+1 −1)</summary>"
+        ));
+        assert!(md.contains("```diff\n--- a/csctl.yaml\n"));
+        assert!(md.contains("+  kubernetesVersion: v1.34.7\n```\n"));
+        assert!(md.contains("would publish **1** release, change **1** rendered file"));
+        assert!(!md.contains("truncated"));
+    }
+
+    #[test]
+    fn says_so_when_nothing_changes() {
+        let md = render(&Preview::default(), &Options::default());
+        assert!(md.contains("changes no rendered file, publishes no release"));
+    }
+
+    #[test]
+    fn a_diff_with_fences_cannot_escape_its_code_block() {
+        let mut p = sample();
+        p.diffs[0].files[0].unified = "+```\n+# not a heading\n+</details>\n".into();
+        let md = render(&p, &Options::default());
+        assert!(md.contains("````diff\n+```\n+# not a heading\n+</details>\n````\n"));
+    }
+
+    #[test]
+    fn huge_diffs_are_cut_under_the_limit_with_an_explicit_note() {
+        let mut p = sample();
+        let big: String = (0..20_000)
+            .map(|i| format!("+replicas: {i} # padding padding\n"))
+            .collect();
+        p.diffs[0].files = (0..5)
+            .map(|i| FileDiff {
+                path: format!("f{i}.yaml"),
+                unified: big.clone(),
+            })
+            .collect();
+        let md = render(
+            &p,
+            &Options {
+                limit: COMMENT_LIMIT,
+                summary_url: Some("https://example.invalid/run/1".into()),
+            },
+        );
+        assert!(md.chars().count() <= COMMENT_LIMIT);
+        assert!(md.len() <= COMMENT_LIMIT);
+        assert!(md.contains("truncated"));
+        assert!(md.contains("see the [job summary](https://example.invalid/run/1)"));
+        // Releases and tenants come before the diff, so they survive truncation.
+        assert!(md.contains("### Releases"));
+        assert!(md.contains("### Tenant pull requests"));
+        assert_eq!(md.matches(MARKER).count(), 1);
+        assert_eq!(
+            md.matches("<details>").count(),
+            md.matches("</details>").count()
+        );
+    }
+
+    #[test]
+    fn diff_stat_ignores_headers() {
+        assert_eq!(diff_stat("--- a\n+++ b\n@@\n-x\n+y\n+z\n ctx\n"), (2, 1));
+    }
+}
