@@ -14,3 +14,5 @@ pub mod model;
 pub mod package;
 pub mod render;
 pub mod report;
+pub mod resolve;
+pub mod upstream;

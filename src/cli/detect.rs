@@ -1,13 +1,215 @@
-//! `stackbot detect` (being built).
+//! `stackbot detect`: what upstream has published, and what each stack × minor could release.
 
-use super::Global;
-use crate::error::ExitStatus;
+use std::fmt::Write as _;
+use std::path::PathBuf;
 
-/// Placeholder arguments, replaced by the command's owner.
+use super::{Format, Global};
+use crate::error::{ExitStatus, InvalidInput};
+use crate::resolve::{Report, Status};
+use crate::upstream::{DetectOptions, detect_counted};
+
+const EXAMPLES: &str = "\
+Exit status: 0 even when some minors are waiting or have upstream errors (that is a normal
+state, reported in the output); 1 when upstream could not be read at all or a snapshot is
+unusable; 2 for an invalid configuration or arguments.
+
+Examples:
+  stackbot detect                                   # table of every stack × minor
+  stackbot detect --format json --now 2026-05-01    # machine-readable, as of a date
+  stackbot detect --save upstream.json              # record everything fetched
+  stackbot detect --snapshot upstream.json          # replay it, no network
+  stackbot detect --cache-dir .stackbot/cache       # conditional requests (ETag), cheap re-runs
+  stackbot detect --mirror https://dl.k8s.io/release=http://127.0.0.1:8080/markers";
+
+/// Detect upstream Kubernetes releases and resolve complete release sets.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Write everything fetched to FILE as an upstream snapshot (replay with `--snapshot`).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+    /// Replay an upstream snapshot instead of using the network (overrides `upstream.snapshot`).
+    #[arg(long, value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
+    /// Cache directory for conditional requests (overrides `upstream.cache_dir`).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Read the network even if the configuration sets `upstream.snapshot`.
+    #[arg(long, conflicts_with = "snapshot")]
+    pub live: bool,
+    /// Fetch URLs starting with FROM from TO instead (`FROM=TO`, repeatable). Snapshots keep
+    /// the configured URLs, so a snapshot recorded through a mirror replays with the real config.
+    #[arg(long, value_name = "FROM=TO")]
+    pub mirror: Vec<String>,
+}
 
-/// Not built yet.
-pub fn run(_a: &Args, _g: &Global) -> anyhow::Result<ExitStatus> {
-    anyhow::bail!("`stackbot detect` is not built yet")
+/// Run detection and print the report.
+pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
+    let loaded = crate::config::load(&g.config)?;
+    let mut mirrors = Vec::new();
+    for m in &a.mirror {
+        let (from, to) = m.split_once('=').ok_or_else(|| {
+            InvalidInput(format!(
+                "--mirror `{m}`: expected `FROM=TO`, e.g. `https://dl.k8s.io/release=http://127.0.0.1:8080/markers`"
+            ))
+        })?;
+        mirrors.push((from.to_string(), to.to_string()));
+    }
+    let token_env = &loaded.config.upstream.token_env;
+    let token = std::env::var(token_env)
+        .ok()
+        .filter(|t| !t.trim().is_empty());
+    let opts = DetectOptions {
+        snapshot: a.snapshot.clone(),
+        save: a.save.clone(),
+        cache_dir: a.cache_dir.clone(),
+        token,
+        mirrors,
+        live: a.live,
+        http: None,
+    };
+    let (report, _, stats) = detect_counted(&loaded, &opts, g.now)?;
+    tracing::info!(
+        "upstream requests: {} ({} conditional, {} not modified, {} retries)",
+        stats.requests,
+        stats.conditional,
+        stats.not_modified,
+        stats.retries
+    );
+    let out = match g.format {
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Format::Text => text(&report),
+        Format::Markdown => markdown(&report),
+    };
+    emit(&out)?;
+    for w in &report.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Write to stdout; a closed pipe (`detect | head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Complete => "complete",
+        Status::Waiting => "waiting",
+        Status::Error => "error",
+    }
+}
+
+fn or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// One row per stack × minor, then details (what is missing, release-set fallbacks).
+pub fn text(r: &Report) -> String {
+    let header = [
+        "STACK",
+        "MINOR",
+        "KUBERNETES",
+        "PUBLISHED",
+        "STATUS",
+        "DUE",
+        "RELEASE SET",
+    ];
+    let rows: Vec<[String; 7]> = r
+        .minors
+        .iter()
+        .map(|m| {
+            let due = match (m.due, m.overdue) {
+                (Some(d), true) => format!("{d} OVERDUE"),
+                (d, _) => or_dash(d),
+            };
+            [
+                m.stack.to_string(),
+                m.minor.to_string(),
+                or_dash(m.kubernetes),
+                or_dash(m.published_at.map(|p| p.date_naive())),
+                status_word(m.status).to_string(),
+                due,
+                or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<&str>, out: &mut String| {
+        let s: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", s.join("  ").trim_end());
+    };
+    line(header.to_vec(), &mut out);
+    for row in &rows {
+        line(row.iter().map(String::as_str).collect(), &mut out);
+    }
+    for m in &r.minors {
+        for x in &m.missing {
+            let _ = writeln!(out, "{} {}: waiting for {x}", m.stack, m.minor);
+        }
+        for x in &m.errors {
+            let _ = writeln!(out, "{} {}: error: {x}", m.stack, m.minor);
+        }
+    }
+    for n in &r.new_minors {
+        let _ = writeln!(
+            out,
+            "{}: new minor {} available ({}), offer it by {}{}",
+            n.stack,
+            n.minor,
+            n.kubernetes,
+            or_dash(n.due),
+            if n.overdue { " (OVERDUE)" } else { "" }
+        );
+    }
+    out
+}
+
+fn markdown(r: &Report) -> String {
+    let mut out = String::from(
+        "| stack | minor | kubernetes | published | status | due | release set | missing |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for m in &r.minors {
+        let mut notes: Vec<String> = m.missing.clone();
+        notes.extend(m.errors.iter().map(|e| format!("error: {e}")));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {}{} | {} | {} |",
+            m.stack,
+            m.minor,
+            or_dash(m.kubernetes),
+            or_dash(m.published_at.map(|p| p.date_naive())),
+            status_word(m.status),
+            or_dash(m.due),
+            if m.overdue { " **overdue**" } else { "" },
+            or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
+            notes.join("; ").replace('|', "\\|")
+        );
+    }
+    for n in &r.new_minors {
+        let _ = writeln!(
+            out,
+            "\nNew minor **{}** for {} ({}), due {}.",
+            n.minor,
+            n.stack,
+            n.kubernetes,
+            or_dash(n.due)
+        );
+    }
+    out
 }

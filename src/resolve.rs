@@ -1,0 +1,479 @@
+//! Upstream facts + configuration + date ⇒ what each stack × minor can release.
+//!
+//! Pure: no I/O, no clock. [`needed`] tells the fetching shell which sources are still
+//! missing (which CHECKSUMs matter depends on the patches found), [`resolve`] decides. Both
+//! read the same raw [`UpstreamData`], so a snapshot replay decides exactly like a live run.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Days, NaiveDate, Utc};
+use serde::Serialize;
+
+use crate::config::{Config, MinorSelection, StackConfig};
+use crate::model::{Component, KubeVersion, Minor, NodeImage, ReleaseSet, StackId};
+use crate::upstream::helm::{self, HelmIndex};
+use crate::upstream::kubernetes::{self, KubeRelease};
+use crate::upstream::lifecycle::{self, Lifecycle};
+use crate::upstream::{Fetched, Key, UpstreamData, images};
+
+/// SCS 0210: a new patch must be offered within 31 days (as the SCS conformance test counts).
+pub const PATCH_DAYS: u64 = 31;
+/// SCS 0210: a new minor must be offered within 4 months (the SCS test uses 120 days).
+pub const MINOR_DAYS: u64 = 120;
+/// How many patches of a minor are tried, newest first, when looking for a published image.
+pub const IMAGE_CANDIDATES: usize = 4;
+/// With `minors: supported` and no lifecycle data, the newest this many minors are tracked.
+pub const FALLBACK_SUPPORTED: usize = 3;
+
+/// Whether a stack × minor can be released as is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Everything for the newest patch is published and verified.
+    Complete,
+    /// Something is not published yet (image, chart, or the minor itself): normal, try later.
+    Waiting,
+    /// Upstream served something invalid (malformed CHECKSUM, broken index): needs a human.
+    Error,
+}
+
+/// The state of one stack × minor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MinorStatus {
+    pub stack: StackId,
+    pub minor: Minor,
+    /// Newest GA patch.
+    pub kubernetes: Option<KubeVersion>,
+    pub published_at: Option<DateTime<Utc>>,
+    pub status: Status,
+    /// What the newest patch is waiting for, in words.
+    pub missing: Vec<String>,
+    /// Invalid upstream data affecting this minor only.
+    pub errors: Vec<String>,
+    /// The verified image of the newest patch.
+    pub node_image: Option<NodeImage>,
+    /// Chart name → selected version.
+    pub components: BTreeMap<String, String>,
+    /// SCS 0210 deadline for offering the newest patch.
+    pub due: Option<NaiveDate>,
+    /// The deadline has passed and the newest patch still cannot be released.
+    pub overdue: bool,
+    /// The newest *complete* set: what a release would use (may be an older patch).
+    pub release_set: Option<ReleaseSet>,
+}
+
+/// A GA minor newer than every minor a stack tracks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewMinor {
+    pub stack: StackId,
+    pub minor: Minor,
+    pub kubernetes: KubeVersion,
+    /// When the minor's first GA patch was published.
+    pub published_at: Option<DateTime<Utc>>,
+    /// SCS 0210: offer the minor within 4 months.
+    pub due: Option<NaiveDate>,
+    pub overdue: bool,
+}
+
+/// The result of `detect`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub minors: Vec<MinorStatus>,
+    pub new_minors: Vec<NewMinor>,
+    pub warnings: Vec<String>,
+}
+
+/// What the Kubernetes sources say, after fallback.
+struct Facts {
+    /// GA releases, ascending by version.
+    releases: Vec<KubeRelease>,
+    /// The releases API failed: releases come from `stable-1.NN.txt` markers.
+    api_failed: bool,
+    lifecycle: Option<Vec<Lifecycle>>,
+    warnings: Vec<String>,
+}
+
+fn describe(f: Option<&Fetched>) -> String {
+    match f {
+        None => "not read".into(),
+        Some(Fetched::Ok { .. }) => "ok".into(),
+        Some(Fetched::Missing { url }) => format!("{url}: HTTP 404"),
+        Some(Fetched::Error { message }) => message.clone(),
+    }
+}
+
+fn facts(data: &UpstreamData) -> Facts {
+    let mut warnings = Vec::new();
+    let api = match data.get(&Key::Releases) {
+        Some(Fetched::Ok { body }) => match kubernetes::parse_releases(body) {
+            Ok(list) if !list.is_empty() => Ok(list),
+            Ok(_) => Err("the list has no GA release".to_string()),
+            Err(e) => Err(e),
+        },
+        other => Err(describe(other)),
+    };
+    let (releases, api_failed) = match api {
+        Ok(list) => (list, false),
+        Err(e) => {
+            if data.has(&Key::Releases) {
+                warnings.push(format!(
+                    "Kubernetes releases API unusable ({e}); using stable-1.NN.txt markers: no publication dates, so no deadlines"
+                ));
+            }
+            let mut list: Vec<KubeRelease> = data
+                .entries
+                .keys()
+                .filter_map(|id| id.strip_prefix("kubernetes/stable-"))
+                .filter_map(|m| m.parse::<Minor>().ok())
+                .filter_map(|m| match data.get(&Key::Marker(m)) {
+                    Some(Fetched::Ok { body }) => kubernetes::parse_marker(body, m),
+                    _ => None,
+                })
+                .map(|version| KubeRelease {
+                    version,
+                    published_at: None,
+                })
+                .collect();
+            list.sort_by_key(|r| r.version);
+            (list, true)
+        }
+    };
+    let lifecycle = match data.get(&Key::Schedule) {
+        Some(Fetched::Ok { body }) => match lifecycle::parse_schedule(body) {
+            Ok((l, w)) => {
+                warnings.extend(w);
+                Some(l)
+            }
+            Err(e) => {
+                warnings.push(format!("Kubernetes schedule unusable: {e}"));
+                None
+            }
+        },
+        None => None,
+        other => {
+            warnings.push(format!(
+                "Kubernetes schedule unavailable ({})",
+                describe(other)
+            ));
+            None
+        }
+    };
+    Facts {
+        releases,
+        api_failed,
+        lifecycle,
+        warnings,
+    }
+}
+
+/// The minors a stack tracks on `now`, plus a warning when a fallback was needed.
+fn tracked(stack: &StackConfig, facts: &Facts, now: NaiveDate) -> (Vec<Minor>, Option<String>) {
+    match &stack.minors {
+        MinorSelection::List(list) => {
+            let mut m: Vec<Minor> = list.iter().filter_map(|s| s.parse().ok()).collect();
+            m.sort();
+            m.dedup();
+            (m, None)
+        }
+        MinorSelection::Keyword(_) => match &facts.lifecycle {
+            Some(l) => (
+                l.iter()
+                    .filter(|x| x.supported_on(now))
+                    .map(|x| x.minor)
+                    .collect(),
+                None,
+            ),
+            None => {
+                let all: BTreeSet<Minor> =
+                    facts.releases.iter().map(|r| r.version.minor()).collect();
+                let m: Vec<Minor> = all
+                    .into_iter()
+                    .rev()
+                    .take(FALLBACK_SUPPORTED)
+                    .rev()
+                    .collect();
+                (
+                    m,
+                    Some(format!(
+                        "`minors: supported` without lifecycle data: tracking the newest {FALLBACK_SUPPORTED} minors"
+                    )),
+                )
+            }
+        },
+    }
+}
+
+/// Patches of `minor`, newest first, at most [`IMAGE_CANDIDATES`].
+fn candidates(releases: &[KubeRelease], minor: Minor) -> Vec<&KubeRelease> {
+    releases
+        .iter()
+        .rev()
+        .filter(|r| r.version.minor() == minor)
+        .take(IMAGE_CANDIDATES)
+        .collect()
+}
+
+/// The node image of a patch as far as upstream data shows it.
+enum ImageState {
+    Verified(NodeImage),
+    /// CHECKSUM not published (404): waiting for the image.
+    Missing {
+        name: String,
+        url: String,
+    },
+    /// CHECKSUM unreadable or malformed.
+    Invalid(String),
+    NotRead {
+        url: String,
+    },
+}
+
+fn image_state(stack: &StackConfig, v: KubeVersion, data: &UpstreamData) -> ImageState {
+    let (name, url) = stack.node_image.expand(v);
+    let checksum_url = images::checksum_url(&url);
+    match data.get(&Key::Checksum(checksum_url.clone())) {
+        None => ImageState::NotRead { url: checksum_url },
+        Some(Fetched::Missing { .. }) => ImageState::Missing { name, url },
+        Some(Fetched::Error { message }) => ImageState::Invalid(message.clone()),
+        Some(Fetched::Ok { body }) => match images::parse_checksum(body, images::file_name(&url)) {
+            Ok(sha256) => ImageState::Verified(NodeImage { name, url, sha256 }),
+            Err(e) => ImageState::Invalid(format!("{checksum_url}: {e}")),
+        },
+    }
+}
+
+/// The sources still to read for `config` on `now`, given what `data` already holds. Empty
+/// when resolution has everything it will use. Never returns a key `data` already has.
+pub fn needed(config: &Config, data: &UpstreamData, now: NaiveDate) -> Vec<Key> {
+    let mut keys: Vec<Key> = [Key::Schedule, Key::Releases]
+        .into_iter()
+        .filter(|k| !data.has(k))
+        .collect();
+    if !keys.is_empty() {
+        return keys;
+    }
+    let facts = facts(data);
+    let per_stack: Vec<(&StackConfig, Vec<Minor>)> = config
+        .stacks
+        .iter()
+        .map(|s| (s, tracked(s, &facts, now).0))
+        .collect();
+    if facts.api_failed {
+        let mut minors: BTreeSet<Minor> = per_stack.iter().flat_map(|(_, m)| m.clone()).collect();
+        // Probe one minor beyond the newest tracked to notice a new minor without the API.
+        if let Some(max) = minors.last().copied() {
+            minors.insert(Minor {
+                major: max.major,
+                minor: max.minor + 1,
+            });
+        }
+        keys.extend(minors.into_iter().map(Key::Marker).filter(|k| !data.has(k)));
+        if !keys.is_empty() {
+            return keys;
+        }
+    }
+    for (stack, minors) in &per_stack {
+        for minor in minors {
+            for r in candidates(&facts.releases, *minor) {
+                match image_state(stack, r.version, data) {
+                    ImageState::NotRead { url } => {
+                        keys.push(Key::Checksum(url));
+                        break;
+                    }
+                    ImageState::Verified(_) => break,
+                    ImageState::Missing { .. } | ImageState::Invalid(_) => continue,
+                }
+            }
+        }
+        for comp in stack.components.values() {
+            keys.push(Key::HelmIndex(comp.repository.clone()));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    keys.retain(|k| !data.has(k) && seen.insert(k.clone()));
+    keys
+}
+
+fn deadline(published: Option<DateTime<Utc>>, days: u64) -> Option<NaiveDate> {
+    published.and_then(|p| p.date_naive().checked_add_days(Days::new(days)))
+}
+
+/// Decide the state of every configured stack × tracked minor, and report new minors.
+pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
+    let facts = facts(data);
+    let mut warnings = facts.warnings.clone();
+    let mut indexes: BTreeMap<&str, Result<HelmIndex, String>> = BTreeMap::new();
+    for stack in &config.stacks {
+        for comp in stack.components.values() {
+            let repo = comp.repository.as_str();
+            indexes.entry(repo).or_insert_with(|| {
+                match data.get(&Key::HelmIndex(repo.to_string())) {
+                    Some(Fetched::Ok { body }) => helm::parse_index(body)
+                        .map_err(|e| format!("{}: {e}", helm::index_url(repo))),
+                    other => Err(format!("{}: {}", helm::index_url(repo), describe(other))),
+                }
+            });
+        }
+    }
+    let mut minors = Vec::new();
+    let mut new_minors = Vec::new();
+    for stack in &config.stacks {
+        let (tracked_minors, warning) = tracked(stack, &facts, now);
+        warnings.extend(warning);
+        for minor in &tracked_minors {
+            minors.push(resolve_minor(stack, *minor, &facts, data, &indexes, now));
+        }
+        let Some(max) = tracked_minors.iter().max() else {
+            continue;
+        };
+        let newer: BTreeSet<Minor> = facts
+            .releases
+            .iter()
+            .map(|r| r.version.minor())
+            .filter(|m| m > max)
+            .collect();
+        for m in newer {
+            let of_minor: Vec<&KubeRelease> = facts
+                .releases
+                .iter()
+                .filter(|r| r.version.minor() == m)
+                .collect();
+            let (first, last) = (of_minor[0], of_minor[of_minor.len() - 1]);
+            let due = deadline(first.published_at, MINOR_DAYS);
+            new_minors.push(NewMinor {
+                stack: stack.id(),
+                minor: m,
+                kubernetes: last.version,
+                published_at: first.published_at,
+                due,
+                overdue: due.is_some_and(|d| now > d),
+            });
+        }
+    }
+    let mut seen = BTreeSet::new();
+    warnings.retain(|w| seen.insert(w.clone()));
+    Report {
+        minors,
+        new_minors,
+        warnings,
+    }
+}
+
+fn resolve_minor(
+    stack: &StackConfig,
+    minor: Minor,
+    facts: &Facts,
+    data: &UpstreamData,
+    indexes: &BTreeMap<&str, Result<HelmIndex, String>>,
+    now: NaiveDate,
+) -> MinorStatus {
+    let patches = candidates(&facts.releases, minor);
+    let newest = patches.first().copied();
+    let mut missing = Vec::new();
+    let mut errors = Vec::new();
+    if newest.is_none() {
+        missing.push(format!("Kubernetes {minor}: no GA release found"));
+    }
+
+    let mut components = BTreeMap::new();
+    let mut resolved: BTreeMap<String, Component> = BTreeMap::new();
+    for (key, rule) in &stack.components {
+        let index = indexes
+            .get(rule.repository.as_str())
+            .expect("every repository was indexed above");
+        let chosen = index
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|idx| helm::select(idx, &rule.chart, &rule.version, minor));
+        match chosen {
+            Ok(Some(cv)) => {
+                components.insert(rule.chart.clone(), cv.version.to_string());
+                resolved.insert(
+                    key.clone(),
+                    Component {
+                        chart: rule.chart.clone(),
+                        repository: rule.repository.clone(),
+                        version: cv.version.to_string(),
+                        digest: cv.digest,
+                    },
+                );
+            }
+            Ok(None) => missing.push(format!(
+                "{} {} (not yet in {})",
+                rule.chart,
+                helm::describe_rule(&rule.version, minor),
+                helm::index_url(&rule.repository)
+            )),
+            Err(e) => errors.push(format!("component `{key}` ({}): {e}", rule.chart)),
+        }
+    }
+
+    let mut node_image = None;
+    if let Some(n) = newest {
+        match image_state(stack, n.version, data) {
+            ImageState::Verified(img) => node_image = Some(img),
+            ImageState::Missing { name, url } => missing.push(format!(
+                "node image {name} ({} not published yet)",
+                images::checksum_url(&url)
+            )),
+            ImageState::Invalid(e) => errors.push(format!("node image for {}: {e}", n.version)),
+            ImageState::NotRead { url } => {
+                errors.push(format!("node image for {}: {url} was not read", n.version))
+            }
+        }
+    }
+
+    let status = if !errors.is_empty() {
+        Status::Error
+    } else if !missing.is_empty() {
+        Status::Waiting
+    } else {
+        Status::Complete
+    };
+
+    // The newest patch whose image is verified, if every component resolved. Only a verified
+    // sha256 ever enters a release set.
+    let release_set = (resolved.len() == stack.components.len())
+        .then(|| {
+            patches
+                .iter()
+                .find_map(|p| match image_state(stack, p.version, data) {
+                    ImageState::Verified(img) => Some(ReleaseSet {
+                        stack: stack.id(),
+                        kubernetes: p.version,
+                        published_at: p.published_at,
+                        node_image: img,
+                        components: resolved.clone(),
+                    }),
+                    _ => None,
+                })
+        })
+        .flatten();
+
+    let due = newest.and_then(|n| {
+        let days = if n.version.patch == 0 {
+            MINOR_DAYS
+        } else {
+            PATCH_DAYS
+        };
+        deadline(n.published_at, days)
+    });
+    let releasable = match (&release_set, newest) {
+        (Some(rs), Some(n)) => rs.kubernetes == n.version,
+        _ => false,
+    };
+    MinorStatus {
+        stack: stack.id(),
+        minor,
+        kubernetes: newest.map(|n| n.version),
+        published_at: newest.and_then(|n| n.published_at),
+        status,
+        missing,
+        errors,
+        node_image,
+        components,
+        due,
+        overdue: due.is_some_and(|d| now > d) && !releasable,
+        release_set,
+    }
+}

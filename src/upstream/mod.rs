@@ -1,0 +1,246 @@
+//! Upstream facts: Kubernetes releases, lifecycle, node images, Helm charts.
+//!
+//! Everything fetched is stored as raw text under a *logical key* ([`Key`]) in
+//! [`UpstreamData`]; all parsing and deciding happens in pure code (`resolve`). That makes a
+//! snapshot nothing more than the saved `UpstreamData`, and a replay exactly a live run
+//! without the network. Fetching is iterative because which CHECKSUMs matter depends on the
+//! patches found: [`crate::resolve::needed`] (pure) says which keys are still missing, the
+//! shell fetches them, until nothing more is needed.
+
+pub mod helm;
+pub mod http;
+pub mod images;
+pub mod kubernetes;
+pub mod lifecycle;
+pub mod snapshot;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Loaded, UpstreamConfig};
+use crate::model::Minor;
+use crate::resolve::Report;
+use http::{HttpClient, HttpOptions, RequestStats};
+
+/// A logical upstream source. Keys name *what* was read (the releases list, a minor's marker,
+/// an image's CHECKSUM URL, a Helm repository), so a snapshot recorded through a mirror still
+/// replays against a configuration that names the real upstream URLs.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key {
+    /// All GA-relevant fields of every page of the GitHub releases list.
+    Releases,
+    /// kubernetes/website `schedule.yaml`.
+    Schedule,
+    /// `stable-<minor>.txt`, fetched only when the releases API failed.
+    Marker(Minor),
+    /// `<image url>.CHECKSUM` (the configured URL).
+    Checksum(String),
+    /// A Helm repository URL (its `index.yaml`).
+    HelmIndex(String),
+}
+
+impl Key {
+    /// The key's id in [`UpstreamData`] and snapshot files.
+    pub fn id(&self) -> String {
+        match self {
+            Key::Releases => "kubernetes/releases".into(),
+            Key::Schedule => "kubernetes/schedule".into(),
+            Key::Marker(m) => format!("kubernetes/stable-{m}"),
+            Key::Checksum(url) => format!("checksum {url}"),
+            Key::HelmIndex(repo) => format!("helm-index {repo}"),
+        }
+    }
+}
+
+/// The outcome of reading one source. Failures are data too: a replay must reproduce the
+/// fallback a live run took.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "lowercase")]
+pub enum Fetched {
+    /// The body (for `Releases`: the reduced, merged JSON list of all pages).
+    Ok { body: String },
+    /// HTTP 404: not published (yet). A normal state, e.g. "waiting for node image".
+    Missing { url: String },
+    /// Anything else: HTTP error after retries, transport failure, malformed page.
+    Error { message: String },
+}
+
+/// Everything read from upstream, by [`Key::id`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpstreamData {
+    pub entries: BTreeMap<String, Fetched>,
+}
+
+impl UpstreamData {
+    /// The outcome for a key, if it was read.
+    pub fn get(&self, key: &Key) -> Option<&Fetched> {
+        self.entries.get(&key.id())
+    }
+
+    /// Whether a key was read (successfully or not).
+    pub fn has(&self, key: &Key) -> bool {
+        self.entries.contains_key(&key.id())
+    }
+
+    /// Record an outcome.
+    pub fn insert(&mut self, key: &Key, value: Fetched) {
+        self.entries.insert(key.id(), value);
+    }
+}
+
+/// Something that can read a logical source.
+pub trait Fetch {
+    fn fetch(&mut self, key: &Key) -> Fetched;
+}
+
+/// Reads sources over HTTP, from the URLs in the configuration.
+pub struct HttpFetcher {
+    pub http: HttpClient,
+    pub upstream: UpstreamConfig,
+}
+
+fn text_outcome(http: &HttpClient, url: &str) -> Fetched {
+    match http.get(url, None) {
+        Ok(r) => Fetched::Ok { body: r.body },
+        // The configured URL, not the mirror's: snapshots must not depend on where they were recorded.
+        Err(e) if e.status() == Some(404) => Fetched::Missing {
+            url: url.to_string(),
+        },
+        Err(e) => Fetched::Error {
+            message: e.to_string(),
+        },
+    }
+}
+
+impl Fetch for HttpFetcher {
+    fn fetch(&mut self, key: &Key) -> Fetched {
+        let up = &self.upstream;
+        match key {
+            Key::Releases => {
+                match kubernetes::fetch_releases(&self.http, &up.github_api, &up.kubernetes_repo) {
+                    Ok(body) => Fetched::Ok { body },
+                    Err(message) => Fetched::Error { message },
+                }
+            }
+            Key::Schedule => text_outcome(&self.http, &up.schedule_url),
+            Key::Marker(m) => {
+                let url = kubernetes::marker_url(&up.markers_url, *m);
+                match text_outcome(&self.http, &url) {
+                    // GCS answers a missing marker with 403/404 and an XML "NoSuchKey" body.
+                    Fetched::Error { message } if message.contains("HTTP 403") => {
+                        Fetched::Missing { url: url.clone() }
+                    }
+                    other => other,
+                }
+            }
+            Key::Checksum(url) => text_outcome(&self.http, url),
+            Key::HelmIndex(repo) => text_outcome(&self.http, &helm::index_url(repo)),
+        }
+    }
+}
+
+/// Errors that stop `detect` as a whole (per-source failures are reported per minor instead).
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("snapshot {path}: {message}")]
+    Snapshot { path: PathBuf, message: String },
+    #[error("{0}")]
+    Http(#[from] http::HttpError),
+}
+
+/// How `detect` reads upstream.
+#[derive(Debug, Clone, Default)]
+pub struct DetectOptions {
+    /// Replay this snapshot instead of using the network (overrides `upstream.snapshot`).
+    pub snapshot: Option<PathBuf>,
+    /// Write everything fetched to this file.
+    pub save: Option<PathBuf>,
+    /// ETag cache directory (overrides `upstream.cache_dir`).
+    pub cache_dir: Option<PathBuf>,
+    /// Optional GitHub token (read from the env var named by `upstream.token_env` at the CLI edge).
+    pub token: Option<String>,
+    /// `(from, to)` URL prefix rewrites for mirrors; keys keep the configured URLs.
+    pub mirrors: Vec<(String, String)>,
+    /// Ignore `upstream.snapshot` from the configuration.
+    pub live: bool,
+    /// Override HTTP retry/backoff settings (tests).
+    pub http: Option<HttpOptions>,
+}
+
+/// Bound on fetch rounds; each round only fetches keys not yet read, so this is a safety net.
+const MAX_ROUNDS: usize = 32;
+
+/// Fill `data` with everything [`crate::resolve::needed`] asks for.
+pub fn collect(
+    config: &crate::config::Config,
+    fetcher: &mut dyn Fetch,
+    data: &mut UpstreamData,
+    now: NaiveDate,
+) {
+    for _ in 0..MAX_ROUNDS {
+        let needed = crate::resolve::needed(config, data, now);
+        if needed.is_empty() {
+            return;
+        }
+        for key in needed {
+            let outcome = fetcher.fetch(&key);
+            tracing::debug!("fetched {}", key.id());
+            data.insert(&key, outcome);
+        }
+    }
+}
+
+/// Read upstream (live, or from a snapshot) and resolve every stack × minor. Also returns the
+/// request counters of the run (all zero on replay).
+pub fn detect_counted(
+    loaded: &Loaded,
+    opts: &DetectOptions,
+    now: NaiveDate,
+) -> Result<(Report, UpstreamData, RequestStats), UpstreamError> {
+    let config = &loaded.config;
+    let snapshot = opts.snapshot.clone().or_else(|| {
+        (!opts.live)
+            .then(|| config.upstream.snapshot.as_ref().map(|p| loaded.resolve(p)))
+            .flatten()
+    });
+    let mut data = UpstreamData::default();
+    let stats = if let Some(path) = snapshot {
+        let mut replay = snapshot::Replay::open(&path)?;
+        collect(config, &mut replay, &mut data, now);
+        RequestStats::default()
+    } else {
+        let mut http_opts = opts.http.clone().unwrap_or_default();
+        http_opts.cache_dir = opts.cache_dir.clone().or_else(|| {
+            config
+                .upstream
+                .cache_dir
+                .as_ref()
+                .map(|p| loaded.resolve(p))
+        });
+        http_opts.token = opts.token.clone();
+        http_opts.token_prefixes = vec![config.upstream.github_api.clone()];
+        http_opts.mirrors = opts.mirrors.clone();
+        let mut fetcher = HttpFetcher {
+            http: HttpClient::new(http_opts)?,
+            upstream: config.upstream.clone(),
+        };
+        collect(config, &mut fetcher, &mut data, now);
+        fetcher.http.stats()
+    };
+    if let Some(path) = &opts.save {
+        snapshot::save(path, &data)?;
+    }
+    Ok((crate::resolve::resolve(config, &data, now), data, stats))
+}
+
+/// The shell entry point other commands call: read upstream and resolve.
+pub fn detect(
+    loaded: &Loaded,
+    opts: &DetectOptions,
+    now: NaiveDate,
+) -> Result<Report, UpstreamError> {
+    detect_counted(loaded, opts, now).map(|(report, _, _)| report)
+}
