@@ -11,6 +11,7 @@ pub mod error;
 pub mod forge;
 pub mod lock;
 pub mod model;
+pub mod oci;
 pub mod package;
 pub mod render;
 pub mod report;

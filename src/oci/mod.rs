@@ -1,0 +1,71 @@
+//! Publishing releases to an OCI repository, byte for byte the way csctl pushes them.
+//!
+//! The SCS cluster-stacks releases live in an OCI registry and the Cluster Stack Operator's
+//! Helm chart reads from there by default (`--source oci`), so a release that only exists as
+//! a forge release reaches half the users. This module keeps the split the rest of the bot
+//! uses: [`manifest`], [`verify`] and [`versioning`] are pure functions of the release files
+//! (unit-tested without I/O); [`target`] resolves where and as whom to push (config + env,
+//! secrets redacted); [`registry`] is the thin adapter over the `oci-client` crate that
+//! reconciles one tag (push only what is missing, never overwrite a published tag).
+
+pub mod manifest;
+pub mod registry;
+pub mod target;
+pub mod verify;
+pub mod versioning;
+
+pub use manifest::{BuiltManifest, PushDescription, build_manifest, describe_push};
+pub use registry::{PushOutcome, Registry};
+pub use target::{Credentials, OciTarget};
+pub use versioning::highest_stable;
+
+/// Everything that can go wrong talking to a registry or checking what it holds. Messages
+/// never contain credentials: registry answers are passed through [`target::Credentials::redact`].
+#[derive(Debug, thiserror::Error)]
+pub enum OciError {
+    /// The OCI target is misconfigured (missing registry, bad repository, half-set
+    /// credentials, plain HTTP to a remote host). Nothing was contacted.
+    #[error("OCI target: {message}\n  hint: {hint}")]
+    Config { message: String, hint: String },
+    /// The release files cannot be pushed as they are (e.g. a file name CSO could not use).
+    #[error("release files: {0}")]
+    Release(String),
+    /// The tag exists with other content. Published tags are immutable for consumers (CSO
+    /// treats an existing download directory as final), so the bot never overwrites one.
+    #[error(
+        "tag `{tag}` in `{repository}` already points to manifest {existing}, but this release's manifest is {wanted}; \
+nothing was pushed\n  hint: a published tag is never overwritten: release a new version, or delete the tag in the registry by hand if it is known to be broken"
+    )]
+    TagConflict {
+        repository: String,
+        tag: String,
+        existing: String,
+        wanted: String,
+    },
+    /// The registry refused or failed a request.
+    #[error("{action} `{reference}`: {message}")]
+    Registry {
+        action: &'static str,
+        reference: String,
+        message: String,
+    },
+    /// What the registry holds for a tag is not the release the bot published.
+    #[error("verification of `{reference}` failed:\n  - {}", problems.join("\n  - "))]
+    Verify {
+        reference: String,
+        problems: Vec<String>,
+    },
+}
+
+impl OciError {
+    /// Whether the error is the user's input (exit code 2) rather than a runtime failure.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(self, OciError::Config { .. } | OciError::Release(_))
+    }
+}
+
+/// `sha256:<hex>` of some bytes: the only digest algorithm csctl, oras and CSO use.
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
+}

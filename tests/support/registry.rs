@@ -1,0 +1,176 @@
+//! A real OCI registry for tests: Debian's `docker-registry` (the CNCF distribution
+//! registry), started on a free loopback port with its storage in a temp dir, optionally
+//! behind htpasswd basic auth, and killed when dropped.
+//!
+//! `.ci/run` installs the package. A missing binary fails the test with instructions, unless
+//! `STACKBOT_SKIP_REGISTRY=1` says to skip (then `start*` return `None`).
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running registry.
+pub struct TestRegistry {
+    child: Child,
+    /// `127.0.0.1:<port>`: the registry host for `OciTarget`.
+    pub addr: String,
+    dir: tempfile::TempDir,
+}
+
+fn binary() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("STACKBOT_REGISTRY_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let default = PathBuf::from("/usr/bin/docker-registry");
+    if default.exists() {
+        return Some(default);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("docker-registry"))
+            .find(|p| p.exists())
+    })
+}
+
+fn skip_requested() -> bool {
+    std::env::var("STACKBOT_SKIP_REGISTRY").is_ok_and(|v| v == "1")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind a loopback port")
+        .port()
+}
+
+/// Status code of `GET /v2/`, or `None` while the registry is not answering.
+fn probe(addr: &str) -> Option<u16> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(
+        s,
+        "GET /v2/ HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut buf = [0u8; 32];
+    let n = s.read(&mut buf).ok()?;
+    let head = String::from_utf8_lossy(&buf[..n]);
+    head.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn htpasswd_line(user: &str, password: &str) -> String {
+    let out = Command::new("htpasswd")
+        .args(["-Bbn", user, password])
+        .output()
+        .expect(
+            "`htpasswd` not found: run the OCI registry install step of .ci/run \
+(apt-get install -y docker-registry apache2-utils), or set STACKBOT_SKIP_REGISTRY=1",
+        );
+    assert!(out.status.success(), "htpasswd failed");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+impl TestRegistry {
+    /// A registry without auth (anonymous push and pull).
+    pub fn start() -> Option<Self> {
+        Self::launch(None)
+    }
+
+    /// A registry that requires HTTP basic auth for everything.
+    pub fn start_with_basic_auth(user: &str, password: &str) -> Option<Self> {
+        Self::launch(Some((user, password)))
+    }
+
+    fn launch(auth: Option<(&str, &str)>) -> Option<Self> {
+        if skip_requested() {
+            eprintln!("STACKBOT_SKIP_REGISTRY=1: skipping a test that needs a real OCI registry");
+            return None;
+        }
+        let bin = binary().unwrap_or_else(|| {
+            panic!(
+                "docker-registry not found (looked for /usr/bin/docker-registry and PATH): \
+run the OCI registry install step of .ci/run (apt-get install -y docker-registry apache2-utils), \
+or set STACKBOT_SKIP_REGISTRY=1 to skip the registry tests"
+            )
+        });
+        // The port is free when probed but could be taken before the registry binds it:
+        // retry a few times rather than flake.
+        let mut last_err = String::new();
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let addr = format!("127.0.0.1:{}", free_port());
+            let config = write_config(dir.path(), &addr, auth);
+            let mut child = Command::new(&bin)
+                .arg("serve")
+                .arg(&config)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+            let deadline = Instant::now() + Duration::from_secs(15);
+            loop {
+                if let Some(code) = probe(&addr) {
+                    let expected = if auth.is_some() { 401 } else { 200 };
+                    assert_eq!(
+                        code, expected,
+                        "unexpected /v2/ status from the test registry"
+                    );
+                    return Some(TestRegistry { child, addr, dir });
+                }
+                if let Ok(Some(status)) = child.try_wait() {
+                    let mut err = String::new();
+                    if let Some(mut e) = child.stderr.take() {
+                        let _ = e.read_to_string(&mut err);
+                    }
+                    last_err = format!("registry exited with {status}: {err}");
+                    break;
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    last_err = "registry did not answer /v2/ within 15 s".into();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        panic!("could not start the test registry: {last_err}");
+    }
+
+    /// Where the registry stores blobs and manifests (to inspect or corrupt).
+    pub fn storage(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+}
+
+fn write_config(dir: &Path, addr: &str, auth: Option<(&str, &str)>) -> PathBuf {
+    let mut config = format!(
+        "version: 0.1\n\
+log:\n  level: error\n  accesslog:\n    disabled: true\n\
+storage:\n  filesystem:\n    rootdirectory: {data}\n  delete:\n    enabled: true\n\
+http:\n  addr: {addr}\n  secret: stackbot-test-registry\n",
+        data = dir.join("data").display()
+    );
+    if let Some((user, password)) = auth {
+        let file = dir.join("htpasswd");
+        std::fs::write(&file, format!("{}\n", htpasswd_line(user, password))).unwrap();
+        config.push_str(&format!(
+            "auth:\n  htpasswd:\n    realm: stackbot-test\n    path: {}\n",
+            file.display()
+        ));
+    }
+    let path = dir.join("config.yml");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+impl Drop for TestRegistry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
