@@ -8,6 +8,7 @@
 //!
 //! - [`markdown`]: escaping, fences, tables, fitting blocks under a size limit.
 //! - [`preview`]: the sticky PR preview comment rendered by `plan --format markdown`.
+//! - [`schema_doc`]: the configuration reference generated from the JSON Schema.
 //! - [`github`]: `::error file=…,line=…::` annotations, `::group::`, `$GITHUB_STEP_SUMMARY`,
 //!   `$GITHUB_OUTPUT`.
 
@@ -19,6 +20,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub mod github;
 pub mod markdown;
 pub mod preview;
+pub mod schema_doc;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 
