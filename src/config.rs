@@ -449,6 +449,11 @@ pub struct OciConfig {
     /// Use plain HTTP; refused for anything but a loopback registry.
     #[serde(default)]
     pub plain_http: bool,
+    /// Add `org.opencontainers.image.created` (the run's date, `--now`) as oras does. Off by
+    /// default: without it the manifest digest is reproducible. A re-run on another day still
+    /// recognises its own release (only this annotation differs).
+    #[serde(default)]
+    pub created_annotation: bool,
 }
 
 fn default_oci_token_env() -> String {

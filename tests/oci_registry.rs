@@ -407,3 +407,41 @@ fn tag_listing_follows_pages_even_when_the_registry_caps_page_size() {
         );
     }
 }
+
+#[test]
+fn publisher_from_config_pushes_verifies_and_recognises_its_release_on_another_day() {
+    let Some(reg) = TestRegistry::start() else {
+        return;
+    };
+    let config: stackbot::config::Config = yaml_serde::from_str(&format!(
+        "stacks: []\npublish: [forge, oci]\noci:\n  registry: \"{0}\"\n  repository: \"{0}/kaas/cluster-stacks\"\n  plain_http: true\n  created_annotation: true\n",
+        reg.addr
+    ))
+    .unwrap();
+    let files = release();
+    let day = |d| chrono::NaiveDate::from_ymd_opt(2026, 5, d).unwrap();
+    let first = stackbot::oci::Publisher::from_config(&config, day(1), |_| None)
+        .unwrap()
+        .unwrap();
+    let planned = stackbot::oci::publish::describe(&config, day(1), TAG, &files, |_| None)
+        .unwrap()
+        .unwrap();
+    let published = first.publish(TAG, &files).unwrap();
+    assert!(matches!(published.outcome, PushOutcome::Pushed { .. }));
+    // What plan showed is what was pushed.
+    assert_eq!(published.outcome.digest(), planned.manifest_digest);
+    assert_eq!(published.verified.digest, planned.manifest_digest);
+
+    // The next day's run builds another timestamp, and still finds nothing to do.
+    let next = stackbot::oci::Publisher::from_config(&config, day(2), |_| None)
+        .unwrap()
+        .unwrap();
+    let again = next.publish(TAG, &files).unwrap();
+    assert_eq!(
+        again.outcome,
+        PushOutcome::AlreadyPresent {
+            digest: planned.manifest_digest.clone()
+        }
+    );
+    assert_eq!(next.tags().unwrap(), vec![TAG.to_string()]);
+}

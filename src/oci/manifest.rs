@@ -261,6 +261,23 @@ pub fn build_manifest(
     })
 }
 
+/// Whether the manifest already under a tag is this release, allowing only the creation
+/// annotation to differ. With `created_annotation` on, a re-run on another day builds another
+/// digest for the same content; that must still count as "already published", not as a
+/// conflict. Without the annotation this reduces to digest equality.
+pub fn same_release(existing_json: &[u8], built: &BuiltManifest) -> bool {
+    if sha256_digest(existing_json) == built.digest {
+        return true;
+    }
+    let Ok(mut existing) = serde_json::from_slice::<Manifest>(existing_json) else {
+        return false;
+    };
+    let mut wanted = built.manifest.clone();
+    existing.annotations.remove(CREATED_ANNOTATION);
+    wanted.annotations.remove(CREATED_ANNOTATION);
+    existing == wanted
+}
+
 /// Compact JSON with Go `encoding/json`'s HTML-safe escaping, so a manifest with `<`, `>` or
 /// `&` in a value hashes as the Go tools would hash it. These characters only ever occur
 /// inside strings, so replacing them in the output is exact.
@@ -472,6 +489,21 @@ mod tests {
             "2026-05-01T00:00:00Z"
         );
         assert!(build_manifest(&release(), &facts(), Some("yesterday")).is_err());
+    }
+
+    #[test]
+    fn only_the_creation_time_may_differ_for_the_same_release() {
+        let plain = build_manifest(&release(), &facts(), None).unwrap();
+        let monday = build_manifest(&release(), &facts(), Some("2026-05-04T00:00:00Z")).unwrap();
+        let tuesday = build_manifest(&release(), &facts(), Some("2026-05-05T00:00:00Z")).unwrap();
+        assert!(same_release(&plain.json, &plain));
+        assert!(same_release(&monday.json, &tuesday));
+        assert!(same_release(&plain.json, &tuesday));
+        let mut changed = release();
+        changed.insert("clusteraddon.yaml".into(), b"other\n".to_vec());
+        let other = build_manifest(&changed, &facts(), Some("2026-05-05T00:00:00Z")).unwrap();
+        assert!(!same_release(&monday.json, &other));
+        assert!(!same_release(b"not json", &plain));
     }
 
     #[test]

@@ -9,12 +9,14 @@
 //! reconciles one tag (push only what is missing, never overwrite a published tag).
 
 pub mod manifest;
+pub mod publish;
 pub mod registry;
 pub mod target;
 pub mod verify;
 pub mod versioning;
 
-pub use manifest::{BuiltManifest, PushDescription, build_manifest, describe_push};
+pub use manifest::{BuiltManifest, PushDescription, ReleaseFacts, build_manifest, describe_push};
+pub use publish::{Published, Publisher};
 pub use registry::{PushOutcome, Registry};
 pub use target::{Credentials, OciTarget};
 pub use versioning::highest_stable;

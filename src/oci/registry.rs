@@ -260,8 +260,8 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         files: &FileTree,
         built: &BuiltManifest,
     ) -> Result<PushOutcome, OciError> {
-        if let Some((_, existing)) = self.manifest(tag)? {
-            if existing == built.digest {
+        if let Some((json, existing)) = self.manifest(tag)? {
+            if super::manifest::same_release(&json, built) {
                 return Ok(PushOutcome::AlreadyPresent { digest: existing });
             }
             return Err(OciError::TagConflict {

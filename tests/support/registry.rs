@@ -23,7 +23,7 @@ pub struct TestRegistry {
 
 fn binary() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("STACKBOT_REGISTRY_BIN") {
-        return Some(PathBuf::from(p));
+        return Some(PathBuf::from(p)).filter(|p| p.exists());
     }
     let default = PathBuf::from("/usr/bin/docker-registry");
     if default.exists() {
@@ -92,7 +92,7 @@ impl TestRegistry {
         }
         let bin = binary().unwrap_or_else(|| {
             panic!(
-                "docker-registry not found (looked for /usr/bin/docker-registry and PATH): \
+                "docker-registry not found ($STACKBOT_REGISTRY_BIN, /usr/bin/docker-registry, PATH): \
 run the OCI registry install step of .ci/run (apt-get install -y docker-registry apache2-utils), \
 or set STACKBOT_SKIP_REGISTRY=1 to skip the registry tests"
             )
