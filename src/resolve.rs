@@ -245,9 +245,14 @@ fn image_state(stack: &StackConfig, v: KubeVersion, data: &UpstreamData) -> Imag
 /// The sources still to read for `config` on `now`, given what `data` already holds. Empty
 /// when resolution has everything it will use. Never returns a key `data` already has.
 pub fn needed(config: &Config, data: &UpstreamData, now: NaiveDate) -> Vec<Key> {
+    // Lifecycle data only matters for `minors: supported`.
+    let wants_schedule = config
+        .stacks
+        .iter()
+        .any(|s| matches!(s.minors, MinorSelection::Keyword(_)));
     let mut keys: Vec<Key> = [Key::Schedule, Key::Releases]
         .into_iter()
-        .filter(|k| !data.has(k))
+        .filter(|k| (wants_schedule || *k != Key::Schedule) && !data.has(k))
         .collect();
     if !keys.is_empty() {
         return keys;
@@ -475,5 +480,205 @@ fn resolve_minor(
         due,
         overdue: due.is_some_and(|d| now > d) && !releasable,
         release_set,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const H1: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+
+    fn config(minors: &str) -> Config {
+        let text = format!(
+            r#"
+stacks:
+  - provider: openstack
+    name: scs2
+    templates: t
+    output: o
+    minors: {minors}
+    node_image:
+      url: "https://img/kube-{{version}}.qcow2"
+      name: "ubuntu-capi-image-{{version}}"
+    components:
+      ccm:
+        chart: occm
+        repository: https://charts
+        version: {{ series: "2.{{minor}}" }}
+"#
+        );
+        crate::config::parse(&text, Path::new("test.yaml")).unwrap()
+    }
+
+    fn releases(list: &[(&str, &str)]) -> Fetched {
+        let v: Vec<serde_json::Value> = list
+            .iter()
+            .map(|(t, p)| serde_json::json!({"tag_name": t, "draft": false, "prerelease": false, "published_at": p}))
+            .collect();
+        Fetched::Ok {
+            body: serde_json::to_string(&v).unwrap(),
+        }
+    }
+
+    fn ok(body: &str) -> Fetched {
+        Fetched::Ok { body: body.into() }
+    }
+
+    fn checksum(v: &str) -> Key {
+        Key::Checksum(format!("https://img/kube-{v}.qcow2.CHECKSUM"))
+    }
+
+    fn date(y: i32, m: u32, d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    const INDEX: &str =
+        "entries:\n  occm:\n  - version: 2.34.1\n    digest: abc\n  - version: 2.3.0\n";
+
+    fn base() -> UpstreamData {
+        let mut d = UpstreamData::default();
+        d.insert(
+            &Key::Releases,
+            releases(&[
+                ("v1.34.6", "2026-03-18T00:00:00Z"),
+                ("v1.34.7", "2026-04-15T00:00:00Z"),
+            ]),
+        );
+        d.insert(&Key::HelmIndex("https://charts".into()), ok(INDEX));
+        d
+    }
+
+    #[test]
+    fn fetching_walks_back_one_checksum_at_a_time_until_one_verifies() {
+        let c = config(r#"["1.34"]"#);
+        let now = date(2026, 5, 1);
+        let mut d = UpstreamData::default();
+        assert_eq!(
+            needed(&c, &d, now),
+            [Key::Releases],
+            "explicit list: no schedule"
+        );
+        d = base();
+        assert_eq!(needed(&c, &d, now), [checksum("v1.34.7")]);
+        d.insert(&checksum("v1.34.7"), Fetched::Missing { url: "x".into() });
+        assert_eq!(needed(&c, &d, now), [checksum("v1.34.6")]);
+        d.insert(
+            &checksum("v1.34.6"),
+            ok(&format!("{H1}  kube-v1.34.6.qcow2\n")),
+        );
+        assert!(needed(&c, &d, now).is_empty());
+
+        let r = resolve(&c, &d, now);
+        let m = &r.minors[0];
+        assert_eq!(m.status, Status::Waiting);
+        assert_eq!(m.kubernetes.unwrap().to_string(), "v1.34.7");
+        let set = m.release_set.as_ref().unwrap();
+        assert_eq!(set.kubernetes.to_string(), "v1.34.6");
+        assert_eq!(set.node_image.sha256, H1);
+        assert_eq!(set.components["ccm"].version, "2.34.1");
+        assert_eq!(set.components["ccm"].digest.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn an_unverified_checksum_never_reaches_a_release_set() {
+        let c = config(r#"["1.34"]"#);
+        let mut d = base();
+        // Right hash, wrong file; and a short hash for the older patch.
+        d.insert(
+            &checksum("v1.34.7"),
+            ok(&format!("{H1}  kube-v1.34.6.qcow2")),
+        );
+        d.insert(&checksum("v1.34.6"), ok("abc  kube-v1.34.6.qcow2"));
+        let r = resolve(&c, &d, date(2026, 5, 1));
+        let m = &r.minors[0];
+        assert_eq!(m.status, Status::Error);
+        assert_eq!(m.node_image, None);
+        assert_eq!(m.release_set, None);
+    }
+
+    #[test]
+    fn deadlines_follow_scs_0210() {
+        let c = config(r#"["1.34"]"#);
+        let mut d = base();
+        d.insert(&checksum("v1.34.7"), Fetched::Missing { url: "x".into() });
+        d.insert(
+            &checksum("v1.34.6"),
+            ok(&format!("{H1}  kube-v1.34.6.qcow2")),
+        );
+        let on_time = resolve(&c, &d, date(2026, 5, 16));
+        assert_eq!(on_time.minors[0].due, Some(date(2026, 5, 16)), "+31 days");
+        assert!(!on_time.minors[0].overdue);
+        let late = resolve(&c, &d, date(2026, 5, 17));
+        assert!(
+            late.minors[0].overdue,
+            "deadline passed, newest patch not releasable"
+        );
+        d.insert(
+            &checksum("v1.34.7"),
+            ok(&format!("{H1}  kube-v1.34.7.qcow2")),
+        );
+        let releasable = resolve(&c, &d, date(2026, 5, 17));
+        assert_eq!(releasable.minors[0].status, Status::Complete);
+        assert!(!releasable.minors[0].overdue, "a release can ship it now");
+
+        let mut d = base();
+        d.insert(
+            &Key::Releases,
+            releases(&[("v1.35.0", "2025-12-17T10:00:00Z")]),
+        );
+        let c35 = config(r#"["1.35"]"#);
+        let r = resolve(&c35, &d, date(2026, 1, 1));
+        assert_eq!(
+            r.minors[0].due,
+            Some(date(2026, 4, 16)),
+            "new minor: +120 days"
+        );
+        assert!(
+            r.minors[0]
+                .missing
+                .iter()
+                .any(|m| m.contains("occm 2.35.x"))
+        );
+    }
+
+    #[test]
+    fn api_failure_asks_for_markers_including_the_next_minor() {
+        let c = config(r#"["1.33", "1.34"]"#);
+        let mut d = UpstreamData::default();
+        d.insert(
+            &Key::Releases,
+            Fetched::Error {
+                message: "GET x: HTTP 403".into(),
+            },
+        );
+        let m = |s: &str| Key::Marker(s.parse().unwrap());
+        assert_eq!(
+            needed(&c, &d, date(2026, 5, 1)),
+            [m("1.33"), m("1.34"), m("1.35")]
+        );
+        d.insert(&m("1.33"), ok("v1.33.11"));
+        d.insert(&m("1.34"), ok("v1.34.7"));
+        d.insert(&m("1.35"), ok("v1.35.4"));
+        let r = resolve(&c, &d, date(2026, 5, 1));
+        assert_eq!(r.minors[1].kubernetes.unwrap().to_string(), "v1.34.7");
+        assert_eq!(r.minors[1].due, None, "markers carry no dates");
+        assert_eq!(r.new_minors[0].minor.to_string(), "1.35");
+        assert!(r.warnings[0].contains("HTTP 403"));
+    }
+
+    #[test]
+    fn supported_follows_the_schedule_and_its_end_of_life_dates() {
+        let c = config("supported");
+        let mut d = base();
+        d.insert(
+            &Key::Schedule,
+            ok("schedules:\n- release: 1.34\n  releaseDate: 2025-08-27\n  endOfLifeDate: 2026-10-27\n- release: 1.30\n  endOfLifeDate: 2025-06-28\n"),
+        );
+        let r = resolve(&c, &d, date(2026, 5, 1));
+        let minors: Vec<String> = r.minors.iter().map(|m| m.minor.to_string()).collect();
+        assert_eq!(minors, ["1.34"]);
+        assert!(resolve(&c, &d, date(2026, 10, 28)).minors.is_empty());
     }
 }

@@ -57,13 +57,21 @@ fn fixture_server() -> UpstreamServer {
     s.serve_dir("/dl", &fixtures().join("dl.k8s.io/release"));
     s.serve_dir("/capi", &fixtures().join("capi-images"));
     s.serve_dir("/web", &fixtures());
-    s.serve_dir("/cpo", &fixtures());
-    s.set(
-        "/cpo/index.yaml",
-        200,
-        std::fs::read(fixtures().join("helm-index-cpo.yaml")).unwrap(),
-    );
+    serve_helm(&s);
     s
+}
+
+fn serve_helm(s: &UpstreamServer) {
+    for (path, file) in [
+        ("/cpo/index.yaml", "helm-index-cpo.yaml"),
+        ("/cilium/index.yaml", "helm-index-cilium.yaml"),
+        (
+            "/metrics-server/index.yaml",
+            "helm-index-metrics-server.yaml",
+        ),
+    ] {
+        s.set(path, 200, std::fs::read(fixtures().join(file)).unwrap());
+    }
 }
 
 /// Real upstream URL prefixes (as in the demo config) → the fixture server.
@@ -84,6 +92,11 @@ fn mirrors(s: &UpstreamServer) -> Vec<(String, String)> {
         (
             "https://kubernetes.github.io/cloud-provider-openstack".into(),
             format!("{u}/cpo"),
+        ),
+        ("https://helm.cilium.io".into(), format!("{u}/cilium")),
+        (
+            "https://kubernetes-sigs.github.io/metrics-server".into(),
+            format!("{u}/metrics-server"),
         ),
     ]
 }
@@ -180,6 +193,11 @@ fn fixture_scenario_as_of_2026_05_01() {
     );
     assert_eq!(m34.components["openstack-cinder-csi"], "2.34.3");
     assert_eq!(
+        m34.components["cilium"], "1.18.9",
+        "pinned; 1.19.0-pre.3 ignored"
+    );
+    assert_eq!(m34.components["metrics-server"], "3.13.0");
+    assert_eq!(
         m34.due,
         NaiveDate::from_ymd_opt(2026, 5, 16),
         "published 2026-04-15 + 31 days"
@@ -212,7 +230,11 @@ fn fixture_scenario_as_of_2026_05_01() {
         "{missing}"
     );
     assert!(missing.contains("openstack-cinder-csi 2.36.x"), "{missing}");
-    assert!(m36.components.is_empty());
+    assert_eq!(
+        m36.components.keys().collect::<Vec<_>>(),
+        ["cilium", "metrics-server"],
+        "only the pinned charts resolve"
+    );
     assert_eq!(
         m36.due,
         NaiveDate::from_ymd_opt(2026, 8, 20),
@@ -236,11 +258,7 @@ fn unordered_results_across_many_pages_give_the_same_answer() {
     shuffled.paginate_json(RELEASES, &list, 7);
     shuffled.serve_dir("/capi", &fixtures().join("capi-images"));
     shuffled.serve_dir("/web", &fixtures());
-    shuffled.set(
-        "/cpo/index.yaml",
-        200,
-        std::fs::read(fixtures().join("helm-index-cpo.yaml")).unwrap(),
-    );
+    serve_helm(&shuffled);
     let (r, _, _) = run(&demo(), &live(&shuffled));
     assert_eq!(r, baseline);
     assert!(
@@ -311,6 +329,55 @@ fn retry_after_then_success_uses_the_api() {
     assert_eq!(stats.retries, 1);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert!(minor(&r, "1.34").published_at.is_some());
+}
+
+#[test]
+fn explicit_minors_report_a_new_minor_with_its_deadline() {
+    let s = fixture_server();
+    let mut loaded = demo();
+    loaded.config.stacks[0].minors =
+        config::MinorSelection::List(vec!["1.34".into(), "1.35".into()]);
+    let (r, data, _) = run(&loaded, &live(&s));
+    let minors: Vec<String> = r.minors.iter().map(|m| m.minor.to_string()).collect();
+    assert_eq!(minors, ["1.34", "1.35"]);
+    assert_eq!(r.new_minors.len(), 1);
+    let n = &r.new_minors[0];
+    assert_eq!(n.minor.to_string(), "1.36");
+    assert_eq!(n.kubernetes.to_string(), "v1.36.0");
+    assert_eq!(
+        n.due,
+        NaiveDate::from_ymd_opt(2026, 8, 20),
+        "2026-04-22 + 120 days"
+    );
+    assert!(!n.overdue);
+    // Lifecycle data is not needed for an explicit list, so it is not fetched.
+    assert!(!data.entries.contains_key("kubernetes/schedule"));
+    assert_eq!(s.count_prefix("/web/"), 0);
+    let later = detect_counted(
+        &loaded,
+        &live(&s),
+        NaiveDate::from_ymd_opt(2026, 8, 21).unwrap(),
+    )
+    .unwrap()
+    .0;
+    assert!(later.new_minors[0].overdue);
+}
+
+#[test]
+fn connection_failures_are_retried_and_name_the_url() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }; // closed again: connections are refused
+    let client = HttpClient::new(fast_http()).unwrap();
+    let url = format!("http://127.0.0.1:{port}/index.yaml");
+    let err = client.get(&url, None).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("GET {url}: connection failed")),
+        "{err}"
+    );
+    assert_eq!(client.stats().requests, 3);
+    assert_eq!(client.stats().retries, 2);
 }
 
 #[test]
