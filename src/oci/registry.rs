@@ -156,7 +156,14 @@ impl Registry {
                 reference: target.reference(),
                 message: e.to_string(),
             })?;
-        rt.block_on(client.store_auth_if_needed(&target.registry, &auth));
+        // Keyed like oci-client looks it up (`docker.io` resolves to `index.docker.io`), so
+        // blob and manifest requests, which do not store auth themselves, find it.
+        let probe = Reference::with_tag(
+            target.registry.clone(),
+            target.repository.clone(),
+            "latest".into(),
+        );
+        rt.block_on(client.store_auth_if_needed(probe.resolve_registry(), &auth));
         Ok(Registry {
             target,
             client,
