@@ -74,6 +74,39 @@ pub enum RenderError {
 }
 
 impl RenderError {
+    /// Show template paths below `root` (as the user typed it in stackbot.yaml), so the
+    /// message points at a file an editor can open.
+    pub fn under_root(self, root: &Path) -> Self {
+        let join = |f: String| {
+            root.join(f)
+                .to_string_lossy()
+                .trim_start_matches("./")
+                .to_string()
+        };
+        match self {
+            RenderError::Template {
+                file,
+                line,
+                message,
+            } => RenderError::Template {
+                file: join(file),
+                line,
+                message,
+            },
+            RenderError::NotUtf8 { file } => RenderError::NotUtf8 { file: join(file) },
+            RenderError::Collision {
+                file,
+                other,
+                target,
+            } => RenderError::Collision {
+                file: join(file),
+                other,
+                target,
+            },
+            other => other,
+        }
+    }
+
     /// Whether the error is the user's input (templates, release set) rather than the machine
     /// (I/O): decides exit code 2 versus 1 at the CLI edge.
     pub fn is_invalid_input(&self) -> bool {
@@ -160,6 +193,56 @@ fn walk(dir: &Path, prefix: &str, out: &mut FileTree) -> Result<(), RenderError>
                 },
             });
         }
+    }
+    Ok(())
+}
+
+/// Make `dir` hold exactly `tree`: files are written into a fresh sibling directory which
+/// then replaces `dir` by rename, so readers never see a half-written stack and stale files
+/// disappear. Leftovers of an interrupted run (hidden `.<name>.stackbot-*` siblings) are
+/// removed first, so re-running after a crash finishes the job.
+pub fn replace_dir(dir: &Path, tree: &FileTree) -> std::io::Result<()> {
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = dir
+        .file_name()
+        .ok_or_else(|| std::io::Error::other(format!("{}: no directory name", dir.display())))?
+        .to_string_lossy()
+        .into_owned();
+    std::fs::create_dir_all(parent)?;
+    let prefix = format!(".{name}.stackbot-");
+    for entry in std::fs::read_dir(parent)? {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            std::fs::remove_dir_all(entry.path())?;
+        }
+    }
+    let staging = parent.join(format!("{prefix}new"));
+    std::fs::create_dir_all(&staging)?;
+    for (rel, bytes) in tree {
+        if rel
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..")
+        {
+            return Err(std::io::Error::other(format!(
+                "refusing to write path `{rel}`"
+            )));
+        }
+        let path = staging.join(rel);
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p)?;
+        }
+        std::fs::write(&path, bytes)?;
+    }
+    if dir.exists() {
+        let old = parent.join(format!("{prefix}old"));
+        std::fs::rename(dir, &old)?;
+        std::fs::rename(&staging, dir)?;
+        std::fs::remove_dir_all(&old)?;
+    } else {
+        std::fs::rename(&staging, dir)?;
     }
     Ok(())
 }
@@ -383,7 +466,7 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
         }
         cur.as_str().map(str::to_string)
     };
-    let expect = |file: &str, v: &yaml_serde::Value, path: &[&str], want: String| {
+    let expect = |file: &str, v: &yaml_serde::Value, path: &[&str], want: String, hint: &str| {
         let got = field(v, path);
         if got.as_deref() == Some(want.as_str()) {
             Ok(())
@@ -396,7 +479,7 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
                     got.map(|g| format!("`{g}`"))
                         .unwrap_or_else(|| "missing".into())
                 ),
-                hint: "derive it from the release set in the template (e.g. `{{ kubernetes.version }}`)".into(),
+                hint: format!("derive it from the release set in the template: {hint}"),
             })
         }
     };
@@ -407,18 +490,21 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
             &v,
             &["config", "kubernetesVersion"],
             set.kubernetes.to_string(),
+            "`{{ kubernetes.version }}`",
         )?;
         expect(
             f,
             &v,
             &["config", "clusterStackName"],
             set.stack.name.clone(),
+            "`{{ stack.name }}`",
         )?;
         expect(
             f,
             &v,
             &["config", "provider", "type"],
             set.stack.provider.clone(),
+            "`{{ stack.provider }}`",
         )?;
     }
     if let Some(v) = parse("cluster-class/Chart.yaml")? {
@@ -427,9 +513,52 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
             &v,
             &["name"],
             format!("{}-cluster-class", series_prefix(&set.stack, set.minor())),
+            "`{{ stack.provider }}-{{ stack.name }}-{{ minor.dashed }}-cluster-class` (CSO looks the chart up by this name)",
         )?;
     }
     Ok(())
+}
+
+/// A unified diff from `old` (what is on disk) to `new` (what rendering produces), with paths
+/// shown under `label` (the output directory). Empty when the trees are identical. Binary
+/// files are reported, not printed.
+pub fn diff_trees(old: &FileTree, new: &FileTree, label: &str) -> String {
+    let mut out = String::new();
+    let paths: std::collections::BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for path in paths {
+        let (a, b) = (old.get(path), new.get(path));
+        if a == b {
+            continue;
+        }
+        let a_name = if a.is_some() {
+            format!("a/{label}/{path}")
+        } else {
+            "/dev/null".to_string()
+        };
+        let b_name = if b.is_some() {
+            format!("b/{label}/{path}")
+        } else {
+            "/dev/null".to_string()
+        };
+        let empty: &[u8] = &[];
+        match (
+            std::str::from_utf8(a.map_or(empty, |v| v)),
+            std::str::from_utf8(b.map_or(empty, |v| v)),
+        ) {
+            (Ok(at), Ok(bt)) => {
+                let diff = similar::TextDiff::from_lines(at, bt);
+                out.push_str(
+                    &diff
+                        .unified_diff()
+                        .context_radius(3)
+                        .header(&a_name, &b_name)
+                        .to_string(),
+                );
+            }
+            _ => out.push_str(&format!("Binary files {a_name} and {b_name} differ\n")),
+        }
+    }
+    out
 }
 
 /// A plausible release set built from the configuration alone, for `validate` when the lock
@@ -476,7 +605,7 @@ pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
     ReleaseSet {
         stack: stack.id(),
         kubernetes,
-        published_at: None,
+        published_at: Some(chrono::DateTime::UNIX_EPOCH),
         node_image: NodeImage {
             name,
             url,
@@ -633,15 +762,22 @@ stacks:
     }
 
     #[test]
-    fn rendering_is_deterministic() {
-        let files = [
-            (
-                "a.tera",
-                "{% for k, c in components %}{{ k }}={{ c.version }}\n{% endfor %}",
-            ),
-            ("b", "plain"),
-        ];
-        assert_eq!(render(&files).unwrap(), render(&files).unwrap());
+    fn maps_iterate_in_key_order_on_every_render() {
+        let mut s = set();
+        for key in [
+            "zeta", "alpha", "mu", "beta", "omega", "kappa", "delta", "eta",
+        ] {
+            let c = s.components["ccm"].clone();
+            s.components.insert(key.into(), c);
+        }
+        let t = tree(&[("a.tera", "{% for k, c in components %}{{ k }} {% endfor %}")]);
+        for _ in 0..20 {
+            let out = render_stack(&t, &stack(), &s).unwrap();
+            assert_eq!(
+                text(&out, "a"),
+                "alpha beta ccm delta eta kappa mu omega zeta "
+            );
+        }
     }
 
     #[test]
@@ -691,6 +827,50 @@ stacks:
         assert_eq!(s.kubernetes.to_string(), "v1.34.0");
         assert_eq!(s.node_image.url, "https://img/1.34/v1.34.0.qcow2");
         assert_eq!(s.components["ccm"].version, "2.34.0");
+    }
+
+    #[test]
+    fn diff_shows_changed_added_and_removed_files() {
+        let old: FileTree = [
+            ("same".to_string(), b"x\n".to_vec()),
+            ("changed".to_string(), b"a\nb\n".to_vec()),
+            ("gone".to_string(), b"bye\n".to_vec()),
+        ]
+        .into();
+        let mut new = old.clone();
+        new.insert("changed".into(), b"a\nc\n".to_vec());
+        new.remove("gone");
+        new.insert("bin".into(), vec![0xff, 0]);
+        let d = diff_trees(&old, &new, "out/1-34");
+        assert!(
+            d.contains("--- a/out/1-34/changed\n+++ b/out/1-34/changed"),
+            "{d}"
+        );
+        assert!(d.contains("-b\n+c\n"), "{d}");
+        assert!(d.contains("--- a/out/1-34/gone\n+++ /dev/null"), "{d}");
+        assert!(
+            d.contains("Binary files /dev/null and b/out/1-34/bin differ"),
+            "{d}"
+        );
+        assert!(!d.contains("same"), "{d}");
+        assert_eq!(diff_trees(&old, &old, "x"), "");
+    }
+
+    #[test]
+    fn replace_dir_removes_stale_files_and_crash_leftovers() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("out/1-34");
+        std::fs::create_dir_all(dir.join("old")).unwrap();
+        std::fs::write(dir.join("old/stale.yaml"), "x").unwrap();
+        std::fs::create_dir_all(root.path().join("out/.1-34.stackbot-new/junk")).unwrap();
+        let tree: FileTree = [("a/b.yaml".to_string(), b"new".to_vec())].into();
+        replace_dir(&dir, &tree).unwrap();
+        assert_eq!(read_tree(&dir).unwrap(), tree);
+        let siblings: Vec<_> = std::fs::read_dir(root.path().join("out"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(siblings, ["1-34"]);
     }
 
     #[test]
