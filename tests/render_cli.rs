@@ -266,6 +266,15 @@ fn rendered_1_34_is_a_csctl_stack_for_the_2026_05_01_release_set() {
         s(download, &["hash", "value"]),
         "f7bf12297833cca14de6d24081c8a01e99143651e4c01431b911375300550fe0"
     );
+    // The packager's own csctl.yaml reading and hashing accept the tree.
+    let tree = stackbot::package::tree::read_stack_dir(&dir).unwrap();
+    let cfg = stackbot::package::csctl::parse(&tree["csctl.yaml"]).unwrap();
+    assert_eq!(cfg.stack.to_string(), "openstack/scs2");
+    assert_eq!(cfg.kubernetes.to_string(), "v1.34.7");
+    assert!(!cfg.has_provider_config);
+    let hashes = stackbot::package::dirhash::hashes(&tree);
+    assert!(!hashes.cluster_stack.is_empty() && !hashes.cluster_addon_dir.is_empty());
+    assert_eq!(hashes.node_image_dir, None);
     // csctl templating would choke on an unterminated `<< ` anywhere in the tree.
     for (path, bytes) in stackbot::render::read_tree(&dir).unwrap() {
         let text = String::from_utf8_lossy(&bytes);
@@ -317,5 +326,34 @@ fn a_template_naming_the_previous_minor_chart_is_refused_and_nothing_is_written(
             .join("cluster-stacks/openstack/scs2/1-33")
             .exists(),
         "1.33 rendered fine but must not be written when 1.34 fails"
+    );
+}
+
+#[test]
+fn a_release_set_for_an_untracked_minor_is_refused() {
+    let dir = scratch_repo();
+    let cfg = dir.path().join("stackbot.yaml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("minors: supported", "minors: [\"1.34\"]"),
+    )
+    .unwrap();
+    let sets = repo().join("tests/fixtures/release-sets-2026-05-01.yaml");
+    let (code, _, stderr) = run(
+        dir.path(),
+        &["render", "--release-set", sets.to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("minor 1.33 is not in the stack's `minors`"),
+        "{stderr}"
+    );
+    // From the lock, an untracked minor is skipped with a warning; the tracked one still checks.
+    let (code, _, stderr) = run(dir.path(), &["render", "--check"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("skipping") && stderr.contains("1-34: unchanged"),
+        "{stderr}"
     );
 }

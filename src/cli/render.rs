@@ -120,6 +120,28 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
             );
             continue;
         };
+        if let config::MinorSelection::List(list) = &stack.minors
+            && !list
+                .iter()
+                .any(|m| m.parse::<Minor>().ok() == Some(set.minor()))
+        {
+            let msg = format!(
+                "release set {} {}: minor {} is not in the stack's `minors` ({})",
+                set.stack,
+                set.kubernetes,
+                set.minor(),
+                list.join(", ")
+            );
+            if from_file.is_some() {
+                return Err(invalid(format!(
+                    "{msg}\n  hint: add \"{}\" to `minors` in {} or drop the set",
+                    set.minor(),
+                    loaded.path.display()
+                )));
+            }
+            tracing::warn!("{}: skipping {msg}", lock_path.display());
+            continue;
+        }
         if !templates.contains_key(&set.stack) {
             let t =
                 render::load_templates(&loaded.resolve(&stack.templates)).map_err(render_error)?;
