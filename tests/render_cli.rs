@@ -357,3 +357,39 @@ fn a_release_set_for_an_untracked_minor_is_refused() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_scs2_helm_templates_are_copied_verbatim_and_tera_files_drop_their_suffix() {
+    let loaded = stackbot::config::load(&repo().join("stackbot.yaml")).unwrap();
+    let stack = &loaded.config.stacks[0];
+    let templates = stackbot::render::load_templates(&loaded.resolve(&stack.templates)).unwrap();
+    let lock = stackbot::lock::Lock::load(&repo().join("stackbot.lock")).unwrap();
+    let set = lock.get(&stack.id(), "1.34".parse().unwrap()).unwrap();
+    let out = stackbot::render::render_stack(&templates, stack, set).unwrap();
+    let mut helm = 0;
+    for (path, bytes) in &templates.files {
+        match path.strip_suffix(".tera") {
+            Some(target) => assert!(out.contains_key(target) && !out.contains_key(path)),
+            None => {
+                assert_eq!(&out[path], bytes, "{path} is copied byte for byte");
+                helm += usize::from(path.starts_with("cluster-class/templates/"));
+            }
+        }
+    }
+    assert!(
+        helm >= 5,
+        "ClusterClass, 2 machine templates, cluster and kubeadm templates"
+    );
+    assert_eq!(out.len(), templates.files.len());
+
+    // The image-manager list needs a build date: a set without `published_at` is refused
+    // by the template itself, naming it.
+    let mut undated = set.clone();
+    undated.published_at = None;
+    let err = stackbot::render::render_stack(&templates, stack, &undated).unwrap_err();
+    assert!(
+        err.to_string().starts_with("kubernetes.yaml.tera:"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("published_at"), "{err}");
+}
