@@ -398,6 +398,13 @@ pub struct GithubForgeConfig {
     pub upload_url: Option<String>,
     /// Name of the environment variable holding the token (the token itself never goes in this file).
     pub token_env: String,
+    /// Minimum milliseconds between mutating requests, to stay inside GitHub's secondary rate
+    /// limits (default 1000 for a remote host, 0 for loopback).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_interval_ms: Option<u64>,
+    /// Retries per request after 5xx, dropped connections and rate limits (default 6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
 }
 
 impl Default for GithubForgeConfig {
@@ -406,6 +413,8 @@ impl Default for GithubForgeConfig {
             api_url: "https://api.github.com".into(),
             upload_url: None,
             token_env: "GITHUB_TOKEN".into(),
+            write_interval_ms: None,
+            max_retries: None,
         }
     }
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 pub mod counting;
 pub mod faulty;
+pub mod github;
 pub mod local;
 
 /// `owner/name` of a repository on the forge.

@@ -1,0 +1,407 @@
+//! HTTP transport of the GitHub forge: one request at a time, classified into outcomes the
+//! forge can reason about, with bounded retries for reads and pacing for writes.
+//!
+//! octocrab's own retry layer is switched off ([`RetryConfig::None`]): it retries POSTs after a
+//! 5xx, which after a 502 that GitHub had already acted on creates duplicate drafts and refs.
+//! Reads are retried here; writes are retried by the forge, which first looks up whether an
+//! ambiguous attempt took effect.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use http::{HeaderMap, Method, StatusCode};
+use http_body_util::BodyExt;
+use octocrab::service::middleware::retry::RetryConfig;
+use octocrab::{OctoBody, Octocrab};
+
+use crate::forge::ForgeError;
+
+/// How hard to try before giving up. Bounded in attempts *and* in the longest wait we accept
+/// from a `Retry-After`, so a run never hangs on a throttled API.
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (per call).
+    pub max_retries: u32,
+    /// First backoff delay; doubled per retry, with ±50 % jitter.
+    pub base_delay: Duration,
+    /// Cap of one backoff delay.
+    pub max_delay: Duration,
+    /// Longest `Retry-After` / rate-limit reset we wait for; longer ones fail as transient.
+    pub max_rate_limit_wait: Duration,
+}
+
+impl RetryPolicy {
+    /// Conservative defaults for a real GitHub; faster backoff for a loopback test server.
+    pub fn for_host(loopback: bool) -> Self {
+        RetryPolicy {
+            max_retries: 6,
+            base_delay: if loopback {
+                Duration::from_millis(20)
+            } else {
+                Duration::from_secs(1)
+            },
+            max_delay: if loopback {
+                Duration::from_millis(500)
+            } else {
+                Duration::from_secs(30)
+            },
+            max_rate_limit_wait: Duration::from_secs(300),
+        }
+    }
+
+    /// The delay before retry number `n` (0-based), with jitter.
+    pub fn backoff(&self, n: u32) -> Duration {
+        let exp = self
+            .base_delay
+            .saturating_mul(1u32 << n.min(16))
+            .min(self.max_delay);
+        let jitter = 0.5 + fastrand::f64();
+        exp.mul_f64(jitter)
+    }
+}
+
+/// Which client sends a request: the API one or the upload one (a separate base URI, which
+/// also sidesteps octocrab's GHE upload-path rewriting bug).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Api,
+    Upload,
+}
+
+/// One request, fully buffered so it can be re-sent intact.
+#[derive(Debug, Clone)]
+pub struct Req {
+    pub method: Method,
+    /// Path and query, relative to the target's base URI (or already carrying its base path).
+    pub path: String,
+    pub body: Option<(Vec<u8>, &'static str)>,
+    pub accept: &'static str,
+    pub target: Target,
+}
+
+impl Req {
+    pub fn get(path: impl Into<String>) -> Self {
+        Req {
+            method: Method::GET,
+            path: path.into(),
+            body: None,
+            accept: "application/vnd.github+json",
+            target: Target::Api,
+        }
+    }
+
+    pub fn json(method: Method, path: impl Into<String>, body: &serde_json::Value) -> Self {
+        Req {
+            method,
+            path: path.into(),
+            body: Some((body.to_string().into_bytes(), "application/json")),
+            accept: "application/vnd.github+json",
+            target: Target::Api,
+        }
+    }
+
+    pub fn delete(path: impl Into<String>) -> Self {
+        Req {
+            method: Method::DELETE,
+            ..Req::get(path)
+        }
+    }
+
+    /// Mutating requests are paced and never retried blindly.
+    pub fn is_write(&self) -> bool {
+        self.method != Method::GET && self.method != Method::HEAD
+    }
+}
+
+/// A response with its body read.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn json<T: serde::de::DeserializeOwned>(&self, what: &str) -> Result<T, ForgeError> {
+        serde_json::from_slice(&self.body).map_err(|e| ForgeError::Io {
+            what: what.to_string(),
+            reason: format!("unexpected response from GitHub ({}): {e}", self.status),
+        })
+    }
+
+    /// GitHub's `message` plus the `code`s of `errors[]`, for classification and messages.
+    pub fn message(&self) -> (String, Vec<String>) {
+        let v: serde_json::Value = serde_json::from_slice(&self.body).unwrap_or_default();
+        let msg = v["message"].as_str().unwrap_or("").to_string();
+        let mut codes = Vec::new();
+        if let Some(errs) = v["errors"].as_array() {
+            for e in errs {
+                if let Some(c) = e["code"].as_str() {
+                    codes.push(c.to_string());
+                }
+                if let Some(m) = e["message"].as_str() {
+                    codes.push(m.to_string());
+                }
+                if let Some(m) = e.as_str() {
+                    codes.push(m.to_string());
+                }
+            }
+        }
+        (msg, codes)
+    }
+}
+
+/// What one attempt amounted to.
+#[derive(Debug)]
+pub enum Outcome {
+    /// 2xx.
+    Ok(Resp),
+    /// The server refused before acting (secondary or primary rate limit); wait this long.
+    RateLimited(Duration, String),
+    /// 5xx or a transport failure: the request may or may not have taken effect.
+    Ambiguous(String),
+    /// Any other status: a definite answer (401, 403, 404, 409, 422, ...).
+    Refused(Resp),
+}
+
+/// Rate-limit classification of a 403/429: `Some(wait)` if the server asks us to slow down.
+pub fn rate_limit_wait(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<Duration> {
+    if status != StatusCode::FORBIDDEN && status != StatusCode::TOO_MANY_REQUESTS {
+        return None;
+    }
+    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    if let Some(secs) = header("retry-after").and_then(|s| s.trim().parse::<u64>().ok()) {
+        return Some(Duration::from_secs(secs));
+    }
+    if header("x-ratelimit-remaining") == Some("0") {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let reset = header("x-ratelimit-reset")
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(now + 60);
+        return Some(Duration::from_secs(reset.saturating_sub(now).max(1)));
+    }
+    let text = String::from_utf8_lossy(body).to_ascii_lowercase();
+    if status == StatusCode::TOO_MANY_REQUESTS || text.contains("rate limit") {
+        // GitHub: without headers, wait at least a minute before retrying.
+        return Some(Duration::from_secs(60));
+    }
+    None
+}
+
+/// Spaces mutating requests at least `interval` apart (GitHub asks for ≥ 1 s between mutative
+/// calls to stay inside the secondary rate limits). Callers from several threads share one slot
+/// sequence, so the rate holds for the whole process, not per thread.
+#[derive(Debug)]
+pub struct Pacer {
+    interval: Duration,
+    next: Mutex<Option<Instant>>,
+}
+
+impl Pacer {
+    pub fn new(interval: Duration) -> Self {
+        Pacer {
+            interval,
+            next: Mutex::new(None),
+        }
+    }
+
+    pub async fn wait(&self) {
+        if self.interval.is_zero() {
+            return;
+        }
+        let slot = {
+            let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            let slot = next.map_or(now, |n| n.max(now));
+            *next = Some(slot + self.interval);
+            slot
+        };
+        tokio::time::sleep_until(slot.into()).await;
+    }
+}
+
+/// Counters a caller (or a benchmark) can read: how many requests went out, how many retries.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub requests: std::sync::atomic::AtomicU64,
+    pub retries: std::sync::atomic::AtomicU64,
+}
+
+/// The two octocrab clients plus everything needed to send and classify a request.
+pub struct Transport {
+    api: Octocrab,
+    upload: Octocrab,
+    /// The token, kept only to scrub it from any text we produce.
+    secret: Option<String>,
+    pub policy: RetryPolicy,
+    pacer: Pacer,
+    pub stats: Stats,
+}
+
+impl Transport {
+    pub fn new(
+        api_base: &str,
+        upload_base: &str,
+        token: Option<String>,
+        policy: RetryPolicy,
+        write_interval: Duration,
+    ) -> Result<Self, String> {
+        let build = |base: &str| -> Result<Octocrab, String> {
+            let mut b = Octocrab::builder()
+                .base_uri(base)
+                .map_err(|e| format!("invalid base URL `{base}`: {e}"))?
+                .add_retry_config(RetryConfig::None)
+                .set_connect_timeout(Some(Duration::from_secs(15)))
+                .set_read_timeout(Some(Duration::from_secs(120)));
+            if let Some(t) = &token {
+                b = b.personal_token(t.clone());
+            }
+            b.build()
+                .map_err(|e| format!("cannot build the GitHub client: {e}"))
+        };
+        Ok(Transport {
+            api: build(api_base)?,
+            upload: build(upload_base)?,
+            secret: token,
+            policy,
+            pacer: Pacer::new(write_interval),
+            stats: Stats::default(),
+        })
+    }
+
+    /// Replace every occurrence of the token in `s`, whatever produced it.
+    pub fn scrub(&self, s: impl Into<String>) -> String {
+        let s = s.into();
+        match &self.secret {
+            Some(t) if !t.is_empty() => s.replace(t.as_str(), "***"),
+            _ => s,
+        }
+    }
+
+    /// Send one attempt and classify it.
+    pub async fn attempt(&self, req: &Req) -> Outcome {
+        if req.is_write() {
+            self.pacer.wait().await;
+        }
+        self.stats
+            .requests
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut b = http::Request::builder()
+            .method(req.method.clone())
+            .uri(req.path.as_str())
+            .header(http::header::ACCEPT, req.accept)
+            .header("x-github-api-version", "2022-11-28");
+        let body = match &req.body {
+            Some((bytes, ct)) => {
+                b = b.header(http::header::CONTENT_TYPE, *ct);
+                OctoBody::from(bytes.clone())
+            }
+            None => {
+                b = b.header(http::header::CONTENT_LENGTH, "0");
+                OctoBody::empty()
+            }
+        };
+        let request = match b.body(body) {
+            Ok(r) => r,
+            Err(e) => return Outcome::Ambiguous(self.scrub(format!("bad request: {e}"))),
+        };
+        let client = match req.target {
+            Target::Api => &self.api,
+            Target::Upload => &self.upload,
+        };
+        let resp = match client.execute(request).await {
+            Ok(r) => r,
+            Err(e) => {
+                return Outcome::Ambiguous(self.scrub(format!(
+                    "connection failed or dropped before an answer: {e}"
+                )));
+            }
+        };
+        let (parts, body) = resp.into_parts();
+        let body = match body.collect().await {
+            Ok(c) => c.to_bytes().to_vec(),
+            Err(e) => {
+                return Outcome::Ambiguous(
+                    self.scrub(format!("connection lost while reading the answer: {e}")),
+                );
+            }
+        };
+        let resp = Resp {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        };
+        if resp.status.is_success() || resp.status.is_redirection() {
+            return Outcome::Ok(resp);
+        }
+        if let Some(wait) = rate_limit_wait(resp.status, &resp.headers, &resp.body) {
+            let (msg, _) = resp.message();
+            return Outcome::RateLimited(wait, self.scrub(format!("{} {msg}", resp.status)));
+        }
+        if resp.status.is_server_error() {
+            let (msg, _) = resp.message();
+            return Outcome::Ambiguous(self.scrub(format!("{} {msg}", resp.status)));
+        }
+        Outcome::Refused(resp)
+    }
+
+    /// Wait before retry `n`, or give up when the budget is spent. `Err` carries the reason.
+    pub async fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
+        let (wait, reason) = match outcome {
+            Outcome::RateLimited(w, r) => {
+                if *w > self.policy.max_rate_limit_wait {
+                    return Err(format!(
+                        "rate limited for {}s (more than the {}s we wait): {r}",
+                        w.as_secs(),
+                        self.policy.max_rate_limit_wait.as_secs()
+                    ));
+                }
+                (*w, r.clone())
+            }
+            Outcome::Ambiguous(r) => (self.policy.backoff(n), r.clone()),
+            _ => return Err("not retryable".into()),
+        };
+        if n >= self.policy.max_retries {
+            return Err(format!(
+                "gave up after {} attempts; last error: {reason}",
+                n + 1
+            ));
+        }
+        self.stats
+            .retries
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::warn!(
+            target: "stackbot::forge::github",
+            "{what}: attempt {} failed ({reason}); retrying in {} ms",
+            n + 1,
+            wait.as_millis()
+        );
+        tokio::time::sleep(wait).await;
+        Ok(())
+    }
+
+    /// A read, retried on 5xx, transport errors and rate limits. Returns the final response,
+    /// which may be a refusal (404, ...) for the caller to map.
+    pub async fn read(&self, what: &str, req: &Req) -> Result<Result<Resp, Resp>, ForgeError> {
+        let mut n = 0;
+        loop {
+            let out = self.attempt(req).await;
+            match out {
+                Outcome::Ok(r) => return Ok(Ok(r)),
+                Outcome::Refused(r) => return Ok(Err(r)),
+                other => {
+                    if let Err(reason) = self.pause(what, n, &other).await {
+                        return Err(ForgeError::Transient {
+                            what: what.to_string(),
+                            reason,
+                        });
+                    }
+                }
+            }
+            n += 1;
+        }
+    }
+}

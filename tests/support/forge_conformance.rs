@@ -1,0 +1,350 @@
+//! One behavioural specification of the [`Forge`] trait, run against every implementation
+//! (the fake-GitHub-backed `GithubForge`, the local forge), so they cannot drift apart.
+//!
+//! Precondition: `repo` exists, its branch `main` has at least one commit with at least one
+//! file, and it has no tags, releases, pull requests or branches whose names start with `conf`.
+#![allow(dead_code)]
+
+use stackbot::forge::{Forge, ForgeError, PullState, RepoRef, upsert_comment};
+
+fn changes(items: &[(&str, Option<&[u8]>)]) -> stackbot::forge::FileChanges {
+    items
+        .iter()
+        .map(|(p, b)| (p.to_string(), b.map(|b| b.to_vec())))
+        .collect()
+}
+
+/// Run the whole specification; panics with a message naming the violated rule.
+pub fn conformance(forge: &dyn Forge, repo: &RepoRef) {
+    assert!(!forge.kind().is_empty());
+    forge
+        .ensure_repo(repo, "main")
+        .expect("ensure_repo on an existing repo");
+    git_objects(forge, repo);
+    releases(forge, repo);
+    pulls_and_comments(forge, repo);
+}
+
+/// Branches, commits, files and tags.
+pub fn git_objects(forge: &dyn Forge, repo: &RepoRef) {
+    let h0 = forge
+        .branch_head(repo, "main")
+        .unwrap()
+        .expect("main exists");
+    assert_eq!(forge.branch_head(repo, "conf-no-such").unwrap(), None);
+    assert_eq!(forge.tag_target(repo, "conf-no-such").unwrap(), None);
+    let files0 = forge.list_files(repo, &h0).unwrap();
+    assert!(!files0.is_empty(), "main has files");
+    assert!(forge.read_file(repo, &h0, &files0[0]).unwrap().is_some());
+    assert_eq!(
+        forge.read_file(repo, &h0, "conf/no/such.txt").unwrap(),
+        None
+    );
+
+    // Text, binary (NUL, invalid UTF-8) and nested files round-trip byte for byte.
+    let binary: Vec<u8> = (0u8..=255).chain([0xff, 0xfe, 0, 0]).collect();
+    let text = "line 1\nkubernetesVersion: \"1.34\" # comment\n".as_bytes();
+    let h1 = forge
+        .commit(
+            repo,
+            "main",
+            &h0,
+            Some(&h0),
+            &changes(&[
+                ("conf/a.txt", Some(text)),
+                ("conf/bin.dat", Some(&binary)),
+                ("conf/deep/x/y.yaml", Some(b"y: 1\n")),
+            ]),
+            "conformance: add files",
+        )
+        .expect("commit on main");
+    assert_ne!(h1, h0);
+    assert_eq!(
+        forge.branch_head(repo, "main").unwrap().as_deref(),
+        Some(h1.as_str())
+    );
+    let files1 = forge.list_files(repo, &h1).unwrap();
+    for f in ["conf/a.txt", "conf/bin.dat", "conf/deep/x/y.yaml"] {
+        assert!(files1.contains(&f.to_string()), "{f} listed in {files1:?}");
+    }
+    for f in &files0 {
+        assert!(files1.contains(f), "untouched file {f} kept");
+    }
+    assert_eq!(
+        forge.read_file(repo, &h1, "conf/a.txt").unwrap().as_deref(),
+        Some(text)
+    );
+    assert_eq!(
+        forge.read_file(repo, &h1, "conf/bin.dat").unwrap(),
+        Some(binary.clone())
+    );
+    assert_eq!(
+        forge.read_file(repo, &h0, "conf/a.txt").unwrap(),
+        None,
+        "old commit unchanged"
+    );
+
+    // A stale expected head is a conflict, and nothing moves.
+    let stale = forge.commit(
+        repo,
+        "main",
+        &h0,
+        Some(&h0),
+        &changes(&[("conf/z", Some(b"z"))]),
+        "stale",
+    );
+    assert!(
+        matches!(stale, Err(ForgeError::Conflict { .. })),
+        "stale head: {stale:?}"
+    );
+    assert_eq!(
+        forge.branch_head(repo, "main").unwrap().as_deref(),
+        Some(h1.as_str())
+    );
+
+    // Deletion and modification in one commit.
+    let h2 = forge
+        .commit(
+            repo,
+            "main",
+            &h1,
+            Some(&h1),
+            &changes(&[
+                ("conf/a.txt", None),
+                ("conf/deep/x/y.yaml", Some(b"y: 2\n")),
+            ]),
+            "conformance: delete and modify",
+        )
+        .unwrap();
+    assert_eq!(forge.read_file(repo, &h2, "conf/a.txt").unwrap(), None);
+    assert_eq!(
+        forge
+            .read_file(repo, &h2, "conf/deep/x/y.yaml")
+            .unwrap()
+            .as_deref(),
+        Some(&b"y: 2\n"[..])
+    );
+    assert_eq!(
+        forge.read_file(repo, &h1, "conf/a.txt").unwrap().as_deref(),
+        Some(text)
+    );
+
+    // A new branch needs `expected_head: None`, and only once.
+    let h3 = forge
+        .commit(
+            repo,
+            "conf-branch",
+            &h2,
+            None,
+            &changes(&[("conf/b.txt", Some(b"b\n"))]),
+            "conformance: branch",
+        )
+        .unwrap();
+    assert_eq!(
+        forge.branch_head(repo, "conf-branch").unwrap().as_deref(),
+        Some(h3.as_str())
+    );
+    let again = forge.commit(
+        repo,
+        "conf-branch",
+        &h2,
+        None,
+        &changes(&[("conf/c", Some(b"c"))]),
+        "again",
+    );
+    assert!(
+        matches!(again, Err(ForgeError::Conflict { .. })),
+        "branch exists: {again:?}"
+    );
+
+    // History between commits, oldest first.
+    let between = forge.commits_between(repo, &h0, &h2).unwrap();
+    let shas: Vec<&str> = between.iter().map(|c| c.sha.as_str()).collect();
+    assert_eq!(shas, [h1.as_str(), h2.as_str()]);
+    assert_eq!(between[1].message.trim(), "conformance: delete and modify");
+    let between = forge.commits_between(repo, "main", "conf-branch").unwrap();
+    assert_eq!(between.len(), 1);
+    assert_eq!(between[0].sha, h3);
+    assert!(forge.commits_between(repo, &h2, &h2).unwrap().is_empty());
+
+    // Force moves a bot branch anywhere, and creates it if missing.
+    forge.force_branch(repo, "conf-branch", &h0).unwrap();
+    assert_eq!(
+        forge.branch_head(repo, "conf-branch").unwrap().as_deref(),
+        Some(h0.as_str())
+    );
+    forge.force_branch(repo, "conf-new", &h1).unwrap();
+    assert_eq!(
+        forge.branch_head(repo, "conf-new").unwrap().as_deref(),
+        Some(h1.as_str())
+    );
+
+    // Annotated tags peel to their commit and are created once.
+    forge
+        .create_tag(repo, "conf-v1", &h1, "conformance tag")
+        .unwrap();
+    assert_eq!(
+        forge.tag_target(repo, "conf-v1").unwrap().as_deref(),
+        Some(h1.as_str())
+    );
+    let dup = forge.create_tag(repo, "conf-v1", &h1, "again");
+    assert!(
+        matches!(dup, Err(ForgeError::AlreadyExists { .. })),
+        "dup tag: {dup:?}"
+    );
+    let moved = forge.create_tag(repo, "conf-v1", &h2, "elsewhere");
+    assert!(
+        matches!(moved, Err(ForgeError::AlreadyExists { .. })),
+        "moved tag: {moved:?}"
+    );
+    assert_eq!(
+        forge.tag_target(repo, "conf-v1").unwrap().as_deref(),
+        Some(h1.as_str())
+    );
+}
+
+/// Draft → assets → publish, duplicates refused, deletion.
+pub fn releases(forge: &dyn Forge, repo: &RepoRef) {
+    let head = forge.branch_head(repo, "main").unwrap().unwrap();
+    if forge.tag_target(repo, "conf-r1").unwrap().is_none() {
+        forge
+            .create_tag(repo, "conf-r1", &head, "release tag")
+            .unwrap();
+    }
+    let mine = |f: &dyn Forge| {
+        f.list_releases(repo)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.tag.starts_with("conf-"))
+            .collect::<Vec<_>>()
+    };
+    assert!(mine(forge).is_empty(), "no conformance releases yet");
+    let draft = forge
+        .create_draft_release(repo, "conf-r1", "conf-r1", "notes\n")
+        .unwrap();
+    assert!(draft.draft);
+    assert_eq!(draft.tag, "conf-r1");
+    assert_eq!(draft.name.as_deref(), Some("conf-r1"));
+    assert!(draft.assets.is_empty());
+    let listed = mine(forge);
+    assert_eq!(listed.len(), 1);
+    assert!(
+        listed[0].draft && listed[0].id == draft.id,
+        "drafts are listed: {listed:?}"
+    );
+
+    let tarball: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+    let a = forge
+        .upload_asset(repo, draft.id, "conf-r1.tar.gz", &tarball)
+        .unwrap();
+    assert_eq!(a.name, "conf-r1.tar.gz");
+    assert_eq!(a.size, tarball.len() as u64);
+    let dup = forge.upload_asset(repo, draft.id, "conf-r1.tar.gz", b"other");
+    assert!(
+        matches!(dup, Err(ForgeError::AlreadyExists { .. })),
+        "dup asset: {dup:?}"
+    );
+    let sums = forge
+        .upload_asset(repo, draft.id, "SHA256SUMS", b"abc  conf-r1.tar.gz\n")
+        .unwrap();
+    assert_eq!(forge.download_asset(repo, draft.id, &a).unwrap(), tarball);
+    forge.delete_asset(repo, draft.id, sums.id).unwrap();
+    let after = mine(forge);
+    let names: Vec<&str> = after[0].assets.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["conf-r1.tar.gz"]);
+    forge
+        .upload_asset(repo, draft.id, "SHA256SUMS", b"def  conf-r1.tar.gz\n")
+        .expect("a deleted asset's name is free again");
+
+    let published = forge.publish_release(repo, draft.id).unwrap();
+    assert!(!published.draft);
+    assert_eq!(published.tag, "conf-r1");
+    let listed = mine(forge);
+    assert_eq!(listed.len(), 1);
+    assert!(!listed[0].draft);
+    let mut names: Vec<&str> = listed[0].assets.iter().map(|a| a.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["SHA256SUMS", "conf-r1.tar.gz"]);
+    assert_eq!(
+        forge.tag_target(repo, "conf-r1").unwrap().as_deref(),
+        Some(head.as_str())
+    );
+
+    // A second draft for the same tag can be created (as on GitHub) and deleted.
+    let extra = forge
+        .create_draft_release(repo, "conf-r1", "conf-r1", "duplicate draft")
+        .unwrap();
+    assert_ne!(extra.id, draft.id);
+    forge.delete_release(repo, extra.id).unwrap();
+    let listed = mine(forge);
+    assert_eq!(listed.len(), 1, "deleted draft is gone: {listed:?}");
+    assert_eq!(listed[0].id, draft.id);
+}
+
+/// Pull requests found by head branch, updated, closed; comments upserted once.
+pub fn pulls_and_comments(forge: &dyn Forge, repo: &RepoRef) {
+    let main = forge.branch_head(repo, "main").unwrap().unwrap();
+    forge
+        .commit(
+            repo,
+            "conf-pr",
+            &main,
+            None,
+            &changes(&[("conf/pr.txt", Some(b"pr\n"))]),
+            "conformance: pr",
+        )
+        .unwrap();
+    assert!(forge.find_pulls(repo, "conf-pr").unwrap().is_empty());
+    let pr = forge
+        .open_pull(repo, "conf-pr", "main", "Title 1", "Body 1")
+        .unwrap();
+    assert_eq!(pr.state, PullState::Open);
+    assert_eq!((pr.head.as_str(), pr.base.as_str()), ("conf-pr", "main"));
+    let dup = forge.open_pull(repo, "conf-pr", "main", "Title 1", "Body 1");
+    assert!(
+        matches!(dup, Err(ForgeError::AlreadyExists { .. })),
+        "dup pull: {dup:?}"
+    );
+    let found = forge.find_pulls(repo, "conf-pr").unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].number, pr.number);
+    assert!(
+        forge.find_pulls(repo, "conf-p").unwrap().is_empty(),
+        "head matches exactly"
+    );
+
+    forge
+        .update_pull(repo, pr.number, "Title 2", "Body 2")
+        .unwrap();
+    let found = forge.find_pulls(repo, "conf-pr").unwrap();
+    assert_eq!(
+        (found[0].title.as_str(), found[0].body.as_str()),
+        ("Title 2", "Body 2")
+    );
+
+    assert!(forge.list_comments(repo, pr.number).unwrap().is_empty());
+    let c1 = forge.create_comment(repo, pr.number, "first").unwrap();
+    let c2 = forge.create_comment(repo, pr.number, "second").unwrap();
+    forge.update_comment(repo, c1.id, "first, edited").unwrap();
+    let listed = forge.list_comments(repo, pr.number).unwrap();
+    let bodies: Vec<&str> = listed.iter().map(|c| c.body.as_str()).collect();
+    assert_eq!(bodies, ["first, edited", "second"], "oldest first");
+    assert_eq!(listed[1].id, c2.id);
+
+    let marker = "<!-- stackbot:conformance -->";
+    upsert_comment(forge, repo, pr.number, marker, "status: one").unwrap();
+    upsert_comment(forge, repo, pr.number, marker, "status: two").unwrap();
+    upsert_comment(forge, repo, pr.number, marker, "status: two").unwrap();
+    let marked: Vec<_> = forge
+        .list_comments(repo, pr.number)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.body.contains(marker))
+        .collect();
+    assert_eq!(marked.len(), 1, "one marked comment: {marked:?}");
+    assert!(marked[0].body.ends_with("status: two"));
+
+    forge.close_pull(repo, pr.number).unwrap();
+    let found = forge.find_pulls(repo, "conf-pr").unwrap();
+    assert_eq!(found[0].state, PullState::Closed);
+}
