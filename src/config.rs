@@ -741,6 +741,24 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
     };
     let stacks: BTreeSet<StackId> = c.stacks.iter().map(|s| s.id()).collect();
     let mut names = BTreeSet::new();
+    // One branch `stackbot/<provider>-<name>` per repository and stack: two tenants sharing
+    // both would push over each other's pull request.
+    let mut branches: BTreeMap<(String, String), String> = BTreeMap::new();
+    for t in &c.tenants {
+        for s in &t.stacks {
+            if let Some(other) = branches.insert((t.repository.clone(), s.clone()), t.name.clone())
+            {
+                return Err(err(
+                    &format!("name: {}", t.name),
+                    format!(
+                        "tenants `{other}` and `{}` both follow `{s}` in repository `{}`",
+                        t.name, t.repository
+                    ),
+                    "they would share one pull request branch; merge them into one tenant",
+                ));
+            }
+        }
+    }
     for t in &c.tenants {
         let at = format!("name: {}", t.name);
         if !names.insert(t.name.clone()) {
@@ -960,6 +978,15 @@ stacks:
             "{err}"
         );
         assert!(err.line.is_some(), "{err}");
+    }
+
+    #[test]
+    fn two_tenants_sharing_a_repository_and_stack_are_rejected() {
+        let text = tenant(
+            "    stacks: [openstack/scs2]\n  - name: acme2\n    repository: acme/gitops\n    files: [\"other/*.yaml\"]\n    stacks: [openstack/scs2]\n",
+        );
+        let err = parse_str(&text).unwrap_err();
+        assert!(err.to_string().contains("`acme` and `acme2`"), "{err}");
     }
 
     #[test]

@@ -16,4 +16,5 @@ pub mod package;
 pub mod render;
 pub mod report;
 pub mod resolve;
+pub mod tenants;
 pub mod upstream;

@@ -1,13 +1,167 @@
-//! `stackbot tenants` (being built).
+//! `stackbot tenants`: open or update one pull request per tenant repository and stack for
+//! the releases that exist on the forge.
 
-use super::Global;
-use crate::error::ExitStatus;
+use std::time::Duration;
 
-/// Placeholder arguments, replaced by the command's owner.
+use super::{Format, Global};
+use crate::config::{ForgeKind, Loaded};
+use crate::error::{ExitStatus, InvalidInput};
+use crate::forge::{Forge, RepoRef, local::LocalForge};
+use crate::tenants::{self, Options, Outcome, TenantReport};
+
+/// Arguments of `stackbot tenants`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Show what would change, with the unified diff of each tenant file; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Only this tenant (its `name` in stackbot.yaml).
+    #[arg(long, value_name = "NAME")]
+    pub tenant: Option<String>,
+    /// Only shard I of N (1-based; by a stable hash of the tenant name), for CI matrices.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Tenants processed at the same time.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub jobs: usize,
+}
 
-/// Not built yet.
-pub fn run(_a: &Args, _g: &Global) -> anyhow::Result<ExitStatus> {
-    anyhow::bail!("`stackbot tenants` is not built yet")
+/// Open the configured forge. The local forge is built here; other kinds come from their
+/// own modules once they exist.
+pub fn open_forge(loaded: &Loaded) -> anyhow::Result<Box<dyn Forge>> {
+    let c = &loaded.config.forge;
+    match c.kind {
+        ForgeKind::Local => {
+            let mut f = LocalForge::new(
+                loaded.resolve(&c.local.path),
+                &c.committer.name,
+                &c.committer.email,
+            );
+            for (repo, dir) in &c.local.seed {
+                let r = RepoRef::parse(repo).ok_or_else(|| {
+                    InvalidInput(format!(
+                        "{}: forge.local.seed key `{repo}` is not `owner/name`",
+                        loaded.path.display()
+                    ))
+                })?;
+                f = f.with_seed(r, loaded.resolve(dir));
+            }
+            Ok(Box::new(f))
+        }
+        ForgeKind::Github => anyhow::bail!(
+            "the GitHub forge is not available in this build yet; use `forge.kind: local`"
+        ),
+    }
+}
+
+/// Options for a forge: GitHub limits content-creating requests, so writes there are spaced.
+pub fn options_for(forge: &dyn Forge, a: &Args) -> anyhow::Result<Options> {
+    let shard = a
+        .shard
+        .as_deref()
+        .map(tenants::apply::parse_shard)
+        .transpose()
+        .map_err(InvalidInput)?;
+    Ok(Options {
+        dry_run: a.dry_run,
+        tenant: a.tenant.clone(),
+        shard,
+        concurrency: a.jobs.max(1),
+        write_interval: if forge.kind() == "github" {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        },
+    })
+}
+
+/// Run the command.
+pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
+    let loaded = crate::config::load(&g.config)?;
+    let forge = open_forge(&loaded)?;
+    let opts = options_for(forge.as_ref(), a)?;
+    let reports = tenants::run_tenants(forge.as_ref(), &loaded, &opts).map_err(|e| match e {
+        tenants::TenantsError::Config(m) => anyhow::Error::new(InvalidInput(m)),
+        other => anyhow::Error::new(other),
+    })?;
+    print_reports(&reports, g, a.dry_run)?;
+    Ok(status_of(&reports))
+}
+
+/// Exit 3 when some tenant failed; the others were processed.
+pub fn status_of(reports: &[TenantReport]) -> ExitStatus {
+    if reports.iter().any(|r| r.outcome == Outcome::Failed) {
+        ExitStatus::Partial
+    } else {
+        ExitStatus::Success
+    }
+}
+
+/// Print the per-tenant summary in the requested format.
+pub fn print_reports(reports: &[TenantReport], g: &Global, diffs: bool) -> anyhow::Result<()> {
+    match g.format {
+        Format::Json => {
+            println!("{}", serde_json::to_string_pretty(&reports)?);
+        }
+        Format::Text | Format::Markdown => {
+            let md = g.format == Format::Markdown;
+            if md {
+                println!("| tenant | repository | branch | action | outcome | files | note |");
+                println!("|---|---|---|---|---|---|---|");
+            }
+            for r in reports {
+                let outcome = match (&r.outcome, &r.error) {
+                    (Outcome::Failed, Some(e)) => format!("failed ({e})"),
+                    (o, _) => serde_json::to_value(o)?.as_str().unwrap_or("").to_string(),
+                };
+                let branch = r.branch.as_deref().unwrap_or("-");
+                let files = r.files.join(", ");
+                let note = r.note.as_deref().unwrap_or("");
+                if md {
+                    println!(
+                        "| {} | {} | {branch} | {} | {outcome} | {files} | {note} |",
+                        r.tenant, r.repository, r.action
+                    );
+                } else {
+                    println!(
+                        "{}\t{}\t{branch}\t{}\t{outcome}{}{}",
+                        r.tenant,
+                        r.repository,
+                        r.action,
+                        if files.is_empty() {
+                            String::new()
+                        } else {
+                            format!("\t{files}")
+                        },
+                        if note.is_empty() {
+                            String::new()
+                        } else {
+                            format!("\t({note})")
+                        },
+                    );
+                }
+                if diffs && !r.diff.is_empty() {
+                    if md {
+                        println!("\n```diff\n{}```\n", r.diff);
+                    } else {
+                        print!("{}", r.diff);
+                    }
+                }
+            }
+            if !g.quiet && !md {
+                let count = |o: Outcome| reports.iter().filter(|r| r.outcome == o).count();
+                eprintln!(
+                    "tenants: {} opened, {} updated, {} unchanged, {} closed, {} blocked, {} planned, {} failed",
+                    count(Outcome::Opened),
+                    count(Outcome::Updated),
+                    count(Outcome::Unchanged),
+                    count(Outcome::Closed),
+                    count(Outcome::Blocked),
+                    count(Outcome::Planned),
+                    count(Outcome::Failed)
+                );
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,462 @@
+//! The imperative shell of tenant propagation: observe each tenant repository, plan (pure,
+//! see `plan.rs`), then do only the difference. Tenants run concurrently under a bound and
+//! fail independently; writes are paced so a large fan-out stays inside GitHub's secondary
+//! rate limits.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::plan::{
+    self, Action, AvailableRelease, BranchState, Observed, TenantPlan, branch_name, commit_message,
+    match_globs,
+};
+use crate::config::{Config, TenantConfig};
+use crate::forge::{FileChanges, Forge, ForgeError, PullState, RepoRef, upsert_comment};
+use crate::model::{KubeVersion, Minor, ReleaseName, StackId};
+
+/// How a run behaves.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Plan only: no write request at all.
+    pub dry_run: bool,
+    /// Only this tenant.
+    pub tenant: Option<String>,
+    /// `(i, n)`, 1-based: only tenants whose name hashes into shard `i` of `n`.
+    pub shard: Option<(u32, u32)>,
+    /// Tenants processed at the same time.
+    pub concurrency: usize,
+    /// Minimum time between two write requests across all tenants.
+    pub write_interval: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            dry_run: false,
+            tenant: None,
+            shard: None,
+            concurrency: 8,
+            write_interval: Duration::ZERO,
+        }
+    }
+}
+
+/// What happened to one tenant stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Opened,
+    Updated,
+    Unchanged,
+    Closed,
+    /// Human commits on the bot branch: nothing pushed, a comment left.
+    Blocked,
+    /// Dry run: what would happen is in `action`.
+    Planned,
+    Failed,
+}
+
+/// One line of the summary: a tenant and stack (or a tenant that failed before its stacks).
+#[derive(Debug, Clone, Serialize)]
+pub struct TenantReport {
+    pub tenant: String,
+    pub repository: String,
+    pub branch: Option<String>,
+    pub stack: Option<String>,
+    /// Paths of the files the PR changes.
+    pub files: Vec<String>,
+    pub action: Action,
+    pub outcome: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pull: Option<u64>,
+    pub releases: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Unified diff of every changed file (shown by `--dry-run`).
+    #[serde(skip)]
+    pub diff: String,
+}
+
+impl TenantReport {
+    fn failed(t: &TenantConfig, reason: String) -> Self {
+        TenantReport {
+            tenant: t.name.clone(),
+            repository: t.repository.clone(),
+            branch: None,
+            stack: None,
+            files: Vec::new(),
+            action: Action::None,
+            outcome: Outcome::Failed,
+            pull: None,
+            releases: Vec::new(),
+            note: None,
+            error: Some(reason),
+            diff: String::new(),
+        }
+    }
+
+    fn from_plan(p: &TenantPlan, outcome: Outcome) -> Self {
+        TenantReport {
+            tenant: p.tenant.clone(),
+            repository: p.repository.clone(),
+            branch: Some(p.branch.clone()),
+            stack: Some(p.stack.to_string()),
+            files: p.files.iter().map(|f| f.path.clone()).collect(),
+            action: p.action,
+            outcome,
+            pull: p.pull,
+            releases: p.releases.clone(),
+            note: p.note.clone(),
+            error: None,
+            diff: p.files.iter().map(plan::unified_diff).collect(),
+        }
+    }
+}
+
+/// Whether a tenant belongs to shard `i` of `n` (1-based): a stable hash of its name, so the
+/// split does not move when tenants are added.
+pub fn in_shard(name: &str, i: u32, n: u32) -> bool {
+    use sha2::{Digest, Sha256};
+    let h = Sha256::digest(name.as_bytes());
+    let v = u64::from_be_bytes(h[..8].try_into().expect("8 bytes"));
+    (v % u64::from(n.max(1))) as u32 == i.saturating_sub(1)
+}
+
+/// Parse `I/N` (1 ≤ I ≤ N).
+pub fn parse_shard(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("`--shard {s}`: expected I/N with 1 ≤ I ≤ N, e.g. `--shard 2/4`");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u32, u32) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// The Kubernetes version of a release: `versions.kubernetes` of its `metadata.yaml`, else
+/// the first `vX.Y.Z` of the minor in its notes.
+pub fn kubernetes_of(
+    name: &ReleaseName,
+    metadata: Option<&[u8]>,
+    body: &str,
+) -> Option<KubeVersion> {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        versions: MetaVersions,
+    }
+    #[derive(serde::Deserialize)]
+    struct MetaVersions {
+        kubernetes: KubeVersion,
+    }
+    if let Some(m) = metadata.and_then(|b| yaml_serde::from_slice::<Meta>(b).ok()) {
+        return Some(m.versions.kubernetes);
+    }
+    let re = regex::Regex::new(r"v\d+\.\d+\.\d+").expect("valid regex");
+    re.find_iter(body)
+        .filter_map(|m| m.as_str().parse::<KubeVersion>().ok())
+        .find(|k| k.minor() == name.minor)
+}
+
+/// The published stable releases of `stacks` (newest per minor), with their Kubernetes versions.
+pub fn available_releases(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    stacks: &BTreeSet<StackId>,
+) -> Result<Vec<AvailableRelease>, ForgeError> {
+    let mut newest: BTreeMap<(StackId, Minor), (ReleaseName, crate::forge::ReleaseInfo)> =
+        BTreeMap::new();
+    for r in forge.list_releases(repo)? {
+        if r.draft {
+            continue;
+        }
+        let Ok(name) = ReleaseName::parse(&r.tag) else {
+            continue;
+        };
+        if !stacks.contains(&name.stack) || !name.version.is_stable() {
+            continue;
+        }
+        let key = (name.stack.clone(), name.minor);
+        if newest
+            .get(&key)
+            .is_none_or(|(n, _)| n.version.major < name.version.major)
+        {
+            newest.insert(key, (name, r));
+        }
+    }
+    let mut out = Vec::new();
+    for (name, r) in newest.into_values() {
+        let meta = match r.assets.iter().find(|a| a.name == "metadata.yaml") {
+            Some(a) => Some(forge.download_asset(repo, r.id, a)?),
+            None => None,
+        };
+        let Some(kubernetes) = kubernetes_of(&name, meta.as_deref(), &r.body) else {
+            tracing::warn!("release {name} names no Kubernetes version; skipped");
+            continue;
+        };
+        out.push(AvailableRelease {
+            name,
+            kubernetes,
+            html_url: r.html_url,
+            body: r.body,
+        });
+    }
+    Ok(out)
+}
+
+/// Read what the plan needs from one tenant repository: one `read_file` per matched file.
+pub fn observe(forge: &dyn Forge, t: &TenantConfig) -> Result<Observed, String> {
+    let repo = RepoRef::parse(&t.repository)
+        .ok_or_else(|| format!("repository `{}` is not `owner/name`", t.repository))?;
+    let e = |e: ForgeError| e.to_string();
+    forge.ensure_repo(&repo, &t.base_branch).map_err(e)?;
+    let base_head = forge
+        .branch_head(&repo, &t.base_branch)
+        .map_err(e)?
+        .ok_or_else(|| {
+            format!(
+                "{}: base branch `{}` does not exist",
+                t.repository, t.base_branch
+            )
+        })?;
+    let paths = forge.list_files(&repo, &base_head).map_err(e)?;
+    let read = |list: Vec<String>| -> Result<BTreeMap<String, Vec<u8>>, String> {
+        list.into_iter()
+            .map(|p| match forge.read_file(&repo, &base_head, &p) {
+                Ok(Some(b)) => Ok((p, b)),
+                Ok(None) => Err(format!("{}: `{p}` vanished while reading", t.repository)),
+                Err(err) => Err(err.to_string()),
+            })
+            .collect()
+    };
+    let in_repo = |m: String| format!("{}: {m}", t.repository);
+    let stack_files = read(match_globs(&t.files, &paths).map_err(in_repo)?)?;
+    let cluster_files = read(match_globs(&t.clusters, &paths).map_err(in_repo)?)?;
+    let mut branches = BTreeMap::new();
+    for s in &t.stacks {
+        let stack: StackId = s
+            .parse()
+            .map_err(|x: crate::model::ModelError| x.to_string())?;
+        let branch = branch_name(&stack);
+        let head = forge.branch_head(&repo, &branch).map_err(e)?;
+        let mut state = BranchState {
+            pull: forge
+                .find_pulls(&repo, &branch)
+                .map_err(e)?
+                .into_iter()
+                .next(),
+            ..BranchState::default()
+        };
+        if let Some(h) = &head {
+            state.commits = forge.commits_between(&repo, &base_head, h).map_err(e)?;
+            state.behind = !forge
+                .commits_between(&repo, h, &base_head)
+                .map_err(e)?
+                .is_empty();
+        }
+        state.head = head;
+        branches.insert(stack, state);
+    }
+    Ok(Observed {
+        base_head,
+        stack_files,
+        cluster_files,
+        branches,
+    })
+}
+
+/// Spaces write requests so bursts never exceed the forge's content-creation limits.
+struct Pacer {
+    interval: Duration,
+    next: Mutex<Instant>,
+}
+
+impl Pacer {
+    fn wait(&self) {
+        if self.interval.is_zero() {
+            return;
+        }
+        let at = {
+            let mut next = self.next.lock().expect("pacer lock");
+            let at = (*next).max(Instant::now());
+            *next = at + self.interval;
+            at
+        };
+        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+    }
+}
+
+const HUMAN_MARKER: &str = "<!-- stackbot:human-commits -->";
+const CLOSE_MARKER: &str = "<!-- stackbot:closed-up-to-date -->";
+
+fn execute(forge: &dyn Forge, p: &TenantPlan, pacer: &Pacer) -> Result<Outcome, ForgeError> {
+    let repo = RepoRef::parse(&p.repository).expect("checked by observe");
+    if !p.human_commits.is_empty() {
+        if let Some(n) = p.pull {
+            let body = format!(
+                "stackbot did not update this pull request: `{}` has commits by someone else ({}), and the bot never force-pushes over them.\n\nTo let the bot take over again, close this pull request and delete the branch; it will open a fresh one with: {}.",
+                p.branch,
+                p.human_commits
+                    .iter()
+                    .map(|s| format!("`{}`", &s[..s.len().min(12)]))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                p.releases.join(", ")
+            );
+            let comments = forge.list_comments(&repo, n)?;
+            let full = format!("{HUMAN_MARKER}\n{body}");
+            if !comments.iter().any(|c| c.body == full) {
+                pacer.wait();
+                upsert_comment(forge, &repo, n, HUMAN_MARKER, &body)?;
+            }
+        }
+        return Ok(Outcome::Blocked);
+    }
+    if p.push {
+        let changes: FileChanges = p
+            .files
+            .iter()
+            .map(|f| (f.path.clone(), Some(f.after.clone())))
+            .collect();
+        pacer.wait();
+        forge.commit(
+            &repo,
+            &p.branch,
+            &p.base_head,
+            p.branch_head.as_deref(),
+            &changes,
+            &commit_message(p),
+        )?;
+    }
+    match p.action {
+        Action::None => Ok(Outcome::Unchanged),
+        Action::Open => {
+            pacer.wait();
+            forge.open_pull(&repo, &p.branch, &p.base_branch, &p.title, &p.body)?;
+            Ok(Outcome::Opened)
+        }
+        Action::Update => {
+            let n = p.pull.expect("update has a pull request");
+            if p.pull_stale {
+                pacer.wait();
+                forge.update_pull(&repo, n, &p.title, &p.body)?;
+            }
+            Ok(Outcome::Updated)
+        }
+        Action::Close => {
+            let n = p.pull.expect("close has a pull request");
+            pacer.wait();
+            upsert_comment(
+                forge,
+                &repo,
+                n,
+                CLOSE_MARKER,
+                "The tenant repository already uses the newest releases, so this pull request is no longer needed. Closing it.",
+            )?;
+            pacer.wait();
+            forge.close_pull(&repo, n)?;
+            Ok(Outcome::Closed)
+        }
+    }
+}
+
+fn selected<'a>(config: &'a Config, opts: &Options) -> Result<Vec<&'a TenantConfig>, String> {
+    if let Some(name) = &opts.tenant
+        && !config.tenants.iter().any(|t| &t.name == name)
+    {
+        return Err(format!("no tenant named `{name}` in the configuration"));
+    }
+    Ok(config
+        .tenants
+        .iter()
+        .filter(|t| opts.tenant.as_ref().is_none_or(|n| n == &t.name))
+        .filter(|t| opts.shard.is_none_or(|(i, n)| in_shard(&t.name, i, n)))
+        .collect())
+}
+
+fn one_tenant(
+    forge: &dyn Forge,
+    t: &TenantConfig,
+    releases: &[AvailableRelease],
+    bot_email: &str,
+    opts: &Options,
+    pacer: &Pacer,
+) -> Vec<TenantReport> {
+    let observed = match observe(forge, t) {
+        Ok(o) => o,
+        Err(e) => return vec![TenantReport::failed(t, e)],
+    };
+    let plans = match plan::plan_tenant(t, releases, &observed, bot_email) {
+        Ok(p) => p,
+        Err(e) => return vec![TenantReport::failed(t, e.to_string())],
+    };
+    plans
+        .iter()
+        .map(|p| {
+            if opts.dry_run {
+                return TenantReport::from_plan(p, Outcome::Planned);
+            }
+            match execute(forge, p, pacer) {
+                Ok(o) => TenantReport::from_plan(p, o),
+                Err(e) => {
+                    let mut r = TenantReport::from_plan(p, Outcome::Failed);
+                    r.error = Some(e.to_string());
+                    r
+                }
+            }
+        })
+        .collect()
+}
+
+/// Propagate `releases` to every selected tenant, concurrently. Never fails as a whole: each
+/// tenant's failure is in its report. With `dry_run`, nothing is written.
+pub fn propagate(
+    forge: &dyn Forge,
+    config: &Config,
+    releases: &[AvailableRelease],
+    opts: &Options,
+) -> Result<Vec<TenantReport>, String> {
+    let tenants = selected(config, opts)?;
+    let pacer = Pacer {
+        interval: opts.write_interval,
+        next: Mutex::new(Instant::now()),
+    };
+    let bot = &config.forge.committer.email;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Vec<TenantReport>)>> = Mutex::new(Vec::new());
+    let workers = opts.concurrency.clamp(1, tenants.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(t) = tenants.get(i) else { break };
+                    let r = one_tenant(forge, t, releases, bot, opts, &pacer);
+                    results.lock().expect("results lock").push((i, r));
+                }
+            });
+        }
+    });
+    let mut all = results.into_inner().expect("results lock");
+    all.sort_by_key(|(i, _)| *i);
+    Ok(all.into_iter().flat_map(|(_, r)| r).collect())
+}
+
+/// The stacks any tenant follows.
+pub fn followed_stacks(config: &Config) -> BTreeSet<StackId> {
+    config
+        .tenants
+        .iter()
+        .flat_map(|t| t.stacks.iter().filter_map(|s| s.parse().ok()))
+        .collect()
+}
+
+/// Whether a pull request is open (for reports).
+pub fn is_open(p: &crate::forge::PullInfo) -> bool {
+    p.state == PullState::Open
+}

@@ -1,0 +1,604 @@
+//! What each tenant should get, decided purely from the configuration, the releases on the
+//! forge and what was observed in the tenant repository. No I/O here, so `--dry-run` and
+//! `plan --format json` show exactly what `apply` will do.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::edit::{Edit, EditError, TenantFile};
+use crate::config::{PolicyAction, TenantConfig};
+use crate::forge::{CommitInfo, PullInfo};
+use crate::model::{KubeVersion, Minor, ReleaseName, StackId, StackVersion};
+
+/// A release that exists on the forge, with what a tenant PR needs to say about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AvailableRelease {
+    pub name: ReleaseName,
+    /// `versions.kubernetes` of its `metadata.yaml`: what a `Cluster` must run.
+    pub kubernetes: KubeVersion,
+    pub html_url: String,
+    /// The release notes (components, image sha256), quoted in the PR body.
+    pub body: String,
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEdit {
+    pub path: String,
+    pub before: Vec<u8>,
+    pub after: Vec<u8>,
+}
+
+/// What happens to the tenant's pull request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Open,
+    Update,
+    Close,
+    None,
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Action::Open => "open",
+            Action::Update => "update",
+            Action::Close => "close",
+            Action::None => "none",
+        })
+    }
+}
+
+/// The state of one tenant branch as observed on the forge.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BranchState {
+    /// Head of `stackbot/<provider>-<name>`, if the branch exists.
+    pub head: Option<String>,
+    /// Commits on the branch that the base does not have (oldest first).
+    pub commits: Vec<CommitInfo>,
+    /// Whether the base has commits the branch lacks.
+    pub behind: bool,
+    /// The newest pull request of the branch, any state.
+    pub pull: Option<PullInfo>,
+}
+
+/// Everything observed in one tenant repository.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    pub base_head: String,
+    /// Files matched by `files` globs at the base head.
+    pub stack_files: BTreeMap<String, Vec<u8>>,
+    /// Files matched by `clusters` globs at the base head.
+    pub cluster_files: BTreeMap<String, Vec<u8>>,
+    /// Per followed stack.
+    pub branches: BTreeMap<StackId, BranchState>,
+}
+
+/// The plan for one tenant and stack.
+#[derive(Debug, Clone)]
+pub struct TenantPlan {
+    pub tenant: String,
+    pub repository: String,
+    pub stack: StackId,
+    pub base_branch: String,
+    pub base_head: String,
+    pub branch: String,
+    pub files: Vec<FileEdit>,
+    pub action: Action,
+    /// A new commit must be pushed to the branch.
+    pub push: bool,
+    /// The branch head the push must replace (compare-and-swap).
+    pub branch_head: Option<String>,
+    /// The pull request to update or close.
+    pub pull: Option<u64>,
+    /// The open pull request's title or body differs from `title`/`body`.
+    pub pull_stale: bool,
+    pub title: String,
+    pub body: String,
+    /// Identifies the desired content; carried in commit messages and PR bodies.
+    pub content_id: String,
+    /// Commits by someone other than the bot on the branch: the bot leaves the PR alone.
+    pub human_commits: Vec<String>,
+    /// Releases this PR proposes.
+    pub releases: Vec<String>,
+    /// Why the action is what it is, for reports.
+    pub note: Option<String>,
+}
+
+/// The branch of a tenant stack PR.
+pub fn branch_name(stack: &StackId) -> String {
+    format!("stackbot/{}-{}", stack.provider, stack.name)
+}
+
+/// GitHub rejects PR bodies of 65,536 characters or more.
+pub const BODY_LIMIT: usize = 65_000;
+
+fn marker(stack: &StackId, content: &str) -> String {
+    format!("<!-- stackbot:tenant {stack} content={content} -->")
+}
+
+/// The newest stable release per minor of `stack`.
+pub fn latest_per_minor<'a>(
+    stack: &StackId,
+    releases: &'a [AvailableRelease],
+) -> BTreeMap<Minor, &'a AvailableRelease> {
+    let mut out: BTreeMap<Minor, &AvailableRelease> = BTreeMap::new();
+    for r in releases
+        .iter()
+        .filter(|r| &r.name.stack == stack && r.name.version.is_stable())
+    {
+        let e = out.entry(r.name.minor).or_insert(r);
+        if r.name.version.major > e.name.version.major {
+            *e = r;
+        }
+    }
+    out
+}
+
+fn stable_major(v: &str) -> Option<u64> {
+    StackVersion::parse_dot(v)
+        .ok()
+        .filter(StackVersion::is_stable)
+        .map(|v| v.major)
+}
+
+/// `list` plus `new`, then the oldest dropped until `keep` remain (order otherwise kept).
+pub fn next_versions(list: &[String], new: &str, keep: usize) -> Vec<String> {
+    let mut out: Vec<String> = list.to_vec();
+    out.push(new.to_string());
+    while out.len() > keep.max(1) {
+        // Oldest: non-stable entries first, then the lowest stable major; first one on ties.
+        let (i, _) = out
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, v)| (stable_major(v).map_or((0, 0), |m| (1, m)), *i))
+            .expect("not empty");
+        out.remove(i);
+    }
+    out
+}
+
+/// The edits one tenant stack needs, per file, and the releases they bring in.
+#[derive(Debug, Default)]
+struct Desired {
+    edits: BTreeMap<String, Vec<Edit>>,
+    releases: Vec<String>,
+    changes: Vec<String>,
+}
+
+fn desired(
+    t: &TenantConfig,
+    stack: &StackId,
+    latest: &BTreeMap<Minor, &AvailableRelease>,
+    stack_files: &[TenantFile],
+    cluster_files: &[TenantFile],
+) -> Result<Desired, EditError> {
+    let mut d = Desired::default();
+    let mut docs = Vec::new();
+    for f in stack_files {
+        for doc in f.cluster_stacks(stack)? {
+            if doc.channel == "stable" {
+                docs.push((f, doc));
+            }
+        }
+    }
+    if docs.is_empty() {
+        return Err(EditError {
+            file: t.files.join(", "),
+            line: None,
+            message: format!(
+                "no ClusterStack resource of {stack} (channel stable) found; check `files` of tenant `{}`",
+                t.name
+            ),
+        });
+    }
+    let keep = t.policy.keep as usize;
+    let note_release = |d: &mut Desired, r: &AvailableRelease, change: String| {
+        let n = r.name.to_string();
+        if !d.releases.contains(&n) {
+            d.releases.push(n);
+        }
+        d.changes.push(change);
+    };
+    if t.policy.patch == PolicyAction::PullRequest {
+        for (f, doc) in &docs {
+            let Some(r) = latest.get(&doc.minor) else {
+                continue;
+            };
+            let new = r.name.version.dot();
+            let Some(list) = &doc.versions else {
+                if !doc.auto_subscribe {
+                    d.edits
+                        .entry(f.path.clone())
+                        .or_default()
+                        .push(Edit::SetVersions {
+                            doc: doc.doc,
+                            versions: vec![new.clone()],
+                        });
+                    note_release(
+                        &mut d,
+                        r,
+                        format!("`{}` line {}: {} add {new}", f.path, doc.line, doc.minor),
+                    );
+                }
+                continue;
+            };
+            let current = list.iter().filter_map(|v| stable_major(v)).max();
+            if current.is_some_and(|c| c >= r.name.version.major) {
+                continue;
+            }
+            let versions = next_versions(list, &new, keep);
+            note_release(
+                &mut d,
+                r,
+                format!(
+                    "`{}` line {}: {} `[{}]` → `[{}]`",
+                    f.path,
+                    doc.line,
+                    doc.minor,
+                    list.join(", "),
+                    versions.join(", ")
+                ),
+            );
+            d.edits
+                .entry(f.path.clone())
+                .or_default()
+                .push(Edit::SetVersions {
+                    doc: doc.doc,
+                    versions,
+                });
+        }
+    }
+    if t.policy.minor == PolicyAction::PullRequest {
+        let top = docs.iter().map(|(_, d)| d.minor).max().expect("not empty");
+        for (f, doc) in docs.iter().filter(|(_, d)| d.minor == top) {
+            for (m, r) in latest.range(top..).filter(|(m, _)| **m > top) {
+                let versions = doc.versions.as_ref().map(|_| vec![r.name.version.dot()]);
+                note_release(
+                    &mut d,
+                    r,
+                    format!(
+                        "`{}`: new ClusterStack for {m} after line {}",
+                        f.path, doc.line
+                    ),
+                );
+                d.edits
+                    .entry(f.path.clone())
+                    .or_default()
+                    .push(Edit::AddMinor {
+                        after_doc: doc.doc,
+                        from: top,
+                        minor: *m,
+                        versions: versions.unwrap_or_default(),
+                    });
+            }
+        }
+    }
+    if t.policy.patch == PolicyAction::PullRequest {
+        for f in cluster_files {
+            for c in f.clusters() {
+                let Ok(cur) = ReleaseName::parse(&c.class.replacen('.', "-", 1)) else {
+                    continue;
+                };
+                if &cur.stack != stack || !cur.version.is_stable() {
+                    continue;
+                }
+                let Some(r) = latest.get(&cur.minor) else {
+                    continue;
+                };
+                if r.name.version.major <= cur.version.major {
+                    continue;
+                }
+                let class = format!("{}-{}", r.name.prefix(), r.name.version.dot());
+                let version = r.kubernetes.to_string();
+                note_release(
+                    &mut d,
+                    r,
+                    format!(
+                        "`{}` line {}: Cluster `{}` → `{class}` ({version})",
+                        f.path, c.line, c.class
+                    ),
+                );
+                d.edits
+                    .entry(f.path.clone())
+                    .or_default()
+                    .push(Edit::BumpCluster {
+                        doc: c.doc,
+                        class,
+                        version,
+                    });
+            }
+        }
+    }
+    Ok(d)
+}
+
+/// Identity of the desired content: the same edits give the same id on every run.
+pub fn content_id(stack: &StackId, files: &[FileEdit]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(stack.to_string());
+    for f in files {
+        h.update([0]);
+        h.update(&f.path);
+        h.update([0]);
+        h.update(&f.after);
+    }
+    hex::encode(&h.finalize()[..8])
+}
+
+/// Unified diff of one file, for `--dry-run` and PR bodies.
+pub fn unified_diff(f: &FileEdit) -> String {
+    let a = String::from_utf8_lossy(&f.before);
+    let b = String::from_utf8_lossy(&f.after);
+    similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{}", f.path), &format!("b/{}", f.path))
+        .to_string()
+}
+
+fn title(stack: &StackId, releases: &[String]) -> String {
+    format!("Update ClusterStack {stack} to {}", releases.join(", "))
+}
+
+fn body(
+    t: &TenantConfig,
+    stack: &StackId,
+    id: &str,
+    d: &Desired,
+    releases: &[&AvailableRelease],
+    files: &[FileEdit],
+) -> String {
+    let mut head = format!(
+        "{}\nThis pull request makes the `ClusterStack` resources of tenant `{}` use the newest releases of the cluster stack `{stack}`.\n\n| Release | Kubernetes |\n|---|---|\n",
+        marker(stack, id),
+        t.name
+    );
+    for r in releases {
+        head.push_str(&format!(
+            "| [{}]({}) | {} |\n",
+            r.name, r.html_url, r.kubernetes
+        ));
+    }
+    head.push_str("\n**Changes**\n\n");
+    for c in &d.changes {
+        head.push_str(&format!("- {c}\n"));
+    }
+    let mut notes = String::new();
+    for r in releases {
+        notes.push_str(&format!(
+            "\n<details><summary>Release notes of {}</summary>\n\n{}\n\n</details>\n",
+            r.name,
+            r.body.trim()
+        ));
+    }
+    let mut diff = String::from("\n**Diff**\n\n```diff\n");
+    for f in files {
+        diff.push_str(&unified_diff(f));
+    }
+    diff.push_str("```\n");
+    let trailer = "\n---\nOpened by stackbot. Commits pushed to this branch by anyone else stop the bot from updating it.\n";
+    let note = "\n_(truncated to stay under GitHub's 65,536-character limit; see the branch for everything)_\n";
+    let fixed = head.len() + trailer.len() + note.len();
+    let mut out = head;
+    let mut room = BODY_LIMIT.saturating_sub(fixed);
+    let mut truncated = false;
+    for part in [notes, diff] {
+        if part.len() <= room {
+            room -= part.len();
+            out.push_str(&part);
+        } else {
+            let mut cut = room;
+            while !part.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.push_str(&part[..cut]);
+            if part.contains("```diff") && cut > 0 {
+                out.push_str("\n```\n");
+            }
+            room = 0;
+            truncated = true;
+        }
+    }
+    if truncated {
+        out.push_str(note);
+    }
+    out.push_str(trailer);
+    out
+}
+
+/// Whether a commit was made by the bot.
+pub fn is_bot(c: &CommitInfo, bot_email: &str) -> bool {
+    c.author_email.eq_ignore_ascii_case(bot_email)
+}
+
+/// Plan one tenant: one [`TenantPlan`] per followed stack. A bad file fails the whole tenant
+/// (a partial PR would be worse than none).
+pub fn plan_tenant(
+    t: &TenantConfig,
+    releases: &[AvailableRelease],
+    observed: &Observed,
+    bot_email: &str,
+) -> Result<Vec<TenantPlan>, EditError> {
+    let parse = |m: &BTreeMap<String, Vec<u8>>| {
+        m.iter()
+            .map(|(p, b)| TenantFile::parse(p, b))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let stack_files = parse(&observed.stack_files)?;
+    let cluster_files = parse(&observed.cluster_files)?;
+    let mut out = Vec::new();
+    for s in &t.stacks {
+        let stack: StackId = s.parse().map_err(|e| EditError {
+            file: "stackbot.yaml".into(),
+            line: None,
+            message: format!("tenant `{}`: {e}", t.name),
+        })?;
+        let latest = latest_per_minor(&stack, releases);
+        let d = desired(t, &stack, &latest, &stack_files, &cluster_files)?;
+        let mut files = Vec::new();
+        for f in stack_files.iter().chain(&cluster_files) {
+            if let Some(edits) = d.edits.get(&f.path) {
+                let after = f.apply(edits)?;
+                if after != f.text {
+                    files.push(FileEdit {
+                        path: f.path.clone(),
+                        before: f.text.clone().into_bytes(),
+                        after: after.into_bytes(),
+                    });
+                }
+            }
+        }
+        let id = content_id(&stack, &files);
+        let used: Vec<&AvailableRelease> = latest
+            .values()
+            .filter(|r| d.releases.contains(&r.name.to_string()))
+            .copied()
+            .collect();
+        let release_names: Vec<String> = used.iter().map(|r| r.name.to_string()).collect();
+        let title = title(&stack, &release_names);
+        let body = body(t, &stack, &id, &d, &used, &files);
+        let state = observed.branches.get(&stack).cloned().unwrap_or_default();
+        out.push(decide(
+            t,
+            stack,
+            observed,
+            state,
+            files,
+            DesiredPr {
+                id,
+                title,
+                body,
+                releases: release_names,
+            },
+            bot_email,
+        ));
+    }
+    Ok(out)
+}
+
+struct DesiredPr {
+    id: String,
+    title: String,
+    body: String,
+    releases: Vec<String>,
+}
+
+fn decide(
+    t: &TenantConfig,
+    stack: StackId,
+    observed: &Observed,
+    state: BranchState,
+    files: Vec<FileEdit>,
+    pr: DesiredPr,
+    bot_email: &str,
+) -> TenantPlan {
+    let open = state
+        .pull
+        .as_ref()
+        .filter(|p| p.state == crate::forge::PullState::Open);
+    let human: Vec<String> = state
+        .commits
+        .iter()
+        .filter(|c| !is_bot(c, bot_email))
+        .map(|c| c.sha.clone())
+        .collect();
+    let trailer = format!("Stackbot-Content: {}", pr.id);
+    let current = state.head.is_some()
+        && !state.behind
+        && state
+            .commits
+            .last()
+            .is_some_and(|c| c.message.contains(&trailer));
+    let (action, push, note) = if files.is_empty() {
+        match open {
+            Some(_) => (
+                Action::Close,
+                false,
+                Some("tenant is already up to date".into()),
+            ),
+            None => (Action::None, false, Some("up to date".into())),
+        }
+    } else if !human.is_empty() {
+        (
+            Action::None,
+            false,
+            Some(format!(
+                "{} has commits by someone else; left alone",
+                branch_name(&stack)
+            )),
+        )
+    } else {
+        match open {
+            Some(p) if current && p.title == pr.title && p.body == pr.body => {
+                (Action::None, false, Some("pull request is current".into()))
+            }
+            Some(_) => (Action::Update, !current, None),
+            None => match &state.pull {
+                Some(p)
+                    if p.state == crate::forge::PullState::Closed
+                        && current
+                        && p.body.contains(&marker(&stack, &pr.id)) =>
+                {
+                    (
+                        Action::None,
+                        false,
+                        Some(format!(
+                            "pull request #{} was closed by a human; not reopened",
+                            p.number
+                        )),
+                    )
+                }
+                _ => (Action::Open, !current, None),
+            },
+        }
+    };
+    TenantPlan {
+        tenant: t.name.clone(),
+        repository: t.repository.clone(),
+        branch: branch_name(&stack),
+        stack,
+        base_branch: t.base_branch.clone(),
+        base_head: observed.base_head.clone(),
+        files,
+        action,
+        push,
+        branch_head: state.head.clone(),
+        pull: open.map(|p| p.number),
+        pull_stale: open.is_some_and(|p| p.title != pr.title || p.body != pr.body),
+        title: pr.title,
+        body: pr.body,
+        content_id: pr.id,
+        human_commits: human,
+        releases: pr.releases,
+        note,
+    }
+}
+
+/// The commit message of a tenant branch commit; the trailer lets a re-run see that the
+/// branch already holds this exact content without reading its files.
+pub fn commit_message(p: &TenantPlan) -> String {
+    format!("{}\n\nStackbot-Content: {}\n", p.title, p.content_id)
+}
+
+/// Files (and clusters) patterns matched against the paths of a repository. Literal paths
+/// must exist, and every pattern must match something.
+pub fn match_globs(patterns: &[String], paths: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for p in patterns {
+        let m = globset::Glob::new(p)
+            .map_err(|e| format!("bad glob `{p}`: {e}"))?
+            .compile_matcher();
+        let hits: Vec<&String> = paths.iter().filter(|x| m.is_match(x.as_str())).collect();
+        if hits.is_empty() {
+            return Err(format!("`{p}` matches no file in the repository"));
+        }
+        out.extend(hits.into_iter().cloned());
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
