@@ -7,16 +7,22 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod addon;
 pub mod archive;
+pub mod chart;
 pub mod csctl;
 pub mod dirhash;
+pub mod helmyaml;
 pub mod metadata;
+pub mod release;
 pub mod template;
 pub mod tree;
+pub mod validate;
 pub mod versions;
 
 pub use dirhash::{ReleaseHashes, hashes};
 pub use metadata::{Metadata, VersionSelection, Versions};
+pub use release::{Release, package, write_release};
 pub use tree::read_stack_dir;
 
 /// Why a stack could not be hashed or packaged. `Invalid` is the user's to fix (exit 2) and

@@ -1,0 +1,338 @@
+//! The whole release: [`package`] (pure) and [`write_release`] (the one writer).
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::{
+    PackageError, ReleaseHashes, VersionSelection, Versions, addon, chart, csctl, hashes,
+    metadata::Metadata, template, tree,
+};
+use crate::model::{FileTree, KubeVersion, ReleaseName, StackVersion};
+
+/// A packaged release: the flat directory csctl would write, plus `SHA256SUMS`.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub name: ReleaseName,
+    pub kubernetes: KubeVersion,
+    pub hashes: ReleaseHashes,
+    pub metadata: Metadata,
+    /// Asset file name → bytes, including `SHA256SUMS`.
+    pub files: FileTree,
+}
+
+/// Name of the checksum file we add (csctl has none): `<hex>  <name>\n`, sorted by name,
+/// in `sha256sum -c` format.
+pub const SHA256SUMS: &str = "SHA256SUMS";
+
+/// Package a stack tree (the csctl stack directory's files). Pure: no I/O.
+///
+/// Order follows csctl `create`: validate csctl.yaml, hash the un-templated source, choose
+/// versions, template every file with `<< .X >>`, set chart versions, package. Adds the
+/// checks csctl lacks (chart name, stage directories, Helm-valid versions, `-` in names).
+pub fn package(tree: &FileTree, sel: &VersionSelection) -> Result<Release, PackageError> {
+    tree::check_tree(tree)?;
+    let Some(cfg_bytes) = tree.get("csctl.yaml") else {
+        return Err(PackageError::invalid(
+            "csctl.yaml",
+            "is missing: a stack directory needs csctl.yaml at its root",
+        ));
+    };
+    let cfg = csctl::parse(cfg_bytes)?;
+    let hashes = hashes(tree);
+    let versions = match sel {
+        VersionSelection::Hash => Versions::all(StackVersion::hash_mode(&hashes.cluster_stack)),
+        VersionSelection::Explicit(v) => v.clone(),
+    };
+    let name = ReleaseName {
+        stack: cfg.stack.clone(),
+        minor: cfg.kubernetes.minor(),
+        version: versions.cluster_stack.clone(),
+    };
+    let prefix = name.prefix();
+    for (what, v) in [
+        ("clusterStack", &versions.cluster_stack),
+        ("clusterAddon", &versions.cluster_addon),
+        ("nodeImage", &versions.node_image),
+    ] {
+        // CSO parses every version back with version.New; a malformed one breaks it.
+        StackVersion::parse_dot(&v.dot()).map_err(|e| {
+            PackageError::invalid("(version selection)", format!("{what} version: {e}"))
+        })?;
+    }
+
+    // Template every file exactly as csctl does (so errors surface in any file).
+    let vals = template::values(&versions);
+    let mut templated = FileTree::new();
+    for (p, bytes) in tree {
+        templated.insert(p.clone(), template::render(p, bytes, &vals)?);
+    }
+
+    let mut files = FileTree::new();
+
+    // Cluster class.
+    let cc = addon::subtree(&templated, "cluster-class");
+    let cc_file = "cluster-class/Chart.yaml";
+    let Some(cc_chart) = cc.get("Chart.yaml") else {
+        return Err(PackageError::invalid(
+            cc_file,
+            "is missing: the stack needs a cluster-class/ Helm chart",
+        ));
+    };
+    let expected = name.cluster_class_chart();
+    let found = chart::chart_name(cc_chart, cc_file)?;
+    if found != expected {
+        return Err(PackageError::field(
+            cc_file,
+            "name",
+            format!(
+                "is `{found}`, expected `{expected}` (`<provider>-<name>-<major>-<minor>-cluster-class` from csctl.yaml; CSO cannot find the class otherwise): set `name: {expected}`"
+            ),
+        ));
+    }
+    let cc_pkg = chart::helm_package(&cc, "cluster-class", &versions.cluster_stack.dot())?;
+    files.insert(cc_pkg.file_name, cc_pkg.tgz);
+
+    // Cluster addon.
+    let ca = addon::subtree(&templated, "cluster-addon");
+    if ca.is_empty() {
+        return Err(PackageError::invalid(
+            "cluster-addon",
+            "is missing or empty: CSO requires a cluster-addon asset",
+        ));
+    }
+    let ca_version = versions.cluster_addon.dot();
+    if let Some(ca_yaml) = tree.get("clusteraddon.yaml") {
+        let stages = addon::stage_names(ca_yaml)?;
+        let tgz = addon::multi_stage_tgz(&ca, &stages)?;
+        files.insert(format!("{prefix}-cluster-addon-{ca_version}.tgz"), tgz);
+        files.insert("clusteraddon.yaml".into(), ca_yaml.clone());
+    } else {
+        let pkg = addon::single_chart(&ca, &format!("{prefix}-cluster-addon"), &ca_version)?;
+        files.insert(pkg.file_name, pkg.tgz);
+        let Some(values) = templated.get("cluster-addon-values.yaml") else {
+            return Err(PackageError::invalid(
+                "cluster-addon-values.yaml",
+                "is missing: without clusteraddon.yaml, csctl releases carry cluster-addon-values.yaml",
+            ));
+        };
+        files.insert("cluster-addon-values.yaml".into(), values.clone());
+    }
+
+    // Node images (the OpenStack plugin's `get`: a verbatim copy).
+    if let Some(ni) = tree.get("node-images/config.yaml") {
+        files.insert("node-images.yaml".into(), ni.clone());
+    }
+
+    let metadata = Metadata {
+        versions,
+        kubernetes: cfg.kubernetes,
+    };
+    files.insert("metadata.yaml".into(), metadata.to_yaml().into_bytes());
+    files.insert("hashes.json".into(), hashes.to_json().into_bytes());
+    let sums: String = files
+        .iter()
+        .map(|(n, b)| format!("{}  {n}\n", hex::encode(Sha256::digest(b))))
+        .collect();
+    files.insert(SHA256SUMS.into(), sums.into_bytes());
+
+    Ok(Release {
+        name,
+        kubernetes: cfg.kubernetes,
+        hashes,
+        metadata,
+        files,
+    })
+}
+
+/// Write `<out>/<release-name>/` atomically: files go to a hidden temp dir beside it, which
+/// is renamed into place only when complete. An existing release dir with identical
+/// content is left untouched (re-running is a no-op); one with different content is
+/// replaced. On error nothing but a removed temp dir is left behind.
+pub fn write_release(release: &Release, out: &Path) -> io::Result<PathBuf> {
+    fs::create_dir_all(out)?;
+    let dir_name = release.name.to_string();
+    let target = out.join(&dir_name);
+    if target.is_dir() && same_content(&target, &release.files)? {
+        return Ok(target);
+    }
+    let tmp = out.join(format!(
+        ".{dir_name}.tmp-{}-{}",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    let result = (|| {
+        fs::create_dir(&tmp)?;
+        for (name, bytes) in &release.files {
+            fs::write(tmp.join(name), bytes)?;
+        }
+        if target.exists() {
+            let old = out.join(format!(".{dir_name}.old-{}", fastrand::u64(..)));
+            fs::rename(&target, &old)?;
+            fs::rename(&tmp, &target)?;
+            fs::remove_dir_all(&old)?;
+        } else {
+            fs::rename(&tmp, &target)?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    result.map(|()| target)
+}
+
+fn same_content(dir: &Path, files: &FileTree) -> io::Result<bool> {
+    let mut names = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        if !e.file_type()?.is_file() {
+            return Ok(false);
+        }
+        names.push(e.file_name().to_string_lossy().into_owned());
+    }
+    names.sort();
+    if !names.iter().eq(files.keys()) {
+        return Ok(false);
+    }
+    for (n, b) in files {
+        if fs::read(dir.join(n))? != *b {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stack() -> FileTree {
+        let files: &[(&str, &str)] = &[
+            (
+                "csctl.yaml",
+                "apiVersion: csctl.clusterstack.x-k8s.io/v1alpha1\nconfig:\n  kubernetesVersion: v1.34.7\n  clusterStackName: scs2\n  provider:\n    type: openstack\n",
+            ),
+            (
+                "clusteraddon.yaml",
+                "addonStages:\n  AfterControlPlaneInitialized:\n    - name: cni\n      action: apply\n",
+            ),
+            (
+                "cluster-addon/cni/Chart.yaml",
+                "apiVersion: v2\nname: cni\nversion: v1\n",
+            ),
+            (
+                "cluster-addon/cni/values.yaml",
+                "tag: << .ClusterAddonVersion >>\n",
+            ),
+            (
+                "cluster-class/Chart.yaml",
+                "apiVersion: v2\nname: openstack-scs2-1-34-cluster-class\nversion: v1\n",
+            ),
+            (
+                "cluster-class/templates/cc.yaml",
+                "v: << .ClusterClassVersion >>\n",
+            ),
+        ];
+        files
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+            .collect()
+    }
+
+    fn explicit(cs: u64, ca: u64, ni: u64) -> VersionSelection {
+        VersionSelection::Explicit(Versions {
+            cluster_stack: StackVersion::stable(cs),
+            cluster_addon: StackVersion::stable(ca),
+            node_image: StackVersion::stable(ni),
+        })
+    }
+
+    #[test]
+    fn packages_the_csctl_file_set_with_templating() {
+        let r = package(&stack(), &explicit(3, 2, 1)).unwrap();
+        assert_eq!(r.name.to_string(), "openstack-scs2-1-34-v3");
+        assert_eq!(
+            r.files.keys().collect::<Vec<_>>(),
+            [
+                "SHA256SUMS",
+                "clusteraddon.yaml",
+                "hashes.json",
+                "metadata.yaml",
+                "openstack-scs2-1-34-cluster-addon-v2.tgz",
+                "openstack-scs2-1-34-cluster-class-v3.tgz",
+            ]
+        );
+        let addon =
+            super::super::archive::read_tgz(&r.files["openstack-scs2-1-34-cluster-addon-v2.tgz"])
+                .unwrap();
+        let values = addon.iter().find(|e| e.name == "cni/values.yaml").unwrap();
+        assert_eq!(values.data.as_deref(), Some(b"tag: v2\n".as_slice()));
+        let cc =
+            super::super::archive::read_tgz(&r.files["openstack-scs2-1-34-cluster-class-v3.tgz"])
+                .unwrap();
+        assert_eq!(
+            cc[1].name,
+            "openstack-scs2-1-34-cluster-class/templates/cc.yaml"
+        );
+        assert_eq!(cc[1].data.as_deref(), Some(b"v: v3\n".as_slice()));
+        let sums = String::from_utf8(r.files["SHA256SUMS"].clone()).unwrap();
+        assert_eq!(sums.lines().count(), 5);
+        assert!(sums.lines().all(|l| l.len() > 66 && &l[64..66] == "  "));
+    }
+
+    #[test]
+    fn wrong_cluster_class_name_is_refused_with_expected_value() {
+        let mut t = stack();
+        t.insert(
+            "cluster-class/Chart.yaml".into(),
+            b"apiVersion: v2\nname: openstack-scs2-1-33-cluster-class\nversion: v1\n".to_vec(),
+        );
+        let e = package(&t, &VersionSelection::Hash)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cluster-class/Chart.yaml"), "{e}");
+        assert!(
+            e.contains("`name`") && e.contains("openstack-scs2-1-34-cluster-class"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn old_convention_packages_addon_as_a_chart_with_values() {
+        let mut t = stack();
+        t.retain(|k, _| !k.starts_with("cluster-addon") && k != "clusteraddon.yaml");
+        t.insert(
+            "cluster-addon/Chart.yaml".into(),
+            b"apiVersion: v2\nname: openstack-scs2-1-34-cluster-addon\nversion: v1\n".to_vec(),
+        );
+        t.insert(
+            "cluster-addon-values.yaml".into(),
+            b"v: << .ClusterAddonVersion >>\n".to_vec(),
+        );
+        let r = package(&t, &explicit(2, 2, 1)).unwrap();
+        assert!(
+            r.files
+                .contains_key("openstack-scs2-1-34-cluster-addon-v2.tgz")
+        );
+        assert_eq!(r.files["cluster-addon-values.yaml"], b"v: v2\n");
+        assert!(!r.hashes.cluster_addon_values.is_empty());
+    }
+
+    #[test]
+    fn write_release_is_atomic_and_idempotent() {
+        let r = package(&stack(), &VersionSelection::Hash).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let p = write_release(&r, d.path()).unwrap();
+        assert_eq!(p, d.path().join(r.name.to_string()));
+        assert_eq!(
+            fs::read(p.join("metadata.yaml")).unwrap(),
+            r.files["metadata.yaml"]
+        );
+        write_release(&r, d.path()).unwrap();
+        let entries: Vec<_> = fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(entries.len(), 1, "no temp dirs left behind");
+    }
+}
