@@ -5,6 +5,7 @@
 //! HTTP and OCI registry are thin adapters behind traits, so a dry run is the same plan, not
 //! executed.
 
+pub mod apply;
 pub mod cli;
 pub mod config;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod lock;
 pub mod model;
 pub mod oci;
 pub mod package;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod resolve;

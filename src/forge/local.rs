@@ -418,6 +418,26 @@ impl LocalForge {
         Ok(new.to_string())
     }
 
+    fn initial_commit(&self, r: &Repository, branch: &str) -> ForgeResult<()> {
+        let what = "initial commit";
+        let tree = r
+            .treebuilder(None)
+            .and_then(|b| b.write())
+            .and_then(|oid| r.find_tree(oid))
+            .map_err(|e| git_err(what, e))?;
+        let sig = self.signature()?;
+        r.commit(
+            Some(&format!("refs/heads/{branch}")),
+            &sig,
+            &sig,
+            "Initial commit",
+            &tree,
+            &[],
+        )
+        .map_err(|e| git_err(what, e))?;
+        Ok(())
+    }
+
     fn seed_commit(&self, r: &Repository, dir: &Path, branch: &str) -> ForgeResult<()> {
         let what = format!("seed from {}", dir.display());
         let mut files = Vec::new();
@@ -531,8 +551,11 @@ impl Forge for LocalForge {
             let r = Repository::init_bare(&tmp).map_err(|e| git_err(&what, e))?;
             r.set_head(&format!("refs/heads/{default_branch}"))
                 .map_err(|e| git_err(&what, e))?;
-            if let Some(dir) = self.seeds.get(repo) {
-                self.seed_commit(&r, dir, default_branch)?;
+            // Like a GitHub repository created with "initialize with a README": the default
+            // branch always exists, so the first release has a parent to commit on.
+            match self.seeds.get(repo) {
+                Some(dir) => self.seed_commit(&r, dir, default_branch)?,
+                None => self.initial_commit(&r, default_branch)?,
             }
         }
         fs::rename(&tmp, &path).map_err(|e| io_err(&what, e))
@@ -1033,29 +1056,24 @@ mod tests {
     }
 
     #[test]
-    fn unseeded_repository_is_empty_and_the_first_commit_creates_the_branch() {
+    fn unseeded_repository_starts_with_an_empty_initial_commit() {
         let tmp = tempfile::tempdir().unwrap();
         let f = forge(tmp.path());
         f.ensure_repo(&repo(), "main").unwrap();
-        assert_eq!(f.branch_head(&repo(), "main").unwrap(), None);
-        let r = Repository::open_bare(f.repo_path(&repo())).unwrap();
-        let sig = Signature::now("a", "b@c").unwrap();
-        let empty = r.treebuilder(None).unwrap().write().unwrap();
-        let root = r
-            .commit(None, &sig, &sig, "root", &r.find_tree(empty).unwrap(), &[])
-            .unwrap()
-            .to_string();
+        let root = f.branch_head(&repo(), "main").unwrap().unwrap();
+        assert!(f.list_files(&repo(), &root).unwrap().is_empty());
         let c = f
             .commit(
                 &repo(),
                 "main",
                 &root,
-                None,
+                Some(&root),
                 &changes(&[("a/b.txt", "x")]),
                 "add",
             )
             .unwrap();
-        assert_eq!(f.branch_head(&repo(), "main").unwrap(), Some(c));
+        assert_eq!(f.branch_head(&repo(), "main").unwrap(), Some(c.clone()));
+        assert_eq!(f.list_files(&repo(), &c).unwrap(), vec!["a/b.txt"]);
     }
 
     #[test]

@@ -1,0 +1,621 @@
+//! `plan(desired, observed) -> Plan`: what `release` will do, decided without any I/O.
+//!
+//! Being pure is what makes `stackbot plan` and `release --dry-run` trustworthy (they print the
+//! very `Plan` that `apply` executes) and what makes the reconcile fixpoint testable: after
+//! applying a plan, observing again and planning again yields no release.
+//!
+//! Versioning (stable channel only): the next `N` is one more than the highest `N` among all
+//! releases of `<provider>-<name>-<major>-<minor>`, drafts included; there is no release when
+//! the rendered stack's clusterStack hash equals the latest published release's `hashes.json`
+//! (a Kubernetes patch changes `csctl.yaml`, so it changes the hash and does release, unlike
+//! csctl); `clusterAddon` and `nodeImage` follow csctl's rule via
+//! [`crate::package::versions::next_stable`]. An unfinished release of an earlier run (its
+//! tag points at a commit that already holds exactly the desired files) is resumed under its
+//! number instead of being skipped over.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::forge::{FileChanges, PullInfo, PullState, ReleaseInfo};
+use crate::lock::Lock;
+use crate::model::{
+    FileTree, Minor, ReleaseName, ReleaseSet, StackId, StackVersion, series_prefix,
+};
+use crate::package::versions::{Previous, next_stable};
+use crate::package::{Metadata, ReleaseHashes, Versions};
+
+/// Name of the checksum asset published with every release (`sha256sum -c` format).
+pub const SHA256SUMS: &str = "SHA256SUMS";
+
+/// What one stack × minor should look like: a complete release set and its rendering.
+#[derive(Debug, Clone)]
+pub struct Desired {
+    pub stack: StackId,
+    pub minor: Minor,
+    pub set: ReleaseSet,
+    /// Repository-relative directory of the rendered stack (e.g. `providers/openstack/scs2/1-34`).
+    pub path: String,
+    /// The rendered stack tree (csctl's input directory), paths relative to `path`.
+    pub rendered: FileTree,
+}
+
+impl Desired {
+    /// `<provider>-<name>-<major>-<minor>`.
+    pub fn series(&self) -> String {
+        series_prefix(&self.stack, self.minor)
+    }
+}
+
+/// The latest published stable release of a series and what it recorded.
+#[derive(Debug, Clone)]
+pub struct Latest {
+    pub tag: String,
+    pub n: u64,
+    /// Parsed `hashes.json`; `None` if the release has none (then the series always releases).
+    pub hashes: Option<ReleaseHashes>,
+    /// Parsed `metadata.yaml`; only read when a new release is needed.
+    pub metadata: Option<Metadata>,
+}
+
+/// What the forge says about one series.
+#[derive(Debug, Clone, Default)]
+pub struct SeriesObserved {
+    pub latest: Option<Latest>,
+    /// Highest `N` among all releases of the series (drafts included) and all probed tags.
+    pub highest_n: Option<u64>,
+    /// Files under the desired path at the base branch head; `None` when not read (up to date).
+    pub base_tree: Option<FileTree>,
+    /// An unfinished release to resume: `(N, commit its tag points at)`.
+    pub resume: Option<(u64, String)>,
+}
+
+/// Everything `observe` read from the forge.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    pub base_branch: String,
+    pub base_head: Option<String>,
+    /// Every release of the cluster-stacks repository, drafts included.
+    pub releases: Vec<ReleaseInfo>,
+    /// `stackbot.lock` at the base head.
+    pub base_lock: Option<Vec<u8>>,
+    /// By series prefix.
+    pub series: BTreeMap<String, SeriesObserved>,
+    /// Release pull requests by head branch (pull-request mode only).
+    pub pulls: BTreeMap<String, Vec<PullInfo>>,
+    pub warnings: Vec<String>,
+}
+
+/// How rendered stacks reach the base branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Direct,
+    PullRequest,
+}
+
+/// Inputs that are neither desired nor observed state.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub mode: Mode,
+    /// Repository path of `stackbot.lock`.
+    pub lock_path: String,
+    /// "Today", for the SCS deadline line of the release notes.
+    pub now: chrono::NaiveDate,
+}
+
+/// One side effect. `apply` checks before each whether it is already done.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Step {
+    /// Commit the rendered directory (and `stackbot.lock`) to `branch`.
+    Commit {
+        branch: String,
+        message: String,
+        /// Changed paths (for reports); the bytes are in `changes`.
+        files: Vec<String>,
+        #[serde(skip)]
+        changes: FileChanges,
+    },
+    /// Pull-request mode: push the rendering to a release branch and open or update its PR.
+    ReleasePull {
+        branch: String,
+        base: String,
+        title: String,
+        files: Vec<String>,
+        #[serde(skip)]
+        body: String,
+        #[serde(skip)]
+        changes: FileChanges,
+    },
+    /// Annotated tag on `commit` (`None`: the commit made by the preceding `Commit` step).
+    Tag {
+        tag: String,
+        commit: Option<String>,
+        message: String,
+    },
+    /// Make sure exactly one draft (or the published release) carries the tag and all assets.
+    Draft { tag: String },
+    /// Publish the canonical draft of the tag.
+    Publish { tag: String },
+    /// Delete a draft nobody will publish (a duplicate of a published tag, or an old leftover).
+    DeleteDraft {
+        id: u64,
+        tag: String,
+        reason: String,
+    },
+}
+
+/// A release asset as planned.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedAsset {
+    pub name: String,
+    pub size: u64,
+    pub sha256: String,
+}
+
+/// The three component versions, dot form.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedVersions {
+    pub cluster_stack: String,
+    pub cluster_addon: String,
+    pub node_image: String,
+}
+
+/// A release `apply` will create (or finish).
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedRelease {
+    pub tag: String,
+    pub stack: String,
+    pub minor: String,
+    pub kubernetes: String,
+    /// clusterStack version, dot form (`v3`).
+    pub version: String,
+    pub versions: PlannedVersions,
+    pub assets: Vec<PlannedAsset>,
+    /// An earlier run got this far and the release is being finished.
+    pub resumed: bool,
+    pub notes: String,
+    pub steps: Vec<Step>,
+    #[serde(skip)]
+    pub asset_bytes: FileTree,
+    /// Repository path of the rendered directory.
+    pub path: String,
+    /// Files under `path` on the base branch before this release (for `--dry-run` diffs).
+    #[serde(skip)]
+    pub base_files: FileTree,
+    #[serde(skip)]
+    pub rendered: FileTree,
+}
+
+/// Something that will not be released, and why.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Skipped {
+    pub what: String,
+    pub reason: String,
+}
+
+/// Everything `release` will do.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Plan {
+    pub releases: Vec<PlannedRelease>,
+    pub skipped: Vec<Skipped>,
+    /// Cleanups not tied to a new release (duplicate or stale drafts of released tags).
+    pub cleanup: Vec<Step>,
+    /// Tenant pull requests (filled by the tenants planner).
+    pub tenants: Vec<serde_json::Value>,
+    pub warnings: Vec<String>,
+}
+
+impl Plan {
+    /// Whether applying this plan writes nothing.
+    pub fn is_noop(&self) -> bool {
+        self.releases.iter().all(|r| r.steps.is_empty()) && self.cleanup.is_empty()
+    }
+}
+
+/// Why a plan could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("{series}: {message}")]
+    Package { series: String, message: String },
+}
+
+/// One parsed release of a series.
+#[derive(Debug, Clone)]
+pub struct SeriesRelease<'a> {
+    pub n: u64,
+    pub release: &'a ReleaseInfo,
+}
+
+/// Group stable releases by series prefix; names CSO cannot parse are skipped with a warning
+/// (csctl aborts on them; one stray `latest` tag must not stop every release).
+pub fn index_releases(
+    releases: &[ReleaseInfo],
+) -> (BTreeMap<String, Vec<SeriesRelease<'_>>>, Vec<String>) {
+    let mut out: BTreeMap<String, Vec<SeriesRelease<'_>>> = BTreeMap::new();
+    let mut warnings = Vec::new();
+    for r in releases {
+        match ReleaseName::parse(&r.tag) {
+            Ok(name) if name.version.is_stable() => {
+                out.entry(name.prefix()).or_default().push(SeriesRelease {
+                    n: name.version.major,
+                    release: r,
+                });
+            }
+            Ok(_) => {} // hash-mode and custom channels are not ours to number
+            Err(_) => warnings.push(format!(
+                "release `{}` is not a cluster-stack release name; ignored",
+                r.tag
+            )),
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_by_key(|r| (r.n, r.release.id));
+    }
+    (out, warnings)
+}
+
+/// The latest published release of a series, if any.
+pub fn latest_published<'a>(series: &[SeriesRelease<'a>]) -> Option<&'a ReleaseInfo> {
+    series
+        .iter()
+        .filter(|r| !r.release.draft)
+        .max_by_key(|r| (r.n, r.release.id))
+        .map(|r| r.release)
+}
+
+/// Whether the rendered tree is what the latest release already shipped.
+pub fn up_to_date(desired: &Desired, latest: Option<&Latest>) -> bool {
+    let current = crate::package::hashes(&desired.rendered);
+    matches!(latest.and_then(|l| l.hashes.as_ref()), Some(h) if h.cluster_stack == current.cluster_stack)
+}
+
+/// The files of `tree` under `dir/`, relative to it.
+pub fn subtree(tree: &FileTree, dir: &str) -> FileTree {
+    let prefix = format!("{}/", dir.trim_end_matches('/'));
+    tree.range(prefix.clone()..)
+        .take_while(|(k, _)| k.starts_with(&prefix))
+        .map(|(k, v)| (k[prefix.len()..].to_string(), v.clone()))
+        .collect()
+}
+
+/// The changes turning `base` (under `path`) into `want`.
+pub fn tree_changes(path: &str, base: &FileTree, want: &FileTree) -> FileChanges {
+    let mut ch = FileChanges::new();
+    for (k, v) in want {
+        if base.get(k) != Some(v) {
+            ch.insert(format!("{path}/{k}"), Some(v.clone()));
+        }
+    }
+    for k in base.keys() {
+        if !want.contains_key(k) {
+            ch.insert(format!("{path}/{k}"), None);
+        }
+    }
+    ch
+}
+
+/// `SHA256SUMS` over `assets` (sorted by name, `sha256sum` format).
+pub fn sha256sums(assets: &FileTree) -> Vec<u8> {
+    let mut out = String::new();
+    for (name, bytes) in assets {
+        if name != SHA256SUMS {
+            out.push_str(&format!("{}  {name}\n", hex::encode(Sha256::digest(bytes))));
+        }
+    }
+    out.into_bytes()
+}
+
+/// The branch a release PR of a series lives on.
+pub fn release_branch(series: &str) -> String {
+    format!("stackbot/release/{series}")
+}
+
+/// Packages a rendered tree with chosen versions into release assets (name → bytes).
+pub type Packager<'a> = dyn Fn(&FileTree, &Versions) -> Result<FileTree, String> + 'a;
+
+/// Decide everything. Pure: the same inputs always give the same plan.
+pub fn plan(
+    desired: &[Desired],
+    observed: &Observed,
+    settings: &Settings,
+    package: &Packager<'_>,
+) -> Result<Plan, PlanError> {
+    let mut plan = Plan {
+        warnings: observed.warnings.clone(),
+        ..Plan::default()
+    };
+    let (index, _) = index_releases(&observed.releases);
+    let mut lock = observed
+        .base_lock
+        .as_ref()
+        .and_then(|b| Lock::parse(&String::from_utf8_lossy(b), settings.lock_path.as_ref()).ok())
+        .unwrap_or_default();
+    let base_lock_text = observed
+        .base_lock
+        .as_ref()
+        .map(|b| String::from_utf8_lossy(b).into_owned());
+    for d in desired {
+        let series = d.series();
+        let empty = Vec::new();
+        let releases = index.get(&series).unwrap_or(&empty);
+        let so = observed.series.get(&series).cloned().unwrap_or_default();
+        let published_n = releases
+            .iter()
+            .filter(|r| !r.release.draft)
+            .map(|r| r.n)
+            .max();
+        // Drafts nobody will publish: duplicates of a published tag, or older than the latest
+        // published release (or than the release about to be made).
+        let stale_below = |limit: Option<u64>| -> Vec<Step> {
+            releases
+                .iter()
+                .filter(|r| r.release.draft)
+                .filter_map(|r| {
+                    let dup = releases
+                        .iter()
+                        .any(|o| !o.release.draft && o.release.tag == r.release.tag);
+                    let old = limit.is_some_and(|p| r.n < p);
+                    (dup || old).then(|| Step::DeleteDraft {
+                        id: r.release.id,
+                        tag: r.release.tag.clone(),
+                        reason: if dup {
+                            "duplicate draft of a published release".into()
+                        } else {
+                            "draft superseded by a newer release".into()
+                        },
+                    })
+                })
+                .collect()
+        };
+        if so.resume.is_none() && up_to_date(d, so.latest.as_ref()) {
+            let tag = so
+                .latest
+                .as_ref()
+                .map(|l| l.tag.clone())
+                .unwrap_or_default();
+            plan.skipped.push(Skipped {
+                what: series.clone(),
+                reason: format!("unchanged since {tag} (same clusterStack hash)"),
+            });
+            plan.cleanup.extend(stale_below(published_n));
+            continue;
+        }
+        let hashes = crate::package::hashes(&d.rendered);
+        let previous = so
+            .latest
+            .as_ref()
+            .and_then(|l| match (&l.hashes, &l.metadata) {
+                (Some(h), Some(m)) => Some(Previous {
+                    hashes: h.clone(),
+                    metadata: m.clone(),
+                }),
+                _ => None,
+            });
+        let (n, resumed_commit) = match &so.resume {
+            Some((n, c)) => (*n, Some(c.clone())),
+            None => (so.highest_n.unwrap_or(0) + 1, None),
+        };
+        // Ask for exactly `n`: `next_stable` numbers `highest + 1`.
+        let versions = match next_stable(&hashes, Some(n - 1).filter(|x| *x > 0), previous.as_ref())
+        {
+            Some(v) => v,
+            None if previous.is_some() => {
+                // Same hash as the latest release but an unfinished newer tag: finish it with
+                // the latest release's component versions.
+                let p = previous.as_ref().expect("checked");
+                Versions {
+                    cluster_stack: StackVersion::stable(n),
+                    cluster_addon: p.metadata.versions.cluster_addon.clone(),
+                    node_image: p.metadata.versions.node_image.clone(),
+                }
+            }
+            None => Versions::all(StackVersion::stable(n)),
+        };
+        let name = ReleaseName {
+            stack: d.stack.clone(),
+            minor: d.minor,
+            version: versions.cluster_stack.clone(),
+        };
+        let tag = name.to_string();
+        let mut assets = package(&d.rendered, &versions).map_err(|message| PlanError::Package {
+            series: series.clone(),
+            message,
+        })?;
+        let sums = sha256sums(&assets);
+        assets.insert(SHA256SUMS.to_string(), sums);
+
+        let previous_set = lock.get(&d.stack, d.minor).cloned();
+        lock.upsert(d.set.clone());
+        let lock_text = lock.to_yaml();
+        let notes = release_notes(&tag, d, previous_set.as_ref(), &versions, settings.now);
+        let base_files = so.base_tree.clone().unwrap_or_default();
+        let mut changes = tree_changes(&d.path, &base_files, &d.rendered);
+        if !changes.is_empty() && base_lock_text.as_deref() != Some(lock_text.as_str()) {
+            changes.insert(settings.lock_path.clone(), Some(lock_text.into_bytes()));
+        }
+        let mut steps = Vec::new();
+        let mut tag_commit = resumed_commit.clone();
+        if resumed_commit.is_none() {
+            if changes.is_empty() {
+                tag_commit = observed.base_head.clone();
+            } else {
+                match settings.mode {
+                    Mode::Direct => steps.push(Step::Commit {
+                        branch: observed.base_branch.clone(),
+                        message: format!("Release {tag}\n\n{}", commit_summary(d)),
+                        files: changes.keys().cloned().collect(),
+                        changes: changes.clone(),
+                    }),
+                    Mode::PullRequest => {
+                        let branch = release_branch(&series);
+                        let open = observed
+                            .pulls
+                            .get(&branch)
+                            .into_iter()
+                            .flatten()
+                            .any(|p| p.state == PullState::Open);
+                        steps.push(Step::ReleasePull {
+                            branch: branch.clone(),
+                            base: observed.base_branch.clone(),
+                            title: format!("Release {tag}"),
+                            files: changes.keys().cloned().collect(),
+                            body: format!(
+                                "{notes}\n\nMerging this pull request publishes `{tag}`."
+                            ),
+                            changes: changes.clone(),
+                        });
+                        plan.skipped.push(Skipped {
+                            what: tag.clone(),
+                            reason: if open {
+                                "waiting for the release pull request to be merged".into()
+                            } else {
+                                "release pull request to be opened; published after it is merged"
+                                    .into()
+                            },
+                        });
+                    }
+                }
+            }
+        }
+        let waits_for_pull = steps.iter().any(|s| matches!(s, Step::ReleasePull { .. }));
+        if !waits_for_pull {
+            steps.push(Step::Tag {
+                tag: tag.clone(),
+                commit: tag_commit,
+                message: format!("Release {tag}"),
+            });
+            steps.push(Step::Draft { tag: tag.clone() });
+            steps.push(Step::Publish { tag: tag.clone() });
+        }
+        if !waits_for_pull {
+            steps.extend(stale_below(Some(n)));
+        }
+        let planned_assets = assets
+            .iter()
+            .map(|(name, bytes)| PlannedAsset {
+                name: name.clone(),
+                size: bytes.len() as u64,
+                sha256: hex::encode(Sha256::digest(bytes)),
+            })
+            .collect();
+        plan.releases.push(PlannedRelease {
+            tag,
+            stack: d.stack.to_string(),
+            minor: d.minor.to_string(),
+            kubernetes: d.set.kubernetes.to_string(),
+            version: versions.cluster_stack.dot(),
+            versions: PlannedVersions {
+                cluster_stack: versions.cluster_stack.dot(),
+                cluster_addon: versions.cluster_addon.dot(),
+                node_image: versions.node_image.dot(),
+            },
+            assets: planned_assets,
+            resumed: resumed_commit.is_some(),
+            notes,
+            steps,
+            asset_bytes: assets,
+            path: d.path.clone(),
+            base_files,
+            rendered: d.rendered.clone(),
+        });
+    }
+    Ok(plan)
+}
+
+fn commit_summary(d: &Desired) -> String {
+    format!(
+        "Kubernetes {}, node image {}.\n\nRendered by stackbot from the release set in stackbot.lock.",
+        d.set.kubernetes, d.set.node_image.name
+    )
+}
+
+/// SCS 0210: a new patch must be offered within 31 days, a new minor within 120.
+pub fn scs_deadline(set: &ReleaseSet) -> Option<chrono::NaiveDate> {
+    let days = if set.kubernetes.patch == 0 { 120 } else { 31 };
+    set.published_at
+        .map(|p| p.date_naive() + chrono::Duration::days(days))
+}
+
+/// The release notes: what is in the release and what changed since the previous one.
+pub fn release_notes(
+    tag: &str,
+    d: &Desired,
+    previous: Option<&ReleaseSet>,
+    versions: &Versions,
+    now: chrono::NaiveDate,
+) -> String {
+    let set = &d.set;
+    let mut s = format!("## {tag}\n\n");
+    let change = |old: Option<String>, new: &str| match old {
+        Some(o) if o != new => format!(" (was {o})"),
+        Some(_) => " (unchanged)".to_string(),
+        None => String::new(),
+    };
+    s.push_str(&format!(
+        "- Kubernetes: **{}**{}\n",
+        set.kubernetes,
+        change(
+            previous.map(|p| p.kubernetes.to_string()),
+            &set.kubernetes.to_string()
+        )
+    ));
+    s.push_str(&format!(
+        "- Node image: `{}`{}\n  - URL: {}\n  - sha256: `{}`\n",
+        set.node_image.name,
+        change(
+            previous.map(|p| p.node_image.name.clone()),
+            &set.node_image.name
+        ),
+        set.node_image.url,
+        set.node_image.sha256
+    ));
+    s.push_str(&format!(
+        "- Versions: clusterStack {}, clusterAddon {}, nodeImage {}\n",
+        versions.cluster_stack.dot(),
+        versions.cluster_addon.dot(),
+        versions.node_image.dot()
+    ));
+    if !set.components.is_empty() {
+        s.push_str("\n| component | chart | version | change |\n|---|---|---|---|\n");
+        for (key, c) in &set.components {
+            let was = previous
+                .and_then(|p| p.components.get(key))
+                .map(|p| p.version.clone());
+            let what = match was {
+                None if previous.is_some() => "new".to_string(),
+                None => String::new(),
+                Some(w) if w == c.version => "unchanged".to_string(),
+                Some(w) => format!("{w} → {}", c.version),
+            };
+            s.push_str(&format!(
+                "| {key} | {} | {} | {what} |\n",
+                c.chart, c.version
+            ));
+        }
+        if let Some(p) = previous {
+            for key in p
+                .components
+                .keys()
+                .filter(|k| !set.components.contains_key(*k))
+            {
+                s.push_str(&format!("| {key} | | | removed |\n"));
+            }
+        }
+    }
+    s.push('\n');
+    match scs_deadline(set) {
+        Some(due) if now <= due => s.push_str(&format!(
+            "SCS 0210 deadline for {}: {due} — met (released {now}).\n",
+            set.kubernetes
+        )),
+        Some(due) => s.push_str(&format!(
+            "SCS 0210 deadline for {}: {due} — **missed** (released {now}).\n",
+            set.kubernetes
+        )),
+        None => s.push_str("SCS 0210 deadline: unknown (no upstream publication date).\n"),
+    }
+    s
+}
