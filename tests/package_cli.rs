@@ -382,3 +382,30 @@ fn help_shows_examples() {
         );
     }
 }
+
+#[test]
+fn package_accepts_every_committed_rendered_stack() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cluster-stacks");
+    let mut dirs = Vec::new();
+    for p in std::fs::read_dir(&root).unwrap().flatten() {
+        for n in std::fs::read_dir(p.path()).unwrap().flatten() {
+            for m in std::fs::read_dir(n.path()).unwrap().flatten() {
+                if m.path().join("csctl.yaml").is_file() {
+                    dirs.push(m.path());
+                }
+            }
+        }
+    }
+    assert!(!dirs.is_empty(), "no rendered stacks under {}", root.display());
+    let out = tempfile::tempdir().unwrap();
+    for d in dirs {
+        let dir = package_hash_mode(&d, out.path());
+        let files = dir_files(&dir);
+        assert!(files.contains_key("metadata.yaml"), "{}", d.display());
+        assert!(
+            files.keys().any(|k| k.contains("-cluster-class-")),
+            "{}",
+            d.display()
+        );
+    }
+}
