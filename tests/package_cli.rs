@@ -396,7 +396,11 @@ fn package_accepts_every_committed_rendered_stack() {
             }
         }
     }
-    assert!(!dirs.is_empty(), "no rendered stacks under {}", root.display());
+    assert!(
+        !dirs.is_empty(),
+        "no rendered stacks under {}",
+        root.display()
+    );
     let out = tempfile::tempdir().unwrap();
     for d in dirs {
         let dir = package_hash_mode(&d, out.path());
