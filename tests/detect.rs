@@ -708,4 +708,15 @@ fn cli_save_then_snapshot_and_text_table() {
 
     let (code, _, err) = stackbot(&["-c", cfg, "detect", "--mirror", "nonsense"], dir.path());
     assert_eq!(code, 2, "{err}");
+
+    std::fs::write(dir.path().join("not-a-snapshot.json"), "<html></html>").unwrap();
+    let (code, _, err) = stackbot(
+        &["-c", cfg, "detect", "--snapshot", "not-a-snapshot.json"],
+        dir.path(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not-a-snapshot.json: not a stackbot upstream snapshot"),
+        "{err}"
+    );
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::{Format, Global};
 use crate::error::{ExitStatus, InvalidInput};
 use crate::resolve::{Report, Status};
-use crate::upstream::{DetectOptions, detect_counted};
+use crate::upstream::{DetectOptions, UpstreamError, detect_counted};
 
 const EXAMPLES: &str = "\
 Exit status: 0 even when some minors are waiting or have upstream errors (that is a normal
@@ -68,7 +68,10 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         live: a.live,
         http: None,
     };
-    let (report, _, stats) = detect_counted(&loaded, &opts, g.now)?;
+    let (report, _, stats) = detect_counted(&loaded, &opts, g.now).map_err(|e| match e {
+        UpstreamError::Snapshot { .. } => anyhow::Error::new(InvalidInput::from_display(e)),
+        other => anyhow::Error::new(other),
+    })?;
     tracing::info!(
         "upstream requests: {} ({} conditional, {} not modified, {} retries)",
         stats.requests,

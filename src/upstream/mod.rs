@@ -145,8 +145,12 @@ impl Fetch for HttpFetcher {
 /// Errors that stop `detect` as a whole (per-source failures are reported per minor instead).
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
+    /// The snapshot to replay is missing or not a snapshot (the user's input: exit 2).
     #[error("snapshot {path}: {message}")]
     Snapshot { path: PathBuf, message: String },
+    /// `--save` could not write its file.
+    #[error("cannot write snapshot {path}: {message}")]
+    SnapshotWrite { path: PathBuf, message: String },
     #[error("{0}")]
     Http(#[from] http::HttpError),
 }
@@ -243,4 +247,35 @@ pub fn detect(
     now: NaiveDate,
 ) -> Result<Report, UpstreamError> {
     detect_counted(loaded, opts, now).map(|(report, _, _)| report)
+}
+
+#[cfg(test)]
+mod robustness {
+    //! Upstream bodies are untrusted: every parser must return an error, never panic.
+    use proptest::prelude::*;
+
+    use super::{helm, images, kubernetes, lifecycle};
+    use crate::model::Minor;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn parsers_never_panic(body in ".{0,300}") {
+            let m = Minor { major: 1, minor: 34 };
+            let _ = kubernetes::parse_releases(&body);
+            let _ = kubernetes::parse_marker(&body, m);
+            let _ = kubernetes::next_link(&body);
+            let _ = lifecycle::parse_schedule(&body);
+            let _ = helm::parse_index(&body);
+            let _ = images::parse_checksum(&body, "ubuntu-2404-kube-v1.34.7.qcow2");
+        }
+
+        #[test]
+        fn checksum_accepts_exactly_lowercase_sha256_for_the_file(hash in "[0-9a-fA-F]{60,68}") {
+            let body = format!("{hash}  f.qcow2\n");
+            let ok = hash.len() == 64 && !hash.bytes().any(|b| b.is_ascii_uppercase());
+            prop_assert_eq!(images::parse_checksum(&body, "f.qcow2").is_ok(), ok);
+        }
+    }
 }

@@ -27,9 +27,9 @@ pub fn save(path: &Path, data: &UpstreamData) -> Result<(), UpstreamError> {
         data: data.clone(),
     };
     let text = serde_json::to_string_pretty(&file).expect("serializable") + "\n";
-    std::fs::write(path, text).map_err(|e| UpstreamError::Snapshot {
+    std::fs::write(path, text).map_err(|e| UpstreamError::SnapshotWrite {
         path: path.to_path_buf(),
-        message: format!("cannot write: {e}"),
+        message: e.to_string(),
     })
 }
 
