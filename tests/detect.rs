@@ -3,6 +3,8 @@
 //! Most scenarios call the library (`upstream::detect_counted`) with short retry backoffs so
 //! the suite stays fast; the command-line contract is checked through the binary.
 
+#[path = "support/shared.rs"]
+mod shared;
 #[path = "support/upstream_server.rs"]
 mod upstream_server;
 
@@ -266,6 +268,39 @@ fn fixture_scenario_as_of_2026_05_01() {
         "new minor: + 120 days"
     );
     assert_eq!(m36.release_set, None);
+}
+
+#[test]
+fn complete_sets_equal_the_release_sets_render_was_built_from() {
+    let s = fixture_server();
+    let (r, _, _) = run(&demo(), &live(&s));
+    let file = root().join("tests/fixtures/release-sets-2026-05-01.yaml");
+    let expected =
+        stackbot::lock::parse_release_sets(&std::fs::read_to_string(&file).unwrap(), &file)
+            .unwrap();
+    let got: Vec<_> = r
+        .minors
+        .iter()
+        .filter_map(|m| m.release_set.clone())
+        .collect();
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn once_the_2_36_charts_are_published_1_36_waits_only_for_its_image() {
+    let s = fixture_server();
+    let later =
+        shared::shared_dir().join("fixtures/helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
+    s.set("/cpo/index.yaml", 200, std::fs::read(later).unwrap());
+    let (r, _, _) = run(&demo(), &live(&s));
+    let m36 = minor(&r, "1.36");
+    assert_eq!(
+        m36.components["openstack-cloud-controller-manager"],
+        "2.36.0"
+    );
+    assert_eq!(m36.components["openstack-cinder-csi"], "2.36.0");
+    assert_eq!(m36.missing.len(), 1, "{:?}", m36.missing);
+    assert!(m36.missing[0].starts_with("node image ubuntu-capi-image-v1.36.0"));
 }
 
 #[test]
