@@ -48,14 +48,19 @@ pub fn open_forge(loaded: &Loaded) -> anyhow::Result<Box<dyn Forge>> {
             }
             Ok(Box::new(f))
         }
-        ForgeKind::Github => anyhow::bail!(
-            "the GitHub forge is not available in this build yet; use `forge.kind: local`"
-        ),
+        ForgeKind::Github => {
+            // The token is read here, at the CLI edge, and never logged.
+            let token = std::env::var(&c.github.token_env).ok();
+            let f = crate::forge::github::GithubForge::new(&c.github, token)?
+                .with_committer(&c.committer);
+            Ok(Box::new(f))
+        }
     }
 }
 
-/// Options for a forge: GitHub limits content-creating requests, so writes there are spaced.
-pub fn options_for(forge: &dyn Forge, a: &Args) -> anyhow::Result<Options> {
+/// Options from the arguments. Write pacing is left to the forge (the GitHub forge spaces
+/// content-creating requests itself and honours `Retry-After`).
+pub fn options_for(a: &Args) -> anyhow::Result<Options> {
     let shard = a
         .shard
         .as_deref()
@@ -67,11 +72,7 @@ pub fn options_for(forge: &dyn Forge, a: &Args) -> anyhow::Result<Options> {
         tenant: a.tenant.clone(),
         shard,
         concurrency: a.jobs.max(1),
-        write_interval: if forge.kind() == "github" {
-            Duration::from_secs(1)
-        } else {
-            Duration::ZERO
-        },
+        write_interval: Duration::ZERO,
     })
 }
 
@@ -79,7 +80,7 @@ pub fn options_for(forge: &dyn Forge, a: &Args) -> anyhow::Result<Options> {
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let loaded = crate::config::load(&g.config)?;
     let forge = open_forge(&loaded)?;
-    let opts = options_for(forge.as_ref(), a)?;
+    let opts = options_for(a)?;
     let reports = tenants::run_tenants(forge.as_ref(), &loaded, &opts).map_err(|e| match e {
         tenants::TenantsError::Config(m) => anyhow::Error::new(InvalidInput(m)),
         other => anyhow::Error::new(other),
