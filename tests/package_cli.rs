@@ -372,6 +372,30 @@ fn package_rejects_bad_flags_and_invalid_trees_with_exit_2() {
 }
 
 #[test]
+fn package_refuses_an_output_dir_inside_the_stack() {
+    let copy = tempfile::tempdir().unwrap();
+    let s = copy.path().join("s");
+    let status = Std::new("cp")
+        .arg("-r")
+        .arg(shared::reference_stack("a931cdb", "openstack", "scs2"))
+        .arg(&s)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = stackbot()
+        .arg("package")
+        .arg(&s)
+        .arg("--out")
+        .arg(s.join(".release"))
+        .args(["--mode", "hash"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("inside the stack directory"));
+    assert!(!s.join(".release").exists());
+}
+
+#[test]
 fn help_shows_examples() {
     for cmd in ["hash", "package"] {
         let o = stackbot().args([cmd, "--help"]).output().unwrap();

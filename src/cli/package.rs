@@ -58,6 +58,21 @@ pub struct Args {
     pub node_image_version: Option<StackVersion>,
 }
 
+/// Lexically resolve `.` and `..` (the output dir may not exist yet, so no canonicalize).
+fn normalize(p: &std::path::Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 fn parse_version(s: &str) -> Result<StackVersion, String> {
     StackVersion::parse_dot(s).map_err(|e| e.to_string())
 }
@@ -85,6 +100,18 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let release = package::package(&tree, &a.selection())
         .map_err(super::hash::cli_error)
         .with_context(ctx)?;
+    if let (Ok(stack), Ok(out)) = (
+        std::path::absolute(&a.stack_dir),
+        std::path::absolute(&a.out),
+    ) && normalize(&out).starts_with(normalize(&stack))
+    {
+        return Err(InvalidInput(format!(
+            "--out {} is inside the stack directory {}: the release files would become part of the next run's clusterStack hash; write it elsewhere",
+            a.out.display(),
+            a.stack_dir.display()
+        ))
+        .into());
+    }
     if a.out.exists() && !a.out.is_dir() {
         return Err(InvalidInput(format!(
             "--out {}: exists and is not a directory",
