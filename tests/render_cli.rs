@@ -393,3 +393,80 @@ fn the_scs2_helm_templates_are_copied_verbatim_and_tera_files_drop_their_suffix(
     );
     assert!(err.to_string().contains("published_at"), "{err}");
 }
+
+#[test]
+fn the_committed_1_34_stack_packages_in_hash_mode() {
+    let out = tempfile::tempdir().unwrap();
+    let stack = repo().join("cluster-stacks/openstack/scs2/1-34");
+    let result = stackbot()
+        .current_dir(repo())
+        .args([
+            "package",
+            stack.to_str().unwrap(),
+            "--mode",
+            "hash",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let releases: Vec<PathBuf> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(releases.len(), 1, "{releases:?}");
+    let release = &releases[0];
+    let tag = release.file_name().unwrap().to_str().unwrap();
+    let sha = tag
+        .strip_prefix("openstack-scs2-1-34-v0-sha-")
+        .unwrap_or_else(|| panic!("release name {tag}"));
+    let version = format!("v0-sha.{sha}");
+    let mut files: Vec<String> = std::fs::read_dir(release)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "SHA256SUMS".to_string(),
+            "clusteraddon.yaml".into(),
+            "hashes.json".into(),
+            "metadata.yaml".into(),
+            format!("openstack-scs2-1-34-cluster-addon-{version}.tgz"),
+            format!("openstack-scs2-1-34-cluster-class-{version}.tgz"),
+        ]
+    );
+    let metadata = std::fs::read_to_string(release.join("metadata.yaml")).unwrap();
+    assert!(metadata.contains("kubernetes: v1.34.7"), "{metadata}");
+
+    let read = |name: &str| {
+        stackbot::package::archive::read_tgz(&std::fs::read(release.join(name)).unwrap()).unwrap()
+    };
+    let class = read(&format!("openstack-scs2-1-34-cluster-class-{version}.tgz"));
+    let chart = class
+        .iter()
+        .find(|e| e.name == "openstack-scs2-1-34-cluster-class/Chart.yaml")
+        .expect("the chart is packaged under its derived name");
+    let chart = String::from_utf8(chart.data.clone().unwrap()).unwrap();
+    assert!(chart.contains(&format!("version: {version}")), "{chart}");
+    assert!(
+        class
+            .iter()
+            .any(|e| e.name == "openstack-scs2-1-34-cluster-class/templates/cluster-class.yaml")
+    );
+    let addon = read(&format!("openstack-scs2-1-34-cluster-addon-{version}.tgz"));
+    let top: std::collections::BTreeSet<&str> = addon
+        .iter()
+        .map(|e| e.name.split('/').next().unwrap())
+        .collect();
+    assert_eq!(
+        top.into_iter().collect::<Vec<_>>(),
+        ["ccm", "cni", "csi", "metrics-server"]
+    );
+}
