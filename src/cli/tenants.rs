@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use super::{Format, Global};
-use crate::config::{ForgeKind, Loaded};
+use crate::config::Loaded;
 use crate::error::{ExitStatus, InvalidInput};
-use crate::forge::{Forge, RepoRef, local::LocalForge};
+use crate::forge::Forge;
 use crate::tenants::{self, Options, Outcome, TenantReport};
 
 /// Arguments of `stackbot tenants`.
@@ -26,36 +26,9 @@ pub struct Args {
     pub jobs: usize,
 }
 
-/// Open the configured forge. The local forge is built here; other kinds come from their
-/// own modules once they exist.
+/// Open the configured forge (local or GitHub); see [`crate::forge::open`].
 pub fn open_forge(loaded: &Loaded) -> anyhow::Result<Box<dyn Forge>> {
-    let c = &loaded.config.forge;
-    match c.kind {
-        ForgeKind::Local => {
-            let mut f = LocalForge::new(
-                loaded.resolve(&c.local.path),
-                &c.committer.name,
-                &c.committer.email,
-            );
-            for (repo, dir) in &c.local.seed {
-                let r = RepoRef::parse(repo).ok_or_else(|| {
-                    InvalidInput(format!(
-                        "{}: forge.local.seed key `{repo}` is not `owner/name`",
-                        loaded.path.display()
-                    ))
-                })?;
-                f = f.with_seed(r, loaded.resolve(dir));
-            }
-            Ok(Box::new(f))
-        }
-        ForgeKind::Github => {
-            // The token is read here, at the CLI edge, and never logged.
-            let token = std::env::var(&c.github.token_env).ok();
-            let f = crate::forge::github::GithubForge::new(&c.github, token)?
-                .with_committer(&c.committer);
-            Ok(Box::new(f))
-        }
-    }
+    crate::forge::open(loaded)
 }
 
 /// Options from the arguments. Write pacing is left to the forge (the GitHub forge spaces

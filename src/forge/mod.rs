@@ -254,3 +254,47 @@ pub fn upsert_comment(
         None => forge.create_comment(repo, number, &full).map(|_| ()),
     }
 }
+
+/// Open the forge `stackbot.yaml` configures: the local forge (with its seeds) or GitHub, whose
+/// token is read from the environment variable named in `forge.github.token_env`. Without that
+/// variable GitHub is read-only (drafts are invisible, writes fail as unauthorized), which is
+/// all `plan` needs. Configuration mistakes are [`crate::error::InvalidInput`] (exit 2).
+pub fn open(loaded: &crate::config::Loaded) -> anyhow::Result<Box<dyn Forge>> {
+    use crate::config::ForgeKind;
+    use crate::error::InvalidInput;
+    let c = &loaded.config.forge;
+    match c.kind {
+        ForgeKind::Local => {
+            let mut f = local::LocalForge::new(
+                loaded.resolve(&c.local.path),
+                &c.committer.name,
+                &c.committer.email,
+            );
+            for (repo, dir) in &c.local.seed {
+                let r = RepoRef::parse(repo).ok_or_else(|| {
+                    InvalidInput(format!(
+                        "{}: forge.local.seed key `{repo}` is not `owner/name`",
+                        loaded.path.display()
+                    ))
+                })?;
+                f = f.with_seed(r, loaded.resolve(dir));
+            }
+            Ok(Box::new(f))
+        }
+        ForgeKind::Github => {
+            let token = std::env::var(&c.github.token_env)
+                .ok()
+                .filter(|t| !t.trim().is_empty());
+            if token.is_none() {
+                tracing::warn!(
+                    "`{}` is not set: GitHub is read-only (no drafts visible, no writes)",
+                    c.github.token_env
+                );
+            }
+            let f = github::GithubForge::new(&c.github, token).map_err(|e| {
+                InvalidInput(format!("{}: forge.github: {e}", loaded.path.display()))
+            })?;
+            Ok(Box::new(f.with_committer(&c.committer)))
+        }
+    }
+}

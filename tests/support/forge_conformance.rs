@@ -280,7 +280,6 @@ pub fn releases(forge: &dyn Forge, repo: &RepoRef) {
         forge.tag_target(repo, "conf-r1").unwrap().as_deref(),
         Some(head.as_str())
     );
-
 }
 
 /// Pull requests found by head branch, updated, closed; comments upserted once.
