@@ -473,3 +473,95 @@ fn concurrent_runs_without_the_lock_still_never_publish_twice() {
         assert_eq!(state(&f, &TAGS), want);
     }
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+fn stackbot(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+        .current_dir(dir)
+        .args(["-c", "examples/local/stackbot.yaml"])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_readme_demo_releases_then_does_nothing_offline_and_without_a_token() {
+    // A copy of the clone's demo files, so the test writes only into a temp dir.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &root.join("examples/local"),
+        &tmp.path().join("examples/local"),
+    );
+    copy_dir(&root.join("templates"), &tmp.path().join("templates"));
+
+    let (code, out, err) = stackbot(tmp.path(), &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let plan: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let tags: Vec<&str> = plan["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(tags, ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"]);
+    for r in plan["releases"].as_array().unwrap() {
+        for key in ["stack", "minor", "kubernetes", "version", "assets"] {
+            assert!(!r[key].is_null(), "plan JSON lacks `{key}`: {r}");
+        }
+    }
+    assert!(plan["tenants"].is_array());
+    assert!(
+        !tmp.path().join(".stackbot/forge/releases").exists(),
+        "plan must not write releases"
+    );
+
+    let (code, out, err) = stackbot(tmp.path(), &["release", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("+++ b/out/openstack/scs2/1-34/csctl.yaml"),
+        "{out}"
+    );
+
+    let (code, out, err) = stackbot(tmp.path(), &["release"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("released openstack-scs2-1-34-v1"), "{out}");
+    assert!(
+        out.contains("tenant acme") && out.contains("opened pull request"),
+        "{out}"
+    );
+    assert!(out.contains("tenant globex"), "{out}");
+
+    let (code, out, err) = stackbot(tmp.path(), &["release", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["released"], serde_json::json!([]), "{out}");
+    assert!(v["actions"].as_array().unwrap().is_empty(), "{out}");
+    let skipped = v["skipped"].as_array().unwrap();
+    assert!(
+        skipped.iter().any(|s| s["reason"]
+            .as_str()
+            .unwrap()
+            .contains("unchanged since openstack-scs2-1-34-v1")),
+        "{out}"
+    );
+}

@@ -1,13 +1,36 @@
-//! `stackbot plan` (being built).
+//! `stackbot plan`: everything `release` would do, with no side effects and no token.
 
 use super::Global;
+use super::release::{Selection, compute, open_forge, plan_tenants, print_plan};
 use crate::error::ExitStatus;
 
-/// Placeholder arguments, replaced by the command's owner.
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+const EXAMPLES: &str = "\
+Examples:
+  stackbot -c examples/local/stackbot.yaml plan
+  stackbot plan --stack openstack/scs2 --minor 1.34 --format json
+  stackbot plan --format markdown      # the PR preview comment, with unified diffs
 
-/// Not built yet.
-pub fn run(_a: &Args, _g: &Global) -> anyhow::Result<ExitStatus> {
-    anyhow::bail!("`stackbot plan` is not built yet")
+The JSON has `releases` (each with `tag`, `stack`, `minor`, `kubernetes`, `version`, `assets`
+and the `steps` `release` will take), `skipped` (with reasons), `cleanup` and `tenants`.";
+
+/// Show what `release` would do.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    #[command(flatten)]
+    pub sel: Selection,
+}
+
+/// Compute and print the plan. Reads the forge, writes nothing.
+pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
+    let loaded = crate::config::load(&g.config)?;
+    let forge = open_forge(&loaded)?;
+    let mut planned = compute(&loaded, &a.sel, g, forge.as_ref())?;
+    planned.plan.tenants = plan_tenants(&loaded, forge.as_ref())?;
+    print_plan(
+        &planned.plan,
+        g,
+        matches!(g.format, super::Format::Markdown),
+    )?;
+    Ok(ExitStatus::Success)
 }
