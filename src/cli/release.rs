@@ -44,6 +44,9 @@ pub struct Selection {
     /// Replay this upstream snapshot (overrides `upstream.snapshot`).
     #[arg(long, value_name = "FILE")]
     pub snapshot: Option<PathBuf>,
+    /// Cache directory for conditional upstream requests (overrides `upstream.cache_dir`).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// Render, package, tag and publish releases.
@@ -119,6 +122,7 @@ fn release_sets(
                 .filter(|t| !t.trim().is_empty());
             let opts = crate::upstream::DetectOptions {
                 snapshot: sel.snapshot.clone(),
+                cache_dir: sel.cache_dir.clone(),
                 token,
                 ..Default::default()
             };
