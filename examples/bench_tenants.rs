@@ -20,7 +20,7 @@ use stackbot::tenants::{self, Options, Outcome};
 const BOT: (&str, &str) = ("stackbot", "stackbot@users.noreply.github.com");
 
 fn tenant_file(i: usize) -> String {
-    let versions = if i % 2 == 0 {
+    let versions = if i.is_multiple_of(2) {
         "  versions: [v1, v2] # pinned\n".to_string()
     } else {
         "  versions:\n    # rolled out\n    - v1\n    - v2\n".to_string()
