@@ -424,8 +424,10 @@ pub fn plan(
             series: series.clone(),
             message,
         })?;
-        let sums = sha256sums(&assets);
-        assets.insert(SHA256SUMS.to_string(), sums);
+        if !assets.contains_key(SHA256SUMS) {
+            let sums = sha256sums(&assets);
+            assets.insert(SHA256SUMS.to_string(), sums);
+        }
 
         let previous_set = lock.get(&d.stack, d.minor).cloned();
         lock.upsert(d.set.clone());
@@ -618,4 +620,177 @@ pub fn release_notes(
         None => s.push_str("SCS 0210 deadline: unknown (no upstream publication date).\n"),
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forge::ReleaseInfo;
+
+    fn rel(id: u64, tag: &str, draft: bool) -> ReleaseInfo {
+        ReleaseInfo {
+            id,
+            tag: tag.into(),
+            name: Some(tag.into()),
+            draft,
+            body: String::new(),
+            assets: Vec::new(),
+            html_url: String::new(),
+        }
+    }
+
+    fn desired(k8s: &str) -> Desired {
+        let set = ReleaseSet {
+            stack: StackId::new("openstack", "scs2").unwrap(),
+            kubernetes: k8s.parse().unwrap(),
+            published_at: None,
+            node_image: crate::model::NodeImage {
+                name: "img".into(),
+                url: "https://x/img.qcow2".into(),
+                sha256: "0".repeat(64),
+            },
+            components: BTreeMap::new(),
+        };
+        let rendered = FileTree::from([(
+            "csctl.yaml".to_string(),
+            format!("kubernetesVersion: {k8s}\n").into_bytes(),
+        )]);
+        Desired {
+            stack: set.stack.clone(),
+            minor: set.minor(),
+            path: "stacks/1-34".into(),
+            set,
+            rendered,
+        }
+    }
+
+    fn settings() -> Settings {
+        Settings {
+            mode: Mode::Direct,
+            lock_path: "stackbot.lock".into(),
+            now: "2026-05-01".parse().unwrap(),
+        }
+    }
+
+    fn pkg(tree: &FileTree, v: &Versions) -> Result<FileTree, String> {
+        Ok(FileTree::from([
+            (
+                "hashes.json".to_string(),
+                crate::package::hashes(tree).to_json().into_bytes(),
+            ),
+            (
+                "metadata.yaml".to_string(),
+                v.cluster_stack.dot().into_bytes(),
+            ),
+        ]))
+    }
+
+    #[test]
+    fn unparsable_names_warn_and_other_channels_are_not_numbered() {
+        let rels = vec![
+            rel(1, "latest", false),
+            rel(2, "openstack-scs2-1-34-v2", false),
+            rel(3, "openstack-scs2-1-34-v0-sha-azlfam7", false),
+            rel(4, "openstack-scs2-1-34-v3", true),
+        ];
+        let (idx, warnings) = index_releases(&rels);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("`latest`"));
+        let s = &idx["openstack-scs2-1-34"];
+        assert_eq!(s.iter().map(|r| r.n).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(
+            latest_published(s).unwrap().id,
+            2,
+            "drafts are not the latest"
+        );
+    }
+
+    #[test]
+    fn next_number_counts_drafts_and_the_plan_is_deterministic() {
+        let d = vec![desired("v1.34.7")];
+        let obs = Observed {
+            base_branch: "main".into(),
+            base_head: Some("abc".into()),
+            releases: vec![rel(7, "openstack-scs2-1-34-v3", true)],
+            series: BTreeMap::from([(
+                "openstack-scs2-1-34".to_string(),
+                SeriesObserved {
+                    highest_n: Some(3),
+                    base_tree: Some(FileTree::new()),
+                    ..Default::default()
+                },
+            )]),
+            ..Default::default()
+        };
+        let a = plan(&d, &obs, &settings(), &pkg).unwrap();
+        let b = plan(&d, &obs, &settings(), &pkg).unwrap();
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap()
+        );
+        let r = &a.releases[0];
+        assert_eq!(r.tag, "openstack-scs2-1-34-v4");
+        let names: Vec<_> = r.assets.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["SHA256SUMS", "hashes.json", "metadata.yaml"]);
+        // The superseded draft v3 is cleaned after publishing.
+        assert!(matches!(
+            r.steps.last(),
+            Some(Step::DeleteDraft { id: 7, .. })
+        ));
+        assert!(
+            matches!(&r.steps[0], Step::Commit { files, .. } if files.contains(&"stackbot.lock".to_string()))
+        );
+    }
+
+    #[test]
+    fn same_hash_as_the_latest_release_means_nothing_to_do() {
+        let d = vec![desired("v1.34.7")];
+        let latest = Latest {
+            tag: "openstack-scs2-1-34-v2".into(),
+            n: 2,
+            hashes: Some(crate::package::hashes(&d[0].rendered)),
+            metadata: None,
+        };
+        let obs = Observed {
+            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            series: BTreeMap::from([(
+                "openstack-scs2-1-34".to_string(),
+                SeriesObserved {
+                    latest: Some(latest),
+                    highest_n: Some(2),
+                    ..Default::default()
+                },
+            )]),
+            ..Default::default()
+        };
+        let p = plan(&d, &obs, &settings(), &pkg).unwrap();
+        assert!(p.is_noop() && p.releases.is_empty());
+        assert!(
+            p.skipped[0]
+                .reason
+                .contains("unchanged since openstack-scs2-1-34-v2")
+        );
+        // A Kubernetes patch changes the rendered tree, so it releases.
+        let p = plan(&[desired("v1.34.8")], &obs, &settings(), &pkg).unwrap();
+        assert_eq!(p.releases[0].tag, "openstack-scs2-1-34-v3");
+    }
+
+    #[test]
+    fn changes_write_new_files_and_delete_vanished_ones() {
+        let base = FileTree::from([
+            ("a".to_string(), b"1".to_vec()),
+            ("gone".to_string(), b"x".to_vec()),
+        ]);
+        let want = FileTree::from([
+            ("a".to_string(), b"1".to_vec()),
+            ("b/c".to_string(), b"2".to_vec()),
+        ]);
+        let ch = tree_changes("p", &base, &want);
+        assert_eq!(ch.len(), 2);
+        assert_eq!(ch["p/b/c"], Some(b"2".to_vec()));
+        assert_eq!(ch["p/gone"], None);
+        let sums = String::from_utf8(sha256sums(&want)).unwrap();
+        assert_eq!(sums.lines().count(), 2);
+        assert!(sums.ends_with("  b/c\n"));
+    }
 }

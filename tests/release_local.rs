@@ -565,3 +565,36 @@ fn the_readme_demo_releases_then_does_nothing_offline_and_without_a_token() {
         "{out}"
     );
 }
+
+#[test]
+fn pull_request_mode_publishes_only_after_the_release_pull_request_is_merged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = forge(tmp.path());
+    let mut t = target();
+    t.settings.mode = Mode::PullRequest;
+    let d = vec![desired("v1.34.7", "2.34.2")];
+    let (_, out) = apply::release(&f, &t, &d, &packager).unwrap();
+    assert!(out.released.is_empty());
+    assert_eq!(out.pull_requests.len(), 1, "{out:?}");
+    let branch = "stackbot/release/openstack-scs2-1-34";
+    let pulls = f.find_pulls(&repo(), branch).unwrap();
+    assert_eq!(pulls.len(), 1);
+    assert_eq!(pulls[0].title, "Release openstack-scs2-1-34-v1");
+    assert!(f.list_releases(&repo()).unwrap().is_empty());
+    // Re-running before the merge changes nothing.
+    let c = Counting::new(forge(tmp.path()));
+    apply::release(&c, &t, &d, &packager).unwrap();
+    assert_eq!(c.writes(), 0, "{:?}", c.by_method());
+    // A maintainer merges; the next run tags the merged content and publishes.
+    f.merge_pull(&repo(), pulls[0].number).unwrap();
+    let (_, out) = apply::release(&f, &t, &d, &packager).unwrap();
+    assert_eq!(out.released, vec!["openstack-scs2-1-34-v1"]);
+    let head = f.branch_head(&repo(), "main").unwrap().unwrap();
+    assert_eq!(
+        f.tag_target(&repo(), "openstack-scs2-1-34-v1").unwrap(),
+        Some(head)
+    );
+    let c = Counting::new(forge(tmp.path()));
+    apply::release(&c, &t, &d, &packager).unwrap();
+    assert_eq!(c.writes(), 0);
+}

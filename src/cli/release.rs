@@ -212,19 +212,9 @@ pub fn desired(
     Ok((out, skipped, warnings))
 }
 
-/// The forge named by `forge.kind`. The GitHub token is read from the variable named by
-/// `forge.github.token_env`; `plan` works without one (drafts are then invisible).
+/// The forge named by `forge.kind` (see [`crate::forge::open`]); `plan` works without a token.
 pub fn open_forge(loaded: &Loaded) -> anyhow::Result<Box<dyn Forge>> {
-    let fc = &loaded.config.forge;
-    match fc.kind {
-        ForgeKind::Local => Ok(Box::new(local_forge(loaded)?)),
-        ForgeKind::Github => {
-            let token = std::env::var(&fc.github.token_env).ok();
-            let f = crate::forge::github::GithubForge::new(&fc.github, token)
-                .map_err(InvalidInput::from_display)?;
-            Ok(Box::new(f))
-        }
-    }
+    crate::forge::open(loaded)
 }
 
 /// The local forge of the configuration, with its seeds resolved.
