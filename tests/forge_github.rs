@@ -619,3 +619,27 @@ fn writes_are_spaced_by_the_configured_interval() {
     assert!(start.elapsed() >= Duration::from_millis(300));
     assert_eq!(fake.counts().writes, 3);
 }
+
+#[test]
+fn slow_answers_and_latency_do_not_change_the_result() {
+    let fake = seeded(FakeOptions::default());
+    let f = forge(&fake, Some(TOKEN));
+    let r = repo();
+    fake.set_faults(Faults {
+        latency: Duration::from_millis(20),
+        ..Faults::route(
+            Method::POST,
+            "/repos/{owner}/{repo}/releases",
+            1,
+            Fault::Delay(Duration::from_millis(300)),
+        )
+    });
+    let d = f.create_draft_release(&r, "slow", "slow", "").unwrap();
+    assert_eq!(f.list_releases(&r).unwrap()[0].id, d.id);
+    let c = fake.counts();
+    assert_eq!(
+        (c.writes, c.reads),
+        (1, 1),
+        "a slow answer is not retried: {c:?}"
+    );
+}
