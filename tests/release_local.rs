@@ -556,6 +556,47 @@ fn the_readme_demo_releases_then_does_nothing_offline_and_without_a_token() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["released"], serde_json::json!([]), "{out}");
     assert!(v["actions"].as_array().unwrap().is_empty(), "{out}");
+    // The same no-op run through the library, counting forge requests (release + tenants).
+    let loaded = stackbot::config::load(&tmp.path().join("examples/local/stackbot.yaml")).unwrap();
+    let g = stackbot::cli::Global {
+        config: loaded.path.clone(),
+        format: stackbot::cli::Format::Json,
+        now: "2026-05-01".parse().unwrap(),
+        verbose: 0,
+        quiet: true,
+        github_actions: false,
+    };
+    let sel = stackbot::cli::release::Selection {
+        stack: None,
+        minor: None,
+        release_set: None,
+        snapshot: None,
+        cache_dir: None,
+    };
+    let counted = Counting::new(stackbot::cli::release::local_forge(&loaded).unwrap());
+    let planned = stackbot::cli::release::compute(&loaded, &sel, &g, &counted).unwrap();
+    let noop = apply::apply(
+        &planned.plan,
+        &counted,
+        &planned.target.repo,
+        &planned.observed,
+    )
+    .unwrap();
+    assert!(noop.actions.is_empty());
+    let release_requests = counted.total();
+    let reports = stackbot::tenants::run_tenants(&counted, &loaded, &Default::default()).unwrap();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(counted.writes(), 0, "{:?}", counted.by_method());
+    eprintln!(
+        "demo no-op run: {release_requests} forge requests for releases, {} in total with tenants, 0 writes ({:?})",
+        counted.total(),
+        counted.by_method()
+    );
+    assert_eq!(
+        release_requests, 3,
+        "one listing + one hashes.json per released series"
+    );
+
     let skipped = v["skipped"].as_array().unwrap();
     assert!(
         skipped.iter().any(|s| s["reason"]

@@ -140,7 +140,7 @@ impl LocalForge {
     /// A forge rooted at `root` (created on first write). `committer` signs commits and tags.
     pub fn new(root: impl Into<PathBuf>, committer_name: &str, committer_email: &str) -> Self {
         LocalForge {
-            root: root.into(),
+            root: normalize(root.into()),
             committer_name: committer_name.into(),
             committer_email: committer_email.into(),
             seeds: BTreeMap::new(),
@@ -461,6 +461,24 @@ impl LocalForge {
         .map_err(|e| git_err(&what, e))?;
         Ok(())
     }
+}
+
+/// Absolute and free of `.`/`..`, so URLs and messages name the forge the same way however
+/// the configuration spelled the path (PR bodies quote release URLs; a different spelling
+/// must not count as a change).
+fn normalize(p: PathBuf) -> PathBuf {
+    let abs = std::path::absolute(&p).unwrap_or(p);
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> std::io::Result<()> {
