@@ -40,11 +40,15 @@ pub enum Status {
 /// The state of one stack × minor.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MinorStatus {
+    /// `provider/name`.
     pub stack: StackId,
+    /// The tracked minor.
     pub minor: Minor,
     /// Newest GA patch.
     pub kubernetes: Option<KubeVersion>,
+    /// When the newest patch was published (`None` when known only from a marker).
     pub published_at: Option<DateTime<Utc>>,
+    /// Whether the newest patch can be released now.
     pub status: Status,
     /// What the newest patch is waiting for, in words.
     pub missing: Vec<String>,
@@ -65,21 +69,28 @@ pub struct MinorStatus {
 /// A GA minor newer than every minor a stack tracks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NewMinor {
+    /// The stack that does not track it yet.
     pub stack: StackId,
+    /// The new minor.
     pub minor: Minor,
+    /// Its newest GA patch.
     pub kubernetes: KubeVersion,
     /// When the minor's first GA patch was published.
     pub published_at: Option<DateTime<Utc>>,
     /// SCS 0210: offer the minor within 4 months.
     pub due: Option<NaiveDate>,
+    /// `due` has passed.
     pub overdue: bool,
 }
 
 /// The result of `detect`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
+    /// One entry per configured stack × tracked minor, in configuration order.
     pub minors: Vec<MinorStatus>,
+    /// GA minors newer than everything a stack tracks.
     pub new_minors: Vec<NewMinor>,
+    /// Degraded sources (API fallback, unreadable schedule), deduplicated.
     pub warnings: Vec<String>,
 }
 

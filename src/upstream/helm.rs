@@ -15,13 +15,16 @@ use crate::model::Minor;
 /// One published chart version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChartVersion {
+    /// Parsed strictly, so ordering and series matching are numeric.
     pub version: semver::Version,
+    /// sha256 of the chart archive, recorded in the release set.
     pub digest: Option<String>,
 }
 
 /// Chart name → published versions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HelmIndex {
+    /// Chart name → every published version with a semver version.
     pub charts: BTreeMap<String, Vec<ChartVersion>>,
 }
 

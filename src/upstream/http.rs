@@ -30,6 +30,9 @@ pub enum HttpError {
     /// The body exceeded the configured limit; a mirror serving the wrong file must not fill memory.
     #[error("GET {url}: response larger than {limit} bytes; refusing to read it")]
     TooLarge { url: String, limit: u64 },
+    /// TLS or the client itself could not be initialised.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
     /// The body is not UTF-8 text (every upstream source here is text).
     #[error("GET {url}: response is not UTF-8 text")]
     NotText { url: String },
@@ -111,6 +114,7 @@ struct Counters {
 /// A successful (2xx, or 304 resolved from the cache) response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
+    /// The body as text.
     pub body: String,
     /// The `Link` header, kept for pagination (also across 304s).
     pub link: Option<String>,
@@ -147,10 +151,7 @@ impl HttpClient {
             .connect_timeout(Duration::from_secs(10))
             .timeout(opts.timeout)
             .build()
-            .map_err(|e| HttpError::Transport {
-                url: String::new(),
-                message: format!("cannot build the HTTP client: {e}"),
-            })?;
+            .map_err(|e| HttpError::Client(e.to_string()))?;
         Ok(HttpClient {
             client,
             opts,

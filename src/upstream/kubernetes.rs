@@ -13,6 +13,7 @@ use crate::model::{KubeVersion, Minor};
 /// One GA Kubernetes patch release.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KubeRelease {
+    /// The GA version (`v1.34.7`).
     pub version: KubeVersion,
     /// `None` when known only from a version marker.
     pub published_at: Option<DateTime<Utc>>,

@@ -12,8 +12,11 @@ use crate::model::{KubeVersion, Minor};
 /// Release and end-of-life dates of one minor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lifecycle {
+    /// The minor, derived from its patch list where possible (never from a YAML float).
     pub minor: Minor,
+    /// `releaseDate`: a minor is not "supported" before it is released.
     pub release_date: Option<NaiveDate>,
+    /// `endOfLifeDate`: `minors: supported` drops the minor the day after.
     pub end_of_life: Option<NaiveDate>,
 }
 

@@ -71,6 +71,7 @@ pub enum Fetched {
 /// Everything read from upstream, by [`Key::id`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UpstreamData {
+    /// [`Key::id`] → outcome; a `BTreeMap` so snapshots are written in a stable order.
     pub entries: BTreeMap<String, Fetched>,
 }
 
@@ -93,12 +94,15 @@ impl UpstreamData {
 
 /// Something that can read a logical source.
 pub trait Fetch {
+    /// Read one source. Never fails as a whole: failures are recorded as [`Fetched::Error`].
     fn fetch(&mut self, key: &Key) -> Fetched;
 }
 
 /// Reads sources over HTTP, from the URLs in the configuration.
 pub struct HttpFetcher {
+    /// The shared client (retries, cache, counters).
     pub http: HttpClient,
+    /// Base URLs of the Kubernetes sources.
     pub upstream: UpstreamConfig,
 }
 
