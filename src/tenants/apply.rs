@@ -460,3 +460,37 @@ pub fn followed_stacks(config: &Config) -> BTreeSet<StackId> {
 pub fn is_open(p: &crate::forge::PullInfo) -> bool {
     p.state == PullState::Open
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_cover_every_tenant_exactly_once() {
+        for name in ["a", "acme", "tenant-17", "zz"] {
+            let hits = (1..=4).filter(|i| in_shard(name, *i, 4)).count();
+            assert_eq!(hits, 1, "{name}");
+        }
+        assert_eq!(parse_shard("2/4"), Ok((2, 4)));
+        for bad in ["0/4", "5/4", "2", "a/b", "1/0"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_kubernetes_version_comes_from_metadata_then_notes() {
+        let n = ReleaseName::parse("openstack-scs2-1-34-v2").unwrap();
+        let meta = b"versions:\n    clusterStack: v2\n    kubernetes: v1.34.7\n";
+        assert_eq!(
+            kubernetes_of(&n, Some(meta), "").unwrap().to_string(),
+            "v1.34.7"
+        );
+        assert_eq!(
+            kubernetes_of(&n, None, "built with v1.33.9 tools for v1.34.3")
+                .unwrap()
+                .to_string(),
+            "v1.34.3"
+        );
+        assert_eq!(kubernetes_of(&n, None, "nothing"), None);
+    }
+}

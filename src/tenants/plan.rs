@@ -513,7 +513,16 @@ fn decide(
             .commits
             .last()
             .is_some_and(|c| c.message.contains(&trailer));
-    let (action, push, note) = if files.is_empty() {
+    let (action, push, note) = if !human.is_empty() && open.is_some() {
+        (
+            Action::None,
+            false,
+            Some(format!(
+                "{} has commits by someone else; left alone",
+                branch_name(&stack)
+            )),
+        )
+    } else if files.is_empty() {
         match open {
             Some(_) => (
                 Action::Close,
@@ -601,4 +610,104 @@ pub fn match_globs(patterns: &[String], paths: &[String]) -> Result<Vec<String>,
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TenantPolicy;
+
+    fn tenant() -> TenantConfig {
+        TenantConfig {
+            name: "acme".into(),
+            repository: "acme/gitops".into(),
+            base_branch: "main".into(),
+            files: vec!["cs.yaml".into()],
+            stacks: vec!["openstack/scs2".into()],
+            policy: TenantPolicy::default(),
+            clusters: vec![],
+        }
+    }
+
+    fn release(name: &str, body: &str) -> AvailableRelease {
+        AvailableRelease {
+            name: ReleaseName::parse(name).unwrap(),
+            kubernetes: "v1.33.5".parse().unwrap(),
+            html_url: format!("https://example.org/{name}"),
+            body: body.into(),
+        }
+    }
+
+    const FILE: &str = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: x-1-33\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.33\"\n  versions: [v2]\n";
+
+    fn observed() -> Observed {
+        let mut o = Observed {
+            base_head: "b".repeat(40),
+            ..Observed::default()
+        };
+        o.stack_files
+            .insert("cs.yaml".into(), FILE.as_bytes().to_vec());
+        o
+    }
+
+    #[test]
+    fn oldest_versions_are_dropped_beyond_keep() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(next_versions(&l(&["v1", "v2"]), "v3", 2), l(&["v2", "v3"]));
+        assert_eq!(next_versions(&l(&["v2", "v1"]), "v3", 2), l(&["v2", "v3"]));
+        assert_eq!(
+            next_versions(&l(&["v0-sha.abcdefg", "v2"]), "v3", 2),
+            l(&["v2", "v3"])
+        );
+        assert_eq!(next_versions(&l(&["v1"]), "v2", 3), l(&["v1", "v2"]));
+    }
+
+    #[test]
+    fn huge_release_notes_are_truncated_under_the_github_limit() {
+        let notes = "x".repeat(200_000);
+        let plans = plan_tenant(
+            &tenant(),
+            &[release("openstack-scs2-1-33-v3", &notes)],
+            &observed(),
+            "bot@x",
+        )
+        .unwrap();
+        let body = &plans[0].body;
+        assert!(body.len() < 65_536, "{}", body.len());
+        assert!(body.contains("truncated"));
+        assert!(
+            body.contains("[openstack-scs2-1-33-v3](https://example.org/openstack-scs2-1-33-v3)")
+        );
+    }
+
+    #[test]
+    fn the_plan_is_deterministic_and_names_the_branch() {
+        let r = [release("openstack-scs2-1-33-v3", "notes")];
+        let a = plan_tenant(&tenant(), &r, &observed(), "bot@x").unwrap();
+        let b = plan_tenant(&tenant(), &r, &observed(), "bot@x").unwrap();
+        assert_eq!(a[0].branch, "stackbot/openstack-scs2");
+        assert_eq!(a[0].action, Action::Open);
+        assert_eq!(
+            (&a[0].body, &a[0].content_id),
+            (&b[0].body, &b[0].content_id)
+        );
+        assert_eq!(
+            a[0].files[0].after,
+            FILE.replace("[v2]", "[v2, v3]").into_bytes()
+        );
+    }
+
+    #[test]
+    fn ignore_policies_propose_nothing() {
+        let mut t = tenant();
+        t.policy.patch = PolicyAction::Ignore;
+        t.policy.minor = PolicyAction::Ignore;
+        let r = [
+            release("openstack-scs2-1-33-v3", ""),
+            release("openstack-scs2-1-34-v1", ""),
+        ];
+        let p = plan_tenant(&t, &r, &observed(), "bot@x").unwrap();
+        assert!(p[0].files.is_empty());
+        assert_eq!(p[0].action, Action::None);
+    }
 }
