@@ -7,7 +7,8 @@
 //! people, workflow-command escaping, and "colours and progress bars only on a terminal".
 //!
 //! - [`markdown`]: escaping, fences, tables, fitting blocks under a size limit.
-//! - [`preview`]: the sticky PR preview comment rendered by `plan --format markdown`.
+//! - [`preview`]: the sticky PR preview comment rendered by `plan --format markdown`;
+//!   [`from_plan`] maps a release plan into it.
 //! - [`schema_doc`]: the configuration reference generated from the JSON Schema.
 //! - [`github`]: `::error file=…,line=…::` annotations, `::group::`, `$GITHUB_STEP_SUMMARY`,
 //!   `$GITHUB_OUTPUT`.
@@ -17,6 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+pub mod from_plan;
 pub mod github;
 pub mod markdown;
 pub mod preview;
