@@ -455,32 +455,11 @@ pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> 
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
         Format::Markdown => {
-            let preview = crate::report::preview::Preview {
-                commit: None,
-                releases: p
-                    .releases
-                    .iter()
-                    .map(|r| crate::report::preview::PreviewRelease {
-                        tag: r.tag.clone(),
-                        stack: r.stack.clone(),
-                        minor: r.minor.clone(),
-                        kubernetes: r.kubernetes.clone(),
-                        version: r.version.clone(),
-                        assets: r.assets.iter().map(|a| a.name.clone()).collect(),
-                    })
-                    .collect(),
-                diffs: diffs(p),
-                tenants: Vec::new(),
-                notes: p
-                    .skipped
-                    .iter()
-                    .map(|s| format!("{}: {}", s.what, s.reason))
-                    .collect(),
-            };
-            print!(
-                "{}",
-                crate::report::preview::render(&preview, &Default::default())
-            );
+            // The comment-sized preview on stdout; under GitHub Actions the full one also goes
+            // to the job summary, which the truncation note links to.
+            let preview = crate::report::from_plan::preview(p, None);
+            let actions = crate::report::github::Actions::from_env();
+            print!("{}", crate::report::preview::emit(&preview, &actions)?);
         }
         Format::Text => {
             print!("{}", plan_text(p));

@@ -14,13 +14,34 @@ pub const SUMMARY_LIMIT: usize = 1024 * 1024;
 
 /// Escape text for inline Markdown (paragraphs, list items, table cells): no emphasis, links,
 /// HTML, table breaks or @-mentions can be produced by the input. Newlines become spaces, so a
-/// value can never end a table row or start a block.
+/// value can never end a table row or start a block. Characters that only matter at the start
+/// of a line (`#`, `-`, `+`, `=`, `>`, `1.`) are escaped there; elsewhere punctuation is left
+/// alone so versions, tags and URLs stay readable (and URLs stay clickable).
 pub fn escape_inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
+    let body = text.trim_start();
+    let mut out = String::with_capacity(body.len() + 8);
+    let mut rest = body;
+    // A leading block marker (or an ordered-list number) would start a block in a list item;
+    // CommonMark needs a space (or the end) after it, so `-x` or `1.34` stay as they are.
+    let ends_marker = |at: usize| body[at..].chars().next().is_none_or(char::is_whitespace);
+    let hashes = body.bytes().take_while(|b| *b == b'#').count();
+    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    if (hashes > 0 && ends_marker(hashes))
+        || (body.starts_with(['-', '+', '='])
+            && (ends_marker(1) || body[1..].starts_with(&body[..1])))
+    {
+        out.push('\\');
+    } else if digits > 0
+        && matches!(body.as_bytes().get(digits), Some(b'.' | b')'))
+        && ends_marker(digits + 1)
+    {
+        out.push_str(&body[..digits]);
+        out.push('\\');
+        rest = &body[digits..];
+    }
+    for c in rest.chars() {
         match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '!' | '#' | '(' | ')' | '{' | '}'
-            | '+' | '-' | '.' | '=' => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -256,7 +277,7 @@ mod tests {
         assert!(!e.contains("<img>"));
         assert!(e.contains("&lt;img&gt;"));
         assert!(e.contains(r"\*a\*"));
-        assert!(e.contains(r"\[x\]\(y\)"));
+        assert!(e.contains(r"\[x\](y)"));
         assert!(e.contains(r"a\|b"));
         assert!(e.contains(r"\`c\`"));
         assert!(e.contains("@&#8203;team"));
@@ -267,9 +288,28 @@ mod tests {
     }
 
     #[test]
-    fn plain_names_stay_readable() {
+    fn plain_names_versions_and_urls_stay_readable() {
         assert_eq!(escape_inline("scs2"), "scs2");
         assert_eq!(escape_inline("tenant a"), "tenant a");
+        assert_eq!(
+            escape_inline("openstack-scs2-1-34-v3 (v1.34.7)"),
+            "openstack-scs2-1-34-v3 (v1.34.7)"
+        );
+        assert_eq!(
+            escape_inline("see https://example.org/a-b.qcow2"),
+            "see https://example.org/a-b.qcow2"
+        );
+    }
+
+    #[test]
+    fn leading_block_markers_are_escaped() {
+        assert_eq!(escape_inline("# not a heading"), "\\# not a heading");
+        assert_eq!(escape_inline("- not a list"), "\\- not a list");
+        assert_eq!(escape_inline("1. not a list"), "1\\. not a list");
+        assert_eq!(escape_inline("> not a quote"), "&gt; not a quote");
+        assert_eq!(escape_inline("1.34"), "1.34");
+        assert_eq!(escape_inline("-x"), "-x");
+        assert_eq!(escape_inline("---"), "\\---");
     }
 
     #[test]

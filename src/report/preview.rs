@@ -316,10 +316,10 @@ mod tests {
     #[test]
     fn shows_releases_tenants_and_a_collapsed_diff_per_file() {
         let md = render(&sample(), &Options::default());
-        assert!(md.contains("| openstack\\-scs2\\-1\\-34\\-v3 | openstack/scs2 | 1\\.34 |"));
+        assert!(md.contains("| openstack-scs2-1-34-v3 | openstack/scs2 | 1.34 | v1.34.7 | v3 |"));
         assert!(md.contains("### Tenant pull requests"));
-        assert!(md.contains("| team\\|a | org/gitops\\-a |"));
-        assert!(md.contains("#### openstack/scs2 1\\.34"));
+        assert!(md.contains("| team\\|a | org/gitops-a |"));
+        assert!(md.contains("#### openstack/scs2 1.34"));
         assert!(md.contains(
             "<details>\n<summary><code>cluster-stacks/openstack/scs2/1-34/csctl.yaml</code> (+1 −1)</summary>"
         ));
