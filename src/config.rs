@@ -775,6 +775,16 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
                 "keep at least 1 version, or set `patch: ignore`",
             ));
         }
+        if crate::forge::RepoRef::parse(&t.repository).is_none() {
+            return Err(err(
+                &format!("repository: {}", t.repository),
+                format!(
+                    "tenant `{}`: repository `{}` is not `owner/name`",
+                    t.name, t.repository
+                ),
+                "write the tenant repository as `owner/name`, e.g. `acme/gitops`",
+            ));
+        }
         if t.files.is_empty() {
             return Err(err(
                 &at,
@@ -967,6 +977,19 @@ stacks:
         ))
         .unwrap_err();
         assert!(err.to_string().contains("keep"), "{err}");
+        assert!(err.line.is_some(), "{err}");
+    }
+
+    #[test]
+    fn tenant_repository_must_be_owner_slash_name() {
+        let text = tenant("    stacks: [openstack/scs2]\n")
+            .replace("repository: acme/gitops", "repository: acme");
+        let err = parse_str(&text).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("repository `acme` is not `owner/name`"),
+            "{err}"
+        );
         assert!(err.line.is_some(), "{err}");
     }
 

@@ -72,8 +72,13 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let lock = Lock::load(&lock_path).map_err(invalid)?;
     let from_file = match &a.release_set {
         Some(f) => {
-            let text = std::fs::read_to_string(f)
-                .with_context(|| format!("cannot read release sets from {}", f.display()))?;
+            // An unreadable `--release-set` is a wrong argument, not a transient failure.
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                invalid(format!(
+                    "--release-set {}: cannot read it ({e}); pass an existing YAML or JSON file",
+                    f.display()
+                ))
+            })?;
             Some(lock::parse_release_sets(&text, f).map_err(invalid)?)
         }
         None => None,

@@ -273,6 +273,12 @@ fn untar_chart(tgz: &[u8], dir: &str) -> Result<Vec<(String, Vec<u8>)>, PackageE
             continue;
         }
         let name = e.name.replace('\\', "/");
+        if name.starts_with('/') {
+            return Err(PackageError::invalid(
+                dir,
+                format!("chart archive entry `{name}` is an absolute path"),
+            ));
+        }
         let Some((_, rest)) = name.split_once('/') else {
             return Err(PackageError::invalid(
                 dir,
