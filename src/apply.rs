@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::forge::{Forge, ForgeError, PullState, ReleaseInfo, RepoRef};
 use crate::model::{FileTree, ReleaseName, StackVersion};
+use crate::oci::{Publisher, PushOutcome};
 use crate::package::{Metadata, ReleaseHashes};
 use crate::plan::{
     self, Desired, Latest, Mode, Observed, Plan, PlannedRelease, SeriesObserved, Skipped, Step,
@@ -33,6 +34,8 @@ pub enum ApplyError {
     Forge(#[from] ForgeError),
     #[error("{0}")]
     Inconsistent(String),
+    #[error(transparent)]
+    Oci(#[from] crate::oci::OciError),
 }
 
 /// Read-only view of the forge for `plan`. Never writes; needs no token on the local forge.
@@ -205,6 +208,9 @@ pub struct Outcome {
     pub pull_requests: Vec<String>,
     /// Every write, in order, for the log.
     pub actions: Vec<String>,
+    /// OCI publications (pushed or found already present), each verified.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub oci: Vec<crate::oci::Published>,
 }
 
 /// Execute a plan. Stops at the first error; the next run observes and finishes the job.
@@ -213,6 +219,7 @@ pub fn apply(
     forge: &dyn Forge,
     repo: &RepoRef,
     observed: &Observed,
+    oci: Option<&Publisher>,
 ) -> Result<Outcome, ApplyError> {
     let mut out = Outcome {
         skipped: plan.skipped.clone(),
@@ -220,7 +227,7 @@ pub fn apply(
     };
     let mut head = observed.base_head.clone();
     for step in &plan.cleanup {
-        run_step(step, None, forge, repo, &mut head, &mut None, &mut out)?;
+        run_step(step, None, forge, repo, oci, &mut head, &mut None, &mut out)?;
     }
     for r in &plan.releases {
         let mut last_commit = None;
@@ -230,6 +237,7 @@ pub fn apply(
                 Some(r),
                 forge,
                 repo,
+                oci,
                 &mut head,
                 &mut last_commit,
                 &mut out,
@@ -248,11 +256,30 @@ fn run_step(
     release: Option<&PlannedRelease>,
     forge: &dyn Forge,
     repo: &RepoRef,
+    oci: Option<&Publisher>,
     head: &mut Option<String>,
     last_commit: &mut Option<String>,
     out: &mut Outcome,
 ) -> Result<(), ApplyError> {
     match step {
+        Step::OciPush {
+            tag,
+            target,
+            assets,
+            ..
+        } => {
+            let Some(publisher) = oci else {
+                return Err(ApplyError::Inconsistent(format!(
+                    "the plan pushes {tag} to {target} but no OCI publisher was set up"
+                )));
+            };
+            let published = publisher.publish(tag, assets)?;
+            if let PushOutcome::Pushed { digest, .. } = &published.outcome {
+                out.actions
+                    .push(format!("push {tag} to {target} ({digest}), verified"));
+            }
+            out.oci.push(published);
+        }
         Step::Commit {
             branch,
             message,
@@ -541,6 +568,8 @@ pub struct Target {
     pub repo: RepoRef,
     pub base_branch: String,
     pub settings: plan::Settings,
+    /// The OCI repository, when `publish` lists `oci` (see [`crate::oci::Publisher`]).
+    pub oci: Option<std::sync::Arc<Publisher>>,
 }
 
 /// observe → plan: what a run would do right now. Read-only.
@@ -558,6 +587,10 @@ pub fn plan_release(
         target.settings.mode,
         &target.settings.lock_path,
     )?;
+    let mut observed = observed;
+    if let Some(oci) = &target.oci {
+        observe_oci(forge, &target.repo, oci, desired, &mut observed)?;
+    }
     let p = plan::plan(desired, &observed, &target.settings, package)?;
     Ok((p, observed))
 }
@@ -570,6 +603,51 @@ pub fn release(
     package: &plan::Packager<'_>,
 ) -> anyhow::Result<(Plan, Outcome)> {
     let (p, observed) = plan_release(forge, target, desired, package)?;
-    let outcome = apply(&p, forge, &target.repo, &observed)?;
+    let outcome = apply(&p, forge, &target.repo, &observed, target.oci.as_deref())?;
     Ok((p, outcome))
+}
+
+/// The OCI half of observing: every tag of the repository (so numbering accounts for them),
+/// and the assets of each series' latest forge release that the registry does not have yet.
+pub fn observe_oci(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    oci: &Publisher,
+    desired: &[Desired],
+    observed: &mut Observed,
+) -> Result<(), ApplyError> {
+    let tags = oci.tags()?;
+    let mut unparsable: Vec<&String> = tags
+        .iter()
+        .filter(|t| ReleaseName::parse(t).is_err())
+        .collect();
+    unparsable.dedup();
+    for t in unparsable {
+        observed.warnings.push(format!(
+            "OCI tag `{t}` skipped: not a cluster-stack release name CSO can parse"
+        ));
+    }
+    for d in desired {
+        let Some(so) = observed.series.get_mut(&d.series()) else {
+            continue;
+        };
+        let Some(latest) = &so.latest else { continue };
+        if tags.contains(&latest.tag) {
+            continue;
+        }
+        let Some(release) = observed
+            .releases
+            .iter()
+            .find(|r| r.tag == latest.tag && !r.draft)
+        else {
+            continue;
+        };
+        let mut assets = FileTree::new();
+        for a in &release.assets {
+            assets.insert(a.name.clone(), forge.download_asset(repo, release.id, a)?);
+        }
+        so.latest_assets = Some(assets);
+    }
+    observed.oci_tags = Some(tags);
+    Ok(())
 }

@@ -23,6 +23,8 @@ use crate::lock::Lock;
 use crate::model::{
     FileTree, Minor, ReleaseName, ReleaseSet, StackId, StackVersion, series_prefix,
 };
+use crate::oci::manifest::LayerDescription;
+use crate::oci::publish::OciPlanSettings;
 use crate::package::versions::{Previous, next_stable};
 use crate::package::{Metadata, ReleaseHashes, Versions};
 
@@ -69,6 +71,9 @@ pub struct SeriesObserved {
     pub base_tree: Option<FileTree>,
     /// An unfinished release to resume: `(N, commit its tag points at)`.
     pub resume: Option<(u64, String)>,
+    /// Assets of the latest published release, read only when OCI is a target and lacks its
+    /// tag (a run that stopped between the forge release and the OCI push).
+    pub latest_assets: Option<FileTree>,
 }
 
 /// Everything `observe` read from the forge.
@@ -84,6 +89,8 @@ pub struct Observed {
     pub series: BTreeMap<String, SeriesObserved>,
     /// Release pull requests by head branch (pull-request mode only).
     pub pulls: BTreeMap<String, Vec<PullInfo>>,
+    /// Every tag of the OCI repository, when `publish` lists `oci`.
+    pub oci_tags: Option<Vec<String>>,
     pub warnings: Vec<String>,
 }
 
@@ -103,6 +110,8 @@ pub struct Settings {
     pub lock_path: String,
     /// "Today", for the SCS deadline line of the release notes.
     pub now: chrono::NaiveDate,
+    /// The OCI target when `publish` lists `oci` (resolved at the CLI edge).
+    pub oci: Option<OciPlanSettings>,
 }
 
 /// One side effect. `apply` checks before each whether it is already done.
@@ -139,6 +148,17 @@ pub enum Step {
     Draft { tag: String },
     /// Publish the canonical draft of the tag.
     Publish { tag: String },
+    /// Push the release's assets to the OCI repository as csctl pushes them (after the forge
+    /// release), then verify them. A no-op when the tag already holds this manifest.
+    OciPush {
+        tag: String,
+        /// Full repository reference.
+        target: String,
+        manifest_digest: String,
+        layers: Vec<LayerDescription>,
+        #[serde(skip)]
+        assets: FileTree,
+    },
     /// Delete a draft nobody will publish (a duplicate of a published tag, or an old leftover).
     DeleteDraft {
         id: u64,
@@ -220,6 +240,26 @@ impl Plan {
 pub enum PlanError {
     #[error("{series}: {message}")]
     Package { series: String, message: String },
+    #[error("{tag}: {source}")]
+    Oci {
+        tag: String,
+        source: crate::oci::OciError,
+    },
+}
+
+/// The OCI push step for `assets` as `tag`.
+fn oci_step(oci: &OciPlanSettings, tag: &str, assets: &FileTree) -> Result<Step, PlanError> {
+    let d = oci.describe(tag, assets).map_err(|source| PlanError::Oci {
+        tag: tag.to_string(),
+        source,
+    })?;
+    Ok(Step::OciPush {
+        tag: d.tag,
+        target: d.target,
+        manifest_digest: d.manifest_digest,
+        layers: d.layers,
+        assets: assets.clone(),
+    })
 }
 
 /// One parsed release of a series.
@@ -370,6 +410,17 @@ pub fn plan(
                 })
                 .collect()
         };
+        // The latest forge release is missing from OCI (OCI newly enabled, or a run stopped
+        // between the forge release and the push): push it as published.
+        if let (Some(oci), Some(latest), Some(assets)) =
+            (&settings.oci, so.latest.as_ref(), so.latest_assets.as_ref())
+            && !observed
+                .oci_tags
+                .as_ref()
+                .is_some_and(|t| t.contains(&latest.tag))
+        {
+            plan.cleanup.push(oci_step(oci, &latest.tag, assets)?);
+        }
         if so.resume.is_none() && up_to_date(d, so.latest.as_ref()) {
             let tag = so
                 .latest
@@ -396,7 +447,15 @@ pub fn plan(
             });
         let (n, resumed_commit) = match &so.resume {
             Some((n, c)) => (*n, Some(c.clone())),
-            None => (so.highest_n.unwrap_or(0) + 1, None),
+            // Above every number the forge *and* the OCI repository hold, so they never
+            // disagree about what `v<N>` is.
+            None => {
+                let oci_highest = observed
+                    .oci_tags
+                    .as_ref()
+                    .and_then(|t| crate::oci::versioning::scan_tags(t, &d.stack, d.minor).highest);
+                (so.highest_n.max(oci_highest).unwrap_or(0) + 1, None)
+            }
         };
         // Ask for exactly `n`: `next_stable` numbers `highest + 1`.
         let versions = match next_stable(&hashes, Some(n - 1).filter(|x| *x > 0), previous.as_ref())
@@ -491,6 +550,9 @@ pub fn plan(
             });
             steps.push(Step::Draft { tag: tag.clone() });
             steps.push(Step::Publish { tag: tag.clone() });
+            if let Some(oci) = &settings.oci {
+                steps.push(oci_step(oci, &tag, &assets)?);
+            }
         }
         if !waits_for_pull {
             steps.extend(stale_below(Some(n)));

@@ -48,6 +48,40 @@ pub fn describe(
     describe_push(&target.reference(), tag, assets, &facts, created.as_deref()).map(Some)
 }
 
+/// What `plan` needs to describe OCI pushes, resolved once at the CLI edge: the target
+/// reference and the creation annotation. No credentials, no connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OciPlanSettings {
+    /// Full repository reference (`registry.scs.community/kaas/cluster-stacks`).
+    pub target: String,
+    /// RFC 3339 creation annotation, when `oci.created_annotation` is on.
+    pub created: Option<String>,
+}
+
+impl OciPlanSettings {
+    /// `None` when `publish` does not list `oci`.
+    pub fn from_config(
+        config: &Config,
+        now: chrono::NaiveDate,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, OciError> {
+        let Some(oci) = oci_config(config) else {
+            return Ok(None);
+        };
+        let target = OciTarget::from_config(oci, env)?;
+        Ok(Some(OciPlanSettings {
+            target: target.reference(),
+            created: created_for(oci, now),
+        }))
+    }
+
+    /// Describe pushing `assets` as `tag` (pure).
+    pub fn describe(&self, tag: &str, assets: &FileTree) -> Result<PushDescription, OciError> {
+        let facts = ReleaseFacts::from_files(assets)?;
+        describe_push(&self.target, tag, assets, &facts, self.created.as_deref())
+    }
+}
+
 /// A connected OCI target plus the run's settings.
 #[derive(Debug)]
 pub struct Publisher {

@@ -1,0 +1,230 @@
+//! The release sequence with `publish: [forge, oci]`: local forge + a real OCI registry on
+//! loopback. The forge release comes first, then the OCI push; numbering accounts for the
+//! registry's tags; a run that stopped before the push is completed; re-runs are no-ops.
+
+mod common;
+#[path = "support/registry.rs"]
+mod registry_support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use common::packager;
+use registry_support::TestRegistry;
+use stackbot::apply::{self, Target};
+use stackbot::forge::local::LocalForge;
+use stackbot::forge::{Forge, RepoRef};
+use stackbot::model::{Component, FileTree, NodeImage, ReleaseSet, StackId};
+use stackbot::oci::publish::OciPlanSettings;
+use stackbot::oci::{Credentials, OciTarget, Publisher, PushOutcome, Registry};
+use stackbot::plan::{Desired, Mode, Settings, Step};
+
+fn repo() -> RepoRef {
+    RepoRef::parse("scs/cluster-stacks").unwrap()
+}
+
+fn desired(k8s: &str) -> Desired {
+    let kubernetes: stackbot::model::KubeVersion = k8s.parse().unwrap();
+    let set = ReleaseSet {
+        stack: StackId::new("openstack", "scs2").unwrap(),
+        kubernetes,
+        published_at: None,
+        node_image: NodeImage {
+            name: format!("ubuntu-capi-image-{k8s}"),
+            url: format!("https://images.example/ubuntu-2404-kube-{k8s}.qcow2"),
+            sha256: "ab".repeat(32),
+        },
+        components: BTreeMap::from([(
+            "ccm".to_string(),
+            Component {
+                chart: "openstack-cloud-controller-manager".into(),
+                repository: "https://kubernetes.github.io/cloud-provider-openstack".into(),
+                version: "2.34.2".into(),
+                digest: None,
+            },
+        )]),
+    };
+    let minor = set.minor();
+    let prefix = format!("openstack-scs2-{}", minor.dashed());
+    let mut t = FileTree::new();
+    t.insert(
+        "csctl.yaml".into(),
+        format!("apiVersion: csctl.clusterstack.x-k8s.io/v1alpha1\nconfig:\n  kubernetesVersion: {k8s}\n  clusterStackName: scs2\n  provider:\n    type: openstack\n    apiVersion: openstack.csctl.clusterstack.x-k8s.io/v1alpha1\n").into_bytes(),
+    );
+    t.insert(
+        "cluster-class/Chart.yaml".into(),
+        format!("apiVersion: v2\nname: {prefix}-cluster-class\nversion: v1\n").into_bytes(),
+    );
+    t.insert(
+        "cluster-addon/ccm/Chart.yaml".into(),
+        b"apiVersion: v2\nname: ccm\n".to_vec(),
+    );
+    t.insert(
+        "clusteraddon.yaml".into(),
+        b"apiVersion: clusteraddonconfig.x-k8s.io/v1alpha1\naddonStages: {}\n".to_vec(),
+    );
+    Desired {
+        stack: set.stack.clone(),
+        minor,
+        path: format!("providers/openstack/scs2/{}", minor.dashed()),
+        set,
+        rendered: t,
+    }
+}
+
+fn forge(dir: &Path) -> LocalForge {
+    let f = LocalForge::new(dir.join("forge"), "stackbot", "stackbot@example.org");
+    f.ensure_repo(&repo(), "main").unwrap();
+    f
+}
+
+fn oci_target(reg: &TestRegistry) -> OciTarget {
+    OciTarget::new(
+        &reg.addr,
+        &format!("{}/kaas/cluster-stacks", reg.addr),
+        true,
+        Credentials::Anonymous,
+    )
+    .unwrap()
+}
+
+fn target(reg: Option<&TestRegistry>) -> Target {
+    let config = reg.map(|r| {
+        yaml_serde::from_str::<stackbot::config::Config>(&format!(
+            "stacks: []\npublish: [forge, oci]\noci:\n  registry: \"{0}\"\n  repository: \"{0}/kaas/cluster-stacks\"\n  plain_http: true\n",
+            r.addr
+        ))
+        .unwrap()
+    });
+    let now = chrono::NaiveDate::from_ymd_opt(2026, 5, 1).unwrap();
+    let oci_settings = config
+        .as_ref()
+        .and_then(|c| OciPlanSettings::from_config(c, now, |_| None).unwrap());
+    let publisher = config
+        .as_ref()
+        .and_then(|c| Publisher::from_config(c, now, |_| None).unwrap());
+    Target {
+        repo: repo(),
+        base_branch: "main".into(),
+        settings: Settings {
+            mode: Mode::Direct,
+            lock_path: "stackbot.lock".into(),
+            now,
+            oci: oci_settings,
+        },
+        oci: publisher.map(Arc::new),
+    }
+}
+
+fn forge_assets(f: &LocalForge, tag: &str) -> FileTree {
+    let r = f
+        .list_releases(&repo())
+        .unwrap()
+        .into_iter()
+        .find(|r| r.tag == tag && !r.draft)
+        .unwrap_or_else(|| panic!("no published release {tag}"));
+    r.assets
+        .iter()
+        .map(|a| (a.name.clone(), f.download_asset(&repo(), r.id, a).unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_release_goes_to_the_forge_then_oci_and_a_re_run_does_nothing() {
+    let Some(reg) = TestRegistry::start() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let f = forge(tmp.path());
+    let t = target(Some(&reg));
+    let d = vec![desired("v1.34.7")];
+
+    let (plan, out) = apply::release(&f, &t, &d, &packager).unwrap();
+    let tag = "openstack-scs2-1-34-v1";
+    assert_eq!(out.released, vec![tag]);
+    // Plan shows the OCI target, tag and digest, after the forge publication.
+    let steps = &plan.releases[0].steps;
+    let publish_at = steps
+        .iter()
+        .position(|s| matches!(s, Step::Publish { .. }))
+        .unwrap();
+    let Step::OciPush {
+        tag: oci_tag,
+        target: oci_ref,
+        manifest_digest,
+        layers,
+        ..
+    } = &steps[publish_at + 1]
+    else {
+        panic!("expected the OCI push right after the forge publication: {steps:?}");
+    };
+    assert_eq!(oci_tag, tag);
+    assert_eq!(oci_ref, &format!("{}/kaas/cluster-stacks", reg.addr));
+    assert!(layers.iter().any(|l| l.file == "SHA256SUMS"));
+    let json = serde_json::to_value(&plan).unwrap();
+    assert_eq!(
+        json["releases"][0]["steps"][publish_at + 1]["manifest_digest"],
+        manifest_digest.as_str()
+    );
+
+    // The registry holds exactly the forge release's assets, under the planned digest.
+    assert_eq!(out.oci.len(), 1);
+    assert_eq!(out.oci[0].outcome.digest(), manifest_digest);
+    let registry = Registry::connect(oci_target(&reg)).unwrap();
+    assert_eq!(registry.pull_release(tag).unwrap(), forge_assets(&f, tag));
+
+    // Re-run: nothing to do anywhere.
+    let (plan2, out2) = apply::release(&f, &t, &d, &packager).unwrap();
+    assert!(plan2.is_noop(), "{plan2:?}");
+    assert!(out2.actions.is_empty(), "{:?}", out2.actions);
+}
+
+#[test]
+fn a_run_that_stopped_before_the_oci_push_is_completed_and_numbers_follow_the_registry() {
+    let Some(reg) = TestRegistry::start() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let f = forge(tmp.path());
+    let d = vec![desired("v1.34.7")];
+    // A forge-only run: the state a crash between the forge release and the push leaves.
+    let (_, out) = apply::release(&f, &target(None), &d, &packager).unwrap();
+    assert_eq!(out.released, vec!["openstack-scs2-1-34-v1"]);
+
+    let t = target(Some(&reg));
+    let (plan, out) = apply::release(&f, &t, &d, &packager).unwrap();
+    assert!(plan.releases.is_empty(), "nothing new to release");
+    assert!(
+        matches!(&plan.cleanup[..], [Step::OciPush { tag, .. }] if tag == "openstack-scs2-1-34-v1"),
+        "{:?}",
+        plan.cleanup
+    );
+    assert!(matches!(out.oci[0].outcome, PushOutcome::Pushed { .. }));
+    let registry = Registry::connect(oci_target(&reg)).unwrap();
+    assert_eq!(
+        registry.pull_release("openstack-scs2-1-34-v1").unwrap(),
+        forge_assets(&f, "openstack-scs2-1-34-v1")
+    );
+    assert!(apply::release(&f, &t, &d, &packager).unwrap().0.is_noop());
+
+    // Someone pushed v5 to the registry by hand: the next release is v6 on both sides.
+    let v1 = forge_assets(&f, "openstack-scs2-1-34-v1");
+    let facts = stackbot::oci::ReleaseFacts::from_files(&v1).unwrap();
+    let built = stackbot::oci::build_manifest(&v1, &facts, None).unwrap();
+    registry
+        .push_built("openstack-scs2-1-34-v5", &v1, &built)
+        .unwrap();
+    let (_, out) = apply::release(&f, &t, &[desired("v1.34.8")], &packager).unwrap();
+    assert_eq!(out.released, vec!["openstack-scs2-1-34-v6"]);
+    let mut tags = registry.list_tags().unwrap();
+    tags.sort();
+    assert_eq!(
+        tags,
+        [
+            "openstack-scs2-1-34-v1",
+            "openstack-scs2-1-34-v5",
+            "openstack-scs2-1-34-v6"
+        ]
+    );
+}
