@@ -243,7 +243,10 @@ pub fn apply(
                 &mut out,
             )?;
         }
-        if r.steps.iter().any(|s| matches!(s, Step::Publish { .. })) {
+        if r.steps
+            .iter()
+            .any(|s| matches!(s, Step::Publish { .. } | Step::OciPush { .. }))
+        {
             out.released.push(r.tag.clone());
         }
     }
@@ -589,7 +592,8 @@ pub fn plan_release(
     )?;
     let mut observed = observed;
     if let Some(oci) = &target.oci {
-        observe_oci(forge, &target.repo, oci, desired, &mut observed)?;
+        let only = target.settings.oci.as_ref().is_some_and(|o| o.only);
+        observe_oci(forge, &target.repo, oci, only, desired, &mut observed)?;
     }
     let p = plan::plan(desired, &observed, &target.settings, package)?;
     Ok((p, observed))
@@ -613,10 +617,16 @@ pub fn observe_oci(
     forge: &dyn Forge,
     repo: &RepoRef,
     oci: &Publisher,
+    only: bool,
     desired: &[Desired],
     observed: &mut Observed,
 ) -> Result<(), ApplyError> {
     let tags = oci.tags()?;
+    if only {
+        latest_from_oci(oci, &tags, desired, observed)?;
+        observed.oci_tags = Some(tags);
+        return Ok(());
+    }
     let mut unparsable: Vec<&String> = tags
         .iter()
         .filter(|t| ReleaseName::parse(t).is_err())
@@ -649,5 +659,63 @@ pub fn observe_oci(
         so.latest_assets = Some(assets);
     }
     observed.oci_tags = Some(tags);
+    Ok(())
+}
+
+/// `publish: [oci]`: the registry is where releases live, so the latest release of each
+/// series (its `hashes.json` and `metadata.yaml`) is read from there. An unfinished release
+/// found by the tag probe at or below that number is already done.
+fn latest_from_oci(
+    oci: &Publisher,
+    tags: &[String],
+    desired: &[Desired],
+    observed: &mut Observed,
+) -> Result<(), ApplyError> {
+    for d in desired {
+        let Some(n) = crate::oci::versioning::scan_tags(tags, &d.stack, d.minor).highest else {
+            continue;
+        };
+        let tag = ReleaseName {
+            stack: d.stack.clone(),
+            minor: d.minor,
+            version: StackVersion::stable(n),
+        }
+        .to_string();
+        let files = oci.registry().pull_release(&tag)?;
+        let text = |name: &str| {
+            files
+                .get(name)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        };
+        let hashes = text("hashes.json").and_then(|t| {
+            ReleaseHashes::parse_json(&t)
+                .map_err(|e| {
+                    observed
+                        .warnings
+                        .push(format!("OCI {tag}: hashes.json unreadable: {e}"))
+                })
+                .ok()
+        });
+        let metadata = text("metadata.yaml").and_then(|t| {
+            Metadata::parse(&t)
+                .map_err(|e| {
+                    observed
+                        .warnings
+                        .push(format!("OCI {tag}: metadata.yaml unreadable: {e}"))
+                })
+                .ok()
+        });
+        let so = observed.series.entry(d.series()).or_default();
+        so.highest_n = so.highest_n.max(Some(n));
+        if so.resume.as_ref().is_some_and(|(k, _)| *k <= n) {
+            so.resume = None;
+        }
+        so.latest = Some(Latest {
+            tag,
+            n,
+            hashes,
+            metadata,
+        });
+    }
     Ok(())
 }

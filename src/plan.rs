@@ -548,8 +548,10 @@ pub fn plan(
                 commit: tag_commit,
                 message: format!("Release {tag}"),
             });
-            steps.push(Step::Draft { tag: tag.clone() });
-            steps.push(Step::Publish { tag: tag.clone() });
+            if !settings.oci.as_ref().is_some_and(|o| o.only) {
+                steps.push(Step::Draft { tag: tag.clone() });
+                steps.push(Step::Publish { tag: tag.clone() });
+            }
             if let Some(oci) = &settings.oci {
                 steps.push(oci_step(oci, &tag, &assets)?);
             }

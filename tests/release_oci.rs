@@ -90,10 +90,15 @@ fn oci_target(reg: &TestRegistry) -> OciTarget {
 }
 
 fn target(reg: Option<&TestRegistry>) -> Target {
+    target_publishing(reg, "[forge, oci]")
+}
+
+fn target_publishing(reg: Option<&TestRegistry>, publish: &str) -> Target {
     let config = reg.map(|r| {
         yaml_serde::from_str::<stackbot::config::Config>(&format!(
-            "stacks: []\npublish: [forge, oci]\noci:\n  registry: \"{0}\"\n  repository: \"{0}/kaas/cluster-stacks\"\n  plain_http: true\n",
-            r.addr
+            "stacks: []\npublish: {publish}\noci:\n  registry: \"{0}\"\n  repository: \"{0}/kaas/cluster-stacks\"\n  plain_http: true\n",
+            r.addr,
+            publish = publish
         ))
         .unwrap()
     });
@@ -227,4 +232,42 @@ fn a_run_that_stopped_before_the_oci_push_is_completed_and_numbers_follow_the_re
             "openstack-scs2-1-34-v6"
         ]
     );
+}
+
+#[test]
+fn publishing_only_to_oci_reads_the_latest_release_from_the_registry() {
+    let Some(reg) = TestRegistry::start() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let f = forge(tmp.path());
+    let t = target_publishing(Some(&reg), "[oci]");
+    let (plan, out) = apply::release(&f, &t, &[desired("v1.34.7")], &packager).unwrap();
+    assert_eq!(out.released, vec!["openstack-scs2-1-34-v1"]);
+    assert!(
+        !plan.releases[0]
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Draft { .. } | Step::Publish { .. })),
+        "no forge release when publishing only to OCI"
+    );
+    assert!(f.list_releases(&repo()).unwrap().is_empty());
+    // The tag still marks the released commit in the repository.
+    assert!(
+        f.tag_target(&repo(), "openstack-scs2-1-34-v1")
+            .unwrap()
+            .is_some()
+    );
+
+    // Nothing new: a no-op, decided from the registry's hashes.json.
+    let (plan, out) = apply::release(&f, &t, &[desired("v1.34.7")], &packager).unwrap();
+    assert!(plan.is_noop(), "{plan:?}");
+    assert!(out.actions.is_empty());
+
+    // A new patch: v2, numbered from the registry.
+    let (_, out) = apply::release(&f, &t, &[desired("v1.34.8")], &packager).unwrap();
+    assert_eq!(out.released, vec!["openstack-scs2-1-34-v2"]);
+    let registry = Registry::connect(oci_target(&reg)).unwrap();
+    let v2 = registry.pull_release("openstack-scs2-1-34-v2").unwrap();
+    assert!(String::from_utf8_lossy(&v2["metadata.yaml"]).contains("kubernetes: v1.34.8"));
 }

@@ -56,6 +56,9 @@ pub struct OciPlanSettings {
     pub target: String,
     /// RFC 3339 creation annotation, when `oci.created_annotation` is on.
     pub created: Option<String>,
+    /// `publish` lists only `oci`: no forge release (tags and commits still go to the
+    /// repository), and the latest release of a series is read from the registry.
+    pub only: bool,
 }
 
 impl OciPlanSettings {
@@ -72,6 +75,7 @@ impl OciPlanSettings {
         Ok(Some(OciPlanSettings {
             target: target.reference(),
             created: created_for(oci, now),
+            only: !config.publish.contains(&PublishTarget::Forge),
         }))
     }
 
