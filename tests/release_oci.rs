@@ -8,7 +8,6 @@ mod registry_support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use common::packager;
 use registry_support::TestRegistry;
@@ -16,8 +15,7 @@ use stackbot::apply::{self, Target};
 use stackbot::forge::local::LocalForge;
 use stackbot::forge::{Forge, RepoRef};
 use stackbot::model::{Component, FileTree, NodeImage, ReleaseSet, StackId};
-use stackbot::oci::publish::OciPlanSettings;
-use stackbot::oci::{Credentials, OciTarget, Publisher, PushOutcome, Registry};
+use stackbot::oci::{Credentials, OciTarget, PushOutcome, Registry};
 use stackbot::plan::{Desired, Mode, Settings, Step};
 
 fn repo() -> RepoRef {
@@ -103,12 +101,10 @@ fn target_publishing(reg: Option<&TestRegistry>, publish: &str) -> Target {
         .unwrap()
     });
     let now = chrono::NaiveDate::from_ymd_opt(2026, 5, 1).unwrap();
-    let oci_settings = config
-        .as_ref()
-        .and_then(|c| OciPlanSettings::from_config(c, now, |_| None).unwrap());
-    let publisher = config
-        .as_ref()
-        .and_then(|c| Publisher::from_config(c, now, |_| None).unwrap());
+    let (oci_settings, publisher) = match &config {
+        Some(c) => stackbot::oci::publish::for_run(c, now, |_| None).unwrap(),
+        None => (None, None),
+    };
     Target {
         repo: repo(),
         base_branch: "main".into(),
@@ -118,7 +114,7 @@ fn target_publishing(reg: Option<&TestRegistry>, publish: &str) -> Target {
             now,
             oci: oci_settings,
         },
-        oci: publisher.map(Arc::new),
+        oci: publisher,
     }
 }
 

@@ -86,6 +86,19 @@ impl OciPlanSettings {
     }
 }
 
+/// The OCI parts of `apply::Target` for a run: `(settings.oci, oci)`, both `None` unless
+/// `publish` lists `oci`. The CLI calls this once with `|k| std::env::var(k).ok()`; errors
+/// are invalid input ([`OciError::is_invalid_input`]) except a failing client setup.
+pub fn for_run(
+    config: &Config,
+    now: chrono::NaiveDate,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(Option<OciPlanSettings>, Option<std::sync::Arc<Publisher>>), OciError> {
+    let settings = OciPlanSettings::from_config(config, now, &env)?;
+    let publisher = Publisher::from_config(config, now, &env)?.map(std::sync::Arc::new);
+    Ok((settings, publisher))
+}
+
 /// A connected OCI target plus the run's settings.
 #[derive(Debug)]
 pub struct Publisher {
