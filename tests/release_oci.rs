@@ -267,3 +267,115 @@ fn publishing_only_to_oci_reads_the_latest_release_from_the_registry() {
     let v2 = registry.pull_release("openstack-scs2-1-34-v2").unwrap();
     assert!(String::from_utf8_lossy(&v2["metadata.yaml"]).contains("kubernetes: v1.34.8"));
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_demo_publishes_to_a_local_registry_with_basic_auth_and_never_prints_the_password() {
+    const PASSWORD: &str = "demo-registry-password-42";
+    let Some(reg) = TestRegistry::start_with_basic_auth("bot", PASSWORD) else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &root.join("examples/local"),
+        &tmp.path().join("examples/local"),
+    );
+    copy_dir(&root.join("templates"), &tmp.path().join("templates"));
+    // The demo's commented `oci:` block, switched on and pointed at the test registry.
+    let config = tmp.path().join("examples/local/stackbot.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        text.contains("# publish: [forge, oci]"),
+        "the demo documents the OCI block"
+    );
+    text.push_str(&format!(
+        "publish: [forge, oci]\noci:\n  registry: \"{0}\"\n  repository: \"{0}/kaas/cluster-stacks\"\n  plain_http: true\n",
+        reg.addr
+    ));
+    std::fs::write(&config, text).unwrap();
+    let stackbot = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(tmp.path())
+            .args(["-c", "examples/local/stackbot.yaml", "-v"])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("OCI_ACCESS_TOKEN")
+            .env("OCI_USERNAME", "bot")
+            .env("OCI_PASSWORD", PASSWORD)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        );
+        assert!(
+            !stdout.contains(PASSWORD) && !stderr.contains(PASSWORD),
+            "the password leaked:\n{stdout}\n{stderr}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+        stdout
+    };
+
+    let plan: serde_json::Value =
+        serde_json::from_str(&stackbot(&["plan", "--format", "json"])).unwrap();
+    let push = plan["releases"][1]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["action"] == "oci-push")
+        .expect("plan shows the OCI push")
+        .clone();
+    assert_eq!(push["tag"], "openstack-scs2-1-34-v1");
+    assert_eq!(push["target"], format!("{}/kaas/cluster-stacks", reg.addr));
+    let digest = push["manifest_digest"].as_str().unwrap().to_string();
+    assert!(digest.starts_with("sha256:"));
+
+    let out = stackbot(&["release"]);
+    assert!(out.contains("released openstack-scs2-1-34-v1"), "{out}");
+    assert!(
+        out.contains("OCI: openstack-scs2-1-34-v1 pushed") && out.contains(&digest),
+        "{out}"
+    );
+
+    // What a consumer pulls equals the forge release, file for file.
+    let registry = Registry::connect(
+        OciTarget::new(
+            &reg.addr,
+            &format!("{}/kaas/cluster-stacks", reg.addr),
+            true,
+            Credentials::Basic {
+                username: "bot".into(),
+                password: stackbot::oci::target::Secret::new(PASSWORD),
+            },
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut tags = registry.list_tags().unwrap();
+    tags.sort();
+    assert_eq!(tags, ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"]);
+    let forge = LocalForge::new(tmp.path().join(".stackbot/forge"), "x", "x@example.org");
+    assert_eq!(
+        registry.pull_release("openstack-scs2-1-34-v1").unwrap(),
+        forge_assets(&forge, "openstack-scs2-1-34-v1")
+    );
+
+    let again: serde_json::Value =
+        serde_json::from_str(&stackbot(&["release", "--format", "json"])).unwrap();
+    assert_eq!(again["released"], serde_json::json!([]));
+    assert!(again["actions"].as_array().unwrap().is_empty(), "{again}");
+}

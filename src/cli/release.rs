@@ -247,6 +247,17 @@ pub fn target(loaded: &Loaded, g: &Global) -> anyhow::Result<Target> {
             fc.repository
         ))
     })?;
+    // The OCI target (when `publish` lists `oci`): credentials are read here, at the edge.
+    let (oci_settings, oci) =
+        crate::oci::publish::for_run(&loaded.config, g.now, |k| std::env::var(k).ok()).map_err(
+            |e| {
+                if e.is_invalid_input() {
+                    anyhow::Error::new(InvalidInput(format!("{}: {e}", loaded.path.display())))
+                } else {
+                    anyhow::Error::new(e)
+                }
+            },
+        )?;
     Ok(Target {
         repo,
         base_branch: fc.base_branch.clone(),
@@ -257,7 +268,9 @@ pub fn target(loaded: &Loaded, g: &Global) -> anyhow::Result<Target> {
             },
             lock_path: crate::lock::LOCK_FILE.to_string(),
             now: g.now,
+            oci: oci_settings,
         },
+        oci,
     })
 }
 
@@ -441,6 +454,23 @@ fn describe(step: &plan::Step) -> String {
         plan::Step::DeleteDraft { id, tag, reason } => {
             format!("delete draft {id} of {tag} ({reason})")
         }
+        plan::Step::OciPush {
+            tag,
+            target,
+            manifest_digest,
+            layers,
+            ..
+        } => {
+            let mut s = format!("push {tag} to OCI {target} (manifest {manifest_digest})");
+            for l in layers {
+                let _ = write!(
+                    s,
+                    "\n      layer {} {} ({})",
+                    l.file, l.digest, l.media_type
+                );
+            }
+            s
+        }
     }
 }
 
@@ -492,13 +522,18 @@ fn print_outcome(
                 "skipped": out.skipped,
                 "pull_requests": out.pull_requests,
                 "actions": out.actions,
+                "oci": out.oci,
                 "tenants": tenants,
                 "warnings": p.warnings,
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
         Format::Text | Format::Markdown => {
-            if out.released.is_empty() && out.pull_requests.is_empty() {
+            let oci_pushed = out
+                .oci
+                .iter()
+                .any(|o| matches!(o.outcome, crate::oci::PushOutcome::Pushed { .. }));
+            if out.released.is_empty() && out.pull_requests.is_empty() && !oci_pushed {
                 println!("Nothing to release: every stack × minor is up to date.");
             }
             for t in &out.released {
@@ -511,6 +546,18 @@ fn print_outcome(
                     ),
                     None => println!("released {t}"),
                 }
+            }
+            for o in &out.oci {
+                let what = match &o.outcome {
+                    crate::oci::PushOutcome::Pushed { .. } => "pushed",
+                    crate::oci::PushOutcome::AlreadyPresent { .. } => "already in",
+                };
+                println!(
+                    "OCI: {} {what} {} ({}, verified)",
+                    o.tag,
+                    o.reference,
+                    o.outcome.digest()
+                );
             }
             for u in &out.pull_requests {
                 println!("release pull request: {u}");
@@ -582,6 +629,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         forge.as_ref(),
         &planned.target.repo,
         &planned.observed,
+        planned.target.oci.as_deref(),
     )
     .context("releasing (safe to re-run: the next run finishes what this one started)")?;
     // Then propagate every published release to the tenants.
