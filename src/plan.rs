@@ -733,6 +733,7 @@ mod tests {
             mode: Mode::Direct,
             lock_path: "stackbot.lock".into(),
             now: "2026-05-01".parse().unwrap(),
+            oci: None,
         }
     }
 
@@ -747,6 +748,81 @@ mod tests {
                 v.cluster_stack.dot().into_bytes(),
             ),
         ]))
+    }
+
+    #[test]
+    fn oci_tags_count_for_numbering_and_the_push_follows_the_forge_release() {
+        let d = vec![desired("v1.34.7")];
+        let obs = Observed {
+            base_branch: "main".into(),
+            base_head: Some("abc".into()),
+            series: BTreeMap::from([(
+                "openstack-scs2-1-34".to_string(),
+                SeriesObserved {
+                    highest_n: Some(3),
+                    base_tree: Some(FileTree::new()),
+                    ..Default::default()
+                },
+            )]),
+            oci_tags: Some(vec![
+                "openstack-scs2-1-34-v7".into(),
+                "openstack-scs2-1-33-v9".into(),
+                "latest".into(),
+            ]),
+            ..Default::default()
+        };
+        let oci = OciPlanSettings {
+            target: "registry.example/kaas/cluster-stacks".into(),
+            created: None,
+            only: false,
+        };
+        let oci_pkg = |tree: &FileTree, v: &Versions| -> Result<FileTree, String> {
+            let mut f = pkg(tree, v)?;
+            f.insert(
+                "metadata.yaml".into(),
+                format!(
+                    "versions:\n    clusterStack: {}\n    kubernetes: v1.34.7\n",
+                    v.cluster_stack.dot()
+                )
+                .into_bytes(),
+            );
+            Ok(f)
+        };
+        let with_oci = Settings {
+            oci: Some(oci.clone()),
+            ..settings()
+        };
+        let p = plan(&d, &obs, &with_oci, &oci_pkg).unwrap();
+        let r = &p.releases[0];
+        // Above the forge's v3 and the registry's v7.
+        assert_eq!(r.tag, "openstack-scs2-1-34-v8");
+        let kinds: Vec<_> = r
+            .steps
+            .iter()
+            .map(|s| serde_json::to_value(s).unwrap()["action"].clone())
+            .collect();
+        assert_eq!(kinds, ["commit", "tag", "draft", "publish", "oci-push"]);
+        let Some(Step::OciPush {
+            manifest_digest, ..
+        }) = r.steps.last()
+        else {
+            unreachable!()
+        };
+        let described = oci.describe(&r.tag, &r.asset_bytes).unwrap();
+        assert_eq!(manifest_digest, &described.manifest_digest);
+
+        // `publish: [oci]` alone: no forge release, still commit and tag.
+        let only = Settings {
+            oci: Some(OciPlanSettings { only: true, ..oci }),
+            ..settings()
+        };
+        let p = plan(&d, &obs, &only, &oci_pkg).unwrap();
+        let kinds: Vec<_> = p.releases[0]
+            .steps
+            .iter()
+            .map(|s| serde_json::to_value(s).unwrap()["action"].clone())
+            .collect();
+        assert_eq!(kinds, ["commit", "tag", "oci-push"]);
     }
 
     #[test]
