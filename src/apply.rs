@@ -219,6 +219,17 @@ pub fn apply(
     forge: &dyn Forge,
     repo: &RepoRef,
     observed: &Observed,
+) -> Result<Outcome, ApplyError> {
+    apply_with_oci(plan, forge, repo, observed, None)
+}
+
+/// [`apply`] with the OCI publisher that executes the plan's `OciPush` steps (a plan with
+/// such steps fails without one, rather than silently skipping the registry).
+pub fn apply_with_oci(
+    plan: &Plan,
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    observed: &Observed,
     oci: Option<&Publisher>,
 ) -> Result<Outcome, ApplyError> {
     let mut out = Outcome {
@@ -607,7 +618,7 @@ pub fn release(
     package: &plan::Packager<'_>,
 ) -> anyhow::Result<(Plan, Outcome)> {
     let (p, observed) = plan_release(forge, target, desired, package)?;
-    let outcome = apply(&p, forge, &target.repo, &observed, target.oci.as_deref())?;
+    let outcome = apply_with_oci(&p, forge, &target.repo, &observed, target.oci.as_deref())?;
     Ok((p, outcome))
 }
 

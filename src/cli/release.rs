@@ -624,7 +624,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         .ensure_repo(&target.repo, &target.base_branch)
         .with_context(|| format!("preparing repository {}", target.repo))?;
     let planned = compute(&loaded, &a.sel, g, forge.as_ref())?;
-    let out = apply::apply(
+    let out = apply::apply_with_oci(
         &planned.plan,
         forge.as_ref(),
         &planned.target.repo,
