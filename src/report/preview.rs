@@ -377,6 +377,33 @@ mod tests {
     }
 
     #[test]
+    fn emit_puts_the_full_preview_in_the_job_summary_and_a_fitting_one_in_the_comment() {
+        let dir = tempfile::tempdir().unwrap();
+        let summary = dir.path().join("summary.md");
+        let actions = Actions {
+            enabled: true,
+            step_summary: Some(summary.clone()),
+            run_url: Some("https://github.com/o/r/actions/runs/7".into()),
+            ..Actions::default()
+        };
+        let mut p = sample();
+        p.diffs[0].files[0].unified = (0..10_000).map(|i| format!("+line {i}\n")).collect();
+        let comment = emit(&p, &actions).unwrap();
+        let full = std::fs::read_to_string(&summary).unwrap();
+        assert!(comment.len() <= COMMENT_LIMIT);
+        assert!(comment.contains("see the [job summary](https://github.com/o/r/actions/runs/7)"));
+        assert!(
+            full.len() > COMMENT_LIMIT,
+            "the summary is not cut at the comment limit"
+        );
+        assert!(full.contains("+line 9999\n"));
+        assert!(!full.contains("truncated"));
+
+        let outside = emit(&sample(), &Actions::default()).unwrap();
+        assert_eq!(outside, render(&sample(), &Options::default()));
+    }
+
+    #[test]
     fn diff_stat_ignores_headers() {
         assert_eq!(diff_stat("--- a\n+++ b\n@@\n-x\n+y\n+z\n ctx\n"), (2, 1));
     }
