@@ -1,0 +1,344 @@
+//! Release benchmarks for `BENCHMARKS.md` (issue 7, "Figures in one place"); run them through
+//! `scripts/bench`. Modes:
+//!
+//! - `demo-local DIR`: the README demo, already released once by `stackbot release` in `DIR`
+//!   (a copy of `examples/local` + `templates`): one no-op release + tenant run through the
+//!   counting forge wrapper, printing forge requests for the release part and in total;
+//! - `noop-github S T`: on the fake GitHub, release S minors and propagate to T tenants, then
+//!   run both again and print the requests of the no-op run (release part, tenant part);
+//! - `fanout-github T LATENCY_MS INTERVAL_MS`: release 3 minors and open T tenant pull requests
+//!   against the fake GitHub answering every request after LATENCY_MS, with the GitHub forge's
+//!   write pacing `forge.github.write_interval_ms = INTERVAL_MS`; prints wall time, requests,
+//!   writes and the peak number of writes in any 60-second window.
+//!
+//! Everything runs in this process on loopback; the fake GitHub is the test-support one.
+
+#[path = "../tests/support/fake_github.rs"]
+mod fake_github;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use fake_github::{FakeGithub, Faults};
+use stackbot::apply::{self, Target};
+use stackbot::config::{self, GithubForgeConfig, Loaded};
+use stackbot::forge::RepoRef;
+use stackbot::forge::counting::Counting;
+use stackbot::forge::github::GithubForge;
+use stackbot::model::{Component, FileTree, NodeImage, ReleaseSet, StackId};
+use stackbot::plan::{Desired, Mode, Settings};
+use stackbot::tenants::{self, Outcome, TenantReport};
+
+const TOKEN: &str = "ghp_STACKBOTbenchTOKEN_0123456789";
+const REPO: &str = "scs/cluster-stacks";
+/// Kubernetes patch and CCM chart version per minor; the first S are released.
+const MINORS: [(&str, &str, &str); 4] = [
+    ("1.33", "v1.33.10", "2.33.1"),
+    ("1.34", "v1.34.7", "2.34.2"),
+    ("1.35", "v1.35.3", "2.35.0"),
+    ("1.36", "v1.36.0", "2.36.0"),
+];
+
+fn peak_rss_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn target() -> Target {
+    Target {
+        repo: RepoRef::parse(REPO).unwrap(),
+        base_branch: "main".into(),
+        settings: Settings {
+            mode: Mode::Direct,
+            lock_path: "stackbot.lock".into(),
+            now: "2026-05-01".parse().unwrap(),
+        },
+    }
+}
+
+/// A small but complete stack tree for one minor, as `render` would produce it.
+fn desired(k8s: &str, ccm: &str) -> Desired {
+    let set = ReleaseSet {
+        stack: StackId::new("openstack", "scs2").unwrap(),
+        kubernetes: k8s.parse().unwrap(),
+        published_at: Some("2026-04-14T10:00:00Z".parse().unwrap()),
+        node_image: NodeImage {
+            name: format!("ubuntu-capi-image-{k8s}"),
+            url: format!("https://images.example/ubuntu-2404-kube-{k8s}.qcow2"),
+            sha256: "ab".repeat(32),
+        },
+        components: BTreeMap::from([(
+            "ccm".to_string(),
+            Component {
+                chart: "openstack-cloud-controller-manager".into(),
+                repository: "https://kubernetes.github.io/cloud-provider-openstack".into(),
+                version: ccm.into(),
+                digest: None,
+            },
+        )]),
+    };
+    let minor = set.minor();
+    let prefix = format!("openstack-scs2-{}", minor.dashed());
+    let mut t = FileTree::new();
+    t.insert(
+        "csctl.yaml".into(),
+        format!("apiVersion: csctl.clusterstack.x-k8s.io/v1alpha1\nconfig:\n  kubernetesVersion: {k8s}\n  clusterStackName: scs2\n  provider:\n    type: openstack\n    apiVersion: openstack.csctl.clusterstack.x-k8s.io/v1alpha1\n").into_bytes(),
+    );
+    t.insert(
+        "cluster-class/Chart.yaml".into(),
+        format!("apiVersion: v2\nname: {prefix}-cluster-class\nversion: v1\n").into_bytes(),
+    );
+    t.insert(
+        "cluster-class/templates/cluster-class.yaml".into(),
+        format!("kind: ClusterClass\n# image {}\n", set.node_image.name).into_bytes(),
+    );
+    t.insert(
+        "cluster-addon/ccm/Chart.yaml".into(),
+        format!("apiVersion: v2\nname: ccm\ndependencies:\n- name: openstack-cloud-controller-manager\n  version: {ccm}\n").into_bytes(),
+    );
+    t.insert(
+        "clusteraddon.yaml".into(),
+        b"apiVersion: clusteraddonconfig.x-k8s.io/v1alpha1\nclusterAddonVersion: clusteraddons.clusterstack.x-k8s.io/v1alpha1\naddonStages: {}\n".to_vec(),
+    );
+    Desired {
+        stack: set.stack.clone(),
+        minor,
+        path: format!("providers/openstack/scs2/{}", minor.dashed()),
+        set,
+        rendered: t,
+    }
+}
+
+fn tenant_file(minor: &str) -> String {
+    format!(
+        "# production stacks\napiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-{} # one per minor\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"{minor}\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]  # pinned\n",
+        minor.replace('.', "-")
+    )
+}
+
+/// A fake GitHub with the stacks repository and `tenants` tenant repositories (tenant i follows
+/// minor i mod `minors`), and the configuration naming them.
+struct World {
+    _dir: tempfile::TempDir,
+    fake: FakeGithub,
+    loaded: Loaded,
+    desired: Vec<Desired>,
+}
+
+impl World {
+    fn new(minors: usize, tenants: usize) -> World {
+        let fake = FakeGithub::start_with(fake_github::FakeOptions::default().with_token(TOKEN));
+        fake.create_repo(REPO, "main", &[("README.md", b"# cluster stacks\n")]);
+        let used = &MINORS[..minors];
+        let list: Vec<String> = used.iter().map(|m| format!("\"{}\"", m.0)).collect();
+        let mut yaml = format!(
+            "stacks:\n  - provider: openstack\n    name: scs2\n    templates: t\n    output: o\n    minors: [{}]\n    node_image: {{url: \"https://img/{{version}}.qcow2\", name: \"ubuntu-capi-image-{{version}}\"}}\nforge:\n  kind: github\n  repository: {REPO}\n  github: {{api_url: \"{}\"}}\ntenants:\n",
+            list.join(", "),
+            fake.api_url()
+        );
+        for i in 0..tenants {
+            let r = format!("tenants/t{i}");
+            let file = tenant_file(used[i % minors].0);
+            fake.create_repo(
+                &r,
+                "main",
+                &[("clusterstacks/stacks.yaml", file.as_bytes())],
+            );
+            yaml.push_str(&format!(
+                "  - name: t{i}\n    repository: {r}\n    files: [\"clusterstacks/*.yaml\"]\n    stacks: [openstack/scs2]\n"
+            ));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stackbot.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        let loaded = config::load(&path).unwrap();
+        let desired = used.iter().map(|(_, k, c)| desired(k, c)).collect();
+        World {
+            _dir: dir,
+            fake,
+            loaded,
+            desired,
+        }
+    }
+
+    fn forge(&self, interval_ms: u64) -> GithubForge {
+        let cfg = GithubForgeConfig {
+            api_url: self.fake.api_url(),
+            write_interval_ms: Some(interval_ms),
+            ..GithubForgeConfig::default()
+        };
+        GithubForge::new(&cfg, Some(TOKEN.into()))
+            .unwrap()
+            .with_committer(&self.loaded.config.forge.committer)
+    }
+
+    fn release(&self, f: &GithubForge) -> apply::Outcome {
+        apply::release(
+            f,
+            &target(),
+            &self.desired,
+            &stackbot::cli::release::packager,
+        )
+        .unwrap()
+        .1
+    }
+
+    fn tenants(&self, f: &GithubForge) -> Vec<TenantReport> {
+        tenants::run_tenants(f, &self.loaded, &Default::default()).unwrap()
+    }
+}
+
+fn outcomes(reports: &[TenantReport]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for r in reports {
+        *m.entry(format!("{:?}", r.outcome)).or_insert(0) += 1;
+    }
+    assert!(
+        reports.iter().all(|r| r.outcome != Outcome::Failed),
+        "no tenant may fail in the benchmark: {m:?}"
+    );
+    m
+}
+
+fn noop_github(minors: usize, tenants: usize) {
+    let w = World::new(minors, tenants);
+    let f = w.forge(0);
+    let out = w.release(&f);
+    assert_eq!(out.released.len(), minors, "first run releases every minor");
+    let first = outcomes(&w.tenants(&f));
+    let c = w.fake.counts();
+    println!(
+        "first run: {} requests ({} writes), tenants {first:?}",
+        c.total(),
+        c.writes
+    );
+    w.fake.reset_counts();
+    let out = w.release(&f);
+    assert!(out.released.is_empty() && out.actions.is_empty());
+    let rel = w.fake.counts();
+    w.fake.reset_counts();
+    let again = outcomes(&w.tenants(&f));
+    let ten = w.fake.counts();
+    println!(
+        "no-op: stacks×minors={minors} tenants={tenants} release={} requests ({} writes) tenants={} requests ({} writes, {:.2}/tenant) total={}",
+        rel.total(),
+        rel.writes,
+        ten.total(),
+        ten.writes,
+        ten.total() as f64 / tenants.max(1) as f64,
+        rel.total() + ten.total()
+    );
+    println!("no-op release by route: {:?}", rel.by_route);
+    println!("no-op tenants: {again:?}");
+}
+
+fn fanout_github(tenants: usize, latency_ms: u64, interval_ms: u64) {
+    let w = World::new(3, tenants);
+    let f = w.forge(interval_ms);
+    w.fake.set_faults(Faults {
+        latency: Duration::from_millis(latency_ms),
+        ..Faults::default()
+    });
+    w.fake.reset_counts();
+    let start = Instant::now();
+    let out = w.release(&f);
+    let release_wall = start.elapsed();
+    let release_counts = w.fake.counts();
+    let reports = w.tenants(&f);
+    let wall = start.elapsed();
+    let o = outcomes(&reports);
+    assert_eq!(out.released.len(), 3);
+    let c = w.fake.counts();
+    let log = w.fake.write_log();
+    let rejected = log.iter().filter(|r| r.status >= 400).count();
+    let span_s = match (log.first(), log.last()) {
+        (Some(a), Some(b)) => (b.at_ms - a.at_ms) as f64 / 1000.0,
+        _ => 0.0,
+    };
+    println!(
+        "fanout: minors=3 tenants={tenants} latency={latency_ms}ms write_interval_ms={interval_ms}"
+    );
+    println!(
+        "wall: {:.1} s (release {:.1} s)  peak RSS: {:.1} MiB",
+        wall.as_secs_f64(),
+        release_wall.as_secs_f64(),
+        peak_rss_mib()
+    );
+    println!(
+        "requests: {} ({} reads, {} writes; release {} writes)  writes/tenant: {:.2}  rejected writes: {rejected}",
+        c.total(),
+        c.reads,
+        c.writes,
+        release_counts.writes,
+        (c.writes - release_counts.writes) as f64 / tenants as f64,
+    );
+    println!(
+        "peak writes in any 60 s: {}  mean write rate: {:.1}/min over {span_s:.1} s",
+        w.fake.peak_writes_per_minute(),
+        if span_s > 0.0 {
+            c.writes as f64 * 60.0 / span_s
+        } else {
+            0.0
+        }
+    );
+    println!("tenants: {o:?}");
+}
+
+fn demo_local(dir: &Path) {
+    let loaded = config::load(&dir.join("examples/local/stackbot.yaml")).unwrap();
+    let g = stackbot::cli::Global {
+        config: loaded.path.clone(),
+        format: stackbot::cli::Format::Json,
+        now: "2026-05-01".parse().unwrap(),
+        verbose: 0,
+        quiet: true,
+        github_actions: false,
+    };
+    let sel = stackbot::cli::release::Selection {
+        stack: None,
+        minor: None,
+        release_set: None,
+        snapshot: None,
+        cache_dir: None,
+    };
+    let counted = Counting::new(stackbot::cli::release::local_forge(&loaded).unwrap());
+    let planned = stackbot::cli::release::compute(&loaded, &sel, &g, &counted).unwrap();
+    let noop = apply::apply(
+        &planned.plan,
+        &counted,
+        &planned.target.repo,
+        &planned.observed,
+    )
+    .unwrap();
+    assert!(noop.actions.is_empty(), "the demo must already be released");
+    let release = counted.total();
+    let reports = tenants::run_tenants(&counted, &loaded, &Default::default()).unwrap();
+    println!(
+        "demo no-op (local forge): release={release} requests, tenants={} requests for {} tenants, total={} ({} writes) by method {:?}",
+        counted.total() - release,
+        reports.len(),
+        counted.total(),
+        counted.writes(),
+        counted.by_method()
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n = |i: usize| -> u64 { args[i].parse().expect("a number") };
+    match args.get(1).map(String::as_str) {
+        Some("demo-local") if args.len() == 3 => demo_local(Path::new(&args[2])),
+        Some("noop-github") if args.len() == 4 => noop_github(n(2) as usize, n(3) as usize),
+        Some("fanout-github") if args.len() == 5 => fanout_github(n(2) as usize, n(3), n(4)),
+        _ => {
+            eprintln!(
+                "usage: bench_release demo-local DIR | noop-github STACKS TENANTS | fanout-github TENANTS LATENCY_MS INTERVAL_MS"
+            );
+            std::process::exit(2);
+        }
+    }
+}
