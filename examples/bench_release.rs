@@ -56,7 +56,9 @@ fn target() -> Target {
             mode: Mode::Direct,
             lock_path: "stackbot.lock".into(),
             now: "2026-05-01".parse().unwrap(),
+            oci: None,
         },
+        oci: None,
     }
 }
 
