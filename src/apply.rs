@@ -86,6 +86,7 @@ pub fn observe(
                 n,
                 hashes,
                 metadata: None,
+                set: None,
             });
         }
         if plan::up_to_date(d, so.latest.as_ref()) {
@@ -101,6 +102,7 @@ pub fn observe(
                     })
                     .ok()
             });
+            lat.set = released_set(forge, repo, &l.tag, d, lock_path)?;
         }
         if base.is_none() {
             let head = match forge.branch_head(repo, base_branch) {
@@ -167,6 +169,30 @@ pub fn observe(
         obs.series.insert(series, so);
     }
     Ok(obs)
+}
+
+/// The release set a published release shipped: `stackbot.lock` at its tag's commit. `None`
+/// when the tag, the lock or the entry is missing (the notes then show no "was").
+fn released_set(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    tag: &str,
+    d: &Desired,
+    lock_path: &str,
+) -> Result<Option<crate::model::ReleaseSet>, ApplyError> {
+    let commit = match forge.tag_target(repo, tag) {
+        Ok(Some(c)) => c,
+        Ok(None) | Err(ForgeError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let Some(bytes) = forge.read_file(repo, &commit, lock_path)? else {
+        return Ok(None);
+    };
+    Ok(
+        crate::lock::Lock::parse(&String::from_utf8_lossy(&bytes), lock_path.as_ref())
+            .ok()
+            .and_then(|l| l.get(&d.stack, d.minor).cloned()),
+    )
 }
 
 fn read_asset(
@@ -635,6 +661,18 @@ pub fn observe_oci(
     let tags = oci.tags()?;
     if only {
         latest_from_oci(oci, &tags, desired, observed)?;
+        // The notes still diff against what the previous release shipped: the lock at its
+        // git tag (the tag step runs for OCI-only releases too).
+        for d in desired {
+            if let Some(l) = observed
+                .series
+                .get_mut(&d.series())
+                .and_then(|so| so.latest.as_mut())
+                && !plan::up_to_date(d, Some(l))
+            {
+                l.set = released_set(forge, repo, &l.tag, d, crate::lock::LOCK_FILE)?;
+            }
+        }
         observed.oci_tags = Some(tags);
         return Ok(());
     }
@@ -726,6 +764,7 @@ fn latest_from_oci(
             n,
             hashes,
             metadata,
+            set: None,
         });
     }
     Ok(())

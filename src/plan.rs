@@ -59,6 +59,10 @@ pub struct Latest {
     pub hashes: Option<ReleaseHashes>,
     /// Parsed `metadata.yaml`; only read when a new release is needed.
     pub metadata: Option<Metadata>,
+    /// The release set this release shipped: `stackbot.lock` at the commit its tag points at.
+    /// Release notes diff against this, never against the base branch, so they are the same
+    /// whether or not an interrupted run already committed the new lock.
+    pub set: Option<ReleaseSet>,
 }
 
 /// What the forge says about one series.
@@ -488,7 +492,7 @@ pub fn plan(
             assets.insert(SHA256SUMS.to_string(), sums);
         }
 
-        let previous_set = lock.get(&d.stack, d.minor).cloned();
+        let previous_set = so.latest.as_ref().and_then(|l| l.set.clone());
         lock.upsert(d.set.clone());
         let lock_text = lock.to_yaml();
         let notes = release_notes(&tag, d, previous_set.as_ref(), &versions, settings.now);
@@ -890,6 +894,7 @@ mod tests {
             n: 2,
             hashes: Some(crate::package::hashes(&d[0].rendered)),
             metadata: None,
+            set: None,
         };
         let obs = Observed {
             releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
@@ -913,6 +918,55 @@ mod tests {
         // A Kubernetes patch changes the rendered tree, so it releases.
         let p = plan(&[desired("v1.34.8")], &obs, &settings(), &pkg).unwrap();
         assert_eq!(p.releases[0].tag, "openstack-scs2-1-34-v3");
+    }
+
+    #[test]
+    fn notes_diff_against_the_previous_release_not_the_committed_lock() {
+        let old = desired("v1.34.7");
+        let new = desired("v1.34.8");
+        // An interrupted run already committed the new set to `stackbot.lock` on main.
+        let mut committed = Lock::default();
+        committed.upsert(new.set.clone());
+        let lock_text = committed.to_yaml().into_bytes();
+        let previous = Latest {
+            tag: "openstack-scs2-1-34-v2".into(),
+            n: 2,
+            hashes: Some(crate::package::hashes(&old.rendered)),
+            metadata: None,
+            set: Some(old.set.clone()),
+        };
+        let observed = |base_lock: Option<Vec<u8>>| Observed {
+            base_branch: "main".into(),
+            base_head: Some("abc".into()),
+            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            base_lock,
+            series: BTreeMap::from([(
+                "openstack-scs2-1-34".to_string(),
+                SeriesObserved {
+                    latest: Some(previous.clone()),
+                    highest_n: Some(2),
+                    base_tree: Some(FileTree::new()),
+                    ..Default::default()
+                },
+            )]),
+            ..Default::default()
+        };
+        let d = [new.clone()];
+        let resumed = plan(&d, &observed(Some(lock_text)), &settings(), &pkg).unwrap();
+        let fresh = plan(&d, &observed(None), &settings(), &pkg).unwrap();
+        let notes = &resumed.releases[0].notes;
+        assert!(notes.contains("**v1.34.8** (was v1.34.7)"), "{notes}");
+        assert_eq!(notes, &fresh.releases[0].notes);
+        // Without a previous release there is nothing to compare, whatever main holds.
+        let mut first = observed(Some(committed.to_yaml().into_bytes()));
+        first.releases.clear();
+        first.series.get_mut("openstack-scs2-1-34").unwrap().latest = None;
+        let p = plan(&d, &first, &settings(), &pkg).unwrap();
+        assert!(
+            !p.releases[0].notes.contains("unchanged"),
+            "{}",
+            p.releases[0].notes
+        );
     }
 
     #[test]

@@ -106,13 +106,19 @@ fn run(f: &dyn Forge, d: &[Desired]) -> anyhow::Result<(stackbot::plan::Plan, ap
     apply::release(f, &target(), d, &packager)
 }
 
-/// A release as seen from outside: (tag, draft, name, asset name → sha256).
-type SeenRelease = (String, bool, Option<String>, BTreeMap<String, String>);
+/// A release as seen from outside: (tag, draft, name, body, asset name → sha256).
+type SeenRelease = (
+    String,
+    bool,
+    Option<String>,
+    String,
+    BTreeMap<String, String>,
+);
 
 /// Everything a user of the forge can see, with commit ids replaced by content.
 #[derive(Debug, PartialEq, Eq)]
 struct State {
-    /// tag → (draft, name, asset name → sha256)
+    /// (tag, draft, name, release notes, asset name → sha256)
     releases: Vec<SeenRelease>,
     /// tag → files of the tagged commit (path → sha256)
     tags: BTreeMap<String, BTreeMap<String, String>>,
@@ -146,7 +152,7 @@ fn state(f: &LocalForge, tags: &[&str]) -> State {
                     (a.name.clone(), hex::encode(Sha256::digest(b)))
                 })
                 .collect();
-            (r.tag, r.draft, r.name, assets)
+            (r.tag, r.draft, r.name, r.body, assets)
         })
         .collect();
     releases.sort();
