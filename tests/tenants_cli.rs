@@ -92,14 +92,18 @@ fn dry_run_json_lists_each_tenant_and_exits_3_when_one_failed() {
             .unwrap()
             .contains("stacks/prod.yaml")
     );
-    // Nothing was written: no branch exists.
+    // Nothing was written: no branch exists; the dry run did not even create the seeded
+    // tenant repository (it planned against the seed).
     let f = LocalForge::new(dir.path().join("forge"), "x", "x@x");
     let acme_repo = RepoRef::parse("acme/gitops").unwrap();
-    assert_eq!(
-        f.branch_head(&acme_repo, "stackbot/openstack-scs2")
-            .unwrap(),
-        None
-    );
+    assert!(matches!(
+        f.branch_head(&acme_repo, "stackbot/openstack-scs2"),
+        Ok(None) | Err(stackbot::forge::ForgeError::NotFound { .. })
+    ));
+    assert!(matches!(
+        f.branch_head(&acme_repo, "main"),
+        Err(stackbot::forge::ForgeError::NotFound { .. })
+    ));
 }
 
 #[test]

@@ -85,6 +85,11 @@ impl<F: Forge> Forge for Counting<F> {
         self.inner.kind()
     }
 
+    fn seed_preview(&self, repo: &RepoRef) -> ForgeResult<Option<crate::model::FileTree>> {
+        self.note("seed_preview", false);
+        self.inner.seed_preview(repo)
+    }
+
     fn ensure_repo(&self, repo: &RepoRef, default_branch: &str) -> ForgeResult<()> {
         self.note("ensure_repo", false);
         self.inner.ensure_repo(repo, default_branch)

@@ -97,6 +97,10 @@ impl<F: Forge> Forge for Faulty<F> {
         self.inner.kind()
     }
 
+    fn seed_preview(&self, repo: &RepoRef) -> ForgeResult<Option<crate::model::FileTree>> {
+        self.inner.seed_preview(repo)
+    }
+
     fn ensure_repo(&self, repo: &RepoRef, default_branch: &str) -> ForgeResult<()> {
         self.inner.ensure_repo(repo, default_branch)
     }

@@ -579,6 +579,24 @@ impl Forge for LocalForge {
         fs::rename(&tmp, &path).map_err(|e| io_err(&what, e))
     }
 
+    fn seed_preview(&self, repo: &RepoRef) -> ForgeResult<Option<crate::model::FileTree>> {
+        if self.repo_path(repo).exists() {
+            return Ok(None);
+        }
+        let Some(dir) = self.seeds.get(repo) else {
+            return Ok(Some(crate::model::FileTree::new()));
+        };
+        let what = format!("seed from {}", dir.display());
+        let mut files = Vec::new();
+        collect_files(dir, dir, &mut files).map_err(|e| io_err(&what, e))?;
+        let mut tree = crate::model::FileTree::new();
+        for (rel, abs) in files {
+            let bytes = fs::read(&abs).map_err(|e| io_err(abs.display().to_string(), e))?;
+            tree.insert(rel, bytes);
+        }
+        Ok(Some(tree))
+    }
+
     fn branch_head(&self, repo: &RepoRef, branch: &str) -> ForgeResult<Option<String>> {
         let r = self.open(repo)?;
         match r.refname_to_id(&format!("refs/heads/{branch}")) {

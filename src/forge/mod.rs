@@ -141,6 +141,12 @@ pub trait Forge: Send + Sync {
 
     /// Make sure a repository exists (the local forge creates it, GitHub only checks).
     fn ensure_repo(&self, repo: &RepoRef, default_branch: &str) -> ForgeResult<()>;
+    /// The files `ensure_repo` would create a missing repository with (the local forge's
+    /// seed; an empty tree for an unseeded one), so dry runs plan against a repository they
+    /// must not create. `None` when the repository exists or the forge never creates one.
+    fn seed_preview(&self, _repo: &RepoRef) -> ForgeResult<Option<crate::model::FileTree>> {
+        Ok(None)
+    }
     /// The commit a branch points to, `None` if the branch does not exist.
     fn branch_head(&self, repo: &RepoRef, branch: &str) -> ForgeResult<Option<String>>;
     /// The commit a tag points to (peeled), `None` if the tag does not exist.

@@ -209,12 +209,48 @@ pub fn available_releases(
     Ok(out)
 }
 
+/// The base head a dry run plans against when the repository does not exist yet.
+pub const TO_BE_CREATED: &str = "(repository to be created)";
+
 /// Read what the plan needs from one tenant repository: one `read_file` per matched file.
-pub fn observe(forge: &dyn Forge, t: &TenantConfig) -> Result<Observed, String> {
+/// A dry run never creates the repository: a missing one is planned against the files
+/// `ensure_repo` would seed it with (base head [`TO_BE_CREATED`], no bot branches).
+pub fn observe(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Observed, String> {
     let repo = RepoRef::parse(&t.repository)
         .ok_or_else(|| format!("repository `{}` is not `owner/name`", t.repository))?;
     let e = |e: ForgeError| e.to_string();
-    forge.ensure_repo(&repo, &t.base_branch).map_err(e)?;
+    let in_repo = |m: String| format!("{}: {m}", t.repository);
+    let stacks = t
+        .stacks
+        .iter()
+        .map(|s| s.parse::<StackId>().map_err(|x| x.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if dry_run {
+        if let Some(seed) = forge.seed_preview(&repo).map_err(e)? {
+            let paths: Vec<String> = seed.keys().cloned().collect();
+            let pick = |globs: &[String]| -> Result<BTreeMap<String, Vec<u8>>, String> {
+                Ok(match_globs(globs, &paths)
+                    .map_err(in_repo)?
+                    .into_iter()
+                    .map(|p| {
+                        let b = seed[&p].clone();
+                        (p, b)
+                    })
+                    .collect())
+            };
+            return Ok(Observed {
+                base_head: TO_BE_CREATED.to_string(),
+                stack_files: pick(&t.files)?,
+                cluster_files: pick(&t.clusters)?,
+                branches: stacks
+                    .into_iter()
+                    .map(|s| (s, BranchState::default()))
+                    .collect(),
+            });
+        }
+    } else {
+        forge.ensure_repo(&repo, &t.base_branch).map_err(e)?;
+    }
     let base_head = forge
         .branch_head(&repo, &t.base_branch)
         .map_err(e)?
@@ -234,14 +270,10 @@ pub fn observe(forge: &dyn Forge, t: &TenantConfig) -> Result<Observed, String> 
             })
             .collect()
     };
-    let in_repo = |m: String| format!("{}: {m}", t.repository);
     let stack_files = read(match_globs(&t.files, &paths).map_err(in_repo)?)?;
     let cluster_files = read(match_globs(&t.clusters, &paths).map_err(in_repo)?)?;
     let mut branches = BTreeMap::new();
-    for s in &t.stacks {
-        let stack: StackId = s
-            .parse()
-            .map_err(|x: crate::model::ModelError| x.to_string())?;
+    for stack in stacks {
         let branch = branch_name(&stack);
         let head = forge.branch_head(&repo, &branch).map_err(e)?;
         let mut state = BranchState {
@@ -387,7 +419,7 @@ fn one_tenant(
     opts: &Options,
     pacer: &Pacer,
 ) -> Vec<TenantReport> {
-    let observed = match observe(forge, t) {
+    let observed = match observe(forge, t, opts.dry_run) {
         Ok(o) => o,
         Err(e) => return vec![TenantReport::failed(t, e)],
     };

@@ -1,0 +1,110 @@
+//! `stackbot plan` and `release --dry-run` on the local demo: they write nothing (not even the
+//! seeded tenant repositories), they show the tenant pull requests that would follow the
+//! planned releases, and the Markdown preview's rendered diffs are exactly the diff of the
+//! commit the real run makes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A fresh copy of the demo (configuration, tenant seeds, templates) in a temp dir.
+fn demo() -> tempfile::TempDir {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &root.join("examples/local"),
+        &tmp.path().join("examples/local"),
+    );
+    copy_dir(&root.join("templates"), &tmp.path().join("templates"));
+    tmp
+}
+
+fn forge_dir(demo: &Path) -> PathBuf {
+    demo.join(".stackbot/forge")
+}
+
+fn stackbot(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+        .current_dir(dir)
+        .args(["-c", "examples/local/stackbot.yaml", "--now", "2026-05-01"])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stackbot {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every file under `dir` with its bytes (empty when `dir` does not exist).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                out.insert(e.path(), Vec::new());
+                walk(&e.path(), out);
+            } else {
+                out.insert(e.path(), std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, &mut out);
+    out
+}
+
+const READ_ONLY: [&[&str]; 6] = [
+    &["plan"],
+    &["plan", "--format", "json"],
+    &["plan", "--format", "markdown"],
+    &["release", "--dry-run"],
+    &["release", "--dry-run", "--format", "json"],
+    &["tenants", "--dry-run"],
+];
+
+#[test]
+fn plan_and_dry_runs_write_nothing_not_even_seeded_tenant_repositories() {
+    let tmp = demo();
+    for args in READ_ONLY {
+        stackbot(tmp.path(), args);
+        assert!(
+            !forge_dir(tmp.path()).exists(),
+            "`{}` created the forge: {:?}",
+            args.join(" "),
+            snapshot(&forge_dir(tmp.path())).keys().collect::<Vec<_>>()
+        );
+    }
+    // On an existing forge whose tenant repository is missing, byte for byte nothing changes.
+    stackbot(tmp.path(), &["release"]);
+    std::fs::remove_dir_all(forge_dir(tmp.path()).join("repos/globex")).unwrap();
+    let before = snapshot(&forge_dir(tmp.path()));
+    for args in READ_ONLY {
+        stackbot(tmp.path(), args);
+        assert!(
+            snapshot(&forge_dir(tmp.path())) == before,
+            "`{}` changed the forge",
+            args.join(" ")
+        );
+    }
+}
