@@ -108,3 +108,73 @@ fn plan_and_dry_runs_write_nothing_not_even_seeded_tenant_repositories() {
         );
     }
 }
+
+/// (tenant, repository, branch, files, action) of each tenant line of a JSON document.
+fn tenant_lines(v: &serde_json::Value) -> Vec<(String, String, String, Vec<String>, String)> {
+    v["tenants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
+            let files = t["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap().to_string())
+                .collect();
+            (
+                s("tenant"),
+                s("repository"),
+                s("branch"),
+                files,
+                s("action"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn plan_lists_the_tenant_pull_requests_that_would_follow_the_planned_releases() {
+    let tmp = demo();
+    let plan: serde_json::Value =
+        serde_json::from_str(&stackbot(tmp.path(), &["plan", "--format", "json"])).unwrap();
+    let planned = tenant_lines(&plan);
+    let names: Vec<(&str, &str, &str)> = planned
+        .iter()
+        .map(|(t, r, _, _, a)| (t.as_str(), r.as_str(), a.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("acme", "acme/gitops", "open"),
+            ("globex", "globex/platform", "open")
+        ],
+        "{plan:#}"
+    );
+    for (tenant, _, branch, files, _) in &planned {
+        assert_eq!(branch, "stackbot/openstack-scs2", "{tenant}");
+        assert!(!files.is_empty(), "{tenant} changes no file");
+    }
+    // The same through the Markdown preview and `release --dry-run`.
+    let md = stackbot(tmp.path(), &["plan", "--format", "markdown"]);
+    assert!(md.contains("### Tenant pull requests"), "{md}");
+    assert!(
+        md.contains("acme/gitops") && md.contains("globex/platform"),
+        "{md}"
+    );
+    let dry: serde_json::Value = serde_json::from_str(&stackbot(
+        tmp.path(),
+        &["release", "--dry-run", "--format", "json"],
+    ))
+    .unwrap();
+    assert_eq!(tenant_lines(&dry), planned);
+
+    // The real run opens exactly these pull requests, changing exactly these files.
+    let done: serde_json::Value =
+        serde_json::from_str(&stackbot(tmp.path(), &["release", "--format", "json"])).unwrap();
+    assert_eq!(tenant_lines(&done), planned, "{done:#}");
+    for t in done["tenants"].as_array().unwrap() {
+        assert_eq!(t["outcome"], "opened", "{t}");
+    }
+}

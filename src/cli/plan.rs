@@ -26,7 +26,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let loaded = crate::config::load(&g.config)?;
     let forge = open_forge(&loaded)?;
     let mut planned = compute(&loaded, &a.sel, g, forge.as_ref())?;
-    planned.plan.tenants = plan_tenants(&loaded, forge.as_ref())?;
+    planned.plan.tenants = plan_tenants(&loaded, forge.as_ref(), &planned.plan)?;
     print_plan(
         &planned.plan,
         g,

@@ -373,12 +373,44 @@ fn tenant_options(forge: &dyn Forge, dry_run: bool) -> crate::tenants::Options {
     }
 }
 
-/// The tenant pull requests that would follow the releases that exist now (no writes).
-pub fn plan_tenants(loaded: &Loaded, forge: &dyn Forge) -> anyhow::Result<Vec<serde_json::Value>> {
+/// The releases a plan would publish, as the tenant planner sees published releases: tag,
+/// Kubernetes version and notes. Releases waiting for a release pull request are left out
+/// (they are published only after it is merged).
+pub fn planned_releases(p: &Plan) -> Vec<crate::tenants::AvailableRelease> {
+    p.releases
+        .iter()
+        .filter(|r| {
+            r.steps
+                .iter()
+                .any(|s| matches!(s, plan::Step::Publish { .. }))
+        })
+        .filter_map(|r| {
+            Some(crate::tenants::AvailableRelease {
+                name: crate::model::ReleaseName::parse(&r.tag).ok()?,
+                kubernetes: r.kubernetes.parse().ok()?,
+                html_url: String::new(),
+                body: r.notes.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The tenant pull requests that would follow the releases that exist now plus the ones `p`
+/// would publish (no writes).
+pub fn plan_tenants(
+    loaded: &Loaded,
+    forge: &dyn Forge,
+    p: &Plan,
+) -> anyhow::Result<Vec<serde_json::Value>> {
     if loaded.config.tenants.is_empty() {
         return Ok(Vec::new());
     }
-    let reports = crate::tenants::plan_tenants(forge, loaded, &tenant_options(forge, true))?;
+    let reports = crate::tenants::plan_tenants_after(
+        forge,
+        loaded,
+        &tenant_options(forge, true),
+        &planned_releases(p),
+    )?;
     Ok(reports
         .iter()
         .map(serde_json::to_value)
@@ -425,6 +457,22 @@ pub fn plan_text(p: &Plan) -> String {
     }
     for k in &p.skipped {
         let _ = writeln!(s, "skip {}: {}", k.what, k.reason);
+    }
+    for t in p
+        .tenants
+        .iter()
+        .filter_map(crate::report::from_plan::tenant_from_json)
+        .filter(|t| t.action != "none")
+    {
+        let _ = writeln!(
+            s,
+            "tenant {} ({}, {}): {} pull request changing {}",
+            t.tenant,
+            t.repository,
+            t.branch,
+            t.action,
+            t.files.join(", ")
+        );
     }
     s
 }
@@ -605,7 +653,8 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let loaded = crate::config::load(&g.config)?;
     if a.dry_run {
         let forge = open_forge(&loaded)?;
-        let planned = compute(&loaded, &a.sel, g, forge.as_ref())?;
+        let mut planned = compute(&loaded, &a.sel, g, forge.as_ref())?;
+        planned.plan.tenants = plan_tenants(&loaded, forge.as_ref(), &planned.plan)?;
         print_plan(&planned.plan, g, true)?;
         return Ok(ExitStatus::Success);
     }

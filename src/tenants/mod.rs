@@ -59,9 +59,60 @@ pub fn plan_tenants(
     loaded: &Loaded,
     opts: &Options,
 ) -> Result<Vec<TenantReport>, TenantsError> {
+    plan_tenants_after(forge, loaded, opts, &[])
+}
+
+/// What `run_tenants` would do once `planned` releases are published too: `plan`,
+/// `release --dry-run` and the PR preview show the tenant PRs that would follow the releases
+/// they plan. A planned release replaces the published one of its stack × minor when newer.
+/// Without a single write.
+pub fn plan_tenants_after(
+    forge: &dyn Forge,
+    loaded: &Loaded,
+    opts: &Options,
+    planned: &[AvailableRelease],
+) -> Result<Vec<TenantReport>, TenantsError> {
     let opts = Options {
         dry_run: true,
         ..opts.clone()
     };
-    run_tenants(forge, loaded, &opts)
+    let c = &loaded.config;
+    let repo = RepoRef::parse(&c.forge.repository).ok_or_else(|| {
+        TenantsError::Config(format!(
+            "{}: forge.repository `{}` is not `owner/name`",
+            loaded.path.display(),
+            c.forge.repository
+        ))
+    })?;
+    let followed = apply::followed_stacks(c);
+    let published = apply::available_releases(forge, &repo, &followed).map_err(|source| {
+        TenantsError::Releases {
+            repo: repo.to_string(),
+            source,
+        }
+    })?;
+    let releases = with_planned(published, planned, &followed);
+    apply::propagate(forge, c, &releases, &opts).map_err(TenantsError::Config)
+}
+
+/// The newest release per stack × minor once `planned` are published (stacks nobody follows
+/// are left out). Pure.
+pub fn with_planned(
+    published: Vec<AvailableRelease>,
+    planned: &[AvailableRelease],
+    followed: &std::collections::BTreeSet<crate::model::StackId>,
+) -> Vec<AvailableRelease> {
+    let mut out = published;
+    for p in planned.iter().filter(|p| followed.contains(&p.name.stack)) {
+        match out
+            .iter_mut()
+            .find(|r| r.name.stack == p.name.stack && r.name.minor == p.name.minor)
+        {
+            Some(r) if r.name.version.major < p.name.version.major => *r = p.clone(),
+            Some(_) => {}
+            None => out.push(p.clone()),
+        }
+    }
+    out.sort_by(|a, b| (&a.name.stack, a.name.minor).cmp(&(&b.name.stack, b.name.minor)));
+    out
 }
