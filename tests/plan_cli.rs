@@ -178,3 +178,74 @@ fn plan_lists_the_tenant_pull_requests_that_would_follow_the_planned_releases() 
         assert_eq!(t["outcome"], "opened", "{t}");
     }
 }
+
+/// The rendered diffs of a Markdown preview: path → diff text, from its ```diff blocks.
+fn preview_diffs(md: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut lines = md.lines();
+    while let Some(l) = lines.next() {
+        if l.trim_start().starts_with("```diff") {
+            let body: Vec<&str> = lines
+                .by_ref()
+                .take_while(|l| !l.starts_with("```"))
+                .collect();
+            let path = body
+                .iter()
+                .find_map(|l| l.strip_prefix("+++ b/").or(l.strip_prefix("--- a/")))
+                .unwrap()
+                .to_string();
+            out.insert(path, body.join("\n") + "\n");
+        }
+    }
+    out
+}
+
+#[test]
+fn the_markdown_preview_of_a_template_change_is_the_diff_the_release_commits() {
+    use stackbot::forge::local::LocalForge;
+    use stackbot::forge::{Forge, RepoRef};
+
+    let tmp = demo();
+    stackbot(tmp.path(), &["release"]);
+    // A pull request changes a template.
+    let chart = tmp
+        .path()
+        .join("templates/openstack/scs2/cluster-class/Chart.yaml.tera");
+    let mut text = std::fs::read_to_string(&chart).unwrap();
+    text.push_str("# reviewed by the platform team\n");
+    std::fs::write(&chart, text).unwrap();
+
+    let md = stackbot(tmp.path(), &["plan", "--format", "markdown"]);
+    let previewed = preview_diffs(&md);
+    assert!(!previewed.is_empty(), "{md}");
+    assert!(
+        previewed
+            .keys()
+            .all(|p| p.ends_with("cluster-class/Chart.yaml")),
+        "{previewed:#?}"
+    );
+
+    // The real run: its commit's diff (without stackbot.lock) is what the preview showed.
+    let loaded = stackbot::config::load(&tmp.path().join("examples/local/stackbot.yaml")).unwrap();
+    let forge: LocalForge = stackbot::cli::release::local_forge(&loaded).unwrap();
+    let repo = RepoRef::parse("scs/cluster-stacks").unwrap();
+    let before = forge.branch_head(&repo, "main").unwrap().unwrap();
+    stackbot(tmp.path(), &["release"]);
+    let after = forge.branch_head(&repo, "main").unwrap().unwrap();
+    let tree = |c: &str| -> BTreeMap<String, Vec<u8>> {
+        forge
+            .list_files(&repo, c)
+            .unwrap()
+            .into_iter()
+            .filter(|p| p != "stackbot.lock")
+            .map(|p| {
+                let b = forge.read_file(&repo, c, &p).unwrap().unwrap();
+                (p, b)
+            })
+            .collect()
+    };
+    let diffs = stackbot::report::from_plan::tree_diffs("", &tree(&before), &tree(&after));
+    let committed: BTreeMap<String, String> =
+        diffs.into_iter().map(|d| (d.path, d.unified)).collect();
+    assert_eq!(previewed, committed);
+}
