@@ -301,6 +301,43 @@ fn a_kubernetes_patch_alone_releases_and_keeps_unchanged_component_versions() {
 }
 
 #[test]
+fn notes_of_a_patch_release_resumed_after_its_commit_equal_the_uninterrupted_ones() {
+    let next = vec![desired("v1.33.10", "2.33.2"), desired("v1.34.8", "2.34.2")];
+    let notes = |f: &LocalForge| -> Vec<(String, String)> {
+        let mut v: Vec<_> = f
+            .list_releases(&repo())
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.tag, r.body))
+            .collect();
+        v.sort();
+        v
+    };
+    let clean = tempfile::tempdir().unwrap();
+    let f = forge(clean.path());
+    run(&f, &two_minors()).unwrap();
+    run(&f, &next).unwrap();
+    let want = notes(&f);
+    assert!(
+        want.iter().any(|(_, b)| b.contains("(was v1.34.7)")),
+        "{want:#?}"
+    );
+    assert!(
+        want.iter().any(|(_, b)| b.contains("2.33.1 → 2.33.2")),
+        "{want:#?}"
+    );
+    // Interrupt the patch run right after its first write (the commit of the rendered tree
+    // and stackbot.lock), then let the next run finish it.
+    let tmp = tempfile::tempdir().unwrap();
+    run(&forge(tmp.path()), &two_minors()).unwrap();
+    let faulty = Faulty::new(forge(tmp.path()), 1, FaultMode::After);
+    assert!(run(&faulty, &next).is_err());
+    let f = forge(tmp.path());
+    run(&f, &next).unwrap();
+    assert_eq!(notes(&f), want);
+}
+
+#[test]
 fn unparsable_release_names_are_skipped_with_a_warning() {
     let tmp = tempfile::tempdir().unwrap();
     let f = forge(tmp.path());
