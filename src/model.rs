@@ -230,11 +230,10 @@ impl StackVersion {
                 (num, Some((ch.to_string(), patch.to_string())))
             }
         };
-        if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(err());
-        }
+        // No leading zeros: `v01` would be a second spelling of `v1`, and two tags for one
+        // release break the "one release per name" rule.
         Ok(StackVersion {
-            major: num.parse().map_err(|_| err())?,
+            major: parse_digits(num).ok_or_else(err)?,
             pre,
         })
     }
@@ -472,6 +471,10 @@ mod tests {
             "openstack-scs2-1-34",
             "openstack-scs2-1-x-v2",
             "a-b-1-2-v1-x",
+            // Second spellings of `openstack-scs2-1-34-v1` (found by the release_name fuzzer).
+            "openstack-scs2-1-34-v01",
+            "openstack-scs2-01-34-v1",
+            "openstack-scs2-1-34-v00-sha-abc",
         ] {
             assert!(ReleaseName::parse(bad).is_err(), "{bad}");
         }

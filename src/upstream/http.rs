@@ -33,6 +33,12 @@ pub enum HttpError {
     /// TLS or the client itself could not be initialised.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
+    /// Plain `http://` to a host that is not loopback: a token or a checksum could be read or
+    /// changed on the way, so the request is refused before connecting.
+    #[error(
+        "GET {url}: plain http:// is only allowed for loopback hosts (127.0.0.0/8, ::1, localhost); use https://"
+    )]
+    PlainHttp { url: String },
     /// The body is not UTF-8 text (every upstream source here is text).
     #[error("GET {url}: response is not UTF-8 text")]
     NotText { url: String },
@@ -142,11 +148,37 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// Whether `url` may be fetched: `https://` anywhere, `http://` only on loopback. Unparsable
+/// URLs are left to reqwest, which fails them without connecting.
+pub fn transport_allowed(url: &reqwest::Url) -> bool {
+    match url.scheme() {
+        "http" => url.host_str().is_some_and(|h| {
+            let h = h.trim_start_matches('[').trim_end_matches(']');
+            h.eq_ignore_ascii_case("localhost")
+                || h.parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }),
+        _ => true,
+    }
+}
+
 impl HttpClient {
-    /// Build the client. Fails only if TLS cannot be initialised.
+    /// Build the client. Fails only if TLS cannot be initialised. Redirects to plain
+    /// `http://` on a non-loopback host are refused like such URLs themselves.
     pub fn new(opts: HttpOptions) -> Result<Self, HttpError> {
         install_crypto_provider();
+        let redirects = reqwest::redirect::Policy::custom(|attempt| {
+            if !transport_allowed(attempt.url()) {
+                let to = attempt.url().to_string();
+                attempt.error(format!("redirect to plain http:// {to} refused"))
+            } else if attempt.previous().len() >= 10 {
+                attempt.stop()
+            } else {
+                attempt.follow()
+            }
+        });
         let client = reqwest::blocking::Client::builder()
+            .redirect(redirects)
             .user_agent(concat!("stackbot/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             .timeout(opts.timeout)
@@ -213,6 +245,11 @@ impl HttpClient {
     /// names the URL (the mirror URL, when one applies).
     pub fn get(&self, url: &str, accept: Option<&str>) -> Result<Response, HttpError> {
         let url = self.effective_url(url);
+        if let Ok(u) = reqwest::Url::parse(&url)
+            && !transport_allowed(&u)
+        {
+            return Err(HttpError::PlainHttp { url });
+        }
         let cached = self.read_cache(&url);
         let mut attempt = 0u32;
         loop {
@@ -438,5 +475,38 @@ mod tests {
             detail: "HTML error page".into(),
         };
         assert_eq!(e.to_string(), "GET https://x/y: HTTP 503 (HTML error page)");
+    }
+}
+
+#[cfg(test)]
+mod plain_http {
+    use super::*;
+
+    #[test]
+    fn plain_http_is_refused_for_non_loopback_hosts_before_connecting() {
+        let client = HttpClient::new(HttpOptions {
+            attempts: 1,
+            ..HttpOptions::default()
+        })
+        .unwrap();
+        // 192.0.2.0/24 is TEST-NET-1: nothing answers there, and nothing is contacted.
+        for url in [
+            "http://192.0.2.1/index.yaml",
+            "http://example.org/index.yaml",
+            "http://[2001:db8::1]/index.yaml",
+        ] {
+            let err = client.get(url, None).unwrap_err();
+            assert!(matches!(err, HttpError::PlainHttp { .. }), "{url}: {err}");
+            assert!(err.to_string().contains("use https://"), "{err}");
+        }
+        assert_eq!(client.stats().requests, 0, "refused before any request");
+        for ok in [
+            "http://127.0.0.1:1/x",
+            "http://localhost/x",
+            "http://[::1]/x",
+            "https://example.org/x",
+        ] {
+            assert!(transport_allowed(&reqwest::Url::parse(ok).unwrap()), "{ok}");
+        }
     }
 }
