@@ -156,7 +156,7 @@ fn first_difference(got: &Snapshot, want: &Snapshot) -> String {
                 g.pulls.iter().map(|p| p.body.as_str()).collect(),
                 w.pulls.iter().map(|p| p.body.as_str()).collect(),
             );
-            let diff = similar::TextDiff::from_lines(&wb.join("\n"), &gb.join("\n"))
+            let diff = similar::TextDiff::from_lines(wb.join("\n"), gb.join("\n"))
                 .unified_diff()
                 .to_string();
             return format!("{name}: pull requests differ:\n{diff}");
