@@ -462,18 +462,23 @@ pub fn propagate(
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Vec<TenantReport>)>> = Mutex::new(Vec::new());
     let workers = opts.concurrency.clamp(1, tenants.len().max(1));
+    // Hidden unless stderr is a terminal: CI logs get the summary, people get a live bar.
+    let bar = crate::report::progress(tenants.len() as u64, "tenants");
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(t) = tenants.get(i) else { break };
+                    bar.set_message(t.name.clone());
                     let r = one_tenant(forge, t, releases, bot, opts, &pacer);
                     results.lock().expect("results lock").push((i, r));
+                    bar.inc(1);
                 }
             });
         }
     });
+    bar.finish_and_clear();
     let mut all = results.into_inner().expect("results lock");
     all.sort_by_key(|(i, _)| *i);
     Ok(all.into_iter().flat_map(|(_, r)| r).collect())
