@@ -402,6 +402,12 @@ pub struct GithubForgeConfig {
     /// limits (default 1000 for a remote host, 0 for loopback).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_interval_ms: Option<u64>,
+    /// Most mutating requests sent in any rolling 60 minutes by one run (default 450 for a remote
+    /// host, unlimited for loopback). GitHub refuses content-creating requests beyond about 500
+    /// an hour; a write over this budget is not sent and the tenant fails as transient, so the
+    /// next scheduled run continues where this one stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writes_per_hour: Option<u32>,
     /// Retries per request after 5xx, dropped connections and rate limits (default 6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_retries: Option<u32>,
@@ -414,6 +420,7 @@ impl Default for GithubForgeConfig {
             upload_url: None,
             token_env: "GITHUB_TOKEN".into(),
             write_interval_ms: None,
+            writes_per_hour: None,
             max_retries: None,
         }
     }

@@ -643,3 +643,47 @@ fn slow_answers_and_latency_do_not_change_the_result() {
         "a slow answer is not retried: {c:?}"
     );
 }
+
+#[test]
+fn writes_over_the_hourly_budget_are_not_sent_and_the_next_run_continues() {
+    let fake = seeded(FakeOptions::default());
+    let budgeted = || {
+        GithubForge::new(
+            &GithubForgeConfig {
+                writes_per_hour: Some(3),
+                ..config(&fake)
+            },
+            Some(TOKEN.into()),
+        )
+        .unwrap()
+        .with_retry_policy(fast())
+    };
+    let r = repo();
+    let run1 = budgeted();
+    for i in 0..3 {
+        run1.create_draft_release(&r, &format!("b{i}"), "b", "")
+            .unwrap();
+    }
+    let err = run1.create_draft_release(&r, "b3", "b", "").unwrap_err();
+    assert!(matches!(err, ForgeError::Transient { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("hourly write budget of 3 content-creating requests used")
+            && msg.contains("next scheduled run continues"),
+        "{msg}"
+    );
+    assert_eq!(
+        fake.counts().writes,
+        3,
+        "the refused write never reached GitHub"
+    );
+    // Reads are not budgeted: the run can still look at what exists.
+    assert_eq!(run1.list_releases(&r).unwrap().len(), 3);
+
+    // The next scheduled run is a new process with a fresh window: it finishes the job.
+    let run2 = budgeted();
+    let d = run2.create_draft_release(&r, "b3", "b", "").unwrap();
+    assert_eq!(d.tag, "b3");
+    assert_eq!(fake.counts().writes, 4);
+    assert_eq!(run2.list_releases(&r).unwrap().len(), 4);
+}

@@ -13,7 +13,9 @@
 //!   had already acted on never yields a duplicate.
 //!
 //! Mutating requests are paced (default 1 s apart for a remote host, GitHub's advice for staying
-//! inside the secondary rate limits). Plain `http://` is refused for anything but loopback, and
+//! inside the secondary rate limits), and capped per rolling hour (`writes_per_hour`, default
+//! 450 for a remote host): a write over the cap is not sent but fails as transient, so the next
+//! run continues. Plain `http://` is refused for anything but loopback, and
 //! TLS verification has no off switch.
 
 mod transport;
@@ -182,6 +184,19 @@ impl GithubForge {
                 cfg.write_interval_ms
                     .unwrap_or(if loopback { 0 } else { 1000 }),
             );
+        let writes_per_hour = match cfg.writes_per_hour {
+            Some(0) => {
+                return Err(ForgeError::Rejected {
+                    what: "forge.github.writes_per_hour".into(),
+                    reason: "must be at least 1 (leave it out for the default: 450 for a \
+                             remote host, unlimited for loopback)"
+                        .into(),
+                });
+            }
+            Some(n) => Some(n),
+            None if loopback => None,
+            None => Some(450),
+        };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("stackbot-github")
@@ -195,11 +210,17 @@ impl GithubForge {
         let has_token = token.is_some();
         let t = {
             let _g = rt.enter();
-            Transport::new(&api_url, &upload_origin, token, policy, interval).map_err(|reason| {
-                ForgeError::Rejected {
-                    what: "forge.github".into(),
-                    reason,
-                }
+            Transport::new(
+                &api_url,
+                &upload_origin,
+                token,
+                policy,
+                interval,
+                writes_per_hour,
+            )
+            .map_err(|reason| ForgeError::Rejected {
+                what: "forge.github".into(),
+                reason,
             })?
         };
         Ok(GithubForge {
@@ -349,6 +370,18 @@ impl GithubForge {
             .to_string())
     }
 
+    /// Take one attempt from the hourly write budget; every attempt counts, since GitHub
+    /// counts every request that reaches it.
+    fn spend_write(&self, what: &str) -> ForgeResult<()> {
+        self.t
+            .budget
+            .spend()
+            .map_err(|reason| ForgeError::Transient {
+                what: what.into(),
+                reason,
+            })
+    }
+
     /// A write that may simply be repeated (PATCH with the full desired state, DELETE,
     /// content-addressed objects). Returns the final answer and whether an earlier attempt
     /// was ambiguous (so a 404 on DELETE means "already gone").
@@ -356,6 +389,7 @@ impl GithubForge {
         let mut ambiguous = false;
         let mut n = 0;
         loop {
+            self.spend_write(what)?;
             match self.t.attempt(req).await {
                 Outcome::Ok(r) => return Ok((Ok(r), ambiguous)),
                 Outcome::Refused(r) => return Ok((Err(r), ambiguous)),
@@ -393,6 +427,7 @@ impl GithubForge {
         let mut ambiguous = false;
         let mut n = 0;
         loop {
+            self.spend_write(what)?;
             match self.t.attempt(req).await {
                 Outcome::Ok(r) => return parse(&r),
                 Outcome::Refused(r) => {
@@ -1397,5 +1432,25 @@ mod tests {
         };
         let f = GithubForge::new(&ghe, None).unwrap();
         assert_eq!(f.upload_origin, "https://ghe.example.com");
+        assert_eq!(
+            f.t.budget.per_hour,
+            Some(450),
+            "remote hosts get an hourly budget"
+        );
+        let local = GithubForgeConfig {
+            api_url: "http://127.0.0.1:9/api".into(),
+            ..GithubForgeConfig::default()
+        };
+        let f = GithubForge::new(&local, None).unwrap();
+        assert_eq!(
+            f.t.budget.per_hour, None,
+            "loopback is unlimited unless set"
+        );
+        let zero = GithubForgeConfig {
+            writes_per_hour: Some(0),
+            ..local
+        };
+        let err = GithubForge::new(&zero, None).unwrap_err().to_string();
+        assert!(err.contains("writes_per_hour"), "{err}");
     }
 }

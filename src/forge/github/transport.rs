@@ -223,6 +223,52 @@ impl Pacer {
     }
 }
 
+/// Caps mutating requests per rolling hour (GitHub's secondary limit refuses content-creating
+/// requests beyond about 500 an hour). Refusing locally, before sending, keeps the run's state
+/// clean: the write simply did not happen, and the next run reconciles it.
+#[derive(Debug)]
+pub struct WriteBudget {
+    /// `None`: unlimited.
+    pub per_hour: Option<u32>,
+    /// Send times of the writes inside the current window, oldest first.
+    sent: Mutex<std::collections::VecDeque<Instant>>,
+}
+
+impl WriteBudget {
+    const WINDOW: Duration = Duration::from_secs(3600);
+
+    pub fn new(per_hour: Option<u32>) -> Self {
+        WriteBudget {
+            per_hour,
+            sent: Mutex::new(std::collections::VecDeque::new()),
+        }
+    }
+
+    /// Take one write from the budget, or say why not. Shared by all threads of the process.
+    pub fn spend(&self) -> Result<(), String> {
+        let Some(limit) = self.per_hour else {
+            return Ok(());
+        };
+        let mut sent = self.sent.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        while sent
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= Self::WINDOW)
+        {
+            sent.pop_front();
+        }
+        if sent.len() >= limit as usize {
+            return Err(format!(
+                "hourly write budget of {limit} content-creating requests used \
+                 (forge.github.writes_per_hour); the next scheduled run continues where this \
+                 one stopped"
+            ));
+        }
+        sent.push_back(now);
+        Ok(())
+    }
+}
+
 /// Counters a caller (or a benchmark) can read: how many requests went out, how many retries.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -238,6 +284,7 @@ pub struct Transport {
     secret: Option<String>,
     pub policy: RetryPolicy,
     pacer: Pacer,
+    pub budget: WriteBudget,
     pub stats: Stats,
 }
 
@@ -248,6 +295,7 @@ impl Transport {
         token: Option<String>,
         policy: RetryPolicy,
         write_interval: Duration,
+        writes_per_hour: Option<u32>,
     ) -> Result<Self, String> {
         let build = |base: &str| -> Result<Octocrab, String> {
             let mut b = Octocrab::builder()
@@ -268,6 +316,7 @@ impl Transport {
             secret: token,
             policy,
             pacer: Pacer::new(write_interval),
+            budget: WriteBudget::new(writes_per_hour),
             stats: Stats::default(),
         })
     }
