@@ -15,19 +15,22 @@
 
 #[path = "../tests/support/fake_github.rs"]
 mod fake_github;
+// The release scenario (target, release sets, rendered trees) the end-to-end tests use.
+#[allow(dead_code)]
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::{desired, target};
 use fake_github::{FakeGithub, Faults};
-use stackbot::apply::{self, Target};
+use stackbot::apply;
 use stackbot::config::{self, GithubForgeConfig, Loaded};
-use stackbot::forge::RepoRef;
 use stackbot::forge::counting::Counting;
 use stackbot::forge::github::GithubForge;
-use stackbot::model::{Component, FileTree, NodeImage, ReleaseSet, StackId};
-use stackbot::plan::{Desired, Mode, Settings};
+use stackbot::plan::Desired;
 use stackbot::tenants::{self, Outcome, TenantReport};
 
 const TOKEN: &str = "ghp_STACKBOTbenchTOKEN_0123456789";
@@ -46,73 +49,6 @@ fn peak_rss_mib() -> f64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-fn target() -> Target {
-    Target {
-        repo: RepoRef::parse(REPO).unwrap(),
-        base_branch: "main".into(),
-        settings: Settings {
-            mode: Mode::Direct,
-            lock_path: "stackbot.lock".into(),
-            now: "2026-05-01".parse().unwrap(),
-            oci: None,
-        },
-        oci: None,
-    }
-}
-
-/// A small but complete stack tree for one minor, as `render` would produce it.
-fn desired(k8s: &str, ccm: &str) -> Desired {
-    let set = ReleaseSet {
-        stack: StackId::new("openstack", "scs2").unwrap(),
-        kubernetes: k8s.parse().unwrap(),
-        published_at: Some("2026-04-14T10:00:00Z".parse().unwrap()),
-        node_image: NodeImage {
-            name: format!("ubuntu-capi-image-{k8s}"),
-            url: format!("https://images.example/ubuntu-2404-kube-{k8s}.qcow2"),
-            sha256: "ab".repeat(32),
-        },
-        components: BTreeMap::from([(
-            "ccm".to_string(),
-            Component {
-                chart: "openstack-cloud-controller-manager".into(),
-                repository: "https://kubernetes.github.io/cloud-provider-openstack".into(),
-                version: ccm.into(),
-                digest: None,
-            },
-        )]),
-    };
-    let minor = set.minor();
-    let prefix = format!("openstack-scs2-{}", minor.dashed());
-    let mut t = FileTree::new();
-    t.insert(
-        "csctl.yaml".into(),
-        format!("apiVersion: csctl.clusterstack.x-k8s.io/v1alpha1\nconfig:\n  kubernetesVersion: {k8s}\n  clusterStackName: scs2\n  provider:\n    type: openstack\n    apiVersion: openstack.csctl.clusterstack.x-k8s.io/v1alpha1\n").into_bytes(),
-    );
-    t.insert(
-        "cluster-class/Chart.yaml".into(),
-        format!("apiVersion: v2\nname: {prefix}-cluster-class\nversion: v1\n").into_bytes(),
-    );
-    t.insert(
-        "cluster-class/templates/cluster-class.yaml".into(),
-        format!("kind: ClusterClass\n# image {}\n", set.node_image.name).into_bytes(),
-    );
-    t.insert(
-        "cluster-addon/ccm/Chart.yaml".into(),
-        format!("apiVersion: v2\nname: ccm\ndependencies:\n- name: openstack-cloud-controller-manager\n  version: {ccm}\n").into_bytes(),
-    );
-    t.insert(
-        "clusteraddon.yaml".into(),
-        b"apiVersion: clusteraddonconfig.x-k8s.io/v1alpha1\nclusterAddonVersion: clusteraddons.clusterstack.x-k8s.io/v1alpha1\naddonStages: {}\n".to_vec(),
-    );
-    Desired {
-        stack: set.stack.clone(),
-        minor,
-        path: format!("providers/openstack/scs2/{}", minor.dashed()),
-        set,
-        rendered: t,
-    }
 }
 
 fn tenant_file(minor: &str) -> String {
