@@ -782,7 +782,7 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
                 "keep at least 1 version, or set `patch: ignore`",
             ));
         }
-        if crate::forge::RepoRef::parse(&t.repository).is_none() {
+        if crate::model::RepoRef::parse(&t.repository).is_none() {
             return Err(err(
                 &format!("repository: {}", t.repository),
                 format!(

@@ -7,7 +7,9 @@
 
 pub mod apply;
 pub mod cli;
+pub mod clock;
 pub mod config;
+pub mod env;
 pub mod error;
 pub mod forge;
 pub mod lock;

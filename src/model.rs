@@ -402,6 +402,38 @@ impl ReleaseSet {
 /// needs, so pure stages can pass trees around without touching the disk.
 pub type FileTree = BTreeMap<String, Vec<u8>>;
 
+/// `owner/name` of a repository on the forge (the cluster-stacks repository, tenants).
+///
+/// Lives in the vocabulary rather than in `forge` because configuration names repositories
+/// too, and `config` must not depend on the forge.
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct RepoRef {
+    pub owner: String,
+    pub name: String,
+}
+
+impl RepoRef {
+    /// Parse `owner/name`.
+    pub fn parse(s: &str) -> Option<RepoRef> {
+        let (o, n) = s.split_once('/')?;
+        if o.is_empty() || n.is_empty() || n.contains('/') {
+            return None;
+        }
+        Some(RepoRef {
+            owner: o.into(),
+            name: n.into(),
+        })
+    }
+}
+
+impl std::fmt::Display for RepoRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.owner, self.name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

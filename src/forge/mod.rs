@@ -14,34 +14,7 @@ pub mod faulty;
 pub mod github;
 pub mod local;
 
-/// `owner/name` of a repository on the forge.
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-pub struct RepoRef {
-    pub owner: String,
-    pub name: String,
-}
-
-impl RepoRef {
-    /// Parse `owner/name`.
-    pub fn parse(s: &str) -> Option<RepoRef> {
-        let (o, n) = s.split_once('/')?;
-        if o.is_empty() || n.is_empty() || n.contains('/') {
-            return None;
-        }
-        Some(RepoRef {
-            owner: o.into(),
-            name: n.into(),
-        })
-    }
-}
-
-impl std::fmt::Display for RepoRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.owner, self.name)
-    }
-}
+pub use crate::model::RepoRef;
 
 /// A release as the forge reports it (drafts included when visible).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

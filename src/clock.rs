@@ -1,0 +1,116 @@
+//! Time as a value: the one way code below the CLI learns what time it is.
+//!
+//! Pacing, backoff, rate-limit resets, token expiry and tag dates all need "now". Reading the
+//! system clock deep inside the forge would make those paths untestable (a test cannot make an
+//! hour pass) and would let two parts of one run disagree about the date. So the clock is
+//! created once at the edge ([`SystemClock`] in `cli`) and handed down as
+//! `Arc<dyn Clock>`; tests hand down a [`ManualClock`] and move it forward themselves.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+/// A source of time. Implementations must be cheap to call and safe to share between threads.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// Wall-clock time: tag and commit dates, `x-ratelimit-reset`, token expiry.
+    fn now(&self) -> DateTime<Utc>;
+    /// Monotonic time for pacing and backoff (never goes backwards).
+    fn instant(&self) -> Instant;
+    /// Wait `d`. A manual clock advances instead of sleeping, so tests of pacing are instant.
+    fn sleep(&self, d: Duration);
+}
+
+/// A shared clock handle.
+pub type SharedClock = Arc<dyn Clock>;
+
+/// The real clock. Constructed only at the edge (the CLI); everything below receives it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+    fn instant(&self) -> Instant {
+        Instant::now()
+    }
+    fn sleep(&self, d: Duration) {
+        std::thread::sleep(d);
+    }
+}
+
+/// A clock that moves only when told to (or when something "sleeps" on it). For tests and
+/// simulations: an hour of pacing takes no time, and a token can be made to expire mid-run.
+#[derive(Debug)]
+pub struct ManualClock {
+    state: Mutex<(DateTime<Utc>, Duration)>,
+    origin: Instant,
+}
+
+impl ManualClock {
+    /// A clock showing `start`.
+    pub fn new(start: DateTime<Utc>) -> Self {
+        ManualClock {
+            state: Mutex::new((start, Duration::ZERO)),
+            origin: Instant::now(),
+        }
+    }
+
+    /// A shared handle to a new manual clock.
+    pub fn shared(start: DateTime<Utc>) -> Arc<ManualClock> {
+        Arc::new(Self::new(start))
+    }
+
+    /// Move time forward by `d`.
+    pub fn advance(&self, d: Duration) {
+        let mut s = self.state.lock().expect("clock lock");
+        s.0 += chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
+        s.1 += d;
+    }
+
+    /// Set the wall clock to `t` (monotonic time moves forward by the difference when `t` is
+    /// later, and stays when it is earlier: monotonic time never goes back).
+    pub fn set(&self, t: DateTime<Utc>) {
+        let mut s = self.state.lock().expect("clock lock");
+        if let Ok(forward) = (t - s.0).to_std() {
+            s.1 += forward;
+        }
+        s.0 = t;
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> DateTime<Utc> {
+        self.state.lock().expect("clock lock").0
+    }
+    fn instant(&self) -> Instant {
+        self.origin + self.state.lock().expect("clock lock").1
+    }
+    fn sleep(&self, d: Duration) {
+        self.advance(d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manual_clock_moves_only_when_told_and_sleeping_moves_it() {
+        let start = "2026-05-01T12:00:00Z".parse().unwrap();
+        let c = ManualClock::new(start);
+        let i0 = c.instant();
+        assert_eq!(c.now(), start);
+        c.sleep(Duration::from_secs(3600));
+        assert_eq!(c.now(), start + chrono::Duration::hours(1));
+        assert_eq!(c.instant() - i0, Duration::from_secs(3600));
+        c.set(start);
+        assert_eq!(c.now(), start);
+        assert_eq!(
+            c.instant() - i0,
+            Duration::from_secs(3600),
+            "monotonic never goes back"
+        );
+    }
+}
