@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use chrono::NaiveDate;
 use stackbot::config;
-use stackbot::upstream::{DetectOptions, detect_counted};
+use stackbot::upstream::DetectOptions;
 use upstream_server::UpstreamServer;
 
 fn fixtures() -> PathBuf {
@@ -89,7 +89,11 @@ fn main() {
     for run in ["cold", "warm"] {
         s.reset_counts();
         let start = Instant::now();
-        let (report, _, stats) = detect_counted(&loaded, &opts, now).unwrap();
+        let (report, _, stats) = stackbot::pipeline::detect::detect(
+            &stackbot::pipeline::Context::fixed(loaded.clone(), now),
+            &opts,
+        )
+        .unwrap();
         let wall = start.elapsed();
         let seen = s.seen();
         let status = |code: u16| seen.iter().filter(|x| x.status == code).count();

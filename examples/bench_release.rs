@@ -30,8 +30,9 @@ use stackbot::apply;
 use stackbot::config::{self, GithubForgeConfig, Loaded};
 use stackbot::forge::counting::Counting;
 use stackbot::forge::github::GithubForge;
+use stackbot::forge::local::LocalForge;
 use stackbot::plan::Desired;
-use stackbot::tenants::{self, Outcome, TenantReport};
+use stackbot::tenants::{Outcome, TenantReport};
 
 const TOKEN: &str = "ghp_STACKBOTbenchTOKEN_0123456789";
 const REPO: &str = "scs/cluster-stacks";
@@ -115,18 +116,20 @@ impl World {
     }
 
     fn release(&self, f: &GithubForge) -> apply::Outcome {
-        apply::release(
+        stackbot::pipeline::release::release_desired(
             f,
             &target(),
             &self.desired,
-            &stackbot::cli::release::packager,
+            &stackbot::pipeline::release::packager,
         )
         .unwrap()
         .1
     }
 
     fn tenants(&self, f: &GithubForge) -> Vec<TenantReport> {
-        tenants::run_tenants(f, &self.loaded, &Default::default()).unwrap()
+        let ctx =
+            stackbot::pipeline::Context::fixed(self.loaded.clone(), "2026-05-01".parse().unwrap());
+        stackbot::pipeline::tenants::run(&ctx, f, &Default::default()).unwrap()
     }
 }
 
@@ -228,23 +231,10 @@ fn fanout_github(tenants: usize, latency_ms: u64, interval_ms: u64) {
 
 fn demo_local(dir: &Path) {
     let loaded = config::load(&dir.join("examples/local/stackbot.yaml")).unwrap();
-    let g = stackbot::cli::Global {
-        config: loaded.path.clone(),
-        format: stackbot::cli::Format::Json,
-        now: "2026-05-01".parse().unwrap(),
-        verbose: 0,
-        quiet: true,
-        github_actions: false,
-    };
-    let sel = stackbot::cli::release::Selection {
-        stack: None,
-        minor: None,
-        release_set: None,
-        snapshot: None,
-        cache_dir: None,
-    };
-    let counted = Counting::new(stackbot::cli::release::local_forge(&loaded).unwrap());
-    let planned = stackbot::cli::release::compute(&loaded, &sel, &g, &counted).unwrap();
+    let ctx = stackbot::pipeline::Context::fixed(loaded.clone(), "2026-05-01".parse().unwrap());
+    let sel = stackbot::pipeline::Selection::default();
+    let counted = Counting::new(LocalForge::from_config(&loaded).unwrap());
+    let planned = stackbot::pipeline::release::plan(&ctx, &counted, &sel).unwrap();
     let noop = apply::apply(
         &planned.plan,
         &counted,
@@ -254,7 +244,7 @@ fn demo_local(dir: &Path) {
     .unwrap();
     assert!(noop.actions.is_empty(), "the demo must already be released");
     let release = counted.total();
-    let reports = tenants::run_tenants(&counted, &loaded, &Default::default()).unwrap();
+    let reports = stackbot::pipeline::tenants::run(&ctx, &counted, &Default::default()).unwrap();
     println!(
         "demo no-op (local forge): release={release} requests, tenants={} requests for {} tenants, total={} ({} writes) by method {:?}",
         counted.total() - release,

@@ -15,7 +15,7 @@ use stackbot::config;
 use stackbot::forge::counting::Counting;
 use stackbot::forge::local::LocalForge;
 use stackbot::forge::{Forge, RepoRef};
-use stackbot::tenants::{self, Options, Outcome};
+use stackbot::tenants::{Options, Outcome};
 
 const BOT: (&str, &str) = ("stackbot", "stackbot@users.noreply.github.com");
 
@@ -91,7 +91,8 @@ fn measure(dir: &Path, apply: bool) {
         ..Options::default()
     };
     let start = Instant::now();
-    let reports = tenants::run_tenants(&forge, &loaded, &opts).unwrap();
+    let ctx = stackbot::pipeline::Context::fixed(loaded.clone(), "2026-05-01".parse().unwrap());
+    let reports = stackbot::pipeline::tenants::run(&ctx, &forge, &opts).unwrap();
     let wall = start.elapsed();
     let n = loaded.config.tenants.len() as f64;
     let mut outcomes = std::collections::BTreeMap::new();

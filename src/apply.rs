@@ -1,9 +1,11 @@
-//! The imperative shell around [`crate::plan`]: `observe` reads the forge, `apply` executes a
-//! plan, and every step first checks whether it is already done.
+//! Execute a [`Plan`] step by step; every step first checks whether it is already done.
+//! Deciding is [`crate::plan`]'s job and reading the world [`crate::observe`]'s: `apply` only
+//! carries out the steps, in order, and stops at the first failure (the next run observes and
+//! finishes the job).
 //!
 //! Resumability rests on four facts: the tag is created only on a commit that holds exactly the
 //! desired files (so a tag found later identifies an unfinished release to resume, see
-//! [`observe`]); a release's assets are byte-reproducible (so an existing asset is kept when its
+//! [`crate::plan::series`]); a release's assets are byte-reproducible (so an existing asset is kept when its
 //! size and sha256 match and replaced otherwise); the canonical draft of a tag is the one with
 //! the lowest id (so concurrent or repeated runs agree on which draft to fill and publish, and
 //! delete the others); and publishing is the last step (so a release is never visible
@@ -20,14 +22,12 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 
 use crate::forge::{Forge, ForgeError, PullState, ReleaseInfo, RepoRef};
-use crate::model::{FileTree, ReleaseName, StackVersion};
+use crate::model::FileTree;
+use crate::observe::read_subtree;
 use crate::oci::{Publisher, PushOutcome};
-use crate::package::{Metadata, ReleaseHashes};
-use crate::plan::{
-    self, Desired, Latest, Mode, Observed, Plan, PlannedRelease, SeriesObserved, Skipped, Step,
-};
+use crate::plan::{Observed, Plan, PlannedRelease, Skipped, Step};
 
-/// Why observing or applying failed. All variants are safe to re-run.
+/// Why applying failed. All variants are safe to re-run.
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
     #[error(transparent)]
@@ -36,192 +36,6 @@ pub enum ApplyError {
     Inconsistent(String),
     #[error(transparent)]
     Oci(#[from] crate::oci::OciError),
-}
-
-/// Read-only view of the forge for `plan`. Never writes; needs no token on the local forge.
-///
-/// Cost: one `list_releases`, then per series one `hashes.json` download from its latest
-/// release. Only series that need a release cost more (metadata, base tree, tag probe).
-pub fn observe(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    base_branch: &str,
-    desired: &[Desired],
-    mode: Mode,
-    lock_path: &str,
-) -> Result<Observed, ApplyError> {
-    let releases = forge.list_releases(repo)?;
-    let (index, warnings) = plan::index_releases(&releases);
-    let mut obs = Observed {
-        base_branch: base_branch.to_string(),
-        warnings,
-        ..Observed::default()
-    };
-    obs.releases = releases.clone();
-    // Lazily read: base head, its file list, the lock.
-    let mut base: Option<(Option<String>, Vec<String>)> = None;
-    for d in desired {
-        let series = d.series();
-        let empty = Vec::new();
-        let rels = index.get(&series).unwrap_or(&empty);
-        let mut so = SeriesObserved {
-            highest_n: rels.iter().map(|r| r.n).max(),
-            ..SeriesObserved::default()
-        };
-        let latest = plan::latest_published(rels);
-        if let Some(l) = latest {
-            let n = ReleaseName::parse(&l.tag)
-                .map(|r| r.version.major)
-                .unwrap_or(0);
-            let hashes = read_asset(forge, repo, l, "hashes.json")?.and_then(|b| {
-                ReleaseHashes::parse_json(&String::from_utf8_lossy(&b))
-                    .map_err(|e| {
-                        obs.warnings
-                            .push(format!("release {}: hashes.json unreadable: {e}", l.tag))
-                    })
-                    .ok()
-            });
-            so.latest = Some(Latest {
-                tag: l.tag.clone(),
-                n,
-                hashes,
-                metadata: None,
-                set: None,
-            });
-        }
-        if plan::up_to_date(d, so.latest.as_ref()) {
-            obs.series.insert(series, so);
-            continue;
-        }
-        if let (Some(l), Some(lat)) = (latest, so.latest.as_mut()) {
-            lat.metadata = read_asset(forge, repo, l, "metadata.yaml")?.and_then(|b| {
-                Metadata::parse(&String::from_utf8_lossy(&b))
-                    .map_err(|e| {
-                        obs.warnings
-                            .push(format!("release {}: metadata.yaml unreadable: {e}", l.tag))
-                    })
-                    .ok()
-            });
-            lat.set = released_set(forge, repo, &l.tag, d, lock_path)?;
-        }
-        if base.is_none() {
-            let head = match forge.branch_head(repo, base_branch) {
-                Ok(h) => h,
-                Err(ForgeError::NotFound { .. }) => None,
-                Err(e) => return Err(e.into()),
-            };
-            let files = match &head {
-                Some(h) => forge.list_files(repo, h)?,
-                None => Vec::new(),
-            };
-            if let Some(h) = &head
-                && files.iter().any(|f| f == lock_path)
-            {
-                obs.base_lock = forge.read_file(repo, h, lock_path)?;
-            }
-            obs.base_head = head.clone();
-            base = Some((head, files));
-        }
-        let (head, files) = base.as_ref().expect("just set");
-        so.base_tree = Some(match head {
-            Some(h) => read_subtree(forge, repo, h, files, &d.path)?,
-            None => FileTree::new(),
-        });
-        // Probe tags above the latest published release: a tag on a commit that already holds
-        // exactly the desired files is an unfinished release of an earlier run.
-        let published_n = so.latest.as_ref().map(|l| l.n).unwrap_or(0);
-        let mut k = published_n + 1;
-        loop {
-            let tag = ReleaseName {
-                stack: d.stack.clone(),
-                minor: d.minor,
-                version: StackVersion::stable(k),
-            }
-            .to_string();
-            match forge.tag_target(repo, &tag) {
-                Ok(Some(commit)) => {
-                    let files = forge.list_files(repo, &commit)?;
-                    let tree = read_subtree(forge, repo, &commit, &files, &d.path)?;
-                    if tree == d.rendered {
-                        so.resume = Some((k, commit));
-                        break;
-                    }
-                    so.highest_n = Some(so.highest_n.unwrap_or(0).max(k));
-                }
-                Ok(None) | Err(ForgeError::NotFound { .. }) => {
-                    if k > so.highest_n.unwrap_or(0) {
-                        break;
-                    }
-                }
-                Err(e) => return Err(e.into()),
-            }
-            k += 1;
-        }
-        if mode == Mode::PullRequest {
-            let branch = plan::release_branch(&series);
-            let pulls = match forge.find_pulls(repo, &branch) {
-                Ok(p) => p,
-                Err(ForgeError::NotFound { .. }) => Vec::new(),
-                Err(e) => return Err(e.into()),
-            };
-            obs.pulls.insert(branch, pulls);
-        }
-        obs.series.insert(series, so);
-    }
-    Ok(obs)
-}
-
-/// The release set a published release shipped: `stackbot.lock` at its tag's commit. `None`
-/// when the tag, the lock or the entry is missing (the notes then show no "was").
-fn released_set(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    tag: &str,
-    d: &Desired,
-    lock_path: &str,
-) -> Result<Option<crate::model::ReleaseSet>, ApplyError> {
-    let commit = match forge.tag_target(repo, tag) {
-        Ok(Some(c)) => c,
-        Ok(None) | Err(ForgeError::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    let Some(bytes) = forge.read_file(repo, &commit, lock_path)? else {
-        return Ok(None);
-    };
-    Ok(
-        crate::lock::Lock::parse(&String::from_utf8_lossy(&bytes), lock_path.as_ref())
-            .ok()
-            .and_then(|l| l.get(&d.stack, d.minor).cloned()),
-    )
-}
-
-fn read_asset(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    release: &ReleaseInfo,
-    name: &str,
-) -> Result<Option<Vec<u8>>, ApplyError> {
-    match release.assets.iter().find(|a| a.name == name) {
-        Some(a) => Ok(Some(forge.download_asset(repo, release.id, a)?)),
-        None => Ok(None),
-    }
-}
-
-fn read_subtree(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    commit: &str,
-    files: &[String],
-    dir: &str,
-) -> Result<FileTree, ApplyError> {
-    let prefix = format!("{}/", dir.trim_end_matches('/'));
-    let mut out = FileTree::new();
-    for f in files.iter().filter(|f| f.starts_with(&prefix)) {
-        if let Some(bytes) = forge.read_file(repo, commit, f)? {
-            out.insert(f[prefix.len()..].to_string(), bytes);
-        }
-    }
-    Ok(out)
 }
 
 /// What `apply` did.
@@ -343,6 +157,7 @@ fn run_step(
             title,
             body,
             changes,
+            bot_email,
             ..
         } => {
             let Some(base_head) = head.clone() else {
@@ -363,7 +178,7 @@ fn run_step(
                 let bot_only = match &current {
                     Some(c) => {
                         let commits = forge.commits_between(repo, &base_head, c)?;
-                        commits.iter().all(|x| x.message.starts_with("Release "))
+                        commits.iter().all(|x| x.is_by(bot_email))
                     }
                     None => true,
                 };
@@ -598,174 +413,6 @@ fn publish(
     };
     for r in rels.iter().filter(|r| r.id != keep && r.draft) {
         delete_quietly(forge, repo, r, "duplicate draft", out)?;
-    }
-    Ok(())
-}
-
-/// Where and how to release: the cluster-stacks repository on the forge.
-#[derive(Debug, Clone)]
-pub struct Target {
-    pub repo: RepoRef,
-    pub base_branch: String,
-    pub settings: plan::Settings,
-    /// The OCI repository, when `publish` lists `oci` (see [`crate::oci::Publisher`]).
-    pub oci: Option<std::sync::Arc<Publisher>>,
-}
-
-/// observe → plan: what a run would do right now. Read-only.
-pub fn plan_release(
-    forge: &dyn Forge,
-    target: &Target,
-    desired: &[Desired],
-    package: &plan::Packager<'_>,
-) -> anyhow::Result<(Plan, Observed)> {
-    let observed = observe(
-        forge,
-        &target.repo,
-        &target.base_branch,
-        desired,
-        target.settings.mode,
-        &target.settings.lock_path,
-    )?;
-    let mut observed = observed;
-    if let Some(oci) = &target.oci {
-        let only = target.settings.oci.as_ref().is_some_and(|o| o.only);
-        observe_oci(forge, &target.repo, oci, only, desired, &mut observed)?;
-    }
-    let p = plan::plan(desired, &observed, &target.settings, package)?;
-    Ok((p, observed))
-}
-
-/// observe → plan → apply in one go (the caller holds any run lock).
-pub fn release(
-    forge: &dyn Forge,
-    target: &Target,
-    desired: &[Desired],
-    package: &plan::Packager<'_>,
-) -> anyhow::Result<(Plan, Outcome)> {
-    let (p, observed) = plan_release(forge, target, desired, package)?;
-    let outcome = apply_with_oci(&p, forge, &target.repo, &observed, target.oci.as_deref())?;
-    Ok((p, outcome))
-}
-
-/// The OCI half of observing: every tag of the repository (so numbering accounts for them),
-/// and the assets of each series' latest forge release that the registry does not have yet.
-pub fn observe_oci(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    oci: &Publisher,
-    only: bool,
-    desired: &[Desired],
-    observed: &mut Observed,
-) -> Result<(), ApplyError> {
-    let tags = oci.tags()?;
-    if only {
-        latest_from_oci(oci, &tags, desired, observed)?;
-        // The notes still diff against what the previous release shipped: the lock at its
-        // git tag (the tag step runs for OCI-only releases too).
-        for d in desired {
-            if let Some(l) = observed
-                .series
-                .get_mut(&d.series())
-                .and_then(|so| so.latest.as_mut())
-                && !plan::up_to_date(d, Some(l))
-            {
-                l.set = released_set(forge, repo, &l.tag, d, crate::lock::LOCK_FILE)?;
-            }
-        }
-        observed.oci_tags = Some(tags);
-        return Ok(());
-    }
-    let mut unparsable: Vec<&String> = tags
-        .iter()
-        .filter(|t| ReleaseName::parse(t).is_err())
-        .collect();
-    unparsable.dedup();
-    for t in unparsable {
-        observed.warnings.push(format!(
-            "OCI tag `{t}` skipped: not a cluster-stack release name CSO can parse"
-        ));
-    }
-    for d in desired {
-        let Some(so) = observed.series.get_mut(&d.series()) else {
-            continue;
-        };
-        let Some(latest) = &so.latest else { continue };
-        if tags.contains(&latest.tag) {
-            continue;
-        }
-        let Some(release) = observed
-            .releases
-            .iter()
-            .find(|r| r.tag == latest.tag && !r.draft)
-        else {
-            continue;
-        };
-        let mut assets = FileTree::new();
-        for a in &release.assets {
-            assets.insert(a.name.clone(), forge.download_asset(repo, release.id, a)?);
-        }
-        so.latest_assets = Some(assets);
-    }
-    observed.oci_tags = Some(tags);
-    Ok(())
-}
-
-/// `publish: [oci]`: the registry is where releases live, so the latest release of each
-/// series (its `hashes.json` and `metadata.yaml`) is read from there. An unfinished release
-/// found by the tag probe at or below that number is already done.
-fn latest_from_oci(
-    oci: &Publisher,
-    tags: &[String],
-    desired: &[Desired],
-    observed: &mut Observed,
-) -> Result<(), ApplyError> {
-    for d in desired {
-        let Some(n) = crate::oci::versioning::scan_tags(tags, &d.stack, d.minor).highest else {
-            continue;
-        };
-        let tag = ReleaseName {
-            stack: d.stack.clone(),
-            minor: d.minor,
-            version: StackVersion::stable(n),
-        }
-        .to_string();
-        let files = oci.registry().pull_release(&tag)?;
-        let text = |name: &str| {
-            files
-                .get(name)
-                .map(|b| String::from_utf8_lossy(b).into_owned())
-        };
-        let hashes = text("hashes.json").and_then(|t| {
-            ReleaseHashes::parse_json(&t)
-                .map_err(|e| {
-                    observed
-                        .warnings
-                        .push(format!("OCI {tag}: hashes.json unreadable: {e}"))
-                })
-                .ok()
-        });
-        let metadata = text("metadata.yaml").and_then(|t| {
-            Metadata::parse(&t)
-                .map_err(|e| {
-                    observed
-                        .warnings
-                        .push(format!("OCI {tag}: metadata.yaml unreadable: {e}"))
-                })
-                .ok()
-        });
-        let so = observed.series.entry(d.series()).or_default();
-        so.highest_n = so.highest_n.max(Some(n));
-        if so.resume.as_ref().is_some_and(|(k, _)| *k <= n) {
-            so.resume = None;
-        }
-        so.latest = Some(Latest {
-            tag,
-            n,
-            hashes,
-            metadata,
-            set: None,
-        });
     }
     Ok(())
 }

@@ -1,9 +1,8 @@
 //! Exit codes and the one rule that decides them.
 //!
 //! Users script around exit codes (`0` nothing to do or done, `1` runtime failure, `2` invalid
-//! input, `3` partial tenant failure), so the mapping lives in exactly one place.
-
-use crate::config::ConfigError;
+//! input, `3` partial tenant failure), so the mapping lives in exactly one place: [`crate::cli::classify`], at the edge, where every
+//! error type is known. Library errors say whether they are the user's input.
 
 /// Process exit status, documented in the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,14 +28,4 @@ impl InvalidInput {
     pub fn from_display(e: impl std::fmt::Display) -> Self {
         InvalidInput(e.to_string())
     }
-}
-
-/// Decide the exit status of a failed command from its error chain.
-pub fn classify(err: &anyhow::Error) -> ExitStatus {
-    for cause in err.chain() {
-        if cause.is::<InvalidInput>() || cause.is::<ConfigError>() {
-            return ExitStatus::Invalid;
-        }
-    }
-    ExitStatus::Failure
 }

@@ -16,7 +16,7 @@ use chrono::NaiveDate;
 use stackbot::config::{self, Loaded};
 use stackbot::resolve::{MinorStatus, Report, Status};
 use stackbot::upstream::http::{HttpClient, HttpOptions, RequestStats};
-use stackbot::upstream::{DetectOptions, UpstreamData, detect_counted, snapshot};
+use stackbot::upstream::{DetectOptions, UpstreamData, UpstreamError, snapshot};
 use upstream_server::UpstreamServer;
 
 const RELEASES: &str = "/github/repos/kubernetes/kubernetes/releases";
@@ -110,6 +110,18 @@ fn fast_http() -> HttpOptions {
         max_wait: Duration::from_millis(50),
         ..HttpOptions::default()
     }
+}
+
+/// Detection through the pipeline, as of `now`.
+fn detect_counted(
+    loaded: &Loaded,
+    opts: &DetectOptions,
+    now: chrono::NaiveDate,
+) -> Result<(Report, UpstreamData, RequestStats), UpstreamError> {
+    stackbot::pipeline::detect::detect(
+        &stackbot::pipeline::Context::fixed(loaded.clone(), now),
+        opts,
+    )
 }
 
 fn live(s: &UpstreamServer) -> DetectOptions {

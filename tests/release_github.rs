@@ -42,7 +42,12 @@ fn github(fake: &FakeGithub, retries: u32) -> GithubForge {
 }
 
 fn run(f: &dyn Forge) -> anyhow::Result<(stackbot::plan::Plan, apply::Outcome)> {
-    apply::release(f, &target(), &two_minors(), &packager)
+    Ok(stackbot::pipeline::release::release_desired(
+        f,
+        &target(),
+        &two_minors(),
+        &packager,
+    )?)
 }
 
 /// The state of an uninterrupted first run, and its ordered HTTP writes.

@@ -23,7 +23,12 @@ fn forge(dir: &Path) -> LocalForge {
 }
 
 fn run(f: &dyn Forge, d: &[Desired]) -> anyhow::Result<(stackbot::plan::Plan, apply::Outcome)> {
-    apply::release(f, &target(), d, &packager)
+    Ok(stackbot::pipeline::release::release_desired(
+        f,
+        &target(),
+        d,
+        &packager,
+    )?)
 }
 
 /// A release as seen from outside: (tag, draft, name, body, asset name → sha256).
@@ -523,23 +528,10 @@ fn the_readme_demo_releases_then_does_nothing_offline_and_without_a_token() {
     assert!(v["actions"].as_array().unwrap().is_empty(), "{out}");
     // The same no-op run through the library, counting forge requests (release + tenants).
     let loaded = stackbot::config::load(&tmp.path().join("examples/local/stackbot.yaml")).unwrap();
-    let g = stackbot::cli::Global {
-        config: loaded.path.clone(),
-        format: stackbot::cli::Format::Json,
-        now: "2026-05-01".parse().unwrap(),
-        verbose: 0,
-        quiet: true,
-        github_actions: false,
-    };
-    let sel = stackbot::cli::release::Selection {
-        stack: None,
-        minor: None,
-        release_set: None,
-        snapshot: None,
-        cache_dir: None,
-    };
-    let counted = Counting::new(stackbot::cli::release::local_forge(&loaded).unwrap());
-    let planned = stackbot::cli::release::compute(&loaded, &sel, &g, &counted).unwrap();
+    let ctx = stackbot::pipeline::Context::fixed(loaded.clone(), "2026-05-01".parse().unwrap());
+    let sel = stackbot::pipeline::Selection::default();
+    let counted = Counting::new(LocalForge::from_config(&loaded).unwrap());
+    let planned = stackbot::pipeline::release::plan(&ctx, &counted, &sel).unwrap();
     let noop = apply::apply(
         &planned.plan,
         &counted,
@@ -549,7 +541,7 @@ fn the_readme_demo_releases_then_does_nothing_offline_and_without_a_token() {
     .unwrap();
     assert!(noop.actions.is_empty());
     let release_requests = counted.total();
-    let reports = stackbot::tenants::run_tenants(&counted, &loaded, &Default::default()).unwrap();
+    let reports = stackbot::pipeline::tenants::run(&ctx, &counted, &Default::default()).unwrap();
     assert_eq!(reports.len(), 2);
     assert_eq!(counted.writes(), 0, "{:?}", counted.by_method());
     eprintln!(
@@ -579,7 +571,7 @@ fn pull_request_mode_publishes_only_after_the_release_pull_request_is_merged() {
     let mut t = target();
     t.settings.mode = Mode::PullRequest;
     let d = vec![desired("v1.34.7", "2.34.2")];
-    let (_, out) = apply::release(&f, &t, &d, &packager).unwrap();
+    let (_, out) = stackbot::pipeline::release::release_desired(&f, &t, &d, &packager).unwrap();
     assert!(out.released.is_empty());
     assert_eq!(out.pull_requests.len(), 1, "{out:?}");
     let branch = "stackbot/release/openstack-scs2-1-34";
@@ -589,11 +581,11 @@ fn pull_request_mode_publishes_only_after_the_release_pull_request_is_merged() {
     assert!(f.list_releases(&repo()).unwrap().is_empty());
     // Re-running before the merge changes nothing.
     let c = Counting::new(forge(tmp.path()));
-    apply::release(&c, &t, &d, &packager).unwrap();
+    stackbot::pipeline::release::release_desired(&c, &t, &d, &packager).unwrap();
     assert_eq!(c.writes(), 0, "{:?}", c.by_method());
     // A maintainer merges; the next run tags the merged content and publishes.
     f.merge_pull(&repo(), pulls[0].number).unwrap();
-    let (_, out) = apply::release(&f, &t, &d, &packager).unwrap();
+    let (_, out) = stackbot::pipeline::release::release_desired(&f, &t, &d, &packager).unwrap();
     assert_eq!(out.released, vec!["openstack-scs2-1-34-v1"]);
     let head = f.branch_head(&repo(), "main").unwrap().unwrap();
     assert_eq!(
@@ -601,6 +593,6 @@ fn pull_request_mode_publishes_only_after_the_release_pull_request_is_merged() {
         Some(head)
     );
     let c = Counting::new(forge(tmp.path()));
-    apply::release(&c, &t, &d, &packager).unwrap();
+    stackbot::pipeline::release::release_desired(&c, &t, &d, &packager).unwrap();
     assert_eq!(c.writes(), 0);
 }

@@ -11,11 +11,11 @@ use std::path::Path;
 
 use common::packager;
 use registry_support::TestRegistry;
-use stackbot::apply::{self, Target};
 use stackbot::forge::local::LocalForge;
 use stackbot::forge::{Forge, RepoRef};
 use stackbot::model::{Component, FileTree, NodeImage, ReleaseSet, StackId};
 use stackbot::oci::{Credentials, OciTarget, PushOutcome, Registry};
+use stackbot::pipeline::release::Target;
 use stackbot::plan::{Desired, Mode, Settings, Step};
 
 fn repo() -> RepoRef {
@@ -113,6 +113,7 @@ fn target_publishing(reg: Option<&TestRegistry>, publish: &str) -> Target {
             lock_path: "stackbot.lock".into(),
             now,
             oci: oci_settings,
+            bot_email: "stackbot@example.org".into(),
         },
         oci: publisher,
     }
@@ -141,7 +142,7 @@ fn a_release_goes_to_the_forge_then_oci_and_a_re_run_does_nothing() {
     let t = target(Some(&reg));
     let d = vec![desired("v1.34.7")];
 
-    let (plan, out) = apply::release(&f, &t, &d, &packager).unwrap();
+    let (plan, out) = stackbot::pipeline::release::release_desired(&f, &t, &d, &packager).unwrap();
     let tag = "openstack-scs2-1-34-v1";
     assert_eq!(out.released, vec![tag]);
     // Plan shows the OCI target, tag and digest, after the forge publication.
@@ -176,7 +177,8 @@ fn a_release_goes_to_the_forge_then_oci_and_a_re_run_does_nothing() {
     assert_eq!(registry.pull_release(tag).unwrap(), forge_assets(&f, tag));
 
     // Re-run: nothing to do anywhere.
-    let (plan2, out2) = apply::release(&f, &t, &d, &packager).unwrap();
+    let (plan2, out2) =
+        stackbot::pipeline::release::release_desired(&f, &t, &d, &packager).unwrap();
     assert!(plan2.is_noop(), "{plan2:?}");
     assert!(out2.actions.is_empty(), "{:?}", out2.actions);
 }
@@ -190,11 +192,12 @@ fn a_run_that_stopped_before_the_oci_push_is_completed_and_numbers_follow_the_re
     let f = forge(tmp.path());
     let d = vec![desired("v1.34.7")];
     // A forge-only run: the state a crash between the forge release and the push leaves.
-    let (_, out) = apply::release(&f, &target(None), &d, &packager).unwrap();
+    let (_, out) =
+        stackbot::pipeline::release::release_desired(&f, &target(None), &d, &packager).unwrap();
     assert_eq!(out.released, vec!["openstack-scs2-1-34-v1"]);
 
     let t = target(Some(&reg));
-    let (plan, out) = apply::release(&f, &t, &d, &packager).unwrap();
+    let (plan, out) = stackbot::pipeline::release::release_desired(&f, &t, &d, &packager).unwrap();
     assert!(plan.releases.is_empty(), "nothing new to release");
     assert!(
         matches!(&plan.cleanup[..], [Step::OciPush { tag, .. }] if tag == "openstack-scs2-1-34-v1"),
@@ -207,7 +210,12 @@ fn a_run_that_stopped_before_the_oci_push_is_completed_and_numbers_follow_the_re
         registry.pull_release("openstack-scs2-1-34-v1").unwrap(),
         forge_assets(&f, "openstack-scs2-1-34-v1")
     );
-    assert!(apply::release(&f, &t, &d, &packager).unwrap().0.is_noop());
+    assert!(
+        stackbot::pipeline::release::release_desired(&f, &t, &d, &packager)
+            .unwrap()
+            .0
+            .is_noop()
+    );
 
     // Someone pushed v5 to the registry by hand: the next release is v6 on both sides.
     let v1 = forge_assets(&f, "openstack-scs2-1-34-v1");
@@ -216,7 +224,9 @@ fn a_run_that_stopped_before_the_oci_push_is_completed_and_numbers_follow_the_re
     registry
         .push_built("openstack-scs2-1-34-v5", &v1, &built)
         .unwrap();
-    let (_, out) = apply::release(&f, &t, &[desired("v1.34.8")], &packager).unwrap();
+    let (_, out) =
+        stackbot::pipeline::release::release_desired(&f, &t, &[desired("v1.34.8")], &packager)
+            .unwrap();
     assert_eq!(out.released, vec!["openstack-scs2-1-34-v6"]);
     let mut tags = registry.list_tags().unwrap();
     tags.sort();
@@ -238,7 +248,9 @@ fn publishing_only_to_oci_reads_the_latest_release_from_the_registry() {
     let tmp = tempfile::tempdir().unwrap();
     let f = forge(tmp.path());
     let t = target_publishing(Some(&reg), "[oci]");
-    let (plan, out) = apply::release(&f, &t, &[desired("v1.34.7")], &packager).unwrap();
+    let (plan, out) =
+        stackbot::pipeline::release::release_desired(&f, &t, &[desired("v1.34.7")], &packager)
+            .unwrap();
     assert_eq!(out.released, vec!["openstack-scs2-1-34-v1"]);
     assert!(
         !plan.releases[0]
@@ -256,12 +268,16 @@ fn publishing_only_to_oci_reads_the_latest_release_from_the_registry() {
     );
 
     // Nothing new: a no-op, decided from the registry's hashes.json.
-    let (plan, out) = apply::release(&f, &t, &[desired("v1.34.7")], &packager).unwrap();
+    let (plan, out) =
+        stackbot::pipeline::release::release_desired(&f, &t, &[desired("v1.34.7")], &packager)
+            .unwrap();
     assert!(plan.is_noop(), "{plan:?}");
     assert!(out.actions.is_empty());
 
     // A new patch: v2, numbered from the registry.
-    let (_, out) = apply::release(&f, &t, &[desired("v1.34.8")], &packager).unwrap();
+    let (_, out) =
+        stackbot::pipeline::release::release_desired(&f, &t, &[desired("v1.34.8")], &packager)
+            .unwrap();
     assert_eq!(out.released, vec!["openstack-scs2-1-34-v2"]);
     let registry = Registry::connect(oci_target(&reg)).unwrap();
     let v2 = registry.pull_release("openstack-scs2-1-34-v2").unwrap();

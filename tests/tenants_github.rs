@@ -9,7 +9,7 @@ use std::time::Duration;
 use stackbot::config::{self, GithubForgeConfig, Loaded};
 use stackbot::forge::github::{GithubForge, RetryPolicy};
 use stackbot::forge::{Forge, PullState, RepoRef};
-use stackbot::tenants::{self, Action, Options, Outcome, TenantReport};
+use stackbot::tenants::{Action, Options, Outcome, TenantReport};
 use support::fake_github::{FakeGithub, FakeOptions};
 
 const TOKEN: &str = "ghp_TENANTStestTOKEN0123456789SECRET";
@@ -94,7 +94,12 @@ impl World {
 
     fn run(&self) -> Vec<TenantReport> {
         self.fake.reset_counts();
-        tenants::run_tenants(&self.forge, &self.loaded, &Options::default()).unwrap()
+        stackbot::pipeline::tenants::run(
+            &stackbot::pipeline::Context::fixed(self.loaded.clone(), "2026-05-01".parse().unwrap()),
+            &self.forge,
+            &Options::default(),
+        )
+        .unwrap()
     }
 
     fn file_on(&self, r: &str, branch: &str, path: &str) -> String {

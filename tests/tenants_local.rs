@@ -9,7 +9,7 @@ use stackbot::config::{self, Loaded};
 use stackbot::forge::counting::Counting;
 use stackbot::forge::local::LocalForge;
 use stackbot::forge::{FileChanges, Forge, PullState, RepoRef};
-use stackbot::tenants::{self, Action, Options, Outcome, TenantReport};
+use stackbot::tenants::{Action, Options, Outcome, TenantReport};
 
 const BOT: (&str, &str) = ("stackbot", "stackbot@users.noreply.github.com");
 
@@ -102,7 +102,11 @@ impl World {
 
     fn run(&self) -> Vec<TenantReport> {
         self.forge.reset();
-        tenants::run_tenants(&self.forge, &self.loaded, &Options::default()).unwrap()
+        stackbot::pipeline::tenants::run(&self.ctx(), &self.forge, &Options::default()).unwrap()
+    }
+
+    fn ctx(&self) -> stackbot::pipeline::Context {
+        stackbot::pipeline::Context::fixed(self.loaded.clone(), "2026-05-01".parse().unwrap())
     }
 
     fn file_on(&self, r: &str, branch: &str, path: &str) -> String {
@@ -387,7 +391,8 @@ fn a_dry_run_writes_nothing_and_shows_the_diff() {
     )]);
     w.publish("openstack-scs2-1-33-v3", "v1.33.5");
     w.forge.reset();
-    let r = tenants::plan_tenants(&w.forge, &w.loaded, &Options::default()).unwrap();
+    let r = stackbot::pipeline::tenants::plan_after(&w.ctx(), &w.forge, &Options::default(), &[])
+        .unwrap();
     assert_eq!(w.forge.writes(), 0);
     let acme = outcome(&r, "acme");
     assert_eq!(

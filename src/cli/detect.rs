@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::{Format, Global};
 use crate::error::{ExitStatus, InvalidInput};
 use crate::resolve::{Report, Status};
-use crate::upstream::{DetectOptions, UpstreamError, detect_counted};
+use crate::upstream::{DetectOptions, UpstreamError};
 
 const EXAMPLES: &str = "\
 Exit status: 0 even when some minors are waiting or have upstream errors (that is a normal
@@ -45,7 +45,7 @@ pub struct Args {
 
 /// Run detection and print the report.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let loaded = crate::config::load(&g.config)?;
+    let ctx = g.context()?;
     let mut mirrors = Vec::new();
     for m in &a.mirror {
         let (from, to) = m.split_once('=').ok_or_else(|| {
@@ -55,10 +55,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         })?;
         mirrors.push((from.to_string(), to.to_string()));
     }
-    let token_env = &loaded.config.upstream.token_env;
-    let token = std::env::var(token_env)
-        .ok()
-        .filter(|t| !t.trim().is_empty());
+    let token = ctx.env.non_empty(&ctx.loaded.config.upstream.token_env);
     let opts = DetectOptions {
         snapshot: a.snapshot.clone(),
         save: a.save.clone(),
@@ -68,7 +65,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         live: a.live,
         http: None,
     };
-    let (report, _, stats) = detect_counted(&loaded, &opts, g.now).map_err(|e| match e {
+    let (report, _, stats) = crate::pipeline::detect::detect(&ctx, &opts).map_err(|e| match e {
         UpstreamError::Snapshot { .. } => anyhow::Error::new(InvalidInput::from_display(e)),
         other => anyhow::Error::new(other),
     })?;

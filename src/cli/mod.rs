@@ -7,7 +7,11 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::error::{ExitStatus, classify};
+use crate::clock::{SharedClock, SystemClock};
+use crate::env::Env;
+use crate::error::{ExitStatus, InvalidInput};
+use crate::forge::Forge;
+use crate::pipeline::Context;
 
 pub mod completions;
 pub mod detect;
@@ -87,7 +91,8 @@ pub enum Command {
     Completions(completions::Args),
 }
 
-/// Options every command sees, resolved once.
+/// Options every command sees, resolved once, and the edge of the world: the environment and
+/// the clock are read here and nowhere below.
 #[derive(Debug, Clone)]
 pub struct Global {
     pub config: PathBuf,
@@ -97,6 +102,84 @@ pub struct Global {
     pub quiet: bool,
     /// Running inside GitHub Actions (`GITHUB_ACTIONS=true`): annotations and groups.
     pub github_actions: bool,
+    /// The process environment, read once.
+    pub env: Env,
+    /// The real clock.
+    pub clock: SharedClock,
+}
+
+impl Global {
+    /// Options for a process: the real environment and clock.
+    pub fn for_process(
+        config: PathBuf,
+        format: Format,
+        now: Option<chrono::NaiveDate>,
+        verbose: u8,
+        quiet: bool,
+    ) -> Self {
+        let env = Env::from_process();
+        let clock: SharedClock = std::sync::Arc::new(SystemClock);
+        Global {
+            config,
+            format,
+            now: now.unwrap_or_else(|| clock.now().date_naive()),
+            verbose,
+            quiet,
+            github_actions: env.get("GITHUB_ACTIONS") == Some("true"),
+            env,
+            clock,
+        }
+    }
+
+    /// Load the configuration and build the pipeline's context.
+    pub fn context(&self) -> anyhow::Result<Context> {
+        let loaded = crate::config::load(&self.config)?;
+        Ok(Context::new(
+            loaded,
+            self.now,
+            self.env.clone(),
+            self.clock.clone(),
+        ))
+    }
+
+    /// The forge the configuration names (see [`crate::forge::open`]).
+    pub fn open_forge(&self, ctx: &Context) -> anyhow::Result<Box<dyn Forge>> {
+        crate::forge::open(&ctx.loaded)
+    }
+
+    /// The local forge's run lock (held from observing to the last write, so a second run
+    /// waits and then finds nothing to do); `None` on GitHub, where writes are
+    /// compare-and-swap instead.
+    pub fn run_lock(&self, ctx: &Context) -> anyhow::Result<Option<crate::forge::local::RunLock>> {
+        let fc = &ctx.loaded.config.forge;
+        match fc.kind {
+            crate::config::ForgeKind::Github => Ok(None),
+            crate::config::ForgeKind::Local => Ok(Some(
+                crate::forge::local::LocalForge::from_config(&ctx.loaded)?.lock_run()?,
+            )),
+        }
+    }
+
+    /// GitHub Actions' environment (summary file, outputs), as read at the edge.
+    pub fn actions(&self) -> crate::report::github::Actions {
+        crate::report::github::Actions::from_lookup(|k| self.env.get(k).map(str::to_string))
+    }
+}
+
+/// Decide the exit status of a failed command from its error chain: 2 when any cause is the
+/// user's input, 1 otherwise. The one rule, at the edge, where every error type is known.
+pub fn classify(err: &anyhow::Error) -> ExitStatus {
+    for cause in err.chain() {
+        let invalid = cause.is::<InvalidInput>()
+            || cause.is::<crate::config::ConfigError>()
+            || cause
+                .downcast_ref::<crate::pipeline::Error>()
+                .is_some_and(crate::pipeline::Error::is_invalid_input);
+        if invalid {
+            return ExitStatus::Invalid;
+        }
+    }
+    ExitStatus::Failure
 }
 
 /// Parse the process arguments, run, and return the exit code. Errors are printed here.
@@ -112,14 +195,13 @@ pub fn main() -> i32 {
             };
         }
     };
-    let global = Global {
-        config: cli.config.clone(),
-        format: cli.format,
-        now: cli.now.unwrap_or_else(|| chrono::Utc::now().date_naive()),
-        verbose: cli.verbose,
-        quiet: cli.quiet,
-        github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
-    };
+    let global = Global::for_process(
+        cli.config.clone(),
+        cli.format,
+        cli.now,
+        cli.verbose,
+        cli.quiet,
+    );
     crate::report::set_quiet(global.quiet);
     init_tracing(&global);
     match run(&cli.command, &global) {
@@ -175,7 +257,7 @@ fn report_error(err: &anyhow::Error, g: &Global) {
     }
     eprintln!("{msg}");
     if g.github_actions {
-        let actions = crate::report::github::Actions::from_env();
+        let actions = g.actions();
         let annotation = crate::report::github::error_annotation(err, actions.workspace.as_deref());
         eprintln!("{annotation}");
     }

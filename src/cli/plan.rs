@@ -1,7 +1,7 @@
 //! `stackbot plan`: everything `release` would do, with no side effects and no token.
 
 use super::Global;
-use super::release::{Selection, compute, open_forge, plan_tenants, print_plan};
+use super::release::{Selection, print_plan};
 use crate::error::ExitStatus;
 
 const EXAMPLES: &str = "\
@@ -23,10 +23,10 @@ pub struct Args {
 
 /// Compute and print the plan. Reads the forge, writes nothing.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let loaded = crate::config::load(&g.config)?;
-    let forge = open_forge(&loaded)?;
-    let mut planned = compute(&loaded, &a.sel, g, forge.as_ref())?;
-    planned.plan.tenants = plan_tenants(&loaded, forge.as_ref(), &planned.plan)?;
+    let ctx = g.context()?;
+    let sel = a.sel.parse()?;
+    let forge = g.open_forge(&ctx)?;
+    let planned = crate::pipeline::release::preview(&ctx, forge.as_ref(), &sel)?;
     print_plan(
         &planned.plan,
         g,

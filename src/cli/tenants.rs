@@ -4,9 +4,7 @@
 use std::time::Duration;
 
 use super::{Format, Global};
-use crate::config::Loaded;
 use crate::error::{ExitStatus, InvalidInput};
-use crate::forge::Forge;
 use crate::tenants::{self, Options, Outcome, TenantReport};
 
 /// Arguments of `stackbot tenants`.
@@ -24,11 +22,6 @@ pub struct Args {
     /// Tenants processed at the same time.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub jobs: usize,
-}
-
-/// Open the configured forge (local or GitHub); see [`crate::forge::open`].
-pub fn open_forge(loaded: &Loaded) -> anyhow::Result<Box<dyn Forge>> {
-    crate::forge::open(loaded)
 }
 
 /// Options from the arguments. Write pacing is left to the forge (the GitHub forge spaces
@@ -51,13 +44,10 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
 
 /// Run the command.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let loaded = crate::config::load(&g.config)?;
-    let forge = open_forge(&loaded)?;
+    let ctx = g.context()?;
+    let forge = g.open_forge(&ctx)?;
     let opts = options_for(a)?;
-    let reports = tenants::run_tenants(forge.as_ref(), &loaded, &opts).map_err(|e| match e {
-        tenants::TenantsError::Config(m) => anyhow::Error::new(InvalidInput(m)),
-        other => anyhow::Error::new(other),
-    })?;
+    let reports = crate::pipeline::tenants::run(&ctx, forge.as_ref(), &opts)?;
     print_reports(&reports, g, a.dry_run)?;
     Ok(status_of(&reports))
 }

@@ -147,6 +147,27 @@ impl LocalForge {
         }
     }
 
+    /// The local forge `stackbot.yaml` configures (`forge.local`), with its seeds. The one place
+    /// that builds it from configuration.
+    pub fn from_config(loaded: &crate::config::Loaded) -> Result<Self, crate::error::InvalidInput> {
+        let c = &loaded.config.forge;
+        let mut f = LocalForge::new(
+            loaded.resolve(&c.local.path),
+            &c.committer.name,
+            &c.committer.email,
+        );
+        for (repo, dir) in &c.local.seed {
+            let r = RepoRef::parse(repo).ok_or_else(|| {
+                crate::error::InvalidInput(format!(
+                    "{}: forge.local.seed key `{repo}` is not `owner/name`",
+                    loaded.path.display()
+                ))
+            })?;
+            f = f.with_seed(r, loaded.resolve(dir));
+        }
+        Ok(f)
+    }
+
     /// Seed `repo` from the files of `dir` when [`Forge::ensure_repo`] creates it.
     pub fn with_seed(mut self, repo: RepoRef, dir: impl Into<PathBuf>) -> Self {
         self.seeds.insert(repo, dir.into());

@@ -50,6 +50,14 @@ pub struct CommitInfo {
     pub message: String,
 }
 
+impl CommitInfo {
+    /// Whether the commit was authored by `email` (the bot's `forge.committer.email`). The one
+    /// rule for telling the bot's commits from a human's: by author, never by message.
+    pub fn is_by(&self, email: &str) -> bool {
+        self.author_email.eq_ignore_ascii_case(email)
+    }
+}
+
 /// Pull request state as the bot needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -243,23 +251,7 @@ pub fn open(loaded: &crate::config::Loaded) -> anyhow::Result<Box<dyn Forge>> {
     use crate::error::InvalidInput;
     let c = &loaded.config.forge;
     match c.kind {
-        ForgeKind::Local => {
-            let mut f = local::LocalForge::new(
-                loaded.resolve(&c.local.path),
-                &c.committer.name,
-                &c.committer.email,
-            );
-            for (repo, dir) in &c.local.seed {
-                let r = RepoRef::parse(repo).ok_or_else(|| {
-                    InvalidInput(format!(
-                        "{}: forge.local.seed key `{repo}` is not `owner/name`",
-                        loaded.path.display()
-                    ))
-                })?;
-                f = f.with_seed(r, loaded.resolve(dir));
-            }
-            Ok(Box::new(f))
-        }
+        ForgeKind::Local => Ok(Box::new(local::LocalForge::from_config(loaded)?)),
         ForgeKind::Github => {
             let token = std::env::var(&c.github.token_env)
                 .ok()

@@ -33,7 +33,7 @@ pub const CREATED_ANNOTATION: &str = "org.opencontainers.image.created";
 /// Media type oras gives a file pushed with an empty media type.
 pub const DEFAULT_LAYER_MEDIA_TYPE: &str = "application/vnd.oci.image.layer.v1.tar";
 /// The checksum file the packager writes beside the assets.
-pub const SHA256SUMS: &str = "SHA256SUMS";
+pub use crate::package::SHA256SUMS;
 
 /// csctl's media type for a release file (`pkg/cmd/utils.go getMediaType`), with oras's
 /// default for the files csctl has no type for.

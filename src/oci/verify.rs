@@ -227,14 +227,6 @@ mod tests {
 
     const TAG: &str = "openstack-scs2-1-34-v2";
 
-    fn sums_for(files: &FileTree) -> Vec<u8> {
-        let mut s = String::new();
-        for (n, b) in files {
-            s.push_str(&format!("{}  {n}\n", &sha256_digest(b)[7..]));
-        }
-        s.into_bytes()
-    }
-
     fn release() -> FileTree {
         let mut f = FileTree::new();
         f.insert(
@@ -254,7 +246,7 @@ mod tests {
             b"a".to_vec(),
         );
         f.insert("clusteraddon.yaml".into(), b"x: 1\n".to_vec());
-        let sums = sums_for(&f);
+        let sums = crate::package::sha256sums(&f);
         f.insert(SHA256SUMS.into(), sums);
         f
     }

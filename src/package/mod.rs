@@ -22,7 +22,7 @@ pub mod versions;
 
 pub use dirhash::{ReleaseHashes, hashes};
 pub use metadata::{Metadata, VersionSelection, Versions};
-pub use release::{Release, package, write_release};
+pub use release::{Release, SHA256SUMS, package, sha256sums, write_release};
 pub use tree::read_stack_dir;
 
 /// Why a stack could not be hashed or packaged. `Invalid` is the user's to fix (exit 2) and

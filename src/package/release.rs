@@ -27,6 +27,16 @@ pub struct Release {
 /// in `sha256sum -c` format.
 pub const SHA256SUMS: &str = "SHA256SUMS";
 
+/// `SHA256SUMS` over `assets` (`sha256sum -c` format, sorted by name), leaving out an existing
+/// `SHA256SUMS`. The one builder of that file: packaging, planning and the OCI checks use it.
+pub fn sha256sums(assets: &FileTree) -> Vec<u8> {
+    let mut out = String::new();
+    for (name, bytes) in assets.iter().filter(|(n, _)| n.as_str() != SHA256SUMS) {
+        out.push_str(&format!("{}  {name}\n", hex::encode(Sha256::digest(bytes))));
+    }
+    out.into_bytes()
+}
+
 /// Package a stack tree (the csctl stack directory's files). Pure: no I/O.
 ///
 /// Order follows csctl `create`: validate csctl.yaml, hash the un-templated source, choose
@@ -132,11 +142,8 @@ pub fn package(tree: &FileTree, sel: &VersionSelection) -> Result<Release, Packa
     };
     files.insert("metadata.yaml".into(), metadata.to_yaml().into_bytes());
     files.insert("hashes.json".into(), hashes.to_json().into_bytes());
-    let sums: String = files
-        .iter()
-        .map(|(n, b)| format!("{}  {n}\n", hex::encode(Sha256::digest(b))))
-        .collect();
-    files.insert(SHA256SUMS.into(), sums.into_bytes());
+    let sums = sha256sums(&files);
+    files.insert(SHA256SUMS.into(), sums);
 
     Ok(Release {
         name,

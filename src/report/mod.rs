@@ -23,6 +23,7 @@ pub mod github;
 pub mod markdown;
 pub mod preview;
 pub mod schema_doc;
+pub mod text;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 

@@ -410,11 +410,6 @@ fn body(
     out
 }
 
-/// Whether a commit was made by the bot.
-pub fn is_bot(c: &CommitInfo, bot_email: &str) -> bool {
-    c.author_email.eq_ignore_ascii_case(bot_email)
-}
-
 /// Plan one tenant: one [`TenantPlan`] per followed stack. A bad file fails the whole tenant
 /// (a partial PR would be worse than none).
 pub fn plan_tenant(
@@ -503,7 +498,7 @@ fn decide(
     let human: Vec<String> = state
         .commits
         .iter()
-        .filter(|c| !is_bot(c, bot_email))
+        .filter(|c| !c.is_by(bot_email))
         .map(|c| c.sha.clone())
         .collect();
     let trailer = format!("Stackbot-Content: {}", pr.id);

@@ -4,8 +4,9 @@
 //! [`UpstreamData`]; all parsing and deciding happens in pure code (`resolve`). That makes a
 //! snapshot nothing more than the saved `UpstreamData`, and a replay exactly a live run
 //! without the network. Fetching is iterative because which CHECKSUMs matter depends on the
-//! patches found: [`crate::resolve::needed`] (pure) says which keys are still missing, the
-//! shell fetches them, until nothing more is needed.
+//! patches found: resolution (pure) says which keys are still missing, [`collect`] fetches
+//! them, until nothing more is needed. This module only reads; the pipeline hands
+//! [`collect`] the question "what is still needed".
 
 pub mod helm;
 pub mod http;
@@ -17,12 +18,10 @@ pub mod snapshot;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Loaded, UpstreamConfig};
 use crate::model::Minor;
-use crate::resolve::Report;
 use http::{HttpClient, HttpOptions, RequestStats};
 
 /// A logical upstream source. Keys name *what* was read (the releases list, a minor's marker,
@@ -178,48 +177,25 @@ pub struct DetectOptions {
     pub http: Option<HttpOptions>,
 }
 
-/// Bound on fetch rounds; each round only fetches keys not yet read, so this is a safety net.
-const MAX_ROUNDS: usize = 32;
-
-/// Fill `data` with everything [`crate::resolve::needed`] asks for.
-pub fn collect(
-    config: &crate::config::Config,
-    fetcher: &mut dyn Fetch,
-    data: &mut UpstreamData,
-    now: NaiveDate,
-) {
-    for _ in 0..MAX_ROUNDS {
-        let needed = crate::resolve::needed(config, data, now);
-        if needed.is_empty() {
-            return;
-        }
-        for key in needed {
-            let outcome = fetcher.fetch(&key);
-            tracing::debug!("fetched {}", key.id());
-            data.insert(&key, outcome);
-        }
-    }
+/// A source of upstream facts for one run: the snapshot to replay, or HTTP.
+pub enum Source {
+    Replay(snapshot::Replay),
+    Http(Box<HttpFetcher>),
 }
 
-/// Read upstream (live, or from a snapshot) and resolve every stack × minor. Also returns the
-/// request counters of the run (all zero on replay).
-pub fn detect_counted(
-    loaded: &Loaded,
-    opts: &DetectOptions,
-    now: NaiveDate,
-) -> Result<(Report, UpstreamData, RequestStats), UpstreamError> {
-    let config = &loaded.config;
-    let snapshot = opts.snapshot.clone().or_else(|| {
-        (!opts.live)
-            .then(|| config.upstream.snapshot.as_ref().map(|p| loaded.resolve(p)))
-            .flatten()
-    });
-    let mut data = UpstreamData::default();
-    let stats = if let Some(path) = snapshot {
-        let mut replay = snapshot::Replay::open(&path)?;
-        collect(config, &mut replay, &mut data, now);
-        RequestStats::default()
-    } else {
+impl Source {
+    /// Open the source `opts` and the configuration ask for: `--snapshot`, else
+    /// `upstream.snapshot` (unless `live`), else HTTP with the configured cache directory.
+    pub fn open(loaded: &Loaded, opts: &DetectOptions) -> Result<Source, UpstreamError> {
+        let config = &loaded.config;
+        let snapshot = opts.snapshot.clone().or_else(|| {
+            (!opts.live)
+                .then(|| config.upstream.snapshot.as_ref().map(|p| loaded.resolve(p)))
+                .flatten()
+        });
+        if let Some(path) = snapshot {
+            return Ok(Source::Replay(snapshot::Replay::open(&path)?));
+        }
         let mut http_opts = opts.http.clone().unwrap_or_default();
         http_opts.cache_dir = opts.cache_dir.clone().or_else(|| {
             config
@@ -231,26 +207,52 @@ pub fn detect_counted(
         http_opts.token = opts.token.clone();
         http_opts.token_prefixes = vec![config.upstream.github_api.clone()];
         http_opts.mirrors = opts.mirrors.clone();
-        let mut fetcher = HttpFetcher {
+        Ok(Source::Http(Box::new(HttpFetcher {
             http: HttpClient::new(http_opts)?,
             upstream: config.upstream.clone(),
-        };
-        collect(config, &mut fetcher, &mut data, now);
-        fetcher.http.stats()
-    };
-    if let Some(path) = &opts.save {
-        snapshot::save(path, &data)?;
+        })))
     }
-    Ok((crate::resolve::resolve(config, &data, now), data, stats))
+
+    /// Request counters of the run (all zero on replay).
+    pub fn stats(&self) -> RequestStats {
+        match self {
+            Source::Replay(_) => RequestStats::default(),
+            Source::Http(f) => f.http.stats(),
+        }
+    }
 }
 
-/// The shell entry point other commands call: read upstream and resolve.
-pub fn detect(
-    loaded: &Loaded,
-    opts: &DetectOptions,
-    now: NaiveDate,
-) -> Result<Report, UpstreamError> {
-    detect_counted(loaded, opts, now).map(|(report, _, _)| report)
+impl Fetch for Source {
+    fn fetch(&mut self, key: &Key) -> Fetched {
+        match self {
+            Source::Replay(r) => r.fetch(key),
+            Source::Http(f) => f.fetch(key),
+        }
+    }
+}
+
+/// Bound on fetch rounds; each round only fetches keys not yet read, so this is a safety net.
+const MAX_ROUNDS: usize = 32;
+
+/// Fill `data` with every key `needed` asks for, round after round, until it asks for nothing
+/// new. Which keys matter is decided by the caller (resolution is pure and lives elsewhere):
+/// the CHECKSUMs worth probing depend on the patches found in the previous round.
+pub fn collect(
+    fetcher: &mut dyn Fetch,
+    data: &mut UpstreamData,
+    needed: impl Fn(&UpstreamData) -> Vec<Key>,
+) {
+    for _ in 0..MAX_ROUNDS {
+        let keys = needed(data);
+        if keys.is_empty() {
+            return;
+        }
+        for key in keys {
+            let outcome = fetcher.fetch(&key);
+            tracing::debug!("fetched {}", key.id());
+            data.insert(&key, outcome);
+        }
+    }
 }
 
 #[cfg(test)]

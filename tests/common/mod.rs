@@ -2,11 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use stackbot::apply::Target;
 use stackbot::forge::RepoRef;
 use stackbot::model::{Component, FileTree, NodeImage, ReleaseSet, StackId};
 use stackbot::package::archive::{GzipHeader, TarEntry, gzip, tar};
 use stackbot::package::{Metadata, Versions};
+use stackbot::pipeline::release::Target;
 use stackbot::plan::{Desired, Mode, Settings};
 
 /// A deterministic packager with CSO's asset names: metadata.yaml, hashes.json, the
@@ -63,6 +63,7 @@ pub fn target() -> Target {
             lock_path: "stackbot.lock".into(),
             now: "2026-05-01".parse().unwrap(),
             oci: None,
+            bot_email: "stackbot@example.org".into(),
         },
         oci: None,
     }

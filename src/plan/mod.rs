@@ -4,14 +4,23 @@
 //! very `Plan` that `apply` executes) and what makes the reconcile fixpoint testable: after
 //! applying a plan, observing again and planning again yields no release.
 //!
-//! Versioning (stable channel only): the next `N` is one more than the highest `N` among all
-//! releases of `<provider>-<name>-<major>-<minor>`, drafts included; there is no release when
-//! the rendered stack's clusterStack hash equals the latest published release's `hashes.json`
-//! (a Kubernetes patch changes `csctl.yaml`, so it changes the hash and does release, unlike
+//! `plan` is the only place that decides. [`crate::observe`] reads facts (releases, tags and
+//! the trees they point at, OCI tags, the base branch) and never concludes anything from them;
+//! [`series`] turns the facts of one series into "the latest release", "the highest number
+//! ever used" and "the unfinished release to finish", for the forge and the OCI registry alike;
+//! [`crate::apply`] executes the steps.
+//!
+//! Versioning (stable channel only): the next `N` is one more than the highest `N` used by any
+//! release, draft, tag or OCI tag of `<provider>-<name>-<major>-<minor>`; there is no release
+//! when the rendered stack's clusterStack hash equals the latest release's `hashes.json` (a
+//! Kubernetes patch changes `csctl.yaml`, so it changes the hash and does release, unlike
 //! csctl); `clusterAddon` and `nodeImage` follow csctl's rule via
 //! [`crate::package::versions::next_stable`]. An unfinished release of an earlier run (its
 //! tag points at a commit that already holds exactly the desired files) is resumed under its
 //! number instead of being skipped over.
+
+mod notes;
+pub mod series;
 
 use std::collections::BTreeMap;
 
@@ -26,10 +35,11 @@ use crate::model::{
 use crate::oci::manifest::LayerDescription;
 use crate::oci::publish::OciPlanSettings;
 use crate::package::versions::{Previous, next_stable};
-use crate::package::{Metadata, ReleaseHashes, Versions};
+use crate::package::{Metadata, ReleaseHashes, SHA256SUMS, Versions, sha256sums};
 
-/// Name of the checksum asset published with every release (`sha256sum -c` format).
-pub const SHA256SUMS: &str = "SHA256SUMS";
+use notes::commit_summary;
+pub use notes::{release_notes, scs_deadline};
+pub use series::{SeriesRelease, index_releases, latest_published};
 
 /// What one stack × minor should look like: a complete release set and its rendering.
 #[derive(Debug, Clone)]
@@ -50,7 +60,7 @@ impl Desired {
     }
 }
 
-/// The latest published stable release of a series and what it recorded.
+/// A published release of a series and what it recorded (on the forge or in the registry).
 #[derive(Debug, Clone)]
 pub struct Latest {
     pub tag: String,
@@ -65,22 +75,33 @@ pub struct Latest {
     pub set: Option<ReleaseSet>,
 }
 
-/// What the forge says about one series.
+/// A tag of the series found above its latest release: the commit it points at and the files
+/// under the series' rendered path at that commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaggedTree {
+    pub commit: String,
+    pub tree: FileTree,
+}
+
+/// What was read about one series. Facts only: which of them counts is [`series`]' decision.
 #[derive(Debug, Clone, Default)]
 pub struct SeriesObserved {
-    pub latest: Option<Latest>,
-    /// Highest `N` among all releases of the series (drafts included) and all probed tags.
-    pub highest_n: Option<u64>,
+    /// The latest published forge release of the series.
+    pub forge_latest: Option<Latest>,
+    /// The highest release of the series in the OCI repository, when it is not the forge's
+    /// latest (always the case with `publish: [oci]` alone).
+    pub oci_latest: Option<Latest>,
+    /// Tags `…-v<N>` above the latest release, probed upwards until the first gap past every
+    /// number known from releases and OCI tags.
+    pub tags: BTreeMap<u64, TaggedTree>,
     /// Files under the desired path at the base branch head; `None` when not read (up to date).
     pub base_tree: Option<FileTree>,
-    /// An unfinished release to resume: `(N, commit its tag points at)`.
-    pub resume: Option<(u64, String)>,
-    /// Assets of the latest published release, read only when OCI is a target and lacks its
-    /// tag (a run that stopped between the forge release and the OCI push).
+    /// Assets of the latest published forge release, read only when OCI is a target and lacks
+    /// its tag (a run that stopped between the forge release and the OCI push).
     pub latest_assets: Option<FileTree>,
 }
 
-/// Everything `observe` read from the forge.
+/// Everything `observe` read from the forge and the OCI repository.
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
     pub base_branch: String,
@@ -116,6 +137,8 @@ pub struct Settings {
     pub now: chrono::NaiveDate,
     /// The OCI target when `publish` lists `oci` (resolved at the CLI edge).
     pub oci: Option<OciPlanSettings>,
+    /// The bot's committer e-mail (`forge.committer.email`): how its commits are told apart.
+    pub bot_email: String,
 }
 
 /// One side effect. `apply` checks before each whether it is already done.
@@ -141,6 +164,9 @@ pub enum Step {
         body: String,
         #[serde(skip)]
         changes: FileChanges,
+        /// The committer e-mail of the bot: commits by anyone else on the branch are a human's.
+        #[serde(skip)]
+        bot_email: String,
     },
     /// Annotated tag on `commit` (`None`: the commit made by the preceding `Commit` step).
     Tag {
@@ -251,6 +277,18 @@ pub enum PlanError {
     },
 }
 
+impl PlanError {
+    /// Packaging refuses what the rendered stack contains (a chart named for another minor, a
+    /// bad version): the templates or release set must be fixed, so exit 2. An OCI setting
+    /// problem is the configuration's when the OCI error says so.
+    pub fn is_invalid_input(&self) -> bool {
+        match self {
+            PlanError::Package { .. } => true,
+            PlanError::Oci { source, .. } => source.is_invalid_input(),
+        }
+    }
+}
+
 /// The OCI push step for `assets` as `tag`.
 fn oci_step(oci: &OciPlanSettings, tag: &str, assets: &FileTree) -> Result<Step, PlanError> {
     let d = oci.describe(tag, assets).map_err(|source| PlanError::Oci {
@@ -264,50 +302,6 @@ fn oci_step(oci: &OciPlanSettings, tag: &str, assets: &FileTree) -> Result<Step,
         layers: d.layers,
         assets: assets.clone(),
     })
-}
-
-/// One parsed release of a series.
-#[derive(Debug, Clone)]
-pub struct SeriesRelease<'a> {
-    pub n: u64,
-    pub release: &'a ReleaseInfo,
-}
-
-/// Group stable releases by series prefix; names CSO cannot parse are skipped with a warning
-/// (csctl aborts on them; one stray `latest` tag must not stop every release).
-pub fn index_releases(
-    releases: &[ReleaseInfo],
-) -> (BTreeMap<String, Vec<SeriesRelease<'_>>>, Vec<String>) {
-    let mut out: BTreeMap<String, Vec<SeriesRelease<'_>>> = BTreeMap::new();
-    let mut warnings = Vec::new();
-    for r in releases {
-        match ReleaseName::parse(&r.tag) {
-            Ok(name) if name.version.is_stable() => {
-                out.entry(name.prefix()).or_default().push(SeriesRelease {
-                    n: name.version.major,
-                    release: r,
-                });
-            }
-            Ok(_) => {} // hash-mode and custom channels are not ours to number
-            Err(_) => warnings.push(format!(
-                "release `{}` is not a cluster-stack release name; ignored",
-                r.tag
-            )),
-        }
-    }
-    for v in out.values_mut() {
-        v.sort_by_key(|r| (r.n, r.release.id));
-    }
-    (out, warnings)
-}
-
-/// The latest published release of a series, if any.
-pub fn latest_published<'a>(series: &[SeriesRelease<'a>]) -> Option<&'a ReleaseInfo> {
-    series
-        .iter()
-        .filter(|r| !r.release.draft)
-        .max_by_key(|r| (r.n, r.release.id))
-        .map(|r| r.release)
 }
 
 /// Whether the rendered tree is what the latest release already shipped.
@@ -339,17 +333,6 @@ pub fn tree_changes(path: &str, base: &FileTree, want: &FileTree) -> FileChanges
         }
     }
     ch
-}
-
-/// `SHA256SUMS` over `assets` (sorted by name, `sha256sum` format).
-pub fn sha256sums(assets: &FileTree) -> Vec<u8> {
-    let mut out = String::new();
-    for (name, bytes) in assets {
-        if name != SHA256SUMS {
-            out.push_str(&format!("{}  {name}\n", hex::encode(Sha256::digest(bytes))));
-        }
-    }
-    out.into_bytes()
 }
 
 /// The branch a release PR of a series lives on.
@@ -386,6 +369,7 @@ pub fn plan(
         let empty = Vec::new();
         let releases = index.get(&series).unwrap_or(&empty);
         let so = observed.series.get(&series).cloned().unwrap_or_default();
+        let state = series::decide(d, &so, releases, observed.oci_tags.as_deref());
         let published_n = releases
             .iter()
             .filter(|r| !r.release.draft)
@@ -416,21 +400,19 @@ pub fn plan(
         };
         // The latest forge release is missing from OCI (OCI newly enabled, or a run stopped
         // between the forge release and the push): push it as published.
-        if let (Some(oci), Some(latest), Some(assets)) =
-            (&settings.oci, so.latest.as_ref(), so.latest_assets.as_ref())
-            && !observed
-                .oci_tags
-                .as_ref()
-                .is_some_and(|t| t.contains(&latest.tag))
+        if let (Some(oci), Some(latest), Some(assets)) = (
+            &settings.oci,
+            so.forge_latest.as_ref(),
+            so.latest_assets.as_ref(),
+        ) && !observed
+            .oci_tags
+            .as_ref()
+            .is_some_and(|t| t.contains(&latest.tag))
         {
             plan.cleanup.push(oci_step(oci, &latest.tag, assets)?);
         }
-        if so.resume.is_none() && up_to_date(d, so.latest.as_ref()) {
-            let tag = so
-                .latest
-                .as_ref()
-                .map(|l| l.tag.clone())
-                .unwrap_or_default();
+        if state.resume.is_none() && up_to_date(d, state.latest) {
+            let tag = state.latest.map(|l| l.tag.clone()).unwrap_or_default();
             plan.skipped.push(Skipped {
                 what: series.clone(),
                 reason: format!("unchanged since {tag} (same clusterStack hash)"),
@@ -439,27 +421,16 @@ pub fn plan(
             continue;
         }
         let hashes = crate::package::hashes(&d.rendered);
-        let previous = so
-            .latest
-            .as_ref()
-            .and_then(|l| match (&l.hashes, &l.metadata) {
-                (Some(h), Some(m)) => Some(Previous {
-                    hashes: h.clone(),
-                    metadata: m.clone(),
-                }),
-                _ => None,
-            });
-        let (n, resumed_commit) = match &so.resume {
+        let previous = state.latest.and_then(|l| match (&l.hashes, &l.metadata) {
+            (Some(h), Some(m)) => Some(Previous {
+                hashes: h.clone(),
+                metadata: m.clone(),
+            }),
+            _ => None,
+        });
+        let (n, resumed_commit) = match &state.resume {
             Some((n, c)) => (*n, Some(c.clone())),
-            // Above every number the forge *and* the OCI repository hold, so they never
-            // disagree about what `v<N>` is.
-            None => {
-                let oci_highest = observed
-                    .oci_tags
-                    .as_ref()
-                    .and_then(|t| crate::oci::versioning::scan_tags(t, &d.stack, d.minor).highest);
-                (so.highest_n.max(oci_highest).unwrap_or(0) + 1, None)
-            }
+            None => (state.highest.unwrap_or(0) + 1, None),
         };
         // Ask for exactly `n`: `next_stable` numbers `highest + 1`.
         let versions = match next_stable(&hashes, Some(n - 1).filter(|x| *x > 0), previous.as_ref())
@@ -492,7 +463,7 @@ pub fn plan(
             assets.insert(SHA256SUMS.to_string(), sums);
         }
 
-        let previous_set = so.latest.as_ref().and_then(|l| l.set.clone());
+        let previous_set = state.latest.and_then(|l| l.set.clone());
         lock.upsert(d.set.clone());
         let lock_text = lock.to_yaml();
         let notes = release_notes(&tag, d, previous_set.as_ref(), &versions, settings.now);
@@ -531,6 +502,7 @@ pub fn plan(
                                 "{notes}\n\nMerging this pull request publishes `{tag}`."
                             ),
                             changes: changes.clone(),
+                            bot_email: settings.bot_email.clone(),
                         });
                         plan.skipped.push(Skipped {
                             what: tag.clone(),
@@ -595,101 +567,6 @@ pub fn plan(
     Ok(plan)
 }
 
-fn commit_summary(d: &Desired) -> String {
-    format!(
-        "Kubernetes {}, node image {}.\n\nRendered by stackbot from the release set in stackbot.lock.",
-        d.set.kubernetes, d.set.node_image.name
-    )
-}
-
-/// SCS 0210: a new patch must be offered within 31 days, a new minor within 120.
-pub fn scs_deadline(set: &ReleaseSet) -> Option<chrono::NaiveDate> {
-    let days = if set.kubernetes.patch == 0 { 120 } else { 31 };
-    set.published_at
-        .map(|p| p.date_naive() + chrono::Duration::days(days))
-}
-
-/// The release notes: what is in the release and what changed since the previous one.
-pub fn release_notes(
-    tag: &str,
-    d: &Desired,
-    previous: Option<&ReleaseSet>,
-    versions: &Versions,
-    now: chrono::NaiveDate,
-) -> String {
-    let set = &d.set;
-    let mut s = format!("## {tag}\n\n");
-    let change = |old: Option<String>, new: &str| match old {
-        Some(o) if o != new => format!(" (was {o})"),
-        Some(_) => " (unchanged)".to_string(),
-        None => String::new(),
-    };
-    s.push_str(&format!(
-        "- Kubernetes: **{}**{}\n",
-        set.kubernetes,
-        change(
-            previous.map(|p| p.kubernetes.to_string()),
-            &set.kubernetes.to_string()
-        )
-    ));
-    s.push_str(&format!(
-        "- Node image: `{}`{}\n  - URL: {}\n  - sha256: `{}`\n",
-        set.node_image.name,
-        change(
-            previous.map(|p| p.node_image.name.clone()),
-            &set.node_image.name
-        ),
-        set.node_image.url,
-        set.node_image.sha256
-    ));
-    s.push_str(&format!(
-        "- Versions: clusterStack {}, clusterAddon {}, nodeImage {}\n",
-        versions.cluster_stack.dot(),
-        versions.cluster_addon.dot(),
-        versions.node_image.dot()
-    ));
-    if !set.components.is_empty() {
-        s.push_str("\n| component | chart | version | change |\n|---|---|---|---|\n");
-        for (key, c) in &set.components {
-            let was = previous
-                .and_then(|p| p.components.get(key))
-                .map(|p| p.version.clone());
-            let what = match was {
-                None if previous.is_some() => "new".to_string(),
-                None => String::new(),
-                Some(w) if w == c.version => "unchanged".to_string(),
-                Some(w) => format!("{w} → {}", c.version),
-            };
-            s.push_str(&format!(
-                "| {key} | {} | {} | {what} |\n",
-                c.chart, c.version
-            ));
-        }
-        if let Some(p) = previous {
-            for key in p
-                .components
-                .keys()
-                .filter(|k| !set.components.contains_key(*k))
-            {
-                s.push_str(&format!("| {key} | | | removed |\n"));
-            }
-        }
-    }
-    s.push('\n');
-    match scs_deadline(set) {
-        Some(due) if now <= due => s.push_str(&format!(
-            "SCS 0210 deadline for {}: {due} — met (released {now}).\n",
-            set.kubernetes
-        )),
-        Some(due) => s.push_str(&format!(
-            "SCS 0210 deadline for {}: {due} — **missed** (released {now}).\n",
-            set.kubernetes
-        )),
-        None => s.push_str("SCS 0210 deadline: unknown (no upstream publication date).\n"),
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -738,6 +615,7 @@ mod tests {
             lock_path: "stackbot.lock".into(),
             now: "2026-05-01".parse().unwrap(),
             oci: None,
+            bot_email: "stackbot@example.invalid".into(),
         }
     }
 
@@ -760,10 +638,11 @@ mod tests {
         let obs = Observed {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
+            // The forge's numbers reach v3.
+            releases: vec![rel(9, "openstack-scs2-1-34-v3", false)],
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
-                    highest_n: Some(3),
                     base_tree: Some(FileTree::new()),
                     ..Default::default()
                 },
@@ -859,7 +738,6 @@ mod tests {
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
-                    highest_n: Some(3),
                     base_tree: Some(FileTree::new()),
                     ..Default::default()
                 },
@@ -901,8 +779,7 @@ mod tests {
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
-                    latest: Some(latest),
-                    highest_n: Some(2),
+                    forge_latest: Some(latest),
                     ..Default::default()
                 },
             )]),
@@ -943,8 +820,7 @@ mod tests {
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
-                    latest: Some(previous.clone()),
-                    highest_n: Some(2),
+                    forge_latest: Some(previous.clone()),
                     base_tree: Some(FileTree::new()),
                     ..Default::default()
                 },
@@ -960,7 +836,11 @@ mod tests {
         // Without a previous release there is nothing to compare, whatever main holds.
         let mut first = observed(Some(committed.to_yaml().into_bytes()));
         first.releases.clear();
-        first.series.get_mut("openstack-scs2-1-34").unwrap().latest = None;
+        first
+            .series
+            .get_mut("openstack-scs2-1-34")
+            .unwrap()
+            .forge_latest = None;
         let p = plan(&d, &first, &settings(), &pkg).unwrap();
         assert!(
             !p.releases[0].notes.contains("unchanged"),

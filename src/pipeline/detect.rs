@@ -1,0 +1,62 @@
+//! upstream → resolve: what upstream published, and what each stack × minor could release.
+
+use crate::model::ReleaseSet;
+use crate::plan::Skipped;
+use crate::resolve::{Report, needed, resolve};
+use crate::upstream::http::RequestStats;
+use crate::upstream::{DetectOptions, Source, UpstreamData, UpstreamError, collect, snapshot};
+
+use super::Context;
+
+/// Read upstream (live, or from a snapshot) and resolve every stack × minor as of
+/// `ctx.today`. Returns the report, everything read (what `--save` writes) and the request
+/// counters of the run (all zero on replay).
+pub fn detect(
+    ctx: &Context,
+    opts: &DetectOptions,
+) -> Result<(Report, UpstreamData, RequestStats), UpstreamError> {
+    let config = &ctx.loaded.config;
+    let mut source = Source::open(&ctx.loaded, opts)?;
+    let mut data = UpstreamData::default();
+    collect(&mut source, &mut data, |d| needed(config, d, ctx.today));
+    if let Some(path) = &opts.save {
+        snapshot::save(path, &data)?;
+    }
+    Ok((resolve(config, &data, ctx.today), data, source.stats()))
+}
+
+/// The options a release run detects with: the selection's snapshot and cache directory, and
+/// the upstream token named by `upstream.token_env`.
+pub fn options(
+    ctx: &Context,
+    snapshot: Option<std::path::PathBuf>,
+    cache_dir: Option<std::path::PathBuf>,
+) -> DetectOptions {
+    DetectOptions {
+        snapshot,
+        cache_dir,
+        token: ctx.env.non_empty(&ctx.loaded.config.upstream.token_env),
+        ..Default::default()
+    }
+}
+
+/// The complete release sets of a report, and a [`Skipped`] line (with what is missing) for
+/// every stack × minor without one.
+pub fn complete_sets(report: Report) -> (Vec<ReleaseSet>, Vec<Skipped>) {
+    let mut sets = Vec::new();
+    let mut skipped = Vec::new();
+    for m in report.minors {
+        match m.release_set {
+            Some(s) => sets.push(s),
+            None => skipped.push(Skipped {
+                what: format!("{} {}", m.stack, m.minor),
+                reason: if m.missing.is_empty() {
+                    "no complete release set".into()
+                } else {
+                    format!("no complete release set: {}", m.missing.join("; "))
+                },
+            }),
+        }
+    }
+    (sets, skipped)
+}

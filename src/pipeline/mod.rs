@@ -1,0 +1,125 @@
+//! The pipeline: detect → resolve → render → plan → apply → tenants, in one place.
+//!
+//! `stackbot release`, `plan` and `tenants` are three views of the same loop, so the loop lives
+//! here once and the CLI only parses arguments, builds a [`Context`] and prints what comes back.
+//! Each function says which stages it runs; the stages themselves are the pure modules
+//! (`resolve`, `render`, `package`, `plan`, `tenants::plan`) and the shells that read and write
+//! (`upstream`, `observe`, `apply`, `tenants::apply`).
+//!
+//! | function | stages |
+//! |---|---|
+//! | [`detect::detect`] | upstream → resolve |
+//! | [`desired::desired`] | (release sets from `--release-set` or detect) → render |
+//! | [`release::plan`] | desired → observe → plan (read-only, no token) |
+//! | [`release::release`] | plan → apply → tenants |
+//! | [`tenants::run`] / [`tenants::preview`] | observe tenants → plan → apply (or not) |
+
+pub mod desired;
+pub mod detect;
+pub mod release;
+pub mod tenants;
+
+use std::path::PathBuf;
+
+use chrono::NaiveDate;
+
+use crate::clock::SharedClock;
+use crate::config::Loaded;
+use crate::env::Env;
+use crate::model::{Minor, StackId};
+
+/// Everything a run knows about its world that is not in the configuration: the date it
+/// evaluates as of, the environment and the clock. Built once, at the edge.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub loaded: Loaded,
+    /// "Today" for lifecycle, deadlines and what upstream had published (`--now`).
+    pub today: NaiveDate,
+    /// The process environment (tokens are read from here, by the names the config gives).
+    pub env: Env,
+    /// Wall and monotonic time for pacing, retries and dates.
+    pub clock: SharedClock,
+}
+
+impl Context {
+    /// A context for `loaded`.
+    pub fn new(loaded: Loaded, today: NaiveDate, env: Env, clock: SharedClock) -> Self {
+        Context {
+            loaded,
+            today,
+            env,
+            clock,
+        }
+    }
+
+    /// A context detached from the process: an empty environment (no tokens) and a manual
+    /// clock standing at midnight UTC of `today`. For tests, simulations and examples.
+    pub fn fixed(loaded: Loaded, today: NaiveDate) -> Self {
+        let midnight = today
+            .and_hms_opt(0, 0, 0)
+            .expect("midnight exists")
+            .and_utc();
+        Context::new(
+            loaded,
+            today,
+            Env::default(),
+            std::sync::Arc::new(crate::clock::ManualClock::new(midnight)),
+        )
+    }
+}
+
+/// Which stacks, minors and release sets a run works on (`--stack`, `--minor`,
+/// `--release-set`, `--snapshot`, `--cache-dir`).
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    pub stack: Option<StackId>,
+    pub minor: Option<Minor>,
+    /// Release exactly these sets (a YAML or JSON file) instead of detecting upstream.
+    pub release_set: Option<PathBuf>,
+    /// Replay this upstream snapshot (overrides `upstream.snapshot`).
+    pub snapshot: Option<PathBuf>,
+    /// Cache directory for conditional upstream requests (overrides `upstream.cache_dir`).
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Why a pipeline run stopped. [`Error::is_invalid_input`] decides exit 2 ("fix the input,
+/// nothing was changed") versus 1 ("transient, re-run").
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Invalid(#[from] crate::error::InvalidInput),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Upstream(#[from] crate::upstream::UpstreamError),
+    #[error(transparent)]
+    Render(#[from] crate::render::RenderError),
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
+    #[error(transparent)]
+    Observe(#[from] crate::observe::ObserveError),
+    #[error("releasing (safe to re-run: the next run finishes what this one started): {0}")]
+    Apply(#[from] crate::apply::ApplyError),
+    #[error(transparent)]
+    Oci(#[from] crate::oci::OciError),
+    #[error(transparent)]
+    Forge(#[from] crate::forge::ForgeError),
+    #[error(transparent)]
+    Tenants(#[from] crate::tenants::TenantsError),
+}
+
+impl Error {
+    /// Whether a human must fix the input (configuration, arguments, templates, stack trees, a
+    /// snapshot file): exit 2. Everything else is the world's trouble and the next run retries.
+    pub fn is_invalid_input(&self) -> bool {
+        match self {
+            Error::Invalid(_) | Error::Config(_) => true,
+            Error::Upstream(e) => matches!(e, crate::upstream::UpstreamError::Snapshot { .. }),
+            Error::Render(e) => e.is_invalid_input(),
+            Error::Plan(e) => e.is_invalid_input(),
+            Error::Oci(e) => e.is_invalid_input(),
+            Error::Tenants(e) => matches!(e, crate::tenants::TenantsError::Config(_)),
+            Error::Observe(_) | Error::Apply(_) | Error::Forge(_) => false,
+        }
+    }
+}

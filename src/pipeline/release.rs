@@ -1,0 +1,172 @@
+//! desired → observe → plan → apply → tenants: `stackbot plan`, `release --dry-run` and
+//! `release` are this file's three entry points, so what is previewed is what is executed.
+
+use std::sync::Arc;
+
+use crate::apply::{self, Outcome};
+use crate::config::ReleaseMode;
+use crate::error::InvalidInput;
+use crate::forge::{Forge, RepoRef};
+use crate::model::FileTree;
+use crate::observe::{self, Scope};
+use crate::oci::Publisher;
+use crate::plan::{self, Desired, Mode, Observed, Plan, Settings};
+use crate::tenants::TenantReport;
+
+use super::{Context, Error, Selection};
+
+/// Where and how to release: the cluster-stacks repository on the forge, and the OCI
+/// repository when `publish` lists `oci`.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub repo: RepoRef,
+    pub base_branch: String,
+    pub settings: Settings,
+    /// The OCI repository, when `publish` lists `oci` (see [`crate::oci::Publisher`]).
+    pub oci: Option<Arc<Publisher>>,
+}
+
+impl Target {
+    fn scope(&self) -> Scope<'_> {
+        Scope {
+            repo: &self.repo,
+            base_branch: &self.base_branch,
+            mode: self.settings.mode,
+            lock_path: &self.settings.lock_path,
+        }
+    }
+}
+
+/// The target the configuration names. OCI credentials come from the context's environment.
+pub fn target(ctx: &Context) -> Result<Target, Error> {
+    let loaded = &ctx.loaded;
+    let fc = &loaded.config.forge;
+    let repo = RepoRef::parse(&fc.repository).ok_or_else(|| {
+        InvalidInput(format!(
+            "{}: forge.repository `{}` is not `owner/name`",
+            loaded.path.display(),
+            fc.repository
+        ))
+    })?;
+    let (oci_settings, oci) = crate::oci::publish::for_run(&loaded.config, ctx.today, |k| {
+        ctx.env.get(k).map(str::to_string)
+    })
+    .map_err(|e| {
+        if e.is_invalid_input() {
+            Error::Invalid(InvalidInput(format!("{}: {e}", loaded.path.display())))
+        } else {
+            Error::Oci(e)
+        }
+    })?;
+    Ok(Target {
+        repo,
+        base_branch: fc.base_branch.clone(),
+        settings: Settings {
+            mode: match fc.mode {
+                ReleaseMode::Direct => Mode::Direct,
+                ReleaseMode::PullRequest => Mode::PullRequest,
+            },
+            lock_path: crate::lock::LOCK_FILE.to_string(),
+            now: ctx.today,
+            oci: oci_settings,
+            bot_email: fc.committer.email.clone(),
+        },
+        oci,
+    })
+}
+
+/// The real packager: csctl-compatible, byte-reproducible assets for chosen versions.
+pub fn packager(tree: &FileTree, v: &crate::package::Versions) -> Result<FileTree, String> {
+    crate::package::package(tree, &crate::package::VersionSelection::Explicit(v.clone()))
+        .map(|r| r.files)
+        .map_err(|e| e.to_string())
+}
+
+/// observe → plan for rendered trees: what a run would do right now. Read-only.
+pub fn plan_desired(
+    forge: &dyn Forge,
+    target: &Target,
+    desired: &[Desired],
+    package: &plan::Packager<'_>,
+) -> Result<(Plan, Observed), Error> {
+    let observed = observe::observe(forge, target.oci.as_deref(), target.scope(), desired)?;
+    let p = plan::plan(desired, &observed, &target.settings, package)?;
+    Ok((p, observed))
+}
+
+/// observe → plan → apply for rendered trees (the caller holds any run lock).
+pub fn release_desired(
+    forge: &dyn Forge,
+    target: &Target,
+    desired: &[Desired],
+    package: &plan::Packager<'_>,
+) -> Result<(Plan, Outcome), Error> {
+    let (p, observed) = plan_desired(forge, target, desired, package)?;
+    let outcome = apply::apply_with_oci(&p, forge, &target.repo, &observed, target.oci.as_deref())?;
+    Ok((p, outcome))
+}
+
+/// Everything `plan` computes: the plan (with the skips and warnings of detection), where it
+/// goes and what it was planned against.
+pub struct Planned {
+    pub plan: Plan,
+    pub target: Target,
+    pub observed: Observed,
+}
+
+/// detect → render → observe → plan. Read-only; needs no token on the local forge.
+pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
+    let (desired, offered) = super::desired::desired(ctx, sel)?;
+    let target = target(ctx)?;
+    let (mut p, observed) = plan_desired(forge, &target, &desired, &packager)?;
+    p.skipped.extend(offered.skipped);
+    p.warnings.extend(offered.warnings);
+    for w in &p.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(Planned {
+        plan: p,
+        target,
+        observed,
+    })
+}
+
+/// [`plan`] plus the tenant pull requests that would follow (`plan`, `release --dry-run` and the
+/// PR preview). Writes nothing.
+pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
+    let mut planned = plan(ctx, forge, sel)?;
+    planned.plan.tenants = super::tenants::preview(ctx, forge, &planned.plan)?;
+    Ok(planned)
+}
+
+/// What a release run did.
+pub struct Released {
+    pub plan: Plan,
+    pub outcome: Outcome,
+    pub tenants: Vec<TenantReport>,
+}
+
+/// The whole run: make sure the repository exists, plan, apply, then propagate every published
+/// release to the tenants. The caller holds any run lock (the local forge's).
+pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Released, Error> {
+    let t = target(ctx)?;
+    forge.ensure_repo(&t.repo, &t.base_branch)?;
+    let planned = plan(ctx, forge, sel)?;
+    let outcome = apply::apply_with_oci(
+        &planned.plan,
+        forge,
+        &planned.target.repo,
+        &planned.observed,
+        planned.target.oci.as_deref(),
+    )?;
+    let tenants = if ctx.loaded.config.tenants.is_empty() {
+        Vec::new()
+    } else {
+        super::tenants::run(ctx, forge, &super::tenants::options(forge, false))?
+    };
+    Ok(Released {
+        plan: planned.plan,
+        outcome,
+        tenants,
+    })
+}

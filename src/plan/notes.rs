@@ -1,0 +1,104 @@
+//! The words of a release: commit message summary, release notes and the SCS deadline line.
+//!
+//! Notes compare against what the previous release *shipped* (its recorded release set), never
+//! against the base branch, so a resumed run writes the same notes as an uninterrupted one.
+
+use crate::model::ReleaseSet;
+use crate::package::Versions;
+
+use super::Desired;
+
+pub(crate) fn commit_summary(d: &Desired) -> String {
+    format!(
+        "Kubernetes {}, node image {}.\n\nRendered by stackbot from the release set in stackbot.lock.",
+        d.set.kubernetes, d.set.node_image.name
+    )
+}
+
+/// SCS 0210: a new patch must be offered within 31 days, a new minor within 120.
+pub fn scs_deadline(set: &ReleaseSet) -> Option<chrono::NaiveDate> {
+    let days = if set.kubernetes.patch == 0 { 120 } else { 31 };
+    set.published_at
+        .map(|p| p.date_naive() + chrono::Duration::days(days))
+}
+
+/// The release notes: what is in the release and what changed since the previous one.
+pub fn release_notes(
+    tag: &str,
+    d: &Desired,
+    previous: Option<&ReleaseSet>,
+    versions: &Versions,
+    now: chrono::NaiveDate,
+) -> String {
+    let set = &d.set;
+    let mut s = format!("## {tag}\n\n");
+    let change = |old: Option<String>, new: &str| match old {
+        Some(o) if o != new => format!(" (was {o})"),
+        Some(_) => " (unchanged)".to_string(),
+        None => String::new(),
+    };
+    s.push_str(&format!(
+        "- Kubernetes: **{}**{}\n",
+        set.kubernetes,
+        change(
+            previous.map(|p| p.kubernetes.to_string()),
+            &set.kubernetes.to_string()
+        )
+    ));
+    s.push_str(&format!(
+        "- Node image: `{}`{}\n  - URL: {}\n  - sha256: `{}`\n",
+        set.node_image.name,
+        change(
+            previous.map(|p| p.node_image.name.clone()),
+            &set.node_image.name
+        ),
+        set.node_image.url,
+        set.node_image.sha256
+    ));
+    s.push_str(&format!(
+        "- Versions: clusterStack {}, clusterAddon {}, nodeImage {}\n",
+        versions.cluster_stack.dot(),
+        versions.cluster_addon.dot(),
+        versions.node_image.dot()
+    ));
+    if !set.components.is_empty() {
+        s.push_str("\n| component | chart | version | change |\n|---|---|---|---|\n");
+        for (key, c) in &set.components {
+            let was = previous
+                .and_then(|p| p.components.get(key))
+                .map(|p| p.version.clone());
+            let what = match was {
+                None if previous.is_some() => "new".to_string(),
+                None => String::new(),
+                Some(w) if w == c.version => "unchanged".to_string(),
+                Some(w) => format!("{w} → {}", c.version),
+            };
+            s.push_str(&format!(
+                "| {key} | {} | {} | {what} |\n",
+                c.chart, c.version
+            ));
+        }
+        if let Some(p) = previous {
+            for key in p
+                .components
+                .keys()
+                .filter(|k| !set.components.contains_key(*k))
+            {
+                s.push_str(&format!("| {key} | | | removed |\n"));
+            }
+        }
+    }
+    s.push('\n');
+    match scs_deadline(set) {
+        Some(due) if now <= due => s.push_str(&format!(
+            "SCS 0210 deadline for {}: {due} — met (released {now}).\n",
+            set.kubernetes
+        )),
+        Some(due) => s.push_str(&format!(
+            "SCS 0210 deadline for {}: {due} — **missed** (released {now}).\n",
+            set.kubernetes
+        )),
+        None => s.push_str("SCS 0210 deadline: unknown (no upstream publication date).\n"),
+    }
+    s
+}

@@ -1,0 +1,207 @@
+//! Plain-text renderings of plans and run outcomes (`--format text`), kept apart from the CLI
+//! so the command layer only chooses a format and prints.
+
+use std::fmt::Write as _;
+
+use crate::apply::Outcome;
+use crate::plan::{self, Plan};
+use crate::tenants::TenantReport;
+
+use super::preview::StackDiff;
+
+/// The unified diffs of the rendered files of every planned release (base branch → rendered),
+/// one entry per release (possibly without files).
+pub fn release_diffs(p: &Plan) -> Vec<StackDiff> {
+    p.releases
+        .iter()
+        .map(|r| StackDiff {
+            stack: r.stack.clone(),
+            minor: r.minor.clone(),
+            files: super::from_plan::tree_diffs(&r.path, &r.base_files, &r.rendered),
+        })
+        .collect()
+}
+
+/// Human-readable plan.
+pub fn plan_text(p: &Plan) -> String {
+    let mut s = String::new();
+    if p.releases.is_empty() {
+        s.push_str("Nothing to release.\n");
+    }
+    for r in &p.releases {
+        let _ = writeln!(
+            s,
+            "release {} ({} {}, Kubernetes {}, clusterAddon {}, nodeImage {}){}",
+            r.tag,
+            r.stack,
+            r.minor,
+            r.kubernetes,
+            r.versions.cluster_addon,
+            r.versions.node_image,
+            if r.resumed {
+                " — finishing an interrupted run"
+            } else {
+                ""
+            }
+        );
+        for step in &r.steps {
+            let _ = writeln!(s, "  - {}", describe(step));
+        }
+        for a in &r.assets {
+            let _ = writeln!(
+                s,
+                "    asset {} ({} bytes, sha256 {})",
+                a.name,
+                a.size,
+                &a.sha256[..12]
+            );
+        }
+    }
+    for step in &p.cleanup {
+        let _ = writeln!(s, "cleanup: {}", describe(step));
+    }
+    for k in &p.skipped {
+        let _ = writeln!(s, "skip {}: {}", k.what, k.reason);
+    }
+    for t in p
+        .tenants
+        .iter()
+        .filter_map(crate::report::from_plan::tenant_from_json)
+        .filter(|t| t.action != "none")
+    {
+        let _ = writeln!(
+            s,
+            "tenant {} ({}, {}): {} pull request changing {}",
+            t.tenant,
+            t.repository,
+            t.branch,
+            t.action,
+            t.files.join(", ")
+        );
+    }
+    s
+}
+
+pub fn describe(step: &plan::Step) -> String {
+    match step {
+        plan::Step::Commit { branch, files, .. } => {
+            format!("commit {} file(s) to {branch}", files.len())
+        }
+        plan::Step::ReleasePull {
+            branch,
+            base,
+            files,
+            ..
+        } => {
+            format!(
+                "push {} file(s) to {branch} and open/update a pull request into {base}",
+                files.len()
+            )
+        }
+        plan::Step::Tag { tag, commit, .. } => match commit {
+            Some(c) => format!("tag {tag} at {}", &c[..c.len().min(12)]),
+            None => format!("tag {tag} on that commit"),
+        },
+        plan::Step::Draft { tag } => format!("draft release {tag} with every asset"),
+        plan::Step::Publish { tag } => format!("publish {tag}"),
+        plan::Step::DeleteDraft { id, tag, reason } => {
+            format!("delete draft {id} of {tag} ({reason})")
+        }
+        plan::Step::OciPush {
+            tag,
+            target,
+            manifest_digest,
+            layers,
+            ..
+        } => {
+            let mut s = format!("push {tag} to OCI {target} (manifest {manifest_digest})");
+            for l in layers {
+                let _ = write!(
+                    s,
+                    "\n      layer {} {} ({})",
+                    l.file, l.digest, l.media_type
+                );
+            }
+            s
+        }
+    }
+}
+
+/// The summary of a `release` run: what was released, pushed, skipped, and each tenant's
+/// pull request.
+pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String {
+    let mut s = String::new();
+    let oci_pushed = out
+        .oci
+        .iter()
+        .any(|o| matches!(o.outcome, crate::oci::PushOutcome::Pushed { .. }));
+    if out.released.is_empty() && out.pull_requests.is_empty() && !oci_pushed {
+        s.push_str("Nothing to release: every stack × minor is up to date.\n");
+    }
+    for t in &out.released {
+        match p.releases.iter().find(|r| &r.tag == t) {
+            Some(r) => {
+                let _ = writeln!(
+                    s,
+                    "released {t} (Kubernetes {}, {} assets)",
+                    r.kubernetes,
+                    r.assets.len()
+                );
+            }
+            None => {
+                let _ = writeln!(s, "released {t}");
+            }
+        }
+    }
+    for o in &out.oci {
+        let what = match &o.outcome {
+            crate::oci::PushOutcome::Pushed { .. } => "pushed",
+            crate::oci::PushOutcome::AlreadyPresent { .. } => "already in",
+        };
+        let _ = writeln!(
+            s,
+            "OCI: {} {what} {} ({}, verified)",
+            o.tag,
+            o.reference,
+            o.outcome.digest()
+        );
+    }
+    for u in &out.pull_requests {
+        let _ = writeln!(s, "release pull request: {u}");
+    }
+    for k in &out.skipped {
+        let _ = writeln!(s, "skipped {}: {}", k.what, k.reason);
+    }
+    for t in tenants {
+        use crate::tenants::apply::Outcome as T;
+        if t.outcome == T::Unchanged && t.pull.is_none() {
+            continue; // nothing to propose
+        }
+        let pr = t.pull.map(|n| format!(" #{n}")).unwrap_or_default();
+        let what = match t.outcome {
+            T::Opened => format!("opened pull request{pr}"),
+            T::Updated => format!("updated pull request{pr}"),
+            T::Unchanged => format!("pull request{pr} already up to date"),
+            T::Closed => format!("closed pull request{pr}"),
+            T::Blocked => format!("pull request{pr} has human commits; left a comment"),
+            T::Planned => "planned".to_string(),
+            T::Failed => format!("failed: {}", t.error.as_deref().unwrap_or("?")),
+        };
+        let _ = writeln!(
+            s,
+            "tenant {} ({}{}): {what}{}",
+            t.tenant,
+            t.repository,
+            t.branch
+                .as_deref()
+                .map(|b| format!(", {b}"))
+                .unwrap_or_default(),
+            if t.releases.is_empty() {
+                String::new()
+            } else {
+                format!(" for {}", t.releases.join(", "))
+            }
+        );
+    }
+    s
+}
