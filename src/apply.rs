@@ -21,9 +21,8 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use crate::forge::{Forge, ForgeError, PullState, ReleaseInfo, RepoRef};
+use crate::forge::{Forge, ForgeError, PullState, ReleaseInfo, RepoRef, read_subtree};
 use crate::model::FileTree;
-use crate::observe::read_subtree;
 use crate::oci::{Publisher, PushOutcome};
 use crate::plan::{Observed, Plan, PlannedRelease, Skipped, Step};
 

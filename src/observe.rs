@@ -10,7 +10,7 @@
 //! tags above its latest release (one request when there is no unfinished release). The probe
 //! starts above the newest release of *any* target, so its cost never grows with history.
 
-use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
+use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef, read_subtree};
 use crate::model::{FileTree, ReleaseName, ReleaseSet, StackVersion};
 use crate::oci::Publisher;
 use crate::package::{Metadata, ReleaseHashes};
@@ -309,22 +309,4 @@ fn read_asset(
         Some(a) => Ok(Some(forge.download_asset(repo, release.id, a)?)),
         None => Ok(None),
     }
-}
-
-/// The files under `dir/` at `commit`, relative to `dir`.
-pub fn read_subtree(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    commit: &str,
-    files: &[String],
-    dir: &str,
-) -> Result<FileTree, ForgeError> {
-    let prefix = format!("{}/", dir.trim_end_matches('/'));
-    let mut out = FileTree::new();
-    for f in files.iter().filter(|f| f.starts_with(&prefix)) {
-        if let Some(bytes) = forge.read_file(repo, commit, f)? {
-            out.insert(f[prefix.len()..].to_string(), bytes);
-        }
-    }
-    Ok(out)
 }

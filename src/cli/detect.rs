@@ -64,6 +64,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         mirrors,
         live: a.live,
         http: None,
+        clock: None,
     };
     let (report, _, stats) = crate::pipeline::detect::detect(&ctx, &opts).map_err(|e| match e {
         UpstreamError::Snapshot { .. } => anyhow::Error::new(InvalidInput::from_display(e)),

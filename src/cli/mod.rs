@@ -203,6 +203,7 @@ pub fn main() -> i32 {
         cli.quiet,
     );
     crate::report::set_quiet(global.quiet);
+    crate::report::set_terminal(global.env.get("NO_COLOR"), global.env.get("TERM"));
     init_tracing(&global);
     match run(&cli.command, &global) {
         Ok(status) => status as i32,

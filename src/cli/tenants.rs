@@ -39,6 +39,7 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
         shard,
         concurrency: a.jobs.max(1),
         write_interval: Duration::ZERO,
+        progress: crate::report::progress(0, "tenants"),
     })
 }
 

@@ -220,6 +220,25 @@ pub trait Forge: Send + Sync {
     fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()>;
 }
 
+/// The files under `dir/` at `commit` (of the listing `files` at that commit), relative to
+/// `dir`: a rendered stack directory as it is on a branch or a tag.
+pub fn read_subtree(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    commit: &str,
+    files: &[String],
+    dir: &str,
+) -> ForgeResult<crate::model::FileTree> {
+    let prefix = format!("{}/", dir.trim_end_matches('/'));
+    let mut out = crate::model::FileTree::new();
+    for f in files.iter().filter(|f| f.starts_with(&prefix)) {
+        if let Some(bytes) = forge.read_file(repo, commit, f)? {
+            out.insert(f[prefix.len()..].to_string(), bytes);
+        }
+    }
+    Ok(out)
+}
+
 /// Keep exactly one comment carrying `marker` (a hidden HTML comment) on an issue or PR:
 /// update it in place if present, create it otherwise, and never write when it is unchanged.
 pub fn upsert_comment(

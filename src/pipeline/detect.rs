@@ -16,6 +16,11 @@ pub fn detect(
     opts: &DetectOptions,
 ) -> Result<(Report, UpstreamData, RequestStats), UpstreamError> {
     let config = &ctx.loaded.config;
+    let opts = DetectOptions {
+        clock: opts.clock.clone().or_else(|| Some(ctx.clock.clone())),
+        ..opts.clone()
+    };
+    let opts = &opts;
     let mut source = Source::open(&ctx.loaded, opts)?;
     let mut data = UpstreamData::default();
     collect(&mut source, &mut data, |d| needed(config, d, ctx.today));

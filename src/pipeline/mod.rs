@@ -9,6 +9,8 @@
 //! | function | stages |
 //! |---|---|
 //! | [`detect::detect`] | upstream → resolve |
+//! | [`render::render`] | lock (or release sets) → render → the output directories |
+//! | [`validate::validate`] | config + lock → render in memory |
 //! | [`desired::desired`] | (release sets from `--release-set` or detect) → render |
 //! | [`release::plan`] | desired → observe → plan (read-only, no token) |
 //! | [`release::release`] | plan → apply → tenants |
@@ -17,7 +19,9 @@
 pub mod desired;
 pub mod detect;
 pub mod release;
+pub mod render;
 pub mod tenants;
+pub mod validate;
 
 use std::path::PathBuf;
 
@@ -106,6 +110,29 @@ pub enum Error {
     Forge(#[from] crate::forge::ForgeError),
     #[error(transparent)]
     Tenants(#[from] crate::tenants::TenantsError),
+    #[error("{what}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// What the pipeline was doing when `source` happened (`rendering openstack/scs2 v1.34.7`).
+    #[error("{context}")]
+    Context {
+        context: String,
+        #[source]
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// Wrap with what was being done; the exit code stays the inner error's.
+    pub fn context(self, context: impl Into<String>) -> Error {
+        Error::Context {
+            context: context.into(),
+            source: Box::new(self),
+        }
+    }
 }
 
 impl Error {
@@ -119,7 +146,8 @@ impl Error {
             Error::Plan(e) => e.is_invalid_input(),
             Error::Oci(e) => e.is_invalid_input(),
             Error::Tenants(e) => matches!(e, crate::tenants::TenantsError::Config(_)),
-            Error::Observe(_) | Error::Apply(_) | Error::Forge(_) => false,
+            Error::Context { source, .. } => source.is_invalid_input(),
+            Error::Observe(_) | Error::Apply(_) | Error::Forge(_) | Error::Io { .. } => false,
         }
     }
 }

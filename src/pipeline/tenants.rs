@@ -8,10 +8,12 @@ use crate::tenants::{self, AvailableRelease, Options, TenantReport, TenantsError
 
 use super::{Context, Error};
 
-/// How `release` propagates: all tenants, paced for GitHub.
+/// How `release` propagates: all tenants, paced for GitHub, with a progress bar (drawn only
+/// on a terminal: CI logs get the summary, people get a live bar).
 pub fn options(forge: &dyn Forge, dry_run: bool) -> Options {
     Options {
         dry_run,
+        progress: crate::report::progress(0, "tenants"),
         write_interval: if forge.kind() == "github" {
             std::time::Duration::from_secs(1)
         } else {

@@ -150,12 +150,7 @@ pub struct Actions {
 }
 
 impl Actions {
-    /// Read the context from the process environment.
-    pub fn from_env() -> Self {
-        Self::from_lookup(|k| std::env::var(k).ok())
-    }
-
-    /// Read the context through `get` (tests pass a map instead of mutating the environment).
+    /// Read the context through `get`: the CLI passes its [`crate::env::Env`], tests a map.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
         let enabled = get("GITHUB_ACTIONS").is_some_and(|v| v == "true");
         let path = |k: &str| get(k).filter(|v| !v.is_empty()).map(PathBuf::from);

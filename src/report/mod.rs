@@ -26,20 +26,29 @@ pub mod schema_doc;
 pub mod text;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+static NO_COLOR: AtomicBool = AtomicBool::new(false);
+static DUMB_TERM: AtomicBool = AtomicBool::new(false);
 
-/// Remember `--quiet` once at start-up, so progress bars deep inside fan-out code stay hidden
-/// without threading the flag through every signature.
+/// Remember `--quiet` once at start-up, so progress bars stay hidden without threading the flag
+/// through every signature.
 pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Remember what the environment says about the terminal (`NO_COLOR`, `TERM=dumb`), read once at
+/// the edge: this module never reads the environment itself.
+pub fn set_terminal(no_color: Option<&str>, term: Option<&str>) {
+    NO_COLOR.store(no_color.is_some_and(|v| !v.is_empty()), Ordering::Relaxed);
+    DUMB_TERM.store(term == Some("dumb"), Ordering::Relaxed);
 }
 
 /// Colours only on a terminal and never with `NO_COLOR` (any non-empty value), see
 /// <https://no-color.org>. Logs captured by CI must stay free of escape sequences.
 pub fn use_color() -> bool {
-    color_allowed(
-        std::env::var_os("NO_COLOR").as_deref(),
-        std::io::stderr().is_terminal(),
-    )
+    let no_color = NO_COLOR
+        .load(Ordering::Relaxed)
+        .then_some(std::ffi::OsStr::new("1"));
+    color_allowed(no_color, std::io::stderr().is_terminal())
 }
 
 /// The pure rule behind [`use_color`].
@@ -53,7 +62,7 @@ pub fn color_allowed(no_color: Option<&std::ffi::OsStr>, stderr_is_tty: bool) ->
 pub fn progress(len: u64, label: &str) -> ProgressBar {
     let visible = !QUIET.load(Ordering::Relaxed)
         && std::io::stderr().is_terminal()
-        && std::env::var("TERM").map_or(true, |t| t != "dumb");
+        && !DUMB_TERM.load(Ordering::Relaxed);
     progress_with(len, label, visible)
 }
 

@@ -31,6 +31,8 @@ pub struct Options {
     pub concurrency: usize,
     /// Minimum time between two write requests across all tenants.
     pub write_interval: Duration,
+    /// Shows the fan-out's progress (hidden unless the edge gives a visible bar).
+    pub progress: indicatif::ProgressBar,
 }
 
 impl Default for Options {
@@ -41,6 +43,7 @@ impl Default for Options {
             shard: None,
             concurrency: 8,
             write_interval: Duration::ZERO,
+            progress: indicatif::ProgressBar::hidden(),
         }
     }
 }
@@ -462,8 +465,8 @@ pub fn propagate(
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Vec<TenantReport>)>> = Mutex::new(Vec::new());
     let workers = opts.concurrency.clamp(1, tenants.len().max(1));
-    // Hidden unless stderr is a terminal: CI logs get the summary, people get a live bar.
-    let bar = crate::report::progress(tenants.len() as u64, "tenants");
+    let bar = &opts.progress;
+    bar.set_length(tenants.len() as u64);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {

@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock as _;
 use sha2::{Digest, Sha256};
 
 /// Why a GET failed after retries. Always names the URL, never the token.
@@ -78,6 +80,9 @@ pub struct HttpOptions {
     pub timeout: Duration,
     /// `(from, to)` URL prefix rewrites: fetch from a mirror while keys keep the configured URL.
     pub mirrors: Vec<(String, String)>,
+    /// The clock backoffs wait on (the run's clock; tests pass a manual one). `None`: the
+    /// system clock.
+    pub clock: Option<crate::clock::SharedClock>,
 }
 
 impl Default for HttpOptions {
@@ -92,6 +97,7 @@ impl Default for HttpOptions {
             max_bytes: 64 * 1024 * 1024,
             timeout: Duration::from_secs(60),
             mirrors: Vec::new(),
+            clock: None,
         }
     }
 }
@@ -316,7 +322,11 @@ impl HttpClient {
                 }
             };
             self.counters.retries.fetch_add(1, Ordering::Relaxed);
-            std::thread::sleep(self.wait(attempt, retry_wait));
+            let wait = self.wait(attempt, retry_wait);
+            match &self.opts.clock {
+                Some(c) => c.sleep(wait),
+                None => crate::clock::SystemClock.sleep(wait),
+            }
         }
     }
 

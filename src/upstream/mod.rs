@@ -175,6 +175,8 @@ pub struct DetectOptions {
     pub live: bool,
     /// Override HTTP retry/backoff settings (tests).
     pub http: Option<HttpOptions>,
+    /// The run's clock, for backoffs (set by the pipeline from its context).
+    pub clock: Option<crate::clock::SharedClock>,
 }
 
 /// A source of upstream facts for one run: the snapshot to replay, or HTTP.
@@ -207,6 +209,9 @@ impl Source {
         http_opts.token = opts.token.clone();
         http_opts.token_prefixes = vec![config.upstream.github_api.clone()];
         http_opts.mirrors = opts.mirrors.clone();
+        if http_opts.clock.is_none() {
+            http_opts.clock = opts.clock.clone();
+        }
         Ok(Source::Http(Box::new(HttpFetcher {
             http: HttpClient::new(http_opts)?,
             upstream: config.upstream.clone(),

@@ -1,0 +1,224 @@
+//! lock (or `--release-set`) → render → the committed output directories: `stackbot render`,
+//! and `render --check`, the CI guard that the committed output is what the templates give.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::config;
+use crate::error::InvalidInput;
+use crate::lock::{self, LOCK_FILE, Lock};
+use crate::model::{FileTree, Minor, ReleaseSet, StackId};
+use crate::render::{self, TemplateTree};
+
+use super::{Context, Error};
+
+/// What to render.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Render these sets (and record them in the lock) instead of the lock's.
+    pub release_set: Option<PathBuf>,
+    /// Write nothing; report what differs.
+    pub check: bool,
+    pub stack: Option<StackId>,
+    pub minor: Option<Minor>,
+}
+
+/// What happened to one stack × minor.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub stack: String,
+    pub minor: String,
+    pub kubernetes: String,
+    pub dir: String,
+    /// `unchanged`, `updated` (written) or `stale` (`--check`).
+    pub status: &'static str,
+    pub changed_files: Vec<String>,
+}
+
+/// The result of a render run.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    pub outcomes: Vec<Outcome>,
+    /// `--check` with `--release-set`: the lock does not record the sets yet.
+    pub lock_stale: bool,
+    /// `--check`: unified diff of everything stale.
+    pub diff: String,
+}
+
+impl Rendered {
+    /// Whether `--check` found anything stale.
+    pub fn is_stale(&self) -> bool {
+        self.lock_stale || self.outcomes.iter().any(|o| o.status == "stale")
+    }
+}
+
+fn invalid(msg: String) -> Error {
+    Error::Invalid(InvalidInput(msg))
+}
+
+/// `dir` relative to the config's directory when it is below it (stable in diffs and CI logs).
+fn display_path(p: &Path, base: &Path) -> String {
+    let shown = p.strip_prefix(base).unwrap_or(p);
+    shown.to_string_lossy().trim_start_matches("./").to_string()
+}
+
+/// Render (or check) every selected set. Nothing is written unless every set renders.
+pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
+    let loaded = &ctx.loaded;
+    let lock_path = loaded.base_dir.join(LOCK_FILE);
+    let lock = Lock::load(&lock_path).map_err(InvalidInput::from_display)?;
+    let from_file = match &req.release_set {
+        Some(f) => {
+            // An unreadable `--release-set` is a wrong argument, not a transient failure.
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                invalid(format!(
+                    "--release-set {}: cannot read it ({e}); pass an existing YAML or JSON file",
+                    f.display()
+                ))
+            })?;
+            Some(lock::parse_release_sets(&text, f).map_err(InvalidInput::from_display)?)
+        }
+        None => None,
+    };
+    let candidates: Vec<ReleaseSet> = from_file
+        .clone()
+        .unwrap_or_else(|| lock.release_sets.clone());
+    let selected: Vec<ReleaseSet> = candidates
+        .into_iter()
+        .filter(|s| req.stack.as_ref().is_none_or(|id| &s.stack == id))
+        .filter(|s| req.minor.is_none_or(|m| s.minor() == m))
+        .collect();
+    if selected.is_empty() {
+        return Err(invalid(format!(
+            "nothing to render: no release set{}{} in {}\n  hint: pass `--release-set FILE` or run `stackbot release`",
+            req.stack
+                .as_ref()
+                .map(|s| format!(" for {s}"))
+                .unwrap_or_default(),
+            req.minor.map(|m| format!(" {m}")).unwrap_or_default(),
+            req.release_set.as_ref().unwrap_or(&lock_path).display(),
+        )));
+    }
+
+    let mut templates: BTreeMap<StackId, TemplateTree> = BTreeMap::new();
+    let mut out = Rendered::default();
+    let mut writes: Vec<(PathBuf, FileTree)> = Vec::new();
+    for set in &selected {
+        let Some(stack) = loaded.stack(&set.stack) else {
+            if from_file.is_some() {
+                return Err(invalid(format!(
+                    "release set for `{}` {}: the stack is not configured in {}\n  hint: add it under `stacks:` or drop the set",
+                    set.stack,
+                    set.kubernetes,
+                    loaded.path.display()
+                )));
+            }
+            tracing::warn!(
+                "{}: skipping {} {}: the stack is not configured",
+                lock_path.display(),
+                set.stack,
+                set.kubernetes
+            );
+            continue;
+        };
+        if let config::MinorSelection::List(list) = &stack.minors
+            && !list
+                .iter()
+                .any(|m| m.parse::<Minor>().ok() == Some(set.minor()))
+        {
+            let msg = format!(
+                "release set {} {}: minor {} is not in the stack's `minors` ({})",
+                set.stack,
+                set.kubernetes,
+                set.minor(),
+                list.join(", ")
+            );
+            if from_file.is_some() {
+                return Err(invalid(format!(
+                    "{msg}\n  hint: add \"{}\" to `minors` in {} or drop the set",
+                    set.minor(),
+                    loaded.path.display()
+                )));
+            }
+            tracing::warn!("{}: skipping {msg}", lock_path.display());
+            continue;
+        }
+        if !templates.contains_key(&set.stack) {
+            let t = render::load_templates(&loaded.resolve(&stack.templates))?;
+            templates.insert(set.stack.clone(), t);
+        }
+        let tree = render::render_stack(&templates[&set.stack], stack, set).map_err(|e| {
+            Error::from(e.under_root(&stack.templates))
+                .context(format!("rendering {} {}", set.stack, set.kubernetes))
+        })?;
+        let dir = render::output_dir(loaded, stack, set.minor());
+        let label = display_path(&dir, &loaded.base_dir);
+        let existing = render::read_tree(&dir)?;
+        let changed_files: Vec<String> = existing
+            .keys()
+            .chain(tree.keys())
+            .filter(|p| existing.get(*p) != tree.get(*p))
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let status = if changed_files.is_empty() {
+            "unchanged"
+        } else if req.check {
+            out.diff
+                .push_str(&render::diff_trees(&existing, &tree, &label));
+            "stale"
+        } else {
+            // Written below, once every set has rendered: one bad set changes nothing.
+            writes.push((dir, tree));
+            "updated"
+        };
+        out.outcomes.push(Outcome {
+            stack: set.stack.to_string(),
+            minor: set.minor().to_string(),
+            kubernetes: set.kubernetes.to_string(),
+            dir: label,
+            status,
+            changed_files,
+        });
+    }
+
+    for (dir, tree) in &writes {
+        render::replace_dir(dir, tree).map_err(|source| Error::Io {
+            what: format!("cannot write {}", dir.display()),
+            source,
+        })?;
+    }
+
+    // A --release-set run also records its sets, so the next plain `render` reproduces it.
+    if from_file.is_some() {
+        let mut updated = lock.clone();
+        for set in &selected {
+            if loaded.stack(&set.stack).is_some() {
+                updated.upsert(set.clone());
+            }
+        }
+        let on_disk = std::fs::read_to_string(&lock_path).unwrap_or_default();
+        let wanted = updated.to_yaml();
+        if on_disk != wanted {
+            if req.check {
+                out.lock_stale = true;
+                let label = display_path(&lock_path, &loaded.base_dir);
+                let d = similar::TextDiff::from_lines(&on_disk, &wanted);
+                out.diff.push_str(
+                    &d.unified_diff()
+                        .header(&format!("a/{label}"), &format!("b/{label}"))
+                        .to_string(),
+                );
+            } else {
+                updated.save(&lock_path).map_err(|e| Error::Io {
+                    what: format!("cannot write {}", lock_path.display()),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+            }
+        }
+    }
+    Ok(out)
+}

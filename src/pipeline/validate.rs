@@ -1,0 +1,74 @@
+//! config + lock → render in memory: `stackbot validate`, so a broken template fails in CI
+//! before a release needs it. Writes nothing.
+
+use serde::Serialize;
+
+use crate::error::InvalidInput;
+use crate::lock::{LOCK_FILE, Lock};
+use crate::render;
+
+use super::{Context, Error};
+
+/// One stack's check.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked {
+    pub stack: String,
+    pub templates: std::path::PathBuf,
+    /// Template files.
+    pub files: usize,
+    /// The Kubernetes versions of the sets rendered.
+    pub release_sets: Vec<String>,
+    /// `stackbot.lock`, or `a sample release set` when the lock has none for the stack.
+    pub source: &'static str,
+}
+
+/// Check the lock against the configuration and test-render every stack's templates against
+/// its release sets in the lock (or a sample set built from the configuration).
+pub fn validate(ctx: &Context) -> Result<Vec<Checked>, Error> {
+    let loaded = &ctx.loaded;
+    let lock_path = loaded.base_dir.join(LOCK_FILE);
+    let lock = Lock::load(&lock_path).map_err(InvalidInput::from_display)?;
+    for set in &lock.release_sets {
+        if loaded.stack(&set.stack).is_none() {
+            return Err(InvalidInput(format!(
+                "{}: release set for `{}` {}: the stack is not configured in {}\n  hint: add the stack or remove the set",
+                lock_path.display(),
+                set.stack,
+                set.kubernetes,
+                loaded.path.display()
+            ))
+            .into());
+        }
+    }
+    let mut out = Vec::new();
+    for stack in &loaded.config.stacks {
+        let id = stack.id();
+        let templates = render::load_templates(&loaded.resolve(&stack.templates))?;
+        let mut sets: Vec<_> = lock
+            .release_sets
+            .iter()
+            .filter(|s| s.stack == id)
+            .cloned()
+            .collect();
+        let source = if sets.is_empty() {
+            sets.push(render::sample_release_set(stack));
+            "a sample release set"
+        } else {
+            "stackbot.lock"
+        };
+        for set in &sets {
+            render::render_stack(&templates, stack, set).map_err(|e| {
+                Error::from(e.under_root(&stack.templates))
+                    .context(format!("test-rendering {id} {}", set.kubernetes))
+            })?;
+        }
+        out.push(Checked {
+            stack: id.to_string(),
+            templates: stack.templates.clone(),
+            files: templates.files.len(),
+            release_sets: sets.iter().map(|s| s.kubernetes.to_string()).collect(),
+            source,
+        });
+    }
+    Ok(out)
+}
