@@ -109,9 +109,13 @@ impl World {
             write_interval_ms: Some(interval_ms),
             ..GithubForgeConfig::default()
         };
-        GithubForge::new(&cfg, Some(TOKEN.into()))
-            .unwrap()
-            .with_committer(&self.loaded.config.forge.committer)
+        GithubForge::new(
+            &cfg,
+            Some(TOKEN.into()),
+            std::sync::Arc::new(stackbot::clock::SystemClock),
+        )
+        .unwrap()
+        .with_committer(&self.loaded.config.forge.committer)
     }
 
     fn release(&self, f: &GithubForge) -> apply::Outcome {

@@ -58,15 +58,19 @@ impl World {
             api_url: fake.api_url(),
             ..GithubForgeConfig::default()
         };
-        let forge = GithubForge::new(&cfg, Some(TOKEN.into()))
-            .unwrap()
-            .with_committer(&loaded.config.forge.committer)
-            .with_retry_policy(RetryPolicy {
-                max_retries: 3,
-                base_delay: Duration::from_millis(5),
-                max_delay: Duration::from_millis(20),
-                max_rate_limit_wait: Duration::from_secs(1),
-            });
+        let forge = GithubForge::new(
+            &cfg,
+            Some(TOKEN.into()),
+            std::sync::Arc::new(stackbot::clock::SystemClock),
+        )
+        .unwrap()
+        .with_committer(&loaded.config.forge.committer)
+        .with_retry_policy(RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(5),
+            max_delay: Duration::from_millis(20),
+            max_rate_limit_wait: Duration::from_secs(1),
+        });
         World {
             _dir: dir,
             fake,

@@ -99,6 +99,11 @@ pub struct Global {
     pub github_actions: bool,
 }
 
+/// The run's clock: the system clock, created here at the edge and handed down.
+pub fn clock() -> crate::clock::SharedClock {
+    std::sync::Arc::new(crate::clock::SystemClock)
+}
+
 /// Parse the process arguments, run, and return the exit code. Errors are printed here.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {

@@ -214,27 +214,12 @@ pub fn desired(
 
 /// The forge named by `forge.kind` (see [`crate::forge::open`]); `plan` works without a token.
 pub fn open_forge(loaded: &Loaded) -> anyhow::Result<Box<dyn Forge>> {
-    crate::forge::open(loaded)
+    crate::forge::open(loaded, &crate::env::Env::from_process(), super::clock())
 }
 
 /// The local forge of the configuration, with its seeds resolved.
 pub fn local_forge(loaded: &Loaded) -> anyhow::Result<LocalForge> {
-    let fc = &loaded.config.forge;
-    let mut f = LocalForge::new(
-        loaded.resolve(&fc.local.path),
-        &fc.committer.name,
-        &fc.committer.email,
-    );
-    for (repo, dir) in &fc.local.seed {
-        let r = RepoRef::parse(repo).ok_or_else(|| {
-            InvalidInput(format!(
-                "{}: forge.local.seed key `{repo}` is not `owner/name`",
-                loaded.path.display()
-            ))
-        })?;
-        f = f.with_seed(r, loaded.resolve(dir));
-    }
-    Ok(f)
+    Ok(LocalForge::from_config(loaded, super::clock())?)
 }
 
 /// Where releases go.
@@ -361,14 +346,11 @@ pub fn compute(
     })
 }
 
-fn tenant_options(forge: &dyn Forge, dry_run: bool) -> crate::tenants::Options {
+/// Tenant options of a release run. Write pacing is the forge's (the GitHub transport spaces
+/// remote writes itself), so none is added here.
+fn tenant_options(dry_run: bool) -> crate::tenants::Options {
     crate::tenants::Options {
         dry_run,
-        write_interval: if forge.kind() == "github" {
-            std::time::Duration::from_secs(1)
-        } else {
-            std::time::Duration::ZERO
-        },
         ..Default::default()
     }
 }
@@ -408,7 +390,7 @@ pub fn plan_tenants(
     let reports = crate::tenants::plan_tenants_after(
         forge,
         loaded,
-        &tenant_options(forge, true),
+        &tenant_options(true),
         &planned_releases(p),
     )?;
     Ok(reports
@@ -685,15 +667,12 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let reports = if loaded.config.tenants.is_empty() {
         Vec::new()
     } else {
-        crate::tenants::run_tenants(
-            forge.as_ref(),
-            &loaded,
-            &tenant_options(forge.as_ref(), false),
-        )
-        .map_err(|e| match e {
-            crate::tenants::TenantsError::Config(m) => anyhow::Error::new(InvalidInput(m)),
-            other => anyhow::Error::new(other),
-        })?
+        crate::tenants::run_tenants(forge.as_ref(), &loaded, &tenant_options(false)).map_err(
+            |e| match e {
+                crate::tenants::TenantsError::Config(m) => anyhow::Error::new(InvalidInput(m)),
+                other => anyhow::Error::new(other),
+            },
+        )?
     };
     print_outcome(&out, &planned.plan, &reports, g)?;
     Ok(super::tenants::status_of(&reports))

@@ -1,8 +1,6 @@
 //! `stackbot tenants`: open or update one pull request per tenant repository and stack for
 //! the releases that exist on the forge.
 
-use std::time::Duration;
-
 use super::{Format, Global};
 use crate::config::Loaded;
 use crate::error::{ExitStatus, InvalidInput};
@@ -28,7 +26,7 @@ pub struct Args {
 
 /// Open the configured forge (local or GitHub); see [`crate::forge::open`].
 pub fn open_forge(loaded: &Loaded) -> anyhow::Result<Box<dyn Forge>> {
-    crate::forge::open(loaded)
+    crate::forge::open(loaded, &crate::env::Env::from_process(), super::clock())
 }
 
 /// Options from the arguments. Write pacing is left to the forge (the GitHub forge spaces
@@ -45,7 +43,6 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
         tenant: a.tenant.clone(),
         shard,
         concurrency: a.jobs.max(1),
-        write_interval: Duration::ZERO,
     })
 }
 

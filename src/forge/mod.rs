@@ -13,6 +13,7 @@ pub mod counting;
 pub mod faulty;
 pub mod github;
 pub mod local;
+mod wrap;
 
 pub use crate::model::RepoRef;
 
@@ -235,42 +236,30 @@ pub fn upsert_comment(
 }
 
 /// Open the forge `stackbot.yaml` configures: the local forge (with its seeds) or GitHub, whose
-/// token is read from the environment variable named in `forge.github.token_env`. Without that
-/// variable GitHub is read-only (drafts are invisible, writes fail as unauthorized), which is
-/// all `plan` needs. Configuration mistakes are [`crate::error::InvalidInput`] (exit 2).
-pub fn open(loaded: &crate::config::Loaded) -> anyhow::Result<Box<dyn Forge>> {
+/// token is the variable named in `forge.github.token_env`, looked up in `env` (the CLI reads
+/// the process environment once and hands it down). Without that variable GitHub is read-only
+/// (drafts are invisible, writes fail as unauthorized), which is all `plan` needs. `clock`
+/// dates commits and tags and paces the GitHub client. Configuration mistakes are
+/// [`crate::error::InvalidInput`] (exit 2).
+pub fn open(
+    loaded: &crate::config::Loaded,
+    env: &crate::env::Env,
+    clock: crate::clock::SharedClock,
+) -> anyhow::Result<Box<dyn Forge>> {
     use crate::config::ForgeKind;
     use crate::error::InvalidInput;
     let c = &loaded.config.forge;
     match c.kind {
-        ForgeKind::Local => {
-            let mut f = local::LocalForge::new(
-                loaded.resolve(&c.local.path),
-                &c.committer.name,
-                &c.committer.email,
-            );
-            for (repo, dir) in &c.local.seed {
-                let r = RepoRef::parse(repo).ok_or_else(|| {
-                    InvalidInput(format!(
-                        "{}: forge.local.seed key `{repo}` is not `owner/name`",
-                        loaded.path.display()
-                    ))
-                })?;
-                f = f.with_seed(r, loaded.resolve(dir));
-            }
-            Ok(Box::new(f))
-        }
+        ForgeKind::Local => Ok(Box::new(local::LocalForge::from_config(loaded, clock)?)),
         ForgeKind::Github => {
-            let token = std::env::var(&c.github.token_env)
-                .ok()
-                .filter(|t| !t.trim().is_empty());
+            let token = env.non_empty(&c.github.token_env);
             if token.is_none() {
                 tracing::warn!(
                     "`{}` is not set: GitHub is read-only (no drafts visible, no writes)",
                     c.github.token_env
                 );
             }
-            let f = github::GithubForge::new(&c.github, token).map_err(|e| {
+            let f = github::GithubForge::new(&c.github, token, clock).map_err(|e| {
                 InvalidInput(format!("{}: forge.github: {e}", loaded.path.display()))
             })?;
             Ok(Box::new(f.with_committer(&c.committer)))

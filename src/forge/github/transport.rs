@@ -6,59 +6,17 @@
 //! Reads are retried here; writes are retried by the forge, which first looks up whether an
 //! ambiguous attempt took effect.
 
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::{HeaderMap, Method, StatusCode};
 use http_body_util::BodyExt;
 use octocrab::service::middleware::retry::RetryConfig;
 use octocrab::{OctoBody, Octocrab};
 
+use super::pacing::{Pacer, WriteBudget};
+use super::retry::{RetryPolicy, rate_limit_wait};
+use crate::clock::SharedClock;
 use crate::forge::ForgeError;
-
-/// How hard to try before giving up. Bounded in attempts *and* in the longest wait we accept
-/// from a `Retry-After`, so a run never hangs on a throttled API.
-#[derive(Debug, Clone)]
-pub struct RetryPolicy {
-    /// Retries after the first attempt (per call).
-    pub max_retries: u32,
-    /// First backoff delay; doubled per retry, with ±50 % jitter.
-    pub base_delay: Duration,
-    /// Cap of one backoff delay.
-    pub max_delay: Duration,
-    /// Longest `Retry-After` / rate-limit reset we wait for; longer ones fail as transient.
-    pub max_rate_limit_wait: Duration,
-}
-
-impl RetryPolicy {
-    /// Conservative defaults for a real GitHub; faster backoff for a loopback test server.
-    pub fn for_host(loopback: bool) -> Self {
-        RetryPolicy {
-            max_retries: 6,
-            base_delay: if loopback {
-                Duration::from_millis(20)
-            } else {
-                Duration::from_secs(1)
-            },
-            max_delay: if loopback {
-                Duration::from_millis(500)
-            } else {
-                Duration::from_secs(30)
-            },
-            max_rate_limit_wait: Duration::from_secs(300),
-        }
-    }
-
-    /// The delay before retry number `n` (0-based), with jitter.
-    pub fn backoff(&self, n: u32) -> Duration {
-        let exp = self
-            .base_delay
-            .saturating_mul(1u32 << n.min(16))
-            .min(self.max_delay);
-        let jitter = 0.5 + fastrand::f64();
-        exp.mul_f64(jitter)
-    }
-}
 
 /// Which client sends a request: the API one or the upload one (a separate base URI, which
 /// also sidesteps octocrab's GHE upload-path rewriting bug).
@@ -164,111 +122,6 @@ pub enum Outcome {
     Refused(Resp),
 }
 
-/// Rate-limit classification of a 403/429: `Some(wait)` if the server asks us to slow down.
-pub fn rate_limit_wait(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<Duration> {
-    if status != StatusCode::FORBIDDEN && status != StatusCode::TOO_MANY_REQUESTS {
-        return None;
-    }
-    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
-    if let Some(secs) = header("retry-after").and_then(|s| s.trim().parse::<u64>().ok()) {
-        return Some(Duration::from_secs(secs));
-    }
-    if header("x-ratelimit-remaining") == Some("0") {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let reset = header("x-ratelimit-reset")
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(now + 60);
-        return Some(Duration::from_secs(reset.saturating_sub(now).max(1)));
-    }
-    let text = String::from_utf8_lossy(body).to_ascii_lowercase();
-    if status == StatusCode::TOO_MANY_REQUESTS || text.contains("rate limit") {
-        // GitHub: without headers, wait at least a minute before retrying.
-        return Some(Duration::from_secs(60));
-    }
-    None
-}
-
-/// Spaces mutating requests at least `interval` apart (GitHub asks for ≥ 1 s between mutative
-/// calls to stay inside the secondary rate limits). Callers from several threads share one slot
-/// sequence, so the rate holds for the whole process, not per thread.
-#[derive(Debug)]
-pub struct Pacer {
-    interval: Duration,
-    next: Mutex<Option<Instant>>,
-}
-
-impl Pacer {
-    pub fn new(interval: Duration) -> Self {
-        Pacer {
-            interval,
-            next: Mutex::new(None),
-        }
-    }
-
-    pub async fn wait(&self) {
-        if self.interval.is_zero() {
-            return;
-        }
-        let slot = {
-            let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
-            let now = Instant::now();
-            let slot = next.map_or(now, |n| n.max(now));
-            *next = Some(slot + self.interval);
-            slot
-        };
-        tokio::time::sleep_until(slot.into()).await;
-    }
-}
-
-/// Caps mutating requests per rolling hour (GitHub's secondary limit refuses content-creating
-/// requests beyond about 500 an hour). Refusing locally, before sending, keeps the run's state
-/// clean: the write simply did not happen, and the next run reconciles it.
-#[derive(Debug)]
-pub struct WriteBudget {
-    /// `None`: unlimited.
-    pub per_hour: Option<u32>,
-    /// Send times of the writes inside the current window, oldest first.
-    sent: Mutex<std::collections::VecDeque<Instant>>,
-}
-
-impl WriteBudget {
-    const WINDOW: Duration = Duration::from_secs(3600);
-
-    pub fn new(per_hour: Option<u32>) -> Self {
-        WriteBudget {
-            per_hour,
-            sent: Mutex::new(std::collections::VecDeque::new()),
-        }
-    }
-
-    /// Take one write from the budget, or say why not. Shared by all threads of the process.
-    pub fn spend(&self) -> Result<(), String> {
-        let Some(limit) = self.per_hour else {
-            return Ok(());
-        };
-        let mut sent = self.sent.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        while sent
-            .front()
-            .is_some_and(|t| now.duration_since(*t) >= Self::WINDOW)
-        {
-            sent.pop_front();
-        }
-        if sent.len() >= limit as usize {
-            return Err(format!(
-                "hourly write budget of {limit} content-creating requests used \
-                 (forge.github.writes_per_hour); the next scheduled run continues where this \
-                 one stopped"
-            ));
-        }
-        sent.push_back(now);
-        Ok(())
-    }
-}
-
 /// Counters a caller (or a benchmark) can read: how many requests went out, how many retries.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -286,6 +139,8 @@ pub struct Transport {
     pacer: Pacer,
     pub budget: WriteBudget,
     pub stats: Stats,
+    /// The run's clock: pacing, backoff, rate-limit resets.
+    pub clock: SharedClock,
 }
 
 impl Transport {
@@ -296,6 +151,7 @@ impl Transport {
         policy: RetryPolicy,
         write_interval: Duration,
         writes_per_hour: Option<u32>,
+        clock: SharedClock,
     ) -> Result<Self, String> {
         let build = |base: &str| -> Result<Octocrab, String> {
             let mut b = Octocrab::builder()
@@ -318,6 +174,7 @@ impl Transport {
             pacer: Pacer::new(write_interval),
             budget: WriteBudget::new(writes_per_hour),
             stats: Stats::default(),
+            clock,
         })
     }
 
@@ -333,7 +190,7 @@ impl Transport {
     /// Send one attempt and classify it.
     pub async fn attempt(&self, req: &Req) -> Outcome {
         if req.is_write() {
-            self.pacer.wait().await;
+            self.pacer.wait(self.clock.as_ref());
         }
         self.stats
             .requests
@@ -386,7 +243,9 @@ impl Transport {
         if resp.status.is_success() || resp.status.is_redirection() {
             return Outcome::Ok(resp);
         }
-        if let Some(wait) = rate_limit_wait(resp.status, &resp.headers, &resp.body) {
+        if let Some(wait) =
+            rate_limit_wait(resp.status, &resp.headers, &resp.body, self.clock.now())
+        {
             let (msg, _) = resp.message();
             return Outcome::RateLimited(wait, self.scrub(format!("{} {msg}", resp.status)));
         }
@@ -398,7 +257,7 @@ impl Transport {
     }
 
     /// Wait before retry `n`, or give up when the budget is spent. `Err` carries the reason.
-    pub async fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
+    pub fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
         let (wait, reason) = match outcome {
             Outcome::RateLimited(w, r) => {
                 if *w > self.policy.max_rate_limit_wait {
@@ -428,7 +287,7 @@ impl Transport {
             n + 1,
             wait.as_millis()
         );
-        tokio::time::sleep(wait).await;
+        self.clock.sleep(wait);
         Ok(())
     }
 
@@ -442,7 +301,7 @@ impl Transport {
                 Outcome::Ok(r) => return Ok(Ok(r)),
                 Outcome::Refused(r) => return Ok(Err(r)),
                 other => {
-                    if let Err(reason) = self.pause(what, n, &other).await {
+                    if let Err(reason) = self.pause(what, n, &other) {
                         return Err(ForgeError::Transient {
                             what: what.to_string(),
                             reason,
