@@ -107,6 +107,13 @@ pub struct Fresh {
 
 pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]) -> Ans {
     let s: Vec<&str> = segs.iter().map(|s| s.as_str()).collect();
+    // Uploads belong on the upload host: the API host does not know the route.
+    if let ["repos", _, _, "releases", _, "assets"] = s.as_slice()
+        && *m == Method::POST
+        && !cx.upload
+    {
+        return Ans::not_found();
+    }
     let body: Value = if raw.is_empty() || cx.upload {
         Value::Null
     } else {
