@@ -736,6 +736,12 @@ impl FakeGithub {
         std::mem::take(&mut *self.shared.violations.lock().unwrap())
     }
 
+    /// `METHOD /path/template` of every operation of GitHub's description that requests
+    /// were checked against (what the conformance checks covered).
+    pub fn operations_seen(&self) -> std::collections::BTreeSet<String> {
+        self.shared.operations_seen.lock().unwrap().clone()
+    }
+
     /// Panic with the violations, if any.
     pub fn assert_conformant(&self) {
         let v = self.take_violations();

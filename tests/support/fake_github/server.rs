@@ -64,6 +64,8 @@ pub struct Shared {
     pub stats: Mutex<Stats>,
     pub limits: Mutex<RateLimiter>,
     pub violations: Mutex<Vec<String>>,
+    /// `METHOD template` of every operation a request was checked against.
+    pub operations_seen: Mutex<std::collections::BTreeSet<String>>,
     pub request_seq: std::sync::atomic::AtomicU64,
 }
 
@@ -92,6 +94,7 @@ impl Shared {
             stats: Mutex::new(Stats::default()),
             limits: Mutex::new(RateLimiter::new(rate_limit)),
             violations: Mutex::new(Vec::new()),
+            operations_seen: Mutex::new(Default::default()),
             request_seq: std::sync::atomic::AtomicU64::new(0),
         }
     }
@@ -511,6 +514,10 @@ pub async fn handle(
              scripts/github-openapi if stackbot now uses it)"
         )),
         (Some(m), Some(s)) => {
+            sh.operations_seen
+                .lock()
+                .unwrap()
+                .insert(format!("{} {}", m.op.method, m.op.template));
             let upload_op =
                 m.op.template.ends_with("/releases/{release_id}/assets") && m.op.method == "POST";
             if upload_op != (surface == Surface::Uploads) {

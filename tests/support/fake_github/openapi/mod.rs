@@ -386,6 +386,9 @@ fn check_param(v: &Validator<'_>, p: &Param, raw: &str) -> Vec<String> {
         _ => Value::String(raw.to_string()),
     };
     v.validate(&p.schema, &value)
+        .into_iter()
+        .map(|e| e.trim_start_matches("$: ").to_string())
+        .collect()
 }
 
 /// GitHub words schema problems as `For 'properties/make_latest', true is not a string.`
