@@ -613,6 +613,13 @@ pub async fn handle(
         routes::dispatch(&mut w, &ctx, &method, &segs, &body)
     };
     ans.finish_error(&doc_url, surface == Surface::Uploads, &request_id);
+    // A created resource is named in `Location` (not by the upload host).
+    if ans.status == 201
+        && surface == Surface::Api
+        && let Some(url) = ans.json.as_ref().and_then(|v| v["url"].as_str())
+    {
+        ans.location = Some(url.to_string());
+    }
 
     // Conditional GETs: an unchanged representation is `304 Not Modified`, free of charge.
     let (bytes, ctype) = ans.body_bytes();
