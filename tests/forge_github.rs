@@ -39,7 +39,7 @@ fn fast() -> RetryPolicy {
 fn config(fake: &FakeGithub) -> GithubForgeConfig {
     GithubForgeConfig {
         api_url: fake.api_url(),
-        upload_url: None,
+        upload_url: Some(fake.upload_url()),
         token_env: "STACKBOT_TEST_GITHUB_TOKEN".into(),
         ..GithubForgeConfig::default()
     }

@@ -28,6 +28,7 @@ fn fake() -> FakeGithub {
 fn github(fake: &FakeGithub, retries: u32) -> GithubForge {
     let cfg = GithubForgeConfig {
         api_url: fake.api_url(),
+        upload_url: Some(fake.upload_url()),
         token_env: "STACKBOT_TEST_GITHUB_TOKEN".into(),
         ..GithubForgeConfig::default()
     };

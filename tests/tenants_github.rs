@@ -40,8 +40,9 @@ impl World {
         let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
         fake.create_repo("scs/cluster-stacks", "main", &[("README.md", b"stacks\n")]);
         let mut yaml = format!(
-            "stacks:\n  - provider: openstack\n    name: scs2\n    templates: t\n    output: o\n    minors: [\"1.33\"]\n    node_image: {{url: \"https://img/{{version}}.qcow2\", name: \"ubuntu-capi-image-{{version}}\"}}\nforge:\n  kind: github\n  repository: scs/cluster-stacks\n  github: {{api_url: \"{}\"}}\ntenants:\n",
-            fake.api_url()
+            "stacks:\n  - provider: openstack\n    name: scs2\n    templates: t\n    output: o\n    minors: [\"1.33\"]\n    node_image: {{url: \"https://img/{{version}}.qcow2\", name: \"ubuntu-capi-image-{{version}}\"}}\nforge:\n  kind: github\n  repository: scs/cluster-stacks\n  github: {{api_url: \"{}\", upload_url: \"{}\"}}\ntenants:\n",
+            fake.api_url(),
+            fake.upload_url()
         );
         for (name, r, files) in tenants {
             let list: Vec<(&str, &[u8])> = files.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
@@ -56,6 +57,7 @@ impl World {
         let loaded = config::load(&path).unwrap();
         let cfg = GithubForgeConfig {
             api_url: fake.api_url(),
+            upload_url: Some(fake.upload_url()),
             ..GithubForgeConfig::default()
         };
         let forge = GithubForge::new(
