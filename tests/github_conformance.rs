@@ -187,14 +187,18 @@ fn forge(fake: &FakeGithub) -> GithubForge {
         token_env: "STACKBOT_TEST_GITHUB_TOKEN".into(),
         ..GithubForgeConfig::default()
     };
-    GithubForge::new(&cfg, Some(TOKEN.into()))
-        .unwrap()
-        .with_retry_policy(RetryPolicy {
-            max_retries: 3,
-            base_delay: Duration::from_millis(5),
-            max_delay: Duration::from_millis(20),
-            max_rate_limit_wait: Duration::from_secs(2),
-        })
+    GithubForge::new(
+        &cfg,
+        Some(TOKEN.into()),
+        std::sync::Arc::new(stackbot::clock::SystemClock),
+    )
+    .unwrap()
+    .with_retry_policy(RetryPolicy {
+        max_retries: 3,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(20),
+        max_rate_limit_wait: Duration::from_secs(2),
+    })
 }
 
 #[test]

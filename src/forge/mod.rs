@@ -96,6 +96,13 @@ pub enum ForgeError {
         "{what} is not a fast-forward of the expected parent: someone else changed it; re-run to reconcile"
     )]
     Conflict { what: String },
+    #[error(
+        "{what}: GitHub answered that it moved (to `{to}`), and stackbot does not follow that \
+         redirect (another host, or too many hops); if the repository was renamed or \
+         transferred, write its new `owner/name` in stackbot.yaml (`forge.repository`, or the \
+         tenant's `repository`)"
+    )]
+    Moved { what: String, to: String },
     #[error("transient forge failure on {what}: {reason} (safe to re-run)")]
     Transient { what: String, reason: String },
     #[error("forge I/O error on {what}: {reason}")]

@@ -17,6 +17,16 @@ impl GithubForge {
         let what = what.to_string();
         let all = format!("{msg} {}", codes.join(" ")).to_ascii_lowercase();
         match r.status {
+            s if s.is_redirection() => ForgeError::Moved {
+                what,
+                to: self.t.scrub(
+                    r.headers
+                        .get(http::header::LOCATION)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("no Location given")
+                        .to_string(),
+                ),
+            },
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ForgeError::Unauthorized {
                 what: if msg.is_empty() {
                     what

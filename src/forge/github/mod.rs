@@ -28,11 +28,13 @@ mod errors;
 mod git;
 mod pacing;
 mod pulls;
+mod redirects;
 mod releases;
 mod requests;
 mod retry;
 mod settings;
 mod transport;
+mod wire;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -138,16 +140,7 @@ impl GithubForge {
         let has_token = token.is_some();
         let t = {
             let _g = rt.enter();
-            Transport::new(
-                &set.api_url,
-                &set.upload_origin,
-                token,
-                set.policy,
-                set.write_interval,
-                set.writes_per_hour,
-                clock,
-            )
-            .map_err(|reason| ForgeError::Rejected {
+            Transport::new(&set, token, clock).map_err(|reason| ForgeError::Rejected {
                 what: "forge.github".into(),
                 reason,
             })?
@@ -175,6 +168,12 @@ impl GithubForge {
     pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.t.policy = policy;
         self
+    }
+
+    /// Repositories GitHub redirected away from during this run (`old owner/name` → new),
+    /// renamed or transferred: the configuration still names the old ones.
+    pub fn moved_repositories(&self) -> std::collections::BTreeMap<String, String> {
+        self.t.moved()
     }
 
     /// Requests sent so far (every attempt counts) and how many of them were retries.

@@ -159,6 +159,7 @@ impl GithubForge {
             body: Some((bytes.to_vec(), "application/octet-stream")),
             accept: "application/vnd.github+json",
             target,
+            follow_foreign: false,
         };
         self.write_checked(
             &what,
@@ -189,14 +190,11 @@ impl GithubForge {
         asset: &AssetInfo,
     ) -> ForgeResult<Vec<u8>> {
         let what = format!("asset `{}` in {repo}", asset.name);
-        let req = Req {
-            accept: "application/octet-stream",
-            ..Req::get(format!(
-                "{}/releases/assets/{}",
-                Self::repo_path(repo),
-                asset.id
-            ))
-        };
+        let req = Req::download(format!(
+            "{}/releases/assets/{}",
+            Self::repo_path(repo),
+            asset.id
+        ));
         match self.t.read(&what, &req).await? {
             Ok(r) => Ok(r.body),
             Err(r) => Err(self.refusal(&what, &r)),
