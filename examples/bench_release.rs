@@ -13,7 +13,7 @@
 //!
 //! Everything runs in this process on loopback; the fake GitHub is the test-support one.
 
-#[path = "../tests/support/fake_github.rs"]
+#[path = "../tests/support/fake_github/mod.rs"]
 mod fake_github;
 // The release scenario (target, release sets, rendered trees) the end-to-end tests use.
 #[allow(dead_code)]
@@ -75,9 +75,10 @@ impl World {
         let used = &MINORS[..minors];
         let list: Vec<String> = used.iter().map(|m| format!("\"{}\"", m.0)).collect();
         let mut yaml = format!(
-            "stacks:\n  - provider: openstack\n    name: scs2\n    templates: t\n    output: o\n    minors: [{}]\n    node_image: {{url: \"https://img/{{version}}.qcow2\", name: \"ubuntu-capi-image-{{version}}\"}}\nforge:\n  kind: github\n  repository: {REPO}\n  github: {{api_url: \"{}\"}}\ntenants:\n",
+            "stacks:\n  - provider: openstack\n    name: scs2\n    templates: t\n    output: o\n    minors: [{}]\n    node_image: {{url: \"https://img/{{version}}.qcow2\", name: \"ubuntu-capi-image-{{version}}\"}}\nforge:\n  kind: github\n  repository: {REPO}\n  github: {{api_url: \"{}\", upload_url: \"{}\"}}\ntenants:\n",
             list.join(", "),
-            fake.api_url()
+            fake.api_url(),
+            fake.upload_url()
         );
         for i in 0..tenants {
             let r = format!("tenants/t{i}");
@@ -107,12 +108,17 @@ impl World {
     fn forge(&self, interval_ms: u64) -> GithubForge {
         let cfg = GithubForgeConfig {
             api_url: self.fake.api_url(),
+            upload_url: Some(self.fake.upload_url()),
             write_interval_ms: Some(interval_ms),
             ..GithubForgeConfig::default()
         };
-        GithubForge::new(&cfg, Some(TOKEN.into()))
-            .unwrap()
-            .with_committer(&self.loaded.config.forge.committer)
+        GithubForge::new(
+            &cfg,
+            Some(TOKEN.into()),
+            std::sync::Arc::new(stackbot::clock::SystemClock),
+        )
+        .unwrap()
+        .with_committer(&self.loaded.config.forge.committer)
     }
 
     fn release(&self, f: &GithubForge) -> apply::Outcome {
@@ -233,7 +239,7 @@ fn demo_local(dir: &Path) {
     let loaded = config::load(&dir.join("examples/local/stackbot.yaml")).unwrap();
     let ctx = stackbot::pipeline::Context::fixed(loaded.clone(), "2026-05-01".parse().unwrap());
     let sel = stackbot::pipeline::Selection::default();
-    let counted = Counting::new(LocalForge::from_config(&loaded).unwrap());
+    let counted = Counting::new(LocalForge::from_config(&loaded, ctx.clock.clone()).unwrap());
     let planned = stackbot::pipeline::release::plan(&ctx, &counted, &sel).unwrap();
     let noop = apply::apply(
         &planned.plan,

@@ -14,6 +14,7 @@ pub mod error;
 pub mod forge;
 pub mod lock;
 pub mod model;
+pub mod net;
 pub mod observe;
 pub mod oci;
 pub mod package;

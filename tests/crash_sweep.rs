@@ -35,10 +35,11 @@ fn config(dir: &Path, fake: &FakeGithub) -> PathBuf {
     );
     let mut text = format!(
         "upstream:\n  snapshot: {}\n{stacks}\nforge:\n  kind: github\n  repository: scs/cluster-stacks\n  \
-         base_branch: main\n  mode: direct\n  github:\n    api_url: {}\n    token_env: {TOKEN_ENV}\n    max_retries: 0\n\
+         base_branch: main\n  mode: direct\n  github:\n    api_url: {}\n    upload_url: {}\n    token_env: {TOKEN_ENV}\n    max_retries: 0\n\
          tenants:\n",
         ex.join("upstream-2026-05-01.json").display(),
-        fake.api_url()
+        fake.api_url(),
+        fake.upload_url()
     );
     for t in ["acme", "globex"] {
         text.push_str(&format!(

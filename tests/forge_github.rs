@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use axum::http::Method;
+use stackbot::clock::{SharedClock, SystemClock};
 use stackbot::config::GithubForgeConfig;
 use stackbot::forge::github::{GithubForge, RetryPolicy};
 use stackbot::forge::{Forge, ForgeError, RepoRef, upsert_comment};
@@ -19,6 +20,11 @@ const REPO: &str = "scs/cluster-stacks";
 
 fn repo() -> RepoRef {
     RepoRef::parse(REPO).unwrap()
+}
+
+/// The real clock: these tests measure the forge against a real server.
+fn clock() -> SharedClock {
+    std::sync::Arc::new(SystemClock)
 }
 
 fn fast() -> RetryPolicy {
@@ -33,14 +39,14 @@ fn fast() -> RetryPolicy {
 fn config(fake: &FakeGithub) -> GithubForgeConfig {
     GithubForgeConfig {
         api_url: fake.api_url(),
-        upload_url: None,
+        upload_url: Some(fake.upload_url()),
         token_env: "STACKBOT_TEST_GITHUB_TOKEN".into(),
         ..GithubForgeConfig::default()
     }
 }
 
 fn forge(fake: &FakeGithub, token: Option<&str>) -> GithubForge {
-    GithubForge::new(&config(fake), token.map(str::to_string))
+    GithubForge::new(&config(fake), token.map(str::to_string), clock())
         .unwrap()
         .with_retry_policy(fast())
 }
@@ -512,6 +518,7 @@ fn the_token_never_appears_in_errors_or_debug_output() {
             ..config(&fake)
         },
         Some(TOKEN.into()),
+        clock(),
     )
     .unwrap_err();
     record(e);
@@ -530,7 +537,9 @@ fn plain_http_to_a_remote_host_is_refused() {
         api_url: "http://github.example.com/api/v3".into(),
         ..GithubForgeConfig::default()
     };
-    let e = GithubForge::new(&cfg, None).unwrap_err().to_string();
+    let e = GithubForge::new(&cfg, None, clock())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("forge.github.api_url") && e.contains("loopback"),
         "{e}"
@@ -539,7 +548,7 @@ fn plain_http_to_a_remote_host_is_refused() {
         upload_url: Some("http://uploads.example.com".into()),
         ..GithubForgeConfig::default()
     };
-    assert!(GithubForge::new(&cfg, None).is_err());
+    assert!(GithubForge::new(&cfg, None, clock()).is_err());
 }
 
 #[test]
@@ -606,6 +615,7 @@ fn writes_are_spaced_by_the_configured_interval() {
             ..config(&fake)
         },
         Some(TOKEN.into()),
+        clock(),
     )
     .unwrap();
     let r = repo();
@@ -654,6 +664,7 @@ fn writes_over_the_hourly_budget_are_not_sent_and_the_next_run_continues() {
                 ..config(&fake)
             },
             Some(TOKEN.into()),
+            clock(),
         )
         .unwrap()
         .with_retry_policy(fast())
@@ -686,4 +697,54 @@ fn writes_over_the_hourly_budget_are_not_sent_and_the_next_run_continues() {
     assert_eq!(d.tag, "b3");
     assert_eq!(fake.counts().writes, 4);
     assert_eq!(run2.list_releases(&r).unwrap().len(), 4);
+}
+
+#[test]
+fn pacing_and_rate_limit_waits_run_on_the_injected_clock() {
+    // An hour of GitHub time passes in no real time: the forge waits on the clock it is given.
+    let fake = seeded(FakeOptions::default());
+    let manual = stackbot::clock::ManualClock::shared("2026-05-01T12:00:00Z".parse().unwrap());
+    let f = GithubForge::new(
+        &GithubForgeConfig {
+            write_interval_ms: Some(1000),
+            ..config(&fake)
+        },
+        Some(TOKEN.into()),
+        manual.clone(),
+    )
+    .unwrap()
+    .with_retry_policy(RetryPolicy {
+        max_rate_limit_wait: Duration::from_secs(120),
+        ..fast()
+    });
+    let r = repo();
+    let wall = std::time::Instant::now();
+    let t0 = stackbot::clock::Clock::now(manual.as_ref());
+    for i in 0..3 {
+        f.create_draft_release(&r, &format!("m{i}"), "m", "")
+            .unwrap();
+    }
+    let paced = stackbot::clock::Clock::now(manual.as_ref()) - t0;
+    assert_eq!(
+        paced.num_seconds(),
+        2,
+        "3 writes, 2 gaps of 1 s on the clock"
+    );
+    // A secondary rate limit asking for 60 s is honoured on the clock, then the write goes.
+    fake.set_faults(Faults::route(
+        Method::POST,
+        "/repos/{owner}/{repo}/releases",
+        1,
+        Fault::SecondaryRateLimit(60),
+    ));
+    let t1 = stackbot::clock::Clock::now(manual.as_ref());
+    f.create_draft_release(&r, "m3", "m", "").unwrap();
+    let waited = stackbot::clock::Clock::now(manual.as_ref()) - t1;
+    assert!(waited.num_seconds() >= 60, "{waited}");
+    assert!(
+        wall.elapsed() < Duration::from_secs(30),
+        "no real waiting: {:?}",
+        wall.elapsed()
+    );
+    assert_eq!(f.list_releases(&r).unwrap().len(), 4);
 }

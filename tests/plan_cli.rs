@@ -227,7 +227,9 @@ fn the_markdown_preview_of_a_template_change_is_the_diff_the_release_commits() {
 
     // The real run: its commit's diff (without stackbot.lock) is what the preview showed.
     let loaded = stackbot::config::load(&tmp.path().join("examples/local/stackbot.yaml")).unwrap();
-    let forge: LocalForge = LocalForge::from_config(&loaded).unwrap();
+    let forge: LocalForge =
+        LocalForge::from_config(&loaded, std::sync::Arc::new(stackbot::clock::SystemClock))
+            .unwrap();
     let repo = RepoRef::parse("scs/cluster-stacks").unwrap();
     let before = forge.branch_head(&repo, "main").unwrap().unwrap();
     stackbot(tmp.path(), &["release"]);

@@ -28,17 +28,22 @@ fn fake() -> FakeGithub {
 fn github(fake: &FakeGithub, retries: u32) -> GithubForge {
     let cfg = GithubForgeConfig {
         api_url: fake.api_url(),
+        upload_url: Some(fake.upload_url()),
         token_env: "STACKBOT_TEST_GITHUB_TOKEN".into(),
         ..GithubForgeConfig::default()
     };
-    GithubForge::new(&cfg, Some(TOKEN.into()))
-        .unwrap()
-        .with_retry_policy(RetryPolicy {
-            max_retries: retries,
-            base_delay: Duration::from_millis(2),
-            max_delay: Duration::from_millis(20),
-            max_rate_limit_wait: Duration::from_secs(5),
-        })
+    GithubForge::new(
+        &cfg,
+        Some(TOKEN.into()),
+        std::sync::Arc::new(stackbot::clock::SystemClock),
+    )
+    .unwrap()
+    .with_retry_policy(RetryPolicy {
+        max_retries: retries,
+        base_delay: Duration::from_millis(2),
+        max_delay: Duration::from_millis(20),
+        max_rate_limit_wait: Duration::from_secs(5),
+    })
 }
 
 fn run(f: &dyn Forge) -> anyhow::Result<(stackbot::plan::Plan, apply::Outcome)> {

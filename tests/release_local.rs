@@ -530,7 +530,7 @@ fn the_readme_demo_releases_then_does_nothing_offline_and_without_a_token() {
     let loaded = stackbot::config::load(&tmp.path().join("examples/local/stackbot.yaml")).unwrap();
     let ctx = stackbot::pipeline::Context::fixed(loaded.clone(), "2026-05-01".parse().unwrap());
     let sel = stackbot::pipeline::Selection::default();
-    let counted = Counting::new(LocalForge::from_config(&loaded).unwrap());
+    let counted = Counting::new(LocalForge::from_config(&loaded, ctx.clock.clone()).unwrap());
     let planned = stackbot::pipeline::release::plan(&ctx, &counted, &sel).unwrap();
     let noop = apply::apply(
         &planned.plan,

@@ -94,10 +94,11 @@ fn github_config(dir: &Path, fake: &FakeGithub) -> PathBuf {
     );
     let text = format!(
         "upstream:\n  snapshot: {}\n{stacks}\nforge:\n  kind: github\n  repository: scs/cluster-stacks\n  \
-         base_branch: main\n  mode: direct\n  github:\n    api_url: {}\n    token_env: {TOKEN_ENV}\n\
+         base_branch: main\n  mode: direct\n  github:\n    api_url: {}\n    upload_url: {}\n    token_env: {TOKEN_ENV}\n\
          tenants:\n  - name: acme\n    repository: acme/gitops\n    files: [\"clusterstacks/*.yaml\"]\n    stacks: [openstack/scs2]\n",
         ex.join("upstream-2026-05-01.json").display(),
-        fake.api_url()
+        fake.api_url(),
+        fake.upload_url()
     );
     let p = dir.join("stackbot.yaml");
     std::fs::write(&p, text).unwrap();

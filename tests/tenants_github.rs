@@ -40,8 +40,9 @@ impl World {
         let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
         fake.create_repo("scs/cluster-stacks", "main", &[("README.md", b"stacks\n")]);
         let mut yaml = format!(
-            "stacks:\n  - provider: openstack\n    name: scs2\n    templates: t\n    output: o\n    minors: [\"1.33\"]\n    node_image: {{url: \"https://img/{{version}}.qcow2\", name: \"ubuntu-capi-image-{{version}}\"}}\nforge:\n  kind: github\n  repository: scs/cluster-stacks\n  github: {{api_url: \"{}\"}}\ntenants:\n",
-            fake.api_url()
+            "stacks:\n  - provider: openstack\n    name: scs2\n    templates: t\n    output: o\n    minors: [\"1.33\"]\n    node_image: {{url: \"https://img/{{version}}.qcow2\", name: \"ubuntu-capi-image-{{version}}\"}}\nforge:\n  kind: github\n  repository: scs/cluster-stacks\n  github: {{api_url: \"{}\", upload_url: \"{}\"}}\ntenants:\n",
+            fake.api_url(),
+            fake.upload_url()
         );
         for (name, r, files) in tenants {
             let list: Vec<(&str, &[u8])> = files.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
@@ -56,17 +57,22 @@ impl World {
         let loaded = config::load(&path).unwrap();
         let cfg = GithubForgeConfig {
             api_url: fake.api_url(),
+            upload_url: Some(fake.upload_url()),
             ..GithubForgeConfig::default()
         };
-        let forge = GithubForge::new(&cfg, Some(TOKEN.into()))
-            .unwrap()
-            .with_committer(&loaded.config.forge.committer)
-            .with_retry_policy(RetryPolicy {
-                max_retries: 3,
-                base_delay: Duration::from_millis(5),
-                max_delay: Duration::from_millis(20),
-                max_rate_limit_wait: Duration::from_secs(1),
-            });
+        let forge = GithubForge::new(
+            &cfg,
+            Some(TOKEN.into()),
+            std::sync::Arc::new(stackbot::clock::SystemClock),
+        )
+        .unwrap()
+        .with_committer(&loaded.config.forge.committer)
+        .with_retry_policy(RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(5),
+            max_delay: Duration::from_millis(20),
+            max_rate_limit_wait: Duration::from_secs(1),
+        });
         World {
             _dir: dir,
             fake,

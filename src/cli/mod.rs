@@ -144,7 +144,7 @@ impl Global {
 
     /// The forge the configuration names (see [`crate::forge::open`]).
     pub fn open_forge(&self, ctx: &Context) -> anyhow::Result<Box<dyn Forge>> {
-        crate::forge::open(&ctx.loaded)
+        crate::forge::open(&ctx.loaded, &ctx.env, ctx.clock.clone())
     }
 
     /// The local forge's run lock (held from observing to the last write, so a second run
@@ -155,7 +155,8 @@ impl Global {
         match fc.kind {
             crate::config::ForgeKind::Github => Ok(None),
             crate::config::ForgeKind::Local => Ok(Some(
-                crate::forge::local::LocalForge::from_config(&ctx.loaded)?.lock_run()?,
+                crate::forge::local::LocalForge::from_config(&ctx.loaded, ctx.clock.clone())?
+                    .lock_run()?,
             )),
         }
     }

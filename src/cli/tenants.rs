@@ -1,8 +1,6 @@
 //! `stackbot tenants`: open or update one pull request per tenant repository and stack for
 //! the releases that exist on the forge.
 
-use std::time::Duration;
-
 use super::{Format, Global};
 use crate::error::{ExitStatus, InvalidInput};
 use crate::tenants::{self, Options, Outcome, TenantReport};
@@ -38,7 +36,6 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
         tenant: a.tenant.clone(),
         shard,
         concurrency: a.jobs.max(1),
-        write_interval: Duration::ZERO,
         progress: crate::report::progress(0, "tenants"),
     })
 }

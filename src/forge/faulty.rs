@@ -72,6 +72,20 @@ impl<F: Forge> Faulty<F> {
         }
     }
 
+    /// Reads pass through; writes go through the fault schedule.
+    fn intercept<T>(
+        &self,
+        method: &'static str,
+        write: bool,
+        call: impl FnOnce() -> ForgeResult<T>,
+    ) -> ForgeResult<T> {
+        if write {
+            self.write(method, call)
+        } else {
+            call()
+        }
+    }
+
     /// Run one write through the fault schedule.
     fn write<T>(
         &self,
@@ -92,175 +106,7 @@ impl<F: Forge> Faulty<F> {
     }
 }
 
-impl<F: Forge> Forge for Faulty<F> {
-    fn kind(&self) -> &'static str {
-        self.inner.kind()
-    }
-
-    fn seed_preview(&self, repo: &RepoRef) -> ForgeResult<Option<crate::model::FileTree>> {
-        self.inner.seed_preview(repo)
-    }
-
-    fn ensure_repo(&self, repo: &RepoRef, default_branch: &str) -> ForgeResult<()> {
-        self.inner.ensure_repo(repo, default_branch)
-    }
-
-    fn branch_head(&self, repo: &RepoRef, branch: &str) -> ForgeResult<Option<String>> {
-        self.inner.branch_head(repo, branch)
-    }
-
-    fn tag_target(&self, repo: &RepoRef, tag: &str) -> ForgeResult<Option<String>> {
-        self.inner.tag_target(repo, tag)
-    }
-
-    fn list_files(&self, repo: &RepoRef, commit: &str) -> ForgeResult<Vec<String>> {
-        self.inner.list_files(repo, commit)
-    }
-
-    fn read_file(&self, repo: &RepoRef, commit: &str, path: &str) -> ForgeResult<Option<Vec<u8>>> {
-        self.inner.read_file(repo, commit, path)
-    }
-
-    fn commit(
-        &self,
-        repo: &RepoRef,
-        branch: &str,
-        parent: &str,
-        expected_head: Option<&str>,
-        changes: &FileChanges,
-        message: &str,
-    ) -> ForgeResult<String> {
-        self.write("commit", || {
-            self.inner
-                .commit(repo, branch, parent, expected_head, changes, message)
-        })
-    }
-
-    fn force_branch(&self, repo: &RepoRef, branch: &str, commit: &str) -> ForgeResult<()> {
-        self.write("force_branch", || {
-            self.inner.force_branch(repo, branch, commit)
-        })
-    }
-
-    fn commits_between(
-        &self,
-        repo: &RepoRef,
-        base: &str,
-        head: &str,
-    ) -> ForgeResult<Vec<CommitInfo>> {
-        self.inner.commits_between(repo, base, head)
-    }
-
-    fn create_tag(
-        &self,
-        repo: &RepoRef,
-        tag: &str,
-        commit: &str,
-        message: &str,
-    ) -> ForgeResult<()> {
-        self.write("create_tag", || {
-            self.inner.create_tag(repo, tag, commit, message)
-        })
-    }
-
-    fn list_releases(&self, repo: &RepoRef) -> ForgeResult<Vec<ReleaseInfo>> {
-        self.inner.list_releases(repo)
-    }
-
-    fn create_draft_release(
-        &self,
-        repo: &RepoRef,
-        tag: &str,
-        name: &str,
-        body: &str,
-    ) -> ForgeResult<ReleaseInfo> {
-        self.write("create_draft_release", || {
-            self.inner.create_draft_release(repo, tag, name, body)
-        })
-    }
-
-    fn upload_asset(
-        &self,
-        repo: &RepoRef,
-        release_id: u64,
-        name: &str,
-        bytes: &[u8],
-    ) -> ForgeResult<AssetInfo> {
-        self.write("upload_asset", || {
-            self.inner.upload_asset(repo, release_id, name, bytes)
-        })
-    }
-
-    fn download_asset(
-        &self,
-        repo: &RepoRef,
-        release_id: u64,
-        asset: &AssetInfo,
-    ) -> ForgeResult<Vec<u8>> {
-        self.inner.download_asset(repo, release_id, asset)
-    }
-
-    fn delete_asset(&self, repo: &RepoRef, release_id: u64, asset_id: u64) -> ForgeResult<()> {
-        self.write("delete_asset", || {
-            self.inner.delete_asset(repo, release_id, asset_id)
-        })
-    }
-
-    fn publish_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<ReleaseInfo> {
-        self.write("publish_release", || {
-            self.inner.publish_release(repo, release_id)
-        })
-    }
-
-    fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {
-        self.write("delete_release", || {
-            self.inner.delete_release(repo, release_id)
-        })
-    }
-
-    fn find_pulls(&self, repo: &RepoRef, head: &str) -> ForgeResult<Vec<PullInfo>> {
-        self.inner.find_pulls(repo, head)
-    }
-
-    fn open_pull(
-        &self,
-        repo: &RepoRef,
-        head: &str,
-        base: &str,
-        title: &str,
-        body: &str,
-    ) -> ForgeResult<PullInfo> {
-        self.write("open_pull", || {
-            self.inner.open_pull(repo, head, base, title, body)
-        })
-    }
-
-    fn update_pull(&self, repo: &RepoRef, number: u64, title: &str, body: &str) -> ForgeResult<()> {
-        self.write("update_pull", || {
-            self.inner.update_pull(repo, number, title, body)
-        })
-    }
-
-    fn close_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<()> {
-        self.write("close_pull", || self.inner.close_pull(repo, number))
-    }
-
-    fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>> {
-        self.inner.list_comments(repo, number)
-    }
-
-    fn create_comment(&self, repo: &RepoRef, number: u64, body: &str) -> ForgeResult<CommentInfo> {
-        self.write("create_comment", || {
-            self.inner.create_comment(repo, number, body)
-        })
-    }
-
-    fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()> {
-        self.write("update_comment", || {
-            self.inner.update_comment(repo, comment_id, body)
-        })
-    }
-}
+super::wrap::forge_wrapper!(Faulty);
 
 #[cfg(test)]
 mod tests {

@@ -33,6 +33,8 @@ use std::path::{Path, PathBuf};
 use git2::{ObjectType, Oid, Repository, Signature};
 use serde::{Deserialize, Serialize};
 
+use crate::clock::SharedClock;
+
 use super::{
     AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, PullInfo,
     PullState, ReleaseInfo, RepoRef,
@@ -46,6 +48,8 @@ pub struct LocalForge {
     committer_email: String,
     /// `owner/name` → directory whose files become the first commit of a new repository.
     seeds: BTreeMap<RepoRef, PathBuf>,
+    /// Dates commits and tags.
+    clock: SharedClock,
 }
 
 /// Held while a `release` run works on the forge; dropping it releases the lock.
@@ -138,25 +142,33 @@ impl Drop for FileLock {
 
 impl LocalForge {
     /// A forge rooted at `root` (created on first write). `committer` signs commits and tags.
+    /// Commits and tags are dated by the system clock unless [`LocalForge::with_clock`] says
+    /// otherwise ([`LocalForge::from_config`], the CLI's way in, always passes the run's clock).
     pub fn new(root: impl Into<PathBuf>, committer_name: &str, committer_email: &str) -> Self {
         LocalForge {
             root: normalize(root.into()),
             committer_name: committer_name.into(),
             committer_email: committer_email.into(),
             seeds: BTreeMap::new(),
+            clock: std::sync::Arc::new(crate::clock::SystemClock),
         }
     }
 
-    /// The local forge `stackbot.yaml` configures (`forge.local`), with its seeds. The one place
-    /// that builds it from configuration.
-    pub fn from_config(loaded: &crate::config::Loaded) -> Result<Self, crate::error::InvalidInput> {
-        let c = &loaded.config.forge;
+    /// The local forge `stackbot.yaml` configures: `forge.local.path` and its seeds (paths
+    /// relative to the configuration file), signed by `forge.committer`, dated by `clock`.
+    /// A seed key that is not `owner/name` is [`InvalidInput`](crate::error::InvalidInput).
+    pub fn from_config(
+        loaded: &crate::config::Loaded,
+        clock: SharedClock,
+    ) -> Result<Self, crate::error::InvalidInput> {
+        let fc = &loaded.config.forge;
         let mut f = LocalForge::new(
-            loaded.resolve(&c.local.path),
-            &c.committer.name,
-            &c.committer.email,
-        );
-        for (repo, dir) in &c.local.seed {
+            loaded.resolve(&fc.local.path),
+            &fc.committer.name,
+            &fc.committer.email,
+        )
+        .with_clock(clock);
+        for (repo, dir) in &fc.local.seed {
             let r = RepoRef::parse(repo).ok_or_else(|| {
                 crate::error::InvalidInput(format!(
                     "{}: forge.local.seed key `{repo}` is not `owner/name`",
@@ -166,6 +178,12 @@ impl LocalForge {
             f = f.with_seed(r, loaded.resolve(dir));
         }
         Ok(f)
+    }
+
+    /// Date commits and tags by `clock`.
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Seed `repo` from the files of `dir` when [`Forge::ensure_repo`] creates it.
@@ -252,7 +270,8 @@ impl LocalForge {
     }
 
     fn signature(&self) -> ForgeResult<Signature<'static>> {
-        Signature::now(&self.committer_name, &self.committer_email)
+        let at = git2::Time::new(self.clock.now().timestamp(), 0);
+        Signature::new(&self.committer_name, &self.committer_email, &at)
             .map_err(|e| git_err("committer signature", e))
     }
 

@@ -13,6 +13,7 @@ pub mod counting;
 pub mod faulty;
 pub mod github;
 pub mod local;
+mod wrap;
 
 pub use crate::model::RepoRef;
 
@@ -103,6 +104,13 @@ pub enum ForgeError {
         "{what} is not a fast-forward of the expected parent: someone else changed it; re-run to reconcile"
     )]
     Conflict { what: String },
+    #[error(
+        "{what}: GitHub answered that it moved (to `{to}`), and stackbot does not follow that \
+         redirect (another host, or too many hops); if the repository was renamed or \
+         transferred, write its new `owner/name` in stackbot.yaml (`forge.repository`, or the \
+         tenant's `repository`)"
+    )]
+    Moved { what: String, to: String },
     #[error("transient forge failure on {what}: {reason} (safe to re-run)")]
     Transient { what: String, reason: String },
     #[error("forge I/O error on {what}: {reason}")]
@@ -262,26 +270,30 @@ pub fn upsert_comment(
 }
 
 /// Open the forge `stackbot.yaml` configures: the local forge (with its seeds) or GitHub, whose
-/// token is read from the environment variable named in `forge.github.token_env`. Without that
-/// variable GitHub is read-only (drafts are invisible, writes fail as unauthorized), which is
-/// all `plan` needs. Configuration mistakes are [`crate::error::InvalidInput`] (exit 2).
-pub fn open(loaded: &crate::config::Loaded) -> anyhow::Result<Box<dyn Forge>> {
+/// token is the variable named in `forge.github.token_env`, looked up in `env` (the CLI reads
+/// the process environment once and hands it down). Without that variable GitHub is read-only
+/// (drafts are invisible, writes fail as unauthorized), which is all `plan` needs. `clock`
+/// dates commits and tags and paces the GitHub client. Configuration mistakes are
+/// [`crate::error::InvalidInput`] (exit 2).
+pub fn open(
+    loaded: &crate::config::Loaded,
+    env: &crate::env::Env,
+    clock: crate::clock::SharedClock,
+) -> anyhow::Result<Box<dyn Forge>> {
     use crate::config::ForgeKind;
     use crate::error::InvalidInput;
     let c = &loaded.config.forge;
     match c.kind {
-        ForgeKind::Local => Ok(Box::new(local::LocalForge::from_config(loaded)?)),
+        ForgeKind::Local => Ok(Box::new(local::LocalForge::from_config(loaded, clock)?)),
         ForgeKind::Github => {
-            let token = std::env::var(&c.github.token_env)
-                .ok()
-                .filter(|t| !t.trim().is_empty());
+            let token = env.non_empty(&c.github.token_env);
             if token.is_none() {
                 tracing::warn!(
                     "`{}` is not set: GitHub is read-only (no drafts visible, no writes)",
                     c.github.token_env
                 );
             }
-            let f = github::GithubForge::new(&c.github, token).map_err(|e| {
+            let f = github::GithubForge::new(&c.github, token, clock).map_err(|e| {
                 InvalidInput(format!("{}: forge.github: {e}", loaded.path.display()))
             })?;
             Ok(Box::new(f.with_committer(&c.committer)))

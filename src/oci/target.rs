@@ -7,7 +7,6 @@
 //! environment lookup, so it is tested without touching the process environment.
 
 use std::fmt;
-use std::net::IpAddr;
 
 use base64::Engine as _;
 
@@ -134,8 +133,7 @@ pub fn is_loopback(registry: &str) -> bool {
     } else {
         registry.split(':').next().unwrap_or("")
     };
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    crate::net::is_loopback_host(host)
 }
 
 fn valid_repository_path(path: &str) -> bool {

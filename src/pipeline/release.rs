@@ -162,7 +162,7 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     let tenants = if ctx.loaded.config.tenants.is_empty() {
         Vec::new()
     } else {
-        super::tenants::run(ctx, forge, &super::tenants::options(forge, false))?
+        super::tenants::run(ctx, forge, &super::tenants::options(false))?
     };
     Ok(Released {
         plan: planned.plan,

@@ -8,17 +8,12 @@ use crate::tenants::{self, AvailableRelease, Options, TenantReport, TenantsError
 
 use super::{Context, Error};
 
-/// How `release` propagates: all tenants, paced for GitHub, with a progress bar (drawn only
-/// on a terminal: CI logs get the summary, people get a live bar).
-pub fn options(forge: &dyn Forge, dry_run: bool) -> Options {
+/// How `release` propagates: all tenants, with a progress bar (drawn only on a terminal: CI
+/// logs get the summary, people get a live bar). Pacing is the forge's business.
+pub fn options(dry_run: bool) -> Options {
     Options {
         dry_run,
         progress: crate::report::progress(0, "tenants"),
-        write_interval: if forge.kind() == "github" {
-            std::time::Duration::from_secs(1)
-        } else {
-            std::time::Duration::ZERO
-        },
         ..Default::default()
     }
 }
@@ -102,7 +97,7 @@ pub fn preview(
     if ctx.loaded.config.tenants.is_empty() {
         return Ok(Vec::new());
     }
-    let reports = plan_after(ctx, forge, &options(forge, true), &planned_releases(p))?;
+    let reports = plan_after(ctx, forge, &options(true), &planned_releases(p))?;
     Ok(reports
         .iter()
         .map(|r| serde_json::to_value(r).expect("reports serialize"))

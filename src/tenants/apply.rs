@@ -1,12 +1,12 @@
 //! The imperative shell of tenant propagation: observe each tenant repository, plan (pure,
 //! see `plan.rs`), then do only the difference. Tenants run concurrently under a bound and
-//! fail independently; writes are paced so a large fan-out stays inside GitHub's secondary
-//! rate limits.
+//! fail independently. Writes are paced by the forge itself (the GitHub transport spaces remote
+//! writes and keeps an hourly budget), so a large fan-out stays inside GitHub's secondary rate
+//! limits without a second pacer here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -29,8 +29,6 @@ pub struct Options {
     pub shard: Option<(u32, u32)>,
     /// Tenants processed at the same time.
     pub concurrency: usize,
-    /// Minimum time between two write requests across all tenants.
-    pub write_interval: Duration,
     /// Shows the fan-out's progress (hidden unless the edge gives a visible bar).
     pub progress: indicatif::ProgressBar,
 }
@@ -42,7 +40,6 @@ impl Default for Options {
             tenant: None,
             shard: None,
             concurrency: 8,
-            write_interval: Duration::ZERO,
             progress: indicatif::ProgressBar::hidden(),
         }
     }
@@ -305,31 +302,10 @@ pub fn observe(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Obs
     })
 }
 
-/// Spaces write requests so bursts never exceed the forge's content-creation limits.
-struct Pacer {
-    interval: Duration,
-    next: Mutex<Instant>,
-}
-
-impl Pacer {
-    fn wait(&self) {
-        if self.interval.is_zero() {
-            return;
-        }
-        let at = {
-            let mut next = self.next.lock().expect("pacer lock");
-            let at = (*next).max(Instant::now());
-            *next = at + self.interval;
-            at
-        };
-        std::thread::sleep(at.saturating_duration_since(Instant::now()));
-    }
-}
-
 const HUMAN_MARKER: &str = "<!-- stackbot:human-commits -->";
 const CLOSE_MARKER: &str = "<!-- stackbot:closed-up-to-date -->";
 
-fn execute(forge: &dyn Forge, p: &TenantPlan, pacer: &Pacer) -> Result<Outcome, ForgeError> {
+fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
     let repo = RepoRef::parse(&p.repository).expect("checked by observe");
     if !p.human_commits.is_empty() {
         if let Some(n) = p.pull {
@@ -346,7 +322,6 @@ fn execute(forge: &dyn Forge, p: &TenantPlan, pacer: &Pacer) -> Result<Outcome, 
             let comments = forge.list_comments(&repo, n)?;
             let full = format!("{HUMAN_MARKER}\n{body}");
             if !comments.iter().any(|c| c.body == full) {
-                pacer.wait();
                 upsert_comment(forge, &repo, n, HUMAN_MARKER, &body)?;
             }
         }
@@ -358,7 +333,6 @@ fn execute(forge: &dyn Forge, p: &TenantPlan, pacer: &Pacer) -> Result<Outcome, 
             .iter()
             .map(|f| (f.path.clone(), Some(f.after.clone())))
             .collect();
-        pacer.wait();
         forge.commit(
             &repo,
             &p.branch,
@@ -371,21 +345,18 @@ fn execute(forge: &dyn Forge, p: &TenantPlan, pacer: &Pacer) -> Result<Outcome, 
     match p.action {
         Action::None => Ok(Outcome::Unchanged),
         Action::Open => {
-            pacer.wait();
             forge.open_pull(&repo, &p.branch, &p.base_branch, &p.title, &p.body)?;
             Ok(Outcome::Opened)
         }
         Action::Update => {
             let n = p.pull.expect("update has a pull request");
             if p.pull_stale {
-                pacer.wait();
                 forge.update_pull(&repo, n, &p.title, &p.body)?;
             }
             Ok(Outcome::Updated)
         }
         Action::Close => {
             let n = p.pull.expect("close has a pull request");
-            pacer.wait();
             upsert_comment(
                 forge,
                 &repo,
@@ -393,7 +364,6 @@ fn execute(forge: &dyn Forge, p: &TenantPlan, pacer: &Pacer) -> Result<Outcome, 
                 CLOSE_MARKER,
                 "The tenant repository already uses the newest releases, so this pull request is no longer needed. Closing it.",
             )?;
-            pacer.wait();
             forge.close_pull(&repo, n)?;
             Ok(Outcome::Closed)
         }
@@ -420,7 +390,6 @@ fn one_tenant(
     releases: &[AvailableRelease],
     bot_email: &str,
     opts: &Options,
-    pacer: &Pacer,
 ) -> Vec<TenantReport> {
     let observed = match observe(forge, t, opts.dry_run) {
         Ok(o) => o,
@@ -436,7 +405,7 @@ fn one_tenant(
             if opts.dry_run {
                 return TenantReport::from_plan(p, Outcome::Planned);
             }
-            match execute(forge, p, pacer) {
+            match execute(forge, p) {
                 Ok(o) => TenantReport::from_plan(p, o),
                 Err(e) => {
                     let mut r = TenantReport::from_plan(p, Outcome::Failed);
@@ -457,10 +426,6 @@ pub fn propagate(
     opts: &Options,
 ) -> Result<Vec<TenantReport>, String> {
     let tenants = selected(config, opts)?;
-    let pacer = Pacer {
-        interval: opts.write_interval,
-        next: Mutex::new(Instant::now()),
-    };
     let bot = &config.forge.committer.email;
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Vec<TenantReport>)>> = Mutex::new(Vec::new());
@@ -474,7 +439,7 @@ pub fn propagate(
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(t) = tenants.get(i) else { break };
                     bar.set_message(t.name.clone());
-                    let r = one_tenant(forge, t, releases, bot, opts, &pacer);
+                    let r = one_tenant(forge, t, releases, bot, opts);
                     results.lock().expect("results lock").push((i, r));
                     bar.inc(1);
                 }

@@ -158,12 +158,7 @@ pub fn install_crypto_provider() {
 /// URLs are left to reqwest, which fails them without connecting.
 pub fn transport_allowed(url: &reqwest::Url) -> bool {
     match url.scheme() {
-        "http" => url.host_str().is_some_and(|h| {
-            let h = h.trim_start_matches('[').trim_end_matches(']');
-            h.eq_ignore_ascii_case("localhost")
-                || h.parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }),
+        "http" => url.host_str().is_some_and(crate::net::is_loopback_host),
         _ => true,
     }
 }

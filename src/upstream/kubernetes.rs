@@ -79,19 +79,8 @@ pub fn describe_body(body: &str) -> &'static str {
     }
 }
 
-/// The `rel="next"` target of a `Link` header.
-pub fn next_link(header: &str) -> Option<String> {
-    header.split(',').find_map(|part| {
-        let mut pieces = part.split(';');
-        let target = pieces.next()?.trim();
-        let is_next = pieces.any(|p| {
-            let p = p.trim().replace(' ', "");
-            p == "rel=\"next\"" || p == "rel=next"
-        });
-        (is_next && target.starts_with('<') && target.ends_with('>'))
-            .then(|| target[1..target.len() - 1].to_string())
-    })
-}
+/// The `rel="next"` target of a `Link` header (one parser for every client: [`crate::net`]).
+pub use crate::net::next_link;
 
 /// Parse the stored release list: drop drafts and pre-releases by flag *and* by the strict
 /// `^v1\.(\d+)\.(\d+)$` tag grammar, sort by version, deduplicate.

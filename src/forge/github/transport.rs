@@ -4,320 +4,101 @@
 //! octocrab's own retry layer is switched off ([`RetryConfig::None`]): it retries POSTs after a
 //! 5xx, which after a 502 that GitHub had already acted on creates duplicate drafts and refs.
 //! Reads are retried here; writes are retried by the forge, which first looks up whether an
-//! ambiguous attempt took effect.
+//! ambiguous attempt took effect. octocrab's redirect following is off too (it turned a
+//! redirected POST into a GET and took an unfollowed `307` for success): redirects are
+//! followed here, by the rules of [`redirects`](super::redirects).
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
 
-use http::{HeaderMap, Method, StatusCode};
+use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
 use octocrab::service::middleware::retry::RetryConfig;
 use octocrab::{OctoBody, Octocrab};
 
+use super::pacing::{Pacer, WriteBudget};
+use super::redirects::{
+    Hop, MAX_HOPS, Origins, Via, moved_repo, next_hop, repo_id_of_path, repo_of_path,
+};
+use super::retry::{RetryPolicy, rate_limit_wait};
+use super::settings::Settings;
+pub use super::wire::{Outcome, Req, Resp, Target};
+use crate::clock::SharedClock;
 use crate::forge::ForgeError;
-
-/// How hard to try before giving up. Bounded in attempts *and* in the longest wait we accept
-/// from a `Retry-After`, so a run never hangs on a throttled API.
-#[derive(Debug, Clone)]
-pub struct RetryPolicy {
-    /// Retries after the first attempt (per call).
-    pub max_retries: u32,
-    /// First backoff delay; doubled per retry, with ±50 % jitter.
-    pub base_delay: Duration,
-    /// Cap of one backoff delay.
-    pub max_delay: Duration,
-    /// Longest `Retry-After` / rate-limit reset we wait for; longer ones fail as transient.
-    pub max_rate_limit_wait: Duration,
-}
-
-impl RetryPolicy {
-    /// Conservative defaults for a real GitHub; faster backoff for a loopback test server.
-    pub fn for_host(loopback: bool) -> Self {
-        RetryPolicy {
-            max_retries: 6,
-            base_delay: if loopback {
-                Duration::from_millis(20)
-            } else {
-                Duration::from_secs(1)
-            },
-            max_delay: if loopback {
-                Duration::from_millis(500)
-            } else {
-                Duration::from_secs(30)
-            },
-            max_rate_limit_wait: Duration::from_secs(300),
-        }
-    }
-
-    /// The delay before retry number `n` (0-based), with jitter.
-    pub fn backoff(&self, n: u32) -> Duration {
-        let exp = self
-            .base_delay
-            .saturating_mul(1u32 << n.min(16))
-            .min(self.max_delay);
-        let jitter = 0.5 + fastrand::f64();
-        exp.mul_f64(jitter)
-    }
-}
-
-/// Which client sends a request: the API one or the upload one (a separate base URI, which
-/// also sidesteps octocrab's GHE upload-path rewriting bug).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    Api,
-    Upload,
-}
-
-/// One request, fully buffered so it can be re-sent intact.
-#[derive(Debug, Clone)]
-pub struct Req {
-    pub method: Method,
-    /// Path and query, relative to the target's base URI (or already carrying its base path).
-    pub path: String,
-    pub body: Option<(Vec<u8>, &'static str)>,
-    pub accept: &'static str,
-    pub target: Target,
-}
-
-impl Req {
-    pub fn get(path: impl Into<String>) -> Self {
-        Req {
-            method: Method::GET,
-            path: path.into(),
-            body: None,
-            accept: "application/vnd.github+json",
-            target: Target::Api,
-        }
-    }
-
-    pub fn json(method: Method, path: impl Into<String>, body: &serde_json::Value) -> Self {
-        Req {
-            method,
-            path: path.into(),
-            body: Some((body.to_string().into_bytes(), "application/json")),
-            accept: "application/vnd.github+json",
-            target: Target::Api,
-        }
-    }
-
-    pub fn delete(path: impl Into<String>) -> Self {
-        Req {
-            method: Method::DELETE,
-            ..Req::get(path)
-        }
-    }
-
-    /// Mutating requests are paced and never retried blindly.
-    pub fn is_write(&self) -> bool {
-        self.method != Method::GET && self.method != Method::HEAD
-    }
-}
-
-/// A response with its body read.
-#[derive(Debug)]
-pub struct Resp {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Vec<u8>,
-}
-
-impl Resp {
-    pub fn json<T: serde::de::DeserializeOwned>(&self, what: &str) -> Result<T, ForgeError> {
-        serde_json::from_slice(&self.body).map_err(|e| ForgeError::Io {
-            what: what.to_string(),
-            reason: format!("unexpected response from GitHub ({}): {e}", self.status),
-        })
-    }
-
-    /// GitHub's `message` plus the `code`s of `errors[]`, for classification and messages.
-    pub fn message(&self) -> (String, Vec<String>) {
-        let v: serde_json::Value = serde_json::from_slice(&self.body).unwrap_or_default();
-        let msg = v["message"].as_str().unwrap_or("").to_string();
-        let mut codes = Vec::new();
-        if let Some(errs) = v["errors"].as_array() {
-            for e in errs {
-                if let Some(c) = e["code"].as_str() {
-                    codes.push(c.to_string());
-                }
-                if let Some(m) = e["message"].as_str() {
-                    codes.push(m.to_string());
-                }
-                if let Some(m) = e.as_str() {
-                    codes.push(m.to_string());
-                }
-            }
-        }
-        (msg, codes)
-    }
-}
-
-/// What one attempt amounted to.
-#[derive(Debug)]
-pub enum Outcome {
-    /// 2xx.
-    Ok(Resp),
-    /// The server refused before acting (secondary or primary rate limit); wait this long.
-    RateLimited(Duration, String),
-    /// 5xx or a transport failure: the request may or may not have taken effect.
-    Ambiguous(String),
-    /// Any other status: a definite answer (401, 403, 404, 409, 422, ...).
-    Refused(Resp),
-}
-
-/// Rate-limit classification of a 403/429: `Some(wait)` if the server asks us to slow down.
-pub fn rate_limit_wait(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<Duration> {
-    if status != StatusCode::FORBIDDEN && status != StatusCode::TOO_MANY_REQUESTS {
-        return None;
-    }
-    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
-    if let Some(secs) = header("retry-after").and_then(|s| s.trim().parse::<u64>().ok()) {
-        return Some(Duration::from_secs(secs));
-    }
-    if header("x-ratelimit-remaining") == Some("0") {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let reset = header("x-ratelimit-reset")
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(now + 60);
-        return Some(Duration::from_secs(reset.saturating_sub(now).max(1)));
-    }
-    let text = String::from_utf8_lossy(body).to_ascii_lowercase();
-    if status == StatusCode::TOO_MANY_REQUESTS || text.contains("rate limit") {
-        // GitHub: without headers, wait at least a minute before retrying.
-        return Some(Duration::from_secs(60));
-    }
-    None
-}
-
-/// Spaces mutating requests at least `interval` apart (GitHub asks for ≥ 1 s between mutative
-/// calls to stay inside the secondary rate limits). Callers from several threads share one slot
-/// sequence, so the rate holds for the whole process, not per thread.
-#[derive(Debug)]
-pub struct Pacer {
-    interval: Duration,
-    next: Mutex<Option<Instant>>,
-}
-
-impl Pacer {
-    pub fn new(interval: Duration) -> Self {
-        Pacer {
-            interval,
-            next: Mutex::new(None),
-        }
-    }
-
-    pub async fn wait(&self) {
-        if self.interval.is_zero() {
-            return;
-        }
-        let slot = {
-            let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
-            let now = Instant::now();
-            let slot = next.map_or(now, |n| n.max(now));
-            *next = Some(slot + self.interval);
-            slot
-        };
-        tokio::time::sleep_until(slot.into()).await;
-    }
-}
-
-/// Caps mutating requests per rolling hour (GitHub's secondary limit refuses content-creating
-/// requests beyond about 500 an hour). Refusing locally, before sending, keeps the run's state
-/// clean: the write simply did not happen, and the next run reconciles it.
-#[derive(Debug)]
-pub struct WriteBudget {
-    /// `None`: unlimited.
-    pub per_hour: Option<u32>,
-    /// Send times of the writes inside the current window, oldest first.
-    sent: Mutex<std::collections::VecDeque<Instant>>,
-}
-
-impl WriteBudget {
-    const WINDOW: Duration = Duration::from_secs(3600);
-
-    pub fn new(per_hour: Option<u32>) -> Self {
-        WriteBudget {
-            per_hour,
-            sent: Mutex::new(std::collections::VecDeque::new()),
-        }
-    }
-
-    /// Take one write from the budget, or say why not. Shared by all threads of the process.
-    pub fn spend(&self) -> Result<(), String> {
-        let Some(limit) = self.per_hour else {
-            return Ok(());
-        };
-        let mut sent = self.sent.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        while sent
-            .front()
-            .is_some_and(|t| now.duration_since(*t) >= Self::WINDOW)
-        {
-            sent.pop_front();
-        }
-        if sent.len() >= limit as usize {
-            return Err(format!(
-                "hourly write budget of {limit} content-creating requests used \
-                 (forge.github.writes_per_hour); the next scheduled run continues where this \
-                 one stopped"
-            ));
-        }
-        sent.push_back(now);
-        Ok(())
-    }
-}
+use crate::net::Origin;
 
 /// Counters a caller (or a benchmark) can read: how many requests went out, how many retries.
 #[derive(Debug, Default)]
 pub struct Stats {
-    pub requests: std::sync::atomic::AtomicU64,
-    pub retries: std::sync::atomic::AtomicU64,
+    pub requests: AtomicU64,
+    pub retries: AtomicU64,
 }
 
-/// The two octocrab clients plus everything needed to send and classify a request.
+/// The octocrab clients plus everything needed to send and classify a request.
 pub struct Transport {
+    /// API and upload clients carry no credentials of their own: the transport adds the
+    /// `Authorization` header per request, and only towards these two origins.
     api: Octocrab,
     upload: Octocrab,
-    /// The token, kept only to scrub it from any text we produce.
+    /// For redirects to another origin (asset storage): never sees a token.
+    foreign: Octocrab,
+    origins: Origins,
+    /// The API base path (`/api/v3` on GitHub Enterprise, empty on github.com).
+    api_base_path: String,
+    /// The token; also used to scrub it from any text we produce.
     secret: Option<String>,
     pub policy: RetryPolicy,
     pacer: Pacer,
     pub budget: WriteBudget,
     pub stats: Stats,
+    /// The run's clock: pacing, backoff, rate-limit resets.
+    pub clock: SharedClock,
+    /// Repositories GitHub redirected away from (`old` → `new`), each warned about once.
+    moved: Mutex<BTreeMap<String, String>>,
 }
 
 impl Transport {
     pub fn new(
-        api_base: &str,
-        upload_base: &str,
+        settings: &Settings,
         token: Option<String>,
-        policy: RetryPolicy,
-        write_interval: Duration,
-        writes_per_hour: Option<u32>,
+        clock: SharedClock,
     ) -> Result<Self, String> {
         let build = |base: &str| -> Result<Octocrab, String> {
-            let mut b = Octocrab::builder()
+            Octocrab::builder()
                 .base_uri(base)
                 .map_err(|e| format!("invalid base URL `{base}`: {e}"))?
                 .add_retry_config(RetryConfig::None)
                 .set_connect_timeout(Some(Duration::from_secs(15)))
-                .set_read_timeout(Some(Duration::from_secs(120)));
-            if let Some(t) = &token {
-                b = b.personal_token(t.clone());
-            }
-            b.build()
+                .set_read_timeout(Some(Duration::from_secs(120)))
+                .build()
                 .map_err(|e| format!("cannot build the GitHub client: {e}"))
         };
+        let origin =
+            |u: &str| Origin::parse(u).ok_or_else(|| format!("`{u}` has no scheme and host"));
         Ok(Transport {
-            api: build(api_base)?,
-            upload: build(upload_base)?,
+            api: build(&settings.api_url)?,
+            upload: build(&settings.upload_origin)?,
+            // Every foreign request is an absolute URL; the base is never used.
+            foreign: build(&settings.upload_origin)?,
+            origins: Origins {
+                api: origin(&settings.api_url)?,
+                upload: origin(&settings.upload_origin)?,
+            },
+            api_base_path: settings
+                .api_url
+                .parse::<http::Uri>()
+                .map(|u| u.path().trim_end_matches('/').to_string())
+                .unwrap_or_default(),
             secret: token,
-            policy,
-            pacer: Pacer::new(write_interval),
-            budget: WriteBudget::new(writes_per_hour),
+            policy: settings.policy.clone(),
+            pacer: Pacer::new(settings.write_interval),
+            budget: WriteBudget::new(settings.writes_per_hour),
             stats: Stats::default(),
+            clock,
+            moved: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -330,63 +111,138 @@ impl Transport {
         }
     }
 
-    /// Send one attempt and classify it.
+    /// Repositories GitHub redirected away from during this run, `old` → `new`.
+    pub fn moved(&self) -> BTreeMap<String, String> {
+        self.moved.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Send one attempt, following redirects as [`redirects`](super::redirects) allows, and
+    /// classify the final answer. Every hop is a request GitHub counts.
     pub async fn attempt(&self, req: &Req) -> Outcome {
         if req.is_write() {
-            self.pacer.wait().await;
+            self.pacer.wait(self.clock.as_ref());
         }
-        self.stats
-            .requests
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut hop = Hop {
+            via: match req.target {
+                Target::Api => Via::Api,
+                Target::Upload => Via::Upload,
+            },
+            uri: req.path.clone(),
+            method: req.method.clone(),
+            keep_body: true,
+        };
+        let mut hops = 0;
+        loop {
+            let resp = match self.send(req, &hop).await {
+                Ok(r) => r,
+                Err(o) => return o,
+            };
+            if !resp.status.is_redirection() || resp.status == StatusCode::NOT_MODIFIED {
+                if hops > 0 {
+                    self.note_move(&req.path, &hop).await;
+                }
+                return self.classify(resp);
+            }
+            let current = match hop.via {
+                Via::Api => self.origins.api.clone(),
+                Via::Upload => self.origins.upload.clone(),
+                Via::Foreign => match Origin::parse(&hop.uri) {
+                    Some(o) => o,
+                    None => return Outcome::Refused(resp),
+                },
+            };
+            let location = resp
+                .headers
+                .get(http::header::LOCATION)
+                .and_then(|v| v.to_str().ok());
+            let next = next_hop(
+                &self.origins,
+                &current,
+                resp.status,
+                location,
+                &hop.method,
+                req.follow_foreign,
+            );
+            match next {
+                Some(mut next) if hops < MAX_HOPS => {
+                    next.keep_body &= hop.keep_body;
+                    hop = next;
+                    hops += 1;
+                }
+                // Not followable: a definite answer the forge maps to `ForgeError::Moved`.
+                _ => return Outcome::Refused(resp),
+            }
+        }
+    }
+
+    /// One HTTP exchange, body read. `Err` is a transport failure (the request may or may
+    /// not have reached GitHub).
+    async fn send(&self, req: &Req, hop: &Hop) -> Result<Resp, Outcome> {
+        self.stats.requests.fetch_add(1, Relaxed);
         let mut b = http::Request::builder()
-            .method(req.method.clone())
-            .uri(req.path.as_str())
-            .header(http::header::ACCEPT, req.accept)
-            .header("x-github-api-version", "2022-11-28");
-        let body = match &req.body {
-            Some((bytes, ct)) => {
+            .method(hop.method.clone())
+            .uri(hop.uri.as_str())
+            .header(http::header::ACCEPT, req.accept);
+        let client = match hop.via {
+            Via::Api => &self.api,
+            Via::Upload => &self.upload,
+            Via::Foreign => &self.foreign,
+        };
+        if hop.via != Via::Foreign {
+            b = b.header("x-github-api-version", "2022-11-28");
+            if let Some(auth) = self.authorization() {
+                b = b.header(http::header::AUTHORIZATION, auth);
+            }
+        }
+        let body = match (&req.body, hop.keep_body) {
+            (Some((bytes, ct)), true) => {
                 b = b.header(http::header::CONTENT_TYPE, *ct);
                 OctoBody::from(bytes.clone())
             }
-            None => {
+            _ => {
                 b = b.header(http::header::CONTENT_LENGTH, "0");
                 OctoBody::empty()
             }
         };
-        let request = match b.body(body) {
-            Ok(r) => r,
-            Err(e) => return Outcome::Ambiguous(self.scrub(format!("bad request: {e}"))),
-        };
-        let client = match req.target {
-            Target::Api => &self.api,
-            Target::Upload => &self.upload,
-        };
-        let resp = match client.execute(request).await {
-            Ok(r) => r,
-            Err(e) => {
-                return Outcome::Ambiguous(self.scrub(format!(
-                    "connection failed or dropped before an answer: {e}"
-                )));
-            }
-        };
+        let request = b
+            .body(body)
+            .map_err(|e| Outcome::Ambiguous(self.scrub(format!("bad request: {e}"))))?;
+        let resp = client.execute(request).await.map_err(|e| {
+            Outcome::Ambiguous(self.scrub(format!(
+                "connection failed or dropped before an answer: {e}"
+            )))
+        })?;
         let (parts, body) = resp.into_parts();
         let body = match body.collect().await {
             Ok(c) => c.to_bytes().to_vec(),
             Err(e) => {
-                return Outcome::Ambiguous(
+                return Err(Outcome::Ambiguous(
                     self.scrub(format!("connection lost while reading the answer: {e}")),
-                );
+                ));
             }
         };
-        let resp = Resp {
+        Ok(Resp {
             status: parts.status,
             headers: parts.headers,
             body,
-        };
-        if resp.status.is_success() || resp.status.is_redirection() {
+        })
+    }
+
+    /// The `Authorization` header for GitHub's own origins (never for a foreign one).
+    fn authorization(&self) -> Option<HeaderValue> {
+        let token = self.secret.as_deref()?;
+        let mut v = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
+        v.set_sensitive(true);
+        Some(v)
+    }
+
+    fn classify(&self, resp: Resp) -> Outcome {
+        if resp.status.is_success() {
             return Outcome::Ok(resp);
         }
-        if let Some(wait) = rate_limit_wait(resp.status, &resp.headers, &resp.body) {
+        if let Some(wait) =
+            rate_limit_wait(resp.status, &resp.headers, &resp.body, self.clock.now())
+        {
             let (msg, _) = resp.message();
             return Outcome::RateLimited(wait, self.scrub(format!("{} {msg}", resp.status)));
         }
@@ -397,8 +253,60 @@ impl Transport {
         Outcome::Refused(resp)
     }
 
+    /// After a followed redirect chain: if it left the repository the request named, the
+    /// configuration names the old one. Warn once per repository, naming the new one (a
+    /// `/repositories/{id}` location costs one read to learn its name).
+    async fn note_move(&self, first: &str, last: &Hop) {
+        let Some(old) = moved_repo(first, &last.uri) else {
+            return;
+        };
+        if self.moved().contains_key(&old) {
+            return;
+        }
+        let new = match (repo_of_path(&last.uri), repo_id_of_path(&last.uri)) {
+            (Some(n), _) => n,
+            (None, Some(id)) => self
+                .name_of(id)
+                .await
+                .unwrap_or(format!("repository id {id}")),
+            _ => last.uri.clone(),
+        };
+        let first_time = self
+            .moved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(old.clone(), new.clone())
+            .is_none();
+        if first_time {
+            tracing::warn!(
+                target: "stackbot::forge::github",
+                "GitHub redirects `{old}` to `{new}` (the repository was renamed or \
+                 transferred): stackbot follows the redirect, but write `{new}` in \
+                 stackbot.yaml (`forge.repository`, or the tenant's `repository`) before \
+                 GitHub drops the redirect or someone reuses the old name"
+            );
+        }
+    }
+
+    /// `owner/name` of a repository id, if GitHub tells.
+    async fn name_of(&self, id: u64) -> Option<String> {
+        let req = Req::get(format!("/repositories/{id}"));
+        let hop = Hop {
+            via: Via::Api,
+            uri: format!("{}/repositories/{id}", self.api_base_path),
+            method: http::Method::GET,
+            keep_body: false,
+        };
+        let r = self.send(&req, &hop).await.ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&r.body).ok()?;
+        r.status
+            .is_success()
+            .then(|| v["full_name"].as_str().map(str::to_string))
+            .flatten()
+    }
+
     /// Wait before retry `n`, or give up when the budget is spent. `Err` carries the reason.
-    pub async fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
+    pub fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
         let (wait, reason) = match outcome {
             Outcome::RateLimited(w, r) => {
                 if *w > self.policy.max_rate_limit_wait {
@@ -419,16 +327,14 @@ impl Transport {
                 n + 1
             ));
         }
-        self.stats
-            .retries
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.stats.retries.fetch_add(1, Relaxed);
         tracing::warn!(
             target: "stackbot::forge::github",
             "{what}: attempt {} failed ({reason}); retrying in {} ms",
             n + 1,
             wait.as_millis()
         );
-        tokio::time::sleep(wait).await;
+        self.clock.sleep(wait);
         Ok(())
     }
 
@@ -442,7 +348,7 @@ impl Transport {
                 Outcome::Ok(r) => return Ok(Ok(r)),
                 Outcome::Refused(r) => return Ok(Err(r)),
                 other => {
-                    if let Err(reason) = self.pause(what, n, &other).await {
+                    if let Err(reason) = self.pause(what, n, &other) {
                         return Err(ForgeError::Transient {
                             what: what.to_string(),
                             reason,

@@ -1,0 +1,55 @@
+//! GitHub's definite answers mapped to the errors the [`Forge`](crate::forge::Forge) trait
+//! promises. One table, so "422 already_exists" means [`ForgeError::AlreadyExists`] for refs,
+//! releases, assets and pull requests alike.
+
+use http::StatusCode;
+
+use super::GithubForge;
+use super::transport::Resp;
+use crate::forge::ForgeError;
+
+impl GithubForge {
+    /// Map a definite refusal to the error the trait promises. Messages are scrubbed of the
+    /// token whatever GitHub echoed back.
+    pub(super) fn refusal(&self, what: &str, r: &Resp) -> ForgeError {
+        let (msg, codes) = r.message();
+        let msg = self.t.scrub(msg);
+        let what = what.to_string();
+        let all = format!("{msg} {}", codes.join(" ")).to_ascii_lowercase();
+        match r.status {
+            s if s.is_redirection() => ForgeError::Moved {
+                what,
+                to: self.t.scrub(
+                    r.headers
+                        .get(http::header::LOCATION)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("no Location given")
+                        .to_string(),
+                ),
+            },
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ForgeError::Unauthorized {
+                what: if msg.is_empty() {
+                    what
+                } else {
+                    format!("{what} (GitHub: {msg})")
+                },
+                token_env: self.token_env.clone(),
+            },
+            StatusCode::NOT_FOUND => ForgeError::NotFound { what },
+            StatusCode::UNPROCESSABLE_ENTITY if all.contains("fast forward") => {
+                ForgeError::Conflict { what }
+            }
+            StatusCode::UNPROCESSABLE_ENTITY
+                if all.contains("already_exists") || all.contains("already exists") =>
+            {
+                ForgeError::AlreadyExists { what }
+            }
+            s => ForgeError::Rejected {
+                what,
+                reason: self
+                    .t
+                    .scrub(format!("GitHub answered {s}: {msg} {}", codes.join("; "))),
+            },
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Pull requests and issue comments.
+
+use http::Method;
+use serde_json::{Value, json};
+
+use super::transport::Req;
+use super::{GithubForge, enc, str_of};
+use crate::forge::{CommentInfo, ForgeResult, PullInfo, PullState, RepoRef};
+
+impl GithubForge {
+    pub(super) async fn find_pulls_a(
+        &self,
+        repo: &RepoRef,
+        head: &str,
+    ) -> ForgeResult<Vec<PullInfo>> {
+        let what = format!("pull requests from `{head}` in {repo}");
+        let path = format!(
+            "{}/pulls?state=all&head={}&per_page=100",
+            Self::repo_path(repo),
+            enc(&format!("{}:{head}", repo.owner), false)
+        );
+        let all = self
+            .get_all(&what, path, |v| v.as_array().cloned().unwrap_or_default())
+            .await?;
+        let mut pulls: Vec<PullInfo> = all.iter().map(pull_of).filter(|p| p.head == head).collect();
+        pulls.sort_by_key(|p| std::cmp::Reverse(p.number));
+        Ok(pulls)
+    }
+
+    pub(super) async fn open_pull_a(
+        &self,
+        repo: &RepoRef,
+        head: &str,
+        base: &str,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<PullInfo> {
+        let what = format!("pull request `{head}` → `{base}` in {repo}");
+        let req = Req::json(
+            Method::POST,
+            format!("{}/pulls", Self::repo_path(repo)),
+            &json!({"head": head, "base": base, "title": title, "body": body}),
+        );
+        self.write_checked(
+            &what,
+            &req,
+            |r| Ok(pull_of(&r.json(&what)?)),
+            async || {
+                Ok(self
+                    .find_pulls_a(repo, head)
+                    .await?
+                    .into_iter()
+                    .find(|p| p.state == PullState::Open && p.base == base))
+            },
+        )
+        .await
+    }
+
+    pub(super) async fn patch_pull(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        body: Value,
+    ) -> ForgeResult<()> {
+        let what = format!("pull request #{number} of {repo}");
+        let req = Req::json(
+            Method::PATCH,
+            format!("{}/pulls/{number}", Self::repo_path(repo)),
+            &body,
+        );
+        self.write_ok(&what, &req).await.map(|_| ())
+    }
+
+    pub(super) async fn list_comments_a(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+    ) -> ForgeResult<Vec<CommentInfo>> {
+        let what = format!("comments of #{number} in {repo}");
+        let all = self
+            .get_all(
+                &what,
+                format!(
+                    "{}/issues/{number}/comments?per_page=100",
+                    Self::repo_path(repo)
+                ),
+                |v| v.as_array().cloned().unwrap_or_default(),
+            )
+            .await?;
+        let mut out: Vec<CommentInfo> = all.iter().map(comment_of).collect();
+        out.sort_by_key(|c| c.id);
+        Ok(out)
+    }
+
+    pub(super) async fn update_comment_a(
+        &self,
+        repo: &RepoRef,
+        comment_id: u64,
+        body: &str,
+    ) -> ForgeResult<()> {
+        let what = format!("comment {comment_id} in {repo}");
+        let req = Req::json(
+            Method::PATCH,
+            format!("{}/issues/comments/{comment_id}", Self::repo_path(repo)),
+            &json!({"body": body}),
+        );
+        self.write_ok(&what, &req).await.map(|_| ())
+    }
+
+    pub(super) async fn create_comment_a(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        body: &str,
+    ) -> ForgeResult<CommentInfo> {
+        let what = format!("comment on #{number} in {repo}");
+        let req = Req::json(
+            Method::POST,
+            format!("{}/issues/{number}/comments", Self::repo_path(repo)),
+            &json!({"body": body}),
+        );
+        self.write_checked(
+            &what,
+            &req,
+            |r| Ok(comment_of(&r.json(&what)?)),
+            // The bot's comments carry a unique marker, so an identical body is ours.
+            async || {
+                Ok(self
+                    .list_comments_a(repo, number)
+                    .await?
+                    .into_iter()
+                    .rev()
+                    .find(|c| c.body == body))
+            },
+        )
+        .await
+    }
+}
+
+fn pull_of(v: &Value) -> PullInfo {
+    let state = if !v["merged_at"].is_null() || v["merged"].as_bool() == Some(true) {
+        PullState::Merged
+    } else if v["state"].as_str() == Some("open") {
+        PullState::Open
+    } else {
+        PullState::Closed
+    };
+    PullInfo {
+        number: v["number"].as_u64().unwrap_or_default(),
+        head: str_of(&v["head"]["ref"]),
+        base: str_of(&v["base"]["ref"]),
+        title: str_of(&v["title"]),
+        body: str_of(&v["body"]),
+        state,
+        html_url: str_of(&v["html_url"]),
+    }
+}
+
+fn comment_of(v: &Value) -> CommentInfo {
+    CommentInfo {
+        id: v["id"].as_u64().unwrap_or_default(),
+        body: str_of(&v["body"]),
+    }
+}

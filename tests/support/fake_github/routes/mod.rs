@@ -1,0 +1,153 @@
+//! The REST API, one module per resource: repositories, the git database, contents and
+//! compare, releases and assets, issues and pull requests with their comments.
+
+mod contents;
+mod git;
+mod issues;
+mod releases;
+mod repos;
+
+use std::collections::BTreeMap;
+
+use axum::http::Method;
+use serde_json::Value;
+
+use super::answer::Ans;
+use super::repr::Urls;
+use super::server::enc_q;
+use super::state::{Lookup, World};
+
+/// What a handler knows about the request besides method, path and body.
+pub struct Ctx<'a> {
+    pub urls: &'a Urls,
+    /// A valid token was presented (drafts are visible, writes allowed).
+    pub authed: bool,
+    pub accept: &'a str,
+    pub query: &'a BTreeMap<String, String>,
+    /// The query in its order (kept in the `Link`s GitHub builds).
+    pub query_list: &'a [(String, String)],
+    /// The request came to the upload host.
+    pub upload: bool,
+    pub content_type: &'a str,
+    /// The signature download URLs carry (checked by the download host).
+    pub download_key: &'a str,
+}
+
+impl Ctx<'_> {
+    /// Slice a list into the requested page (`per_page` default 30, at most 100) and build
+    /// GitHub's `Link` header: `prev`, `next`, `last`, `first`, in that order, pointing at
+    /// `/repositories/{id}/…` for repository lists, the original query kept.
+    pub fn page(&self, repo_id: u64, rest: &str, items: Vec<Value>) -> Ans {
+        let per = self
+            .query
+            .get("per_page")
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(30)
+            .clamp(1, 100);
+        let page = self
+            .query
+            .get("page")
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(1)
+            .max(1);
+        let last = items.len().div_ceil(per).max(1);
+        let slice: Vec<Value> = items.into_iter().skip((page - 1) * per).take(per).collect();
+        let mut a = Ans::json(200, Value::Array(slice));
+        a.link = self.link(&format!("/repositories/{repo_id}{rest}"), page, last);
+        a
+    }
+
+    fn link(&self, path: &str, page: usize, last: usize) -> Option<String> {
+        let url = |p: usize| {
+            let mut q: Vec<(String, String)> = self
+                .query_list
+                .iter()
+                .filter(|(k, _)| k != "page")
+                .cloned()
+                .collect();
+            q.push(("page".into(), p.to_string()));
+            let qs: Vec<String> = q
+                .iter()
+                .map(|(k, v)| format!("{}={}", enc_q(k), enc_q(v)))
+                .collect();
+            format!("<{}{path}?{}>", self.urls.api, qs.join("&"))
+        };
+        let mut links = Vec::new();
+        if page > 1 {
+            links.push(format!("{}; rel=\"prev\"", url(page - 1)));
+        }
+        if page < last {
+            links.push(format!("{}; rel=\"next\"", url(page + 1)));
+            links.push(format!("{}; rel=\"last\"", url(last)));
+        }
+        if page > 1 {
+            links.push(format!("{}; rel=\"first\"", url(1)));
+        }
+        (!links.is_empty()).then(|| links.join(", "))
+    }
+
+    /// A boolean query flag (`recursive=1`, `recursive=true`).
+    pub fn flag(&self, name: &str) -> bool {
+        self.query
+            .get(name)
+            .is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
+    }
+}
+
+pub fn is_num(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Ids and timestamps a write may use, drawn before the repository is borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct Fresh {
+    pub id: u64,
+    pub seq: u64,
+}
+
+pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]) -> Ans {
+    let s: Vec<&str> = segs.iter().map(|s| s.as_str()).collect();
+    // Uploads belong on the upload host: the API host does not know the route.
+    if let ["repos", _, _, "releases", _, "assets"] = s.as_slice()
+        && *m == Method::POST
+        && !cx.upload
+    {
+        return Ans::not_found();
+    }
+    let body: Value = if raw.is_empty() || cx.upload {
+        Value::Null
+    } else {
+        match serde_json::from_slice(raw) {
+            Ok(v) => v,
+            Err(_) => return Ans::msg(400, "Problems parsing JSON"),
+        }
+    };
+    w.seq += 1;
+    let fresh = Fresh {
+        seq: w.seq,
+        id: w.next_id(),
+    };
+    match (m.clone(), s.as_slice()) {
+        (Method::POST, ["orgs", org, "repos"]) => return repos::create(w, cx, org, &body, fresh),
+        (Method::POST, ["user", "repos"]) => {
+            return repos::create(w, cx, super::repr::VIEWER, &body, fresh);
+        }
+        _ => {}
+    }
+    let ["repos", owner, name, rest @ ..] = s.as_slice() else {
+        return Ans::not_found();
+    };
+    let full = match w.lookup(owner, name) {
+        Lookup::Found(f) => f,
+        _ => return Ans::not_found(),
+    };
+    if let Some(a) = repos::handle(w, cx, m, &full, rest, &body) {
+        return a;
+    }
+    let repo = w.repos.get_mut(&full).expect("found above");
+    let r = git::handle(repo, cx, m, &full, rest, &body, fresh)
+        .or_else(|| contents::handle(repo, cx, m, &full, rest, &body, fresh))
+        .or_else(|| releases::handle(repo, cx, m, &full, rest, &body, raw, fresh))
+        .or_else(|| issues::handle(repo, cx, m, &full, rest, &body, fresh));
+    r.unwrap_or_else(Ans::not_found)
+}

@@ -1,0 +1,570 @@
+//! The fake's state: repositories with a content-addressed git object store, refs, releases
+//! with assets, issues and pull requests (one number sequence), comments, labels, and the
+//! names a repository answered to before it was renamed or transferred.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use sha2::Digest as _;
+
+use super::{
+    BranchSnapshot, CommentSnapshot, PullSnapshot, ReleaseSnapshot, RepoSnapshot, TagSnapshot,
+};
+
+#[derive(Debug, Clone)]
+pub struct Person {
+    pub name: String,
+    pub email: String,
+    pub date: String,
+}
+
+pub fn person(name: &str, email: &str, seq: u64) -> Person {
+    Person {
+        name: name.into(),
+        email: email.into(),
+        date: date_of(seq),
+    }
+}
+
+/// A deterministic, increasing timestamp per sequence number.
+pub fn date_of(seq: u64) -> String {
+    let t = chrono::DateTime::from_timestamp(1_780_000_000 + seq as i64, 0).unwrap();
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[derive(Debug, Clone)]
+pub struct CommitObj {
+    pub tree: String,
+    pub parents: Vec<String>,
+    pub message: String,
+    pub author: Person,
+    pub committer: Person,
+    pub seq: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct TagObj {
+    pub tag: String,
+    pub message: String,
+    pub object: String,
+    pub kind: String,
+    pub tagger: Person,
+}
+
+#[derive(Debug, Clone)]
+pub enum Obj {
+    Blob(Vec<u8>),
+    /// name → (mode, type, sha)
+    Tree(BTreeMap<String, (String, String, String)>),
+    Commit(CommitObj),
+    Tag(TagObj),
+}
+
+#[derive(Debug, Clone)]
+pub struct Asset {
+    pub id: u64,
+    pub name: String,
+    pub label: String,
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+    pub seq: u64,
+    pub updated: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Rel {
+    pub id: u64,
+    pub tag: String,
+    pub target: String,
+    pub name: Option<String>,
+    pub body: Option<String>,
+    pub draft: bool,
+    pub prerelease: bool,
+    pub assets: Vec<Asset>,
+    /// Creation (`created_at`).
+    pub seq: u64,
+    /// Publication (`published_at`); `None` while a draft.
+    pub published: Option<u64>,
+}
+
+impl Rel {
+    /// Can be GitHub's "Latest": published and not a prerelease.
+    pub fn full_release(&self) -> bool {
+        !self.draft && !self.prerelease
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Pull {
+    pub number: u64,
+    pub id: u64,
+    pub head: String,
+    pub base: String,
+    pub title: String,
+    pub body: String,
+    pub state: String,
+    pub merged: bool,
+    pub merge_commit: Option<String>,
+    pub seq: u64,
+    pub updated: u64,
+    pub closed: Option<u64>,
+}
+
+/// An issue (pull requests are issues too on GitHub; both share one number sequence).
+#[derive(Debug, Clone)]
+pub struct Issue {
+    pub number: u64,
+    pub id: u64,
+    pub title: String,
+    pub body: Option<String>,
+    pub state: String,
+    pub labels: Vec<String>,
+    pub seq: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Comment {
+    pub id: u64,
+    pub issue: u64,
+    pub body: String,
+    pub seq: u64,
+    pub updated: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Label {
+    pub id: u64,
+    pub name: String,
+    pub color: String,
+    pub description: Option<String>,
+}
+
+/// Which release GitHub shows as "Latest".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Latest {
+    /// `make_latest: legacy` (and the state before any choice): the most recently created
+    /// full release (ties: the higher semantic version).
+    Legacy,
+    /// Set by `make_latest: true` (the default when a release is published) or kept by
+    /// `make_latest: false`; `None`: no release is latest.
+    Pinned(Option<u64>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Repo {
+    /// GitHub's numeric repository id (`/repositories/{id}`).
+    pub id: u64,
+    pub default_branch: String,
+    pub description: Option<String>,
+    pub seq: u64,
+    pub objects: HashMap<String, Obj>,
+    pub refs: BTreeMap<String, String>,
+    pub releases: Vec<Rel>,
+    pub pulls: Vec<Pull>,
+    pub issues: Vec<Issue>,
+    pub comments: Vec<Comment>,
+    pub labels: Vec<Label>,
+    pub latest: Latest,
+    pub next_number: u64,
+}
+
+pub fn hash_hex(kind: &str, parts: &[&[u8]]) -> String {
+    let mut h = sha2::Sha256::new();
+    h.update(kind.as_bytes());
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    hex::encode(h.finalize())[..40].to_string()
+}
+
+pub fn sha256_hex(b: &[u8]) -> String {
+    hex::encode(sha2::Sha256::digest(b))
+}
+
+impl Repo {
+    pub fn new(id: u64, default_branch: &str, seq: u64) -> Self {
+        Repo {
+            id,
+            default_branch: default_branch.into(),
+            description: None,
+            seq,
+            objects: HashMap::new(),
+            refs: BTreeMap::new(),
+            releases: Vec::new(),
+            pulls: Vec::new(),
+            issues: Vec::new(),
+            comments: Vec::new(),
+            labels: Vec::new(),
+            latest: Latest::Legacy,
+            next_number: 1,
+        }
+    }
+
+    /// The release GitHub marks "Latest" (`GET /releases/latest`).
+    pub fn latest_release(&self) -> Option<&Rel> {
+        match self.latest {
+            Latest::Pinned(Some(id)) => {
+                if let Some(r) = self
+                    .releases
+                    .iter()
+                    .find(|r| r.id == id && r.full_release())
+                {
+                    return Some(r);
+                }
+                self.legacy_latest(None)
+            }
+            Latest::Pinned(None) => None,
+            Latest::Legacy => self.legacy_latest(None),
+        }
+    }
+
+    fn legacy_latest(&self, except: Option<u64>) -> Option<&Rel> {
+        self.releases
+            .iter()
+            .filter(|r| r.full_release() && Some(r.id) != except)
+            .max_by(|a, b| {
+                let v = |r: &Rel| semver::Version::parse(r.tag.trim_start_matches('v')).ok();
+                (a.seq, v(a)).cmp(&(b.seq, v(b)))
+            })
+    }
+
+    /// Apply `make_latest` (`"true"`, `"false"`, `"legacy"`) for release `id`, which has just
+    /// been created or updated; `None` means the request did not say. `newly_published`:
+    /// GitHub's default for a release published by this request is `"true"`.
+    pub fn make_latest(&mut self, id: u64, choice: Option<&str>, newly_published: bool) {
+        let full = self.releases.iter().any(|r| r.id == id && r.full_release());
+        let choice = choice.or(newly_published.then_some("true"));
+        match choice {
+            Some("true") if full => self.latest = Latest::Pinned(Some(id)),
+            Some("false") => {
+                // Whatever is latest now stays latest; this release must not become it.
+                let keep = match self.latest {
+                    Latest::Pinned(p) => p.filter(|p| *p != id),
+                    Latest::Legacy => self.legacy_latest(Some(id)).map(|r| r.id),
+                };
+                self.latest = Latest::Pinned(keep);
+            }
+            Some("legacy") => self.latest = Latest::Legacy,
+            _ => {}
+        }
+    }
+
+    pub fn put_blob(&mut self, b: Vec<u8>) -> String {
+        let sha = hash_hex("blob", &[&b]);
+        self.objects.insert(sha.clone(), Obj::Blob(b));
+        sha
+    }
+
+    pub fn blob(&self, sha: &str) -> Option<&Vec<u8>> {
+        match self.objects.get(sha)? {
+            Obj::Blob(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn commit(&self, sha: &str) -> Option<&CommitObj> {
+        match self.objects.get(sha)? {
+            Obj::Commit(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn put_commit(
+        &mut self,
+        tree: String,
+        parents: Vec<String>,
+        message: &str,
+        who: Person,
+        seq: u64,
+    ) -> String {
+        let sha = hash_hex(
+            "commit",
+            &[
+                tree.as_bytes(),
+                parents.join(",").as_bytes(),
+                message.as_bytes(),
+                who.name.as_bytes(),
+                &seq.to_le_bytes(),
+            ],
+        );
+        self.objects.insert(
+            sha.clone(),
+            Obj::Commit(CommitObj {
+                tree,
+                parents,
+                message: message.into(),
+                author: who.clone(),
+                committer: who,
+                seq,
+            }),
+        );
+        sha
+    }
+
+    /// Store a hierarchy of trees for a flat path → blob map; returns the root tree.
+    pub fn write_tree(&mut self, flat: &BTreeMap<String, String>) -> String {
+        let mut entries: BTreeMap<String, (String, String, String)> = BTreeMap::new();
+        let mut dirs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for (p, sha) in flat {
+            match p.split_once('/') {
+                Some((d, rest)) => {
+                    dirs.entry(d.to_string())
+                        .or_default()
+                        .insert(rest.to_string(), sha.clone());
+                }
+                None => {
+                    entries.insert(p.clone(), ("100644".into(), "blob".into(), sha.clone()));
+                }
+            }
+        }
+        for (d, sub) in dirs {
+            let s = self.write_tree(&sub);
+            entries.insert(d, ("040000".into(), "tree".into(), s));
+        }
+        let ser: String = entries
+            .iter()
+            .map(|(n, (m, t, s))| format!("{m} {t} {s} {n}\n"))
+            .collect();
+        let sha = hash_hex("tree", &[ser.as_bytes()]);
+        self.objects.insert(sha.clone(), Obj::Tree(entries));
+        sha
+    }
+
+    /// path → blob sha of every file under a tree.
+    pub fn flatten(&self, tree: &str) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        self.flatten_into(tree, "", &mut out);
+        out
+    }
+
+    pub fn flatten_into(&self, tree: &str, prefix: &str, out: &mut BTreeMap<String, String>) {
+        if let Some(Obj::Tree(entries)) = self.objects.get(tree) {
+            for (n, (_, t, s)) in entries {
+                let p = format!("{prefix}{n}");
+                if t == "tree" {
+                    self.flatten_into(s, &format!("{p}/"), out);
+                } else {
+                    out.insert(p, s.clone());
+                }
+            }
+        }
+    }
+
+    /// Peel a ref target (tag objects) to a commit.
+    pub fn peel(&self, mut sha: String) -> Option<String> {
+        for _ in 0..10 {
+            match self.objects.get(&sha)? {
+                Obj::Tag(t) => sha = t.object.clone(),
+                Obj::Commit(_) => return Some(sha),
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// A commit-ish: sha, branch or tag name.
+    pub fn resolve(&self, r: &str) -> Option<String> {
+        if self.commit(r).is_some() {
+            return Some(r.to_string());
+        }
+        if let Some(s) = self.refs.get(&format!("refs/heads/{r}")) {
+            return Some(s.clone());
+        }
+        if let Some(s) = self.refs.get(&format!("refs/tags/{r}")) {
+            return self.peel(s.clone());
+        }
+        if let Some(s) = r.strip_prefix("refs/").and_then(|_| self.refs.get(r)) {
+            return self.peel(s.clone());
+        }
+        None
+    }
+
+    pub fn ancestors(&self, sha: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![sha.to_string()];
+        while let Some(s) = stack.pop() {
+            if seen.insert(s.clone())
+                && let Some(c) = self.commit(&s)
+            {
+                stack.extend(c.parents.iter().cloned());
+            }
+        }
+        seen
+    }
+
+    pub fn snapshot(&self) -> RepoSnapshot {
+        let mut branches = BTreeMap::new();
+        let mut tags = BTreeMap::new();
+        for (r, sha) in &self.refs {
+            if let Some(b) = r.strip_prefix("refs/heads/") {
+                let Some(c) = self.commit(sha) else { continue };
+                let files = self
+                    .flatten(&c.tree)
+                    .into_iter()
+                    .map(|(p, s)| (p, self.blob(&s).cloned().unwrap_or_default()))
+                    .collect();
+                let mut history = Vec::new();
+                let mut cur = Some(sha.clone());
+                while let Some(s) = cur {
+                    let Some(c) = self.commit(&s) else { break };
+                    history.push(c.message.clone());
+                    cur = c.parents.first().cloned();
+                    if history.len() > 10_000 {
+                        break;
+                    }
+                }
+                branches.insert(b.to_string(), BranchSnapshot { files, history });
+            } else if let Some(t) = r.strip_prefix("refs/tags/") {
+                let (annotated, message) = match self.objects.get(sha) {
+                    Some(Obj::Tag(o)) => (true, o.message.clone()),
+                    _ => (false, String::new()),
+                };
+                let commit = self
+                    .peel(sha.clone())
+                    .and_then(|c| self.commit(&c).cloned());
+                let (commit_message, files) = match commit {
+                    Some(c) => (
+                        c.message.clone(),
+                        self.flatten(&c.tree)
+                            .into_iter()
+                            .map(|(p, s)| {
+                                (
+                                    p,
+                                    sha256_hex(self.blob(&s).map(|b| b.as_slice()).unwrap_or(&[])),
+                                )
+                            })
+                            .collect(),
+                    ),
+                    None => (String::new(), BTreeMap::new()),
+                };
+                tags.insert(
+                    t.to_string(),
+                    TagSnapshot {
+                        annotated,
+                        message,
+                        commit_message,
+                        files,
+                    },
+                );
+            }
+        }
+        let mut releases: Vec<ReleaseSnapshot> = self
+            .releases
+            .iter()
+            .map(|r| ReleaseSnapshot {
+                tag: r.tag.clone(),
+                name: r.name.clone(),
+                draft: r.draft,
+                body: r.body.clone().unwrap_or_default(),
+                assets: r
+                    .assets
+                    .iter()
+                    .map(|a| (a.name.clone(), sha256_hex(&a.bytes)))
+                    .collect(),
+            })
+            .collect();
+        releases.sort_by(|a, b| {
+            (&a.tag, a.draft, &a.name, &a.body).cmp(&(&b.tag, b.draft, &b.name, &b.body))
+        });
+        let mut pulls: Vec<PullSnapshot> = self
+            .pulls
+            .iter()
+            .map(|p| PullSnapshot {
+                number: p.number,
+                head: p.head.clone(),
+                base: p.base.clone(),
+                title: p.title.clone(),
+                body: p.body.clone(),
+                state: if p.merged {
+                    "merged".into()
+                } else {
+                    p.state.clone()
+                },
+            })
+            .collect();
+        pulls.sort_by_key(|p| p.number);
+        let comments = self
+            .comments
+            .iter()
+            .map(|c| CommentSnapshot {
+                issue: c.issue,
+                body: c.body.clone(),
+            })
+            .collect();
+        RepoSnapshot {
+            branches,
+            tags,
+            releases,
+            pulls,
+            comments,
+        }
+    }
+}
+
+/// Where a `/repos/{owner}/{name}` path leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// The repository's current full name (as it was created, original letter case).
+    Found(String),
+    /// A former name: GitHub redirects to `/repositories/{id}`.
+    Moved(u64),
+    Missing,
+}
+
+/// Every repository, by full name (`owner/name`).
+#[derive(Debug, Default)]
+pub struct World {
+    pub repos: BTreeMap<String, Repo>,
+    /// Former full names (lower case) → repository id, after renames and transfers.
+    pub moved: BTreeMap<String, u64>,
+    pub next_id: u64,
+    pub seq: u64,
+}
+
+impl World {
+    /// Names are case-insensitive on GitHub; a current name wins over a former one.
+    pub fn lookup(&self, owner: &str, name: &str) -> Lookup {
+        let want = format!("{owner}/{name}");
+        if let Some(full) = self.repos.keys().find(|k| k.eq_ignore_ascii_case(&want)) {
+            return Lookup::Found(full.clone());
+        }
+        match self.moved.get(&want.to_ascii_lowercase()) {
+            Some(id) if self.full_name_of(*id).is_some() => Lookup::Moved(*id),
+            _ => Lookup::Missing,
+        }
+    }
+
+    pub fn full_name_of(&self, id: u64) -> Option<String> {
+        self.repos
+            .iter()
+            .find(|(_, r)| r.id == id)
+            .map(|(k, _)| k.clone())
+    }
+
+    pub fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Rename or transfer: the repository answers to `to`, and its old name redirects.
+    pub fn move_repo(&mut self, from: &str, to: &str) -> Result<(), String> {
+        let Lookup::Found(from) = self.lookup_full(from) else {
+            return Err(format!("no repository {from}"));
+        };
+        if matches!(self.lookup_full(to), Lookup::Found(_)) {
+            return Err(format!("{to} already exists"));
+        }
+        let repo = self.repos.remove(&from).expect("found above");
+        self.moved.insert(from.to_ascii_lowercase(), repo.id);
+        self.moved.remove(&to.to_ascii_lowercase());
+        self.repos.insert(to.to_string(), repo);
+        Ok(())
+    }
+
+    pub fn lookup_full(&self, full: &str) -> Lookup {
+        match full.split_once('/') {
+            Some((o, n)) => self.lookup(o, n),
+            None => Lookup::Missing,
+        }
+    }
+}
