@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::error::{ExitStatus, classify};
 
+pub mod adopt;
 pub mod completions;
 pub mod detect;
 pub mod hash;
@@ -83,6 +84,8 @@ pub enum Command {
     Release(release::Args),
     /// Open or update tenant pull requests for the releases that exist.
     Tenants(tenants::Args),
+    /// Turn an existing csctl stack directory into templates, a lock and a config.
+    Adopt(adopt::Args),
     /// Print a shell completion script.
     Completions(completions::Args),
 }
@@ -192,6 +195,7 @@ fn run(cmd: &Command, g: &Global) -> anyhow::Result<ExitStatus> {
         Command::Plan(a) => plan::run(a, g),
         Command::Release(a) => release::run(a, g),
         Command::Tenants(a) => tenants::run(a, g),
+        Command::Adopt(a) => adopt::run(a, g),
         Command::Completions(a) => completions::run(a, g),
     }
 }
