@@ -23,8 +23,8 @@ written: rendering it reproduces STACK_DIR exactly. Values that could mean two t
 refused (exit 2) with the file, line and field.
 
 Writes DIR/stackbot.yaml, DIR/stackbot.lock and DIR/templates/<provider>/<name>/. Adopting
-another minor of the same stack into the same DIR adds its release set when the templates are
-the same.
+another minor of the same stack into the same DIR adds its release set to the lock when the
+setup's templates render that tree exactly.
 
 Examples:
   stackbot adopt providers/openstack/scs2 --into .
@@ -72,11 +72,16 @@ fn empty_dirs(dir: &Path, rel: &str, out: &mut Vec<String>) {
 /// What is already in DIR decides whether this adoption starts a setup or extends one.
 enum Target {
     Fresh,
-    /// Same stack, same templates: only the release set is added to the lock.
+    /// Same stack, and its templates render this tree: only the release set is added.
     AddMinor,
 }
 
-fn target(a: &Args, adoption: &Adoption, layout: &Layout) -> anyhow::Result<Target> {
+fn target(
+    a: &Args,
+    adoption: &Adoption,
+    layout: &Layout,
+    tree: &crate::model::FileTree,
+) -> anyhow::Result<Target> {
     let cfg_path = a.into.join("stackbot.yaml");
     let templates_dir = a.into.join(&layout.templates);
     if cfg_path.exists() {
@@ -88,17 +93,25 @@ fn target(a: &Args, adoption: &Adoption, layout: &Layout) -> anyhow::Result<Targ
                 adoption.stack
             )));
         };
-        let existing = render::read_tree(&loaded.resolve(&stack.templates))
+        // The setup's templates must render this tree from its release set: then the two
+        // stacks differ only in what the release sets pin.
+        let templates = render::load_templates(&loaded.resolve(&stack.templates))
             .map_err(super::render::render_error)?;
-        if let Some(path) = existing
-            .keys()
-            .chain(adoption.templates.keys())
-            .find(|p| existing.get(*p) != adoption.templates.get(*p))
-        {
+        let rendered = render::render_stack(&templates, stack, &adoption.release_set);
+        let differs = match &rendered {
+            Ok(out) => out
+                .keys()
+                .chain(tree.keys())
+                .find(|p| out.get(*p) != tree.get(*p))
+                .cloned(),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(what) = differs {
             return Err(invalid(format!(
-                "{}: `{}` already has templates and this stack needs different ones (first difference: {path})\n  hint: the stacks differ in more than version-bearing values; adopt into a new directory and compare",
+                "{}: the templates of `{}` do not render {} from its release set (first difference: {what})\n  hint: the stacks differ in more than version-bearing values; adopt into a new directory and compare",
                 cfg_path.display(),
-                adoption.stack
+                adoption.stack,
+                a.stack_dir.display()
             )));
         }
         let lock = Lock::load(&a.into.join(LOCK_FILE)).map_err(invalid)?;
@@ -158,7 +171,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         ));
     }
     let layout = Layout::conventional(&adoption.stack, &source);
-    let kind = target(a, &adoption, &layout)?;
+    let kind = target(a, &adoption, &layout, &tree)?;
     let minor = adoption.kubernetes.minor();
     let output = a.into.join(&layout.output).join(minor.dashed());
 
