@@ -151,10 +151,8 @@ pub enum MinorKeyword {
 #[serde(deny_unknown_fields)]
 pub struct NodeImageRule {
     /// Image URL pattern; the checksum is fetched from `<url>.CHECKSUM`.
-    #[serde(default)]
     pub url: String,
     /// Glance image name pattern, e.g. `ubuntu-capi-image-{version}`.
-    #[serde(default)]
     pub name: String,
     /// Variables by Kubernetes version: the entry with the highest `since` not above the version applies.
     #[serde(default)]

@@ -598,3 +598,53 @@ fn the_cluster_addon_stages_and_values_are_the_references() {
         assert_eq!(dep(&ours), dep(&reference), "{stage} dependency");
     }
 }
+
+#[test]
+fn every_variable_is_documented_with_its_type_and_default() {
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/cluster-class-variables.md"),
+    )
+    .unwrap();
+    let rows: Vec<Vec<String>> = doc
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    let (class, _) = chart(&ours_dir());
+    let mut documented = BTreeSet::new();
+    for row in &rows {
+        let name = row[0].trim_matches('`');
+        if !name.contains('.') {
+            documented.insert(name.to_string());
+        }
+    }
+    let defined: BTreeSet<String> = names(&class, "variables").into_iter().collect();
+    assert_eq!(
+        documented, defined,
+        "docs/cluster-class-variables.md lists every variable once"
+    );
+    for name in &defined {
+        let row = rows.iter().find(|r| r[0] == format!("`{name}`")).unwrap();
+        let schema = &by_name(&class, "variables", name)["schema"]["openAPIV3Schema"];
+        let ty = schema["type"].as_str().unwrap();
+        assert!(
+            row[1].starts_with(ty),
+            "{name}: type column `{}` is not {ty}",
+            row[1]
+        );
+        match &schema["default"] {
+            Value::String(s) if s.is_empty() => assert_eq!(row[2], "`\"\"`", "{name}"),
+            Value::String(s) => assert_eq!(row[2], format!("`{s}`"), "{name}"),
+            Value::Bool(_) | Value::Number(_) => {
+                assert_eq!(row[2], format!("`{}`", schema["default"]), "{name}")
+            }
+            Value::Null => assert!(row[2].is_empty(), "{name} has no default"),
+            _ => assert!(!row[2].is_empty(), "{name}: default documented"),
+        }
+    }
+}

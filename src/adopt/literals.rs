@@ -169,9 +169,10 @@ fn bounded(text: &str, start: usize, end: usize, bound: Bound) -> bool {
         }
         Bound::Word => {
             let name = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
-            !before.is_some_and(name)
-                && !after.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
-                && !(after == Some(b'.') && after2.is_some_and(|c| c.is_ascii_digit()))
+            let glued_after = after
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+                || (after == Some(b'.') && after2.is_some_and(|c| c.is_ascii_digit()));
+            !(before.is_some_and(name) || glued_after)
         }
         Bound::Version => {
             let lit = &text[start..end];
