@@ -375,10 +375,8 @@ fn one_literal_with_two_meanings_is_refused_with_file_line_and_field() {
     // key (`occm`, `cinder_csi`). With a key that names neither, stackbot cannot know.
     let dir = tempfile::tempdir().unwrap();
     let stack = dir.path().join("scs2");
-    copy_dir(
-        &shared::reference_stack("cb69170", "openstack", "scs2"),
-        &stack,
-    );
+    let original = tree(&shared::reference_stack("cb69170", "openstack", "scs2"));
+    stackbot::render::replace_dir(&stack, &original).unwrap();
     let versions = stack.join("versions.yaml");
     let text = std::fs::read_to_string(&versions).unwrap();
     assert!(text.contains("- kubernetes: 1.33.10\n  cinder_csi: 2.33.1\n  occm: 2.33.1\n"));
@@ -500,17 +498,4 @@ fn a_docker_stack_pins_no_node_image() {
         values.contains("kindest/node:{{ kubernetes.version }}"),
         "{values}"
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

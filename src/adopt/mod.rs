@@ -299,3 +299,146 @@ fn verify(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &[u8])]) -> FileTree {
+        files
+            .iter()
+            .map(|(p, b)| (p.to_string(), b.to_vec()))
+            .collect()
+    }
+
+    const CSCTL: &[u8] = b"apiVersion: csctl.clusterstack.x-k8s.io/v1alpha1\nconfig:\n  kubernetesVersion: v1.31.4\n  clusterStackName: demo\n  provider:\n    type: docker\n";
+    const CHART: &[u8] = b"apiVersion: v2\nname: docker-demo-1-31-cluster-class\nversion: v1\n";
+
+    fn run(extra: &[(&str, &[u8])]) -> Result<Adoption, AdoptError> {
+        let mut files = vec![("csctl.yaml", CSCTL), ("cluster-class/Chart.yaml", CHART)];
+        files.extend_from_slice(extra);
+        adopt(&tree(&files), |id| Layout::conventional(id, "demo"))
+    }
+
+    fn template(a: &Adoption, path: &str) -> String {
+        String::from_utf8(a.templates[path].clone()).unwrap()
+    }
+
+    #[test]
+    fn helm_and_tera_syntax_next_to_versions_survive() {
+        let values = b"image: kindest/node:v1.31.4\nname: {{ .Release.Name }}-{% raw %}{{ x }}\nend: {% endraw %} {# c #}\n";
+        let a = run(&[("cluster-class/templates/values.yaml", values)]).unwrap();
+        let t = template(&a, "cluster-class/templates/values.yaml.tera");
+        assert!(
+            t.starts_with("image: kindest/node:{{ kubernetes.version }}"),
+            "{t}"
+        );
+        assert!(t.contains("{{ \"{% endraw %}\" }}"), "{t}");
+        assert_eq!(a.files.len(), 3, "csctl.yaml, Chart.yaml and values.yaml");
+    }
+
+    #[test]
+    fn files_named_tera_are_kept_as_literal_templates() {
+        let a = run(&[("notes.txt.tera", b"{{ not tera }} 1.31\n")]).unwrap();
+        let t = template(&a, "notes.txt.tera.tera");
+        assert!(t.contains("{% raw %}"), "{t}");
+        assert!(t.contains("{{ minor.dotted }}"), "{t}");
+    }
+
+    #[test]
+    fn binary_files_are_copied_and_flagged_when_they_mention_the_version() {
+        let bin: &[u8] = b"\xff\xfeversion v1.31.4\x00";
+        let a = run(&[("blob.bin", bin)]).unwrap();
+        assert_eq!(a.templates["blob.bin"], bin);
+        assert!(
+            a.notes.iter().any(|n| n.starts_with("blob.bin: binary")),
+            "{:?}",
+            a.notes
+        );
+    }
+
+    #[test]
+    fn a_single_addon_chart_names_its_components_by_alias() {
+        let chart = b"apiVersion: v2\nname: docker-demo-1-31-cluster-addon\nversion: v1\ndependencies:\n  - name: cilium\n    alias: cni\n    repository: https://helm.cilium.io/\n    version: 1.16.6\n  - name: metrics-server\n    repository: https://kubernetes-sigs.github.io/metrics-server/\n    version: ~3.12.0\n";
+        let a = run(&[("cluster-addon/Chart.yaml", chart)]).unwrap();
+        assert_eq!(a.release_set.components.keys().collect::<Vec<_>>(), ["cni"]);
+        let t = template(&a, "cluster-addon/Chart.yaml.tera");
+        assert!(
+            t.contains("name: docker-demo-{{ minor.dashed }}-cluster-addon"),
+            "{t}"
+        );
+        assert!(t.contains("version: {{ components.cni.version }}"), "{t}");
+        assert!(t.contains("version: ~3.12.0"), "ranges stay: {t}");
+        assert!(a.notes.iter().any(|n| n.contains("a range Helm resolves")));
+        assert!(
+            a.config.contains("version: { pin: \"1.16.6\" }"),
+            "{}",
+            a.config
+        );
+    }
+
+    #[test]
+    fn a_component_at_the_kubernetes_version_is_told_apart_by_its_field() {
+        let chart = b"apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: kube-thing\n    repository: https://charts.example.org\n    version: 1.31.4\n";
+        let a = run(&[
+            ("cluster-addon/thing/Chart.yaml", chart),
+            ("versions.yaml", b"kubernetes: 1.31.4\nthing: 1.31.4\n"),
+        ])
+        .unwrap();
+        let t = template(&a, "versions.yaml.tera");
+        assert_eq!(
+            t,
+            "kubernetes: {{ kubernetes.major }}.{{ kubernetes.minor }}.{{ kubernetes.patch }}\nthing: {{ components.thing.version }}\n"
+        );
+        let err = run(&[
+            ("cluster-addon/thing/Chart.yaml", chart),
+            ("notes.yaml", b"pinned: 1.31.4\n"),
+        ])
+        .unwrap_err();
+        assert!(err.is_invalid_input());
+        assert!(
+            err.to_string().starts_with("notes.yaml:1: field `pinned`: `1.31.4` is the Kubernetes version and also the version of component `thing`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_chart_named_for_another_minor_is_refused_naming_the_line() {
+        let err = adopt(
+            &tree(&[
+                ("csctl.yaml", CSCTL),
+                (
+                    "cluster-class/Chart.yaml",
+                    b"apiVersion: v2\nname: docker-demo-1-30-cluster-class\nversion: v1\n",
+                ),
+            ]),
+            |id| Layout::conventional(id, "demo"),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("cluster-class/Chart.yaml:2: field `name`:"),
+            "{msg}"
+        );
+        assert!(msg.contains("docker-demo-1-31-cluster-class"), "{msg}");
+    }
+
+    #[test]
+    fn two_checksums_for_one_image_are_refused() {
+        let orc = |sha: &str| {
+            format!(
+                "apiVersion: openstack.k-orc.cloud/v1alpha1\nkind: Image\nmetadata:\n  name: img-v1.31.4\nspec:\n  resource:\n    content:\n      download:\n        url: https://x/img-v1.31.4.qcow2\n        hash:\n          algorithm: sha256\n          value: {sha}\n"
+            )
+        };
+        let (a, b) = (orc(&"a".repeat(64)), orc(&"b".repeat(64)));
+        let err = run(&[("a.yaml", a.as_bytes()), ("b.yaml", b.as_bytes())]).unwrap_err();
+        assert!(err.to_string().contains("has sha256"), "{err}");
+        let ok = run(&[("a.yaml", a.as_bytes())]).unwrap();
+        assert_eq!(ok.release_set.node_image.name, "img-v1.31.4");
+        assert!(
+            ok.config.contains("name: \"img-{version}\""),
+            "{}",
+            ok.config
+        );
+    }
+}
