@@ -299,6 +299,21 @@ fn said(
     (by_key.len() == 1).then(|| Said::Component(by_key[0].key.clone()))
 }
 
+/// `-v2` or `-v0-sha.abc1234` right after a `<provider>-<name>-<M>-<m>` prefix: a cluster-stack
+/// release version, as in a ClusterClass name.
+fn stack_version_after(rest: &str) -> Option<&str> {
+    let v = rest.strip_prefix('-')?;
+    let len = v
+        .char_indices()
+        .take_while(|(_, c)| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+        .last()
+        .map(|(i, c)| i + c.len_utf8())?;
+    let candidate = v[..len].trim_end_matches(['.', '-']);
+    crate::model::StackVersion::parse_dot(candidate)
+        .ok()
+        .map(|_| candidate)
+}
+
 /// Another patch of the stack's minor (`1.34.3` when the stack is `1.34.7`) in `s`.
 fn other_patch_of_minor(s: &str, k: KubeVersion) -> bool {
     let prefix = format!("{}.{}.", k.major, k.minor);
@@ -477,6 +492,18 @@ pub fn segments(
                 }
             }
         };
+        if meaning == Meaning::MinorDashed
+            && let Some(version) = stack_version_after(&text[end..])
+        {
+            notes.push(format!(
+                "{file}:{}: the release version `{version}` after `{}` is kept as written: release versions are chosen when packaging, not by the templates",
+                li + 1,
+                text[line.start..end]
+                    .rsplit(char::is_whitespace)
+                    .next()
+                    .unwrap_or_default()
+            ));
+        }
         if start > pos {
             segs.push(Segment::Text(text[pos..start].to_string()));
         }
