@@ -111,7 +111,9 @@ pub struct StackConfig {
     pub output: PathBuf,
     /// `supported` (every minor not past end of life on the run's date) or a list like `["1.33", "1.34"]`.
     pub minors: MinorSelection,
-    /// How to find the node image for a Kubernetes version.
+    /// How to find the node image for a Kubernetes version. Leave it out for providers without
+    /// an image to import (e.g. `docker`): release sets then pin no node image.
+    #[serde(default, skip_serializing_if = "NodeImageRule::is_none")]
     pub node_image: NodeImageRule,
     /// Helm chart components keyed by a short name used in templates (`ccm`, `csi`, `cni`, ...).
     #[serde(default)]
@@ -145,7 +147,7 @@ pub enum MinorKeyword {
 /// Node image location rule. `url` and `name` are patterns with `{version}` (`v1.34.7`),
 /// `{minor}` (`1.34`) and any variable from the matching `vars_by_version` entry (e.g.
 /// `{ubuntu}`), so the Ubuntu 22.04 → 24.04 path switch is data, not code.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeImageRule {
     /// Image URL pattern; the checksum is fetched from `<url>.CHECKSUM`.
@@ -158,6 +160,11 @@ pub struct NodeImageRule {
 }
 
 impl NodeImageRule {
+    /// No node image is configured (both patterns empty).
+    pub fn is_none(&self) -> bool {
+        self.url.is_empty() && self.name.is_empty()
+    }
+
     /// The variables in force for `v`: those of the entry with the highest `since` not above
     /// `v`. Versions before every `since` get no variables (config validation makes sure the
     /// patterns then need none).
@@ -650,6 +657,13 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
                     err(m, format!("stack `{id}`: {e}"), "quote minors: `\"1.34\"`")
                 })?;
             }
+        }
+        if s.node_image.url.is_empty() != s.node_image.name.is_empty() {
+            return Err(err(
+                "node_image",
+                format!("stack `{id}` node_image: `url` and `name` must be set together"),
+                "set both patterns, or leave `node_image` out for a provider without node images",
+            ));
         }
         for vv in &s.node_image.vars_by_version {
             vv.since.parse::<KubeVersion>().map_err(|e| {

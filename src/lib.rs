@@ -5,6 +5,7 @@
 //! HTTP and OCI registry are thin adapters behind traits, so a dry run is the same plan, not
 //! executed.
 
+pub mod adopt;
 pub mod apply;
 pub mod cli;
 pub mod clock;

@@ -141,7 +141,7 @@ pub fn parse_release_sets(text: &str, path: &Path) -> Result<Vec<ReleaseSet>, Lo
     if sets.is_empty() {
         return Err(err(None, "the file holds no release set".into()));
     }
-    for s in &sets {
+    for s in sets.iter().filter(|s| !s.node_image.is_none()) {
         let sha = &s.node_image.sha256;
         if sha.len() != 64
             || !sha

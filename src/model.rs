@@ -353,13 +353,27 @@ serde_via_string!(ReleaseName, ReleaseName::parse);
 
 /// The node image a release set pins: the name Glance and the ClusterClass use, where it is
 /// downloaded from, and the sha256 verified against the upstream CHECKSUM file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Stacks whose provider has no image to import (Docker's kind nodes) have none: every field
+/// is empty ([`NodeImage::is_none`]) and the lock leaves it out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeImage {
+    #[serde(default)]
     pub name: String,
+    #[serde(default)]
     pub url: String,
-    /// 64 lowercase hex characters; never filled in without having been verified.
+    /// 64 lowercase hex characters; never filled in without having been verified (empty when
+    /// unknown, e.g. for a stack adopted from a tree that carries no checksum).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sha256: String,
+}
+
+impl NodeImage {
+    /// The stack pins no node image.
+    pub fn is_none(&self) -> bool {
+        self.name.is_empty() && self.url.is_empty() && self.sha256.is_empty()
+    }
 }
 
 /// One Helm chart dependency of the stack (ccm, csi, cni, metrics-server...).
@@ -385,6 +399,8 @@ pub struct ReleaseSet {
     /// When upstream published this patch (drives the SCS 0210 deadline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Empty for stacks without a node image (left out of the lock).
+    #[serde(default, skip_serializing_if = "NodeImage::is_none")]
     pub node_image: NodeImage,
     /// Keyed by a short component key from the config (e.g. `ccm`, `csi`, `cni`, `metrics-server`).
     pub components: BTreeMap<String, Component>,

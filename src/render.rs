@@ -606,10 +606,14 @@ pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
         stack: stack.id(),
         kubernetes,
         published_at: Some(chrono::DateTime::UNIX_EPOCH),
-        node_image: NodeImage {
-            name,
-            url,
-            sha256: "0".repeat(64),
+        node_image: if stack.node_image.is_none() {
+            NodeImage::default()
+        } else {
+            NodeImage {
+                name,
+                url,
+                sha256: "0".repeat(64),
+            }
         },
         components,
     }

@@ -240,6 +240,10 @@ enum ImageState {
 }
 
 fn image_state(stack: &StackConfig, v: KubeVersion, data: &UpstreamData) -> ImageState {
+    if stack.node_image.is_none() {
+        // Nothing to import (e.g. Docker's kind nodes): never waiting for an image.
+        return ImageState::Verified(NodeImage::default());
+    }
     let (name, url) = stack.node_image.expand(v);
     let checksum_url = images::checksum_url(&url);
     match data.get(&Key::Checksum(checksum_url.clone())) {
@@ -427,7 +431,7 @@ fn resolve_minor(
     let mut node_image = None;
     if let Some(n) = newest {
         match image_state(stack, n.version, data) {
-            ImageState::Verified(img) => node_image = Some(img),
+            ImageState::Verified(img) => node_image = Some(img).filter(|i| !i.is_none()),
             ImageState::Missing { name, url } => missing.push(format!(
                 "node image {name} ({} not published yet)",
                 images::checksum_url(&url)

@@ -14,9 +14,12 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("vocabulary", &["model", "clock", "env", "net", "error"]),
     ("configuration and state", &["config", "lock"]),
-    ("pure stages on trees", &["render", "package", "adopt"]),
+    ("pure stages on trees", &["render", "package"]),
     ("adapters to the world", &["upstream", "forge", "oci"]),
-    ("deciding", &["resolve", "plan", "tenants", "status"]),
+    (
+        "deciding",
+        &["resolve", "plan", "tenants", "status", "adopt"],
+    ),
     ("observing and executing", &["observe", "apply"]),
     ("output", &["report"]),
     ("the pipeline", &["pipeline"]),

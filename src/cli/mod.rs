@@ -13,6 +13,7 @@ use crate::error::{ExitStatus, InvalidInput};
 use crate::forge::Forge;
 use crate::pipeline::Context;
 
+pub mod adopt;
 pub mod completions;
 pub mod detect;
 pub mod hash;
@@ -87,6 +88,8 @@ pub enum Command {
     Release(release::Args),
     /// Open or update tenant pull requests for the releases that exist.
     Tenants(tenants::Args),
+    /// Turn an existing csctl stack directory into templates, a lock and a config.
+    Adopt(adopt::Args),
     /// Print a shell completion script.
     Completions(completions::Args),
 }
@@ -276,6 +279,7 @@ fn run(cmd: &Command, g: &Global) -> anyhow::Result<ExitStatus> {
         Command::Plan(a) => plan::run(a, g),
         Command::Release(a) => release::run(a, g),
         Command::Tenants(a) => tenants::run(a, g),
+        Command::Adopt(a) => adopt::run(a, g),
         Command::Completions(a) => completions::run(a, g),
     }
 }

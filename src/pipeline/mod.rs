@@ -16,6 +16,7 @@
 //! | [`release::release`] | plan → apply → tenants |
 //! | [`tenants::run`] / [`tenants::preview`] | observe tenants → plan → apply (or not) |
 
+pub mod adopt;
 pub mod desired;
 pub mod detect;
 pub mod release;

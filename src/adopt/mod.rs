@@ -1,0 +1,444 @@
+//! Adopt an existing csctl stack directory: turn it into templates, a release set and a
+//! configuration from which `stackbot render` writes the very same bytes.
+//!
+//! Pure: a [`FileTree`] goes in, an [`Adoption`] comes out, and before it is returned the
+//! adoption is proven by rendering it with the ordinary renderer and comparing every byte
+//! with the input. The command (`stackbot adopt`) only reads the directory and writes the
+//! result.
+//!
+//! Stages: [`facts`] reads what the tree pins (stack, Kubernetes version, node image, chart
+//! components); [`literals`] finds where those values appear and what each occurrence
+//! means; [`tera_text`] writes the templates; [`setup`] writes `stackbot.yaml` and the lock.
+
+pub mod facts;
+pub mod lines;
+pub mod literals;
+pub mod setup;
+pub mod tera_text;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::config::StackConfig;
+use crate::lock::Lock;
+use crate::model::{FileTree, KubeVersion, ReleaseSet, StackId};
+use crate::render::{self, TERA_SUFFIX, TemplateTree};
+
+pub use literals::Replacement;
+
+/// Why a tree cannot be adopted. `Refused` is the tree's (exit 2): it names the file, and
+/// where known the line and field, and says what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum AdoptError {
+    #[error("{file}{}{}: {message}\n  hint: {hint}",
+        line.map(|l| format!(":{l}")).unwrap_or_default(),
+        field.as_ref().map(|f| format!(": field `{f}`")).unwrap_or_default())]
+    Refused {
+        file: String,
+        line: Option<usize>,
+        field: Option<String>,
+        message: String,
+        hint: String,
+    },
+    /// The adopted setup did not render back to the input: a stackbot bug, never written.
+    #[error(
+        "{file}: the adopted templates render differently from the stack ({what}); nothing was written\n  hint: this is a stackbot bug: please report it with the stack directory"
+    )]
+    RoundTrip { file: String, what: String },
+}
+
+impl AdoptError {
+    pub(crate) fn refused(
+        file: &str,
+        line: Option<usize>,
+        field: Option<String>,
+        message: String,
+        hint: &str,
+    ) -> Self {
+        AdoptError::Refused {
+            file: file.to_string(),
+            line,
+            field,
+            message,
+            hint: hint.to_string(),
+        }
+    }
+
+    /// The input is at fault (exit 2), not stackbot.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(self, AdoptError::Refused { .. })
+    }
+}
+
+/// Where the adopted setup lives, relative to the directory holding `stackbot.yaml`.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// Template directory, e.g. `templates/openstack/scs2`.
+    pub templates: PathBuf,
+    /// Output directory, e.g. `cluster-stacks/openstack/scs2` (minors go below it).
+    pub output: PathBuf,
+    /// How the source directory is named in the generated comments.
+    pub source: String,
+}
+
+impl Layout {
+    /// The layout this repository uses: `templates/<provider>/<name>` and
+    /// `cluster-stacks/<provider>/<name>`.
+    pub fn conventional(stack: &StackId, source: &str) -> Layout {
+        Layout {
+            templates: PathBuf::from("templates")
+                .join(&stack.provider)
+                .join(&stack.name),
+            output: PathBuf::from("cluster-stacks")
+                .join(&stack.provider)
+                .join(&stack.name),
+            source: source.to_string(),
+        }
+    }
+}
+
+/// One adopted file.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdoptedFile {
+    /// Path in the stack directory.
+    pub path: String,
+    /// Path in the template directory (`<path>.tera` when templated).
+    pub template: String,
+    pub replacements: Vec<Replacement>,
+}
+
+/// The result: everything `stackbot adopt` writes, plus what it found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Adoption {
+    pub stack: StackId,
+    pub kubernetes: KubeVersion,
+    /// `stackbot.yaml` text.
+    #[serde(skip)]
+    pub config: String,
+    /// The release set the tree was built from.
+    pub release_set: ReleaseSet,
+    /// Template tree (relative paths → bytes).
+    #[serde(skip)]
+    pub templates: FileTree,
+    /// Templated files with what was replaced (files copied verbatim are not listed).
+    pub files: Vec<AdoptedFile>,
+    /// How many files are copied byte for byte.
+    pub verbatim: usize,
+    /// What a maintainer should review.
+    pub notes: Vec<String>,
+    /// The stack entry of `config`, parsed.
+    #[serde(skip)]
+    pub stack_config: StackConfig,
+}
+
+impl Adoption {
+    /// The lock holding the adopted release set.
+    pub fn lock(&self) -> Lock {
+        let mut lock = Lock::default();
+        lock.upsert(self.release_set.clone());
+        lock
+    }
+}
+
+/// The cluster-class chart must already carry the name CSO looks up; otherwise rendering
+/// (which enforces it) can never reproduce the tree.
+fn check_chart_name(tree: &FileTree, stack: &StackId, k: KubeVersion) -> Result<(), AdoptError> {
+    let file = "cluster-class/Chart.yaml";
+    let Some(bytes) = tree.get(file) else {
+        return Ok(());
+    };
+    let Ok(doc) = yaml_serde::from_slice::<yaml_serde::Value>(bytes) else {
+        return Err(AdoptError::refused(
+            file,
+            None,
+            None,
+            "is not valid YAML".into(),
+            "fix the chart so Helm can read it, then adopt again",
+        ));
+    };
+    let expected = format!(
+        "{}-cluster-class",
+        crate::model::series_prefix(stack, k.minor())
+    );
+    let found = doc.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+    if found != expected {
+        let line = std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|t| t.lines().position(|l| l.starts_with("name:")))
+            .map(|i| i + 1);
+        return Err(AdoptError::refused(
+            file,
+            line,
+            Some("name".into()),
+            format!(
+                "is `{found}` but csctl.yaml says Kubernetes {k}: CSO looks the class up as `{expected}`, so this chart name and the version disagree"
+            ),
+            &format!(
+                "set `name: {expected}` (or correct `kubernetesVersion` in csctl.yaml), then adopt again"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Adopt a stack tree. Pure; the result is verified to render back to `tree` byte for byte.
+pub fn adopt(
+    tree: &FileTree,
+    layout_for: impl Fn(&StackId) -> Layout,
+) -> Result<Adoption, AdoptError> {
+    let facts = facts::discover(tree)?;
+    check_chart_name(tree, &facts.stack, facts.kubernetes)?;
+    let layout = layout_for(&facts.stack);
+    let mut notes = facts.notes.clone();
+    let mut templates = FileTree::new();
+    let mut files = Vec::new();
+    let mut verbatim = 0;
+    for (path, bytes) in tree {
+        let text = std::str::from_utf8(bytes).ok();
+        let (segments, replacements) = match text {
+            Some(t) => literals::segments(path, t, &facts, &mut notes)?,
+            None => {
+                let k = facts.kubernetes.to_string();
+                if bytes.windows(k.len()).any(|w| w == k.as_bytes()) {
+                    notes.push(format!(
+                        "{path}: binary, copied as it is although it mentions {k}"
+                    ));
+                }
+                (Vec::new(), Vec::new())
+            }
+        };
+        let is_tera_name = path.ends_with(TERA_SUFFIX);
+        if replacements.is_empty() && !is_tera_name {
+            templates.insert(path.clone(), bytes.clone());
+            verbatim += 1;
+            continue;
+        }
+        let Some(text) = text else {
+            return Err(AdoptError::refused(
+                path,
+                None,
+                None,
+                "is named `*.tera` but is not UTF-8 text, so it cannot be kept as a template"
+                    .into(),
+                "rename the file, then adopt again",
+            ));
+        };
+        let body = if replacements.is_empty() {
+            tera_text::verbatim(text)
+        } else {
+            tera_text::template(&segments)
+        };
+        let target = format!("{path}{TERA_SUFFIX}");
+        if tree.contains_key(&target) {
+            return Err(AdoptError::refused(
+                &target,
+                None,
+                None,
+                format!("its name is the template name `{path}` needs"),
+                "rename one of the two files, then adopt again",
+            ));
+        }
+        templates.insert(target.clone(), body.into_bytes());
+        files.push(AdoptedFile {
+            path: path.clone(),
+            template: target,
+            replacements,
+        });
+    }
+    let release_set = setup::release_set(&facts);
+    let config = setup::config_text(&facts, &layout);
+    let stack_config = crate::config::parse(&config, std::path::Path::new("stackbot.yaml"))
+        .map_err(|e| AdoptError::RoundTrip {
+            file: "stackbot.yaml".into(),
+            what: e.to_string(),
+        })?
+        .stacks
+        .remove(0);
+    verify(tree, &templates, &stack_config, &release_set)?;
+    notes.dedup();
+    Ok(Adoption {
+        stack: facts.stack.clone(),
+        kubernetes: facts.kubernetes,
+        config,
+        release_set,
+        templates,
+        files,
+        verbatim,
+        notes,
+        stack_config,
+    })
+}
+
+/// Render the adoption with the ordinary renderer and compare every byte with the input.
+fn verify(
+    tree: &FileTree,
+    templates: &FileTree,
+    stack: &StackConfig,
+    set: &ReleaseSet,
+) -> Result<(), AdoptError> {
+    let t = TemplateTree {
+        root: PathBuf::from("templates"),
+        files: templates.clone(),
+    };
+    let out = render::render_stack(&t, stack, set).map_err(|e| AdoptError::RoundTrip {
+        file: "(render)".into(),
+        what: e.to_string(),
+    })?;
+    for path in tree.keys().chain(out.keys()) {
+        if tree.get(path) != out.get(path) {
+            return Err(AdoptError::RoundTrip {
+                file: path.clone(),
+                what: match (tree.get(path), out.get(path)) {
+                    (Some(_), None) => "missing from the rendering".into(),
+                    (None, Some(_)) => "rendered but not in the stack".into(),
+                    _ => "content differs".into(),
+                },
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &[u8])]) -> FileTree {
+        files
+            .iter()
+            .map(|(p, b)| (p.to_string(), b.to_vec()))
+            .collect()
+    }
+
+    const CSCTL: &[u8] = b"apiVersion: csctl.clusterstack.x-k8s.io/v1alpha1\nconfig:\n  kubernetesVersion: v1.31.4\n  clusterStackName: demo\n  provider:\n    type: docker\n";
+    const CHART: &[u8] = b"apiVersion: v2\nname: docker-demo-1-31-cluster-class\nversion: v1\n";
+
+    fn run(extra: &[(&str, &[u8])]) -> Result<Adoption, AdoptError> {
+        let mut files = vec![("csctl.yaml", CSCTL), ("cluster-class/Chart.yaml", CHART)];
+        files.extend_from_slice(extra);
+        adopt(&tree(&files), |id| Layout::conventional(id, "demo"))
+    }
+
+    fn template(a: &Adoption, path: &str) -> String {
+        String::from_utf8(a.templates[path].clone()).unwrap()
+    }
+
+    #[test]
+    fn helm_and_tera_syntax_next_to_versions_survive() {
+        let values = b"image: kindest/node:v1.31.4\nname: {{ .Release.Name }}-{% raw %}{{ x }}\nend: {% endraw %} {# c #}\n";
+        let a = run(&[("cluster-class/templates/values.yaml", values)]).unwrap();
+        let t = template(&a, "cluster-class/templates/values.yaml.tera");
+        assert!(
+            t.starts_with("image: kindest/node:{{ kubernetes.version }}"),
+            "{t}"
+        );
+        assert!(t.contains("{{ \"{% endraw %}\" }}"), "{t}");
+        assert_eq!(a.files.len(), 3, "csctl.yaml, Chart.yaml and values.yaml");
+    }
+
+    #[test]
+    fn files_named_tera_are_kept_as_literal_templates() {
+        let a = run(&[("notes.txt.tera", b"{{ not tera }} 1.31\n")]).unwrap();
+        let t = template(&a, "notes.txt.tera.tera");
+        assert!(t.contains("{% raw %}"), "{t}");
+        assert!(t.contains("{{ minor.dotted }}"), "{t}");
+    }
+
+    #[test]
+    fn binary_files_are_copied_and_flagged_when_they_mention_the_version() {
+        let bin: &[u8] = b"\xff\xfeversion v1.31.4\x00";
+        let a = run(&[("blob.bin", bin)]).unwrap();
+        assert_eq!(a.templates["blob.bin"], bin);
+        assert!(
+            a.notes.iter().any(|n| n.starts_with("blob.bin: binary")),
+            "{:?}",
+            a.notes
+        );
+    }
+
+    #[test]
+    fn a_single_addon_chart_names_its_components_by_alias() {
+        let chart = b"apiVersion: v2\nname: docker-demo-1-31-cluster-addon\nversion: v1\ndependencies:\n  - name: cilium\n    alias: cni\n    repository: https://helm.cilium.io/\n    version: 1.16.6\n  - name: metrics-server\n    repository: https://kubernetes-sigs.github.io/metrics-server/\n    version: ~3.12.0\n";
+        let a = run(&[("cluster-addon/Chart.yaml", chart)]).unwrap();
+        assert_eq!(a.release_set.components.keys().collect::<Vec<_>>(), ["cni"]);
+        let t = template(&a, "cluster-addon/Chart.yaml.tera");
+        assert!(
+            t.contains("name: docker-demo-{{ minor.dashed }}-cluster-addon"),
+            "{t}"
+        );
+        assert!(t.contains("version: {{ components.cni.version }}"), "{t}");
+        assert!(t.contains("version: ~3.12.0"), "ranges stay: {t}");
+        assert!(a.notes.iter().any(|n| n.contains("a range Helm resolves")));
+        assert!(
+            a.config.contains("version: { pin: \"1.16.6\" }"),
+            "{}",
+            a.config
+        );
+    }
+
+    #[test]
+    fn a_component_at_the_kubernetes_version_is_told_apart_by_its_field() {
+        let chart = b"apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: kube-thing\n    repository: https://charts.example.org\n    version: 1.31.4\n";
+        let a = run(&[
+            ("cluster-addon/thing/Chart.yaml", chart),
+            ("versions.yaml", b"kubernetes: 1.31.4\nthing: 1.31.4\n"),
+        ])
+        .unwrap();
+        let t = template(&a, "versions.yaml.tera");
+        assert_eq!(
+            t,
+            "kubernetes: {{ kubernetes.major }}.{{ kubernetes.minor }}.{{ kubernetes.patch }}\nthing: {{ components.thing.version }}\n"
+        );
+        let err = run(&[
+            ("cluster-addon/thing/Chart.yaml", chart),
+            ("notes.yaml", b"pinned: 1.31.4\n"),
+        ])
+        .unwrap_err();
+        assert!(err.is_invalid_input());
+        assert!(
+            err.to_string().starts_with("notes.yaml:1: field `pinned`: `1.31.4` is the Kubernetes version and also the version of component `thing`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_chart_named_for_another_minor_is_refused_naming_the_line() {
+        let err = adopt(
+            &tree(&[
+                ("csctl.yaml", CSCTL),
+                (
+                    "cluster-class/Chart.yaml",
+                    b"apiVersion: v2\nname: docker-demo-1-30-cluster-class\nversion: v1\n",
+                ),
+            ]),
+            |id| Layout::conventional(id, "demo"),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("cluster-class/Chart.yaml:2: field `name`:"),
+            "{msg}"
+        );
+        assert!(msg.contains("docker-demo-1-31-cluster-class"), "{msg}");
+    }
+
+    #[test]
+    fn two_checksums_for_one_image_are_refused() {
+        let orc = |sha: &str| {
+            format!(
+                "apiVersion: openstack.k-orc.cloud/v1alpha1\nkind: Image\nmetadata:\n  name: img-v1.31.4\nspec:\n  resource:\n    content:\n      download:\n        url: https://x/img-v1.31.4.qcow2\n        hash:\n          algorithm: sha256\n          value: {sha}\n"
+            )
+        };
+        let (a, b) = (orc(&"a".repeat(64)), orc(&"b".repeat(64)));
+        let err = run(&[("a.yaml", a.as_bytes()), ("b.yaml", b.as_bytes())]).unwrap_err();
+        assert!(err.to_string().contains("has sha256"), "{err}");
+        let ok = run(&[("a.yaml", a.as_bytes())]).unwrap();
+        assert_eq!(ok.release_set.node_image.name, "img-v1.31.4");
+        assert!(
+            ok.config.contains("name: \"img-{version}\""),
+            "{}",
+            ok.config
+        );
+    }
+}
