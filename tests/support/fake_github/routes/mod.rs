@@ -114,6 +114,13 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
     {
         return Ans::not_found();
     }
+    let known = matches!(
+        s.as_slice(),
+        ["repos", _, _, ..] | ["orgs", _, "repos"] | ["user", "repos"]
+    );
+    if !known {
+        return Ans::not_found();
+    }
     let body: Value = if raw.is_empty() || cx.upload {
         Value::Null
     } else {
