@@ -335,8 +335,6 @@ pub struct CommentSnapshot {
     pub body: String,
 }
 
-/// A running fake. Dropping it stops the server.
-
 /// A running fake. Dropping it stops the server, and fails the test with the list of
 /// conformance violations if there were any.
 pub struct FakeGithub {
