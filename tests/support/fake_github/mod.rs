@@ -18,6 +18,9 @@
 //! - weak `ETag`s and `If-None-Match` → `304` on unchanged representations;
 //! - GitHub's error bodies (`message`, `documentation_url` of the operation, `status`,
 //!   `errors[]` with `resource`/`field`/`code`);
+//! - GitHub Apps: RS256 JWTs verified with the app's key, installations per account,
+//!   installation tokens that expire and reach only their account, the repositories they were
+//!   minted for and the permissions they carry ([`FakeGithub::register_app`]);
 //! - `422` for duplicate refs, assets and published releases (drafts may duplicate), drafts
 //!   visible only with a valid token, 404 for unknown objects;
 //! - fault injection chosen per test (5xx before or *after* applying a write, dropped
