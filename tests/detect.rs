@@ -1,6 +1,6 @@
 //! `stackbot detect` against a local upstream server serving the "as of 2026-05-01" fixtures.
 //!
-//! Most scenarios call the library (`upstream::detect_counted`) with short retry backoffs so
+//! Most scenarios call the library (`pipeline::detect::detect`) with short retry backoffs so
 //! the suite stays fast; the command-line contract is checked through the binary.
 
 #[path = "support/shared.rs"]

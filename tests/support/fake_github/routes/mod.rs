@@ -1,6 +1,7 @@
 //! The REST API, one module per resource: repositories, the git database, contents and
 //! compare, releases and assets, issues and pull requests with their comments.
 
+mod apps;
 mod contents;
 mod git;
 mod issues;
@@ -13,9 +14,10 @@ use axum::http::Method;
 use serde_json::Value;
 
 use super::answer::Ans;
+use super::app::Principal;
 use super::repr::Urls;
-use super::server::enc_q;
 use super::state::{Lookup, World};
+use super::wire::enc_q;
 
 /// What a handler knows about the request besides method, path and body.
 pub struct Ctx<'a> {
@@ -31,6 +33,7 @@ pub struct Ctx<'a> {
     pub content_type: &'a str,
     /// The signature download URLs carry (checked by the download host).
     pub download_key: &'a str,
+    pub principal: &'a Principal,
 }
 
 impl Ctx<'_> {
@@ -98,6 +101,20 @@ pub fn is_num(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// One request to a repository's resources, as the resource handlers see it.
+#[derive(Clone, Copy)]
+pub struct Route<'a> {
+    pub cx: &'a Ctx<'a>,
+    pub m: &'a Method,
+    /// The repository's full name.
+    pub full: &'a str,
+    /// The path below `/repos/{owner}/{repo}`.
+    pub rest: &'a [&'a str],
+    pub body: &'a Value,
+    pub raw: &'a [u8],
+    pub f: Fresh,
+}
+
 /// Ids and timestamps a write may use, drawn before the repository is borrowed.
 #[derive(Debug, Clone, Copy)]
 pub struct Fresh {
@@ -112,6 +129,13 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         && *m == Method::POST
         && !cx.upload
     {
+        return Ans::not_found();
+    }
+    let known = matches!(
+        s.as_slice(),
+        ["repos", _, _, ..] | ["orgs", _, "repos"] | ["user", "repos"] | ["app", ..]
+    );
+    if !known {
         return Ans::not_found();
     }
     let body: Value = if raw.is_empty() || cx.upload {
@@ -132,6 +156,9 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         (Method::POST, ["user", "repos"]) => {
             return repos::create(w, cx, super::repr::VIEWER, &body, fresh);
         }
+        (Method::POST, ["app", "installations", id, "access_tokens"]) => {
+            return apps::create_token(w, cx, id, &body);
+        }
         _ => {}
     }
     let ["repos", owner, name, rest @ ..] = s.as_slice() else {
@@ -141,13 +168,25 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         Lookup::Found(f) => f,
         _ => return Ans::not_found(),
     };
+    if let (Method::GET, ["installation"]) = (m.clone(), rest) {
+        return apps::repo_installation(&*w, cx, &full);
+    }
     if let Some(a) = repos::handle(w, cx, m, &full, rest, &body) {
         return a;
     }
     let repo = w.repos.get_mut(&full).expect("found above");
-    let r = git::handle(repo, cx, m, &full, rest, &body, fresh)
-        .or_else(|| contents::handle(repo, cx, m, &full, rest, &body, fresh))
-        .or_else(|| releases::handle(repo, cx, m, &full, rest, &body, raw, fresh))
-        .or_else(|| issues::handle(repo, cx, m, &full, rest, &body, fresh));
-    r.unwrap_or_else(Ans::not_found)
+    let r = Route {
+        cx,
+        m,
+        full: &full,
+        rest,
+        body: &body,
+        raw,
+        f: fresh,
+    };
+    git::handle(repo, &r)
+        .or_else(|| contents::handle(repo, &r))
+        .or_else(|| releases::handle(repo, &r))
+        .or_else(|| issues::handle(repo, &r))
+        .unwrap_or_else(Ans::not_found)
 }
