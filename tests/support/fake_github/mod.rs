@@ -39,8 +39,10 @@
 // Each test file uses a part of the fake.
 #![allow(dead_code, unused_imports)]
 
+pub mod admin;
 mod answer;
 pub mod app;
+pub mod merge;
 pub mod openapi;
 mod options;
 mod ratelimit;
