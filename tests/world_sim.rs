@@ -4,6 +4,8 @@
 //! `tests/sim/mod.rs` for the design and the knobs (`SIM_SEED`, `SIM_RUNS`, …) and
 //! `examples/sim_year.rs` for the report.
 
+#[path = "support/registry.rs"]
+mod registry;
 mod sim;
 mod support;
 #[path = "support/upstream_server.rs"]
@@ -13,36 +15,64 @@ use sim::Settings;
 use sim::report::Summary;
 use sim::world::{ForgeKind, World};
 
-fn year_on(forge: ForgeKind) {
+fn year_of(scenario: impl Fn(&Settings, u64) -> sim::world::Scenario) {
     let settings = Settings::from_env();
     let worlds: Vec<_> = (0..settings.seeds)
-        .map(|i| World::new(settings.scenario(forge, i)).simulate())
+        .filter_map(|i| Some(World::new(scenario(&settings, i))?.simulate()))
         .collect();
+    if worlds.is_empty() {
+        return; // registry tests skipped (STACKBOT_SKIP_REGISTRY=1)
+    }
     let summary = Summary { worlds: &worlds };
     eprintln!("{}", summary.markdown());
-    let violations = summary.violations();
-    if violations.is_empty() || Settings::report_only() {
+    let findings = summary.findings();
+    if findings.is_empty() || Settings::report_only() {
         return;
     }
     let mut msg = format!(
-        "{} invariant violation(s) in {} runs; reproduce one with SIM_SEED=<seed> SIM_TRACE=1 cargo test --test world_sim:\n",
-        violations.len(),
-        summary.runs()
+        "{} invariant violation(s) in {} runs, {} distinct; reproduce one with its SIM_SEED and \
+         SIM_RUNS and SIM_TRACE=1 (a line per run, human event and violation), e.g. \
+         `SIM_SEED={} SIM_RUNS={} SIM_TRACE=1 cargo test --test world_sim -- {} --nocapture`:\n",
+        summary.violations().len(),
+        summary.runs(),
+        findings.len(),
+        findings[0].0.seed,
+        findings[0].0.budget,
+        test_filter(&findings[0].0.world),
     );
-    for v in violations.iter().take(40) {
-        msg.push_str(&format!("  {v}\n"));
+    for (v, repeats) in findings.iter().take(40) {
+        let again = if *repeats > 1 {
+            format!(" (and {} more runs)", repeats - 1)
+        } else {
+            String::new()
+        };
+        msg.push_str(&format!("  {v}{again}\n"));
     }
     panic!("{msg}");
 }
 
+/// The test that simulates a world.
+fn test_filter(world: &str) -> &'static str {
+    match world {
+        "local" => "local_forge",
+        "github" => "fake_github",
+        _ => "only_to_oci",
+    }
+}
+
 #[test]
 fn a_year_on_the_local_forge_keeps_every_promise() {
-    year_on(ForgeKind::Local);
+    year_of(|s, i| s.scenario(ForgeKind::Local, i));
 }
 
 #[test]
 fn a_year_on_the_fake_github_keeps_every_promise() {
-    year_on(ForgeKind::Github);
+    year_of(|s, i| s.scenario(ForgeKind::Github, i));
+}
+
+#[test]
+fn a_year_published_only_to_oci_keeps_every_promise() {
+    year_of(|s, i| s.oci_scenario(i));
 }
 
 #[test]

@@ -27,6 +27,7 @@ pub mod forge;
 pub mod invariants;
 pub mod ledger;
 pub mod observe;
+pub mod oci;
 pub mod report;
 pub mod tenants;
 pub mod timeline;
@@ -77,9 +78,10 @@ impl Settings {
         match forge {
             // The local forge with upstream snapshots: the cheapest world, so the most runs.
             ForgeKind::Local => Scenario {
-                name: format!("local-{seed}"),
+                name: "local".into(),
                 forge,
                 http_upstream: false,
+                oci_only: false,
                 seed,
                 start: self.start,
                 days: self.days,
@@ -90,9 +92,10 @@ impl Settings {
             // The fake GitHub with upstream over HTTP: every request crosses a socket and the
             // OpenAPI conformance checks, so fewer runs by default.
             ForgeKind::Github => Scenario {
-                name: format!("github-{seed}"),
+                name: "github".into(),
                 forge,
                 http_upstream: true,
+                oci_only: false,
                 seed,
                 start: self.start,
                 days: self.days,
@@ -100,6 +103,24 @@ impl Settings {
                 upstream_faults: 0.15,
                 forge_faults: 0.08,
             },
+        }
+    }
+
+    /// `publish: [oci]` alone, on the local forge with a real registry: tenants must follow
+    /// releases that exist only in the registry, and history must not cost more every run.
+    pub fn oci_scenario(&self, i: u64) -> Scenario {
+        let seed = self.seed + i;
+        Scenario {
+            name: "oci".into(),
+            forge: ForgeKind::Local,
+            http_upstream: false,
+            oci_only: true,
+            seed,
+            start: self.start,
+            days: self.days,
+            runs: self.runs.unwrap_or(60),
+            upstream_faults: 0.15,
+            forge_faults: 0.05,
         }
     }
 }

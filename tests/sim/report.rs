@@ -122,7 +122,7 @@ impl Summary<'_> {
         let all = self.violations();
         let findings = self.findings();
         let mut s = String::from(
-            "| invariant | violations (runs) | distinct findings | first seen (world, seed, run) | expected fix |\n|---|---|---|---|---|\n",
+            "| invariant | violations (runs) | distinct findings | first seen (world, seed, budget, run) | expected fix |\n|---|---|---|---|---|\n",
         );
         for inv in Invariant::ALL {
             let of = all.iter().filter(|v| v.invariant == inv).count();
@@ -133,7 +133,7 @@ impl Summary<'_> {
             let first = all
                 .iter()
                 .find(|v| v.invariant == inv)
-                .map(|v| format!("{}, seed {}, run {}", v.world, v.seed, v.run))
+                .map(|v| format!("{}, SIM_SEED={} SIM_RUNS={}, run {}", v.world, v.seed, v.budget, v.run))
                 .unwrap_or_else(|| "—".into());
             let _ = writeln!(
                 s,

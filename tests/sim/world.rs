@@ -24,6 +24,7 @@ use super::forge::{Backend, Crash, Files, PrState, fake::Fake, local::Local};
 use super::invariants::{self, RunFacts, Violation};
 use super::ledger::{Declined, Ledger, Merged, Published, RunRecord, Withdrawal};
 use super::observe::{self, Observation, STACKS};
+use super::oci::Oci;
 use super::tenants::{self, BRANCH, Tenant};
 use super::timeline::{CCM, Timeline};
 use super::upstream::{Target, UpFault, Upstream};
@@ -42,6 +43,8 @@ pub struct Scenario {
     pub forge: ForgeKind,
     /// Upstream over HTTP (the fixture server) instead of snapshots.
     pub http_upstream: bool,
+    /// `publish: [oci]`: releases go to a real OCI registry only (no forge releases).
+    pub oci_only: bool,
     pub seed: u64,
     pub start: DateTime<Utc>,
     pub days: i64,
@@ -79,6 +82,7 @@ pub struct World {
     clock: Arc<ManualClock>,
     upstream: Upstream,
     backend: Box<dyn Backend>,
+    oci: Option<Oci>,
     tenants: Vec<Tenant>,
     active: Vec<bool>,
     loaded: Loaded,
@@ -145,7 +149,9 @@ fn slot_after(t: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 impl World {
-    pub fn new(sc: Scenario) -> World {
+    /// A world for `sc`; `None` when it needs an OCI registry and registry tests are skipped
+    /// (`STACKBOT_SKIP_REGISTRY=1`).
+    pub fn new(sc: Scenario) -> Option<World> {
         let dir = scratch();
         let clock = ManualClock::shared(sc.start);
         let timeline = Timeline::build(sc.start, sc.days, sc.seed);
@@ -176,10 +182,23 @@ impl World {
                 backend.create_repo(&t.repo, &t.initial_files());
             }
         }
+        let oci = if sc.oci_only {
+            Some(Oci::start()?)
+        } else {
+            None
+        };
         let rng = fastrand::Rng::with_seed(sc.seed);
-        let loaded = write_config(dir.path(), &upstream, backend.as_ref(), &tenants, &active);
-        World {
+        let loaded = write_config(
+            dir.path(),
+            &upstream,
+            backend.as_ref(),
+            oci.as_ref(),
+            &tenants,
+            &active,
+        );
+        Some(World {
             loaded,
+            oci,
             stack: StackId::new("openstack", "scs2").expect("stack"),
             sc,
             dir,
@@ -197,7 +216,7 @@ impl World {
             violations: Vec::new(),
             pulls_seen: BTreeSet::new(),
             edits: 0,
-        }
+        })
     }
 
     fn rewrite_config(&mut self) {
@@ -205,6 +224,7 @@ impl World {
             self.dir.path(),
             &self.upstream,
             self.backend.as_ref(),
+            self.oci.as_ref(),
             &self.tenants,
             &self.active,
         );
@@ -215,7 +235,8 @@ impl World {
     }
 
     fn observe(&self) -> Observation {
-        observe::observe(self.backend.as_ref(), &self.active_tenants(), Vec::new())
+        let oci_tags = self.oci.as_ref().map(Oci::tags).unwrap_or_default();
+        observe::observe(self.backend.as_ref(), &self.active_tenants(), oci_tags)
     }
 
     /// The hours to simulate.
@@ -280,6 +301,9 @@ impl World {
             for (at, h) in self.agenda.due(t) {
                 self.clock.set(at);
                 if let Some(label) = self.act(h) {
+                    if std::env::var_os("SIM_TRACE").is_some() {
+                        eprintln!("  {} {label}", at.format("%Y-%m-%d %H:%M"));
+                    }
                     *self.humans.entry(label).or_default() += 1;
                 }
             }
@@ -372,7 +396,15 @@ impl World {
     }
 
     fn act(&mut self, h: Human) -> Option<String> {
-        let label = h.label();
+        let label = match (&h, &self.oci) {
+            (Human::Withdraw { delete_tag: false }, Some(_)) => {
+                "OCI release deleted (git tag kept)".to_string()
+            }
+            (Human::Withdraw { delete_tag: true }, Some(_)) => {
+                "OCI release and git tag deleted".to_string()
+            }
+            _ => h.label(),
+        };
         let now = self.clock.now();
         let runs = self.ledger.runs.len();
         let b = self.backend.as_ref();
@@ -553,6 +585,9 @@ impl World {
                 };
                 let tag = candidates[pick].0.clone();
                 b.delete_release(STACKS, &tag);
+                if let Some(oci) = &self.oci {
+                    oci.delete(&tag);
+                }
                 if delete_tag {
                     b.delete_tag(STACKS, &tag);
                 }
@@ -702,6 +737,14 @@ impl World {
                 eprintln!("    warning {w}");
             }
         }
+        let tenant_errors: Vec<String> = match &result {
+            Ok(r) => r
+                .tenants
+                .iter()
+                .filter_map(|x| Some(format!("{}: {}", x.tenant, x.error.as_ref()?)))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
         let (exit, error, outcomes) = match &result {
             Ok(r) => {
                 let outcomes: BTreeMap<String, String> = r
@@ -718,7 +761,8 @@ impl World {
                     })
                     .collect();
                 let failed = outcomes.values().any(|o| o == "failed");
-                (if failed { 3 } else { 0 }, None, outcomes)
+                let error = (!tenant_errors.is_empty()).then(|| tenant_errors.join("; "));
+                (if failed { 3 } else { 0 }, error, outcomes)
             }
             Err(e) => {
                 let mut msg = e.to_string();
@@ -746,6 +790,7 @@ impl World {
         let facts = RunFacts {
             world: &self.sc.name,
             seed: self.sc.seed,
+            budget: self.sc.runs,
             run: index,
             at: t,
             exit,
@@ -758,8 +803,9 @@ impl World {
             series: self.upstream.timeline.supported_at(t).len(),
             tenants: self.active.iter().filter(|a| **a).count(),
             new_tags,
+            history,
             stack: &self.stack,
-            oci_only: false,
+            oci_only: self.sc.oci_only,
         };
         let published = self.new_publications(&before, &after, index, t);
         let tenants = active(&self.tenants, &self.active);
@@ -826,7 +872,7 @@ impl World {
         self.react(&after, t);
     }
 
-    /// Releases (forge) that appeared in this run, with what they contain.
+    /// Releases that appeared in this run (forge releases, OCI tags), with what they contain.
     fn new_publications(
         &self,
         before: &Observation,
@@ -835,8 +881,54 @@ impl World {
         t: DateTime<Utc>,
     ) -> Vec<Published> {
         let was = before.published();
-        let mut out = Vec::new();
+        let mut out: Vec<Published> = Vec::new();
+        if let Some(oci) = &self.oci {
+            for tag in after
+                .oci_tags
+                .iter()
+                .filter(|x| !before.oci_tags.contains(x))
+            {
+                let Some((series, n)) = Ledger::parse(tag) else {
+                    continue;
+                };
+                let files = oci.pull(tag).unwrap_or_default();
+                let hashes = files.get("hashes.json").cloned();
+                let (mut kubernetes, components, content) = invariants::read_published(
+                    self.backend.as_ref(),
+                    &self.stack,
+                    tag,
+                    after.tags.get(tag).map(String::as_str),
+                    hashes,
+                );
+                if kubernetes.is_none() {
+                    kubernetes = files.get("metadata.yaml").and_then(|m| {
+                        stackbot::tenants::apply::kubernetes_of(
+                            &stackbot::model::ReleaseName::parse(tag).ok()?,
+                            Some(m),
+                            "",
+                        )
+                    });
+                }
+                out.push(Published {
+                    tag: tag.to_string(),
+                    series,
+                    n,
+                    content,
+                    kubernetes,
+                    components,
+                    targets: BTreeSet::from(["oci"]),
+                    run,
+                    at: t,
+                    withdrawn: None,
+                    reissue_reported: false,
+                });
+            }
+        }
         for (tag, rel) in after.published() {
+            if let Some(p) = out.iter_mut().find(|p| p.tag == tag) {
+                p.targets.insert("forge");
+                continue;
+            }
             if was.contains_key(tag) {
                 continue;
             }
@@ -847,8 +939,13 @@ impl World {
                 continue;
             };
             let hashes = self.backend.asset(STACKS, rel, "hashes.json");
-            let (kubernetes, components, content) =
-                invariants::read_published(self.backend.as_ref(), &self.stack, tag, commit, hashes);
+            let (kubernetes, components, content) = invariants::read_published(
+                self.backend.as_ref(),
+                &self.stack,
+                tag,
+                Some(commit),
+                hashes,
+            );
             out.push(Published {
                 tag: tag.to_string(),
                 series,
@@ -902,11 +999,15 @@ fn write_config(
     dir: &Path,
     upstream: &Upstream,
     backend: &dyn Backend,
+    oci: Option<&Oci>,
     tenants: &[Tenant],
     active: &[bool],
 ) -> Loaded {
     let u = &upstream.urls;
     let mut y = upstream.upstream_yaml(dir);
+    if let Some(o) = oci {
+        y.push_str(&o.yaml());
+    }
     y.push_str(&format!(
         r#"stacks:
   - provider: openstack
