@@ -50,6 +50,7 @@ use crate::forge::{
     AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, PullInfo,
     ReleaseInfo, RepoRef,
 };
+use crate::net::Origin;
 
 /// The GitHub forge. Synchronous on the outside (the [`Forge`] trait), async inside on its own
 /// runtime; safe to call from several threads at once.
@@ -57,8 +58,8 @@ pub struct GithubForge {
     rt: tokio::runtime::Runtime,
     t: Transport,
     api_url: String,
-    api_origin: String,
-    upload_origin: String,
+    api_origin: Origin,
+    upload_origin: Origin,
     token_env: String,
     has_token: bool,
     committer: Committer,
@@ -70,7 +71,7 @@ impl std::fmt::Debug for GithubForge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GithubForge")
             .field("api_url", &self.api_url)
-            .field("upload_origin", &self.upload_origin)
+            .field("upload_origin", &self.upload_origin.to_string())
             .field("token_env", &self.token_env)
             .field(
                 "token",
@@ -82,15 +83,6 @@ impl std::fmt::Debug for GithubForge {
             )
             .finish()
     }
-}
-
-/// `scheme://authority` of a validated URL, as written.
-pub(super) fn origin_text(u: &http::Uri) -> String {
-    format!(
-        "{}://{}",
-        u.scheme_str().unwrap_or("https"),
-        u.authority().map(|a| a.as_str()).unwrap_or("")
-    )
 }
 
 /// Percent-encode a path (keeping `/`) or a query value (`/` encoded too).

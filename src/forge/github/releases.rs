@@ -5,8 +5,9 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::transport::{Req, Target};
-use super::{GithubForge, enc, origin_text, str_of};
+use super::{GithubForge, enc, str_of};
 use crate::forge::{AssetInfo, ForgeError, ForgeResult, ReleaseInfo, RepoRef};
+use crate::net::Origin;
 
 impl GithubForge {
     pub(super) fn release_of(&self, v: &Value) -> ReleaseInfo {
@@ -109,13 +110,16 @@ impl GithubForge {
             what: what.clone(),
             reason: format!("GitHub returned an unparsable upload_url `{template}`"),
         })?;
-        let o = origin_text(&u);
         let path = u.path().to_string();
-        if o == self.upload_origin {
+        let o = Origin::of(&u);
+        if o.as_ref() == Some(&self.upload_origin) {
             Ok((Target::Upload, path))
-        } else if o == self.api_origin && u.authority().is_some() {
-            Ok((Target::Api, self.api_path_of(&what, url)?))
+        } else if o.as_ref() == Some(&self.api_origin) {
+            // GitHub's own API host, outside the configured upload host: send it there as
+            // written (an absolute URL, so no API base path such as /api/v3 is prepended).
+            Ok((Target::Upload, format!("{}{path}", self.api_origin)))
         } else {
+            let o = o.map_or_else(|| url.to_string(), |o| o.to_string());
             Err(ForgeError::Rejected {
                 what,
                 reason: format!(

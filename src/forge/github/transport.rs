@@ -76,16 +76,14 @@ impl Transport {
                 .build()
                 .map_err(|e| format!("cannot build the GitHub client: {e}"))
         };
-        let origin =
-            |u: &str| Origin::parse(u).ok_or_else(|| format!("`{u}` has no scheme and host"));
         Ok(Transport {
             api: build(&settings.api_url)?,
-            upload: build(&settings.upload_origin)?,
+            upload: build(&settings.upload_origin.to_string())?,
             // Every foreign request is an absolute URL; the base is never used.
-            foreign: build(&settings.upload_origin)?,
+            foreign: build(&settings.upload_origin.to_string())?,
             origins: Origins {
-                api: origin(&settings.api_url)?,
-                upload: origin(&settings.upload_origin)?,
+                api: settings.api_origin.clone(),
+                upload: settings.upload_origin.clone(),
             },
             api_base_path: settings
                 .api_url
@@ -143,13 +141,12 @@ impl Transport {
                 }
                 return self.classify(resp);
             }
-            let current = match hop.via {
-                Via::Api => self.origins.api.clone(),
-                Via::Upload => self.origins.upload.clone(),
-                Via::Foreign => match Origin::parse(&hop.uri) {
-                    Some(o) => o,
-                    None => return Outcome::Refused(resp),
-                },
+            // Relative locations resolve against the origin that answered.
+            let current = match (Origin::parse(&hop.uri), hop.via) {
+                (Some(o), _) => o,
+                (None, Via::Api) => self.origins.api.clone(),
+                (None, Via::Upload) => self.origins.upload.clone(),
+                (None, Via::Foreign) => return Outcome::Refused(resp),
             };
             let location = resp
                 .headers
