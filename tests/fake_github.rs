@@ -561,3 +561,168 @@ fn an_empty_repository_answers_409() {
         "Git Repository is empty."
     );
 }
+
+// ---------------------------------------------------------------------------- GitHub Apps
+
+const APP_KEY: &str = include_str!("fixtures/github/app/test-app-private-key.pem");
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn with_auth(api: &Api, method: &str, path: &str, auth: &str, body: Option<Value>) -> (u16, Value) {
+    let mut r = api
+        .http
+        .request(method.parse().unwrap(), api.url(path))
+        .header("authorization", format!("Bearer {auth}"))
+        .header("accept", "application/vnd.github+json");
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let r = r.send().unwrap();
+    let s = r.status().as_u16();
+    (s, r.json().unwrap_or(Value::Null))
+}
+
+#[test]
+fn a_github_app_mints_installation_tokens_limited_to_their_account_repositories_and_permissions() {
+    use support::fake_github::app::sign_jwt;
+    let fake = seeded(FakeOptions::default());
+    fake.create_repo("acme/gitops", "main", &[("a.yaml", b"a: 1\n")]);
+    fake.create_repo("nobody/gitops", "main", &[("a.yaml", b"a: 1\n")]);
+    fake.register_app(42, APP_KEY);
+    let scs = fake.install_app(42, "scs");
+    let acme = fake.install_app_with(42, "acme", &[("contents", "read"), ("metadata", "read")]);
+    let api = Api::new(&fake);
+    let jwt = sign_jwt(42, APP_KEY, now() - 60, now() + 540);
+
+    // The installation is looked up per repository.
+    let (s, v) = with_auth(&api, "GET", "/repos/acme/gitops/installation", &jwt, None);
+    assert_eq!((s, v["id"].as_u64()), (200, Some(acme)), "{v}");
+    let (s, _) = with_auth(&api, "GET", "/repos/nobody/gitops/installation", &jwt, None);
+    assert_eq!(s, 404, "no installation on that owner");
+
+    // A token for one repository with least privilege.
+    let (s, v) = with_auth(
+        &api,
+        "POST",
+        &format!("/app/installations/{scs}/access_tokens"),
+        &jwt,
+        Some(json!({"repositories": ["cluster-stacks"], "permissions": {"contents": "write"}})),
+    );
+    assert_eq!(s, 201, "{v}");
+    let token = v["token"].as_str().unwrap().to_string();
+    assert!(token.starts_with("ghs_"));
+    assert_eq!(v["repository_selection"], "selected");
+    let expires = chrono::DateTime::parse_from_rfc3339(v["expires_at"].as_str().unwrap()).unwrap();
+    assert!((expires.timestamp() as u64).abs_diff(now() + 3600) < 5);
+
+    let (s, _) = with_auth(&api, "GET", &format!("/repos/{REPO}"), &token, None);
+    assert_eq!(s, 200);
+    let body = json!({"tag_name": "v1", "draft": true});
+    let (s, _) = with_auth(
+        &api,
+        "POST",
+        &format!("/repos/{REPO}/releases"),
+        &token,
+        Some(body),
+    );
+    assert_eq!(s, 201);
+    // Other accounts are invisible; missing permissions are refused.
+    let (s, _) = with_auth(&api, "GET", "/repos/acme/gitops", &token, None);
+    assert_eq!(s, 404);
+    let pr = json!({"head": "x", "base": "main", "title": "t"});
+    let (s, v) = with_auth(
+        &api,
+        "POST",
+        &format!("/repos/{REPO}/pulls"),
+        &token,
+        Some(pr),
+    );
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (403, Some("Resource not accessible by integration"))
+    );
+
+    // A read-only installation cannot grant write, nor write with its token.
+    let mint = |inst: u64, body: Value| {
+        with_auth(
+            &api,
+            "POST",
+            &format!("/app/installations/{inst}/access_tokens"),
+            &jwt,
+            Some(body),
+        )
+    };
+    let (s, v) = mint(acme, json!({"permissions": {"contents": "write"}}));
+    assert_eq!(s, 422, "{v}");
+    let (s, v) = mint(acme, json!({}));
+    assert_eq!(s, 201);
+    let acme_token = v["token"].as_str().unwrap().to_string();
+    let (s, _) = with_auth(
+        &api,
+        "GET",
+        "/repos/acme/gitops/contents/a.yaml",
+        &acme_token,
+        None,
+    );
+    assert_eq!(s, 200);
+    let body = json!({"tag_name": "v1"});
+    let (s, _) = with_auth(
+        &api,
+        "POST",
+        "/repos/acme/gitops/releases",
+        &acme_token,
+        Some(body),
+    );
+    assert_eq!(s, 403);
+
+    // JWTs are only for the app's endpoints, tokens not for those.
+    let (s, _) = with_auth(&api, "GET", &format!("/repos/{REPO}"), &jwt, None);
+    assert_eq!(s, 403);
+    let (s, _) = with_auth(&api, "GET", "/repos/acme/gitops/installation", &token, None);
+    assert_eq!(s, 401);
+
+    // Tokens expire.
+    fake.expire_installation_tokens();
+    let (s, v) = with_auth(&api, "GET", &format!("/repos/{REPO}"), &token, None);
+    assert_eq!((s, v["message"].as_str()), (401, Some("Bad credentials")));
+    assert_eq!(fake.installation_tokens_minted(), 2);
+}
+
+#[test]
+fn app_jwts_are_verified_as_github_does() {
+    use support::fake_github::app::sign_jwt;
+    let fake = seeded(FakeOptions::default());
+    fake.register_app(42, APP_KEY);
+    let api = Api::new(&fake);
+    let path = format!("/repos/{REPO}/installation");
+    let message = |jwt: &str| {
+        let (s, v) = with_auth(&api, "GET", &path, jwt, None);
+        assert_eq!(s, 401, "{v}");
+        v["message"].as_str().unwrap().to_string()
+    };
+    assert!(message(&sign_jwt(42, APP_KEY, now() - 700, now() - 100)).contains("'exp'"));
+    assert!(message(&sign_jwt(42, APP_KEY, now(), now() + 3600)).contains("too far in the future"));
+    assert!(message(&sign_jwt(42, APP_KEY, now() + 300, now() + 500)).contains("'iat'"));
+    assert_eq!(
+        message(&sign_jwt(7, APP_KEY, now(), now() + 60)),
+        "Integration not found"
+    );
+    // A forged claim breaks the signature.
+    let good = sign_jwt(42, APP_KEY, now() - 10, now() + 60);
+    let parts: Vec<&str> = good.split('.').collect();
+    let forged = {
+        use base64::Engine as _;
+        let claims = json!({"iat": now(), "exp": now() + 60, "iss": "42", "x": 1}).to_string();
+        let c = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims);
+        format!("{}.{c}.{}", parts[0], parts[2])
+    };
+    assert_eq!(message(&forged), "A JSON web token could not be decoded");
+    // Not installed on `scs`: a valid JWT gets 404.
+    let (s, _) = with_auth(&api, "GET", &path, &good, None);
+    assert_eq!(s, 404);
+}

@@ -189,10 +189,10 @@ impl Replay {
                 self.problems.push(format!("{at}: no numeric `{h}`"));
             }
         }
-        if let Some(r) = want.get("x-ratelimit-resource") {
-            if got_header("x-ratelimit-resource").as_deref() != r.as_str() {
-                self.problems.push(format!("{at}: x-ratelimit-resource"));
-            }
+        if let Some(r) = want.get("x-ratelimit-resource")
+            && got_header("x-ratelimit-resource").as_deref() != r.as_str()
+        {
+            self.problems.push(format!("{at}: x-ratelimit-resource"));
         }
 
         // The body first: identifiers learnt from it map `Link` and `Location`.

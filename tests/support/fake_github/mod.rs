@@ -36,6 +36,7 @@
 #![allow(dead_code)]
 
 mod answer;
+pub mod app;
 pub mod openapi;
 mod ratelimit;
 mod repr;
@@ -335,8 +336,6 @@ pub struct CommentSnapshot {
     pub body: String,
 }
 
-/// A running fake. Dropping it stops the server.
-
 /// A running fake. Dropping it stops the server, and fails the test with the list of
 /// conformance violations if there were any.
 pub struct FakeGithub {
@@ -533,6 +532,77 @@ impl FakeGithub {
         let mut st = self.shared.state.lock().unwrap();
         st.move_repo(from, to)
             .unwrap_or_else(|e| panic!("fake github: cannot move {from} to {to}: {e}"));
+    }
+
+    /// Register a GitHub App: JWTs with `iss: app_id` signed by this key (PEM, PKCS#1 as
+    /// GitHub hands it out, or PKCS#8) are accepted on the app's endpoints.
+    pub fn register_app(&self, app_id: u64, private_key_pem: &str) {
+        let public_key = app::rsa_public_key(private_key_pem)
+            .unwrap_or_else(|e| panic!("fake github: app {app_id}: {e}"));
+        let mut st = self.shared.state.lock().unwrap();
+        st.apps.apps.retain(|a| a.id != app_id);
+        st.apps.apps.push(app::App {
+            id: app_id,
+            slug: format!("app-{app_id}"),
+            public_key,
+        });
+    }
+
+    /// Install an app on an account with the permissions stackbot needs (contents, pull
+    /// requests and issues: write; metadata: read). Returns the installation id.
+    pub fn install_app(&self, app_id: u64, account: &str) -> u64 {
+        self.install_app_with(
+            app_id,
+            account,
+            &[
+                ("contents", "write"),
+                ("pull_requests", "write"),
+                ("issues", "write"),
+                ("metadata", "read"),
+            ],
+        )
+    }
+
+    /// Install an app on an account with these permissions (`("contents", "read")`, …).
+    pub fn install_app_with(
+        &self,
+        app_id: u64,
+        account: &str,
+        permissions: &[(&str, &str)],
+    ) -> u64 {
+        let mut st = self.shared.state.lock().unwrap();
+        st.seq += 1;
+        let seq = st.seq;
+        let id = st.next_id();
+        st.apps.installations.push(app::Installation {
+            id,
+            app_id,
+            account: account.to_string(),
+            permissions: permissions
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            seq,
+        });
+        id
+    }
+
+    /// How long installation tokens minted from now on live (GitHub: one hour).
+    pub fn set_installation_token_lifetime(&self, lifetime: Duration) {
+        self.shared.state.lock().unwrap().apps.lifetime = lifetime;
+    }
+
+    /// Expire every installation token minted so far (a run outliving its token).
+    pub fn expire_installation_tokens(&self) {
+        let now = std::time::SystemTime::now();
+        for t in self.shared.state.lock().unwrap().apps.tokens.values_mut() {
+            t.expires = now;
+        }
+    }
+
+    /// Installation tokens minted so far (a client should cache them, not mint per request).
+    pub fn installation_tokens_minted(&self) -> usize {
+        self.shared.state.lock().unwrap().apps.minted
     }
 
     /// Commit as a human would (changes: `Some` writes, `None` deletes) on `branch`, creating

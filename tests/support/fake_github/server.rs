@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::answer::{Ans, DOC_ROOT};
+use super::app::{Principal, grants, needed_permission};
 use super::openapi::{Matched, Spec};
 use super::ratelimit::{RateLimitOptions, RateLimiter};
 use super::repr::Urls;
@@ -408,10 +409,23 @@ pub async fn handle(
             .trim_start_matches("token ")
             .to_string()
     });
-    let identity = match (&presented, surface) {
-        (_, Surface::Objects) => None,
-        (Some(t), _) => Some(format!("token:{}", sha256_hex(t.as_bytes()))),
-        (None, _) => Some("anonymous:127.0.0.1".to_string()),
+    // Who is asking: a token, an app (JWT), an installation token — or a refusal (401).
+    let principal: Result<Principal, String> = match &presented {
+        None => Ok(Principal::Anonymous),
+        Some(p) => match sh.state.lock().unwrap().apps.principal(p) {
+            Some(r) => r,
+            None => match &sh.token {
+                Some(expected) if p != expected => Err("Bad credentials".into()),
+                _ => Ok(Principal::Token),
+            },
+        },
+    };
+    let identity = match (&principal, &presented, surface) {
+        (_, _, Surface::Objects) => None,
+        (Ok(Principal::Installation { id, .. }), _, _) => Some(format!("installation:{id}")),
+        (Ok(Principal::App(id)), _, _) => Some(format!("app:{id}")),
+        (_, Some(t), _) => Some(format!("token:{}", sha256_hex(t.as_bytes()))),
+        (_, None, _) => Some("anonymous:127.0.0.1".to_string()),
     };
     let counted = surface != Surface::Objects && segs.as_slice() != ["rate_limit"];
     let out = |mut a: Ans, spend: bool| -> Response {
@@ -457,15 +471,19 @@ pub async fn handle(
         return out(a, false);
     }
 
-    // Authentication.
-    let authed = match (&sh.token, &presented) {
-        (Some(expected), Some(p)) if p != expected => {
+    // Authentication, and what the principal may reach.
+    let principal = match principal {
+        Ok(p) => p,
+        Err(message) => {
             log(401, false);
-            return out(Ans::msg(401, "Bad credentials"), true);
+            return out(Ans::msg(401, &message), true);
         }
-        (_, Some(_)) => true,
-        (_, None) => false,
     };
+    let authed = !matches!(principal, Principal::Anonymous);
+    if let Some(refusal) = authorize(&principal, write, &segs) {
+        log(refusal.status, false);
+        return out(refusal, true);
+    }
 
     // The primary rate limit.
     if counted {
@@ -609,6 +627,7 @@ pub async fn handle(
             upload: surface == Surface::Uploads,
             content_type: header(&parts.headers, "content-type").unwrap_or(""),
             download_key: &sh.download_key,
+            principal: &principal,
         };
         routes::dispatch(&mut w, &ctx, &method, &segs, &body)
     };
@@ -711,6 +730,42 @@ fn with_etag(mut r: Response, etag: &str) -> Response {
 
 fn enc_path(s: &str) -> String {
     enc_q(s)
+}
+
+/// What an app (JWT) or an installation token may reach, as on GitHub: a JWT only the app's
+/// own endpoints; an installation token only its account's repositories (others are 404,
+/// invisible), those it was minted for, with the permissions it carries (else 403).
+fn authorize(principal: &Principal, write: bool, segs: &[String]) -> Option<Ans> {
+    let s: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let app_route = matches!(s.as_slice(), ["app", ..] | ["repos", _, _, "installation"]);
+    match principal {
+        Principal::App(_) if app_route => None,
+        Principal::App(_) => Some(Ans::msg(403, "Resource not accessible by integration")),
+        _ if app_route => Some(Ans::msg(401, "A JSON web token could not be decoded")),
+        Principal::Installation {
+            account,
+            permissions,
+            repositories,
+            ..
+        } => {
+            let ["repos", owner, name, rest @ ..] = s.as_slice() else {
+                return None;
+            };
+            let listed = repositories
+                .as_ref()
+                .is_none_or(|r| r.contains(&name.to_ascii_lowercase()));
+            if !owner.eq_ignore_ascii_case(account) || !listed {
+                return Some(Ans::not_found());
+            }
+            match needed_permission(write, rest) {
+                Some((names, level)) if !grants(permissions, names, level) => {
+                    Some(Ans::msg(403, "Resource not accessible by integration"))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// `GET /rate_limit` (free of charge, as on GitHub).

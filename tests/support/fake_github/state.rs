@@ -517,6 +517,8 @@ pub struct World {
     pub repos: BTreeMap<String, Repo>,
     /// Former full names (lower case) → repository id, after renames and transfers.
     pub moved: BTreeMap<String, u64>,
+    /// GitHub Apps, their installations and installation tokens.
+    pub apps: super::app::Apps,
     pub next_id: u64,
     pub seq: u64,
 }

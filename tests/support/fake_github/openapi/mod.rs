@@ -262,12 +262,11 @@ impl Spec {
                 .problems
                 .push("sends a body, but the operation takes none".into()),
             None => {}
-            Some((required, _)) if body.is_empty() => {
-                if *required {
-                    out.problems.push("the request body is required".into());
-                    out.invalid_body = Some("Invalid request.\n\nNo body was sent.".into());
-                }
+            Some((true, _)) if body.is_empty() => {
+                out.problems.push("the request body is required".into());
+                out.invalid_body = Some("Invalid request.\n\nNo body was sent.".into());
             }
+            Some((false, _)) if body.is_empty() => {}
             Some((_, None)) => {} // raw bytes (asset uploads)
             Some((_, Some(schema))) => match serde_json::from_slice::<Value>(body) {
                 Err(e) => out.problems.push(format!("the body is not JSON: {e}")),

@@ -1,6 +1,7 @@
 //! The REST API, one module per resource: repositories, the git database, contents and
 //! compare, releases and assets, issues and pull requests with their comments.
 
+mod apps;
 mod contents;
 mod git;
 mod issues;
@@ -13,6 +14,7 @@ use axum::http::Method;
 use serde_json::Value;
 
 use super::answer::Ans;
+use super::app::Principal;
 use super::repr::Urls;
 use super::server::enc_q;
 use super::state::{Lookup, World};
@@ -31,6 +33,7 @@ pub struct Ctx<'a> {
     pub content_type: &'a str,
     /// The signature download URLs carry (checked by the download host).
     pub download_key: &'a str,
+    pub principal: &'a Principal,
 }
 
 impl Ctx<'_> {
@@ -114,6 +117,13 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
     {
         return Ans::not_found();
     }
+    let known = matches!(
+        s.as_slice(),
+        ["repos", _, _, ..] | ["orgs", _, "repos"] | ["user", "repos"] | ["app", ..]
+    );
+    if !known {
+        return Ans::not_found();
+    }
     let body: Value = if raw.is_empty() || cx.upload {
         Value::Null
     } else {
@@ -132,6 +142,9 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         (Method::POST, ["user", "repos"]) => {
             return repos::create(w, cx, super::repr::VIEWER, &body, fresh);
         }
+        (Method::POST, ["app", "installations", id, "access_tokens"]) => {
+            return apps::create_token(w, cx, id, &body);
+        }
         _ => {}
     }
     let ["repos", owner, name, rest @ ..] = s.as_slice() else {
@@ -141,6 +154,9 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         Lookup::Found(f) => f,
         _ => return Ans::not_found(),
     };
+    if let (Method::GET, ["installation"]) = (m.clone(), rest) {
+        return apps::repo_installation(&*w, cx, &full);
+    }
     if let Some(a) = repos::handle(w, cx, m, &full, rest, &body) {
         return a;
     }

@@ -170,16 +170,17 @@ fn find_asset<'a>(repo: &'a Repo, aid: &str) -> Option<(&'a Rel, &'a Asset)> {
     })
 }
 
-/// Create the tag of a release being published, at its target, unless it exists.
-fn tag_on_publish(repo: &mut Repo, r: &Rel) -> Result<(), Ans> {
+/// Create the tag of a release being published, at its target, unless it exists; the
+/// refusal if the target does not resolve.
+fn tag_on_publish(repo: &mut Repo, r: &Rel) -> Option<Ans> {
     if repo.refs.contains_key(&format!("refs/tags/{}", r.tag)) {
-        return Ok(());
+        return None;
     }
     let Some(c) = repo.resolve(&r.target) else {
-        return Err(Ans::invalid("Release", "invalid", "target_commitish"));
+        return Some(Ans::invalid("Release", "invalid", "target_commitish"));
     };
     repo.refs.insert(format!("refs/tags/{}", r.tag), c);
-    Ok(())
+    None
 }
 
 fn create(repo: &mut Repo, cx: &Ctx, full: &str, body: &Value, f: Fresh) -> Ans {
@@ -206,7 +207,7 @@ fn create(repo: &mut Repo, cx: &Ctx, full: &str, body: &Value, f: Fresh) -> Ans 
         seq: f.seq,
         published: (!draft).then_some(f.seq),
     };
-    if !draft && let Err(a) = tag_on_publish(repo, &r) {
+    if !draft && let Some(a) = tag_on_publish(repo, &r) {
         return a;
     }
     let j = repr::release(cx.urls, full, &r);
@@ -247,7 +248,7 @@ fn update(repo: &mut Repo, cx: &Ctx, full: &str, rid: &str, body: &Value, f: Fre
         {
             return Ans::invalid("Release", "already_exists", "tag_name");
         }
-        if let Err(a) = tag_on_publish(repo, &r) {
+        if let Some(a) = tag_on_publish(repo, &r) {
             return a;
         }
         if was_draft {

@@ -43,10 +43,10 @@ pub fn handle(
                 Some(n) if !n.is_empty() => format!("{owner}/{n}"),
                 _ => full.to_string(),
             };
-            if target != full {
-                if let Err(e) = w.move_repo(full, &target) {
-                    return Some(Ans::custom("Repository", &e));
-                }
+            if target != full
+                && let Err(e) = w.move_repo(full, &target)
+            {
+                return Some(Ans::custom("Repository", &e));
             }
             let r = w.repos.get_mut(&target).expect("moved above");
             if let Some(d) = body["description"].as_str() {
