@@ -95,7 +95,7 @@ impl World {
         self.forge
             .upload_asset(&stacks, r.id, "metadata.yaml", meta.as_bytes())
             .unwrap();
-        self.forge.publish_release(&stacks, r.id).unwrap();
+        self.forge.publish_release(&stacks, r.id, true).unwrap();
     }
 
     fn run(&self) -> Vec<TenantReport> {

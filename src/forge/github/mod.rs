@@ -23,6 +23,8 @@
 //! the machinery below them: [`requests`] (read and write strategies), [`errors`] (status →
 //! [`ForgeError`]), [`transport`] (one attempt, classified), [`retry`] and [`pacing`].
 
+mod app;
+mod auth;
 mod commits;
 mod errors;
 mod git;
@@ -41,6 +43,9 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
+use self::app::AppAuth;
+pub use self::app::AppCredentials;
+use self::auth::Auth;
 pub use self::retry::RetryPolicy;
 use self::settings::Settings;
 use self::transport::Transport;
@@ -60,8 +65,8 @@ pub struct GithubForge {
     api_url: String,
     api_origin: Origin,
     upload_origin: Origin,
+    /// Where the credentials come from, for error messages (`GITHUB_TOKEN`, `forge.github.app`).
     token_env: String,
-    has_token: bool,
     committer: Committer,
     /// Release id → its `upload_url` template, learnt from every release we read.
     upload_urls: Mutex<HashMap<u64, String>>,
@@ -75,10 +80,9 @@ impl std::fmt::Debug for GithubForge {
             .field("token_env", &self.token_env)
             .field(
                 "token",
-                &if self.has_token {
-                    "<redacted>"
-                } else {
-                    "<none>"
+                &match &self.t.auth {
+                    Auth::Token(Some(_)) | Auth::App(_) => "<redacted>",
+                    Auth::Token(None) => "<none>",
                 },
             )
             .finish()
@@ -119,6 +123,26 @@ impl GithubForge {
         clock: SharedClock,
     ) -> Result<Self, ForgeError> {
         let token = token.filter(|t| !t.trim().is_empty());
+        Self::build(cfg, Auth::Token(token), cfg.token_env.clone(), clock)
+    }
+
+    /// Build a client that authenticates as the GitHub App `app` (`forge.github.app`): one
+    /// installation token per repository, minted when first needed.
+    pub fn new_app(
+        cfg: &GithubForgeConfig,
+        app: AppCredentials,
+        clock: SharedClock,
+    ) -> Result<Self, ForgeError> {
+        let hint = format!("forge.github.app (App {})", app.app_id);
+        Self::build(cfg, Auth::App(Box::new(AppAuth::new(app))), hint, clock)
+    }
+
+    fn build(
+        cfg: &GithubForgeConfig,
+        auth: Auth,
+        token_env: String,
+        clock: SharedClock,
+    ) -> Result<Self, ForgeError> {
         let set = Settings::from_config(cfg)?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -129,10 +153,9 @@ impl GithubForge {
                 what: "GitHub client runtime".into(),
                 reason: e.to_string(),
             })?;
-        let has_token = token.is_some();
         let t = {
             let _g = rt.enter();
-            Transport::new(&set, token, clock).map_err(|reason| ForgeError::Rejected {
+            Transport::new(&set, auth, clock).map_err(|reason| ForgeError::Rejected {
                 what: "forge.github".into(),
                 reason,
             })?
@@ -143,8 +166,7 @@ impl GithubForge {
             api_origin: set.api_origin,
             api_url: set.api_url,
             upload_origin: set.upload_origin,
-            token_env: cfg.token_env.clone(),
-            has_token,
+            token_env,
             committer: Committer::default(),
             upload_urls: Mutex::new(HashMap::new()),
         })
@@ -293,8 +315,18 @@ impl Forge for GithubForge {
             .block_on(self.delete_asset_a(repo, release_id, asset_id))
     }
 
-    fn publish_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<ReleaseInfo> {
-        self.rt.block_on(self.publish_a(repo, release_id))
+    fn publish_release(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+        make_latest: bool,
+    ) -> ForgeResult<ReleaseInfo> {
+        self.rt
+            .block_on(self.publish_a(repo, release_id, make_latest))
+    }
+
+    fn latest_release(&self, repo: &RepoRef) -> ForgeResult<Option<ReleaseInfo>> {
+        self.rt.block_on(self.latest_release_a(repo))
     }
 
     fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {

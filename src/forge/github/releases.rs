@@ -5,6 +5,7 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::transport::{Req, Target};
+use super::wire::scope_of;
 use super::{GithubForge, enc, str_of};
 use crate::forge::{AssetInfo, ForgeError, ForgeResult, ReleaseInfo, RepoRef};
 use crate::net::Origin;
@@ -164,6 +165,7 @@ impl GithubForge {
             accept: "application/vnd.github+json",
             target,
             follow_foreign: false,
+            scope: Some(scope_of(repo)),
         };
         self.write_checked(
             &what,
@@ -220,15 +222,34 @@ impl GithubForge {
         }
     }
 
-    pub(super) async fn publish_a(&self, repo: &RepoRef, id: u64) -> ForgeResult<ReleaseInfo> {
+    /// Publish with `make_latest` said explicitly (GitHub's default, `"true"` for a newly
+    /// published release, would put the Latest badge on an older minor's patch).
+    pub(super) async fn publish_a(
+        &self,
+        repo: &RepoRef,
+        id: u64,
+        make_latest: bool,
+    ) -> ForgeResult<ReleaseInfo> {
         let what = format!("release {id} of {repo}");
         let req = Req::json(
             Method::PATCH,
             format!("{}/releases/{id}", Self::repo_path(repo)),
-            &json!({"draft": false}),
+            &json!({"draft": false, "make_latest": if make_latest { "true" } else { "false" }}),
         );
         let r = self.write_ok(&what, &req).await?;
         Ok(self.release_of(&r.json(&what)?))
+    }
+
+    pub(super) async fn latest_release_a(
+        &self,
+        repo: &RepoRef,
+    ) -> ForgeResult<Option<ReleaseInfo>> {
+        let what = format!("latest release of {repo}");
+        let path = format!("{}/releases/latest", Self::repo_path(repo));
+        match self.get_opt(&what, &path).await? {
+            Some(r) => Ok(Some(self.release_of(&r.json(&what)?))),
+            None => Ok(None),
+        }
     }
 
     pub(super) async fn delete_release_a(&self, repo: &RepoRef, id: u64) -> ForgeResult<()> {

@@ -113,6 +113,7 @@ impl GithubForge {
             match self.t.attempt(req).await {
                 Outcome::Ok(r) => return Ok((Ok(r), ambiguous)),
                 Outcome::Refused(r) => return Ok((Err(r), ambiguous)),
+                Outcome::Failed(e) => return Err(e),
                 other => {
                     ambiguous |= matches!(other, Outcome::Ambiguous(_));
                     self.t
@@ -150,6 +151,7 @@ impl GithubForge {
             self.spend_write(what)?;
             match self.t.attempt(req).await {
                 Outcome::Ok(r) => return parse(&r),
+                Outcome::Failed(e) => return Err(e),
                 Outcome::Refused(r) => {
                     if ambiguous && let Some(done) = lookup().await? {
                         tracing::warn!(

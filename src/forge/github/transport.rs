@@ -19,6 +19,7 @@ use http_body_util::BodyExt;
 use octocrab::service::middleware::retry::RetryConfig;
 use octocrab::{OctoBody, Octocrab};
 
+use super::auth::Auth;
 use super::pacing::{Pacer, WriteBudget};
 use super::redirects::{
     Hop, MAX_HOPS, Origins, Via, moved_repo, next_hop, repo_id_of_path, repo_of_path,
@@ -47,9 +48,12 @@ pub struct Transport {
     foreign: Octocrab,
     origins: Origins,
     /// The API base path (`/api/v3` on GitHub Enterprise, empty on github.com).
-    api_base_path: String,
-    /// The token; also used to scrub it from any text we produce.
-    secret: Option<String>,
+    pub(super) api_base_path: String,
+    /// Which credentials requests carry.
+    pub(super) auth: Auth,
+    /// Every credential this run has held (token, JWTs, installation tokens), to scrub them
+    /// from any text we produce.
+    secrets: Mutex<Vec<String>>,
     pub policy: RetryPolicy,
     pacer: Pacer,
     pub budget: WriteBudget,
@@ -61,11 +65,11 @@ pub struct Transport {
 }
 
 impl Transport {
-    pub fn new(
-        settings: &Settings,
-        token: Option<String>,
-        clock: SharedClock,
-    ) -> Result<Self, String> {
+    pub fn new(settings: &Settings, auth: Auth, clock: SharedClock) -> Result<Self, String> {
+        let secrets = match &auth {
+            Auth::Token(Some(t)) => vec![t.clone()],
+            _ => Vec::new(),
+        };
         let build = |base: &str| -> Result<Octocrab, String> {
             Octocrab::builder()
                 .base_uri(base)
@@ -90,7 +94,8 @@ impl Transport {
                 .parse::<http::Uri>()
                 .map(|u| u.path().trim_end_matches('/').to_string())
                 .unwrap_or_default(),
-            secret: token,
+            auth,
+            secrets: Mutex::new(secrets),
             policy: settings.policy.clone(),
             pacer: Pacer::new(settings.write_interval),
             budget: WriteBudget::new(settings.writes_per_hour),
@@ -100,13 +105,28 @@ impl Transport {
         })
     }
 
-    /// Replace every occurrence of the token in `s`, whatever produced it.
+    /// Replace every occurrence of a credential in `s`, whatever produced it.
     pub fn scrub(&self, s: impl Into<String>) -> String {
-        let s = s.into();
-        match &self.secret {
-            Some(t) if !t.is_empty() => s.replace(t.as_str(), "***"),
-            _ => s,
+        let mut s = s.into();
+        for t in self
+            .secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            if !t.is_empty() {
+                s = s.replace(t.as_str(), "***");
+            }
         }
+        s
+    }
+
+    /// Remember a credential so [`Transport::scrub`] removes it.
+    pub(super) fn add_secret(&self, s: &str) {
+        self.secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(s.to_string());
     }
 
     /// Repositories GitHub redirected away from during this run, `old` → `new`.
@@ -120,6 +140,27 @@ impl Transport {
         if req.is_write() {
             self.pacer.wait(self.clock.as_ref());
         }
+        let out = self.attempt_with_credentials(req).await;
+        // An installation token GitHub no longer accepts (expired early, revoked): mint a new
+        // one and send once more. A 401 is a definite refusal, nothing was performed.
+        if let (Auth::App(app), Outcome::Refused(r), Some(repo)) = (&self.auth, &out, &req.scope)
+            && r.status == StatusCode::UNAUTHORIZED
+        {
+            tracing::info!(
+                target: "stackbot::forge::github",
+                "GitHub refused the installation token for {repo}; minting a new one"
+            );
+            app.forget_token(repo);
+            return self.attempt_with_credentials(req).await;
+        }
+        out
+    }
+
+    async fn attempt_with_credentials(&self, req: &Req) -> Outcome {
+        let auth = match self.credentials(req).await {
+            Ok(a) => a,
+            Err(o) => return o,
+        };
         let mut hop = Hop {
             via: match req.target {
                 Target::Api => Via::Api,
@@ -131,13 +172,18 @@ impl Transport {
         };
         let mut hops = 0;
         loop {
-            let resp = match self.send(req, &hop).await {
+            let creds = if hop.via == Via::Foreign {
+                None
+            } else {
+                auth.clone()
+            };
+            let resp = match self.send(req, &hop, creds).await {
                 Ok(r) => r,
                 Err(o) => return o,
             };
             if !resp.status.is_redirection() || resp.status == StatusCode::NOT_MODIFIED {
                 if hops > 0 {
-                    self.note_move(&req.path, &hop).await;
+                    self.note_move(&req.path, &hop, auth.clone()).await;
                 }
                 return self.classify(resp);
             }
@@ -174,7 +220,13 @@ impl Transport {
 
     /// One HTTP exchange, body read. `Err` is a transport failure (the request may or may
     /// not have reached GitHub).
-    async fn send(&self, req: &Req, hop: &Hop) -> Result<Resp, Outcome> {
+    /// `auth` is the `Authorization` value, if any (never given for a foreign hop).
+    pub(super) async fn send(
+        &self,
+        req: &Req,
+        hop: &Hop,
+        auth: Option<HeaderValue>,
+    ) -> Result<Resp, Outcome> {
         self.stats.requests.fetch_add(1, Relaxed);
         let mut b = http::Request::builder()
             .method(hop.method.clone())
@@ -187,7 +239,7 @@ impl Transport {
         };
         if hop.via != Via::Foreign {
             b = b.header("x-github-api-version", "2022-11-28");
-            if let Some(auth) = self.authorization() {
+            if let Some(auth) = auth {
                 b = b.header(http::header::AUTHORIZATION, auth);
             }
         }
@@ -225,15 +277,7 @@ impl Transport {
         })
     }
 
-    /// The `Authorization` header for GitHub's own origins (never for a foreign one).
-    fn authorization(&self) -> Option<HeaderValue> {
-        let token = self.secret.as_deref()?;
-        let mut v = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
-        v.set_sensitive(true);
-        Some(v)
-    }
-
-    fn classify(&self, resp: Resp) -> Outcome {
+    pub(super) fn classify(&self, resp: Resp) -> Outcome {
         if resp.status.is_success() {
             return Outcome::Ok(resp);
         }
@@ -253,7 +297,7 @@ impl Transport {
     /// After a followed redirect chain: if it left the repository the request named, the
     /// configuration names the old one. Warn once per repository, naming the new one (a
     /// `/repositories/{id}` location costs one read to learn its name).
-    async fn note_move(&self, first: &str, last: &Hop) {
+    async fn note_move(&self, first: &str, last: &Hop, auth: Option<HeaderValue>) {
         let Some(old) = moved_repo(first, &last.uri) else {
             return;
         };
@@ -263,7 +307,7 @@ impl Transport {
         let new = match (repo_of_path(&last.uri), repo_id_of_path(&last.uri)) {
             (Some(n), _) => n,
             (None, Some(id)) => self
-                .name_of(id)
+                .name_of(id, auth)
                 .await
                 .unwrap_or(format!("repository id {id}")),
             _ => last.uri.clone(),
@@ -286,7 +330,7 @@ impl Transport {
     }
 
     /// `owner/name` of a repository id, if GitHub tells.
-    async fn name_of(&self, id: u64) -> Option<String> {
+    async fn name_of(&self, id: u64, auth: Option<HeaderValue>) -> Option<String> {
         let req = Req::get(format!("/repositories/{id}"));
         let hop = Hop {
             via: Via::Api,
@@ -294,7 +338,7 @@ impl Transport {
             method: http::Method::GET,
             keep_body: false,
         };
-        let r = self.send(&req, &hop).await.ok()?;
+        let r = self.send(&req, &hop, auth).await.ok()?;
         let v: serde_json::Value = serde_json::from_slice(&r.body).ok()?;
         r.status
             .is_success()
@@ -344,6 +388,7 @@ impl Transport {
             match out {
                 Outcome::Ok(r) => return Ok(Ok(r)),
                 Outcome::Refused(r) => return Ok(Err(r)),
+                Outcome::Failed(e) => return Err(e),
                 other => {
                     if let Err(reason) = self.pause(what, n, &other) {
                         return Err(ForgeError::Transient {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, Method, StatusCode};
 
+use super::redirects::repo_of_path;
 use crate::forge::ForgeError;
 
 /// Which client sends a request: the API one or the upload one (a separate base URI, which
@@ -26,13 +27,24 @@ pub struct Req {
     pub target: Target,
     /// Follow a redirect to another origin (without the token): asset downloads only.
     pub follow_foreign: bool,
+    /// The repository (`owner/name`, lower-case) whose credentials the request needs: a
+    /// GitHub App uses one installation token per repository. Taken from the path; pages of
+    /// a list keep the scope of the first page (GitHub links them as `/repositories/{id}`).
+    pub scope: Option<String>,
+}
+
+/// The credential scope of a repository (see [`Req::scope`]).
+pub fn scope_of(repo: &crate::forge::RepoRef) -> String {
+    format!("{}/{}", repo.owner, repo.name).to_ascii_lowercase()
 }
 
 impl Req {
     pub fn get(path: impl Into<String>) -> Self {
+        let path = path.into();
         Req {
             method: Method::GET,
-            path: path.into(),
+            scope: repo_of_path(&path),
+            path,
             body: None,
             accept: "application/vnd.github+json",
             target: Target::Api,
@@ -41,9 +53,11 @@ impl Req {
     }
 
     pub fn json(method: Method, path: impl Into<String>, body: &serde_json::Value) -> Self {
+        let path = path.into();
         Req {
             method,
-            path: path.into(),
+            scope: repo_of_path(&path),
+            path,
             body: Some((body.to_string().into_bytes(), "application/json")),
             accept: "application/vnd.github+json",
             target: Target::Api,
@@ -122,4 +136,7 @@ pub enum Outcome {
     Ambiguous(String),
     /// Any other status: a definite answer (401, 403, 404, 409, 422, ...).
     Refused(Resp),
+    /// The request could not be sent, for a reason already mapped to the trait's error
+    /// (credentials: the GitHub App is not installed on the repository, ...).
+    Failed(ForgeError),
 }
