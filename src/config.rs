@@ -416,6 +416,12 @@ pub struct GithubForgeConfig {
     /// access only. See docs/github-setup.md.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<GithubAppConfig>,
+    /// Directory of the GitHub answer cache (relative to this file; default: `github/` in
+    /// `upstream.cache_dir`, when that is set). Reads are revalidated with their `ETag` (GitHub
+    /// does not count `304 Not Modified` against the rate limit) and immutable objects are
+    /// not fetched again: keep it between scheduled runs (the release workflow caches it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// A GitHub App stackbot authenticates as. Exactly one of `private_key_env` and
@@ -443,6 +449,7 @@ impl Default for GithubForgeConfig {
             writes_per_hour: None,
             max_retries: None,
             app: None,
+            cache_dir: None,
         }
     }
 }

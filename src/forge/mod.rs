@@ -253,6 +253,28 @@ pub fn upsert_comment(
     }
 }
 
+/// The GitHub answer cache of the configuration: `forge.github.cache_dir`, else `github/` in
+/// `upstream.cache_dir`, else none (answers are then reused within the run only).
+fn with_cache(f: github::GithubForge, loaded: &crate::config::Loaded) -> github::GithubForge {
+    let c = &loaded.config;
+    let dir = c
+        .forge
+        .github
+        .cache_dir
+        .as_ref()
+        .map(|d| loaded.resolve(d))
+        .or_else(|| {
+            c.upstream
+                .cache_dir
+                .as_ref()
+                .map(|d| loaded.resolve(d).join("github"))
+        });
+    match dir {
+        Some(d) => f.with_cache_dir(d),
+        None => f,
+    }
+}
+
 /// Open the forge `stackbot.yaml` configures: the local forge (with its seeds) or GitHub, whose
 /// token is the variable named in `forge.github.token_env`, looked up in `env` (the CLI reads
 /// the process environment once and hands it down). Without that variable GitHub is read-only
@@ -301,7 +323,7 @@ pub fn open(
                 }
             }
             .map_err(|e| InvalidInput(format!("{}: forge.github: {e}", loaded.path.display())))?;
-            Ok(Box::new(f.with_committer(&c.committer)))
+            Ok(Box::new(with_cache(f, loaded).with_committer(&c.committer)))
         }
         ForgeKind::Github => {
             let token = env.non_empty(&c.github.token_env);
@@ -314,7 +336,7 @@ pub fn open(
             let f = github::GithubForge::new(&c.github, token, clock).map_err(|e| {
                 InvalidInput(format!("{}: forge.github: {e}", loaded.path.display()))
             })?;
-            Ok(Box::new(f.with_committer(&c.committer)))
+            Ok(Box::new(with_cache(f, loaded).with_committer(&c.committer)))
         }
     }
 }

@@ -171,7 +171,7 @@ impl Transport {
             method,
             keep_body: true,
         };
-        let r = self.send(&req, &hop, bearer(&jwt)).await?;
+        let r = self.send(&req, &hop, bearer(&jwt), None).await?;
         match self.classify(r) {
             Outcome::Ok(r) | Outcome::Refused(r) => Ok(r),
             other => Err(other),

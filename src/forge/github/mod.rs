@@ -25,6 +25,7 @@
 
 mod app;
 mod auth;
+mod cache;
 mod commits;
 mod errors;
 mod git;
@@ -41,7 +42,7 @@ mod wire;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use self::app::AppAuth;
 pub use self::app::AppCredentials;
@@ -89,28 +90,7 @@ impl std::fmt::Debug for GithubForge {
     }
 }
 
-/// Percent-encode a path (keeping `/`) or a query value (`/` encoded too).
-pub(super) fn enc(s: &str, keep_slash: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(b as char)
-            }
-            b'/' if keep_slash => out.push('/'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
-pub(super) fn is_sha(s: &str) -> bool {
-    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-pub(super) fn str_of(v: &Value) -> String {
-    v.as_str().unwrap_or_default().to_string()
-}
+pub(super) use self::wire::{enc, is_sha, str_of};
 
 impl GithubForge {
     /// Build a client for `cfg`. `token` is read by the caller from the variable named in
@@ -176,6 +156,22 @@ impl GithubForge {
     pub fn with_committer(mut self, committer: &Committer) -> Self {
         self.committer = committer.clone();
         self
+    }
+
+    /// Keep GitHub's answers under `dir` across runs (ETags to revalidate for free, immutable
+    /// objects never fetched twice). Without it they are kept for this run only.
+    pub fn with_cache_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.t.cache = cache::Cache::new(Some(dir.into()));
+        self
+    }
+
+    /// Reads answered `304 Not Modified` and reads served from the cache without a request.
+    pub fn cache_counts(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (
+            self.t.stats.not_modified.load(Relaxed),
+            self.t.stats.cache_hits.load(Relaxed),
+        )
     }
 
     /// Override the retry policy (tests and benchmarks).
@@ -381,12 +377,6 @@ mod tests {
         std::sync::Arc::new(crate::clock::ManualClock::new(
             "2026-05-01T12:00:00Z".parse().unwrap(),
         ))
-    }
-
-    #[test]
-    fn paths_and_queries_are_percent_encoded() {
-        assert_eq!(enc("release/a b", true), "release/a%20b");
-        assert_eq!(enc("o:release/x", false), "o%3Arelease%2Fx");
     }
 
     #[test]

@@ -167,27 +167,41 @@ impl GithubForge {
             follow_foreign: false,
             scope: Some(scope_of(repo)),
         };
-        self.write_checked(
-            &what,
-            &req,
-            |r| Ok(asset_of(&r.json(&what)?)),
-            async || {
-                let assets = self.release_assets(repo, release_id).await?;
-                let Some(a) = assets.iter().find(|a| a["name"].as_str() == Some(name)) else {
-                    return Ok(None);
-                };
-                let complete = a["size"].as_u64() == Some(bytes.len() as u64)
-                    && a["state"].as_str().is_none_or(|s| s == "uploaded");
-                if complete {
-                    return Ok(Some(asset_of(a)));
-                }
-                // A partial upload blocks the name: remove it, then upload again.
-                let id = a["id"].as_u64().unwrap_or_default();
-                self.delete_asset_a(repo, release_id, id).await?;
-                Ok(None)
-            },
-        )
-        .await
+        let uploaded = self
+            .write_checked(
+                &what,
+                &req,
+                |r| Ok(asset_of(&r.json(&what)?)),
+                async || {
+                    let assets = self.release_assets(repo, release_id).await?;
+                    let Some(a) = assets.iter().find(|a| a["name"].as_str() == Some(name)) else {
+                        return Ok(None);
+                    };
+                    let complete = a["size"].as_u64() == Some(bytes.len() as u64)
+                        && a["state"].as_str().is_none_or(|s| s == "uploaded");
+                    if complete {
+                        return Ok(Some(asset_of(a)));
+                    }
+                    // A partial upload blocks the name: remove it, then upload again.
+                    let id = a["id"].as_u64().unwrap_or_default();
+                    self.delete_asset_a(repo, release_id, id).await?;
+                    Ok(None)
+                },
+            )
+            .await?;
+        // The bytes of an asset id never change: the next run reads them from the cache.
+        if uploaded.size == bytes.len() as u64 {
+            self.t
+                .remember_immutable(&self.download_req(repo, uploaded.id), bytes);
+        }
+        Ok(uploaded)
+    }
+
+    fn download_req(&self, repo: &RepoRef, asset_id: u64) -> Req {
+        Req::download(format!(
+            "{}/releases/assets/{asset_id}",
+            Self::repo_path(repo)
+        ))
     }
 
     pub(super) async fn download_asset_a(
@@ -196,11 +210,7 @@ impl GithubForge {
         asset: &AssetInfo,
     ) -> ForgeResult<Vec<u8>> {
         let what = format!("asset `{}` in {repo}", asset.name);
-        let req = Req::download(format!(
-            "{}/releases/assets/{}",
-            Self::repo_path(repo),
-            asset.id
-        ));
+        let req = self.download_req(repo, asset.id);
         match self.t.read(&what, &req).await? {
             Ok(r) => Ok(r.body),
             Err(r) => Err(self.refusal(&what, &r)),

@@ -20,10 +20,9 @@ use octocrab::service::middleware::retry::RetryConfig;
 use octocrab::{OctoBody, Octocrab};
 
 use super::auth::Auth;
+use super::cache::Cache;
 use super::pacing::{Pacer, WriteBudget};
-use super::redirects::{
-    Hop, MAX_HOPS, Origins, Via, moved_repo, next_hop, repo_id_of_path, repo_of_path,
-};
+use super::redirects::{Hop, MAX_HOPS, Origins, Via, next_hop};
 use super::retry::{RetryPolicy, rate_limit_wait};
 use super::settings::Settings;
 pub use super::wire::{Outcome, Req, Resp, Target};
@@ -36,6 +35,10 @@ use crate::net::Origin;
 pub struct Stats {
     pub requests: AtomicU64,
     pub retries: AtomicU64,
+    /// Conditional reads GitHub answered `304 Not Modified` (free against the rate limit).
+    pub not_modified: AtomicU64,
+    /// Reads of immutable resources answered from the cache without a request.
+    pub cache_hits: AtomicU64,
 }
 
 /// The octocrab clients plus everything needed to send and classify a request.
@@ -60,8 +63,10 @@ pub struct Transport {
     pub stats: Stats,
     /// The run's clock: pacing, backoff, rate-limit resets.
     pub clock: SharedClock,
+    /// Stored answers: ETags to revalidate, immutable resources to reuse.
+    pub cache: Cache,
     /// Repositories GitHub redirected away from (`old` → `new`), each warned about once.
-    moved: Mutex<BTreeMap<String, String>>,
+    pub(super) moved: Mutex<BTreeMap<String, String>>,
 }
 
 impl Transport {
@@ -102,6 +107,7 @@ impl Transport {
             stats: Stats::default(),
             clock,
             moved: Mutex::new(BTreeMap::new()),
+            cache: Cache::new(None),
         })
     }
 
@@ -137,10 +143,14 @@ impl Transport {
     /// Send one attempt, following redirects as [`redirects`](super::redirects) allows, and
     /// classify the final answer. Every hop is a request GitHub counts.
     pub async fn attempt(&self, req: &Req) -> Outcome {
+        let key = self.cache_key(req);
+        if let Some(r) = key.as_deref().and_then(|k| self.cached_immutable(req, k)) {
+            return Outcome::Ok(r);
+        }
         if req.is_write() {
             self.pacer.wait(self.clock.as_ref());
         }
-        let out = self.attempt_with_credentials(req).await;
+        let out = self.attempt_with_credentials(req, key.as_deref()).await;
         // An installation token GitHub no longer accepts (expired early, revoked): mint a new
         // one and send once more. A 401 is a definite refusal, nothing was performed.
         if let (Auth::App(app), Outcome::Refused(r), Some(repo)) = (&self.auth, &out, &req.scope)
@@ -151,16 +161,18 @@ impl Transport {
                 "GitHub refused the installation token for {repo}; minting a new one"
             );
             app.forget_token(repo);
-            return self.attempt_with_credentials(req).await;
+            return self.attempt_with_credentials(req, key.as_deref()).await;
         }
         out
     }
 
-    async fn attempt_with_credentials(&self, req: &Req) -> Outcome {
+    async fn attempt_with_credentials(&self, req: &Req, key: Option<&str>) -> Outcome {
         let auth = match self.credentials(req).await {
             Ok(a) => a,
             Err(o) => return o,
         };
+        let stored = key.and_then(|k| self.cache.get(k));
+        let etag = stored.as_ref().and_then(|e| e.etag.clone());
         let mut hop = Hop {
             via: match req.target {
                 Target::Api => Via::Api,
@@ -177,7 +189,8 @@ impl Transport {
             } else {
                 auth.clone()
             };
-            let resp = match self.send(req, &hop, creds).await {
+            let conditional = if hops == 0 { etag.as_deref() } else { None };
+            let resp = match self.send(req, &hop, creds, conditional).await {
                 Ok(r) => r,
                 Err(o) => return o,
             };
@@ -185,7 +198,7 @@ impl Transport {
                 if hops > 0 {
                     self.note_move(&req.path, &hop, auth.clone()).await;
                 }
-                return self.classify(resp);
+                return self.revalidated(req, key, stored, resp);
             }
             // Relative locations resolve against the origin that answered.
             let current = match (Origin::parse(&hop.uri), hop.via) {
@@ -226,12 +239,16 @@ impl Transport {
         req: &Req,
         hop: &Hop,
         auth: Option<HeaderValue>,
+        if_none_match: Option<&str>,
     ) -> Result<Resp, Outcome> {
         self.stats.requests.fetch_add(1, Relaxed);
         let mut b = http::Request::builder()
             .method(hop.method.clone())
             .uri(hop.uri.as_str())
             .header(http::header::ACCEPT, req.accept);
+        if let Some(etag) = if_none_match {
+            b = b.header(http::header::IF_NONE_MATCH, etag);
+        }
         let client = match hop.via {
             Via::Api => &self.api,
             Via::Upload => &self.upload,
@@ -292,58 +309,6 @@ impl Transport {
             return Outcome::Ambiguous(self.scrub(format!("{} {msg}", resp.status)));
         }
         Outcome::Refused(resp)
-    }
-
-    /// After a followed redirect chain: if it left the repository the request named, the
-    /// configuration names the old one. Warn once per repository, naming the new one (a
-    /// `/repositories/{id}` location costs one read to learn its name).
-    async fn note_move(&self, first: &str, last: &Hop, auth: Option<HeaderValue>) {
-        let Some(old) = moved_repo(first, &last.uri) else {
-            return;
-        };
-        if self.moved().contains_key(&old) {
-            return;
-        }
-        let new = match (repo_of_path(&last.uri), repo_id_of_path(&last.uri)) {
-            (Some(n), _) => n,
-            (None, Some(id)) => self
-                .name_of(id, auth)
-                .await
-                .unwrap_or(format!("repository id {id}")),
-            _ => last.uri.clone(),
-        };
-        let first_time = self
-            .moved
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(old.clone(), new.clone())
-            .is_none();
-        if first_time {
-            tracing::warn!(
-                target: "stackbot::forge::github",
-                "GitHub redirects `{old}` to `{new}` (the repository was renamed or \
-                 transferred): stackbot follows the redirect, but write `{new}` in \
-                 stackbot.yaml (`forge.repository`, or the tenant's `repository`) before \
-                 GitHub drops the redirect or someone reuses the old name"
-            );
-        }
-    }
-
-    /// `owner/name` of a repository id, if GitHub tells.
-    async fn name_of(&self, id: u64, auth: Option<HeaderValue>) -> Option<String> {
-        let req = Req::get(format!("/repositories/{id}"));
-        let hop = Hop {
-            via: Via::Api,
-            uri: format!("{}/repositories/{id}", self.api_base_path),
-            method: http::Method::GET,
-            keep_body: false,
-        };
-        let r = self.send(&req, &hop, auth).await.ok()?;
-        let v: serde_json::Value = serde_json::from_slice(&r.body).ok()?;
-        r.status
-            .is_success()
-            .then(|| v["full_name"].as_str().map(str::to_string))
-            .flatten()
     }
 
     /// Wait before retry `n`, or give up when the budget is spent. `Err` carries the reason.

@@ -140,3 +140,37 @@ pub enum Outcome {
     /// (credentials: the GitHub App is not installed on the repository, ...).
     Failed(ForgeError),
 }
+
+/// Percent-encode a path (keeping `/`) or a query value (`/` encoded too).
+pub fn enc(s: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(b as char)
+            }
+            b'/' if keep_slash => out.push('/'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+pub fn is_sha(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+pub fn str_of(v: &serde_json::Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_queries_are_percent_encoded() {
+        assert_eq!(enc("release/a b", true), "release/a%20b");
+        assert_eq!(enc("o:release/x", false), "o%3Arelease%2Fx");
+    }
+}
