@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use stackbot::config::GithubForgeConfig;
-use stackbot::forge::{Forge, RepoRef};
 use stackbot::forge::github::{GithubForge, RetryPolicy};
+use stackbot::forge::{Forge, RepoRef};
 use support::fake_github::openapi::{Spec, Validator};
 use support::fake_github::{FakeGithub, FakeOptions};
 
