@@ -18,6 +18,9 @@
 //! - weak `ETag`s and `If-None-Match` → `304` on unchanged representations;
 //! - GitHub's error bodies (`message`, `documentation_url` of the operation, `status`,
 //!   `errors[]` with `resource`/`field`/`code`);
+//! - GitHub Apps: RS256 JWTs verified with the app's key, installations per account,
+//!   installation tokens that expire and reach only their account, the repositories they were
+//!   minted for and the permissions they carry ([`FakeGithub::register_app`]);
 //! - `422` for duplicate refs, assets and published releases (drafts may duplicate), drafts
 //!   visible only with a valid token, 404 for unknown objects;
 //! - fault injection chosen per test (5xx before or *after* applying a write, dropped
@@ -33,308 +36,35 @@
 //! [`FakeGithub::snapshot`] returns the state in a form two runs can be compared with.
 //!
 //! Plain module, no test macros: usable from any test file (`mod support;`) and from benches.
-#![allow(dead_code)]
+// Each test file uses a part of the fake.
+#![allow(dead_code, unused_imports)]
 
 mod answer;
 pub mod app;
 pub mod openapi;
+mod options;
 mod ratelimit;
+mod report;
 mod repr;
 mod routes;
 mod server;
 mod state;
+mod wire;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::Method;
-use serde::Serialize;
-
+pub use options::{Conformance, FakeOptions, Fault, Faults, RandomFaults, RouteFault};
 pub use ratelimit::{RateLimitOptions, RateLimitStatus};
+pub use report::{
+    BranchSnapshot, CommentSnapshot, Counts, PullSnapshot, ReleaseSnapshot, RepoSnapshot, Snapshot,
+    TagSnapshot, WriteRecord,
+};
 use repr::Urls;
 use server::{Shared, Surface};
 use state::{Lookup, Repo, person};
-
-// ============================================================================ public API
-
-/// How strictly requests and answers are checked against GitHub's OpenAPI description.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Conformance {
-    /// Every request must address an operation stackbot declares; everything is validated.
-    Enforce,
-    /// Requests to operations outside the description are served unchecked (replaying
-    /// recordings that also create repositories or labels); the rest is validated.
-    KnownOperationsOnly,
-    /// No checks.
-    Off,
-}
-
-/// How the fake is set up.
-#[derive(Debug, Clone)]
-pub struct FakeOptions {
-    /// The token the fake accepts. Requests with another token get `401 Bad credentials`;
-    /// writes without a token get `401 Requires authentication`; reads without one see no drafts.
-    /// `None`: any token is accepted.
-    pub token: Option<String>,
-    /// Path prefix of the API (`""` like api.github.com, `"/api/v3"` like GitHub Enterprise).
-    pub api_prefix: String,
-    /// Uploads on the API host under this prefix (`"/api/uploads"` like GitHub Enterprise);
-    /// `None`: a separate upload host, like uploads.github.com.
-    pub upload_prefix: Option<String>,
-    /// How the fake spells its host in the URLs it writes (`upload_url`, `Link`, `Location`,
-    /// `url` fields). Default `127.0.0.1`; e.g. `LOCALHOST` is the same origin spelled
-    /// differently, as GitHub Enterprise may write `HOST:443`.
-    pub url_host: String,
-    pub rate_limit: RateLimitOptions,
-    pub conformance: Conformance,
-}
-
-impl Default for FakeOptions {
-    fn default() -> Self {
-        FakeOptions {
-            token: None,
-            api_prefix: String::new(),
-            upload_prefix: None,
-            url_host: "127.0.0.1".into(),
-            rate_limit: RateLimitOptions::default(),
-            conformance: Conformance::Enforce,
-        }
-    }
-}
-
-impl FakeOptions {
-    /// GitHub Enterprise paths (`/api/v3`, uploads under `/api/uploads` on the same host).
-    pub fn enterprise(mut self) -> Self {
-        self.api_prefix = "/api/v3".into();
-        self.upload_prefix = Some("/api/uploads".into());
-        self
-    }
-
-    pub fn with_token(mut self, token: &str) -> Self {
-        self.token = Some(token.into());
-        self
-    }
-
-    /// Spell the host differently in the URLs the fake writes (same origin, other text).
-    pub fn with_url_host(mut self, host: &str) -> Self {
-        self.url_host = host.into();
-        self
-    }
-
-    /// Requests per window with a token (default 5000, like GitHub).
-    pub fn with_rate_limit(mut self, limit: u64) -> Self {
-        self.rate_limit.limit = limit;
-        self
-    }
-
-    pub fn with_conformance(mut self, c: Conformance) -> Self {
-        self.conformance = c;
-        self
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fault {
-    /// Answer this status without applying the request.
-    Status(u16),
-    /// Apply the request, then answer this status (the nasty case: it *did* happen).
-    AfterSuccess(u16),
-    /// Drop the connection without applying.
-    Drop,
-    /// Apply, then drop the connection before the answer is complete.
-    DropAfterSuccess,
-    /// Answer normally, but only after this delay.
-    Delay(Duration),
-    /// `403` secondary rate limit with `Retry-After: secs`, not applied.
-    SecondaryRateLimit(u64),
-    /// `429 Too Many Requests` (a secondary limit) with `Retry-After: secs`, not applied.
-    TooManyRequests(u64),
-}
-
-/// A fault on the n-th request (1-based) of one route, e.g. `POST /repos/{owner}/{repo}/releases`.
-#[derive(Debug, Clone)]
-pub struct RouteFault {
-    pub method: Method,
-    pub route: String,
-    pub nth: usize,
-    pub fault: Fault,
-}
-
-/// Seeded random faults over every request.
-#[derive(Debug, Clone)]
-pub struct RandomFaults {
-    pub seed: u64,
-    /// Probability of a 500/502/503 answer.
-    pub server_error: f64,
-    /// Probability of a dropped connection.
-    pub drop: f64,
-    /// Probability of a secondary rate limit (`403` + `Retry-After`).
-    pub rate_limit: f64,
-    /// For writes hit by a 5xx or drop: probability that the write was applied first.
-    pub after_success: f64,
-    /// `Retry-After` seconds of injected rate limits.
-    pub retry_after: u64,
-}
-
-impl RandomFaults {
-    /// 10 % 5xx, 3 % dropped connections, 1 % secondary rate limit; half the failed writes applied.
-    pub fn flaky(seed: u64) -> Self {
-        RandomFaults {
-            seed,
-            server_error: 0.10,
-            drop: 0.03,
-            rate_limit: 0.01,
-            after_success: 0.5,
-            retry_after: 1,
-        }
-    }
-}
-
-/// Fault injection, replaced as a whole per test with [`FakeGithub::set_faults`].
-#[derive(Debug, Clone, Default)]
-pub struct Faults {
-    /// Keyed by the 1-based index of the write (POST/PATCH/PUT/DELETE) since the last reset.
-    pub on_write: BTreeMap<usize, Fault>,
-    /// Faults on the n-th request of a route.
-    pub on_route: Vec<RouteFault>,
-    pub random: Option<RandomFaults>,
-    /// Added to every answer (GitHub-like latency for benchmarks).
-    pub latency: Duration,
-}
-
-impl Faults {
-    pub fn write(k: usize, fault: Fault) -> Self {
-        Faults {
-            on_write: [(k, fault)].into(),
-            ..Faults::default()
-        }
-    }
-
-    pub fn route(method: Method, route: &str, nth: usize, fault: Fault) -> Self {
-        Faults {
-            on_route: vec![RouteFault {
-                method,
-                route: route.into(),
-                nth,
-                fault,
-            }],
-            ..Faults::default()
-        }
-    }
-
-    pub fn random(r: RandomFaults) -> Self {
-        Faults {
-            random: Some(r),
-            ..Faults::default()
-        }
-    }
-}
-
-/// One write request as the fake saw it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct WriteRecord {
-    /// 1-based index among writes since the last reset (what [`Faults::on_write`] keys on).
-    pub index: usize,
-    pub method: String,
-    /// Route template, e.g. `POST /repos/{owner}/{repo}/git/refs`.
-    pub route: String,
-    /// Concrete path without the API/upload prefix.
-    pub path: String,
-    /// The status answered (0: connection dropped).
-    pub status: u16,
-    /// Whether the write changed state.
-    pub applied: bool,
-    /// The injected fault, if any.
-    pub fault: Option<String>,
-    /// Milliseconds since the fake started.
-    pub at_ms: u64,
-}
-
-/// Request counters since the last reset.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub reads: usize,
-    pub writes: usize,
-    /// `METHOD /route/{template}` → requests.
-    pub by_route: BTreeMap<String, usize>,
-    /// Primary rate-limit units spent (every counted request; not `304`s, not `/rate_limit`,
-    /// not the download host). What a benchmark reports as the cost of a run.
-    pub units: usize,
-    /// `304 Not Modified` answers to conditional requests (free of charge on GitHub).
-    pub not_modified: usize,
-}
-
-impl Counts {
-    pub fn total(&self) -> usize {
-        self.reads + self.writes
-    }
-}
-
-/// The comparable state of every repository.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Snapshot {
-    pub repos: BTreeMap<String, RepoSnapshot>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RepoSnapshot {
-    pub branches: BTreeMap<String, BranchSnapshot>,
-    pub tags: BTreeMap<String, TagSnapshot>,
-    /// Sorted by tag, then draft, then name, then body.
-    pub releases: Vec<ReleaseSnapshot>,
-    /// In number order.
-    pub pulls: Vec<PullSnapshot>,
-    /// In creation order.
-    pub comments: Vec<CommentSnapshot>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BranchSnapshot {
-    /// Every file at the branch head.
-    pub files: BTreeMap<String, Vec<u8>>,
-    /// First-parent history, newest first (commit messages).
-    pub history: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TagSnapshot {
-    pub annotated: bool,
-    /// Tag message (empty for a lightweight tag).
-    pub message: String,
-    /// Message of the tagged commit.
-    pub commit_message: String,
-    /// sha256 of every file of the tagged commit.
-    pub files: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ReleaseSnapshot {
-    pub tag: String,
-    pub name: Option<String>,
-    pub draft: bool,
-    pub body: String,
-    /// Asset name → sha256 of its bytes.
-    pub assets: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PullSnapshot {
-    pub number: u64,
-    pub head: String,
-    pub base: String,
-    pub title: String,
-    pub body: String,
-    /// `open`, `closed` or `merged`.
-    pub state: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CommentSnapshot {
-    pub issue: u64,
-    pub body: String,
-}
 
 /// A running fake. Dropping it stops the server, and fails the test with the list of
 /// conformance violations if there were any.

@@ -5,12 +5,9 @@
 //! headers every answer carries.
 
 use std::collections::{BTreeMap, HashMap};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Instant;
 
-use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State as AxState};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -23,6 +20,7 @@ use super::ratelimit::{RateLimitOptions, RateLimiter};
 use super::repr::Urls;
 use super::routes::{self, Ctx};
 use super::state::{Lookup, World, sha256_hex};
+use super::wire::{dropped, enc_q, etag_of, header, none_match, parse_query, pct_decode, route_of};
 use super::{Conformance, Counts, Fault, Faults, WriteRecord};
 
 /// Which host a listener plays.
@@ -163,148 +161,6 @@ impl Shared {
     }
 }
 
-// ------------------------------------------------------------------------------ plumbing
-
-/// A body that fails at once: the server aborts the connection mid-answer.
-struct BrokenBody;
-
-impl HttpBody for BrokenBody {
-    type Data = Bytes;
-    type Error = std::io::Error;
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
-        Poll::Ready(Some(Err(std::io::Error::new(
-            std::io::ErrorKind::ConnectionReset,
-            "fake github: connection dropped",
-        ))))
-    }
-}
-
-fn dropped() -> Response {
-    Response::builder()
-        .status(StatusCode::OK)
-        .header("content-length", "4096")
-        .body(Body::new(BrokenBody))
-        .unwrap()
-}
-
-pub fn pct_decode(s: &str, plus_is_space: bool) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Some(v) = std::str::from_utf8(&b[i + 1..i + 3])
-                .ok()
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(if plus_is_space && b[i] == b'+' {
-            b' '
-        } else {
-            b[i]
-        });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Query parameters in their order (GitHub keeps it in the `Link`s it builds).
-pub fn parse_query(q: Option<&str>) -> Vec<(String, String)> {
-    q.unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => (pct_decode(k, true), pct_decode(v, true)),
-            None => (pct_decode(p, true), String::new()),
-        })
-        .collect()
-}
-
-pub fn enc_q(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// The route template of a request (for counting and route faults). Stable names: tests and
-/// benchmarks key on them.
-pub fn route_of(segs: &[String], upload: bool) -> String {
-    let s: Vec<&str> = segs.iter().map(|s| s.as_str()).collect();
-    match s.as_slice() {
-        ["downloads", ..] => "/downloads/{id}".to_string(),
-        ["rate_limit"] => "/rate_limit".into(),
-        ["repos", _, _] => "/repos/{owner}/{repo}".into(),
-        ["repos", _, _, "git", "ref", ..] => "/repos/{owner}/{repo}/git/ref/{ref}".into(),
-        ["repos", _, _, "git", "refs"] => "/repos/{owner}/{repo}/git/refs".into(),
-        ["repos", _, _, "git", "refs", ..] => "/repos/{owner}/{repo}/git/refs/{ref}".into(),
-        ["repos", _, _, "git", kind] => format!("/repos/{{owner}}/{{repo}}/git/{kind}"),
-        ["repos", _, _, "git", kind, _] => format!("/repos/{{owner}}/{{repo}}/git/{kind}/{{sha}}"),
-        ["repos", _, _, "contents", ..] => "/repos/{owner}/{repo}/contents/{path}".into(),
-        ["repos", _, _, "compare", _] => "/repos/{owner}/{repo}/compare/{basehead}".into(),
-        ["repos", _, _, "releases"] => "/repos/{owner}/{repo}/releases".into(),
-        ["repos", _, _, "releases", "latest"] => "/repos/{owner}/{repo}/releases/latest".into(),
-        ["repos", _, _, "releases", "tags", _] => {
-            "/repos/{owner}/{repo}/releases/tags/{tag}".into()
-        }
-        ["repos", _, _, "releases", "assets", _] => {
-            "/repos/{owner}/{repo}/releases/assets/{id}".into()
-        }
-        ["repos", _, _, "releases", _] => "/repos/{owner}/{repo}/releases/{id}".into(),
-        ["repos", _, _, "releases", _, "assets"] if upload => {
-            "/uploads/repos/{owner}/{repo}/releases/{id}/assets".into()
-        }
-        ["repos", _, _, "releases", _, "assets"] => {
-            "/repos/{owner}/{repo}/releases/{id}/assets".into()
-        }
-        ["repos", _, _, "pulls"] => "/repos/{owner}/{repo}/pulls".into(),
-        ["repos", _, _, "pulls", _] => "/repos/{owner}/{repo}/pulls/{number}".into(),
-        ["repos", _, _, "pulls", _, rest] => {
-            format!("/repos/{{owner}}/{{repo}}/pulls/{{number}}/{rest}")
-        }
-        ["repos", _, _, "issues"] => "/repos/{owner}/{repo}/issues".into(),
-        ["repos", _, _, "issues", "comments", _] => {
-            "/repos/{owner}/{repo}/issues/comments/{id}".into()
-        }
-        ["repos", _, _, "issues", _, "comments"] => {
-            "/repos/{owner}/{repo}/issues/{number}/comments".into()
-        }
-        ["repos", _, _, rest @ ..] => format!("/repos/{{owner}}/{{repo}}/{}", rest.join("/")),
-        _ => format!("/{}", s.join("/")),
-    }
-}
-
-fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    h.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// GitHub's weak entity tag of a representation.
-pub fn etag_of(content_type: &str, body: &[u8]) -> String {
-    let mut all = content_type.as_bytes().to_vec();
-    all.push(0);
-    all.extend_from_slice(body);
-    format!("W/\"{}\"", sha256_hex(&all))
-}
-
-/// `If-None-Match` against an entity tag, with weak comparison (RFC 9110 §13.1.2).
-pub fn none_match(if_none_match: &str, etag: &str) -> bool {
-    let opaque = |t: &str| t.trim().trim_start_matches("W/").to_string();
-    if_none_match
-        .split(',')
-        .any(|t| t.trim() == "*" || opaque(t) == opaque(etag))
-}
-
 // ------------------------------------------------------------------------------ a request
 
 /// `/repositories/{id}/…` → `/repos/{owner}/{name}/…` (GitHub answers both; its `Link`s and
@@ -325,6 +181,202 @@ fn canonical(sh: &Shared, segs: Vec<String>) -> Vec<String> {
     segs
 }
 
+/// One request on its way through the fake: what every answer to it needs to be logged,
+/// counted, checked and sent.
+struct Call<'a> {
+    sh: &'a Shared,
+    method: Method,
+    /// The path below the surface's prefix (as logged).
+    rest: String,
+    route: String,
+    /// `METHOD /path` as sent, for violation reports.
+    shown: String,
+    surface: Surface,
+    write: bool,
+    /// 1-based index among writes (what `Faults::on_write` keys on).
+    k: usize,
+    fault: Option<Fault>,
+    /// Whose rate limit the request spends (`None` on the download host).
+    identity: Option<String>,
+    /// Whether the request spends a rate-limit unit at all.
+    counted: bool,
+    request_id: String,
+}
+
+impl Call<'_> {
+    fn log(&self, status: u16, applied: bool) {
+        if !self.write {
+            return;
+        }
+        let mut st = self.sh.stats.lock().unwrap();
+        st.writes.push(WriteRecord {
+            index: self.k,
+            method: self.method.to_string(),
+            route: format!("{} {}", self.method, self.route),
+            path: self.rest.clone(),
+            status,
+            applied,
+            fault: self.fault.as_ref().map(|f| format!("{f:?}")),
+            at_ms: self.sh.started.elapsed().as_millis() as u64,
+        });
+    }
+
+    fn send(&self, mut a: Ans, spend: bool, doc_url: &str) -> Response {
+        a.finish_error(doc_url, self.surface == Surface::Uploads, &self.request_id);
+        finish(
+            self.sh,
+            a,
+            self.identity.as_deref(),
+            spend && self.counted,
+            &self.request_id,
+        )
+    }
+
+    /// An answer given instead of performing the request (faults, refusals, redirects).
+    fn refuse(&self, a: Ans, doc_url: &str) -> Response {
+        self.log(a.status, false);
+        self.send(a, true, doc_url)
+    }
+
+    /// The API's answer: checked against GitHub's description, then sent — unless a fault
+    /// replaces it after the request took effect.
+    fn respond(&self, ans: Ans, matched: Option<&Matched<'_>>) -> Response {
+        let applied = self.write && ans.ok();
+        match self.fault {
+            Some(Fault::AfterSuccess(s)) => {
+                self.log(s, applied);
+                self.send(
+                    Ans::msg(s, "Server Error (injected after success)"),
+                    true,
+                    DOC_ROOT,
+                )
+            }
+            Some(Fault::DropAfterSuccess) => {
+                self.log(0, applied);
+                dropped()
+            }
+            _ => {
+                self.log(ans.status, applied);
+                if let Some(m) = matched {
+                    let (bytes, ctype) = ans.body_bytes();
+                    let ctype = ctype.unwrap_or_default();
+                    for p in Spec::get().check_response(m, ans.status, &ctype, &bytes) {
+                        self.sh.violation(format!(
+                            "{} ({}) answered {}: {p}",
+                            self.shown, m.op.operation_id, ans.status
+                        ));
+                    }
+                }
+                self.send(ans, true, DOC_ROOT)
+            }
+        }
+    }
+}
+
+/// The presented token, without its scheme.
+fn presented_token(h: &HeaderMap) -> Option<String> {
+    header(h, "authorization").map(|v| {
+        v.trim_start_matches("Bearer ")
+            .trim_start_matches("bearer ")
+            .trim_start_matches("token ")
+            .to_string()
+    })
+}
+
+/// Who is asking: a token, an app (JWT), an installation token — or GitHub's 401 message.
+fn principal_of(sh: &Shared, presented: Option<&str>) -> Result<Principal, String> {
+    let Some(p) = presented else {
+        return Ok(Principal::Anonymous);
+    };
+    if let Some(r) = sh.state.lock().unwrap().apps.principal(p) {
+        return r;
+    }
+    match &sh.token {
+        Some(expected) if p != expected => Err("Bad credentials".into()),
+        _ => Ok(Principal::Token),
+    }
+}
+
+/// The rate-limit identity: per installation, per app, per token, per address.
+fn identity_of(principal: &Result<Principal, String>, presented: Option<&str>) -> String {
+    match (principal, presented) {
+        (Ok(Principal::Installation { id, .. }), _) => format!("installation:{id}"),
+        (Ok(Principal::App(id)), _) => format!("app:{id}"),
+        (_, Some(t)) => format!("token:{}", sha256_hex(t.as_bytes())),
+        (_, None) => "anonymous:127.0.0.1".to_string(),
+    }
+}
+
+/// The refusal GitHub gives once the primary rate limit is spent.
+fn rate_limit_exceeded(status: u16, authed: bool) -> Ans {
+    let who = if authed {
+        format!("user ID {}", super::repr::account_id(super::repr::VIEWER))
+    } else {
+        "127.0.0.1".into()
+    };
+    let mut message = format!("API rate limit exceeded for {who}.");
+    if !authed {
+        message.push_str(
+            " (But here's the good news: Authenticated requests get a higher rate limit. \
+             Check out the documentation for more details.)",
+        );
+    }
+    let mut a = Ans::msg(status, &message);
+    if let Some(Value::Object(m)) = a.json.as_mut() {
+        m.insert(
+            "documentation_url".into(),
+            json!("https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"),
+        );
+    }
+    a
+}
+
+/// `301`/`307` to `/repositories/{id}/…` when the path names a repository's former name.
+fn redirect(sh: &Shared, c: &Call, segs: &[String], query: Option<&str>) -> Option<Ans> {
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let ["repos", owner, name, tail @ ..] = segs.as_slice() else {
+        return None;
+    };
+    let Lookup::Moved(id) = sh.state.lock().unwrap().lookup(owner, name) else {
+        return None;
+    };
+    let base = if c.surface == Surface::Uploads {
+        &sh.urls.uploads
+    } else {
+        &sh.urls.api
+    };
+    let mut location = format!("{base}/repositories/{id}");
+    for t in tail {
+        location.push('/');
+        location.push_str(&enc_q(t));
+    }
+    if let Some(q) = query {
+        location.push('?');
+        location.push_str(q);
+    }
+    let mut a = Ans::json(
+        if c.write { 307 } else { 301 },
+        json!({"message": "Moved Permanently", "url": location,
+               "documentation_url": "https://docs.github.com/v3/#http-redirects"}),
+    );
+    a.location = Some(location);
+    Some(a)
+}
+
+/// The secondary rate limit's refusal.
+fn secondary_limit(status: u16, secs: u64, request_id: &str) -> Ans {
+    let mut a = Ans::msg(
+        status,
+        &format!(
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try \
+             again. If you reach out to GitHub Support for help, please include the request ID \
+             {request_id}."
+        ),
+    );
+    a.retry_after = Some(secs);
+    a
+}
+
 pub async fn handle(
     AxState((sh, listener)): AxState<(Arc<Shared>, Surface)>,
     req: Request,
@@ -338,11 +390,6 @@ pub async fn handle(
         .await
         .unwrap_or_default()
         .to_vec();
-    let request_id = format!(
-        "FAKE:{:08X}",
-        sh.request_seq
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
 
     // Which surface, and the path below its prefix.
     let (surface, rest) = match listener {
@@ -386,140 +433,78 @@ pub async fn handle(
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let log = |status: u16, applied: bool| {
-        if write {
-            let mut st = sh.stats.lock().unwrap();
-            st.writes.push(WriteRecord {
-                index: k,
-                method: method.to_string(),
-                route: format!("{method} {route}"),
-                path: rest.clone(),
-                status,
-                applied,
-                fault: fault.as_ref().map(|f| format!("{f:?}")),
-                at_ms: sh.started.elapsed().as_millis() as u64,
-            });
-        }
-    };
-
-    // The identity whose rate limit this request spends.
-    let presented = header(&parts.headers, "authorization").map(|v| {
-        v.trim_start_matches("Bearer ")
-            .trim_start_matches("bearer ")
-            .trim_start_matches("token ")
-            .to_string()
-    });
-    // Who is asking: a token, an app (JWT), an installation token — or a refusal (401).
-    let principal: Result<Principal, String> = match &presented {
-        None => Ok(Principal::Anonymous),
-        Some(p) => match sh.state.lock().unwrap().apps.principal(p) {
-            Some(r) => r,
-            None => match &sh.token {
-                Some(expected) if p != expected => Err("Bad credentials".into()),
-                _ => Ok(Principal::Token),
-            },
-        },
-    };
-    let identity = match (&principal, &presented, surface) {
-        (_, _, Surface::Objects) => None,
-        (Ok(Principal::Installation { id, .. }), _, _) => Some(format!("installation:{id}")),
-        (Ok(Principal::App(id)), _, _) => Some(format!("app:{id}")),
-        (_, Some(t), _) => Some(format!("token:{}", sha256_hex(t.as_bytes()))),
-        (_, None, _) => Some("anonymous:127.0.0.1".to_string()),
-    };
-    let counted = surface != Surface::Objects && segs.as_slice() != ["rate_limit"];
-    let out = |mut a: Ans, spend: bool| -> Response {
-        a.finish_error(DOC_ROOT, surface == Surface::Uploads, &request_id);
-        finish(&sh, a, identity.as_deref(), spend && counted, &request_id)
+    let presented = presented_token(&parts.headers);
+    let principal = principal_of(&sh, presented.as_deref());
+    let c = Call {
+        sh: &sh,
+        method: method.clone(),
+        rest,
+        route,
+        shown: format!("{method} {raw_path}"),
+        surface,
+        write,
+        k,
+        fault: fault.clone(),
+        identity: (surface != Surface::Objects)
+            .then(|| identity_of(&principal, presented.as_deref())),
+        counted: surface != Surface::Objects && segs.as_slice() != ["rate_limit"],
+        request_id: format!(
+            "FAKE:{:08X}",
+            sh.request_seq
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ),
     };
 
     // Faults that stop the request before it is applied.
-    match &fault {
+    match fault {
         Some(Fault::Status(s)) => {
-            log(*s, false);
-            return out(Ans::msg(*s, "Server Error (injected)"), true);
+            return c.refuse(Ans::msg(s, "Server Error (injected)"), DOC_ROOT);
         }
         Some(Fault::Drop) => {
-            log(0, false);
+            c.log(0, false);
             return dropped();
         }
-        Some(Fault::SecondaryRateLimit(secs)) | Some(Fault::TooManyRequests(secs)) => {
-            let status = if matches!(fault, Some(Fault::TooManyRequests(_))) {
-                429
-            } else {
-                403
-            };
-            log(status, false);
-            let mut a = Ans::msg(
-                status,
-                &format!(
-                    "You have exceeded a secondary rate limit. Please wait a few minutes before \
-                     you try again. If you reach out to GitHub Support for help, please include \
-                     the request ID {request_id}."
-                ),
-            );
-            a.retry_after = Some(*secs);
-            return out(a, true);
+        Some(Fault::SecondaryRateLimit(secs)) => {
+            return c.refuse(secondary_limit(403, secs, &c.request_id), DOC_ROOT);
         }
-        Some(Fault::Delay(d)) => tokio::time::sleep(*d).await,
+        Some(Fault::TooManyRequests(secs)) => {
+            return c.refuse(secondary_limit(429, secs, &c.request_id), DOC_ROOT);
+        }
+        Some(Fault::Delay(d)) => tokio::time::sleep(d).await,
         _ => {}
     }
 
     if surface == Surface::Objects {
         let a = objects(&sh, &parts.headers, &segs, &query);
-        log(a.status, false);
-        return out(a, false);
+        c.log(a.status, false);
+        return c.send(a, false, DOC_ROOT);
     }
 
     // Authentication, and what the principal may reach.
     let principal = match principal {
         Ok(p) => p,
-        Err(message) => {
-            log(401, false);
-            return out(Ans::msg(401, &message), true);
-        }
+        Err(message) => return c.refuse(Ans::msg(401, &message), DOC_ROOT),
     };
     let authed = !matches!(principal, Principal::Anonymous);
     if let Some(refusal) = authorize(&principal, write, &segs) {
-        log(refusal.status, false);
-        return out(refusal, true);
+        return c.refuse(refusal, DOC_ROOT);
     }
 
-    // The primary rate limit.
-    if counted {
-        let id = identity.clone().unwrap_or_default();
+    // The primary rate limit: once spent, refused (and free) until the window resets.
+    if c.counted {
+        let id = c.identity.clone().unwrap_or_default();
         let mut l = sh.limits.lock().unwrap();
         if l.exhausted(&id) {
             let status = l.opts.exhausted_status;
             drop(l);
-            log(status, false);
-            let who = if authed {
-                format!("user ID {}", super::repr::account_id(super::repr::VIEWER))
-            } else {
-                "127.0.0.1".into()
-            };
-            let mut message = format!("API rate limit exceeded for {who}.");
-            if !authed {
-                message.push_str(
-                    " (But here's the good news: Authenticated requests get a higher rate limit. \
-                     Check out the documentation for more details.)",
-                );
-            }
-            let mut a = Ans::msg(status, &message);
-            if let Some(Value::Object(m)) = a.json.as_mut() {
-                m.insert(
-                    "documentation_url".into(),
-                    json!("https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"),
-                );
-            }
-            return out(a, false);
+            c.log(status, false);
+            return c.send(rate_limit_exceeded(status, authed), false, DOC_ROOT);
         }
     }
 
     // Conformance of the request against GitHub's description.
     let spec = (sh.conformance != Conformance::Off).then(Spec::get);
     let matched: Option<Matched<'static>> = spec.and_then(|s| s.find(method.as_str(), &segs));
-    let shown = format!("{method} {raw_path}");
     let doc_url = matched
         .as_ref()
         .map(|m| m.op.doc_url.clone())
@@ -527,9 +512,10 @@ pub async fn handle(
     let mut invalid_body = None;
     match (&matched, spec) {
         (None, Some(_)) if sh.conformance == Conformance::Enforce => sh.violation(format!(
-            "{shown}: no such operation in GitHub's description as vendored \
+            "{}: no such operation in GitHub's description as vendored \
              (tests/fixtures/github/openapi.json; add it to operations.txt and re-run \
-             scripts/github-openapi if stackbot now uses it)"
+             scripts/github-openapi if stackbot now uses it)",
+            c.shown
         )),
         (Some(m), Some(s)) => {
             sh.operations_seen
@@ -540,82 +526,34 @@ pub async fn handle(
                 m.op.template.ends_with("/releases/{release_id}/assets") && m.op.method == "POST";
             if upload_op != (surface == Surface::Uploads) {
                 sh.violation(format!(
-                    "{shown}: {} belongs on the {} host",
+                    "{}: {} belongs on the {} host",
+                    c.shown,
                     m.op.operation_id,
                     if upload_op { "upload" } else { "API" }
                 ));
             }
             let check = s.check_request(m, &query_list, &body);
             for p in check.problems {
-                sh.violation(format!("{shown} ({}): {p}", m.op.operation_id));
+                sh.violation(format!("{} ({}): {p}", c.shown, m.op.operation_id));
             }
             invalid_body = check.invalid_body;
         }
         _ => {}
     }
-
     if write && !authed {
-        log(401, false);
-        let mut a = Ans::msg(401, "Requires authentication");
-        a.finish_error(&doc_url, surface == Surface::Uploads, &request_id);
-        return out(a, true);
+        return c.refuse(Ans::msg(401, "Requires authentication"), &doc_url);
     }
     if let Some(message) = invalid_body {
-        log(422, false);
-        let mut a = Ans::msg(422, &message);
-        a.finish_error(&doc_url, surface == Surface::Uploads, &request_id);
-        return out(a, true);
+        return c.refuse(Ans::msg(422, &message), &doc_url);
     }
-
-    // A renamed or transferred repository: 301 for GET/HEAD, 307 for the rest; not applied.
-    let seg_strs: Vec<&str> = segs.iter().map(String::as_str).collect();
-    if let ["repos", owner, name, tail @ ..] = seg_strs.as_slice() {
-        let moved = match sh.state.lock().unwrap().lookup(owner, name) {
-            Lookup::Moved(id) => Some(id),
-            _ => None,
-        };
-        if let Some(id) = moved {
-            let base = if surface == Surface::Uploads {
-                &sh.urls.uploads
-            } else {
-                &sh.urls.api
-            };
-            let mut location = format!("{base}/repositories/{id}");
-            for t in tail {
-                location.push('/');
-                location.push_str(&enc_path(t));
-            }
-            if let Some(q) = parts.uri.query() {
-                location.push('?');
-                location.push_str(q);
-            }
-            let status = if write { 307 } else { 301 };
-            log(status, false);
-            let mut a = Ans::json(
-                status,
-                json!({"message": "Moved Permanently", "url": location,
-                       "documentation_url": "https://docs.github.com/v3/#http-redirects"}),
-            );
-            a.location = Some(location);
-            return respond(
-                &sh,
-                a,
-                matched.as_ref(),
-                &shown,
-                identity.as_deref(),
-                counted,
-                &request_id,
-                &fault,
-                &log,
-                write,
-            );
-        }
+    if let Some(a) = redirect(&sh, &c, &segs, parts.uri.query()) {
+        return c.respond(a, matched.as_ref());
     }
 
     // The API itself.
     let accept = header(&parts.headers, "accept").unwrap_or("").to_string();
     let mut ans = if segs.as_slice() == ["rate_limit"] && method == Method::GET {
-        rate_limit_answer(&sh, identity.as_deref().unwrap_or_default())
+        rate_limit_answer(&sh, c.identity.as_deref().unwrap_or_default())
     } else {
         let mut w = sh.state.lock().unwrap();
         let ctx = Ctx {
@@ -631,7 +569,7 @@ pub async fn handle(
         };
         routes::dispatch(&mut w, &ctx, &method, &segs, &body)
     };
-    ans.finish_error(&doc_url, surface == Surface::Uploads, &request_id);
+    ans.finish_error(&doc_url, surface == Surface::Uploads, &c.request_id);
     // A created resource is named in `Location` (not by the upload host).
     if ans.status == 201
         && surface == Surface::Api
@@ -642,83 +580,22 @@ pub async fn handle(
 
     // Conditional GETs: an unchanged representation is `304 Not Modified`, free of charge.
     let (bytes, ctype) = ans.body_bytes();
-    let mut etag = None;
-    if ans.ok() && ctype.is_some() {
-        let t = etag_of(ctype.as_deref().unwrap_or(""), &bytes);
-        if method == Method::GET
-            && let Some(inm) = header(&parts.headers, "if-none-match")
-            && none_match(inm, &t)
-        {
-            sh.stats.lock().unwrap().counts.not_modified += 1;
-            let mut a = Ans::empty(304);
-            a.link = ans.link.take();
-            let r = finish(&sh, a, identity.as_deref(), false, &request_id);
-            return with_etag(r, &t);
-        }
-        etag = Some(t);
+    let Some(ctype) = ctype.filter(|_| ans.ok()) else {
+        return c.respond(ans, matched.as_ref());
+    };
+    let etag = etag_of(&ctype, &bytes);
+    if method == Method::GET
+        && let Some(inm) = header(&parts.headers, "if-none-match")
+        && none_match(inm, &etag)
+    {
+        sh.stats.lock().unwrap().counts.not_modified += 1;
+        return with_etag(c.send(Ans::empty(304), false, DOC_ROOT), &etag);
     }
-    let r = respond(
-        &sh,
-        ans,
-        matched.as_ref(),
-        &shown,
-        identity.as_deref(),
-        counted,
-        &request_id,
-        &fault,
-        &log,
-        write,
-    );
-    match etag {
-        Some(t) if r.status().is_success() => with_etag(r, &t),
-        _ => r,
-    }
-}
-
-/// Validate an answer, apply after-success faults, and send it.
-#[allow(clippy::too_many_arguments)]
-fn respond(
-    sh: &Shared,
-    ans: Ans,
-    matched: Option<&Matched<'_>>,
-    shown: &str,
-    identity: Option<&str>,
-    counted: bool,
-    request_id: &str,
-    fault: &Option<Fault>,
-    log: &dyn Fn(u16, bool),
-    write: bool,
-) -> Response {
-    let applied = write && ans.ok();
-    match fault {
-        Some(Fault::AfterSuccess(s)) => {
-            log(*s, applied);
-            let mut a = Ans::msg(*s, "Server Error (injected after success)");
-            a.finish_error(DOC_ROOT, false, request_id);
-            finish(sh, a, identity, counted, request_id)
-        }
-        Some(Fault::DropAfterSuccess) => {
-            log(0, applied);
-            dropped()
-        }
-        _ => {
-            log(ans.status, applied);
-            if let Some(m) = matched {
-                let (bytes, ctype) = ans.body_bytes();
-                for p in Spec::get().check_response(
-                    m,
-                    ans.status,
-                    ctype.as_deref().unwrap_or(""),
-                    &bytes,
-                ) {
-                    sh.violation(format!(
-                        "{shown} ({}) answered {}: {p}",
-                        m.op.operation_id, ans.status
-                    ));
-                }
-            }
-            finish(sh, ans, identity, counted, request_id)
-        }
+    let r = c.respond(ans, matched.as_ref());
+    if r.status().is_success() {
+        with_etag(r, &etag)
+    } else {
+        r
     }
 }
 
@@ -726,10 +603,6 @@ fn with_etag(mut r: Response, etag: &str) -> Response {
     r.headers_mut()
         .insert("etag", HeaderValue::from_str(etag).unwrap());
     r
-}
-
-fn enc_path(s: &str) -> String {
-    enc_q(s)
 }
 
 /// What an app (JWT) or an installation token may reach, as on GitHub: a JWT only the app's

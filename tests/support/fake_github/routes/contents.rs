@@ -6,23 +6,24 @@ use serde_json::{Value, json};
 
 use super::super::answer::Ans;
 use super::super::repr;
-use super::super::server::enc_q;
 use super::super::state::{Repo, person};
+use super::super::wire::enc_q;
 use super::git::b64_decode;
-use super::{Ctx, Fresh};
+use super::{Ctx, Fresh, Route};
 
 /// Files above this size come without `content` (GitHub: 1 MiB; read them as blobs).
 const INLINE_LIMIT: usize = 1024 * 1024;
 
-pub fn handle(
-    repo: &mut Repo,
-    cx: &Ctx,
-    m: &Method,
-    full: &str,
-    rest: &[&str],
-    body: &Value,
-    f: Fresh,
-) -> Option<Ans> {
+pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        ..
+    } = *r;
     Some(match (m.clone(), rest) {
         (Method::GET, ["contents", p @ ..]) => get(repo, cx, full, &p.join("/")),
         (Method::PUT, ["contents", p @ ..]) => put(repo, cx, full, &p.join("/"), body, f),

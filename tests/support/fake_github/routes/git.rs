@@ -9,17 +9,18 @@ use serde_json::Value;
 use super::super::answer::Ans;
 use super::super::repr;
 use super::super::state::{Obj, Repo, TagObj, hash_hex, person};
-use super::{Ctx, Fresh};
+use super::{Ctx, Fresh, Route};
 
-pub fn handle(
-    repo: &mut Repo,
-    cx: &Ctx,
-    m: &Method,
-    full: &str,
-    rest: &[&str],
-    body: &Value,
-    f: Fresh,
-) -> Option<Ans> {
+pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        ..
+    } = *r;
     let u = cx.urls;
     Some(match (m.clone(), rest) {
         (Method::GET, ["git", "ref", r @ ..]) => {

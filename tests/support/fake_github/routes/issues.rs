@@ -6,17 +6,18 @@ use serde_json::{Value, json};
 use super::super::answer::Ans;
 use super::super::repr;
 use super::super::state::{Comment, Issue, Label, Pull, Repo};
-use super::{Ctx, Fresh, is_num};
+use super::{Ctx, Fresh, Route, is_num};
 
-pub fn handle(
-    repo: &mut Repo,
-    cx: &Ctx,
-    m: &Method,
-    full: &str,
-    rest: &[&str],
-    body: &Value,
-    f: Fresh,
-) -> Option<Ans> {
+pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        ..
+    } = *r;
     let u = cx.urls;
     let owner = full.split_once('/').map(|(o, _)| o).unwrap_or(full);
     Some(match (m.clone(), rest) {

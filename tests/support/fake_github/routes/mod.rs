@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::answer::Ans;
 use super::app::Principal;
 use super::repr::Urls;
-use super::server::enc_q;
 use super::state::{Lookup, World};
+use super::wire::enc_q;
 
 /// What a handler knows about the request besides method, path and body.
 pub struct Ctx<'a> {
@@ -101,6 +101,20 @@ pub fn is_num(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// One request to a repository's resources, as the resource handlers see it.
+#[derive(Clone, Copy)]
+pub struct Route<'a> {
+    pub cx: &'a Ctx<'a>,
+    pub m: &'a Method,
+    /// The repository's full name.
+    pub full: &'a str,
+    /// The path below `/repos/{owner}/{repo}`.
+    pub rest: &'a [&'a str],
+    pub body: &'a Value,
+    pub raw: &'a [u8],
+    pub f: Fresh,
+}
+
 /// Ids and timestamps a write may use, drawn before the repository is borrowed.
 #[derive(Debug, Clone, Copy)]
 pub struct Fresh {
@@ -161,9 +175,18 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         return a;
     }
     let repo = w.repos.get_mut(&full).expect("found above");
-    let r = git::handle(repo, cx, m, &full, rest, &body, fresh)
-        .or_else(|| contents::handle(repo, cx, m, &full, rest, &body, fresh))
-        .or_else(|| releases::handle(repo, cx, m, &full, rest, &body, raw, fresh))
-        .or_else(|| issues::handle(repo, cx, m, &full, rest, &body, fresh));
-    r.unwrap_or_else(Ans::not_found)
+    let r = Route {
+        cx,
+        m,
+        full: &full,
+        rest,
+        body: &body,
+        raw,
+        f: fresh,
+    };
+    git::handle(repo, &r)
+        .or_else(|| contents::handle(repo, &r))
+        .or_else(|| releases::handle(repo, &r))
+        .or_else(|| issues::handle(repo, &r))
+        .unwrap_or_else(Ans::not_found)
 }

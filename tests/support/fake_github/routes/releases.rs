@@ -8,19 +8,18 @@ use serde_json::Value;
 use super::super::answer::Ans;
 use super::super::repr;
 use super::super::state::{Asset, Rel, Repo};
-use super::{Ctx, Fresh, is_num};
+use super::{Ctx, Fresh, Route, is_num};
 
-#[allow(clippy::too_many_arguments)]
-pub fn handle(
-    repo: &mut Repo,
-    cx: &Ctx,
-    m: &Method,
-    full: &str,
-    rest: &[&str],
-    body: &Value,
-    raw: &[u8],
-    f: Fresh,
-) -> Option<Ans> {
+pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        raw,
+        f,
+    } = *r;
     let u = cx.urls;
     let rj = |r: &Rel| repr::release(u, full, r);
     Some(match (m.clone(), rest) {
