@@ -20,7 +20,8 @@ const APP_ID: u64 = 424_242;
 const KEY_ENV: &str = "STACKBOT_TEST_APP_PRIVATE_KEY";
 
 fn key() -> String {
-    std::fs::read_to_string(root().join("tests/fixtures/github/test-app-key.pem")).unwrap()
+    std::fs::read_to_string(root().join("tests/fixtures/github/app/test-app-private-key.pem"))
+        .unwrap()
 }
 
 fn root() -> PathBuf {

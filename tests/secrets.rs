@@ -214,7 +214,8 @@ fn a_github_app_s_key_jwts_and_installation_tokens_never_leak() {
     const APP: u64 = 77;
     const KEY_ENV: &str = "STACKBOT_CANARY_APP_KEY";
     let pem =
-        std::fs::read_to_string(root().join("tests/fixtures/github/test-app-key.pem")).unwrap();
+        std::fs::read_to_string(root().join("tests/fixtures/github/app/test-app-private-key.pem"))
+            .unwrap();
     let fake = fake_with_repos("ghp_no_personal_token_is_accepted");
     fake.register_app(APP, &pem);
     fake.install_app(APP, "scs");

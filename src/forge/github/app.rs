@@ -191,7 +191,8 @@ pub(crate) mod tests {
     use super::*;
 
     /// A 2048-bit RSA key made for these tests only (PKCS#1, as GitHub hands them out).
-    pub const TEST_KEY: &str = include_str!("../../../tests/fixtures/github/test-app-key.pem");
+    pub const TEST_KEY: &str =
+        include_str!("../../../tests/fixtures/github/app/test-app-private-key.pem");
 
     #[test]
     fn a_jwt_is_rs256_signed_by_the_key_with_github_s_claims() {
