@@ -400,7 +400,7 @@ fn publish(
                     "no draft of {tag} to publish; re-run"
                 )));
             };
-            match forge.publish_release(repo, canon.id) {
+            match forge.publish_release(repo, canon.id, true) {
                 Ok(_) => out
                     .actions
                     .push(format!("publish {tag} (release {})", canon.id)),

@@ -45,7 +45,7 @@ fn setup(dir: &Path) {
         b"versions:\n    clusterStack: v3\n    kubernetes: v1.33.5\n",
     )
     .unwrap();
-    f.publish_release(&r, rel.id).unwrap();
+    f.publish_release(&r, rel.id, true).unwrap();
 }
 
 fn stackbot(dir: &Path) -> Command {

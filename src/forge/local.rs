@@ -354,6 +354,52 @@ impl LocalForge {
         }
     }
 
+    /// `<releases>/latest`: the release pinned as *Latest* (`none`: explicitly none). Without
+    /// the file, like GitHub's legacy rule, the newest published release is Latest.
+    fn latest_pin_path(&self, repo: &RepoRef) -> PathBuf {
+        self.releases_dir(repo).join("latest")
+    }
+
+    /// The *Latest* release id, ignoring `except` when falling back to the newest.
+    fn latest_of(
+        &self,
+        repo: &RepoRef,
+        ms: &[Manifest],
+        except: Option<u64>,
+    ) -> ForgeResult<Option<u64>> {
+        let published = |id: u64| ms.iter().any(|m| m.id == id && !m.draft);
+        let newest = || {
+            ms.iter()
+                .filter(|m| !m.draft && Some(m.id) != except)
+                .map(|m| m.id)
+                .max()
+        };
+        let path = self.latest_pin_path(repo);
+        match fs::read_to_string(&path) {
+            Ok(s) if s.trim() == "none" => Ok(None),
+            Ok(s) => match s.trim().parse::<u64>() {
+                Ok(id) if published(id) && Some(id) != except => Ok(Some(id)),
+                _ => Ok(newest()),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(newest()),
+            Err(e) => Err(io_err(path.display().to_string(), e)),
+        }
+    }
+
+    /// Apply `make_latest` for a just-published release (caller holds the repository lock):
+    /// `true` pins it; `false` pins whatever else is Latest now, so it cannot become Latest.
+    fn pin_latest(&self, repo: &RepoRef, id: u64, make_latest: bool) -> ForgeResult<()> {
+        let pin = if make_latest {
+            Some(id)
+        } else {
+            self.latest_of(repo, &self.manifests(repo)?, Some(id))?
+        };
+        let text = pin.map_or_else(|| "none".to_string(), |id| id.to_string());
+        let path = self.latest_pin_path(repo);
+        write_atomic(&path, format!("{text}\n").as_bytes())
+            .map_err(|e| io_err(path.display().to_string(), e))
+    }
+
     fn pull_path(&self, repo: &RepoRef, number: u64) -> PathBuf {
         self.pulls_dir(repo).join(format!("{number}.json"))
     }
@@ -922,10 +968,16 @@ impl Forge for LocalForge {
         Ok(())
     }
 
-    fn publish_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<ReleaseInfo> {
+    fn publish_release(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+        make_latest: bool,
+    ) -> ForgeResult<ReleaseInfo> {
         let _g = self.repo_lock(repo)?;
         let mut m = self.read_manifest(repo, release_id)?;
         if !m.draft {
+            self.pin_latest(repo, release_id, make_latest)?;
             return Ok(self.info(repo, &m));
         }
         if self
@@ -939,7 +991,17 @@ impl Forge for LocalForge {
         }
         m.draft = false;
         self.write_manifest(repo, &m)?;
+        self.pin_latest(repo, release_id, make_latest)?;
         Ok(self.info(repo, &m))
+    }
+
+    fn latest_release(&self, repo: &RepoRef) -> ForgeResult<Option<ReleaseInfo>> {
+        let ms = self.manifests(repo)?;
+        let id = self.latest_of(repo, &ms, None)?;
+        Ok(ms
+            .iter()
+            .find(|m| Some(m.id) == id)
+            .map(|m| self.info(repo, m)))
     }
 
     fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {
@@ -1257,11 +1319,11 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, ForgeError::AlreadyExists { .. }));
         assert_eq!(f.download_asset(&repo(), d1.id, &a).unwrap(), b"abc");
-        let p = f.publish_release(&repo(), d1.id).unwrap();
+        let p = f.publish_release(&repo(), d1.id, true).unwrap();
         assert!(!p.draft);
         // A second published release of the same tag is refused, and so is a new draft.
         assert!(matches!(
-            f.publish_release(&repo(), d2.id).unwrap_err(),
+            f.publish_release(&repo(), d2.id, true).unwrap_err(),
             ForgeError::AlreadyExists { .. }
         ));
         assert!(matches!(

@@ -126,10 +126,18 @@ macro_rules! forge_wrapper {
                     self.inner.delete_asset(repo, release_id, asset_id)
                 })
             }
-            fn publish_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<ReleaseInfo> {
+            fn publish_release(
+                &self,
+                repo: &RepoRef,
+                release_id: u64,
+                make_latest: bool,
+            ) -> ForgeResult<ReleaseInfo> {
                 self.intercept("publish_release", true, || {
-                    self.inner.publish_release(repo, release_id)
+                    self.inner.publish_release(repo, release_id, make_latest)
                 })
+            }
+            fn latest_release(&self, repo: &RepoRef) -> ForgeResult<Option<ReleaseInfo>> {
+                self.intercept("latest_release", false, || self.inner.latest_release(repo))
             }
             fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {
                 self.intercept("delete_release", true, || {

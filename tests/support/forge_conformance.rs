@@ -22,6 +22,7 @@ pub fn conformance(forge: &dyn Forge, repo: &RepoRef) {
         .expect("ensure_repo on an existing repo");
     git_objects(forge, repo);
     releases(forge, repo);
+    latest(forge, repo);
     pulls_and_comments(forge, repo);
 }
 
@@ -267,7 +268,7 @@ pub fn releases(forge: &dyn Forge, repo: &RepoRef) {
     assert_eq!(listed.len(), 1, "deleted draft is gone: {listed:?}");
     assert_eq!(listed[0].id, draft.id);
 
-    let published = forge.publish_release(repo, draft.id).unwrap();
+    let published = forge.publish_release(repo, draft.id, true).unwrap();
     assert!(!published.draft);
     assert_eq!(published.tag, "conf-r1");
     let listed = mine(forge);
@@ -280,6 +281,40 @@ pub fn releases(forge: &dyn Forge, repo: &RepoRef) {
         forge.tag_target(repo, "conf-r1").unwrap().as_deref(),
         Some(head.as_str())
     );
+}
+
+/// "Latest" is what `make_latest` says: `true` moves it, `false` leaves it where it is (an
+/// older minor's patch published after a newer minor must not take the badge).
+pub fn latest(forge: &dyn Forge, repo: &RepoRef) {
+    let head = forge.branch_head(repo, "main").unwrap().unwrap();
+    let publish = |tag: &str, make_latest: bool| {
+        forge.create_tag(repo, tag, &head, tag).unwrap();
+        let d = forge.create_draft_release(repo, tag, tag, "").unwrap();
+        forge.publish_release(repo, d.id, make_latest).unwrap()
+    };
+    let newest_minor = publish("conf-1-34-v1", true);
+    let latest = || forge.latest_release(repo).unwrap().map(|r| r.tag);
+    assert_eq!(latest().as_deref(), Some("conf-1-34-v1"));
+    publish("conf-1-33-v2", false);
+    assert_eq!(
+        latest().as_deref(),
+        Some("conf-1-34-v1"),
+        "an older minor's patch published later does not become Latest"
+    );
+    let drafted = forge
+        .create_draft_release(repo, "conf-1-34-v2", "conf-1-34-v2", "")
+        .unwrap();
+    assert_eq!(
+        latest().as_deref(),
+        Some("conf-1-34-v1"),
+        "drafts never are Latest"
+    );
+    forge.create_tag(repo, "conf-1-34-v2", &head, "t").unwrap();
+    forge.publish_release(repo, drafted.id, true).unwrap();
+    assert_eq!(latest().as_deref(), Some("conf-1-34-v2"));
+    // Re-applying `true` to an already published release moves the badge back.
+    forge.publish_release(repo, newest_minor.id, true).unwrap();
+    assert_eq!(latest().as_deref(), Some("conf-1-34-v1"));
 }
 
 /// Pull requests found by head branch, updated, closed; comments upserted once.
