@@ -249,8 +249,8 @@ fn run_step(
             let rel = release.expect("drafts belong to a release");
             ensure_draft(forge, repo, rel, tag, out)?;
         }
-        Step::Publish { tag } => {
-            publish(forge, repo, tag, out)?;
+        Step::Publish { tag, latest } => {
+            publish(forge, repo, tag, *latest, out)?;
         }
         Step::DeleteDraft { id, tag, reason } => match forge.delete_release(repo, *id) {
             Ok(()) | Err(ForgeError::NotFound { .. }) => {
@@ -387,6 +387,7 @@ fn publish(
     forge: &dyn Forge,
     repo: &RepoRef,
     tag: &str,
+    latest: bool,
     out: &mut Outcome,
 ) -> Result<(), ApplyError> {
     let all = forge.list_releases(repo)?;
@@ -400,7 +401,7 @@ fn publish(
                     "no draft of {tag} to publish; re-run"
                 )));
             };
-            match forge.publish_release(repo, canon.id, true) {
+            match forge.publish_release(repo, canon.id, latest) {
                 Ok(_) => out
                     .actions
                     .push(format!("publish {tag} (release {})", canon.id)),

@@ -230,7 +230,6 @@ fn enterprise_uploads_never_go_to_a_doubled_api_path() {
 /// Defect 3: publishing sent only `draft: false`, so GitHub made whatever was published last
 /// "Latest" — even an older minor's patch. Latest belongs to the newest minor's newest release.
 #[test]
-#[ignore = "the forge sends make_latest (Forge::publish_release); the release plan must decide it per release (issue 15, defect 3, plan side)"]
 fn latest_stays_on_the_newest_minor_when_an_older_minor_gets_a_patch() {
     let fake = seeded(FakeOptions::default());
     let f = forge(&fake);

@@ -37,12 +37,24 @@ pub struct Selection {
     /// Replay this upstream snapshot (overrides `upstream.snapshot`).
     #[arg(long, value_name = "FILE")]
     pub snapshot: Option<PathBuf>,
-    /// Cache directory for conditional upstream requests (overrides `upstream.cache_dir`).
+    /// Cache directory for conditional upstream and GitHub requests (overrides
+    /// `upstream.cache_dir`; the GitHub forge caches under its `github/`).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 }
 
 impl Selection {
+    /// The run's context with `--cache-dir` applied: it overrides `upstream.cache_dir` for the
+    /// whole run, so the upstream ETag cache and the GitHub forge's cache (by default `github/`
+    /// inside it) both live there.
+    pub fn context(&self, g: &Global) -> anyhow::Result<crate::pipeline::Context> {
+        let mut ctx = g.context()?;
+        if let Some(dir) = &self.cache_dir {
+            ctx.loaded.config.upstream.cache_dir = Some(std::path::absolute(dir)?);
+        }
+        Ok(ctx)
+    }
+
     /// The pipeline's selection; a malformed `--stack`/`--minor` is invalid input.
     pub fn parse(&self) -> Result<PipelineSelection, InvalidInput> {
         let stack = self
@@ -118,7 +130,7 @@ pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> 
 
 /// Run the command.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let ctx = g.context()?;
+    let ctx = a.sel.context(g)?;
     let sel = a.sel.parse()?;
     let forge = g.open_forge(&ctx)?;
     if a.dry_run {

@@ -177,7 +177,12 @@ pub enum Step {
     /// Make sure exactly one draft (or the published release) carries the tag and all assets.
     Draft { tag: String },
     /// Publish the canonical draft of the tag.
-    Publish { tag: String },
+    Publish {
+        tag: String,
+        /// Whether this release becomes the repository's *Latest* release (see
+        /// [`series::latest_of_repository`]); said out loud to the forge either way.
+        latest: bool,
+    },
     /// Push the release's assets to the OCI repository as csctl pushes them (after the forge
     /// release), then verify them. A no-op when the tag already holds this manifest.
     OciPush {
@@ -526,7 +531,10 @@ pub fn plan(
             });
             if !settings.oci.as_ref().is_some_and(|o| o.only) {
                 steps.push(Step::Draft { tag: tag.clone() });
-                steps.push(Step::Publish { tag: tag.clone() });
+                steps.push(Step::Publish {
+                    tag: tag.clone(),
+                    latest: false, // decided below, once every release is planned
+                });
             }
             if let Some(oci) = &settings.oci {
                 steps.push(oci_step(oci, &tag, &assets)?);
@@ -564,6 +572,7 @@ pub fn plan(
             rendered: d.rendered.clone(),
         });
     }
+    series::mark_latest(&mut plan, &index);
     Ok(plan)
 }
 
@@ -846,6 +855,60 @@ mod tests {
             !p.releases[0].notes.contains("unchanged"),
             "{}",
             p.releases[0].notes
+        );
+    }
+
+    #[test]
+    fn latest_goes_to_the_newest_minors_newest_release_never_to_an_older_minors_patch() {
+        let latest_flags = |p: &Plan| -> Vec<(String, bool)> {
+            p.releases
+                .iter()
+                .flat_map(|r| &r.steps)
+                .filter_map(|s| match s {
+                    Step::Publish { tag, latest } => Some((tag.clone(), *latest)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut d33 = desired("v1.33.10");
+        d33.minor = "1.33".parse().unwrap();
+        d33.set.kubernetes = "v1.33.10".parse().unwrap();
+        let obs = |releases: Vec<ReleaseInfo>| Observed {
+            base_branch: "main".into(),
+            base_head: Some("abc".into()),
+            releases,
+            ..Default::default()
+        };
+        // Both minors in one run: 1.34 is the Latest.
+        let p = plan(
+            &[d33.clone(), desired("v1.34.7")],
+            &obs(vec![]),
+            &settings(),
+            &pkg,
+        )
+        .unwrap();
+        assert_eq!(
+            latest_flags(&p),
+            [
+                ("openstack-scs2-1-33-v1".to_string(), false),
+                ("openstack-scs2-1-34-v1".to_string(), true)
+            ]
+        );
+        // A patch of 1.33 after 1.34-v1 is out stays out of the badge.
+        let p = plan(
+            &[d33],
+            &obs(vec![rel(5, "openstack-scs2-1-34-v1", false)]),
+            &settings(),
+            &pkg,
+        )
+        .unwrap();
+        assert_eq!(
+            latest_flags(&p),
+            [("openstack-scs2-1-33-v1".to_string(), false)]
+        );
+        assert_eq!(
+            series::latest_of_repository(["openstack-scs2-1-34-v9", "openstack-scs2-1-35-v1"]),
+            Some("openstack-scs2-1-35-v1".to_string())
         );
     }
 

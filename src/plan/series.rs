@@ -113,3 +113,48 @@ fn newest(so: &super::SeriesObserved) -> Option<&super::Latest> {
         .flatten()
         .max_by_key(|l| l.n)
 }
+
+/// The release that should carry the repository's *Latest* badge: the newest release of the
+/// newest Kubernetes minor (ties between stacks go to the stack that sorts last, so the rule is
+/// total). GitHub, left to itself, marks whatever was published last, so an older minor's patch
+/// would steal the badge; the bot therefore says `make_latest` on every publication.
+pub fn latest_of_repository<'a>(published: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    published
+        .into_iter()
+        .filter_map(|t| ReleaseName::parse(t).ok())
+        .filter(|n| n.version.is_stable())
+        .max_by(|a, b| {
+            (a.minor, &a.stack, a.version.major).cmp(&(b.minor, &b.stack, b.version.major))
+        })
+        .map(|n| n.to_string())
+}
+
+/// Decide `latest` on every `Publish` step: true for the one release that will be the
+/// repository's newest minor's newest release once the plan is applied (among the releases
+/// already published and the ones this plan publishes), false for the others.
+pub(super) fn mark_latest(
+    plan: &mut super::Plan,
+    index: &BTreeMap<String, Vec<SeriesRelease<'_>>>,
+) {
+    let published = index
+        .values()
+        .flatten()
+        .filter(|r| !r.release.draft)
+        .map(|r| r.release.tag.clone());
+    let planned: Vec<String> = plan
+        .releases
+        .iter()
+        .flat_map(|r| &r.steps)
+        .filter_map(|s| match s {
+            super::Step::Publish { tag, .. } => Some(tag.clone()),
+            _ => None,
+        })
+        .collect();
+    let all: Vec<String> = published.chain(planned.iter().cloned()).collect();
+    let winner = latest_of_repository(all.iter().map(String::as_str));
+    for step in plan.releases.iter_mut().flat_map(|r| r.steps.iter_mut()) {
+        if let super::Step::Publish { tag, latest } = step {
+            *latest = winner.as_deref() == Some(tag.as_str());
+        }
+    }
+}

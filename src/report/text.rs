@@ -103,7 +103,13 @@ pub fn describe(step: &plan::Step) -> String {
             None => format!("tag {tag} on that commit"),
         },
         plan::Step::Draft { tag } => format!("draft release {tag} with every asset"),
-        plan::Step::Publish { tag } => format!("publish {tag}"),
+        plan::Step::Publish { tag, latest } => {
+            if *latest {
+                format!("publish {tag} as the Latest release")
+            } else {
+                format!("publish {tag}")
+            }
+        }
         plan::Step::DeleteDraft { id, tag, reason } => {
             format!("delete draft {id} of {tag} ({reason})")
         }
