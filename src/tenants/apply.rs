@@ -286,10 +286,6 @@ pub fn observe(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Obs
         };
         if let Some(h) = &head {
             state.commits = forge.commits_between(&repo, &base_head, h).map_err(e)?;
-            state.behind = !forge
-                .commits_between(&repo, h, &base_head)
-                .map_err(e)?
-                .is_empty();
         }
         state.head = head;
         branches.insert(stack, state);
@@ -310,7 +306,7 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
     if !p.human_commits.is_empty() {
         if let Some(n) = p.pull {
             let body = format!(
-                "stackbot did not update this pull request: `{}` has commits by someone else ({}), and the bot never force-pushes over them.\n\nTo let the bot take over again, close this pull request and delete the branch; it will open a fresh one with: {}.",
+                "stackbot did not update this pull request: `{}` has commits by someone else ({}), and the bot never pushes over them. It would now propose: {}.\n\nTo let the bot take over again, merge this pull request as it is, or close it (and delete the branch): the bot then opens a fresh pull request for any release this one did not propose.",
                 p.branch,
                 p.human_commits
                     .iter()
@@ -319,11 +315,7 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
                     .join(", "),
                 p.releases.join(", ")
             );
-            let comments = forge.list_comments(&repo, n)?;
-            let full = format!("{HUMAN_MARKER}\n{body}");
-            if !comments.iter().any(|c| c.body == full) {
-                upsert_comment(forge, &repo, n, HUMAN_MARKER, &body)?;
-            }
+            upsert_comment(forge, &repo, n, HUMAN_MARKER, &body)?;
         }
         return Ok(Outcome::Blocked);
     }
@@ -357,6 +349,11 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
         }
         Action::Close => {
             let n = p.pull.expect("close has a pull request");
+            // Marked first: a pull request the bot closed was not declined by a human, so the
+            // same releases may be proposed again if the tenant goes back.
+            if p.pull_stale {
+                forge.update_pull(&repo, n, &p.title, &p.body)?;
+            }
             upsert_comment(
                 forge,
                 &repo,

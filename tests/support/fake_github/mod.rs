@@ -41,6 +41,7 @@
 
 mod answer;
 pub mod app;
+pub mod humans;
 pub mod openapi;
 mod options;
 mod ratelimit;
