@@ -349,3 +349,34 @@ fn a_human_edit_on_an_open_pull_request_blocks_visibly_local() {
 fn a_human_edit_on_an_open_pull_request_blocks_visibly_github() {
     a_human_edit_on_an_open_pull_request_blocks_visibly(acme(World::github));
 }
+
+// ---- a pull request the bot closed itself declined nothing ----
+
+fn a_pull_request_the_bot_closed_is_proposed_again_when_needed<F: Forge>(w: World<F>) {
+    let n = first_pull(&w);
+    let by_hand = acme_file().replace("[v1, v2]", "[v2, v3]");
+    w.humans
+        .commit(ACME, "main", &[(FILE, Some(&by_hand))], "bump by hand");
+    let r = w.run();
+    assert_eq!(report(&r, "acme").outcome, Outcome::Closed, "{r:?}");
+    // The tenant goes back: the same release is needed again, and proposed again.
+    w.humans
+        .commit(ACME, "main", &[(FILE, Some(&acme_file()))], "revert");
+    let r = w.run();
+    assert_eq!(report(&r, "acme").outcome, Outcome::Opened, "{r:?}");
+    let pulls = w.pulls(ACME);
+    assert_eq!((pulls.len(), pulls[1].number), (2, n));
+    assert_eq!(pulls[0].state, PullState::Open);
+    w.run();
+    assert_eq!(w.writes().0, 0, "{}", w.writes().1);
+}
+
+#[test]
+fn a_pull_request_the_bot_closed_is_proposed_again_when_needed_local() {
+    a_pull_request_the_bot_closed_is_proposed_again_when_needed(acme(World::local));
+}
+
+#[test]
+fn a_pull_request_the_bot_closed_is_proposed_again_when_needed_github() {
+    a_pull_request_the_bot_closed_is_proposed_again_when_needed(acme(World::github));
+}
