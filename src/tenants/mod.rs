@@ -9,6 +9,7 @@ pub mod apply;
 pub mod branch;
 pub mod edit;
 pub mod plan;
+pub mod releases;
 pub mod scan;
 
 pub use apply::{Options, Outcome, TenantReport};

@@ -478,6 +478,7 @@ pub fn plan_tenant(
                 title,
                 body,
                 releases: release_names,
+                nothing_published: latest.is_empty(),
             },
             bot_email,
         ));
@@ -490,6 +491,9 @@ struct DesiredPr {
     title: String,
     body: String,
     releases: Vec<String>,
+    /// No release of the stack was found at all: no evidence that the tenant is up to date
+    /// (a wrong target, an empty registry), so an open pull request is not closed for it.
+    nothing_published: bool,
 }
 
 /// What to do with one tenant stack's branch and pull request. In order:
@@ -528,7 +532,15 @@ fn decide(
             .join(", ")
     };
     let mut blocking = Vec::new();
-    let (action, push, note) = if files.is_empty() {
+    let (action, push, note) = if files.is_empty() && pr.nothing_published {
+        (
+            Action::None,
+            false,
+            Some(format!(
+                "no release of {stack} is published to the configured targets; nothing to propose"
+            )),
+        )
+    } else if files.is_empty() {
         match open {
             Some(p) if !human.is_empty() => (
                 Action::None,
