@@ -380,3 +380,60 @@ fn a_pull_request_the_bot_closed_is_proposed_again_when_needed_local() {
 fn a_pull_request_the_bot_closed_is_proposed_again_when_needed_github() {
     a_pull_request_the_bot_closed_is_proposed_again_when_needed(acme(World::github));
 }
+
+// ---- issue 12, item 8: what is in the way is named, per tenant, with what to do ----
+
+fn two_tenants_on_github() -> World<stackbot::forge::github::GithubForge> {
+    let f = acme_file();
+    World::github(&[
+        ("acme", ACME, &[(FILE, f.as_str())]),
+        ("beta", "beta/gitops", &[(FILE, f.as_str())]),
+    ])
+}
+
+#[test]
+fn an_archived_tenant_repository_is_reported_as_archived_github() {
+    let w = two_tenants_on_github();
+    w.fake.as_ref().unwrap().archive_repo(ACME);
+    w.publish("openstack-scs2-1-33-v3", "v1.33.5");
+    let r = w.run();
+    assert_eq!(report(&r, "beta").outcome, Outcome::Opened, "{r:?}");
+    let acme = report(&r, "acme");
+    assert_eq!(acme.outcome, Outcome::Failed, "{r:?}");
+    let e = acme.error.as_deref().unwrap();
+    assert!(e.contains("archived") && e.contains("unarchive"), "{e}");
+    assert!(!e.contains("authentication") && !e.contains("token"), "{e}");
+}
+
+#[test]
+fn a_protected_bot_branch_is_reported_as_protected_github() {
+    use support::fake_github::humans::Protection;
+    let w = two_tenants_on_github();
+    let fake = w.fake.as_ref().unwrap();
+    // A classic rule on every branch: the bot cannot even create its branch.
+    fake.protect_branch(ACME, "*", Protection::Classic);
+    w.publish("openstack-scs2-1-33-v3", "v1.33.5");
+    let r = w.run();
+    assert_eq!(report(&r, "beta").outcome, Outcome::Opened, "{r:?}");
+    let e = report(&r, "acme").error.clone().unwrap_or_default();
+    assert!(
+        e.contains("protected") && e.contains("exempt `stackbot/*`"),
+        "{r:?}"
+    );
+    assert!(!e.contains("authentication") && !e.contains("token"), "{e}");
+
+    // A ruleset that blocks force pushes, added once the bot's pull request is open: the
+    // rebuild for the next release is refused, and said so.
+    fake.protect_branch("beta/gitops", "stackbot/*", Protection::Ruleset);
+    let reworded = acme_file().replace("# production stacks", "# production stacks (EU)");
+    w.humans
+        .commit("beta/gitops", "main", &[(FILE, Some(&reworded))], "reword");
+    let r = w.run();
+    let beta = report(&r, "beta");
+    assert_eq!(beta.outcome, Outcome::Failed, "{r:?}");
+    let e = beta.error.as_deref().unwrap();
+    assert!(
+        e.contains("protected") && e.contains("Cannot force-push to this branch"),
+        "{e}"
+    );
+}
