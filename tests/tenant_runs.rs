@@ -56,6 +56,10 @@ fn an_unrelated_commit_on_the_base_makes_no_write<F: Forge>(w: World<F>) {
     );
     let r = w.run();
     let (writes, tally) = w.writes();
+    println!(
+        "a run after an unrelated base commit, one tenant: {}",
+        w.cost()
+    );
     assert_eq!(writes, 0, "{tally}");
     assert_eq!(
         (report(&r, "acme").action, &report(&r, "acme").outcome),

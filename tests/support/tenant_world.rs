@@ -258,12 +258,34 @@ impl<F: Forge> World<F> {
     /// One `stackbot tenants` run; the counters then hold what it cost.
     pub fn run(&self) -> Vec<TenantReport> {
         self.bot.reset();
+        if let Some(f) = &self.fake {
+            f.reset_counts();
+        }
         stackbot::pipeline::tenants::run(&self.ctx(), &self.bot, &Options::default()).unwrap()
     }
 
     /// Writes of the last run, with the per-method tally for messages.
     pub fn writes(&self) -> (u64, String) {
         (self.bot.writes(), format!("{:?}", self.bot.by_method()))
+    }
+
+    /// What the last run cost, for the record: forge calls, and HTTP requests on GitHub.
+    pub fn cost(&self) -> String {
+        let mut s = format!(
+            "{}: {} forge calls ({} writes)",
+            self.bot.inner().kind(),
+            self.bot.total(),
+            self.bot.writes()
+        );
+        if let Some(f) = &self.fake {
+            let c = f.counts();
+            s.push_str(&format!(
+                ", {} HTTP requests ({} writes)",
+                c.total(),
+                c.writes
+            ));
+        }
+        s
     }
 
     pub fn pulls(&self, r: &str) -> Vec<PullInfo> {
