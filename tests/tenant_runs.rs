@@ -35,6 +35,25 @@ fn acme<F: Forge>(w: fn(&[support::tenant_world::Tenant]) -> World<F>) -> World<
     w(&[("acme", ACME, &[(FILE, f.as_str())])])
 }
 
+/// An unrelated commit on the tenant's base, as Renovate makes them.
+fn renovate<F: Forge>(w: &World<F>) {
+    w.humans.commit(
+        ACME,
+        "main",
+        &[("apps/podinfo.yaml", Some("replicas: 3\n"))],
+        "Renovate: bump podinfo",
+    );
+}
+
+/// A person re-words the tenant file on the base, away from the lines the bot edits; returns
+/// the new file.
+fn reword<F: Forge>(w: &World<F>, r: &str) -> String {
+    let reworded = acme_file().replace("# production stacks", "# production stacks (EU)");
+    w.humans
+        .commit(r, "main", &[(FILE, Some(&reworded))], "reword");
+    reworded
+}
+
 /// Opens the first pull request (v3) and returns its number.
 fn first_pull<F: Forge>(w: &World<F>) -> u64 {
     w.publish("openstack-scs2-1-33-v3", "v1.33.5");
@@ -48,12 +67,7 @@ fn first_pull<F: Forge>(w: &World<F>) -> u64 {
 fn an_unrelated_commit_on_the_base_makes_no_write<F: Forge>(w: World<F>) {
     first_pull(&w);
     let head = w.head(ACME, BRANCH);
-    w.humans.commit(
-        ACME,
-        "main",
-        &[("apps/podinfo.yaml", Some("replicas: 3\n"))],
-        "Renovate: bump podinfo",
-    );
+    renovate(&w);
     let r = w.run();
     let (writes, tally) = w.writes();
     println!(
@@ -81,9 +95,7 @@ fn an_unrelated_commit_on_the_base_makes_no_write_github() {
 
 fn a_change_to_the_edited_file_on_the_base_rebuilds_the_branch<F: Forge>(w: World<F>) {
     first_pull(&w);
-    let reworded = acme_file().replace("# production stacks", "# production stacks (EU)");
-    w.humans
-        .commit(ACME, "main", &[(FILE, Some(&reworded))], "reword");
+    let reworded = reword(&w, ACME);
     let r = w.run();
     assert_eq!(
         (report(&r, "acme").action, &report(&r, "acme").outcome),
@@ -121,12 +133,7 @@ fn a_closed_pull_request_is_not_reopened_for_the_same_releases<F: Forge>(
         w.humans.delete_branch(ACME, BRANCH);
     }
     // The base moves, and the tenant file is re-worded elsewhere: still the same releases.
-    w.humans.commit(
-        ACME,
-        "main",
-        &[("apps/podinfo.yaml", Some("replicas: 3\n"))],
-        "Renovate: bump podinfo",
-    );
+    renovate(&w);
     let r = w.run();
     assert_eq!(w.writes().0, 0, "{}", w.writes().1);
     let acme = report(&r, "acme");
@@ -138,9 +145,7 @@ fn a_closed_pull_request_is_not_reopened_for_the_same_releases<F: Forge>(
         acme.note.as_deref().unwrap_or("").contains("closed"),
         "{acme:?}"
     );
-    let reworded = acme_file().replace("# production stacks", "# production stacks (EU)");
-    w.humans
-        .commit(ACME, "main", &[(FILE, Some(&reworded))], "reword");
+    let reworded = reword(&w, ACME);
     w.run();
     assert_eq!(w.writes().0, 0, "{}", w.writes().1);
     assert_eq!(w.pulls(ACME).len(), 1);
@@ -191,12 +196,7 @@ fn a_merged_tenant_gets_the_next_release<F: Forge>(
 ) {
     let n = first_pull(&w);
     if update_branch {
-        w.humans.commit(
-            ACME,
-            "main",
-            &[("apps/podinfo.yaml", Some("replicas: 3\n"))],
-            "Renovate: bump podinfo",
-        );
+        renovate(&w);
         w.humans.update_branch(ACME, n);
     }
     w.humans.merge(ACME, n, method);
@@ -271,12 +271,7 @@ merged! {
 
 fn update_branch_on_an_open_pull_request_is_not_a_human_edit<F: Forge>(w: World<F>) {
     let n = first_pull(&w);
-    w.humans.commit(
-        ACME,
-        "main",
-        &[("apps/podinfo.yaml", Some("replicas: 3\n"))],
-        "Renovate: bump podinfo",
-    );
+    renovate(&w);
     let updated = w.humans.update_branch(ACME, n);
     let r = w.run();
     assert_eq!(w.writes().0, 0, "{}", w.writes().1);
@@ -429,9 +424,7 @@ fn a_protected_bot_branch_is_reported_as_protected_github() {
     // A ruleset that blocks force pushes, added once the bot's pull request is open: the
     // rebuild for the next release is refused, and said so.
     fake.protect_branch("beta/gitops", "stackbot/*", Protection::Ruleset);
-    let reworded = acme_file().replace("# production stacks", "# production stacks (EU)");
-    w.humans
-        .commit("beta/gitops", "main", &[(FILE, Some(&reworded))], "reword");
+    let reworded = reword(&w, "beta/gitops");
     let r = w.run();
     let beta = report(&r, "beta");
     assert_eq!(beta.outcome, Outcome::Failed, "{r:?}");

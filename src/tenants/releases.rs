@@ -44,28 +44,14 @@ pub fn available_releases(
     repo: &RepoRef,
     stacks: &BTreeSet<StackId>,
 ) -> Result<Vec<AvailableRelease>, ForgeError> {
-    let mut newest: BTreeMap<(StackId, Minor), (ReleaseName, crate::forge::ReleaseInfo)> =
-        BTreeMap::new();
-    for r in forge.list_releases(repo)? {
-        if r.draft {
-            continue;
-        }
-        let Ok(name) = ReleaseName::parse(&r.tag) else {
-            continue;
-        };
-        if !stacks.contains(&name.stack) || !name.version.is_stable() {
-            continue;
-        }
-        let key = (name.stack.clone(), name.minor);
-        if newest
-            .get(&key)
-            .is_none_or(|(n, _)| n.version.major < name.version.major)
-        {
-            newest.insert(key, (name, r));
-        }
-    }
+    let releases = forge
+        .list_releases(repo)?
+        .into_iter()
+        .filter(|r| !r.draft)
+        .filter_map(|r| Some((ReleaseName::parse(&r.tag).ok()?, r)));
+    let newest = newest_per_series(stacks, releases);
     let mut out = Vec::new();
-    for (name, r) in newest.into_values() {
+    for (name, r) in newest {
         let meta = match r.assets.iter().find(|a| a.name == "metadata.yaml") {
             Some(a) => Some(forge.download_asset(repo, r.id, a)?),
             None => None,
@@ -93,28 +79,17 @@ pub fn oci_releases(
     stacks: &BTreeSet<StackId>,
     known: &[AvailableRelease],
 ) -> Result<Vec<AvailableRelease>, OciError> {
-    let mut newest: BTreeMap<(StackId, Minor), ReleaseName> = BTreeMap::new();
-    for tag in registry.list_tags()? {
-        let Ok(name) = ReleaseName::parse(&tag) else {
-            continue;
-        };
-        if !stacks.contains(&name.stack) || !name.version.is_stable() {
-            continue;
-        }
-        let key = (name.stack.clone(), name.minor);
-        if newest
-            .get(&key)
-            .is_none_or(|n| n.version.major < name.version.major)
-        {
-            newest.insert(key, name);
-        }
-    }
+    let tags = registry
+        .list_tags()?
+        .into_iter()
+        .filter_map(|t| Some((ReleaseName::parse(&t).ok()?, ())));
+    let newest = newest_per_series(stacks, tags);
     let reference = registry.target().reference();
     let mut out = Vec::new();
-    for ((stack, minor), name) in newest {
+    for (name, ()) in newest {
         let covered = known.iter().any(|k| {
-            k.name.stack == stack
-                && k.name.minor == minor
+            k.name.stack == name.stack
+                && k.name.minor == name.minor
                 && k.name.version.major >= name.version.major
         });
         if covered {
@@ -136,6 +111,28 @@ pub fn oci_releases(
         });
     }
     Ok(out)
+}
+
+/// The newest stable release per stack × minor of `stacks` among `releases` (names that are
+/// not releases are left out before), in series order. Pure.
+fn newest_per_series<T>(
+    stacks: &BTreeSet<StackId>,
+    releases: impl Iterator<Item = (ReleaseName, T)>,
+) -> Vec<(ReleaseName, T)> {
+    let mut newest: BTreeMap<(StackId, Minor), (ReleaseName, T)> = BTreeMap::new();
+    for (name, r) in releases {
+        if !stacks.contains(&name.stack) || !name.version.is_stable() {
+            continue;
+        }
+        let key = (name.stack.clone(), name.minor);
+        if newest
+            .get(&key)
+            .is_none_or(|(n, _)| n.version.major < name.version.major)
+        {
+            newest.insert(key, (name, r));
+        }
+    }
+    newest.into_values().collect()
 }
 
 /// The newest release per stack × minor of both lists (on a tie, the first list's: a forge
