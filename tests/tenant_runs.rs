@@ -424,7 +424,7 @@ fn a_protected_bot_branch_is_reported_as_protected_github() {
     // A ruleset that blocks force pushes, added once the bot's pull request is open: the
     // rebuild for the next release is refused, and said so.
     fake.protect_branch("beta/gitops", "stackbot/*", Protection::Ruleset);
-    let reworded = reword(&w, "beta/gitops");
+    reword(&w, "beta/gitops");
     let r = w.run();
     let beta = report(&r, "beta");
     assert_eq!(beta.outcome, Outcome::Failed, "{r:?}");
