@@ -1,5 +1,5 @@
-//! What each tenant should get, decided purely from the configuration, the releases on the
-//! forge and what was observed in the tenant repository. No I/O here, so `--dry-run` and
+//! What each tenant should get, decided purely from the configuration, the published releases
+//! (forge, OCI or both) and what was observed in the tenant repository. No I/O here, so `--dry-run` and
 //! `plan --format json` show exactly what `apply` will do.
 
 use std::collections::BTreeMap;
@@ -12,12 +12,14 @@ use crate::config::{PolicyAction, TenantConfig};
 use crate::forge::{CommitInfo, PullInfo};
 use crate::model::{KubeVersion, Minor, ReleaseName, StackId, StackVersion};
 
-/// A release that exists on the forge, with what a tenant PR needs to say about it.
+/// A published release (on the forge, in the OCI repository, or both), with what a tenant PR
+/// needs to say about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AvailableRelease {
     pub name: ReleaseName,
     /// `versions.kubernetes` of its `metadata.yaml`: what a `Cluster` must run.
     pub kubernetes: KubeVersion,
+    /// The release's web page; empty for a release that exists only in the OCI repository.
     pub html_url: String,
     /// The release notes (components, image sha256), quoted in the PR body.
     pub body: String,
