@@ -1,6 +1,6 @@
 //! What each tenant should get, decided purely from the configuration, the published releases
-//! (forge, OCI or both) and what was observed in the tenant repository. No I/O here, so `--dry-run` and
-//! `plan --format json` show exactly what `apply` will do.
+//! (forge, OCI or both) and what was observed in the tenant repository. No I/O here, so
+//! `--dry-run` and `plan --format json` show exactly what `apply` will do.
 
 use std::collections::BTreeMap;
 
