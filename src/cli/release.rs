@@ -163,5 +163,6 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
             );
         }
     }
+    super::tenants::warn_blocked(&r.tenants, g);
     Ok(super::tenants::status_of(&r.tenants))
 }

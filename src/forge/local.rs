@@ -35,6 +35,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::SharedClock;
 
+mod human;
+pub use human::MergeMethod;
+
 use super::{
     AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, PullInfo,
     PullState, ReleaseInfo, RepoRef,
@@ -451,59 +454,6 @@ impl LocalForge {
         Ok(out)
     }
 
-    /// Merge an open pull request into its base branch (fast-forward if possible, else a merge
-    /// commit), as a maintainer would on the web UI. The local forge's stand-in for the human
-    /// step of `mode: pull-request`; used by the demo and tests.
-    pub fn merge_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<String> {
-        let _g = self.repo_lock(repo)?;
-        let mut pull = self.read_pull(repo, number)?;
-        if pull.state != PullState::Open {
-            return Err(ForgeError::Rejected {
-                what: format!("merge of pull request #{number}"),
-                reason: "the pull request is not open".into(),
-            });
-        }
-        let r = self.open(repo)?;
-        let what = format!("merge of pull request #{number}");
-        let head = r
-            .refname_to_id(&format!("refs/heads/{}", pull.head))
-            .map_err(|e| git_err(&what, e))?;
-        let base_ref = format!("refs/heads/{}", pull.base);
-        let base = r.refname_to_id(&base_ref).map_err(|e| git_err(&what, e))?;
-        let new = if r.graph_descendant_of(head, base).unwrap_or(false) || head == base {
-            head
-        } else {
-            let hc = r.find_commit(head).map_err(|e| git_err(&what, e))?;
-            let bc = r.find_commit(base).map_err(|e| git_err(&what, e))?;
-            let mut idx = r
-                .merge_commits(&bc, &hc, None)
-                .map_err(|e| git_err(&what, e))?;
-            if idx.has_conflicts() {
-                return Err(ForgeError::Rejected {
-                    what,
-                    reason: "merge conflict".into(),
-                });
-            }
-            let tree_id = idx.write_tree_to(&r).map_err(|e| git_err(&what, e))?;
-            let tree = r.find_tree(tree_id).map_err(|e| git_err(&what, e))?;
-            let sig = self.signature()?;
-            r.commit(
-                None,
-                &sig,
-                &sig,
-                &format!("Merge pull request #{number}"),
-                &tree,
-                &[&bc, &hc],
-            )
-            .map_err(|e| git_err(&what, e))?
-        };
-        r.reference_matching(&base_ref, new, true, base, &what)
-            .map_err(|_| ForgeError::Conflict { what: what.clone() })?;
-        pull.state = PullState::Merged;
-        self.write_pull(repo, &pull)?;
-        Ok(new.to_string())
-    }
-
     fn initial_commit(&self, r: &Repository, branch: &str) -> ForgeResult<()> {
         let what = "initial commit";
         let tree = r
@@ -814,6 +764,7 @@ impl Forge for LocalForge {
                 author_name: c.author().name().unwrap_or_default().to_string(),
                 author_email: c.author().email().unwrap_or_default().to_string(),
                 message: c.message().unwrap_or_default().to_string(),
+                parents: c.parent_ids().map(|p| p.to_string()).collect(),
             });
         }
         Ok(out)

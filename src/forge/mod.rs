@@ -49,6 +49,10 @@ pub struct CommitInfo {
     pub author_name: String,
     pub author_email: String,
     pub message: String,
+    /// Parent commits, first parent first: a commit with two parents is a merge (for example
+    /// GitHub's "Update branch", which merges the base into a pull request branch).
+    #[serde(default)]
+    pub parents: Vec<String>,
 }
 
 impl CommitInfo {

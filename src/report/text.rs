@@ -189,7 +189,12 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
             T::Updated => format!("updated pull request{pr}"),
             T::Unchanged => format!("pull request{pr} already up to date"),
             T::Closed => format!("closed pull request{pr}"),
-            T::Blocked => format!("pull request{pr} has human commits; left a comment"),
+            T::Blocked => format!(
+                "blocked: {}",
+                t.note
+                    .as_deref()
+                    .unwrap_or("the bot branch has commits by someone else")
+            ),
             T::Planned => "planned".to_string(),
             T::Failed => format!("failed: {}", t.error.as_deref().unwrap_or("?")),
         };

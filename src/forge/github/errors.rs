@@ -27,6 +27,27 @@ impl GithubForge {
                         .to_string(),
                 ),
             },
+            // Not the token's fault: say what is in the way and what to do about it.
+            StatusCode::FORBIDDEN if all.contains("archived") => ForgeError::Rejected {
+                what,
+                reason: format!(
+                    "the repository is archived, so GitHub refuses every write (GitHub: {msg}); \
+                     unarchive it (Settings → General → Danger Zone), or remove it from \
+                     stackbot.yaml"
+                ),
+            },
+            StatusCode::FORBIDDEN | StatusCode::UNPROCESSABLE_ENTITY if is_protection(&all) => {
+                ForgeError::Rejected {
+                    what,
+                    reason: format!(
+                        "the branch is protected (GitHub: {}); the bot only writes its own \
+                         `stackbot/…` branches and rebuilds them when their content changes: \
+                         exempt `stackbot/*` from the branch protection rule or ruleset, or \
+                         let the bot's account or app bypass it",
+                        msg.trim().replace("\n\n", ": ").replace('\n', " ")
+                    ),
+                }
+            }
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ForgeError::Unauthorized {
                 what: if msg.is_empty() {
                     what
@@ -52,4 +73,19 @@ impl GithubForge {
             },
         }
     }
+}
+
+/// GitHub's ways of refusing a write to a protected branch: a classic protection rule
+/// ("Protected branch update failed for refs/heads/…", "Cannot force-push to this protected
+/// branch") or a repository ruleset ("Repository rule violations found", "Cannot update this
+/// protected ref", "Cannot force-push to this branch").
+fn is_protection(lowercase_message: &str) -> bool {
+    [
+        "protected branch",
+        "protected ref",
+        "rule violations",
+        "cannot force-push",
+    ]
+    .iter()
+    .any(|m| lowercase_message.contains(m))
 }
