@@ -4,12 +4,13 @@
 //!
 //! ```text
 //! <forge>/run.lock                                  held for a whole `release` run (see [`LocalForge::lock_run`])
-//! <forge>/ids                                       the id counter (releases, assets, pulls, comments)
+//! <forge>/ids                                       the id counter (releases, assets, pulls, issues, comments)
 //! <forge>/repos/<owner>/<name>.git                  real bare git repositories (git2)
 //! <forge>/repos/<owner>/<name>.lock                 per-repository lock for ref, release and pull updates
 //! <forge>/releases/<owner>/<name>/<id>/release.json a release manifest (the source of truth)
 //! <forge>/releases/<owner>/<name>/<id>/assets/<f>   its assets, one file each
 //! <forge>/pulls/<owner>/<name>/<number>.json        pull requests
+//! <forge>/issues/<owner>/<name>/<number>.json       issues (the status dashboard)
 //! <forge>/comments/<owner>/<name>/<id>.json         issue and PR comments
 //! ```
 //!
@@ -35,9 +36,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::SharedClock;
 
+mod issues;
+
 use super::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, PullInfo,
-    PullState, ReleaseInfo, RepoRef,
+    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, IssueInfo,
+    IssueState, PullInfo, PullState, ReleaseInfo, RepoRef,
 };
 
 /// A forge living in a folder: bare repositories plus release, pull and comment files.
@@ -72,6 +75,9 @@ struct Manifest {
     draft: bool,
     body: String,
     assets: Vec<AssetInfo>,
+    /// Set when published (absent in manifests written before the forge kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    published_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -252,6 +258,10 @@ impl LocalForge {
         self.root.join("pulls").join(&repo.owner).join(&repo.name)
     }
 
+    fn issues_dir(&self, repo: &RepoRef) -> PathBuf {
+        self.root.join("issues").join(&repo.owner).join(&repo.name)
+    }
+
     fn comments_dir(&self, repo: &RepoRef) -> PathBuf {
         self.root
             .join("comments")
@@ -351,6 +361,7 @@ impl LocalForge {
                 "file://{}",
                 self.releases_dir(repo).join(m.id.to_string()).display()
             ),
+            published_at: m.published_at,
         }
     }
 
@@ -454,6 +465,7 @@ impl LocalForge {
         r.reference_matching(&base_ref, new, true, base, &what)
             .map_err(|_| ForgeError::Conflict { what: what.clone() })?;
         pull.state = PullState::Merged;
+        pull.merged_at = Some(self.clock.now());
         self.write_pull(repo, &pull)?;
         Ok(new.to_string())
     }
@@ -832,6 +844,7 @@ impl Forge for LocalForge {
             draft: true,
             body: body.into(),
             assets: Vec::new(),
+            published_at: None,
         };
         let dir = self.releases_dir(repo);
         let what = format!("create release {tag} of {repo}");
@@ -938,6 +951,7 @@ impl Forge for LocalForge {
             });
         }
         m.draft = false;
+        m.published_at = Some(self.clock.now());
         self.write_manifest(repo, &m)?;
         Ok(self.info(repo, &m))
     }
@@ -998,6 +1012,8 @@ impl Forge for LocalForge {
             body: body.into(),
             state: PullState::Open,
             html_url: format!("file://{}", self.pull_path(repo, number).display()),
+            created_at: Some(self.clock.now()),
+            merged_at: None,
         };
         self.write_pull(repo, &p)?;
         Ok(p)
@@ -1087,6 +1103,49 @@ impl Forge for LocalForge {
             &serde_json::to_vec_pretty(&c).expect("comment serializes"),
         )
         .map_err(|e| io_err(path.display().to_string(), e))
+    }
+
+    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>> {
+        Ok(self
+            .all_issues(repo)?
+            .into_iter()
+            .filter(|i| label.is_none_or(|l| i.labels.iter().any(|x| x.eq_ignore_ascii_case(l))))
+            .collect())
+    }
+
+    fn create_issue(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo> {
+        let _g = self.repo_lock(repo)?;
+        let number = self.next_id()?;
+        let issue = IssueInfo {
+            number,
+            title: title.into(),
+            body: body.into(),
+            state: IssueState::Open,
+            labels: labels.to_vec(),
+            html_url: format!("file://{}", self.issue_path(repo, number).display()),
+        };
+        self.write_issue(repo, &issue)?;
+        Ok(issue)
+    }
+
+    fn update_issue(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<()> {
+        let _g = self.repo_lock(repo)?;
+        let mut issue = self.read_issue(repo, number)?;
+        issue.title = title.into();
+        issue.body = body.into();
+        self.write_issue(repo, &issue)
     }
 }
 

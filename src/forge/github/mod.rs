@@ -19,13 +19,15 @@
 //! `http://` is refused for anything but loopback, and TLS verification has no off switch.
 //!
 //! Layout, by resource: [`git`] (reading refs, trees, files), [`commits`] (writing commits,
-//! branches, tags), [`releases`] (releases and assets), [`pulls`] (pull requests, comments);
+//! branches, tags), [`releases`] (releases and assets), [`pulls`] (pull requests, comments),
+//! [`issues`] (the dashboard issue);
 //! the machinery below them: [`requests`] (read and write strategies), [`errors`] (status →
 //! [`ForgeError`]), [`transport`] (one attempt, classified), [`retry`] and [`pacing`].
 
 mod commits;
 mod errors;
 mod git;
+mod issues;
 mod pacing;
 mod pulls;
 mod redirects;
@@ -47,8 +49,8 @@ use self::transport::Transport;
 use crate::clock::SharedClock;
 use crate::config::{Committer, GithubForgeConfig};
 use crate::forge::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, PullInfo,
-    ReleaseInfo, RepoRef,
+    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, IssueInfo,
+    PullInfo, ReleaseInfo, RepoRef,
 };
 
 /// The GitHub forge. Synchronous on the outside (the [`Forge`] trait), async inside on its own
@@ -114,6 +116,14 @@ pub(super) fn is_sha(s: &str) -> bool {
 
 pub(super) fn str_of(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_string()
+}
+
+/// An RFC 3339 timestamp GitHub sends (`published_at`, `created_at`, `merged_at`); `None` for
+/// `null` or anything unparsable (dates are for reports, never for decisions about writes).
+pub(super) fn time_of(v: &Value) -> Option<chrono::DateTime<chrono::Utc>> {
+    v.as_str()
+        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&chrono::Utc))
 }
 
 impl GithubForge {
@@ -346,6 +356,32 @@ impl Forge for GithubForge {
     fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()> {
         self.rt
             .block_on(self.update_comment_a(repo, comment_id, body))
+    }
+
+    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>> {
+        self.rt.block_on(self.list_issues_a(repo, label))
+    }
+
+    fn create_issue(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo> {
+        self.rt
+            .block_on(self.create_issue_a(repo, title, body, labels))
+    }
+
+    fn update_issue(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<()> {
+        self.rt
+            .block_on(self.update_issue_a(repo, number, title, body))
     }
 }
 

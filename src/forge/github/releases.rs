@@ -5,7 +5,7 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::transport::{Req, Target};
-use super::{GithubForge, enc, origin_text, str_of};
+use super::{GithubForge, enc, origin_text, str_of, time_of};
 use crate::forge::{AssetInfo, ForgeError, ForgeResult, ReleaseInfo, RepoRef};
 
 impl GithubForge {
@@ -28,6 +28,7 @@ impl GithubForge {
                 .map(|a| a.iter().map(asset_of).collect())
                 .unwrap_or_default(),
             html_url: str_of(&v["html_url"]),
+            published_at: time_of(&v["published_at"]),
         }
     }
 
