@@ -87,6 +87,9 @@ pub struct NewMinor {
     pub due: Option<NaiveDate>,
     /// `due` has passed.
     pub overdue: bool,
+    /// Every GA patch of the minor, oldest first (`stackbot status`).
+    #[serde(skip)]
+    pub patches: Vec<KubeRelease>,
 }
 
 /// The result of `detect`.
@@ -369,6 +372,7 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
                 published_at: first.published_at,
                 due,
                 overdue: due.is_some_and(|d| now > d),
+                patches: of_minor.iter().map(|r| (*r).clone()).collect(),
             });
         }
     }

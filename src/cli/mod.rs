@@ -22,6 +22,7 @@ pub mod plan;
 pub mod release;
 pub mod render;
 pub mod schema;
+pub mod status;
 pub mod tenants;
 pub mod validate;
 
@@ -88,6 +89,8 @@ pub enum Command {
     Release(release::Args),
     /// Open or update tenant pull requests for the releases that exist.
     Tenants(tenants::Args),
+    /// Where every stack, minor and tenant stands against the SCS version policy.
+    Status(status::Args),
     /// Turn an existing csctl stack directory into templates, a lock and a config.
     Adopt(adopt::Args),
     /// Print a shell completion script.
@@ -279,6 +282,7 @@ fn run(cmd: &Command, g: &Global) -> anyhow::Result<ExitStatus> {
         Command::Plan(a) => plan::run(a, g),
         Command::Release(a) => release::run(a, g),
         Command::Tenants(a) => tenants::run(a, g),
+        Command::Status(a) => status::run(a, g),
         Command::Adopt(a) => adopt::run(a, g),
         Command::Completions(a) => completions::run(a, g),
     }
