@@ -29,7 +29,7 @@ use crate::forge::PullInfo;
 use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, ReleaseName, StackId};
 
-pub use stacks::{StackState, StackStatus, WaitingFor, WaitingKind};
+pub use stacks::{StackState, StackStatus, WaitingFor, WaitingKind, Window};
 pub use tenants::{Behind, TenantMinor, TenantPull, TenantState, TenantStatus};
 pub use timeline::TimelineEntry;
 

@@ -64,6 +64,16 @@ pub enum WaitingKind {
     Configuration,
 }
 
+/// Which SCS 0210 window a deadline comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Window {
+    /// 31 days from a patch newer than the latest release.
+    Patch,
+    /// 120 days from the first GA patch of a minor never released.
+    Minor,
+}
+
 /// One thing the newest patch waits for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WaitingFor {
@@ -142,8 +152,10 @@ pub struct StackStatus {
     pub waiting_for: Vec<WaitingFor>,
     /// The SCS 0210 deadline that applies now (`None` when current or undated).
     pub due: Option<NaiveDate>,
-    /// The patch whose publication started that clock (`x.y.0`: the minor window).
+    /// The patch whose publication started that clock.
     pub due_for: Option<KubeVersion>,
+    /// The window `due` comes from.
+    pub due_window: Option<Window>,
     /// Days until `due` (negative: days overdue).
     pub days_left: Option<i64>,
     /// `due` has passed.
@@ -240,6 +252,13 @@ pub fn status(
         waiting_for,
         due,
         due_for,
+        due_window: due.map(|_| {
+            if offered.is_none() {
+                Window::Minor
+            } else {
+                Window::Patch
+            }
+        }),
         days_left: due.map(|d| days_between(today, d)),
         overdue,
         end_of_life: m.end_of_life,

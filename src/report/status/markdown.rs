@@ -1,8 +1,9 @@
 //! `stackbot status --format markdown`, the job summary and the dashboard issue's body.
 //!
-//! Built from [`Block`]s in order of importance (headline, stacks, tenants, timeline, how to
-//! read it), so when the dashboard must stay under GitHub's 65,536-character limit
-//! [`fit`] drops the least important part first and says where the full report is.
+//! Built from [`Block`]s in order of importance (headline, stacks, tenants row by row,
+//! timeline, how to read it), so when the dashboard must stay under GitHub's 65,536-character
+//! limit [`fit`] keeps what fits in that order, drops the rest and says where the full report
+//! is.
 
 use chrono::{DateTime, Utc};
 
@@ -167,21 +168,23 @@ pub fn blocks(s: &Status) -> Vec<Block> {
         )));
     }
     if !s.tenants.is_empty() {
-        let rows: Vec<Vec<String>> = s.tenants.iter().map(tenant_row).collect();
+        // One block per row: a long tenant list is cut between rows, not dropped whole.
+        let header = [
+            "Tenant",
+            "Stack",
+            "Lists",
+            "Behind",
+            "Pull request",
+            "State",
+        ];
         out.push(Block::Text(format!(
-            "### Tenants\n\n{}\n",
-            table(
-                &[
-                    "Tenant",
-                    "Stack",
-                    "Lists",
-                    "Behind",
-                    "Pull request",
-                    "State"
-                ],
-                &rows,
-            )
+            "### Tenants\n\n{}",
+            table(&header, &[])
         )));
+        for t in &s.tenants {
+            out.push(Block::Text(format!("| {} |\n", tenant_row(t).join(" | "))));
+        }
+        out.push(Block::Text("\n".into()));
     }
     out.push(Block::Text(format!(
         "### Timeline\n\n{}\n",
@@ -228,4 +231,68 @@ pub fn dashboard_body(s: &Status, run_url: Option<&str>, changed_at: DateTime<Ut
     let limit = COMMENT_LIMIT.saturating_sub(head.len() + footer.len());
     let fitted = fit(&blocks(s), limit, &note);
     format!("{head}{}{footer}", fitted.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::{Behind, TenantState, TenantStatus};
+
+    fn big(tenants: usize) -> Status {
+        let mut s = crate::status::compute(&crate::status::Facts {
+            today: "2026-05-01".parse().unwrap(),
+            ..Default::default()
+        });
+        for i in 0..tenants {
+            s.tenants.push(TenantStatus {
+                tenant: format!("tenant-{i:05}-with-a-rather-long-name"),
+                repository: format!("org/tenant-{i}"),
+                stack: Some("openstack/scs2".parse().unwrap()),
+                state: TenantState::Behind,
+                patch_policy: crate::config::PolicyAction::PullRequest,
+                minor_policy: crate::config::PolicyAction::PullRequest,
+                releases: vec!["openstack-scs2-1-33-v1".into()],
+                minors: Vec::new(),
+                behind: Behind {
+                    patches: 1,
+                    minors: 1,
+                    releases: 1,
+                },
+                pull: None,
+                note: None,
+                error: None,
+            });
+        }
+        s
+    }
+
+    #[test]
+    fn the_dashboard_stays_under_githubs_limit_and_links_the_whole_report() {
+        let s = big(2_000);
+        let at = "2026-05-01T10:00:00Z".parse().unwrap();
+        let url = "https://github.com/scs/cluster-stacks/actions/runs/42";
+        let body = dashboard_body(&s, Some(url), at);
+        assert!(body.chars().count() <= COMMENT_LIMIT, "{}", body.len());
+        assert!(body.starts_with(MARKER));
+        assert!(
+            body.contains(&format!("[job summary]({url})")),
+            "the note links the run"
+        );
+        assert!(body.contains(FOOTER), "the footer survives the cut");
+        // The whole report (job summary) is not cut.
+        assert!(markdown(&s).contains("tenant-01999"));
+        let small = dashboard_body(&big(2), None, at);
+        assert!(!small.contains("Cut to stay under"));
+    }
+
+    #[test]
+    fn hostile_tenant_names_cannot_break_the_table_or_ping_anyone() {
+        let mut s = big(1);
+        s.tenants[0].tenant = "evil | @everyone <img src=x>".into();
+        let md = markdown(&s);
+        let row = md.lines().find(|l| l.contains("evil")).unwrap();
+        assert!(!row.contains("<img"), "{row}");
+        assert!(row.contains("@&#8203;everyone"), "{row}");
+        assert_eq!(row.matches(" | ").count(), 5, "six columns: {row}");
+    }
 }

@@ -30,11 +30,10 @@ pub fn deadline_words(s: &StackStatus) -> Option<String> {
         Some(n) => format!("{} days overdue", -n),
         None => String::new(),
     };
-    let minor_window = s.due_for.is_some_and(|v| v.patch == 0);
-    let why = match s.due_for {
-        Some(v) if minor_window => format!(", {} minor window", v.minor()),
-        Some(v) => format!(", for {v}"),
-        None => String::new(),
+    let why = match (s.due_window, s.due_for) {
+        (Some(crate::status::Window::Minor), _) => format!(", {} minor window", s.minor),
+        (_, Some(v)) => format!(", for {v}"),
+        _ => String::new(),
     };
     Some(format!("{due} ({when}{why})"))
 }
@@ -91,19 +90,26 @@ pub fn lists_words(t: &TenantStatus) -> String {
 /// The first line of every form.
 pub fn headline(s: &Status) -> String {
     let n = &s.summary;
-    let mut parts = Vec::new();
-    let mut add = |n: usize, what: &str| {
-        if n > 0 {
-            parts.push(format!("{n} {what}"));
-        }
+    let count = |n: usize, one: &str, many: &str| {
+        (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
     };
-    add(n.overdue, "overdue");
-    add(n.due_soon, "due within 7 days");
-    add(n.waiting, "waiting");
-    add(n.current, "current");
-    add(n.tenants_behind, "tenant stacks behind");
-    add(n.tenants_blocked, "blocked tenant PRs");
-    add(n.tenant_errors, "unreadable tenants");
+    let soon = format!("due within {} days", crate::status::DUE_SOON_DAYS);
+    let parts: Vec<String> = [
+        count(n.overdue, "overdue", "overdue"),
+        count(n.due_soon, &soon, &soon),
+        count(n.waiting, "waiting", "waiting"),
+        count(n.current, "current", "current"),
+        count(
+            n.tenants_behind,
+            "tenant stack behind",
+            "tenant stacks behind",
+        ),
+        count(n.tenants_blocked, "blocked tenant PR", "blocked tenant PRs"),
+        count(n.tenant_errors, "unreadable tenant", "unreadable tenants"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let verdict = if s.compliant {
         "compliant"
     } else {
