@@ -173,6 +173,15 @@ impl Global {
     }
 }
 
+/// Write a command's result to stdout; a closed pipe (`stackbot detect | head`) is not an error.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
 /// Decide the exit status of a failed command from its error chain: 2 when any cause is the
 /// user's input, 1 otherwise. The one rule, at the edge, where every error type is known.
 pub fn classify(err: &anyhow::Error) -> ExitStatus {

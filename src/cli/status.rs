@@ -49,18 +49,9 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         Format::Markdown => crate::report::status::markdown(&status),
         Format::Text => crate::report::status::text(&status),
     };
-    emit(&out)?;
+    super::emit(&out)?;
     for w in &status.warnings {
         tracing::warn!("{w}");
     }
     Ok(ExitStatus::Success)
-}
-
-/// Write to stdout; a closed pipe (`status | head`) is not an error.
-fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
 }

@@ -393,25 +393,10 @@ impl LocalForge {
     }
 
     fn all_pulls(&self, repo: &RepoRef) -> ForgeResult<Vec<PullInfo>> {
-        let dir = self.pulls_dir(repo);
-        let mut out = Vec::new();
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(io_err(dir.display().to_string(), e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
-            let name = entry.file_name();
-            let Some(n) = name
-                .to_str()
-                .and_then(|s| s.strip_suffix(".json"))
-                .and_then(|s| s.parse::<u64>().ok())
-            else {
-                continue;
-            };
-            out.push(self.read_pull(repo, n)?);
-        }
+        let mut out = numbered_records(&self.pulls_dir(repo))?
+            .into_iter()
+            .map(|n| self.read_pull(repo, n))
+            .collect::<ForgeResult<Vec<_>>>()?;
         out.sort_by_key(|p| std::cmp::Reverse(p.number));
         Ok(out)
     }
@@ -513,6 +498,29 @@ impl LocalForge {
         .map_err(|e| git_err(&what, e))?;
         Ok(())
     }
+}
+
+/// The numbers of the `<number>.json` records in `dir` (pulls, issues); none when the folder
+/// does not exist yet. Temporary files of interrupted writes start with a dot and are skipped.
+fn numbered_records(dir: &Path) -> ForgeResult<Vec<u64>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(dir.display().to_string(), e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
+        if let Some(n) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.strip_suffix(".json"))
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            out.push(n);
+        }
+    }
+    Ok(out)
 }
 
 /// Absolute and free of `.`/`..`, so URLs and messages name the forge the same way however

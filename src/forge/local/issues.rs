@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use super::{LocalForge, io_err, write_atomic};
+use super::{LocalForge, io_err, numbered_records, write_atomic};
 use crate::forge::{ForgeError, ForgeResult, IssueInfo, RepoRef};
 
 impl LocalForge {
@@ -37,26 +37,10 @@ impl LocalForge {
 
     /// Every issue of `repo`, oldest first.
     pub(super) fn all_issues(&self, repo: &RepoRef) -> ForgeResult<Vec<IssueInfo>> {
-        let dir = self.issues_dir(repo);
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(io_err(dir.display().to_string(), e)),
-        };
-        let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
-            let name = entry.file_name();
-            // Temporary files of interrupted writes start with a dot and never parse as numbers.
-            let Some(n) = name
-                .to_str()
-                .and_then(|s| s.strip_suffix(".json"))
-                .and_then(|s| s.parse::<u64>().ok())
-            else {
-                continue;
-            };
-            out.push(self.read_issue(repo, n)?);
-        }
+        let mut out = numbered_records(&self.issues_dir(repo))?
+            .into_iter()
+            .map(|n| self.read_issue(repo, n))
+            .collect::<ForgeResult<Vec<_>>>()?;
         out.sort_by_key(|i| i.number);
         Ok(out)
     }

@@ -4,34 +4,11 @@
 use std::fmt::Write as _;
 
 use super::{deadline_words, headline, lists_words, pull_words, waiting_short};
+use crate::report::text::columns;
 use crate::status::{StackState, Status};
 
 fn dash<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |x| x.to_string())
-}
-
-/// Columns padded to their widest cell, two spaces apart.
-fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: Vec<&str>| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", padded.join("  ").trim_end());
-    };
-    line(header.to_vec());
-    for row in rows {
-        line(row.iter().map(String::as_str).collect());
-    }
-    out
 }
 
 /// The text form.
@@ -70,7 +47,7 @@ pub fn text(s: &Status) -> String {
             ]
         })
         .collect();
-    out.push_str(&table(
+    out.push_str(&columns(
         &[
             "STACK",
             "MINOR",
@@ -122,7 +99,7 @@ pub fn text(s: &Status) -> String {
                 ]
             })
             .collect();
-        out.push_str(&table(
+        out.push_str(&columns(
             &[
                 "TENANT",
                 "STACK",
