@@ -53,7 +53,8 @@ pub fn status_from(ctx: &Context, forge: &dyn Forge, detected: &Detected) -> Res
 /// Read every fact the status needs. Read-only.
 pub fn gather(ctx: &Context, forge: &dyn Forge, detected: &Detected) -> Result<Facts, Error> {
     let config = &ctx.loaded.config;
-    let repo = super::release::target(ctx)?.repo;
+    let target = super::release::target(ctx)?;
+    let repo = target.repo.clone();
     let stacks: BTreeSet<StackId> = config.stacks.iter().map(|s| s.id()).collect();
     let mut warnings = detected.report.warnings.clone();
     let minors = upstream_minors(detected);
@@ -69,7 +70,9 @@ pub fn gather(ctx: &Context, forge: &dyn Forge, detected: &Detected) -> Result<F
             .flat_map(listed_names)
             .map(|n| n.to_string())
             .collect();
-        releases.extend(oci_releases(ctx, &minors, &listed, &mut warnings)?);
+        if let Some(oci) = target.oci.as_deref() {
+            releases.extend(oci_releases(oci, &minors, &listed, &mut warnings)?);
+        }
     }
     let release_pulls = if config.forge.mode == ReleaseMode::PullRequest {
         release_pulls(forge, &repo, &minors)?
@@ -169,14 +172,11 @@ fn forge_releases(
 /// every tag a tenant lists. One manifest each (its annotations name the Kubernetes version
 /// and, with `oci.created_annotation`, the date).
 fn oci_releases(
-    ctx: &Context,
+    oci: &crate::oci::Publisher,
     minors: &[UpstreamMinor],
     listed: &BTreeSet<String>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Release>, Error> {
-    let Some(oci) = super::release::target(ctx)?.oci else {
-        return Ok(Vec::new());
-    };
     let tags = oci.tags()?;
     let reference = oci.registry().target().reference();
     let mut wanted: BTreeSet<String> = BTreeSet::new();
