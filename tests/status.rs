@@ -304,6 +304,18 @@ fn a_crash_right_after_creating_the_dashboard_never_leads_to_a_second_one() {
 }
 
 #[test]
+fn plans_and_dry_runs_never_touch_the_dashboard() {
+    let demo = Demo::new();
+    let (ctx, _) = demo.at("2026-05-01T06:00:00Z");
+    let counted = Counting::new(demo.forge(&ctx));
+    stackbot::pipeline::release::preview(&ctx, &counted, &Selection::default()).unwrap();
+    let m = counted.by_method();
+    assert_eq!(m.get("list_issues"), None, "{m:?}");
+    assert_eq!(counted.writes(), 0);
+    assert!(demo.issues().is_empty());
+}
+
+#[test]
 fn the_dashboard_can_be_turned_off() {
     let demo = Demo::edited(|dir| {
         let path = dir.join("examples/local/stackbot.yaml");

@@ -310,22 +310,24 @@ fn read_tenant(
 ) -> Result<Vec<TenantStackFacts>, String> {
     let repo = RepoRef::parse(&t.repository)
         .ok_or_else(|| format!("repository `{}` is not `owner/name`", t.repository))?;
-    let e = |e: ForgeError| match e {
-        ForgeError::NotFound { .. } => format!(
-            "{}: repository not found (the first release run creates it on the local forge)",
-            t.repository
-        ),
-        other => other.to_string(),
-    };
-    let base = forge
-        .branch_head(&repo, &t.base_branch)
-        .map_err(e)?
-        .ok_or_else(|| {
-            format!(
+    let e = |e: ForgeError| e.to_string();
+    let base = match forge.branch_head(&repo, &t.base_branch) {
+        Ok(Some(b)) => b,
+        Ok(None) => {
+            return Err(format!(
                 "{}: base branch `{}` does not exist",
                 t.repository, t.base_branch
-            )
-        })?;
+            ));
+        }
+        Err(ForgeError::NotFound { .. }) => {
+            return Err(format!(
+                "{}: repository not found (the local forge creates it in the first release \
+                 run; on GitHub, check that the token can see it)",
+                t.repository
+            ));
+        }
+        Err(other) => return Err(other.to_string()),
+    };
     let paths = forge.list_files(&repo, &base).map_err(e)?;
     let matched = crate::tenants::plan::match_globs(&t.files, &paths)
         .map_err(|m| format!("{}: {m}", t.repository))?;
