@@ -228,9 +228,11 @@ pub fn status(
     } else {
         StackState::Waiting
     };
-    if m.tracked && state != StackState::Current && state != StackState::ReleasePullRequest {
+    if m.tracked && state != StackState::Current {
         waiting_for.extend(m.waiting.iter().map(WaitingFor::upstream));
-        if let Some(r) = newer_releasable {
+        if state != StackState::ReleasePullRequest
+            && let Some(r) = newer_releasable
+        {
             waiting_for.push(WaitingFor {
                 kind: WaitingKind::ReleaseRun,
                 what: r.to_string(),

@@ -59,11 +59,13 @@ pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
                 .collect(),
         };
         for (version, upstream_at) in recent.iter().rev().take(PER_MINOR).rev() {
+            // The first release shipping it; an undated one (an OCI release without a
+            // creation annotation) only when no dated one exists.
             let shipping = rels
                 .iter()
                 .filter(|r| r.kubernetes.is_some_and(|k| k >= *version))
-                .filter_map(|r| Some((r.published_at?.date_naive(), r.name.to_string())))
-                .min();
+                .map(|r| (r.published_at.map(|p| p.date_naive()), r.name.to_string()))
+                .min_by_key(|(d, n)| (d.is_none(), *d, n.clone()));
             let merge = f
                 .tenants
                 .iter()
@@ -94,10 +96,10 @@ pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
                 .find(|p| p.version == *version)
                 .and_then(|p| p.published_at);
             let due = scs::deadline(*version, published);
-            let released_at = shipping.as_ref().map(|(d, _)| *d);
-            let met = match (due, released_at) {
-                (Some(d), Some(r)) => Some(r <= d),
-                (Some(d), None) if f.today > d => Some(false),
+            let released_at = shipping.as_ref().and_then(|(d, _)| *d);
+            let met = match (due, released_at, &shipping) {
+                (Some(d), Some(r), _) => Some(r <= d),
+                (Some(d), None, None) if f.today > d => Some(false),
                 _ => None,
             };
             out.push(TimelineEntry {
@@ -194,5 +196,20 @@ mod tests {
         assert_eq!(e[1].met, None, "not due yet");
         assert_eq!(e[2].due, Some(day("2026-04-16")), "the minor window");
         assert_eq!(e[2].met, Some(false));
+    }
+
+    #[test]
+    fn a_release_without_a_date_is_released_not_late() {
+        let mut undated = release("openstack-scs2-1-34-v1", "v1.34.7", "2026-04-20");
+        undated.published_at = None;
+        let f = Facts {
+            today: day("2026-06-01"),
+            minors: vec![upstream("1.34", &[("v1.34.7", "2026-04-15")])],
+            releases: vec![undated],
+            ..Facts::default()
+        };
+        let e = &entries(&f)[0];
+        assert_eq!(e.release.as_deref(), Some("openstack-scs2-1-34-v1"));
+        assert_eq!((e.released_at, e.met), (None, None), "unknown, not missed");
     }
 }

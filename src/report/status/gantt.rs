@@ -53,6 +53,8 @@ fn bars(out: &mut String, e: &TimelineEntry, today: NaiveDate) {
                 None => {}
             }
         }
+        // Released, but when is unknown (an OCI release without a creation date).
+        None if e.release.is_some() => {}
         None => {
             let tag = if late { "crit, active" } else { "active" };
             let _ = writeln!(
