@@ -15,7 +15,7 @@ use stackbot::forge::github::{GithubForge, RetryPolicy};
 use stackbot::forge::{Forge, RepoRef};
 use stackbot::model::ReleaseName;
 use stackbot::pipeline::Context;
-use stackbot::pipeline::status::{Dashboard, update_dashboard};
+use stackbot::pipeline::dashboard::{Dashboard, update_dashboard};
 use stackbot::status::{self, Facts, Patch, Release, Status, Target, UpstreamMinor};
 use support::fake_github::{FakeGithub, FakeOptions, Fault, Faults, IssueSnapshot};
 

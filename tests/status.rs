@@ -14,7 +14,7 @@ use stackbot::env::Env;
 use stackbot::forge::counting::Counting;
 use stackbot::forge::local::LocalForge;
 use stackbot::forge::{Forge, IssueInfo, RepoRef};
-use stackbot::pipeline::status::Dashboard;
+use stackbot::pipeline::dashboard::Dashboard;
 use stackbot::pipeline::{Context, Selection};
 use stackbot::status::{Status, TenantState};
 
@@ -147,7 +147,7 @@ fn status_on_the_readme_demo_matches_the_golden_files() {
         ..Default::default()
     };
     stackbot::pipeline::tenants::run(&ctx, &forge, &one_at_a_time).unwrap();
-    let d = stackbot::pipeline::status::dashboard_after_release(
+    let d = stackbot::pipeline::dashboard::dashboard_after_release(
         &ctx,
         &forge,
         planned.detected.as_ref(),
@@ -294,9 +294,9 @@ fn a_crash_right_after_creating_the_dashboard_never_leads_to_a_second_one() {
         stackbot::pipeline::status::status(&ctx, &demo.forge(&ctx), &Selection::default()).unwrap();
     // The issue is created, then the process dies before it hears back.
     let dying = Faulty::new(demo.forge(&ctx), 1, FaultMode::After);
-    assert!(stackbot::pipeline::status::update_dashboard(&ctx, &dying, &s).is_err());
+    assert!(stackbot::pipeline::dashboard::update_dashboard(&ctx, &dying, &s).is_err());
     assert_eq!(dying.performed(), ["create_issue"]);
-    let again = stackbot::pipeline::status::update_dashboard(&ctx, &demo.forge(&ctx), &s)
+    let again = stackbot::pipeline::dashboard::update_dashboard(&ctx, &demo.forge(&ctx), &s)
         .unwrap()
         .unwrap();
     assert!(matches!(again, Dashboard::Unchanged { .. }), "{again:?}");

@@ -16,9 +16,10 @@
 //! | [`release::release`] | plan → apply → tenants |
 //! | [`tenants::run`] / [`tenants::preview`] | observe tenants → plan → apply (or not) |
 //! | [`status::status`] | detect → releases, tenants → status (read-only) |
-//! | [`status::update_dashboard`] | status → the dashboard issue (the last stage of `release`) |
+//! | [`dashboard::update_dashboard`] | status → the dashboard issue (the last stage of `release`) |
 
 pub mod adopt;
+pub mod dashboard;
 pub mod desired;
 pub mod detect;
 pub mod release;

@@ -148,7 +148,7 @@ pub struct Released {
     pub outcome: Outcome,
     pub tenants: Vec<TenantReport>,
     /// What happened to the dashboard issue (`None`: `dashboard.enabled` is off).
-    pub dashboard: Option<super::status::Dashboard>,
+    pub dashboard: Option<super::dashboard::Dashboard>,
 }
 
 /// The whole run: make sure the repository exists, plan, apply, propagate every published
@@ -170,7 +170,8 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     } else {
         super::tenants::run(ctx, forge, &super::tenants::options(false))?
     };
-    let dashboard = super::status::dashboard_after_release(ctx, forge, planned.detected.as_ref());
+    let dashboard =
+        super::dashboard::dashboard_after_release(ctx, forge, planned.detected.as_ref());
     Ok(Released {
         plan: planned.plan,
         outcome,
