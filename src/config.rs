@@ -43,6 +43,9 @@ pub struct Config {
     /// Tenant GitOps repositories whose `ClusterStack` resources follow our releases.
     #[serde(default)]
     pub tenants: Vec<TenantConfig>,
+    /// The status dashboard: one issue in `forge.repository` that `release` keeps current.
+    #[serde(default)]
+    pub dashboard: DashboardConfig,
 }
 
 fn default_publish() -> Vec<PublishTarget> {
@@ -457,6 +460,31 @@ impl Default for GithubForgeConfig {
             max_retries: None,
             app: None,
             cache_dir: None,
+        }
+    }
+}
+
+/// The dashboard issue: `stackbot status` as Markdown, kept current by every `release` run
+/// (not by `plan`, dry runs or `tenants`). One issue, found by a hidden marker in its body,
+/// created once and edited in place only when its content changes.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct DashboardConfig {
+    /// Keep the issue current; `false` makes `release` never read or write issues.
+    pub enabled: bool,
+    /// Title of the issue (a title changed by hand is set back).
+    pub title: String,
+    /// Label put on the issue, so a run finds it with one request. The hidden marker in the
+    /// body identifies it: without the label the run looks through every issue instead.
+    pub label: String,
+}
+
+impl Default for DashboardConfig {
+    fn default() -> Self {
+        DashboardConfig {
+            enabled: true,
+            title: "Cluster stacks: SCS 0210 status (stackbot dashboard)".into(),
+            label: "stackbot-dashboard".into(),
         }
     }
 }

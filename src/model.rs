@@ -11,6 +11,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub mod scs;
+
 /// Why a name or version could not be parsed. Carries the offending input so the caller can
 /// say which file or field held it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

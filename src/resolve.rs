@@ -6,20 +6,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Days, NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use crate::config::{Config, MinorSelection, StackConfig};
+use crate::model::scs::{self, Waiting};
 use crate::model::{Component, KubeVersion, Minor, NodeImage, ReleaseSet, StackId};
 use crate::upstream::helm::{self, HelmIndex};
 use crate::upstream::kubernetes::{self, KubeRelease};
 use crate::upstream::lifecycle::{self, Lifecycle};
 use crate::upstream::{Fetched, Key, UpstreamData, images};
 
-/// SCS 0210: a new patch must be offered within 31 days (as the SCS conformance test counts).
-pub const PATCH_DAYS: u64 = 31;
-/// SCS 0210: a new minor must be offered within 4 months (the SCS test uses 120 days).
-pub const MINOR_DAYS: u64 = 120;
+/// SCS 0210 windows (patch: 31 days, minor: 120), defined in [`crate::model::scs`].
+pub use crate::model::scs::{MINOR_DAYS, PATCH_DAYS};
 /// How many patches of a minor are tried, newest first, when looking for a published image.
 pub const IMAGE_CANDIDATES: usize = 4;
 /// With `minors: supported` and no lifecycle data, the newest this many minors are tracked.
@@ -50,8 +49,11 @@ pub struct MinorStatus {
     pub published_at: Option<DateTime<Utc>>,
     /// Whether the newest patch can be released now.
     pub status: Status,
-    /// What the newest patch is waiting for, in words.
+    /// What the newest patch is waiting for, in words (the [`Waiting`] items, displayed).
     pub missing: Vec<String>,
+    /// What the newest patch is waiting for, as data (`stackbot status`).
+    #[serde(skip)]
+    pub waiting: Vec<Waiting>,
     /// Invalid upstream data affecting this minor only.
     pub errors: Vec<String>,
     /// The verified image of the newest patch.
@@ -64,6 +66,10 @@ pub struct MinorStatus {
     pub overdue: bool,
     /// The newest *complete* set: what a release would use (may be an older patch).
     pub release_set: Option<ReleaseSet>,
+    /// Every GA patch of the minor, oldest first, with its publication date: which unreleased
+    /// patch started the SCS clock (`stackbot status`).
+    #[serde(skip)]
+    pub patches: Vec<KubeRelease>,
 }
 
 /// A GA minor newer than every minor a stack tracks.
@@ -81,6 +87,9 @@ pub struct NewMinor {
     pub due: Option<NaiveDate>,
     /// `due` has passed.
     pub overdue: bool,
+    /// Every GA patch of the minor, oldest first (`stackbot status`).
+    #[serde(skip)]
+    pub patches: Vec<KubeRelease>,
 }
 
 /// The result of `detect`.
@@ -314,10 +323,6 @@ pub fn needed(config: &Config, data: &UpstreamData, now: NaiveDate) -> Vec<Key> 
     keys
 }
 
-fn deadline(published: Option<DateTime<Utc>>, days: u64) -> Option<NaiveDate> {
-    published.and_then(|p| p.date_naive().checked_add_days(Days::new(days)))
-}
-
 /// Decide the state of every configured stack × tracked minor, and report new minors.
 pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
     let facts = facts(data);
@@ -359,7 +364,7 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
                 .filter(|r| r.version.minor() == m)
                 .collect();
             let (first, last) = (of_minor[0], of_minor[of_minor.len() - 1]);
-            let due = deadline(first.published_at, MINOR_DAYS);
+            let due = scs::minor_deadline(first.published_at);
             new_minors.push(NewMinor {
                 stack: stack.id(),
                 minor: m,
@@ -367,6 +372,7 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
                 published_at: first.published_at,
                 due,
                 overdue: due.is_some_and(|d| now > d),
+                patches: of_minor.iter().map(|r| (*r).clone()).collect(),
             });
         }
     }
@@ -392,7 +398,7 @@ fn resolve_minor(
     let mut missing = Vec::new();
     let mut errors = Vec::new();
     if newest.is_none() {
-        missing.push(format!("Kubernetes {minor}: no GA release found"));
+        missing.push(Waiting::Kubernetes { minor });
     }
 
     let mut components = BTreeMap::new();
@@ -418,12 +424,11 @@ fn resolve_minor(
                     },
                 );
             }
-            Ok(None) => missing.push(format!(
-                "{} {} (not yet in {})",
-                rule.chart,
-                helm::describe_rule(&rule.version, minor),
-                helm::index_url(&rule.repository)
-            )),
+            Ok(None) => missing.push(Waiting::Chart {
+                chart: rule.chart.clone(),
+                rule: helm::describe_rule(&rule.version, minor),
+                index: helm::index_url(&rule.repository),
+            }),
             Err(e) => errors.push(format!("component `{key}` ({}): {e}", rule.chart)),
         }
     }
@@ -432,10 +437,10 @@ fn resolve_minor(
     if let Some(n) = newest {
         match image_state(stack, n.version, data) {
             ImageState::Verified(img) => node_image = Some(img).filter(|i| !i.is_none()),
-            ImageState::Missing { name, url } => missing.push(format!(
-                "node image {name} ({} not published yet)",
-                images::checksum_url(&url)
-            )),
+            ImageState::Missing { name, url } => missing.push(Waiting::NodeImage {
+                name,
+                checksum: images::checksum_url(&url),
+            }),
             ImageState::Invalid(e) => errors.push(format!("node image for {}: {e}", n.version)),
             ImageState::NotRead { url } => {
                 errors.push(format!("node image for {}: {url} was not read", n.version))
@@ -470,14 +475,7 @@ fn resolve_minor(
         })
         .flatten();
 
-    let due = newest.and_then(|n| {
-        let days = if n.version.patch == 0 {
-            MINOR_DAYS
-        } else {
-            PATCH_DAYS
-        };
-        deadline(n.published_at, days)
-    });
+    let due = newest.and_then(|n| scs::deadline(n.version, n.published_at));
     let releasable = match (&release_set, newest) {
         (Some(rs), Some(n)) => rs.kubernetes == n.version,
         _ => false,
@@ -488,13 +486,20 @@ fn resolve_minor(
         kubernetes: newest.map(|n| n.version),
         published_at: newest.and_then(|n| n.published_at),
         status,
-        missing,
+        missing: missing.iter().map(ToString::to_string).collect(),
+        waiting: missing,
         errors,
         node_image,
         components,
         due,
         overdue: due.is_some_and(|d| now > d) && !releasable,
         release_set,
+        patches: facts
+            .releases
+            .iter()
+            .filter(|r| r.version.minor() == minor)
+            .cloned()
+            .collect(),
     }
 }
 

@@ -767,3 +767,31 @@ fn cli_save_then_snapshot_and_text_table() {
         "{err}"
     );
 }
+
+#[test]
+fn the_status_reads_the_schedule_for_end_of_life_dates_but_a_replay_never_asks_for_it() {
+    let s = fixture_server();
+    let ctx = stackbot::pipeline::Context::fixed(demo(), now());
+    // The demo lists its minors explicitly, so `detect` does not need the schedule…
+    let (_, plain, _) = stackbot::pipeline::detect::detect(&ctx, &live(&s)).unwrap();
+    assert!(!plain.has(&stackbot::upstream::Key::Schedule));
+    // …the status does: every minor's end of life.
+    let (report, data, _) = stackbot::pipeline::detect::detect_with(&ctx, &live(&s), true).unwrap();
+    let d = stackbot::pipeline::detect::Detected::new(report.clone(), &data);
+    let eol = |m: &str| {
+        d.end_of_life
+            .get(&m.parse().unwrap())
+            .map(|d| d.to_string())
+    };
+    assert_eq!(eol("1.33").as_deref(), Some("2026-06-28"));
+    assert_eq!(eol("1.36").as_deref(), Some("2027-06-28"));
+    assert_eq!(report, run(&demo(), &live(&s)).0, "the same decisions");
+    // A snapshot without the schedule is replayed as it is, without an error.
+    let replay = DetectOptions {
+        snapshot: Some(demo_snapshot()),
+        ..DetectOptions::default()
+    };
+    let (r, data, _) = stackbot::pipeline::detect::detect_with(&ctx, &replay, true).unwrap();
+    assert!(!data.has(&stackbot::upstream::Key::Schedule));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}

@@ -304,6 +304,20 @@ fn a_write_answered_502_after_it_took_effect_is_not_repeated() {
                 assert_eq!(f.list_comments(r, p.number).unwrap().len(), 1);
             },
         );
+
+        // the dashboard issue
+        let fake = once_despite(
+            fault.clone(),
+            Method::POST,
+            "/repos/{owner}/{repo}/issues",
+            |f, r| {
+                let i = f
+                    .create_issue(r, "dashboard", "<!-- d -->\nbody", &["dash".into()])
+                    .unwrap();
+                assert_eq!(i.title, "dashboard");
+            },
+        );
+        assert_eq!(fake.snapshot().repos[REPO].issues.len(), 1, "{fault:?}");
     }
 }
 

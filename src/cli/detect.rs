@@ -82,20 +82,11 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         Format::Text => text(&report),
         Format::Markdown => markdown(&report),
     };
-    emit(&out)?;
+    super::emit(&out)?;
     for w in &report.warnings {
         tracing::warn!("{w}");
     }
     Ok(ExitStatus::Success)
-}
-
-/// Write to stdout; a closed pipe (`detect | head`) is not an error.
-fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
 }
 
 fn status_word(s: Status) -> &'static str {
@@ -121,7 +112,7 @@ pub fn text(r: &Report) -> String {
         "DUE",
         "RELEASE SET",
     ];
-    let rows: Vec<[String; 7]> = r
+    let rows: Vec<Vec<String>> = r
         .minors
         .iter()
         .map(|m| {
@@ -129,7 +120,7 @@ pub fn text(r: &Report) -> String {
                 (Some(d), true) => format!("{d} OVERDUE"),
                 (d, _) => or_dash(d),
             };
-            [
+            vec![
                 m.stack.to_string(),
                 m.minor.to_string(),
                 or_dash(m.kubernetes),
@@ -140,25 +131,7 @@ pub fn text(r: &Report) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    let mut out = String::new();
-    let line = |cells: Vec<&str>, out: &mut String| {
-        let s: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", s.join("  ").trim_end());
-    };
-    line(header.to_vec(), &mut out);
-    for row in &rows {
-        line(row.iter().map(String::as_str).collect(), &mut out);
-    }
+    let mut out = crate::report::text::columns(&header, &rows);
     for m in &r.minors {
         for x in &m.missing {
             let _ = writeln!(out, "{} {}: waiting for {x}", m.stack, m.minor);

@@ -152,6 +152,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
                 "actions": r.outcome.actions,
                 "oci": r.outcome.oci,
                 "tenants": r.tenants,
+                "dashboard": r.dashboard,
                 "warnings": r.plan.warnings,
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
@@ -161,6 +162,9 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
                 "{}",
                 crate::report::text::outcome_text(&r.outcome, &r.plan, &r.tenants)
             );
+            if let Some(d) = &r.dashboard {
+                println!("{d}");
+            }
         }
     }
     super::tenants::warn_blocked(&r.tenants, g);

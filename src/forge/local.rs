@@ -4,12 +4,13 @@
 //!
 //! ```text
 //! <forge>/run.lock                                  held for a whole `release` run (see [`LocalForge::lock_run`])
-//! <forge>/ids                                       the id counter (releases, assets, pulls, comments)
+//! <forge>/ids                                       the id counter (releases, assets, pulls, issues, comments)
 //! <forge>/repos/<owner>/<name>.git                  real bare git repositories (git2)
 //! <forge>/repos/<owner>/<name>.lock                 per-repository lock for ref, release and pull updates
 //! <forge>/releases/<owner>/<name>/<id>/release.json a release manifest (the source of truth)
 //! <forge>/releases/<owner>/<name>/<id>/assets/<f>   its assets, one file each
 //! <forge>/pulls/<owner>/<name>/<number>.json        pull requests
+//! <forge>/issues/<owner>/<name>/<number>.json       issues (the status dashboard)
 //! <forge>/comments/<owner>/<name>/<id>.json         issue and PR comments
 //! ```
 //!
@@ -37,10 +38,11 @@ use crate::clock::SharedClock;
 
 mod human;
 pub use human::MergeMethod;
+mod issues;
 
 use super::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, PullInfo,
-    PullState, ReleaseInfo, RepoRef,
+    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, IssueInfo,
+    IssueState, PullInfo, PullState, ReleaseInfo, RepoRef,
 };
 
 /// A forge living in a folder: bare repositories plus release, pull and comment files.
@@ -75,6 +77,9 @@ struct Manifest {
     draft: bool,
     body: String,
     assets: Vec<AssetInfo>,
+    /// Set when published (absent in manifests written before the forge kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    published_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -255,6 +260,10 @@ impl LocalForge {
         self.root.join("pulls").join(&repo.owner).join(&repo.name)
     }
 
+    fn issues_dir(&self, repo: &RepoRef) -> PathBuf {
+        self.root.join("issues").join(&repo.owner).join(&repo.name)
+    }
+
     fn comments_dir(&self, repo: &RepoRef) -> PathBuf {
         self.root
             .join("comments")
@@ -354,6 +363,7 @@ impl LocalForge {
                 "file://{}",
                 self.releases_dir(repo).join(m.id.to_string()).display()
             ),
+            published_at: m.published_at,
         }
     }
 
@@ -431,25 +441,10 @@ impl LocalForge {
     }
 
     fn all_pulls(&self, repo: &RepoRef) -> ForgeResult<Vec<PullInfo>> {
-        let dir = self.pulls_dir(repo);
-        let mut out = Vec::new();
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(io_err(dir.display().to_string(), e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
-            let name = entry.file_name();
-            let Some(n) = name
-                .to_str()
-                .and_then(|s| s.strip_suffix(".json"))
-                .and_then(|s| s.parse::<u64>().ok())
-            else {
-                continue;
-            };
-            out.push(self.read_pull(repo, n)?);
-        }
+        let mut out = numbered_records(&self.pulls_dir(repo))?
+            .into_iter()
+            .map(|n| self.read_pull(repo, n))
+            .collect::<ForgeResult<Vec<_>>>()?;
         out.sort_by_key(|p| std::cmp::Reverse(p.number));
         Ok(out)
     }
@@ -497,6 +492,29 @@ impl LocalForge {
         .map_err(|e| git_err(&what, e))?;
         Ok(())
     }
+}
+
+/// The numbers of the `<number>.json` records in `dir` (pulls, issues); none when the folder
+/// does not exist yet. Temporary files of interrupted writes start with a dot and are skipped.
+fn numbered_records(dir: &Path) -> ForgeResult<Vec<u64>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(dir.display().to_string(), e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
+        if let Some(n) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.strip_suffix(".json"))
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            out.push(n);
+        }
+    }
+    Ok(out)
 }
 
 /// Absolute and free of `.`/`..`, so URLs and messages name the forge the same way however
@@ -829,6 +847,7 @@ impl Forge for LocalForge {
             draft: true,
             body: body.into(),
             assets: Vec::new(),
+            published_at: None,
         };
         let dir = self.releases_dir(repo);
         let what = format!("create release {tag} of {repo}");
@@ -941,6 +960,7 @@ impl Forge for LocalForge {
             });
         }
         m.draft = false;
+        m.published_at = Some(self.clock.now());
         self.write_manifest(repo, &m)?;
         self.pin_latest(repo, release_id, make_latest)?;
         Ok(self.info(repo, &m))
@@ -1011,6 +1031,8 @@ impl Forge for LocalForge {
             body: body.into(),
             state: PullState::Open,
             html_url: format!("file://{}", self.pull_path(repo, number).display()),
+            created_at: Some(self.clock.now()),
+            merged_at: None,
         };
         self.write_pull(repo, &p)?;
         Ok(p)
@@ -1100,6 +1122,49 @@ impl Forge for LocalForge {
             &serde_json::to_vec_pretty(&c).expect("comment serializes"),
         )
         .map_err(|e| io_err(path.display().to_string(), e))
+    }
+
+    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>> {
+        Ok(self
+            .all_issues(repo)?
+            .into_iter()
+            .filter(|i| label.is_none_or(|l| i.labels.iter().any(|x| x.eq_ignore_ascii_case(l))))
+            .collect())
+    }
+
+    fn create_issue(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo> {
+        let _g = self.repo_lock(repo)?;
+        let number = self.next_id()?;
+        let issue = IssueInfo {
+            number,
+            title: title.into(),
+            body: body.into(),
+            state: IssueState::Open,
+            labels: labels.to_vec(),
+            html_url: format!("file://{}", self.issue_path(repo, number).display()),
+        };
+        self.write_issue(repo, &issue)?;
+        Ok(issue)
+    }
+
+    fn update_issue(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<()> {
+        let _g = self.repo_lock(repo)?;
+        let mut issue = self.read_issue(repo, number)?;
+        issue.title = title.into();
+        issue.body = body.into();
+        self.write_issue(repo, &issue)
     }
 }
 

@@ -29,6 +29,10 @@ pub struct ReleaseInfo {
     pub assets: Vec<AssetInfo>,
     /// Browser URL, for links in PR bodies and reports.
     pub html_url: String,
+    /// When the release was published (`None` for drafts, and for releases recorded before
+    /// the forge kept the date): the "released" point of `stackbot status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A release asset.
@@ -81,6 +85,31 @@ pub struct PullInfo {
     pub title: String,
     pub body: String,
     pub state: PullState,
+    pub html_url: String,
+    /// When it was opened (`None` where the forge did not record it): the PR's age.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// When it was merged: the "first tenant merge" point of `stackbot status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Issue state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueState {
+    Open,
+    Closed,
+}
+
+/// An issue (never a pull request): the dashboard the release run keeps current.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IssueInfo {
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    pub state: IssueState,
+    pub labels: Vec<String>,
     pub html_url: String,
 }
 
@@ -241,6 +270,24 @@ pub trait Forge: Send + Sync {
     fn create_comment(&self, repo: &RepoRef, number: u64, body: &str) -> ForgeResult<CommentInfo>;
     /// Replace a comment's body.
     fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()>;
+
+    // ---- issues ----
+
+    /// Issues (pull requests excluded) in any state, oldest first; only those carrying `label`
+    /// when one is given. Finding the bot's own issue is the caller's business (by a hidden
+    /// marker in the body: labels can be removed by anyone).
+    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>>;
+    /// Open an issue with `labels` (created on the forge when missing).
+    fn create_issue(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo>;
+    /// Replace an issue's title and body (its state and labels are left alone).
+    fn update_issue(&self, repo: &RepoRef, number: u64, title: &str, body: &str)
+    -> ForgeResult<()>;
 }
 
 /// The files under `dir/` at `commit` (of the listing `files` at that commit), relative to
@@ -343,7 +390,13 @@ pub fn open(
             let f = match pem {
                 Some(pem) => {
                     let creds = github::AppCredentials::from_pem(app.id, &pem).map_err(bad)?;
-                    github::GithubForge::new_app(&c.github, creds, clock)
+                    let f = github::GithubForge::new_app(&c.github, creds, clock);
+                    match RepoRef::parse(&c.repository) {
+                        Some(r) if loaded.config.dashboard.enabled => {
+                            f.map(|f| f.with_issues_on(&r))
+                        }
+                        _ => f,
+                    }
                 }
                 None => {
                     tracing::warn!(

@@ -198,6 +198,35 @@ macro_rules! forge_wrapper {
                     self.inner.update_comment(repo, comment_id, body)
                 })
             }
+            fn list_issues(
+                &self,
+                repo: &RepoRef,
+                label: Option<&str>,
+            ) -> ForgeResult<Vec<$crate::forge::IssueInfo>> {
+                self.intercept("list_issues", false, || self.inner.list_issues(repo, label))
+            }
+            fn create_issue(
+                &self,
+                repo: &RepoRef,
+                title: &str,
+                body: &str,
+                labels: &[String],
+            ) -> ForgeResult<$crate::forge::IssueInfo> {
+                self.intercept("create_issue", true, || {
+                    self.inner.create_issue(repo, title, body, labels)
+                })
+            }
+            fn update_issue(
+                &self,
+                repo: &RepoRef,
+                number: u64,
+                title: &str,
+                body: &str,
+            ) -> ForgeResult<()> {
+                self.intercept("update_issue", true, || {
+                    self.inner.update_issue(repo, number, title, body)
+                })
+            }
         }
     };
 }

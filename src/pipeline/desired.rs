@@ -38,6 +38,8 @@ pub struct Offered {
     /// Stack × minors without a complete release set, with what is missing.
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
+    /// The detection behind the sets (`None` with `--release-set`), for the status report.
+    pub detected: Option<super::detect::Detected>,
 }
 
 /// The complete release sets to release: from `--release-set`, else from upstream detection.
@@ -55,13 +57,17 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
         }
         None => {
             let opts = super::detect::options(ctx, sel.snapshot.clone(), sel.cache_dir.clone());
-            let (report, _, _) = super::detect::detect(ctx, &opts)?;
+            // The dashboard shows end-of-life dates: read the schedule for it too.
+            let schedule = ctx.loaded.config.dashboard.enabled;
+            let (report, data, _) = super::detect::detect_with(ctx, &opts, schedule)?;
             let warnings = report.warnings.clone();
+            let detected = super::detect::Detected::new(report.clone(), &data);
             let (sets, skipped) = super::detect::complete_sets(report);
             Ok(Offered {
                 sets,
                 skipped,
                 warnings,
+                detected: Some(detected),
             })
         }
     }

@@ -15,12 +15,16 @@
 //! | [`release::plan`] | desired → observe → plan (read-only, no token) |
 //! | [`release::release`] | plan → apply → tenants |
 //! | [`tenants::run`] / [`tenants::preview`] | observe tenants → plan → apply (or not) |
+//! | [`status::status`] | detect → releases, tenants → status (read-only) |
+//! | [`dashboard::update_dashboard`] | status → the dashboard issue (the last stage of `release`) |
 
 pub mod adopt;
+pub mod dashboard;
 pub mod desired;
 pub mod detect;
 pub mod release;
 pub mod render;
+pub mod status;
 pub mod tenants;
 pub mod validate;
 

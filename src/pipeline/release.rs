@@ -112,6 +112,8 @@ pub struct Planned {
     pub plan: Plan,
     pub target: Target,
     pub observed: Observed,
+    /// The detection behind the plan (`None` with `--release-set`), for the status report.
+    pub detected: Option<super::detect::Detected>,
 }
 
 /// detect → render → observe → plan. Read-only; needs no token on the local forge.
@@ -128,6 +130,7 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
         plan: p,
         target,
         observed,
+        detected: offered.detected,
     })
 }
 
@@ -144,10 +147,13 @@ pub struct Released {
     pub plan: Plan,
     pub outcome: Outcome,
     pub tenants: Vec<TenantReport>,
+    /// What happened to the dashboard issue (`None`: `dashboard.enabled` is off).
+    pub dashboard: Option<super::dashboard::Dashboard>,
 }
 
-/// The whole run: make sure the repository exists, plan, apply, then propagate every published
-/// release to the tenants. The caller holds any run lock (the local forge's).
+/// The whole run: make sure the repository exists, plan, apply, propagate every published
+/// release to the tenants, then show the resulting status on the dashboard issue. The caller
+/// holds any run lock (the local forge's).
 pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Released, Error> {
     let t = target(ctx)?;
     forge.ensure_repo(&t.repo, &t.base_branch)?;
@@ -164,9 +170,12 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     } else {
         super::tenants::run(ctx, forge, &super::tenants::options(false))?
     };
+    let dashboard =
+        super::dashboard::dashboard_after_release(ctx, forge, planned.detected.as_ref());
     Ok(Released {
         plan: planned.plan,
         outcome,
         tenants,
+        dashboard,
     })
 }

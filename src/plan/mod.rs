@@ -590,6 +590,7 @@ mod tests {
             body: String::new(),
             assets: Vec::new(),
             html_url: String::new(),
+            published_at: None,
         }
     }
 

@@ -9,6 +9,30 @@ use crate::tenants::TenantReport;
 
 use super::preview::StackDiff;
 
+/// A terminal table: columns padded to their widest cell, two spaces apart, no trailing blanks.
+pub fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", padded.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+    out
+}
+
 /// The unified diffs of the rendered files of every planned release (base branch → rendered),
 /// one entry per release (possibly without files).
 pub fn release_diffs(p: &Plan) -> Vec<StackDiff> {

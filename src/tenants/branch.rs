@@ -185,6 +185,8 @@ mod tests {
             ),
             state,
             html_url: String::new(),
+            created_at: None,
+            merged_at: None,
         };
         let closed = pull(PullState::Closed, "");
         assert!(declined(&closed, &stack(), "zzz", &rel(&["a-1-33-v3"])));

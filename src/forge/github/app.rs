@@ -132,6 +132,10 @@ pub struct AppAuth {
     pub installations: Mutex<HashMap<String, u64>>,
     /// `owner/name` (lower-case) → installation token for that repository.
     pub tokens: Mutex<HashMap<String, Expiring>>,
+    /// `owner/name` (lower-case) of the repositories whose tokens also get `issues: write`: the
+    /// cluster-stacks repository when the status dashboard is on. Every other token stays at
+    /// [`PERMISSIONS`].
+    pub issue_writers: Vec<String>,
 }
 
 impl AppAuth {
@@ -141,6 +145,7 @@ impl AppAuth {
             jwt: Mutex::new(None),
             installations: Mutex::new(HashMap::new()),
             tokens: Mutex::new(HashMap::new()),
+            issue_writers: Vec::new(),
         }
     }
 
@@ -176,13 +181,22 @@ impl AppAuth {
             .remove(repo);
     }
 
-    /// The body of the access-token request for one repository.
-    pub fn token_request(repo_name: &str) -> serde_json::Value {
-        let permissions: serde_json::Map<String, serde_json::Value> = PERMISSIONS
+    /// The body of the access-token request for the repository `full` (`owner/name`): exactly
+    /// [`PERMISSIONS`], plus `issues: write` where the dashboard issue lives.
+    pub fn token_request(&self, full: &str) -> serde_json::Value {
+        let mut permissions: serde_json::Map<String, serde_json::Value> = PERMISSIONS
             .iter()
             .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
             .collect();
-        serde_json::json!({"repositories": [repo_name], "permissions": permissions})
+        if self
+            .issue_writers
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(full))
+        {
+            permissions.insert("issues".into(), "write".into());
+        }
+        let name = full.split_once('/').map_or(full, |(_, n)| n);
+        serde_json::json!({"repositories": [name], "permissions": permissions})
     }
 }
 
@@ -262,10 +276,18 @@ pub(crate) mod tests {
             .jwt_at(now + Duration::minutes(8) + Duration::seconds(30))
             .unwrap();
         assert!(new3 && j3 != j1);
+        let mut app = AppAuth::new(AppCredentials::from_pem(1, TEST_KEY).unwrap());
         assert_eq!(
-            AppAuth::token_request("gitops"),
+            app.token_request("acme/gitops"),
             serde_json::json!({"repositories": ["gitops"],
                 "permissions": {"contents": "write", "pull_requests": "write"}})
         );
+        // Only the repository holding the dashboard issue also gets `issues: write`.
+        app.issue_writers.push("scs/cluster-stacks".into());
+        assert_eq!(
+            app.token_request("SCS/cluster-stacks")["permissions"]["issues"],
+            "write"
+        );
+        assert!(app.token_request("acme/gitops")["permissions"]["issues"].is_null());
     }
 }

@@ -40,7 +40,6 @@ impl Transport {
             return Ok(bearer(&t));
         }
         let installation = self.installation_of(app, repo).await?;
-        let name = repo.split_once('/').map_or(repo, |(_, n)| n);
         let what = format!(
             "an installation token of GitHub App {} for {repo}",
             app.creds.app_id
@@ -50,7 +49,7 @@ impl Transport {
                 app,
                 Method::POST,
                 &format!("/app/installations/{installation}/access_tokens"),
-                Some(AppAuth::token_request(name)),
+                Some(app.token_request(repo)),
             )
             .await?;
         if !r.status.is_success() {

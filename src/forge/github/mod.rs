@@ -19,7 +19,8 @@
 //! `http://` is refused for anything but loopback, and TLS verification has no off switch.
 //!
 //! Layout, by resource: [`git`] (reading refs, trees, files), [`commits`] (writing commits,
-//! branches, tags), [`releases`] (releases and assets), [`pulls`] (pull requests, comments);
+//! branches, tags), [`releases`] (releases and assets), [`pulls`] (pull requests, comments),
+//! [`issues`] (the dashboard issue);
 //! the machinery below them: [`requests`] (read and write strategies), [`errors`] (status →
 //! [`ForgeError`]), [`transport`] (one attempt, classified), [`retry`] and [`pacing`].
 
@@ -29,6 +30,7 @@ mod cache;
 mod commits;
 mod errors;
 mod git;
+mod issues;
 mod pacing;
 mod pulls;
 mod redirects;
@@ -53,8 +55,8 @@ use self::transport::Transport;
 use crate::clock::SharedClock;
 use crate::config::{Committer, GithubForgeConfig};
 use crate::forge::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, PullInfo,
-    ReleaseInfo, RepoRef,
+    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, IssueInfo,
+    PullInfo, ReleaseInfo, RepoRef,
 };
 use crate::net::Origin;
 
@@ -90,7 +92,7 @@ impl std::fmt::Debug for GithubForge {
     }
 }
 
-pub(super) use self::wire::{enc, is_sha, str_of};
+pub(super) use self::wire::{enc, is_sha, str_of, time_of};
 
 impl GithubForge {
     /// Build a client for `cfg`. `token` is read by the caller from the variable named in
@@ -115,6 +117,16 @@ impl GithubForge {
     ) -> Result<Self, ForgeError> {
         let hint = format!("forge.github.app (App {})", app.app_id);
         Self::build(cfg, Auth::App(Box::new(AppAuth::new(app))), hint, clock)
+    }
+
+    /// With App authentication, also ask for `issues: write` on `repo` (the cluster-stacks
+    /// repository, where the status dashboard issue lives). A no-op with a plain token.
+    pub fn with_issues_on(mut self, repo: &RepoRef) -> Self {
+        if let Auth::App(app) = &mut self.t.auth {
+            app.issue_writers
+                .push(repo.to_string().to_ascii_lowercase());
+        }
+        self
     }
 
     fn build(
@@ -366,6 +378,32 @@ impl Forge for GithubForge {
     fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()> {
         self.rt
             .block_on(self.update_comment_a(repo, comment_id, body))
+    }
+
+    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>> {
+        self.rt.block_on(self.list_issues_a(repo, label))
+    }
+
+    fn create_issue(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo> {
+        self.rt
+            .block_on(self.create_issue_a(repo, title, body, labels))
+    }
+
+    fn update_issue(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<()> {
+        self.rt
+            .block_on(self.update_issue_a(repo, number, title, body))
     }
 }
 

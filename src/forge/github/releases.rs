@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::transport::{Req, Target};
 use super::wire::scope_of;
-use super::{GithubForge, enc, str_of};
+use super::{GithubForge, enc, str_of, time_of};
 use crate::forge::{AssetInfo, ForgeError, ForgeResult, ReleaseInfo, RepoRef};
 use crate::net::Origin;
 
@@ -30,6 +30,7 @@ impl GithubForge {
                 .map(|a| a.iter().map(asset_of).collect())
                 .unwrap_or_default(),
             html_url: str_of(&v["html_url"]),
+            published_at: time_of(&v["published_at"]),
         }
     }
 

@@ -164,6 +164,14 @@ pub fn str_of(v: &serde_json::Value) -> String {
     v.as_str().unwrap_or_default().to_string()
 }
 
+/// An RFC 3339 timestamp GitHub sends (`published_at`, `created_at`, `merged_at`); `None` for
+/// `null` or anything unparsable (dates are for reports, never for decisions about writes).
+pub fn time_of(v: &serde_json::Value) -> Option<chrono::DateTime<chrono::Utc>> {
+    v.as_str()
+        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&chrono::Utc))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

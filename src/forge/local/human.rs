@@ -119,6 +119,7 @@ impl LocalForge {
         r.reference_matching(&base_ref, new, true, base, &what)
             .map_err(|_| ForgeError::Conflict { what: what.clone() })?;
         pull.state = PullState::Merged;
+        pull.merged_at = Some(self.clock.now());
         self.write_pull(repo, &pull)?;
         Ok(new.to_string())
     }

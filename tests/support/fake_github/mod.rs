@@ -60,8 +60,8 @@ use std::time::Duration;
 pub use options::{Conformance, FakeOptions, Fault, Faults, RandomFaults, RouteFault};
 pub use ratelimit::{RateLimitOptions, RateLimitStatus};
 pub use report::{
-    BranchSnapshot, CommentSnapshot, Counts, PullSnapshot, ReleaseSnapshot, RepoSnapshot, Snapshot,
-    TagSnapshot, WriteRecord,
+    BranchSnapshot, CommentSnapshot, Counts, IssueSnapshot, PullSnapshot, ReleaseSnapshot,
+    RepoSnapshot, Snapshot, TagSnapshot, WriteRecord,
 };
 use repr::Urls;
 use server::{Shared, Surface};

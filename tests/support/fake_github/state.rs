@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use sha2::Digest as _;
 
 use super::{
-    BranchSnapshot, CommentSnapshot, PullSnapshot, ReleaseSnapshot, RepoSnapshot, TagSnapshot,
+    BranchSnapshot, CommentSnapshot, IssueSnapshot, PullSnapshot, ReleaseSnapshot, RepoSnapshot,
+    TagSnapshot,
 };
 
 #[derive(Debug, Clone)]
@@ -520,11 +521,24 @@ impl Repo {
                 body: c.body.clone(),
             })
             .collect();
+        let mut issues: Vec<IssueSnapshot> = self
+            .issues
+            .iter()
+            .map(|i| IssueSnapshot {
+                number: i.number,
+                title: i.title.clone(),
+                body: i.body.clone().unwrap_or_default(),
+                state: i.state.clone(),
+                labels: i.labels.clone(),
+            })
+            .collect();
+        issues.sort_by_key(|i| i.number);
         RepoSnapshot {
             branches,
             tags,
             releases,
             pulls,
+            issues,
             comments,
         }
     }
