@@ -270,7 +270,10 @@ impl Lock {
 
     /// Record that the series was released as `v<n>`; never lowers a recorded number.
     pub fn record_release(&mut self, stack: &StackId, minor: Minor, n: u64) {
-        let e = self.released.entry(series_prefix(stack, minor)).or_insert(n);
+        let e = self
+            .released
+            .entry(series_prefix(stack, minor))
+            .or_insert(n);
         *e = (*e).max(n);
     }
 }

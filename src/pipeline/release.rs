@@ -33,6 +33,8 @@ impl Target {
             base_branch: &self.base_branch,
             mode: self.settings.mode,
             lock_path: &self.settings.lock_path,
+            bot_email: &self.settings.bot_email,
+            oci_only: self.settings.oci.as_ref().is_some_and(|o| o.only),
         }
     }
 }

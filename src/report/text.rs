@@ -91,12 +91,29 @@ pub fn describe(step: &plan::Step) -> String {
             branch,
             base,
             files,
+            push,
+            pull,
             ..
         } => {
-            format!(
-                "push {} file(s) to {branch} and open/update a pull request into {base}",
-                files.len()
-            )
+            let push = match push {
+                plan::BranchPush::Keep => {
+                    format!("{branch} already holds the {} file(s)", files.len())
+                }
+                plan::BranchPush::Create => format!("create {branch} with {} file(s)", files.len()),
+                plan::BranchPush::Reset { from } => format!(
+                    "rebuild {branch} (was {}) on {base} with {} file(s)",
+                    &from[..from.len().min(12)],
+                    files.len()
+                ),
+            };
+            let pull = match pull {
+                plan::PullAction::Open => format!("open a pull request into {base}"),
+                plan::PullAction::Update { number, .. } => format!("update pull request #{number}"),
+                plan::PullAction::Keep { number, .. } => {
+                    format!("pull request #{number} is up to date")
+                }
+            };
+            format!("{push}; {pull}")
         }
         plan::Step::Tag { tag, commit, .. } => match commit {
             Some(c) => format!("tag {tag} at {}", &c[..c.len().min(12)]),
@@ -104,6 +121,9 @@ pub fn describe(step: &plan::Step) -> String {
         },
         plan::Step::Draft { tag } => format!("draft release {tag} with every asset"),
         plan::Step::Publish { tag } => format!("publish {tag}"),
+        plan::Step::Announce { number, tag } => {
+            format!("comment on the merged pull request #{number} that {tag} is published")
+        }
         plan::Step::DeleteDraft { id, tag, reason } => {
             format!("delete draft {id} of {tag} ({reason})")
         }
