@@ -64,6 +64,11 @@ pub struct MinorStatus {
     pub overdue: bool,
     /// The newest *complete* set: what a release would use (may be an older patch).
     pub release_set: Option<ReleaseSet>,
+    /// What `release_set` would move backwards compared with the set `stackbot.lock` records
+    /// (filled by the pipeline, which reads the lock): a release keeps such a series where it
+    /// is (`degraded`). Empty when nothing regresses.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<String>,
 }
 
 /// A GA minor newer than every minor a stack tracks.
@@ -113,11 +118,17 @@ fn describe(f: Option<&Fetched>) -> String {
     }
 }
 
-fn facts(data: &UpstreamData) -> Facts {
+/// What the Kubernetes sources say as of `now`: releases the API dates after `now` did not
+/// exist yet (`--now` answers "what would the bot have done that day"; markers carry no date
+/// and cannot be filtered).
+fn facts(data: &UpstreamData, now: NaiveDate) -> Facts {
     let mut warnings = Vec::new();
     let api = match data.get(&Key::Releases) {
         Some(Fetched::Ok { body }) => match kubernetes::parse_releases(body) {
-            Ok(list) if !list.is_empty() => Ok(list),
+            Ok(mut list) if !list.is_empty() => {
+                list.retain(|r| r.published_at.is_none_or(|p| p.date_naive() <= now));
+                Ok(list)
+            }
             Ok(_) => Err("the list has no GA release".to_string()),
             Err(e) => Err(e),
         },
@@ -272,7 +283,7 @@ pub fn needed(config: &Config, data: &UpstreamData, now: NaiveDate) -> Vec<Key> 
     if !keys.is_empty() {
         return keys;
     }
-    let facts = facts(data);
+    let facts = facts(data, now);
     let per_stack: Vec<(&StackConfig, Vec<Minor>)> = config
         .stacks
         .iter()
@@ -320,7 +331,7 @@ fn deadline(published: Option<DateTime<Utc>>, days: u64) -> Option<NaiveDate> {
 
 /// Decide the state of every configured stack × tracked minor, and report new minors.
 pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
-    let facts = facts(data);
+    let facts = facts(data, now);
     let mut warnings = facts.warnings.clone();
     let mut indexes: BTreeMap<&str, Result<HelmIndex, String>> = BTreeMap::new();
     for stack in &config.stacks {
@@ -404,7 +415,7 @@ fn resolve_minor(
         let chosen = index
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|idx| helm::select(idx, &rule.chart, &rule.version, minor));
+            .and_then(|idx| helm::select(idx, &rule.chart, &rule.version, minor, Some(now)));
         match chosen {
             Ok(Some(cv)) => {
                 components.insert(rule.chart.clone(), cv.version.to_string());
@@ -495,6 +506,7 @@ fn resolve_minor(
         due,
         overdue: due.is_some_and(|d| now > d) && !releasable,
         release_set,
+        degraded: Vec::new(),
     }
 }
 

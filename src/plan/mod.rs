@@ -508,14 +508,6 @@ pub fn plan_with(
                         deg.regressions.join("; ")
                     ));
                 } else {
-                    plan.skipped.push(Skipped {
-                        what: series.clone(),
-                        reason: format!(
-                            "degraded: stays at {} because the offered set is older ({}); a deliberate downgrade needs `--allow-downgrade`",
-                            deg.latest,
-                            deg.regressions.join("; ")
-                        ),
-                    });
                     plan.degraded.push(deg);
                     plan.cleanup.extend(stale_below(published_n));
                     continue;

@@ -82,6 +82,20 @@ pub fn preview(plan: &Plan, commit: Option<String>) -> Preview {
         .iter()
         .map(|s| format!("{}: {}", s.what, s.reason))
         .collect();
+    notes.extend(plan.degraded.iter().map(|d| {
+        format!(
+            "{} degraded: stays at {} ({}) because {}; a deliberate downgrade needs `--allow-downgrade`",
+            d.series,
+            d.latest,
+            d.regressions.join("; "),
+            d.cause.join("; ")
+        )
+    }));
+    notes.extend(
+        plan.failed
+            .iter()
+            .map(|f| format!("failed {}: {}", f.what, f.reason)),
+    );
     notes.extend(plan.warnings.iter().cloned());
     Preview {
         commit,

@@ -63,6 +63,24 @@ pub fn plan_text(p: &Plan) -> String {
     for k in &p.skipped {
         let _ = writeln!(s, "skip {}: {}", k.what, k.reason);
     }
+    for d in &p.degraded {
+        let _ = writeln!(
+            s,
+            "degraded {}: stays at {}: {} (because {}){}",
+            d.series,
+            d.latest,
+            d.regressions.join("; "),
+            d.cause.join("; "),
+            if d.transient {
+                "; an upstream error: `release` exits 1"
+            } else {
+                "; `--allow-downgrade` releases it anyway"
+            }
+        );
+    }
+    for f in &p.failed {
+        let _ = writeln!(s, "failed {}: {}", f.what, f.reason);
+    }
     for t in p
         .tenants
         .iter()
@@ -191,6 +209,19 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
     }
     for k in &out.skipped {
         let _ = writeln!(s, "skipped {}: {}", k.what, k.reason);
+    }
+    for d in &p.degraded {
+        let _ = writeln!(
+            s,
+            "degraded {}: stays at {}: {} (because {})",
+            d.series,
+            d.latest,
+            d.regressions.join("; "),
+            d.cause.join("; ")
+        );
+    }
+    for f in p.failed.iter().chain(&out.failed) {
+        let _ = writeln!(s, "failed {}: {}", f.what, f.reason);
     }
     for t in tenants {
         use crate::tenants::apply::Outcome as T;
