@@ -16,7 +16,33 @@ impl GithubForge {
         let msg = self.t.scrub(msg);
         let what = what.to_string();
         let all = format!("{msg} {}", codes.join(" ")).to_ascii_lowercase();
+        // Refusals that are neither the token's fault nor transient: say what the repository
+        // or branch is, and what to change (issue 12: not "authentication failed").
+        let read_only = all.contains("archived");
+        let protected = all.contains("protected branch")
+            || all.contains("must be made through a pull request")
+            || all.contains("required status check");
         match r.status {
+            StatusCode::FORBIDDEN | StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT
+                if read_only =>
+            {
+                ForgeError::Rejected {
+                    what,
+                    reason: format!(
+                        "the repository is archived, so it is read-only (GitHub: {msg}); unarchive it in its settings, or point the configuration at the active repository"
+                    ),
+                }
+            }
+            StatusCode::FORBIDDEN | StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT
+                if protected =>
+            {
+                ForgeError::Rejected {
+                    what,
+                    reason: format!(
+                        "the branch is protected (GitHub: {msg}); let the bot push to it, or use `forge.mode: pull-request`"
+                    ),
+                }
+            }
             s if s.is_redirection() => ForgeError::Moved {
                 what,
                 to: self.t.scrub(

@@ -420,6 +420,26 @@ impl FakeGithub {
         c
     }
 
+    /// Archive a repository, as its owner would: read-only from then on.
+    pub fn archive_repo(&self, full: &str) {
+        let mut st = self.shared.state.lock().unwrap();
+        st.repos.get_mut(full).expect("repo exists").archived = true;
+    }
+
+    /// Protect a branch, as an admin would: ref updates are refused.
+    pub fn protect_branch(&self, full: &str, branch: &str) {
+        let mut st = self.shared.state.lock().unwrap();
+        let repo = st.repos.get_mut(full).expect("repo exists");
+        repo.protected.insert(branch.to_string());
+    }
+
+    /// Delete a tag, as a maintainer would on the web UI.
+    pub fn delete_tag(&self, full: &str, tag: &str) {
+        let mut st = self.shared.state.lock().unwrap();
+        let repo = st.repos.get_mut(full).expect("repo exists");
+        repo.refs.remove(&format!("refs/tags/{tag}"));
+    }
+
     /// The commit a branch points to.
     pub fn branch_head(&self, full: &str, branch: &str) -> Option<String> {
         let st = self.shared.state.lock().unwrap();

@@ -165,6 +165,10 @@ pub struct Repo {
     pub labels: Vec<Label>,
     pub latest: Latest,
     pub next_number: u64,
+    /// Archived: read-only, every write answers 403.
+    pub archived: bool,
+    /// Branches under branch protection: ref updates answer 422.
+    pub protected: std::collections::BTreeSet<String>,
 }
 
 pub fn hash_hex(kind: &str, parts: &[&[u8]]) -> String {
@@ -197,6 +201,8 @@ impl Repo {
             labels: Vec::new(),
             latest: Latest::Legacy,
             next_number: 1,
+            archived: false,
+            protected: Default::default(),
         }
     }
 

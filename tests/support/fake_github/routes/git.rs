@@ -85,6 +85,14 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             let Some(cur) = repo.refs.get(&full_ref).cloned() else {
                 return Some(Ans::msg(422, "Reference does not exist"));
             };
+            if let Some(b) = full_ref.strip_prefix("refs/heads/")
+                && repo.protected.contains(b)
+            {
+                return Some(Ans::msg(
+                    422,
+                    &format!("Protected branch update failed for {full_ref}."),
+                ));
+            }
             if !repo.objects.contains_key(&sha) {
                 return Some(Ans::msg(422, "Object does not exist"));
             }

@@ -171,6 +171,9 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
     if let (Method::GET, ["installation"]) = (m.clone(), rest) {
         return apps::repo_installation(&*w, cx, &full);
     }
+    if *m != Method::GET && w.repos.get(&full).is_some_and(|r| r.archived) {
+        return Ans::msg(403, "Repository was archived so is read-only.");
+    }
     if let Some(a) = repos::handle(w, cx, m, &full, rest, &body) {
         return a;
     }
