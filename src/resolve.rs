@@ -609,6 +609,35 @@ stacks:
     }
 
     #[test]
+    fn now_ignores_patches_published_later() {
+        let c = config(r#"["1.34"]"#);
+        let mut d = base();
+        d.insert(
+            &checksum("v1.34.6"),
+            ok(&format!("{H1}  kube-v1.34.6.qcow2")),
+        );
+        d.insert(
+            &checksum("v1.34.7"),
+            ok(&format!("{H1}  kube-v1.34.7.qcow2")),
+        );
+        // v1.34.7 was published on 2026-04-15: as of the day before, it did not exist.
+        let before = resolve(&c, &d, date(2026, 4, 14));
+        assert_eq!(kube_of(&before), "v1.34.6");
+        assert_eq!(needed(&c, &d, date(2026, 4, 14)), Vec::<Key>::new());
+        let on = resolve(&c, &d, date(2026, 4, 15));
+        assert_eq!(kube_of(&on), "v1.34.7", "the day itself counts");
+    }
+
+    fn kube_of(r: &Report) -> String {
+        r.minors[0]
+            .release_set
+            .as_ref()
+            .unwrap()
+            .kubernetes
+            .to_string()
+    }
+
+    #[test]
     fn an_unverified_checksum_never_reaches_a_release_set() {
         let c = config(r#"["1.34"]"#);
         let mut d = base();

@@ -33,7 +33,7 @@ enum World {
     },
     Github {
         fake: FakeGithub,
-        forge: stackbot::forge::github::GithubForge,
+        forge: Box<stackbot::forge::github::GithubForge>,
     },
 }
 
@@ -53,7 +53,7 @@ impl World {
     fn github() -> World {
         let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
         fake.create_repo(REPO, "main", &[("README.md", b"# cluster stacks\n")]);
-        let forge = github_forge(&fake);
+        let forge = Box::new(github_forge(&fake));
         World::Github { fake, forge }
     }
 
@@ -88,7 +88,7 @@ impl World {
     fn forge(&self) -> &dyn Forge {
         match self {
             World::Local { forge, .. } => forge,
-            World::Github { forge, .. } => forge,
+            World::Github { forge, .. } => forge.as_ref(),
         }
     }
 

@@ -16,6 +16,12 @@ Examples:
   stackbot release --dry-run                                 # the plan plus unified diffs, no side effects
   stackbot release --stack openstack/scs2 --minor 1.34 --format json
   stackbot release --release-set sets.yaml                   # release exactly these sets
+  stackbot release --allow-downgrade                         # release a set older than the latest
+  stackbot release --republish openstack-scs2-1-34-v3        # publish withdrawn content again
+
+Exit status: 1 also when a series could not go on (listed under `failed`) or was kept at its
+latest release by an upstream error (`degraded`, transient); the other series and the tenants
+are still processed. The worst problem decides: 2, then 1, then 3.
 
 Concurrency: on the local forge a run holds `<forge>/run.lock` from observing to the last write,
 so a second run waits and then finds nothing to do. On GitHub, base-branch commits are

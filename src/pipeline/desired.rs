@@ -190,20 +190,49 @@ fn missing_data(
     stack: &crate::config::StackConfig,
     set: &ReleaseSet,
 ) -> Option<String> {
-    let mut filled = set.clone();
-    let mut what = Vec::new();
-    if filled.published_at.is_none() {
-        filled.published_at = Some(chrono::DateTime::UNIX_EPOCH);
-        what.push("the Kubernetes publication date (`published_at`)".to_string());
-    }
-    for (key, c) in filled
+    let date = set.published_at.is_none();
+    let digests: Vec<&String> = set
         .components
-        .iter_mut()
+        .iter()
         .filter(|(_, c)| c.digest.is_none())
-    {
-        c.digest = Some("0".repeat(64));
-        what.push(format!("the chart digest of `{key}`"));
-    }
-    (!what.is_empty() && crate::render::render_stack(templates, stack, &filled).is_ok())
-        .then(|| what.join(" and "))
+        .map(|(k, _)| k)
+        .collect();
+    // The smallest fill that renders names what was missing.
+    let fills = [(true, false), (false, true), (true, true)];
+    fills
+        .into_iter()
+        .filter(|(d, g)| (!d || date) && (!g || !digests.is_empty()))
+        .find(|&(d, g)| {
+            let mut filled = set.clone();
+            if d {
+                filled.published_at = Some(chrono::DateTime::UNIX_EPOCH);
+            }
+            if g {
+                for c in filled
+                    .components
+                    .values_mut()
+                    .filter(|c| c.digest.is_none())
+                {
+                    c.digest = Some("0".repeat(64));
+                }
+            }
+            crate::render::render_stack(templates, stack, &filled).is_ok()
+        })
+        .map(|(d, g)| {
+            let mut what = Vec::new();
+            if d {
+                what.push("the Kubernetes publication date (`published_at`)".to_string());
+            }
+            if g {
+                what.push(format!(
+                    "the chart digest of {}",
+                    digests
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            what.join(" and ")
+        })
 }

@@ -1019,6 +1019,103 @@ mod tests {
     }
 
     #[test]
+    fn a_draft_carrying_the_release_marker_is_finished_under_its_number() {
+        let d = vec![desired("v1.34.8")];
+        let hash = crate::package::hashes(&d[0].rendered).cluster_stack;
+        let old = desired("v1.34.7");
+        let latest = Latest {
+            tag: "openstack-scs2-1-34-v1".into(),
+            n: 1,
+            hashes: Some(crate::package::hashes(&old.rendered)),
+            metadata: None,
+            set: Some(old.set.clone()),
+        };
+        let observed = |draft_body: String| Observed {
+            base_branch: "main".into(),
+            base_head: Some("abc".into()),
+            releases: vec![
+                rel(1, "openstack-scs2-1-34-v1", false),
+                ReleaseInfo {
+                    body: draft_body,
+                    ..rel(2, "openstack-scs2-1-34-v2", true)
+                },
+            ],
+            series: BTreeMap::from([(
+                "openstack-scs2-1-34".to_string(),
+                SeriesObserved {
+                    forge_latest: Some(latest.clone()),
+                    base_tree: Some(FileTree::new()),
+                    ..Default::default()
+                },
+            )]),
+            ..Default::default()
+        };
+        // A run stopped after creating the draft (before any asset): finished as v2.
+        let ours = format!("notes\n{}\n", marker::line("openstack-scs2-1-34-v2", &hash));
+        let p = plan(&d, &observed(ours), &settings(), &pkg).unwrap();
+        let r = &p.releases[0];
+        assert_eq!(
+            (r.tag.as_str(), r.resumed),
+            ("openstack-scs2-1-34-v2", true)
+        );
+        assert!(
+            r.notes
+                .ends_with(&format!("{}\n", marker::line(&r.tag, &hash)))
+        );
+        // A draft for other content (or by hand) only takes its number: v3, and it goes.
+        let p = plan(&d, &observed("by hand".into()), &settings(), &pkg).unwrap();
+        let r = &p.releases[0];
+        assert_eq!(
+            (r.tag.as_str(), r.resumed),
+            ("openstack-scs2-1-34-v3", false)
+        );
+        assert!(matches!(
+            r.steps.last(),
+            Some(Step::DeleteDraft { id: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn a_number_recorded_in_the_lock_is_above_every_release_and_a_package_error_is_input() {
+        let d = vec![desired("v1.34.8")];
+        let mut lock = Lock::default();
+        lock.upsert(desired("v1.34.7").set);
+        lock.record_release(&d[0].stack, d[0].minor, 5);
+        let obs = Observed {
+            base_branch: "main".into(),
+            base_head: Some("abc".into()),
+            base_lock: Some(lock.to_yaml().into_bytes()),
+            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            series: BTreeMap::from([(
+                "openstack-scs2-1-34".to_string(),
+                SeriesObserved {
+                    base_tree: Some(FileTree::new()),
+                    base_released: Some(5),
+                    ..Default::default()
+                },
+            )]),
+            ..Default::default()
+        };
+        let p = plan(&d, &obs, &settings(), &pkg).unwrap();
+        assert_eq!(p.releases[0].tag, "openstack-scs2-1-34-v6");
+        let Some(Step::Commit { changes, .. }) = p.releases[0].steps.get(1) else {
+            unreachable!()
+        };
+        let committed = Lock::parse(
+            std::str::from_utf8(changes["stackbot.lock"].as_ref().unwrap()).unwrap(),
+            "l".as_ref(),
+        )
+        .unwrap();
+        assert_eq!(committed.released_as(&d[0].stack, d[0].minor), Some(6));
+        // Stack content the packager refuses is the templates' or the set's fault: exit 2.
+        let refuse = |_: &FileTree, _: &Versions| -> Result<FileTree, String> {
+            Err("chart `x` is named for another minor".into())
+        };
+        let err = plan(&d, &obs, &settings(), &refuse).unwrap_err();
+        assert!(err.is_invalid_input(), "{err}");
+    }
+
+    #[test]
     fn changes_write_new_files_and_delete_vanished_ones() {
         let base = FileTree::from([
             ("a".to_string(), b"1".to_vec()),
