@@ -264,18 +264,12 @@ fn run_step(
             publish(forge, repo, tag, out)?;
         }
         Step::Announce { number, tag } => {
-            let url = forge
-                .list_releases(repo)?
-                .into_iter()
-                .find(|r| &r.tag == tag && !r.draft)
-                .map(|r| format!(" ({})", r.html_url))
-                .unwrap_or_default();
             upsert_comment(
                 forge,
                 repo,
                 *number,
                 crate::plan::marker::PUBLISHED,
-                &format!("Published as `{tag}`{url}."),
+                &format!("Publishing this as `{tag}`."),
             )?;
             out.actions.push(format!(
                 "comment on pull request #{number}: {tag} published"

@@ -11,9 +11,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
+use sha2::{Digest, Sha256};
 use stackbot::apply::Outcome;
 use stackbot::config::{Committer, GithubForgeConfig};
 use stackbot::forge::counting::Counting;
+use stackbot::forge::faulty::{FaultMode, Faulty};
 use stackbot::forge::local::LocalForge;
 use stackbot::forge::{FileChanges, Forge, PullState};
 use stackbot::lock::Lock;
@@ -90,6 +92,72 @@ impl World {
             World::Local { forge, .. } => forge,
             World::Github { forge, .. } => forge.as_ref(),
         }
+    }
+
+    /// Run `f` on a fresh client of the same forge whose `k`-th write fails (`mode`): the
+    /// result and the number of writes attempted.
+    fn faulty<R>(&self, k: u64, mode: FaultMode, f: impl FnOnce(&dyn Forge) -> R) -> (R, u64) {
+        match self {
+            World::Local { forge, .. } => {
+                let c = Faulty::new(LocalForge::new(forge.root(), "stackbot", BOT), k, mode);
+                let r = f(&c);
+                (r, c.writes())
+            }
+            World::Github { fake, .. } => {
+                let c = Faulty::new(github_forge(fake), k, mode);
+                let r = f(&c);
+                (r, c.writes())
+            }
+        }
+    }
+
+    /// What a user sees, for comparing end states: published and draft releases (tag, draft,
+    /// notes, asset name → sha256), which tags exist, the files on main, and the comments of
+    /// pull request `number`.
+    fn state(&self, tags: &[&str], number: u64) -> String {
+        let f = self.forge();
+        let mut rels: Vec<String> = f
+            .list_releases(&repo())
+            .unwrap()
+            .into_iter()
+            .map(|r| {
+                let assets: Vec<String> = r
+                    .assets
+                    .iter()
+                    .map(|a| {
+                        let b = f.download_asset(&repo(), r.id, a).unwrap();
+                        format!("{} {}", a.name, hex::encode(Sha256::digest(b)))
+                    })
+                    .collect();
+                format!("{} draft={} {:?} {assets:?}", r.tag, r.draft, r.body)
+            })
+            .collect();
+        rels.sort();
+        let tagged: Vec<bool> = tags
+            .iter()
+            .map(|t| f.tag_target(&repo(), t).unwrap().is_some())
+            .collect();
+        let head = f.branch_head(&repo(), "main").unwrap().unwrap();
+        let files: Vec<String> = f
+            .list_files(&repo(), &head)
+            .unwrap()
+            .into_iter()
+            .map(|p| {
+                let b = f.read_file(&repo(), &head, &p).unwrap().unwrap();
+                format!("{p} {}", hex::encode(Sha256::digest(b)))
+            })
+            .collect();
+        // Release links differ between forges and temp dirs: compared without them.
+        let comments: Vec<String> = f
+            .list_comments(&repo(), number)
+            .unwrap()
+            .into_iter()
+            .map(|c| match c.body.find(" (") {
+                Some(i) => c.body[..i].to_string(),
+                None => c.body,
+            })
+            .collect();
+        format!("{rels:#?}\n{tagged:?}\n{files:#?}\n{comments:#?}")
     }
 
     /// A maintainer deletes a tag.
@@ -528,9 +596,9 @@ fn a_merged_release_is_published_once_and_its_withdrawal_is_honoured() {
         assert_eq!(out.released, ["openstack-scs2-1-34-v1"], "{}", w.name());
         let comments = w.forge().list_comments(&repo(), number).unwrap();
         assert!(
-            comments
-                .iter()
-                .any(|c| c.body.contains("Published as `openstack-scs2-1-34-v1`")),
+            comments.iter().any(|c| c
+                .body
+                .contains("Publishing this as `openstack-scs2-1-34-v1`")),
             "{}: {comments:?}",
             w.name()
         );
@@ -568,5 +636,58 @@ fn an_archived_repository_or_a_protected_branch_is_named_not_blamed_on_the_token
         assert!(msg.contains(words), "{msg}");
         assert!(!msg.contains("authentication failed"), "{msg}");
         assert!(!err.is_invalid_input(), "{msg}");
+    }
+}
+
+#[test]
+fn pull_request_mode_a_crash_at_any_write_after_the_merge_is_finished_by_the_next_run() {
+    let t = pull_mode();
+    let o = Overrides::default();
+    let d = two_minors();
+    const TAGS: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
+    // Up to the merge of the 1.34 release pull request; its number.
+    let merged = |w: &World| -> u64 {
+        run_with(w.forge(), &t, &d, &o).unwrap();
+        let number = w
+            .forge()
+            .find_pulls(&repo(), "stackbot/release/openstack-scs2-1-34")
+            .unwrap()[0]
+            .number;
+        w.merge(number);
+        number
+    };
+    for make in [World::local as fn() -> World, World::github] {
+        let clean = make();
+        let number = merged(&clean);
+        let (_, writes) = clean.faulty(u64::MAX, FaultMode::Before, |f| {
+            run_with(f, &t, &d, &o).unwrap()
+        });
+        let want = clean.state(&TAGS, number);
+        assert!(want.contains("Publishing this as"), "{want}");
+        assert!(writes >= 8, "{}: {writes} writes", clean.name());
+        for mode in [FaultMode::Before, FaultMode::After] {
+            for k in 1..=writes {
+                let w = make();
+                let number = merged(&w);
+                let (r, _) = w.faulty(k, mode, |f| run_with(f, &t, &d, &o).map(|_| ()));
+                assert!(r.is_err(), "{}: write {k} {mode:?} must fail", w.name());
+                run_with(w.forge(), &t, &d, &o)
+                    .unwrap_or_else(|e| panic!("{}: resume after {k} {mode:?}: {e}", w.name()));
+                assert_eq!(
+                    w.state(&TAGS, number),
+                    want,
+                    "{}: after a crash at write {k} ({mode:?})",
+                    w.name()
+                );
+                let (_, writes, _) = w.counted(|f| run_with(f, &t, &d, &o).unwrap());
+                assert_eq!(writes, 0, "{}: k={k} {mode:?}", w.name());
+            }
+        }
+        eprintln!(
+            "pull-request mode after the merge, {}: {} of {} interruption points recover",
+            clean.name(),
+            2 * writes,
+            2 * writes
+        );
     }
 }

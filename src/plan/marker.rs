@@ -8,8 +8,8 @@
 const PREFIX: &str = "<!-- stackbot:release ";
 
 /// The hidden first line of the comment the bot leaves on a merged release pull request once
-/// its release is published (pull-request mode): from then on, a missing release of that
-/// number means a human withdrew it.
+/// its draft (or, with `oci` alone, its push) exists (pull-request mode): from then on the
+/// draft is the evidence, and a missing release of that number means a human withdrew it.
 pub const PUBLISHED: &str = "<!-- stackbot:published -->";
 
 /// A parsed marker.

@@ -213,9 +213,9 @@ pub enum Step {
         #[serde(skip)]
         assets: FileTree,
     },
-    /// Pull-request mode: say on the merged release pull request that its release is
-    /// published (one comment, kept up to date). It is also the evidence that tells a release
-    /// a human withdrew later from one still to publish.
+    /// Pull-request mode: say on the merged release pull request that its release is being
+    /// published (one comment), right after the draft (or the push) that now carries the
+    /// evidence: from then on a missing release of that number means a human withdrew it.
     Announce { number: u64, tag: String },
     /// Delete a draft nobody will publish (a duplicate of a published tag, or an old leftover).
     DeleteDraft {
@@ -664,6 +664,20 @@ pub fn plan_with(
                     &assets,
                 )?);
             }
+            // Pull-request mode: once the draft (or the push) holds the evidence, the merged
+            // pull request stops being it.
+            if settings.mode == Mode::PullRequest
+                && let Some(p) = pulls.iter().find(|p| {
+                    p.state == PullState::Merged
+                        && !so.announced.contains(&p.number)
+                        && marker::parse(&p.body).is_some_and(|m| m.tag == tag)
+                })
+            {
+                steps.push(Step::Announce {
+                    number: p.number,
+                    tag: tag.clone(),
+                });
+            }
             let mut tag_commit = resumed_commit.clone();
             if needs_commit {
                 steps.push(Step::Commit {
@@ -686,18 +700,6 @@ pub fn plan_with(
                 if let Some(oci) = &settings.oci {
                     steps.push(oci_step(oci, &tag, &assets)?);
                 }
-            }
-            if settings.mode == Mode::PullRequest
-                && let Some(p) = pulls.iter().find(|p| {
-                    p.state == PullState::Merged
-                        && !so.announced.contains(&p.number)
-                        && marker::parse(&p.body).is_some_and(|m| m.tag == tag)
-                })
-            {
-                steps.push(Step::Announce {
-                    number: p.number,
-                    tag: tag.clone(),
-                });
             }
             steps.extend(stale_below(Some(n)));
         }

@@ -15,10 +15,10 @@
 //!   **withdrawn** by a human: `N` is never issued again, and the content it shipped is not
 //!   published again unless asked (`release --republish <tag>`);
 //! - in pull-request mode the commit is the merge, made by a human: a merged release pull
-//!   request for `v<N>` with the desired content that does not yet carry the bot's
-//!   "published" comment ([`super::marker::PUBLISHED`], written right after publishing) is the
-//!   evidence that `v<N>` is still to be published; once it carries the comment, a missing
-//!   release means withdrawn, as above;
+//!   request for `v<N>` with the desired content that does not yet carry the bot's comment
+//!   ([`super::marker::PUBLISHED`], written right after the draft or the push) is the
+//!   evidence that `v<N>` is still to be published; once it carries the comment, the draft is
+//!   the evidence, and a missing release means withdrawn, as above;
 //! - with `oci` alone, the latest release (an OCI tag) whose git tag is missing was pushed by a
 //!   run that stopped before its commit or tag: it is finished (commit, tag).
 //!

@@ -140,7 +140,7 @@ pub fn describe(step: &plan::Step) -> String {
         plan::Step::Draft { tag } => format!("draft release {tag} with every asset"),
         plan::Step::Publish { tag } => format!("publish {tag}"),
         plan::Step::Announce { number, tag } => {
-            format!("comment on the merged pull request #{number} that {tag} is published")
+            format!("comment on the merged pull request #{number} that it is published as {tag}")
         }
         plan::Step::DeleteDraft { id, tag, reason } => {
             format!("delete draft {id} of {tag} ({reason})")
