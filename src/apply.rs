@@ -1,15 +1,19 @@
 //! Execute a [`Plan`] step by step; every step first checks whether it is already done.
 //! Deciding is [`crate::plan`]'s job and reading the world [`crate::observe`]'s: `apply` only
-//! carries out the steps, in order, and stops at the first failure (the next run observes and
-//! finishes the job).
+//! carries out the steps, in order (the next run observes and finishes whatever a failure left).
 //!
-//! Resumability rests on four facts: the tag is created only on a commit that holds exactly the
-//! desired files (so a tag found later identifies an unfinished release to resume, see
-//! [`crate::plan::series`]); a release's assets are byte-reproducible (so an existing asset is kept when its
-//! size and sha256 match and replaced otherwise); the canonical draft of a tag is the one with
-//! the lowest id (so concurrent or repeated runs agree on which draft to fill and publish, and
-//! delete the others); and publishing is the last step (so a release is never visible
-//! half-uploaded).
+//! Resumability rests on five facts: the evidence of a release precedes its commit (the draft
+//! carrying the release marker, or with `oci` alone the push), so a later run tells an
+//! unfinished release from a withdrawn one (see [`crate::plan::series`]); the tag is created
+//! only on a commit that holds exactly the desired files; a release's assets are
+//! byte-reproducible (so an existing asset is kept when its size and sha256 match and replaced
+//! otherwise); the canonical draft of a tag is the one with the lowest id and the planned notes
+//! (so concurrent or repeated runs agree on which draft to fill and publish, and delete the
+//! others); and publishing is the last forge step (so a release is never visible half-uploaded).
+//!
+//! A release that fails for a reason of its own ([`ApplyError::Inconsistent`]) is reported in
+//! [`Outcome::failed`] and the others go on (except those whose commit was planned on top of
+//! it); a failing forge or registry stops the run, and the next run finishes the job.
 //!
 //! Concurrency guard: on the local forge `release` holds [`crate::forge::local::RunLock`] for the
 //! whole observe → apply sequence, so a second run waits and then finds nothing to do. Without a
@@ -56,7 +60,8 @@ pub struct Outcome {
     pub failed: Vec<Skipped>,
 }
 
-/// Execute a plan. Stops at the first error; the next run observes and finishes the job.
+/// Execute a plan. Stops at the first forge or registry error; the next run observes and
+/// finishes the job.
 pub fn apply(
     plan: &Plan,
     forge: &dyn Forge,
