@@ -213,7 +213,7 @@ fn a_checksum_gone_404_keeps_the_series_degraded_with_a_warning_and_exits_0() {
         "{out}"
     );
     assert!(
-        err.contains("WARN") && err.contains("openstack-scs2-1-34 degraded"),
+        err.contains("WARN") && err.contains("degraded openstack-scs2-1-34: stays at"),
         "{err}"
     );
 }

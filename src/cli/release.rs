@@ -186,13 +186,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         }
     }
     for d in r.plan.degraded.iter().filter(|d| d.transient) {
-        tracing::error!(
-            "{} degraded: stays at {} ({}) because {}",
-            d.series,
-            d.latest,
-            d.regressions.join("; "),
-            d.cause.join("; ")
-        );
+        tracing::error!("{d}");
     }
     Ok(exit_status(&r))
 }

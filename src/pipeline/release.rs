@@ -169,15 +169,8 @@ fn explain_degraded(
             d.cause
                 .push("upstream offers only older versions (a stale Helm index?)".into());
         }
-        let line = format!(
-            "{} degraded: stays at {} ({}) because {}",
-            d.series,
-            d.latest,
-            d.regressions.join("; "),
-            d.cause.join("; ")
-        );
         if !d.transient {
-            p.warnings.push(line);
+            p.warnings.push(d.to_string());
         }
     }
 }

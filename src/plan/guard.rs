@@ -32,6 +32,24 @@ pub struct Degraded {
     pub transient: bool,
 }
 
+impl std::fmt::Display for Degraded {
+    /// `degraded <series>: stays at <tag> (<regressions>) because <cause>`: one line for
+    /// logs, text output and previews.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "degraded {}: stays at {} ({})",
+            self.series,
+            self.latest,
+            self.regressions.join("; ")
+        )?;
+        if !self.cause.is_empty() {
+            write!(f, " because {}", self.cause.join("; "))?;
+        }
+        Ok(())
+    }
+}
+
 /// The set the latest release shipped: `stackbot.lock` at its tag, else the base branch's
 /// entry when the lock there records that release (or no number at all: an older lock).
 pub fn shipped<'a>(d: &Desired, latest: &'a Latest, base_lock: &'a Lock) -> Option<&'a ReleaseSet> {

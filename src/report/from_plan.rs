@@ -82,15 +82,11 @@ pub fn preview(plan: &Plan, commit: Option<String>) -> Preview {
         .iter()
         .map(|s| format!("{}: {}", s.what, s.reason))
         .collect();
-    notes.extend(plan.degraded.iter().map(|d| {
-        format!(
-            "{} degraded: stays at {} ({}) because {}; a deliberate downgrade needs `--allow-downgrade`",
-            d.series,
-            d.latest,
-            d.regressions.join("; "),
-            d.cause.join("; ")
-        )
-    }));
+    notes.extend(
+        plan.degraded
+            .iter()
+            .map(|d| format!("{d}; a deliberate downgrade needs `--allow-downgrade`")),
+    );
     notes.extend(
         plan.failed
             .iter()

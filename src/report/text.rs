@@ -66,11 +66,7 @@ pub fn plan_text(p: &Plan) -> String {
     for d in &p.degraded {
         let _ = writeln!(
             s,
-            "degraded {}: stays at {}: {} (because {}){}",
-            d.series,
-            d.latest,
-            d.regressions.join("; "),
-            d.cause.join("; "),
+            "{d}{}",
             if d.transient {
                 "; an upstream error: `release` exits 1"
             } else {
@@ -211,14 +207,7 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
         let _ = writeln!(s, "skipped {}: {}", k.what, k.reason);
     }
     for d in &p.degraded {
-        let _ = writeln!(
-            s,
-            "degraded {}: stays at {}: {} (because {})",
-            d.series,
-            d.latest,
-            d.regressions.join("; "),
-            d.cause.join("; ")
-        );
+        let _ = writeln!(s, "{d}");
     }
     for f in p.failed.iter().chain(&out.failed) {
         let _ = writeln!(s, "failed {}: {}", f.what, f.reason);

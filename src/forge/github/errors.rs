@@ -24,23 +24,19 @@ impl GithubForge {
             || all.contains("required status check");
         match r.status {
             StatusCode::FORBIDDEN | StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT
-                if read_only =>
+                if read_only || protected =>
             {
                 ForgeError::Rejected {
                     what,
-                    reason: format!(
-                        "the repository is archived, so it is read-only (GitHub: {msg}); unarchive it in its settings, or point the configuration at the active repository"
-                    ),
-                }
-            }
-            StatusCode::FORBIDDEN | StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT
-                if protected =>
-            {
-                ForgeError::Rejected {
-                    what,
-                    reason: format!(
-                        "the branch is protected (GitHub: {msg}); let the bot push to it, or use `forge.mode: pull-request`"
-                    ),
+                    reason: if read_only {
+                        format!(
+                            "the repository is archived, so it is read-only (GitHub: {msg}); unarchive it in its settings, or point the configuration at the active repository"
+                        )
+                    } else {
+                        format!(
+                            "the branch is protected (GitHub: {msg}); let the bot push to it, or use `forge.mode: pull-request`"
+                        )
+                    },
                 }
             }
             s if s.is_redirection() => ForgeError::Moved {
