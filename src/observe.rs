@@ -190,6 +190,20 @@ pub fn observe(
     Ok(obs)
 }
 
+/// `stackbot.lock` on the base branch, if there is a readable one (an unreadable one is
+/// `plan`'s error to report). For the pipeline, which needs the recorded publication dates
+/// before it renders.
+pub fn base_lock(forge: &dyn Forge, scope: Scope<'_>) -> Result<Option<Lock>, ObserveError> {
+    let head = match forge.branch_head(scope.repo, scope.base_branch) {
+        Ok(Some(h)) => h,
+        Ok(None) | Err(ForgeError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(forge
+        .read_file(scope.repo, &head, scope.lock_path)?
+        .and_then(|b| Lock::parse(&String::from_utf8_lossy(&b), scope.lock_path.as_ref()).ok()))
+}
+
 fn read_base(forge: &dyn Forge, scope: Scope<'_>) -> Result<Base, ObserveError> {
     let head = match forge.branch_head(scope.repo, scope.base_branch) {
         Ok(h) => h,

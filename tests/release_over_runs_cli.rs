@@ -270,3 +270,42 @@ fn republish_names_a_release_tag() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--republish"), "{err}");
 }
+
+#[test]
+fn an_outage_of_the_releases_api_does_not_release_again_what_was_released() {
+    let tmp = demo();
+    let (code, _, err) = stackbot(tmp.path(), &["release"]);
+    assert_eq!(code, 0, "{err}");
+    // The releases API is rate-limited: detection falls back to the stable-1.NN.txt markers,
+    // which carry no publication dates.
+    set_entry(
+        tmp.path(),
+        "kubernetes/releases",
+        Some(
+            serde_json::json!({"result": "error", "message": "GET https://api.github.com/repos/kubernetes/kubernetes/releases: HTTP 403 rate limit exceeded"}),
+        ),
+    );
+    for (minor, patch) in [
+        ("1.33", "v1.33.11"),
+        ("1.34", "v1.34.7"),
+        ("1.35", "v1.35.4"),
+        ("1.36", "v1.36.0"),
+    ] {
+        set_entry(
+            tmp.path(),
+            &format!("kubernetes/stable-{minor}"),
+            Some(serde_json::json!({"result": "ok", "body": patch})),
+        );
+    }
+    let (code, out, err) = stackbot(tmp.path(), &["release"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!out.contains("released"), "{out}");
+    assert!(
+        out.contains("unchanged since openstack-scs2-1-34-v1"),
+        "the recorded date keeps the rendering as released:\n{out}"
+    );
+    assert_eq!(
+        released(tmp.path()),
+        ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"]
+    );
+}

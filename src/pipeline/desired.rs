@@ -99,6 +99,23 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
 
 /// Release sets → rendered trees, filtered by the selection. Sorted by stack and minor.
 pub fn desired(ctx: &Context, sel: &Selection) -> Result<(Vec<Desired>, Offered), Error> {
+    desired_recorded(ctx, sel, || Ok(checkout_lock(ctx)))
+}
+
+/// The lock next to `stackbot.yaml` (the checkout), if readable.
+pub fn checkout_lock(ctx: &Context) -> Option<crate::lock::Lock> {
+    crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE)).ok()
+}
+
+/// [`desired`], where `recorded` gives the lock that says what was last released (asked only
+/// when a set lacks its publication date: the releases API is down and markers carry none).
+/// The patch the lock recorded keeps its date, so an outage does not change the rendering and
+/// cause a release.
+pub fn desired_recorded(
+    ctx: &Context,
+    sel: &Selection,
+    recorded: impl FnOnce() -> Result<Option<crate::lock::Lock>, Error>,
+) -> Result<(Vec<Desired>, Offered), Error> {
     let loaded = &ctx.loaded;
     if let Some(s) = &sel.stack
         && loaded.stack(s).is_none()
@@ -119,9 +136,11 @@ pub fn desired(ctx: &Context, sel: &Selection) -> Result<(Vec<Desired>, Offered)
     offered.skipped.retain(|s| selected(&s.what));
     let mut out = Vec::new();
     let mut templates = BTreeMap::new();
-    // The checkout's lock: what the last release of each series recorded (best effort; the
-    // release itself reads the base branch's lock and refuses an unreadable one).
-    let recorded = crate::lock::Lock::load(&loaded.base_dir.join(crate::lock::LOCK_FILE)).ok();
+    let recorded = if offered.sets.iter().any(|s| s.published_at.is_none()) {
+        recorded()?
+    } else {
+        None
+    };
     let sets = std::mem::take(&mut offered.sets);
     for mut set in sets {
         // The releases API is down and markers carry no dates: the patch the lock already

@@ -129,8 +129,12 @@ pub struct Planned {
 
 /// detect → render → observe → plan. Read-only; needs no token on the local forge.
 pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
-    let (desired, offered) = super::desired::desired(ctx, sel)?;
     let target = target(ctx)?;
+    let (desired, offered) = super::desired::desired_recorded(ctx, sel, || {
+        // What the base branch records (the checkout's lock when the base has none).
+        Ok(observe::base_lock(forge, target.scope())?
+            .or_else(|| super::desired::checkout_lock(ctx)))
+    })?;
     let (mut p, observed) = plan_desired_with(forge, &target, &desired, &sel.overrides, &packager)?;
     explain_degraded(&mut p, &offered.trouble);
     p.skipped.extend(offered.skipped);
