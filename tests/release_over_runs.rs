@@ -691,3 +691,38 @@ fn pull_request_mode_a_crash_at_any_write_after_the_merge_is_finished_by_the_nex
         );
     }
 }
+
+#[test]
+fn a_release_that_cannot_be_finished_is_reported_and_the_run_goes_on() {
+    for w in World::all() {
+        let t = target();
+        let (p, observed) =
+            stackbot::pipeline::release::plan_desired(w.forge(), &t, &two_minors(), &packager)
+                .unwrap();
+        // Between planning and applying, someone tags 1.33's v1 on another commit.
+        let head = w.forge().branch_head(&repo(), "main").unwrap().unwrap();
+        w.forge()
+            .create_tag(&repo(), "openstack-scs2-1-33-v1", &head, "by hand")
+            .unwrap();
+        let out = stackbot::apply::apply(&p, w.forge(), &repo(), &observed)
+            .unwrap_or_else(|e| panic!("{}: {e}", w.name()));
+        assert_eq!(out.failed.len(), 2, "{}: {:?}", w.name(), out.failed);
+        assert_eq!(out.failed[0].what, "openstack-scs2-1-33-v1");
+        assert!(
+            out.failed[0].reason.contains("already points at"),
+            "{:?}",
+            out.failed
+        );
+        // 1.34's commit was planned on top of 1.33's: left to the next run.
+        assert_eq!(out.failed[1].what, "openstack-scs2-1-34-v1");
+        assert!(out.failed[1].reason.contains("not attempted"));
+        // The next run releases both, 1.33 above the foreign tag.
+        let (_, out) = run(&w, &two_minors());
+        assert_eq!(
+            out.released,
+            ["openstack-scs2-1-33-v2", "openstack-scs2-1-34-v1"],
+            "{}",
+            w.name()
+        );
+    }
+}
