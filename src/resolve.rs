@@ -70,6 +70,11 @@ pub struct MinorStatus {
     /// patch started the SCS clock (`stackbot status`).
     #[serde(skip)]
     pub patches: Vec<KubeRelease>,
+    /// What `release_set` would move backwards compared with the set `stackbot.lock` records
+    /// (filled by the pipeline, which reads the lock): a release keeps such a series where it
+    /// is (`degraded`). Empty when nothing regresses.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<String>,
 }
 
 /// A GA minor newer than every minor a stack tracks.
@@ -122,11 +127,17 @@ fn describe(f: Option<&Fetched>) -> String {
     }
 }
 
-fn facts(data: &UpstreamData) -> Facts {
+/// What the Kubernetes sources say as of `now`: releases the API dates after `now` did not
+/// exist yet (`--now` answers "what would the bot have done that day"; markers carry no date
+/// and cannot be filtered).
+fn facts(data: &UpstreamData, now: NaiveDate) -> Facts {
     let mut warnings = Vec::new();
     let api = match data.get(&Key::Releases) {
         Some(Fetched::Ok { body }) => match kubernetes::parse_releases(body) {
-            Ok(list) if !list.is_empty() => Ok(list),
+            Ok(mut list) if !list.is_empty() => {
+                list.retain(|r| r.published_at.is_none_or(|p| p.date_naive() <= now));
+                Ok(list)
+            }
             Ok(_) => Err("the list has no GA release".to_string()),
             Err(e) => Err(e),
         },
@@ -281,7 +292,7 @@ pub fn needed(config: &Config, data: &UpstreamData, now: NaiveDate) -> Vec<Key> 
     if !keys.is_empty() {
         return keys;
     }
-    let facts = facts(data);
+    let facts = facts(data, now);
     let per_stack: Vec<(&StackConfig, Vec<Minor>)> = config
         .stacks
         .iter()
@@ -325,7 +336,7 @@ pub fn needed(config: &Config, data: &UpstreamData, now: NaiveDate) -> Vec<Key> 
 
 /// Decide the state of every configured stack × tracked minor, and report new minors.
 pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
-    let facts = facts(data);
+    let facts = facts(data, now);
     let mut warnings = facts.warnings.clone();
     let mut indexes: BTreeMap<&str, Result<HelmIndex, String>> = BTreeMap::new();
     for stack in &config.stacks {
@@ -410,7 +421,7 @@ fn resolve_minor(
         let chosen = index
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|idx| helm::select(idx, &rule.chart, &rule.version, minor));
+            .and_then(|idx| helm::select(idx, &rule.chart, &rule.version, minor, Some(now)));
         match chosen {
             Ok(Some(cv)) => {
                 components.insert(rule.chart.clone(), cv.version.to_string());
@@ -500,6 +511,7 @@ fn resolve_minor(
             .filter(|r| r.version.minor() == minor)
             .cloned()
             .collect(),
+        degraded: Vec::new(),
     }
 }
 
@@ -599,6 +611,35 @@ stacks:
         assert_eq!(set.node_image.sha256, H1);
         assert_eq!(set.components["ccm"].version, "2.34.1");
         assert_eq!(set.components["ccm"].digest.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn now_ignores_patches_published_later() {
+        let c = config(r#"["1.34"]"#);
+        let mut d = base();
+        d.insert(
+            &checksum("v1.34.6"),
+            ok(&format!("{H1}  kube-v1.34.6.qcow2")),
+        );
+        d.insert(
+            &checksum("v1.34.7"),
+            ok(&format!("{H1}  kube-v1.34.7.qcow2")),
+        );
+        // v1.34.7 was published on 2026-04-15: as of the day before, it did not exist.
+        let before = resolve(&c, &d, date(2026, 4, 14));
+        assert_eq!(kube_of(&before), "v1.34.6");
+        assert_eq!(needed(&c, &d, date(2026, 4, 14)), Vec::<Key>::new());
+        let on = resolve(&c, &d, date(2026, 4, 15));
+        assert_eq!(kube_of(&on), "v1.34.7", "the day itself counts");
+    }
+
+    fn kube_of(r: &Report) -> String {
+        r.minors[0]
+            .release_set
+            .as_ref()
+            .unwrap()
+            .kubernetes
+            .to_string()
     }
 
     #[test]

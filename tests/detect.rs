@@ -304,7 +304,10 @@ fn once_the_2_36_charts_are_published_1_36_waits_only_for_its_image() {
     let later =
         shared::shared_dir().join("fixtures/helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
     s.set("/cpo/index.yaml", 200, std::fs::read(later).unwrap());
-    let (r, _, _) = run(&demo(), &live(&s));
+    // As of the day that index was recorded: `--now` never picks a chart the index says was
+    // created later (issue 12, item 8), and 2.36.0 was created on 2026-05-13.
+    let on = NaiveDate::from_ymd_opt(2026, 5, 13).unwrap();
+    let (r, _, _) = detect_counted(&demo(), &live(&s), on).unwrap();
     let m36 = minor(&r, "1.36");
     assert_eq!(
         m36.components["openstack-cloud-controller-manager"],
@@ -313,6 +316,28 @@ fn once_the_2_36_charts_are_published_1_36_waits_only_for_its_image() {
     assert_eq!(m36.components["openstack-cinder-csi"], "2.36.0");
     assert_eq!(m36.missing.len(), 1, "{:?}", m36.missing);
     assert!(m36.missing[0].starts_with("node image ubuntu-capi-image-v1.36.0"));
+}
+
+#[test]
+fn now_never_picks_a_chart_created_after_that_day() {
+    // The same later index, evaluated as of 2026-05-01: 2.36.0 (created 2026-05-13) did not
+    // exist yet, so 1.36 still waits for its charts.
+    let s = fixture_server();
+    let later =
+        shared::shared_dir().join("fixtures/helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
+    s.set("/cpo/index.yaml", 200, std::fs::read(later).unwrap());
+    let (r, _, _) = run(&demo(), &live(&s));
+    let m36 = minor(&r, "1.36");
+    assert!(
+        !m36.components.values().any(|v| v == "2.36.0"),
+        "{:?}",
+        m36.components
+    );
+    assert!(
+        m36.missing.iter().any(|m| m.contains("2.36.x")),
+        "{:?}",
+        m36.missing
+    );
 }
 
 #[test]

@@ -125,7 +125,11 @@ pub fn text(r: &Report) -> String {
                 m.minor.to_string(),
                 or_dash(m.kubernetes),
                 or_dash(m.published_at.map(|p| p.date_naive())),
-                status_word(m.status).to_string(),
+                if m.degraded.is_empty() {
+                    status_word(m.status).to_string()
+                } else {
+                    "degraded".to_string()
+                },
                 due,
                 or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
             ]
@@ -138,6 +142,15 @@ pub fn text(r: &Report) -> String {
         }
         for x in &m.errors {
             let _ = writeln!(out, "{} {}: error: {x}", m.stack, m.minor);
+        }
+        if !m.degraded.is_empty() {
+            let _ = writeln!(
+                out,
+                "{} {}: degraded: the release set is older than stackbot.lock's ({}); `release` keeps the series where it is",
+                m.stack,
+                m.minor,
+                m.degraded.join("; ")
+            );
         }
     }
     for n in &r.new_minors {
@@ -161,6 +174,7 @@ fn markdown(r: &Report) -> String {
     for m in &r.minors {
         let mut notes: Vec<String> = m.missing.clone();
         notes.extend(m.errors.iter().map(|e| format!("error: {e}")));
+        notes.extend(m.degraded.iter().map(|e| format!("degraded: {e}")));
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {}{} | {} | {} |",

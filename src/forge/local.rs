@@ -449,6 +449,18 @@ impl LocalForge {
         Ok(out)
     }
 
+    /// Delete a tag, as a maintainer would (withdrawing a release). The local forge's stand-in
+    /// for the human step; used by tests.
+    pub fn delete_tag(&self, repo: &RepoRef, tag: &str) -> ForgeResult<()> {
+        let _g = self.repo_lock(repo)?;
+        let r = self.open(repo)?;
+        let what = format!("delete tag {tag} of {repo}");
+        let mut reference = r
+            .find_reference(&format!("refs/tags/{tag}"))
+            .map_err(|_| ForgeError::NotFound { what: what.clone() })?;
+        reference.delete().map_err(|e| git_err(&what, e))
+    }
+
     fn initial_commit(&self, r: &Repository, branch: &str) -> ForgeResult<()> {
         let what = "initial commit";
         let tree = r

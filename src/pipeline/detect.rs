@@ -45,7 +45,24 @@ pub fn detect_with(
     if let Some(path) = &opts.save {
         snapshot::save(path, &data)?;
     }
-    Ok((resolve(config, &data, ctx.today), data, source.stats()))
+    let mut report = resolve(config, &data, ctx.today);
+    mark_degraded(&mut report, ctx);
+    Ok((report, data, source.stats()))
+}
+
+/// Mark the stack × minors whose release set is older than what the checkout's
+/// `stackbot.lock` records (the last release's set): `release` keeps those where they are. An
+/// unreadable lock marks nothing (`release` reports it).
+fn mark_degraded(report: &mut Report, ctx: &Context) {
+    let Ok(lock) = crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE))
+    else {
+        return;
+    };
+    for m in &mut report.minors {
+        if let (Some(set), Some(recorded)) = (&m.release_set, lock.get(&m.stack, m.minor)) {
+            m.degraded = set.regressions_since(recorded);
+        }
+    }
 }
 
 /// The options a release run detects with: the selection's snapshot and cache directory, and

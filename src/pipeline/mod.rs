@@ -89,6 +89,8 @@ pub struct Selection {
     pub snapshot: Option<PathBuf>,
     /// Cache directory for conditional upstream requests (overrides `upstream.cache_dir`).
     pub cache_dir: Option<PathBuf>,
+    /// A human's explicit decisions (`--allow-downgrade`, `--republish`).
+    pub overrides: crate::plan::Overrides,
 }
 
 /// Why a pipeline run stopped. [`Error::is_invalid_input`] decides exit 2 ("fix the input,

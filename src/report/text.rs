@@ -87,6 +87,20 @@ pub fn plan_text(p: &Plan) -> String {
     for k in &p.skipped {
         let _ = writeln!(s, "skip {}: {}", k.what, k.reason);
     }
+    for d in &p.degraded {
+        let _ = writeln!(
+            s,
+            "{d}{}",
+            if d.transient {
+                "; an upstream error: `release` exits 1"
+            } else {
+                "; `--allow-downgrade` releases it anyway"
+            }
+        );
+    }
+    for f in &p.failed {
+        let _ = writeln!(s, "failed {}: {}", f.what, f.reason);
+    }
     for t in p
         .tenants
         .iter()
@@ -115,12 +129,29 @@ pub fn describe(step: &plan::Step) -> String {
             branch,
             base,
             files,
+            push,
+            pull,
             ..
         } => {
-            format!(
-                "push {} file(s) to {branch} and open/update a pull request into {base}",
-                files.len()
-            )
+            let push = match push {
+                plan::BranchPush::Keep => {
+                    format!("{branch} already holds the {} file(s)", files.len())
+                }
+                plan::BranchPush::Create => format!("create {branch} with {} file(s)", files.len()),
+                plan::BranchPush::Reset { from } => format!(
+                    "rebuild {branch} (was {}) on {base} with {} file(s)",
+                    &from[..from.len().min(12)],
+                    files.len()
+                ),
+            };
+            let pull = match pull {
+                plan::PullAction::Open => format!("open a pull request into {base}"),
+                plan::PullAction::Update { number, .. } => format!("update pull request #{number}"),
+                plan::PullAction::Keep { number, .. } => {
+                    format!("pull request #{number} is up to date")
+                }
+            };
+            format!("{push}; {pull}")
         }
         plan::Step::Tag { tag, commit, .. } => match commit {
             Some(c) => format!("tag {tag} at {}", &c[..c.len().min(12)]),
@@ -133,6 +164,9 @@ pub fn describe(step: &plan::Step) -> String {
             } else {
                 format!("publish {tag}")
             }
+        }
+        plan::Step::Announce { number, tag } => {
+            format!("comment on the merged pull request #{number} that it is published as {tag}")
         }
         plan::Step::DeleteDraft { id, tag, reason } => {
             format!("delete draft {id} of {tag} ({reason})")
@@ -201,6 +235,12 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
     }
     for k in &out.skipped {
         let _ = writeln!(s, "skipped {}: {}", k.what, k.reason);
+    }
+    for d in &p.degraded {
+        let _ = writeln!(s, "{d}");
+    }
+    for f in p.failed.iter().chain(&out.failed) {
+        let _ = writeln!(s, "failed {}: {}", f.what, f.reason);
     }
     for t in tenants {
         use crate::tenants::apply::Outcome as T;

@@ -27,7 +27,8 @@ impl GithubForge {
                         .to_string(),
                 ),
             },
-            // Not the token's fault: say what is in the way and what to do about it.
+            // Not the token's fault: say what is in the way and what to do about it (issue 12:
+            // never "authentication failed" for an archived repository or a protected branch).
             StatusCode::FORBIDDEN if all.contains("archived") => ForgeError::Rejected {
                 what,
                 reason: format!(
@@ -36,16 +37,26 @@ impl GithubForge {
                      stackbot.yaml"
                 ),
             },
-            StatusCode::FORBIDDEN | StatusCode::UNPROCESSABLE_ENTITY if is_protection(&all) => {
+            StatusCode::FORBIDDEN | StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT
+                if is_protection(&all) =>
+            {
+                let msg = msg.trim().replace("\n\n", ": ").replace('\n', " ");
                 ForgeError::Rejected {
+                    reason: if what.contains("stackbot/") {
+                        format!(
+                            "the branch is protected (GitHub: {msg}); the bot only writes its own \
+                             `stackbot/…` branches and rebuilds them when their content changes: \
+                             exempt `stackbot/*` from the branch protection rule or ruleset, or \
+                             let the bot's account or app bypass it"
+                        )
+                    } else {
+                        format!(
+                            "the branch is protected (GitHub: {msg}); let the bot's account or app \
+                             bypass the rule, or use `forge.mode: pull-request` so releases go \
+                             through a pull request"
+                        )
+                    },
                     what,
-                    reason: format!(
-                        "the branch is protected (GitHub: {}); the bot only writes its own \
-                         `stackbot/…` branches and rebuilds them when their content changes: \
-                         exempt `stackbot/*` from the branch protection rule or ruleset, or \
-                         let the bot's account or app bypass it",
-                        msg.trim().replace("\n\n", ": ").replace('\n', " ")
-                    ),
                 }
             }
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ForgeError::Unauthorized {
@@ -82,6 +93,8 @@ impl GithubForge {
 fn is_protection(lowercase_message: &str) -> bool {
     [
         "protected branch",
+        "must be made through a pull request",
+        "required status check",
         "protected ref",
         "rule violations",
         "cannot force-push",

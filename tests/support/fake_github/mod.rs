@@ -392,6 +392,13 @@ impl FakeGithub {
         self.merge_pull_with(full, number, humans::MergeMethod::Merge)
     }
 
+    /// Delete a tag, as a maintainer would on the web UI.
+    pub fn delete_tag(&self, full: &str, tag: &str) {
+        let mut st = self.shared.state.lock().unwrap();
+        let repo = st.repos.get_mut(full).expect("repo exists");
+        repo.refs.remove(&format!("refs/tags/{tag}"));
+    }
+
     /// The commit a branch points to.
     pub fn branch_head(&self, full: &str, branch: &str) -> Option<String> {
         let st = self.shared.state.lock().unwrap();
