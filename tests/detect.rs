@@ -289,8 +289,7 @@ fn complete_sets_equal_the_release_sets_render_was_built_from() {
 #[test]
 fn once_the_2_36_charts_are_published_1_36_waits_only_for_its_image() {
     let s = fixture_server();
-    let later =
-        shared::shared_dir().join("fixtures/helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
+    let later = shared::fixture("helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
     s.set("/cpo/index.yaml", 200, std::fs::read(later).unwrap());
     let (r, _, _) = run(&demo(), &live(&s));
     let m36 = minor(&r, "1.36");
