@@ -591,7 +591,6 @@ fn github_ci_runs_the_local_ci_script_and_nothing_besides_the_toolchain() {
         "cargo clippy --locked --all-targets -- -D warnings",
         "cargo test --locked",
         "scripts/check-package",
-        "-- render --check",
     ] {
         assert!(code.contains(step), ".ci/run no longer runs `{step}`");
     }
