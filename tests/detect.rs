@@ -301,8 +301,7 @@ fn complete_sets_equal_the_release_sets_render_was_built_from() {
 #[test]
 fn once_the_2_36_charts_are_published_1_36_waits_only_for_its_image() {
     let s = fixture_server();
-    let later =
-        shared::shared_dir().join("fixtures/helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
+    let later = shared::fixture("helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
     s.set("/cpo/index.yaml", 200, std::fs::read(later).unwrap());
     // As of the day that index was recorded: `--now` never picks a chart the index says was
     // created later (issue 12, item 8), and 2.36.0 was created on 2026-05-13.
