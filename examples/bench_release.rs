@@ -4,8 +4,11 @@
 //! - `demo-local DIR`: the README demo, already released once by `stackbot release` in `DIR`
 //!   (a copy of `examples/local` + `templates`): one no-op release + tenant run through the
 //!   counting forge wrapper, printing forge requests for the release part and in total;
-//! - `noop-github S T`: on the fake GitHub, release S minors and propagate to T tenants, then
-//!   run both again and print the requests of the no-op run (release part, tenant part);
+//! - `noop-github S T`: on the fake GitHub, release S series (minors) and propagate to T
+//!   tenants, then run both again as the next hourly run would (a new forge client on the same
+//!   GitHub answer cache) and print the requests and rate-limit units of that no-op run
+//!   (release part, tenant part);
+//! - `noop-table`: `noop-github` for S = 1, 5, 20 and T = 0, 10, 100, as a Markdown table;
 //! - `fanout-github T LATENCY_MS INTERVAL_MS`: release 3 minors and open T tenant pull requests
 //!   against the fake GitHub answering every request after LATENCY_MS, with the GitHub forge's
 //!   write pacing `forge.github.write_interval_ms = INTERVAL_MS`; prints wall time, requests,
@@ -59,10 +62,23 @@ fn tenant_file(minor: &str) -> String {
     )
 }
 
+/// The first `n` series: the measured minors of [`MINORS`], then made-up later minors.
+fn series(n: usize) -> Vec<(String, String, String)> {
+    (0..n)
+        .map(|i| match MINORS.get(i) {
+            Some((m, k, c)) => (m.to_string(), k.to_string(), c.to_string()),
+            None => {
+                let m = 37 + i - MINORS.len();
+                (format!("1.{m}"), format!("v1.{m}.1"), format!("2.{m}.0"))
+            }
+        })
+        .collect()
+}
+
 /// A fake GitHub with the stacks repository and `tenants` tenant repositories (tenant i follows
 /// minor i mod `minors`), and the configuration naming them.
 struct World {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     fake: FakeGithub,
     loaded: Loaded,
     desired: Vec<Desired>,
@@ -79,7 +95,7 @@ impl World {
                 .with_rate_limit(1_000_000),
         );
         fake.create_repo(REPO, "main", &[("README.md", b"# cluster stacks\n")]);
-        let used = &MINORS[..minors];
+        let used = series(minors);
         let list: Vec<String> = used.iter().map(|m| format!("\"{}\"", m.0)).collect();
         let mut yaml = format!(
             "stacks:\n  - provider: openstack\n    name: scs2\n    templates: t\n    output: o\n    minors: [{}]\n    node_image: {{url: \"https://img/{{version}}.qcow2\", name: \"ubuntu-capi-image-{{version}}\"}}\nforge:\n  kind: github\n  repository: {REPO}\n  github: {{api_url: \"{}\", upload_url: \"{}\"}}\ntenants:\n",
@@ -89,7 +105,7 @@ impl World {
         );
         for i in 0..tenants {
             let r = format!("tenants/t{i}");
-            let file = tenant_file(used[i % minors].0);
+            let file = tenant_file(&used[i % minors].0);
             fake.create_repo(
                 &r,
                 "main",
@@ -105,7 +121,7 @@ impl World {
         let loaded = config::load(&path).unwrap();
         let desired = used.iter().map(|(_, k, c)| desired(k, c)).collect();
         World {
-            _dir: dir,
+            dir,
             fake,
             loaded,
             desired,
@@ -126,6 +142,8 @@ impl World {
         )
         .unwrap()
         .with_committer(&self.loaded.config.forge.committer)
+        // One cache directory for all runs, as the release workflow restores it each hour.
+        .with_cache_dir(self.dir.path().join("github-cache"))
     }
 
     fn release(&self, f: &GithubForge) -> apply::Outcome {
@@ -158,25 +176,49 @@ fn outcomes(reports: &[TenantReport]) -> BTreeMap<String, usize> {
     m
 }
 
-fn noop_github(minors: usize, tenants: usize) {
+/// Requests, rate-limit units and 304s of a no-op run, release part and tenant part.
+struct Noop {
+    release: fake_github::Counts,
+    tenants: fake_github::Counts,
+}
+
+/// Release S series and propagate to T tenants, then `hours` no-op runs, each a new process
+/// (new client) on the same answer cache on disk, as the hourly workflow restores it. Returns
+/// the counts of the last one: the first no-op after a run that changed things still reads
+/// what that run changed once (new ETags), the ones after it are the steady state.
+fn noop_run(minors: usize, tenants: usize, hours: usize) -> Noop {
     let w = World::new(minors, tenants);
-    let f = w.forge(0);
-    let out = w.release(&f);
-    assert_eq!(out.released.len(), minors, "first run releases every minor");
-    let first = outcomes(&w.tenants(&f));
-    let c = w.fake.counts();
-    println!(
-        "first run: {} requests ({} writes), tenants {first:?}",
-        c.total(),
-        c.writes
+    let first = w.forge(0);
+    let out = w.release(&first);
+    assert_eq!(
+        out.released.len(),
+        minors,
+        "first run releases every series"
     );
-    w.fake.reset_counts();
-    let out = w.release(&f);
-    assert!(out.released.is_empty() && out.actions.is_empty());
-    let rel = w.fake.counts();
-    w.fake.reset_counts();
-    let again = outcomes(&w.tenants(&f));
-    let ten = w.fake.counts();
+    outcomes(&w.tenants(&first));
+    drop(first);
+    let mut last = None;
+    for _ in 0..hours {
+        let f = w.forge(0);
+        w.fake.reset_counts();
+        let out = w.release(&f);
+        assert!(out.released.is_empty() && out.actions.is_empty());
+        let release = w.fake.counts();
+        w.fake.reset_counts();
+        let again = outcomes(&w.tenants(&f));
+        assert!(
+            again.keys().all(|k| k != "Opened" && k != "Updated"),
+            "nothing may change in a no-op run: {again:?}"
+        );
+        let tenants = w.fake.counts();
+        last = Some(Noop { release, tenants });
+    }
+    last.expect("at least one hour")
+}
+
+fn noop_github(minors: usize, tenants: usize) {
+    let n = noop_run(minors, tenants, 1);
+    let (rel, ten) = (&n.release, &n.tenants);
     // Rate-limit units: what the run costs against GitHub's primary limit (304s are free).
     println!(
         "no-op: stacks×minors={minors} tenants={tenants} release={} requests ({} writes) tenants={} requests ({} writes, {:.2}/tenant) total={} units={} (release {}, tenants {}; {} answered 304)",
@@ -192,7 +234,32 @@ fn noop_github(minors: usize, tenants: usize) {
         rel.not_modified + ten.not_modified
     );
     println!("no-op release by route: {:?}", rel.by_route);
-    println!("no-op tenants: {again:?}");
+    println!("no-op tenants by route: {:?}", ten.by_route);
+}
+
+fn noop_table() {
+    println!(
+        "| released series | tenants | hour | release: requests / units | tenants: requests / units | total requests | total units | answered 304 |"
+    );
+    println!("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+    for s in [1, 5, 20] {
+        for t in [0, 10, 100] {
+            for (hours, label) in [(1, "first no-op"), (2, "steady")] {
+                let n = noop_run(s, t, hours);
+                let (r, x) = (&n.release, &n.tenants);
+                println!(
+                    "| {s} | {t} | {label} | {} / {} | {} / {} | {} | {} | {} |",
+                    r.total(),
+                    r.units,
+                    x.total(),
+                    x.units,
+                    r.total() + x.total(),
+                    r.units + x.units,
+                    r.not_modified + x.not_modified
+                );
+            }
+        }
+    }
 }
 
 fn fanout_github(tenants: usize, latency_ms: u64, interval_ms: u64) {
@@ -279,10 +346,11 @@ fn main() {
     match args.get(1).map(String::as_str) {
         Some("demo-local") if args.len() == 3 => demo_local(Path::new(&args[2])),
         Some("noop-github") if args.len() == 4 => noop_github(n(2) as usize, n(3) as usize),
+        Some("noop-table") => noop_table(),
         Some("fanout-github") if args.len() == 5 => fanout_github(n(2) as usize, n(3), n(4)),
         _ => {
             eprintln!(
-                "usage: bench_release demo-local DIR | noop-github STACKS TENANTS | fanout-github TENANTS LATENCY_MS INTERVAL_MS"
+                "usage: bench_release demo-local DIR | noop-github SERIES TENANTS | noop-table | fanout-github TENANTS LATENCY_MS INTERVAL_MS"
             );
             std::process::exit(2);
         }

@@ -71,7 +71,7 @@ fn setup(dir: &Path, n: usize) {
             b"versions:\n    clusterStack: v3\n    kubernetes: v1.33.5\n",
         )
         .unwrap();
-    forge.publish_release(&stacks, rel.id).unwrap();
+    forge.publish_release(&stacks, rel.id, true).unwrap();
     println!("setup: {n} tenants in {}", dir.display());
 }
 

@@ -1,15 +1,19 @@
 //! Execute a [`Plan`] step by step; every step first checks whether it is already done.
 //! Deciding is [`crate::plan`]'s job and reading the world [`crate::observe`]'s: `apply` only
-//! carries out the steps, in order, and stops at the first failure (the next run observes and
-//! finishes the job).
+//! carries out the steps, in order (the next run observes and finishes whatever a failure left).
 //!
-//! Resumability rests on four facts: the tag is created only on a commit that holds exactly the
-//! desired files (so a tag found later identifies an unfinished release to resume, see
-//! [`crate::plan::series`]); a release's assets are byte-reproducible (so an existing asset is kept when its
-//! size and sha256 match and replaced otherwise); the canonical draft of a tag is the one with
-//! the lowest id (so concurrent or repeated runs agree on which draft to fill and publish, and
-//! delete the others); and publishing is the last step (so a release is never visible
-//! half-uploaded).
+//! Resumability rests on five facts: the evidence of a release precedes its commit (the draft
+//! carrying the release marker, or with `oci` alone the push), so a later run tells an
+//! unfinished release from a withdrawn one (see [`crate::plan::series`]); the tag is created
+//! only on a commit that holds exactly the desired files; a release's assets are
+//! byte-reproducible (so an existing asset is kept when its size and sha256 match and replaced
+//! otherwise); the canonical draft of a tag is the one with the lowest id and the planned notes
+//! (so concurrent or repeated runs agree on which draft to fill and publish, and delete the
+//! others); and publishing is the last forge step (so a release is never visible half-uploaded).
+//!
+//! A release that fails for a reason of its own ([`ApplyError::Inconsistent`]) is reported in
+//! [`Outcome::failed`] and the others go on (except those whose commit was planned on top of
+//! it); a failing forge or registry stops the run, and the next run finishes the job.
 //!
 //! Concurrency guard: on the local forge `release` holds [`crate::forge::local::RunLock`] for the
 //! whole observe → apply sequence, so a second run waits and then finds nothing to do. Without a
@@ -21,10 +25,10 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use crate::forge::{Forge, ForgeError, PullState, ReleaseInfo, RepoRef, read_subtree};
+use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef, upsert_comment};
 use crate::model::FileTree;
 use crate::oci::{Publisher, PushOutcome};
-use crate::plan::{Observed, Plan, PlannedRelease, Skipped, Step};
+use crate::plan::{BranchPush, Observed, Plan, PlannedRelease, PullAction, Skipped, Step};
 
 /// Why applying failed. All variants are safe to re-run.
 #[derive(Debug, thiserror::Error)]
@@ -50,9 +54,14 @@ pub struct Outcome {
     /// OCI publications (pushed or found already present), each verified.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub oci: Vec<crate::oci::Published>,
+    /// Releases that could not be finished for a reason of their own (a tag pointing at
+    /// another commit, a draft deleted meanwhile): the other releases went on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<Skipped>,
 }
 
-/// Execute a plan. Stops at the first error; the next run observes and finishes the job.
+/// Execute a plan. Stops at the first forge or registry error; the next run observes and
+/// finishes the job.
 pub fn apply(
     plan: &Plan,
     forge: &dyn Forge,
@@ -79,9 +88,19 @@ pub fn apply_with_oci(
     for step in &plan.cleanup {
         run_step(step, None, forge, repo, oci, &mut head, &mut None, &mut out)?;
     }
+    let mut earlier_failed = false;
     for r in &plan.releases {
+        let commits = r.steps.iter().any(|s| matches!(s, Step::Commit { .. }));
+        if earlier_failed && commits {
+            // Its commit was planned on top of the failed release's (and its lock entry).
+            out.failed.push(Skipped {
+                what: r.tag.clone(),
+                reason: "not attempted: an earlier release of this run failed and this one's commit builds on it; the next run makes it".into(),
+            });
+            continue;
+        }
         let mut last_commit = None;
-        for step in &r.steps {
+        let done = r.steps.iter().try_for_each(|step| {
             run_step(
                 step,
                 Some(r),
@@ -91,13 +110,27 @@ pub fn apply_with_oci(
                 &mut head,
                 &mut last_commit,
                 &mut out,
-            )?;
-        }
-        if r.steps
-            .iter()
-            .any(|s| matches!(s, Step::Publish { .. } | Step::OciPush { .. }))
-        {
-            out.released.push(r.tag.clone());
+            )
+        });
+        match done {
+            Ok(()) => {
+                if r.steps
+                    .iter()
+                    .any(|s| matches!(s, Step::Publish { .. } | Step::OciPush { .. }))
+                {
+                    out.released.push(r.tag.clone());
+                }
+            }
+            // A problem of this release only: report it, go on with the others.
+            Err(ApplyError::Inconsistent(reason)) => {
+                out.failed.push(Skipped {
+                    what: r.tag.clone(),
+                    reason,
+                });
+                earlier_failed = true;
+            }
+            // The forge or the registry is in trouble: stop; the next run finishes the job.
+            Err(e) => return Err(e),
         }
     }
     Ok(out)
@@ -156,7 +189,8 @@ fn run_step(
             title,
             body,
             changes,
-            bot_email,
+            push,
+            pull,
             ..
         } => {
             let Some(base_head) = head.clone() else {
@@ -164,55 +198,37 @@ fn run_step(
                     "branch `{base}` of {repo} does not exist: create it and re-run"
                 )));
             };
-            let rel = release.expect("release pulls belong to a release");
-            let current = forge.branch_head(repo, branch)?;
-            let up_to_date = match &current {
-                Some(c) => {
-                    let files = forge.list_files(repo, c)?;
-                    read_subtree(forge, repo, c, &files, &rel.path)? == rel.rendered
+            match push {
+                BranchPush::Keep => {}
+                BranchPush::Create => {
+                    let c = forge.commit(repo, branch, &base_head, None, changes, title)?;
+                    out.actions
+                        .push(format!("commit {} to {branch}", short(&c)));
                 }
-                None => false,
-            };
-            if !up_to_date {
-                let bot_only = match &current {
-                    Some(c) => {
-                        let commits = forge.commits_between(repo, &base_head, c)?;
-                        commits.iter().all(|x| x.is_by(bot_email))
-                    }
-                    None => true,
-                };
-                if !bot_only {
-                    return Err(ApplyError::Inconsistent(format!(
-                        "release branch `{branch}` has commits not made by stackbot; merge or close its pull request, delete the branch, and re-run"
-                    )));
-                }
-                if let Some(c) = &current {
+                BranchPush::Reset { from } => {
                     forge.force_branch(repo, branch, &base_head)?;
                     out.actions
-                        .push(format!("reset {branch} (was {})", short(c)));
-                }
-                let expected = current.as_ref().map(|_| base_head.as_str());
-                let c = forge.commit(repo, branch, &base_head, expected, changes, title)?;
-                out.actions
-                    .push(format!("commit {} to {branch}", short(&c)));
-            }
-            let pulls = forge.find_pulls(repo, branch)?;
-            match pulls.iter().find(|p| p.state == PullState::Open) {
-                Some(p) if p.title == *title && p.body == *body => {
-                    out.pull_requests.push(p.html_url.clone());
-                }
-                Some(p) => {
-                    forge.update_pull(repo, p.number, title, body)?;
+                        .push(format!("reset {branch} (was {})", short(from)));
+                    let c =
+                        forge.commit(repo, branch, &base_head, Some(&base_head), changes, title)?;
                     out.actions
-                        .push(format!("update pull request #{}", p.number));
-                    out.pull_requests.push(p.html_url.clone());
+                        .push(format!("commit {} to {branch}", short(&c)));
                 }
-                None => {
+            }
+            let url = match pull {
+                PullAction::Keep { url, .. } => url.clone(),
+                PullAction::Update { number, url } => {
+                    forge.update_pull(repo, *number, title, body)?;
+                    out.actions.push(format!("update pull request #{number}"));
+                    url.clone()
+                }
+                PullAction::Open => {
                     let p = forge.open_pull(repo, branch, base, title, body)?;
                     out.actions.push(format!("open pull request #{}", p.number));
-                    out.pull_requests.push(p.html_url.clone());
+                    p.html_url
                 }
-            }
+            };
+            out.pull_requests.push(url);
         }
         Step::Tag {
             tag,
@@ -249,8 +265,20 @@ fn run_step(
             let rel = release.expect("drafts belong to a release");
             ensure_draft(forge, repo, rel, tag, out)?;
         }
-        Step::Publish { tag } => {
-            publish(forge, repo, tag, out)?;
+        Step::Publish { tag, latest } => {
+            publish(forge, repo, tag, *latest, out)?;
+        }
+        Step::Announce { number, tag } => {
+            upsert_comment(
+                forge,
+                repo,
+                *number,
+                crate::plan::marker::PUBLISHED,
+                &format!("Publishing this as `{tag}`."),
+            )?;
+            out.actions.push(format!(
+                "comment on pull request #{number}: {tag} published"
+            ));
         }
         Step::DeleteDraft { id, tag, reason } => match forge.delete_release(repo, *id) {
             Ok(()) | Err(ForgeError::NotFound { .. }) => {
@@ -284,6 +312,20 @@ fn ensure_draft(
     let mut all = forge.list_releases(repo)?;
     if of_tag(&all, tag).iter().any(|r| !r.draft) {
         return Ok(());
+    }
+    // A draft with other notes (an earlier content of a release pull request, or notes
+    // written on another day) is replaced: drafts are invisible, and the notes are published
+    // as they are.
+    let stale: Vec<ReleaseInfo> = of_tag(&all, tag)
+        .into_iter()
+        .filter(|r| r.body != rel.notes)
+        .cloned()
+        .collect();
+    if !stale.is_empty() {
+        for r in &stale {
+            delete_quietly(forge, repo, r, "draft with outdated notes", out)?;
+        }
+        all = forge.list_releases(repo)?;
     }
     if of_tag(&all, tag).is_empty() {
         match forge.create_draft_release(repo, tag, tag, &rel.notes) {
@@ -387,6 +429,7 @@ fn publish(
     forge: &dyn Forge,
     repo: &RepoRef,
     tag: &str,
+    latest: bool,
     out: &mut Outcome,
 ) -> Result<(), ApplyError> {
     let all = forge.list_releases(repo)?;
@@ -400,7 +443,7 @@ fn publish(
                     "no draft of {tag} to publish; re-run"
                 )));
             };
-            match forge.publish_release(repo, canon.id) {
+            match forge.publish_release(repo, canon.id, latest) {
                 Ok(_) => out
                     .actions
                     .push(format!("publish {tag} (release {})", canon.id)),

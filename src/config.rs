@@ -43,6 +43,9 @@ pub struct Config {
     /// Tenant GitOps repositories whose `ClusterStack` resources follow our releases.
     #[serde(default)]
     pub tenants: Vec<TenantConfig>,
+    /// The status dashboard: one issue in `forge.repository` that `release` keeps current.
+    #[serde(default)]
+    pub dashboard: DashboardConfig,
 }
 
 fn default_publish() -> Vec<PublishTarget> {
@@ -418,6 +421,32 @@ pub struct GithubForgeConfig {
     /// Retries per request after 5xx, dropped connections and rate limits (default 6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_retries: Option<u32>,
+    /// Authenticate as a GitHub App instead of with a token (`token_env` is then unused): an
+    /// installation token is minted per repository, with contents and pull-request write
+    /// access only. See docs/github-setup.md.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<GithubAppConfig>,
+    /// Directory of the GitHub answer cache (relative to this file; default: `github/` in
+    /// `upstream.cache_dir`, when that is set). Reads are revalidated with their `ETag` (GitHub
+    /// does not count `304 Not Modified` against the rate limit) and immutable objects are
+    /// not fetched again: keep it between scheduled runs (the release workflow caches it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// A GitHub App stackbot authenticates as. Exactly one of `private_key_env` and
+/// `private_key_file` names the App's private key (the key itself never goes in this file).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GithubAppConfig {
+    /// The App ID (the App's settings page, "About").
+    pub id: u64,
+    /// Name of the environment variable holding the App's private key (PEM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key_env: Option<String>,
+    /// Path of the App's private key file (PEM; relative to this file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key_file: Option<PathBuf>,
 }
 
 impl Default for GithubForgeConfig {
@@ -429,6 +458,33 @@ impl Default for GithubForgeConfig {
             write_interval_ms: None,
             writes_per_hour: None,
             max_retries: None,
+            app: None,
+            cache_dir: None,
+        }
+    }
+}
+
+/// The dashboard issue: `stackbot status` as Markdown, kept current by every `release` run
+/// (not by `plan`, dry runs or `tenants`). One issue, found by a hidden marker in its body,
+/// created once and edited in place only when its content changes.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct DashboardConfig {
+    /// Keep the issue current; `false` makes `release` never read or write issues.
+    pub enabled: bool,
+    /// Title of the issue (a title changed by hand is set back).
+    pub title: String,
+    /// Label put on the issue, so a run finds it with one request. The hidden marker in the
+    /// body identifies it: without the label the run looks through every issue instead.
+    pub label: String,
+}
+
+impl Default for DashboardConfig {
+    fn default() -> Self {
+        DashboardConfig {
+            enabled: true,
+            title: "Cluster stacks: SCS 0210 status (stackbot dashboard)".into(),
+            label: "stackbot-dashboard".into(),
         }
     }
 }
@@ -743,6 +799,16 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
             }
         }
     }
+    if let Some(app) = &c.forge.github.app
+        && app.private_key_env.is_some() == app.private_key_file.is_some()
+    {
+        return Err(err(
+            "app:",
+            "`forge.github.app` needs exactly one of `private_key_env` and `private_key_file`"
+                .into(),
+            "name the environment variable holding the App's PEM key, or the key file",
+        ));
+    }
     if c.publish.contains(&PublishTarget::Oci) && c.oci.is_none() {
         return Err(err(
             "publish",
@@ -999,6 +1065,22 @@ stacks:
         .unwrap_err();
         assert!(err.to_string().contains("keep"), "{err}");
         assert!(err.line.is_some(), "{err}");
+    }
+
+    #[test]
+    fn a_github_app_names_exactly_one_private_key_source() {
+        let app = |keys: &str| {
+            format!("{BASE}forge:\n  kind: github\n  github:\n    app: {{id: 7{keys}}}\n")
+        };
+        let ok = parse_str(&app(", private_key_env: APP_KEY")).unwrap();
+        let a = ok.forge.github.app.unwrap();
+        assert_eq!((a.id, a.private_key_env.as_deref()), (7, Some("APP_KEY")));
+        assert!(parse_str(&app(", private_key_file: key.pem")).is_ok());
+        for bad in ["", ", private_key_env: K, private_key_file: k.pem"] {
+            let err = parse_str(&app(bad)).unwrap_err();
+            assert!(err.to_string().contains("exactly one of"), "{err}");
+            assert!(err.line.is_some(), "{err}");
+        }
     }
 
     #[test]

@@ -24,5 +24,6 @@ pub mod plan;
 pub mod render;
 pub mod report;
 pub mod resolve;
+pub mod status;
 pub mod tenants;
 pub mod upstream;

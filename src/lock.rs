@@ -4,12 +4,21 @@
 //! in CI) reads it, and whoever resolves new sets (`render --release-set`, later `release`)
 //! updates it in the same commit as the rendered stack, so reviewers see the inputs next to
 //! the output. It is YAML, sorted by stack then minor, one set per stack × minor.
+//!
+//! Each entry also records the version its series was last released as (`release: v3`),
+//! written by `stackbot release` in the release commit. It is the series' *high-water mark*:
+//! git history keeps it when a release and its tag are deleted, so a number once on the base
+//! branch is never issued again (see [`crate::plan::series`]). Replacing a set by hand
+//! (`render --release-set`) keeps the number.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Minor, ReleaseSet, StackId};
+use crate::model::{
+    Component, KubeVersion, Minor, NodeImage, ReleaseSet, StackId, StackVersion, series_prefix,
+};
 
 /// File name of the lock, beside `stackbot.yaml`.
 pub const LOCK_FILE: &str = "stackbot.lock";
@@ -36,12 +45,118 @@ pub enum LockError {
 }
 
 /// The lock file's contents.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Lock {
     /// Sorted by (stack, minor); at most one per stack × minor.
-    #[serde(default)]
     pub release_sets: Vec<ReleaseSet>,
+    /// Series prefix (`openstack-scs2-1-34`) → the stable number it was last released as.
+    pub released: BTreeMap<String, u64>,
+}
+
+/// One entry as written: the release set's fields plus `release`. Spelled out (rather than
+/// flattened) so unknown keys stay errors with a line number; the conversions destructure
+/// [`ReleaseSet`] exhaustively, so a new field there fails to compile here until it is added.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    stack: StackId,
+    kubernetes: KubeVersion,
+    /// The version the series was last released as (stable channel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    release: Option<StackVersion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    published_at: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(default, skip_serializing_if = "NodeImage::is_none")]
+    node_image: NodeImage,
+    components: BTreeMap<String, Component>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    release_sets: Vec<Entry>,
+}
+
+impl Entry {
+    fn new(set: &ReleaseSet, released: Option<u64>) -> Self {
+        let ReleaseSet {
+            stack,
+            kubernetes,
+            published_at,
+            node_image,
+            components,
+        } = set.clone();
+        Entry {
+            stack,
+            kubernetes,
+            release: released.map(StackVersion::stable),
+            published_at,
+            node_image,
+            components,
+        }
+    }
+
+    fn into_parts(self) -> (ReleaseSet, Option<StackVersion>) {
+        let Entry {
+            stack,
+            kubernetes,
+            release,
+            published_at,
+            node_image,
+            components,
+        } = self;
+        (
+            ReleaseSet {
+                stack,
+                kubernetes,
+                published_at,
+                node_image,
+                components,
+            },
+            release,
+        )
+    }
+}
+
+impl Serialize for Lock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        File {
+            release_sets: self
+                .release_sets
+                .iter()
+                .map(|set| Entry::new(set, self.released_as(&set.stack, set.minor())))
+                .collect(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Lock {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let file = File::deserialize(d)?;
+        let mut lock = Lock::default();
+        for entry in file.release_sets {
+            let (set, release) = entry.into_parts();
+            if let Some(v) = release.filter(StackVersion::is_stable) {
+                lock.record_release(&set.stack, set.minor(), v.major);
+            }
+            lock.upsert(set);
+        }
+        Ok(lock)
+    }
+}
+
+/// Where a merge left its conflict markers: the first line starting with `<<<<<<<`,
+/// `=======` or `>>>>>>>` (1-based). A lock is never guessed from a conflicted file.
+fn conflict_marker(text: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            l.starts_with("<<<<<<<")
+                || l.starts_with(">>>>>>>")
+                || (l.starts_with("=======") && l.trim_end().chars().all(|c| c == '='))
+        })
+        .map(|i| i + 1)
 }
 
 impl Lock {
@@ -62,8 +177,18 @@ impl Lock {
 
     /// Parse lock text; `path` only names the file in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Lock, LockError> {
-        let lock: Lock = if text.trim().is_empty() {
-            Lock::default()
+        if let Some(line) = conflict_marker(text) {
+            return Err(LockError::Parse {
+                path: path.to_path_buf(),
+                line: Some(line),
+                message: "unresolved merge conflict (conflict marker)".into(),
+                hint: "resolve the conflict: keep one entry per stack and minor, and for `release:` the higher version of the two sides; then commit the lock",
+            });
+        }
+        let file: File = if text.trim().is_empty() {
+            File {
+                release_sets: Vec::new(),
+            }
         } else {
             yaml_serde::from_str(text).map_err(|e| LockError::Parse {
                 path: path.to_path_buf(),
@@ -73,7 +198,8 @@ impl Lock {
             })?
         };
         let mut sorted = Lock::default();
-        for set in lock.release_sets {
+        for entry in file.release_sets {
+            let (set, release) = entry.into_parts();
             if sorted.get(&set.stack, set.minor()).is_some() {
                 return Err(LockError::Parse {
                     path: path.to_path_buf(),
@@ -81,6 +207,22 @@ impl Lock {
                     message: format!("two release sets for {} {}", set.stack, set.minor()),
                     hint: "keep one release set per stack and minor",
                 });
+            }
+            match release {
+                Some(v) if v.is_stable() => sorted.record_release(&set.stack, set.minor(), v.major),
+                Some(v) => {
+                    return Err(LockError::Parse {
+                        path: path.to_path_buf(),
+                        line: None,
+                        message: format!(
+                            "{} {}: `release: {v}` is not a stable version (`v<N>`)",
+                            set.stack,
+                            set.minor()
+                        ),
+                        hint: "the lock is generated: restore it from git",
+                    });
+                }
+                None => {}
             }
             sorted.upsert(set);
         }
@@ -101,7 +243,8 @@ impl Lock {
         })
     }
 
-    /// Insert or replace the set for its stack × minor, keeping the order.
+    /// Insert or replace the set for its stack × minor, keeping the order (and the recorded
+    /// release number: it is a high-water mark, not a property of the set).
     pub fn upsert(&mut self, set: ReleaseSet) {
         let key = (set.stack.clone(), set.minor());
         match self
@@ -118,6 +261,20 @@ impl Lock {
         self.release_sets
             .iter()
             .find(|s| &s.stack == stack && s.minor() == minor)
+    }
+
+    /// The stable number the series was last released as, if the lock records one.
+    pub fn released_as(&self, stack: &StackId, minor: Minor) -> Option<u64> {
+        self.released.get(&series_prefix(stack, minor)).copied()
+    }
+
+    /// Record that the series was released as `v<n>`; never lowers a recorded number.
+    pub fn record_release(&mut self, stack: &StackId, minor: Minor, n: u64) {
+        let e = self
+            .released
+            .entry(series_prefix(stack, minor))
+            .or_insert(n);
+        *e = (*e).max(n);
     }
 }
 
@@ -256,6 +413,52 @@ mod tests {
         assert!(Lock::parse(&dup, Path::new("l")).is_err());
         let err = Lock::parse("release_sets: []\nextra: 1\n", Path::new("l")).unwrap_err();
         assert!(err.to_string().starts_with("l:2"), "{err}");
+    }
+
+    #[test]
+    fn conflict_markers_are_an_error_naming_the_line_never_an_empty_lock() {
+        let mut lock = Lock::default();
+        lock.upsert(set("v1.34.7"));
+        let body = lock.to_yaml();
+        let conflicted = body.replacen(
+            "release_sets:\n",
+            "release_sets:\n<<<<<<< HEAD\n=======\n>>>>>>> stackbot/release/openstack-scs2-1-34\n",
+            1,
+        );
+        let err = Lock::parse(&conflicted, Path::new("stackbot.lock")).unwrap_err();
+        let line = body.lines().position(|l| l == "release_sets:").unwrap() + 2;
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!("stackbot.lock:{line}: unresolved merge conflict")),
+            "{msg}"
+        );
+        assert!(msg.contains("hint: resolve the conflict"), "{msg}");
+        // A YAML document separator is not a conflict marker.
+        assert!(Lock::parse("---\nrelease_sets: []\n", Path::new("l")).is_ok());
+    }
+
+    #[test]
+    fn the_release_number_is_kept_per_series_and_never_lowered() {
+        let id = StackId::new("openstack", "scs2").unwrap();
+        let m34: Minor = "1.34".parse().unwrap();
+        let mut lock = Lock::default();
+        lock.upsert(set("v1.34.7"));
+        lock.upsert(set("v1.33.10"));
+        let legacy = lock.to_yaml();
+        assert!(!legacy.contains("release:"), "no number, no key: {legacy}");
+        lock.record_release(&id, m34, 3);
+        lock.record_release(&id, m34, 2);
+        assert_eq!(lock.released_as(&id, m34), Some(3));
+        // Replacing the set by hand keeps the high-water mark.
+        lock.upsert(set("v1.34.8"));
+        assert_eq!(lock.released_as(&id, m34), Some(3));
+        let text = lock.to_yaml();
+        assert_eq!(text.matches("release: v3").count(), 1, "{text}");
+        let back = Lock::parse(&text, Path::new("l")).unwrap();
+        assert_eq!(back, lock);
+        assert_eq!(back.released_as(&id, "1.33".parse().unwrap()), None);
+        let bad = text.replace("release: v3", "release: v3-sha.abc");
+        assert!(Lock::parse(&bad, Path::new("l")).is_err());
     }
 
     #[test]

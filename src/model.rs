@@ -11,6 +11,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub mod scs;
+
 /// Why a name or version could not be parsed. Carries the offending input so the caller can
 /// say which file or field held it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -411,6 +413,38 @@ impl ReleaseSet {
     pub fn minor(&self) -> Minor {
         self.kubernetes.minor()
     }
+
+    /// What in this set is older than in `shipped` (a set already released): the Kubernetes
+    /// patch, and every component whose chart is the same and whose version is a lower semver.
+    /// Empty when nothing went backwards. Versions that are not semver, and components that
+    /// changed chart or repository, cannot be compared and are not reported.
+    pub fn regressions_since(&self, shipped: &ReleaseSet) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.kubernetes < shipped.kubernetes {
+            out.push(format!(
+                "Kubernetes {} is older than {}",
+                self.kubernetes, shipped.kubernetes
+            ));
+        }
+        for (key, c) in &self.components {
+            let Some(old) = shipped.components.get(key) else {
+                continue;
+            };
+            if old.chart != c.chart || old.repository != c.repository {
+                continue;
+            }
+            let parse = |v: &str| semver::Version::parse(v.trim_start_matches('v')).ok();
+            if let (Some(new), Some(was)) = (parse(&c.version), parse(&old.version))
+                && new < was
+            {
+                out.push(format!(
+                    "{key} ({}) {} is older than {}",
+                    c.chart, c.version, old.version
+                ));
+            }
+        }
+        out
+    }
 }
 
 /// An in-memory stack or release tree: `/`-separated relative path → bytes. A `BTreeMap` of
@@ -474,6 +508,47 @@ mod tests {
                 "{bad} must be rejected"
             );
         }
+    }
+
+    #[test]
+    fn regressions_compare_the_patch_and_components_by_semver() {
+        let comp = |v: &str| Component {
+            chart: "cilium".into(),
+            repository: "https://helm.cilium.io/".into(),
+            version: v.into(),
+            digest: None,
+        };
+        let set = |k: &str, cni: &str| ReleaseSet {
+            stack: StackId::new("openstack", "scs2").unwrap(),
+            kubernetes: k.parse().unwrap(),
+            published_at: None,
+            node_image: NodeImage::default(),
+            components: BTreeMap::from([("cni".to_string(), comp(cni))]),
+        };
+        let shipped = set("v1.35.5", "1.18.10");
+        assert!(
+            set("v1.35.5", "1.18.10")
+                .regressions_since(&shipped)
+                .is_empty()
+        );
+        assert!(
+            set("v1.35.6", "1.18.10")
+                .regressions_since(&shipped)
+                .is_empty()
+        );
+        // 1.18.9 < 1.18.10 although "1.18.9" > "1.18.10" as strings.
+        let r = set("v1.35.4", "1.18.9").regressions_since(&shipped);
+        assert_eq!(
+            r,
+            [
+                "Kubernetes v1.35.4 is older than v1.35.5",
+                "cni (cilium) 1.18.9 is older than 1.18.10"
+            ]
+        );
+        // A different chart is not a downgrade of the old one.
+        let mut other = set("v1.35.5", "0.1.0");
+        other.components.get_mut("cni").unwrap().chart = "calico".into();
+        assert!(other.regressions_since(&shipped).is_empty());
     }
 
     #[test]

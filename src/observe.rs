@@ -5,16 +5,23 @@
 //! cannot change the plan). Never writes; needs no token on the local forge.
 //!
 //! Cost of a run with nothing to do: one release listing (plus the OCI tag listing when `oci`
-//! is a target), then one `hashes.json` per series. A series that needs a release costs more:
-//! its metadata, the release set its latest release shipped, the base tree, and a probe of the
-//! tags above its latest release (one request when there is no unfinished release). The probe
-//! starts above the newest release of *any* target, so its cost never grows with history.
+//! is a target), then one `hashes.json` per series (with `oci` alone: the latest release pulled
+//! from the registry and one tag lookup per series). A series that needs a release costs more:
+//! its metadata, the release set its latest release shipped, the base tree and lock, a probe of
+//! the tags above its latest release, and in pull-request mode its release branch and pull
+//! requests. The probe starts above the newest release of *any* target and walks only the
+//! numbers some evidence names plus the first gap, so its cost never grows with history.
 
-use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef, read_subtree};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::forge::{Forge, ForgeError, PullState, ReleaseInfo, RepoRef, read_subtree};
+use crate::lock::Lock;
 use crate::model::{FileTree, ReleaseName, ReleaseSet, StackVersion};
 use crate::oci::Publisher;
 use crate::package::{Metadata, ReleaseHashes};
-use crate::plan::{self, Desired, Latest, Mode, Observed, SeriesObserved, TaggedTree};
+use crate::plan::{
+    self, Desired, Latest, Mode, Observed, ReleaseBranch, SeriesObserved, TaggedTree,
+};
 
 /// Why observing failed. All variants are transient: the next run reads again.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +40,17 @@ pub struct Scope<'a> {
     pub mode: Mode,
     /// Repository path of `stackbot.lock`.
     pub lock_path: &'a str,
+    /// The bot's committer e-mail: commits by anyone else on a release branch are a human's.
+    pub bot_email: &'a str,
+    /// `publish: [oci]` alone (no forge releases).
+    pub oci_only: bool,
+}
+
+/// The base branch, read once per run (only when some series needs a release).
+struct Base {
+    head: Option<String>,
+    files: Vec<String>,
+    lock: Option<Lock>,
 }
 
 /// Read everything `plan` needs for `desired`.
@@ -64,7 +82,7 @@ pub fn observe(
         }
         obs.oci_tags = Some(tags);
     }
-    let mut base: Option<(Option<String>, Vec<String>)> = None;
+    let mut base: Option<Base> = None;
     for d in desired {
         let series = d.series();
         let empty = Vec::new();
@@ -88,6 +106,13 @@ pub fn observe(
                 so.latest_assets = Some(assets);
             }
         }
+        // With `oci` alone the push comes before the commit and the tag: a run that stopped
+        // in between left the latest release without its tag.
+        if scope.oci_only
+            && let Some(l) = &so.oci_latest
+        {
+            so.latest_tagged = Some(tag_of(forge, scope.repo, &l.tag)?.is_some());
+        }
         if !plan::series::needs_details(d, &so) {
             obs.series.insert(series, so);
             continue;
@@ -103,32 +128,37 @@ pub fn observe(
             .into_iter()
             .flatten()
         {
-            lat.set = released_set(forge, scope.repo, &lat.tag, d, scope.lock_path)?;
+            let (set, released) = released_set(forge, scope.repo, &lat.tag, d, scope.lock_path)?;
+            lat.set = set;
+            so.latest_released = so.latest_released.max(released);
         }
         if base.is_none() {
-            let head = match forge.branch_head(scope.repo, scope.base_branch) {
-                Ok(h) => h,
-                Err(ForgeError::NotFound { .. }) => None,
-                Err(e) => return Err(e.into()),
+            let b = read_base(forge, scope)?;
+            obs.base_lock = match &b.head {
+                Some(h) if b.files.iter().any(|f| f == scope.lock_path) => {
+                    forge.read_file(scope.repo, h, scope.lock_path)?
+                }
+                _ => None,
             };
-            let files = match &head {
-                Some(h) => forge.list_files(scope.repo, h)?,
-                None => Vec::new(),
-            };
-            if let Some(h) = &head
-                && files.iter().any(|f| f == scope.lock_path)
-            {
-                obs.base_lock = forge.read_file(scope.repo, h, scope.lock_path)?;
-            }
-            obs.base_head = head.clone();
-            base = Some((head, files));
+            obs.base_head = b.head.clone();
+            base = Some(Base {
+                lock: obs.base_lock.as_ref().and_then(|bytes| {
+                    // An unreadable lock is plan's error to report (with file and line).
+                    Lock::parse(&String::from_utf8_lossy(bytes), scope.lock_path.as_ref()).ok()
+                }),
+                ..b
+            });
         }
-        let (head, files) = base.as_ref().expect("just set");
-        so.base_tree = Some(match head {
-            Some(h) => read_subtree(forge, scope.repo, h, files, &d.path)?,
+        let b = base.as_ref().expect("just set");
+        so.base_tree = Some(match &b.head {
+            Some(h) => read_subtree(forge, scope.repo, h, &b.files, &d.path)?,
             None => FileTree::new(),
         });
-        so.tags = tags_above(forge, scope.repo, d, &so, rels, obs.oci_tags.as_deref())?;
+        so.base_released = b
+            .lock
+            .as_ref()
+            .and_then(|l| l.released_as(&d.stack, d.minor));
+        so.tags = tags_above(forge, scope.repo, d, &so, rels)?;
         if scope.mode == Mode::PullRequest {
             let branch = plan::release_branch(&series);
             let pulls = match forge.find_pulls(scope.repo, &branch) {
@@ -136,57 +166,158 @@ pub fn observe(
                 Err(ForgeError::NotFound { .. }) => Vec::new(),
                 Err(e) => return Err(e.into()),
             };
-            obs.pulls.insert(branch, pulls);
+            // Merged release pull requests naming a release above the latest: has the bot
+            // announced their release (then a missing release was withdrawn)?
+            let p = plan::series::newest(&so).map_or(0, |l| l.n);
+            for pr in pulls.iter().filter(|pr| pr.state == PullState::Merged) {
+                let above = plan::marker::parse(&pr.body)
+                    .and_then(|m| ReleaseName::parse(&m.tag).ok())
+                    .is_some_and(|n| n.version.major > p);
+                if above
+                    && forge
+                        .list_comments(scope.repo, pr.number)?
+                        .iter()
+                        .any(|c| c.body.starts_with(plan::marker::PUBLISHED))
+                {
+                    so.announced.insert(pr.number);
+                }
+            }
+            obs.pulls.insert(branch.clone(), pulls);
+            so.release_branch = Some(release_branch(forge, scope, b, &branch, &d.path)?);
         }
         obs.series.insert(series, so);
     }
     Ok(obs)
 }
 
-/// The tags `…-v<N>` above the newest known release, each with the tree it points at: from
-/// `latest + 1` upwards, until the first missing tag past every number any release, draft or
-/// OCI tag uses, or the first tag holding the desired tree. Normally that is a single lookup
-/// that finds nothing.
+/// `stackbot.lock` on the base branch, if there is a readable one (an unreadable one is
+/// `plan`'s error to report). For the pipeline, which needs the recorded publication dates
+/// before it renders.
+pub fn base_lock(forge: &dyn Forge, scope: Scope<'_>) -> Result<Option<Lock>, ObserveError> {
+    let head = match forge.branch_head(scope.repo, scope.base_branch) {
+        Ok(Some(h)) => h,
+        Ok(None) | Err(ForgeError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(forge
+        .read_file(scope.repo, &head, scope.lock_path)?
+        .and_then(|b| Lock::parse(&String::from_utf8_lossy(&b), scope.lock_path.as_ref()).ok()))
+}
+
+fn read_base(forge: &dyn Forge, scope: Scope<'_>) -> Result<Base, ObserveError> {
+    let head = match forge.branch_head(scope.repo, scope.base_branch) {
+        Ok(h) => h,
+        Err(ForgeError::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let files = match &head {
+        Some(h) => forge.list_files(scope.repo, h)?,
+        None => Vec::new(),
+    };
+    Ok(Base {
+        head,
+        files,
+        lock: None,
+    })
+}
+
+/// A series' release branch: its head, what it holds under `path` and in the lock, and the
+/// commits on it (not on the base) that someone other than the bot authored.
+fn release_branch(
+    forge: &dyn Forge,
+    scope: Scope<'_>,
+    base: &Base,
+    branch: &str,
+    path: &str,
+) -> Result<ReleaseBranch, ObserveError> {
+    let head = match forge.branch_head(scope.repo, branch) {
+        Ok(h) => h,
+        Err(ForgeError::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let Some(h) = head else {
+        return Ok(ReleaseBranch::default());
+    };
+    let files = forge.list_files(scope.repo, &h)?;
+    let tree = read_subtree(forge, scope.repo, &h, &files, path)?;
+    let lock = if files.iter().any(|f| f == scope.lock_path) {
+        forge.read_file(scope.repo, &h, scope.lock_path)?
+    } else {
+        None
+    };
+    let foreign = match &base.head {
+        Some(b) => forge
+            .commits_between(scope.repo, b, &h)?
+            .into_iter()
+            .filter(|c| !c.is_by(scope.bot_email))
+            .map(|c| c.sha)
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(ReleaseBranch {
+        head: Some(h),
+        tree,
+        lock,
+        foreign,
+    })
+}
+
+/// The commit a tag points at; a missing tag is `None`.
+fn tag_of(forge: &dyn Forge, repo: &RepoRef, tag: &str) -> Result<Option<String>, ObserveError> {
+    match forge.tag_target(repo, tag) {
+        Ok(t) => Ok(t),
+        Err(ForgeError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The tags `…-v<N>` above the newest known release, each with the tree it points at. Probed:
+/// every number above it that a release, draft or lock names, and the run of consecutive tags
+/// from `latest + 1` up to the first missing one. Normally that is a single lookup that finds
+/// nothing, and never more than the evidence names: a stray `…-v18446744073709551615` costs
+/// one lookup, not a walk.
 fn tags_above(
     forge: &dyn Forge,
     repo: &RepoRef,
     d: &Desired,
     so: &SeriesObserved,
     rels: &[plan::SeriesRelease<'_>],
-    oci_tags: Option<&[String]>,
-) -> Result<std::collections::BTreeMap<u64, TaggedTree>, ObserveError> {
-    let known = plan::series::decide(d, so, rels, oci_tags);
-    let start = known.latest.map_or(0, |l| l.n) + 1;
-    let known_highest = known.highest.unwrap_or(0);
-    let mut out = std::collections::BTreeMap::new();
-    let mut k = start;
-    loop {
+) -> Result<BTreeMap<u64, TaggedTree>, ObserveError> {
+    let p = plan::series::newest(so).map_or(0, |l| l.n);
+    let named: BTreeSet<u64> = rels
+        .iter()
+        .map(|r| r.n)
+        .chain(so.base_released)
+        .chain(so.latest_released)
+        .filter(|n| *n > p)
+        .collect();
+    let mut out = BTreeMap::new();
+    let probe = |k: u64, out: &mut BTreeMap<u64, TaggedTree>| -> Result<bool, ObserveError> {
         let tag = ReleaseName {
             stack: d.stack.clone(),
             minor: d.minor,
             version: StackVersion::stable(k),
         }
         .to_string();
-        match forge.tag_target(repo, &tag) {
-            Ok(Some(commit)) => {
-                let files = forge.list_files(repo, &commit)?;
-                let tree = read_subtree(forge, repo, &commit, &files, &d.path)?;
-                // The lowest tag holding exactly the desired tree is the unfinished release
-                // plan will finish; nothing above it matters.
-                let done = tree == d.rendered;
-                out.insert(k, TaggedTree { commit, tree });
-                if done {
-                    break;
-                }
-            }
-            Ok(None) | Err(ForgeError::NotFound { .. }) => {
-                if k > known_highest {
-                    break;
-                }
-            }
-            Err(e) => return Err(e.into()),
+        let Some(commit) = tag_of(forge, repo, &tag)? else {
+            return Ok(false);
+        };
+        let files = forge.list_files(repo, &commit)?;
+        let tree = read_subtree(forge, repo, &commit, &files, &d.path)?;
+        out.insert(k, TaggedTree { commit, tree });
+        Ok(true)
+    };
+    let mut k = p.checked_add(1);
+    while let Some(n) = k {
+        if !probe(n, &mut out)? {
+            break;
         }
-        k += 1;
+        k = n.checked_add(1);
+    }
+    for n in named {
+        if !out.contains_key(&n) && k.is_none_or(|stop| n > stop) {
+            probe(n, &mut out)?;
+        }
     }
     Ok(out)
 }
@@ -275,28 +406,28 @@ fn parse_or_warn<T>(
         .ok()
 }
 
-/// The release set a release shipped: `stackbot.lock` at the commit its tag points at. `None`
-/// when the tag, the lock or the entry is missing (the notes then show no "was").
+/// The release set a release shipped and the number its lock records for the series:
+/// `stackbot.lock` at the commit its tag points at. `None` when the tag, the lock or the entry
+/// is missing (the notes then show no "was").
 fn released_set(
     forge: &dyn Forge,
     repo: &RepoRef,
     tag: &str,
     d: &Desired,
     lock_path: &str,
-) -> Result<Option<ReleaseSet>, ObserveError> {
-    let commit = match forge.tag_target(repo, tag) {
-        Ok(Some(c)) => c,
-        Ok(None) | Err(ForgeError::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(e.into()),
+) -> Result<(Option<ReleaseSet>, Option<u64>), ObserveError> {
+    let Some(commit) = tag_of(forge, repo, tag)? else {
+        return Ok((None, None));
     };
     let Some(bytes) = forge.read_file(repo, &commit, lock_path)? else {
-        return Ok(None);
+        return Ok((None, None));
     };
-    Ok(
-        crate::lock::Lock::parse(&String::from_utf8_lossy(&bytes), lock_path.as_ref())
-            .ok()
+    let lock = Lock::parse(&String::from_utf8_lossy(&bytes), lock_path.as_ref()).ok();
+    Ok((
+        lock.as_ref()
             .and_then(|l| l.get(&d.stack, d.minor).cloned()),
-    )
+        lock.as_ref().and_then(|l| l.released_as(&d.stack, d.minor)),
+    ))
 }
 
 fn read_asset(

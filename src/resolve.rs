@@ -6,20 +6,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Days, NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use crate::config::{Config, MinorSelection, StackConfig};
+use crate::model::scs::{self, Waiting};
 use crate::model::{Component, KubeVersion, Minor, NodeImage, ReleaseSet, StackId};
 use crate::upstream::helm::{self, HelmIndex};
 use crate::upstream::kubernetes::{self, KubeRelease};
 use crate::upstream::lifecycle::{self, Lifecycle};
 use crate::upstream::{Fetched, Key, UpstreamData, images};
 
-/// SCS 0210: a new patch must be offered within 31 days (as the SCS conformance test counts).
-pub const PATCH_DAYS: u64 = 31;
-/// SCS 0210: a new minor must be offered within 4 months (the SCS test uses 120 days).
-pub const MINOR_DAYS: u64 = 120;
+/// SCS 0210 windows (patch: 31 days, minor: 120), defined in [`crate::model::scs`].
+pub use crate::model::scs::{MINOR_DAYS, PATCH_DAYS};
 /// How many patches of a minor are tried, newest first, when looking for a published image.
 pub const IMAGE_CANDIDATES: usize = 4;
 /// With `minors: supported` and no lifecycle data, the newest this many minors are tracked.
@@ -50,8 +49,11 @@ pub struct MinorStatus {
     pub published_at: Option<DateTime<Utc>>,
     /// Whether the newest patch can be released now.
     pub status: Status,
-    /// What the newest patch is waiting for, in words.
+    /// What the newest patch is waiting for, in words (the [`Waiting`] items, displayed).
     pub missing: Vec<String>,
+    /// What the newest patch is waiting for, as data (`stackbot status`).
+    #[serde(skip)]
+    pub waiting: Vec<Waiting>,
     /// Invalid upstream data affecting this minor only.
     pub errors: Vec<String>,
     /// The verified image of the newest patch.
@@ -64,6 +66,15 @@ pub struct MinorStatus {
     pub overdue: bool,
     /// The newest *complete* set: what a release would use (may be an older patch).
     pub release_set: Option<ReleaseSet>,
+    /// Every GA patch of the minor, oldest first, with its publication date: which unreleased
+    /// patch started the SCS clock (`stackbot status`).
+    #[serde(skip)]
+    pub patches: Vec<KubeRelease>,
+    /// What `release_set` would move backwards compared with the set `stackbot.lock` records
+    /// (filled by the pipeline, which reads the lock): a release keeps such a series where it
+    /// is (`degraded`). Empty when nothing regresses.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<String>,
 }
 
 /// A GA minor newer than every minor a stack tracks.
@@ -81,6 +92,9 @@ pub struct NewMinor {
     pub due: Option<NaiveDate>,
     /// `due` has passed.
     pub overdue: bool,
+    /// Every GA patch of the minor, oldest first (`stackbot status`).
+    #[serde(skip)]
+    pub patches: Vec<KubeRelease>,
 }
 
 /// The result of `detect`.
@@ -113,11 +127,17 @@ fn describe(f: Option<&Fetched>) -> String {
     }
 }
 
-fn facts(data: &UpstreamData) -> Facts {
+/// What the Kubernetes sources say as of `now`: releases the API dates after `now` did not
+/// exist yet (`--now` answers "what would the bot have done that day"; markers carry no date
+/// and cannot be filtered).
+fn facts(data: &UpstreamData, now: NaiveDate) -> Facts {
     let mut warnings = Vec::new();
     let api = match data.get(&Key::Releases) {
         Some(Fetched::Ok { body }) => match kubernetes::parse_releases(body) {
-            Ok(list) if !list.is_empty() => Ok(list),
+            Ok(mut list) if !list.is_empty() => {
+                list.retain(|r| r.published_at.is_none_or(|p| p.date_naive() <= now));
+                Ok(list)
+            }
             Ok(_) => Err("the list has no GA release".to_string()),
             Err(e) => Err(e),
         },
@@ -272,7 +292,7 @@ pub fn needed(config: &Config, data: &UpstreamData, now: NaiveDate) -> Vec<Key> 
     if !keys.is_empty() {
         return keys;
     }
-    let facts = facts(data);
+    let facts = facts(data, now);
     let per_stack: Vec<(&StackConfig, Vec<Minor>)> = config
         .stacks
         .iter()
@@ -314,13 +334,9 @@ pub fn needed(config: &Config, data: &UpstreamData, now: NaiveDate) -> Vec<Key> 
     keys
 }
 
-fn deadline(published: Option<DateTime<Utc>>, days: u64) -> Option<NaiveDate> {
-    published.and_then(|p| p.date_naive().checked_add_days(Days::new(days)))
-}
-
 /// Decide the state of every configured stack × tracked minor, and report new minors.
 pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
-    let facts = facts(data);
+    let facts = facts(data, now);
     let mut warnings = facts.warnings.clone();
     let mut indexes: BTreeMap<&str, Result<HelmIndex, String>> = BTreeMap::new();
     for stack in &config.stacks {
@@ -359,7 +375,7 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
                 .filter(|r| r.version.minor() == m)
                 .collect();
             let (first, last) = (of_minor[0], of_minor[of_minor.len() - 1]);
-            let due = deadline(first.published_at, MINOR_DAYS);
+            let due = scs::minor_deadline(first.published_at);
             new_minors.push(NewMinor {
                 stack: stack.id(),
                 minor: m,
@@ -367,6 +383,7 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
                 published_at: first.published_at,
                 due,
                 overdue: due.is_some_and(|d| now > d),
+                patches: of_minor.iter().map(|r| (*r).clone()).collect(),
             });
         }
     }
@@ -392,7 +409,7 @@ fn resolve_minor(
     let mut missing = Vec::new();
     let mut errors = Vec::new();
     if newest.is_none() {
-        missing.push(format!("Kubernetes {minor}: no GA release found"));
+        missing.push(Waiting::Kubernetes { minor });
     }
 
     let mut components = BTreeMap::new();
@@ -404,7 +421,7 @@ fn resolve_minor(
         let chosen = index
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|idx| helm::select(idx, &rule.chart, &rule.version, minor));
+            .and_then(|idx| helm::select(idx, &rule.chart, &rule.version, minor, Some(now)));
         match chosen {
             Ok(Some(cv)) => {
                 components.insert(rule.chart.clone(), cv.version.to_string());
@@ -418,12 +435,11 @@ fn resolve_minor(
                     },
                 );
             }
-            Ok(None) => missing.push(format!(
-                "{} {} (not yet in {})",
-                rule.chart,
-                helm::describe_rule(&rule.version, minor),
-                helm::index_url(&rule.repository)
-            )),
+            Ok(None) => missing.push(Waiting::Chart {
+                chart: rule.chart.clone(),
+                rule: helm::describe_rule(&rule.version, minor),
+                index: helm::index_url(&rule.repository),
+            }),
             Err(e) => errors.push(format!("component `{key}` ({}): {e}", rule.chart)),
         }
     }
@@ -432,10 +448,10 @@ fn resolve_minor(
     if let Some(n) = newest {
         match image_state(stack, n.version, data) {
             ImageState::Verified(img) => node_image = Some(img).filter(|i| !i.is_none()),
-            ImageState::Missing { name, url } => missing.push(format!(
-                "node image {name} ({} not published yet)",
-                images::checksum_url(&url)
-            )),
+            ImageState::Missing { name, url } => missing.push(Waiting::NodeImage {
+                name,
+                checksum: images::checksum_url(&url),
+            }),
             ImageState::Invalid(e) => errors.push(format!("node image for {}: {e}", n.version)),
             ImageState::NotRead { url } => {
                 errors.push(format!("node image for {}: {url} was not read", n.version))
@@ -470,14 +486,7 @@ fn resolve_minor(
         })
         .flatten();
 
-    let due = newest.and_then(|n| {
-        let days = if n.version.patch == 0 {
-            MINOR_DAYS
-        } else {
-            PATCH_DAYS
-        };
-        deadline(n.published_at, days)
-    });
+    let due = newest.and_then(|n| scs::deadline(n.version, n.published_at));
     let releasable = match (&release_set, newest) {
         (Some(rs), Some(n)) => rs.kubernetes == n.version,
         _ => false,
@@ -488,13 +497,21 @@ fn resolve_minor(
         kubernetes: newest.map(|n| n.version),
         published_at: newest.and_then(|n| n.published_at),
         status,
-        missing,
+        missing: missing.iter().map(ToString::to_string).collect(),
+        waiting: missing,
         errors,
         node_image,
         components,
         due,
         overdue: due.is_some_and(|d| now > d) && !releasable,
         release_set,
+        patches: facts
+            .releases
+            .iter()
+            .filter(|r| r.version.minor() == minor)
+            .cloned()
+            .collect(),
+        degraded: Vec::new(),
     }
 }
 
@@ -594,6 +611,35 @@ stacks:
         assert_eq!(set.node_image.sha256, H1);
         assert_eq!(set.components["ccm"].version, "2.34.1");
         assert_eq!(set.components["ccm"].digest.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn now_ignores_patches_published_later() {
+        let c = config(r#"["1.34"]"#);
+        let mut d = base();
+        d.insert(
+            &checksum("v1.34.6"),
+            ok(&format!("{H1}  kube-v1.34.6.qcow2")),
+        );
+        d.insert(
+            &checksum("v1.34.7"),
+            ok(&format!("{H1}  kube-v1.34.7.qcow2")),
+        );
+        // v1.34.7 was published on 2026-04-15: as of the day before, it did not exist.
+        let before = resolve(&c, &d, date(2026, 4, 14));
+        assert_eq!(kube_of(&before), "v1.34.6");
+        assert_eq!(needed(&c, &d, date(2026, 4, 14)), Vec::<Key>::new());
+        let on = resolve(&c, &d, date(2026, 4, 15));
+        assert_eq!(kube_of(&on), "v1.34.7", "the day itself counts");
+    }
+
+    fn kube_of(r: &Report) -> String {
+        r.minors[0]
+            .release_set
+            .as_ref()
+            .unwrap()
+            .kubernetes
+            .to_string()
     }
 
     #[test]

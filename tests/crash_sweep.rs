@@ -90,7 +90,8 @@ fn release(dir: &Path, cfg: &Path) -> Output {
 
 /// Each fake listens on its own port, which pull request bodies link to; it is replaced by
 /// `FORGE`. Everything else — files, history, tags, release notes and assets, pull requests
-/// (with the release notes they embed) and comments — must match exactly.
+/// (with the release notes they embed), comments and the dashboard issue — must match
+/// exactly; of the dashboard only its content counts (its footer says when it last changed).
 fn comparable(mut s: Snapshot, fake: &FakeGithub) -> Snapshot {
     let base = format!("http://{}", fake.addr());
     for r in s.repos.values_mut() {
@@ -102,6 +103,9 @@ fn comparable(mut s: Snapshot, fake: &FakeGithub) -> Snapshot {
         }
         for c in &mut r.comments {
             c.body = c.body.replace(&base, "FORGE");
+        }
+        for i in &mut r.issues {
+            i.body = stackbot::status::dashboard::content(&i.body).replace(&base, "FORGE");
         }
     }
     s
@@ -153,6 +157,9 @@ fn first_difference(got: &Snapshot, want: &Snapshot) -> String {
         if g.comments != w.comments {
             return format!("{name}: comments {:#?} vs {:#?}", g.comments, w.comments);
         }
+        if g.issues != w.issues {
+            return format!("{name}: issues {:#?} vs {:#?}", g.issues, w.issues);
+        }
     }
     "extra repositories".into()
 }
@@ -189,6 +196,15 @@ fn assert_no_duplicates(s: &Snapshot, what: &str) {
         comments.sort();
         comments.dedup();
         assert_eq!(comments.len(), n, "{what}: duplicate comment in {name}");
+        let dashboards = r
+            .issues
+            .iter()
+            .filter(|i| i.body.contains(stackbot::status::dashboard::MARKER))
+            .count();
+        assert!(
+            dashboards <= 1,
+            "{what}: {dashboards} dashboard issues in {name}"
+        );
     }
 }
 

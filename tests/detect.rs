@@ -301,10 +301,12 @@ fn complete_sets_equal_the_release_sets_render_was_built_from() {
 #[test]
 fn once_the_2_36_charts_are_published_1_36_waits_only_for_its_image() {
     let s = fixture_server();
-    let later =
-        shared::shared_dir().join("fixtures/helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
+    let later = shared::fixture("helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
     s.set("/cpo/index.yaml", 200, std::fs::read(later).unwrap());
-    let (r, _, _) = run(&demo(), &live(&s));
+    // As of the day that index was recorded: `--now` never picks a chart the index says was
+    // created later (issue 12, item 8), and 2.36.0 was created on 2026-05-13.
+    let on = NaiveDate::from_ymd_opt(2026, 5, 13).unwrap();
+    let (r, _, _) = detect_counted(&demo(), &live(&s), on).unwrap();
     let m36 = minor(&r, "1.36");
     assert_eq!(
         m36.components["openstack-cloud-controller-manager"],
@@ -313,6 +315,28 @@ fn once_the_2_36_charts_are_published_1_36_waits_only_for_its_image() {
     assert_eq!(m36.components["openstack-cinder-csi"], "2.36.0");
     assert_eq!(m36.missing.len(), 1, "{:?}", m36.missing);
     assert!(m36.missing[0].starts_with("node image ubuntu-capi-image-v1.36.0"));
+}
+
+#[test]
+fn now_never_picks_a_chart_created_after_that_day() {
+    // The same later index, evaluated as of 2026-05-01: 2.36.0 (created 2026-05-13) did not
+    // exist yet, so 1.36 still waits for its charts.
+    let s = fixture_server();
+    let later =
+        shared::shared_dir().join("fixtures/helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
+    s.set("/cpo/index.yaml", 200, std::fs::read(later).unwrap());
+    let (r, _, _) = run(&demo(), &live(&s));
+    let m36 = minor(&r, "1.36");
+    assert!(
+        !m36.components.values().any(|v| v == "2.36.0"),
+        "{:?}",
+        m36.components
+    );
+    assert!(
+        m36.missing.iter().any(|m| m.contains("2.36.x")),
+        "{:?}",
+        m36.missing
+    );
 }
 
 #[test]
@@ -766,4 +790,32 @@ fn cli_save_then_snapshot_and_text_table() {
         err.contains("not-a-snapshot.json: not a stackbot upstream snapshot"),
         "{err}"
     );
+}
+
+#[test]
+fn the_status_reads_the_schedule_for_end_of_life_dates_but_a_replay_never_asks_for_it() {
+    let s = fixture_server();
+    let ctx = stackbot::pipeline::Context::fixed(demo(), now());
+    // The demo lists its minors explicitly, so `detect` does not need the schedule…
+    let (_, plain, _) = stackbot::pipeline::detect::detect(&ctx, &live(&s)).unwrap();
+    assert!(!plain.has(&stackbot::upstream::Key::Schedule));
+    // …the status does: every minor's end of life.
+    let (report, data, _) = stackbot::pipeline::detect::detect_with(&ctx, &live(&s), true).unwrap();
+    let d = stackbot::pipeline::detect::Detected::new(report.clone(), &data);
+    let eol = |m: &str| {
+        d.end_of_life
+            .get(&m.parse().unwrap())
+            .map(|d| d.to_string())
+    };
+    assert_eq!(eol("1.33").as_deref(), Some("2026-06-28"));
+    assert_eq!(eol("1.36").as_deref(), Some("2027-06-28"));
+    assert_eq!(report, run(&demo(), &live(&s)).0, "the same decisions");
+    // A snapshot without the schedule is replayed as it is, without an error.
+    let replay = DetectOptions {
+        snapshot: Some(demo_snapshot()),
+        ..DetectOptions::default()
+    };
+    let (r, data, _) = stackbot::pipeline::detect::detect_with(&ctx, &replay, true).unwrap();
+    assert!(!data.has(&stackbot::upstream::Key::Schedule));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
 }

@@ -165,7 +165,7 @@ fn drafts_are_invisible_without_a_token_and_writes_need_one() {
         matches!(denied, Err(ForgeError::Unauthorized { .. })),
         "{denied:?}"
     );
-    authed.publish_release(&r, d.id).unwrap();
+    authed.publish_release(&r, d.id, true).unwrap();
     assert_eq!(anon.list_releases(&r).unwrap().len(), 1);
 }
 
@@ -185,11 +185,11 @@ fn duplicates_are_refused_with_already_exists() {
     let e = f.upload_asset(&r, d.id, "a.tgz", b"1").unwrap_err();
     assert!(matches!(e, ForgeError::AlreadyExists { .. }), "{e:?}");
     assert!(e.to_string().contains("a.tgz"), "{e}");
-    f.publish_release(&r, d.id).unwrap();
+    f.publish_release(&r, d.id, true).unwrap();
     // A second published release for the tag is refused by GitHub.
     let d2 = f.create_draft_release(&r, "v1", "v1", "").unwrap();
     assert!(matches!(
-        f.publish_release(&r, d2.id),
+        f.publish_release(&r, d2.id, true),
         Err(ForgeError::AlreadyExists { .. })
     ));
 }
@@ -304,6 +304,20 @@ fn a_write_answered_502_after_it_took_effect_is_not_repeated() {
                 assert_eq!(f.list_comments(r, p.number).unwrap().len(), 1);
             },
         );
+
+        // the dashboard issue
+        let fake = once_despite(
+            fault.clone(),
+            Method::POST,
+            "/repos/{owner}/{repo}/issues",
+            |f, r| {
+                let i = f
+                    .create_issue(r, "dashboard", "<!-- d -->\nbody", &["dash".into()])
+                    .unwrap();
+                assert_eq!(i.title, "dashboard");
+            },
+        );
+        assert_eq!(fake.snapshot().repos[REPO].issues.len(), 1, "{fault:?}");
     }
 }
 
@@ -359,7 +373,7 @@ fn scenario(f: &GithubForge, r: &RepoRef) {
     ] {
         f.upload_asset(r, d.id, name, bytes).unwrap();
     }
-    f.publish_release(r, d.id).unwrap();
+    f.publish_release(r, d.id, true).unwrap();
     f.commit(
         r,
         "stackbot/bump",
@@ -492,7 +506,7 @@ fn the_token_never_appears_in_errors_or_debug_output() {
         )
         .unwrap_err(),
     );
-    record(f.publish_release(&r, 12345).unwrap_err());
+    record(f.publish_release(&r, 12345, true).unwrap_err());
     let head = f.branch_head(&r, "main").unwrap().unwrap();
     f.create_tag(&r, "t", &head, "m").unwrap();
     record(f.create_tag(&r, "t", &head, "m").unwrap_err());

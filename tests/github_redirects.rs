@@ -72,7 +72,7 @@ fn every_operation_on_a_renamed_repository_reaches_the_new_one_exactly_once() {
     let d = f.create_draft_release(&old, "t1", "t1", "notes").unwrap();
     let a = f.upload_asset(&old, d.id, "a.bin", b"bytes").unwrap();
     assert_eq!(f.download_asset(&old, d.id, &a).unwrap(), b"bytes");
-    f.publish_release(&old, d.id).unwrap();
+    f.publish_release(&old, d.id, true).unwrap();
     let p = {
         let base = f.branch_head(&old, "main").unwrap().unwrap();
         f.commit(&old, "b", &base, None, &files(&[("b", b"b")]), "b")
@@ -185,7 +185,7 @@ fn a_tenant_in_a_transferred_repository_gets_its_pull_request_for_real() {
     let meta = "apiVersion: metadata.clusterstack.x-k8s.io/v1alpha1\nversions:\n    clusterStack: v2\n    kubernetes: v1.33.5\n    components:\n        clusterAddon: v1\n        nodeImage: v1\n";
     f.upload_asset(&stacks, r.id, "metadata.yaml", meta.as_bytes())
         .unwrap();
-    f.publish_release(&stacks, r.id).unwrap();
+    f.publish_release(&stacks, r.id, true).unwrap();
 
     // The tenant's repository moves to another organisation; stackbot.yaml still names the old.
     fake.transfer_repo("acme/gitops", "acme-corp");

@@ -229,7 +229,7 @@ fn tenants_on_local_forge(c: &Ctx, tenant_file: &str) -> Vec<String> {
     let meta = "apiVersion: metadata.clusterstack.x-k8s.io/v1alpha1\nversions:\n    clusterStack: v3\n    kubernetes: v1.33.5\n    components:\n        clusterAddon: v1\n        nodeImage: v1\n";
     f.upload_asset(&stacks, r.id, "metadata.yaml", meta.as_bytes())
         .unwrap();
-    f.publish_release(&stacks, r.id).unwrap();
+    f.publish_release(&stacks, r.id, true).unwrap();
     args(&["-c", "tenants.yaml", "tenants"])
 }
 

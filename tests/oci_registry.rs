@@ -3,10 +3,12 @@
 
 #[path = "support/registry.rs"]
 mod registry_support;
+#[path = "support/shared.rs"]
+mod shared;
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -17,18 +19,6 @@ use stackbot::oci::target::Secret;
 use stackbot::oci::{Credentials, OciError, OciTarget, PushOutcome, Registry, highest_stable};
 
 const TAG: &str = "openstack-scs2-1-34-v0-sha-azlfam7";
-
-fn shared() -> PathBuf {
-    if let Some(p) = std::env::var_os("STACKBOT_SHARED") {
-        return PathBuf::from(p);
-    }
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if beside.exists() {
-        beside
-    } else {
-        PathBuf::from("/work/shared")
-    }
-}
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -45,7 +35,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// recorded output; archives stood in by gzip of their recorded entry lists), with the
 /// `SHA256SUMS` the packager adds.
 fn release() -> FileTree {
-    let path = shared().join("fixtures/csctl-output/scs2-a931cdb.json");
+    let path = shared::fixture("csctl-output/scs2-a931cdb.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(doc["release"], TAG);

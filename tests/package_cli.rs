@@ -13,7 +13,7 @@ fn stackbot() -> Command {
 }
 
 fn all_reference_trees() -> Vec<PathBuf> {
-    let root = shared::shared_dir().join("reference/cluster-stacks");
+    let root = shared::reference_root();
     let mut out = Vec::new();
     for commit in std::fs::read_dir(&root).unwrap().flatten() {
         let providers = commit.path().join("providers");
@@ -82,8 +82,7 @@ fn hash_matches_the_dirhash_algorithm_on_all_six_reference_trees() {
 #[test]
 fn hash_json_is_hashes_json_as_csctl_wrote_it() {
     let fixture: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(shared::shared_dir().join("fixtures/csctl-output/scs2-a931cdb.json"))
-            .unwrap(),
+        &std::fs::read(shared::fixture("csctl-output/scs2-a931cdb.json")).unwrap(),
     )
     .unwrap();
     let expected = fixture["assets"]["hashes.json"]["text"].as_str().unwrap();
@@ -152,8 +151,7 @@ fn tar_listing(tgz: &[u8]) -> Vec<(String, String, String)> {
 #[test]
 fn package_matches_what_csctl_wrote_for_scs2_a931cdb() {
     let fixture: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(shared::shared_dir().join("fixtures/csctl-output/scs2-a931cdb.json"))
-            .unwrap(),
+        &std::fs::read(shared::fixture("csctl-output/scs2-a931cdb.json")).unwrap(),
     )
     .unwrap();
     let out = tempfile::tempdir().unwrap();

@@ -150,3 +150,37 @@ fn a_bad_token_fails_clearly_changes_nothing_and_is_not_printed() {
     assert_eq!(fake.counts().writes, 0);
     assert_eq!(fake.snapshot(), before);
 }
+
+/// `--cache-dir` is the run's cache for everything conditional: the upstream ETags and the
+/// GitHub forge's answers (under `github/`), so a CI cache step restores both.
+#[test]
+fn cache_dir_holds_the_github_forge_cache_too() {
+    let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
+    fake.create_repo(
+        "scs/cluster-stacks",
+        "main",
+        &[("README.md", b"# stacks\n")],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &fake);
+    let cache = dir.path().join("cache");
+    let out = Command::cargo_bin("stackbot")
+        .unwrap()
+        .env(TOKEN_ENV, TOKEN)
+        .env("NO_COLOR", "1")
+        .args(["-c", cfg.to_str().unwrap(), "--now", "2026-05-01", "plan"])
+        .arg("--cache-dir")
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let github = cache.join("github");
+    assert!(
+        github.is_dir() && std::fs::read_dir(&github).unwrap().next().is_some(),
+        "the GitHub forge cached its answers under --cache-dir/github"
+    );
+}

@@ -269,7 +269,7 @@ fn unparsable_release_names_are_skipped_with_a_warning() {
     let r = f
         .create_draft_release(&repo(), "latest", "latest", "")
         .unwrap();
-    f.publish_release(&repo(), r.id).unwrap();
+    f.publish_release(&repo(), r.id, true).unwrap();
     let (plan, out) = run(&f, &two_minors()).unwrap();
     assert_eq!(out.released.len(), 2);
     assert!(
@@ -292,7 +292,7 @@ fn numbering_continues_after_the_highest_existing_release_of_the_series() {
             "",
         )
         .unwrap();
-    f.publish_release(&repo(), r.id).unwrap();
+    f.publish_release(&repo(), r.id, true).unwrap();
     let (_, out) = run(&f, &two_minors()).unwrap();
     assert_eq!(
         out.released,
@@ -312,7 +312,7 @@ fn duplicate_and_superseded_drafts_left_by_others_are_cleaned() {
     let d2 = g
         .create_draft_release(&repo(), t34, t34, "by hand")
         .unwrap();
-    g.publish_release(&repo(), d1.id).unwrap();
+    g.publish_release(&repo(), d1.id, true).unwrap();
     // 1.33: an abandoned draft v1 that never got a tag.
     let t33 = "openstack-scs2-1-33-v1";
     let e1 = g.create_draft_release(&repo(), t33, t33, "stale").unwrap();

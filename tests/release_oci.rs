@@ -394,4 +394,21 @@ fn the_demo_publishes_to_a_local_registry_with_basic_auth_and_never_prints_the_p
         serde_json::from_str(&stackbot(&["release", "--format", "json"])).unwrap();
     assert_eq!(again["released"], serde_json::json!([]));
     assert!(again["actions"].as_array().unwrap().is_empty(), "{again}");
+    assert_eq!(again["dashboard"]["action"], "unchanged", "{again}");
+
+    // The status sees each release on both targets (the registry's from its manifest).
+    let status: serde_json::Value =
+        serde_json::from_str(&stackbot(&["status", "--format", "json"])).unwrap();
+    let row = status["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["minor"] == "1.34")
+        .unwrap();
+    assert_eq!(
+        row["latest_release"]["targets"],
+        serde_json::json!(["forge", "oci"])
+    );
+    assert_eq!(row["latest_release"]["kubernetes"], "v1.34.7");
+    assert_eq!(row["state"], "current");
 }

@@ -197,6 +197,84 @@ fn release_plan_and_tenants_on_the_fake_github_never_leak_the_token() {
     assert_files_clean(dir.path(), CANARY);
 }
 
+/// Every secret spelling of a GitHub App run: each line of the private key's body, the whole
+/// body on one line, and the prefixes every JWT (`eyJhbGciOiJSUzI1NiI…`) and installation
+/// token (`ghs_`) starts with.
+fn app_secret_spellings(pem: &str) -> Vec<String> {
+    let body: Vec<&str> = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let mut out: Vec<String> = body.iter().map(|l| l.to_string()).collect();
+    out.push(body.concat());
+    out.push("eyJhbGciOiJSUzI1NiI".into());
+    out.push("ghs_".into());
+    out
+}
+
+#[test]
+fn a_github_app_s_key_jwts_and_installation_tokens_never_leak() {
+    const APP: u64 = 77;
+    const KEY_ENV: &str = "STACKBOT_CANARY_APP_KEY";
+    let pem =
+        std::fs::read_to_string(root().join("tests/fixtures/github/app/test-app-private-key.pem"))
+            .unwrap();
+    let fake = fake_with_repos("ghp_no_personal_token_is_accepted");
+    fake.register_app(APP, &pem);
+    fake.install_app(APP, "scs");
+    fake.install_app(APP, "acme");
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = github_config(dir.path(), &fake);
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        &format!("    token_env: {TOKEN_ENV}\n"),
+        &format!(
+            "    token_env: {TOKEN_ENV}\n    app: {{id: {APP}, private_key_env: {KEY_ENV}}}\n"
+        ),
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let secrets = app_secret_spellings(&pem);
+    for args in [vec!["release"], vec!["tenants"], vec!["plan"]] {
+        let out = Command::cargo_bin("stackbot")
+            .unwrap()
+            .current_dir(dir.path())
+            .env(KEY_ENV, &pem)
+            .env_remove(TOKEN_ENV)
+            .env_remove("GITHUB_TOKEN")
+            .env("NO_COLOR", "1")
+            .env("STACKBOT_LOG", "trace")
+            .env_remove("GITHUB_ACTIONS")
+            .args(["-vvv", "-c", cfg.to_str().unwrap(), "--now", "2026-05-01"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{args:?}: {all}");
+        for s in &secrets {
+            assert!(
+                !all.contains(s.as_str()),
+                "{args:?}: App secret leaked ({s:?})"
+            );
+        }
+    }
+    let snap = fake.snapshot();
+    assert!(!snap.repos["scs/cluster-stacks"].releases.is_empty());
+    assert!(!snap.repos["acme/gitops"].pulls.is_empty());
+    let state = format!("{snap:?}");
+    for s in &secrets {
+        assert!(
+            !state.contains(s.as_str()),
+            "App secret in the forge state ({s:?})"
+        );
+    }
+    for f in walk(dir.path()) {
+        let bytes = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).to_string();
+        for s in &secrets {
+            assert!(!bytes.contains(s.as_str()), "App secret in {}", f.display());
+        }
+    }
+}
+
 #[test]
 fn a_rejected_token_is_not_echoed_in_errors() {
     let fake = fake_with_repos("ghp_theRIGHTtokenISdifferent_000000000");

@@ -45,7 +45,7 @@ fn setup(dir: &Path) {
         b"versions:\n    clusterStack: v3\n    kubernetes: v1.33.5\n",
     )
     .unwrap();
-    f.publish_release(&r, rel.id).unwrap();
+    f.publish_release(&r, rel.id, true).unwrap();
 }
 
 fn stackbot(dir: &Path) -> Command {
@@ -189,4 +189,67 @@ fn shards_partition_the_tenants_and_bad_arguments_exit_2() {
         .args(["tenants", "--tenant", "nobody"])
         .assert()
         .code(2);
+}
+
+/// A blocked tenant is a person's decision, not a failure: exit 0, the JSON says `blocked`
+/// with what to do, and stderr carries a warning line (an annotation under GitHub Actions)
+/// whatever `--format` and `--quiet` say.
+#[test]
+fn a_blocked_tenant_exits_0_with_a_warning_line_and_an_annotation() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    stackbot(dir.path())
+        .args(["tenants", "--tenant", "acme"])
+        .assert()
+        .code(0);
+    let jane = LocalForge::new(dir.path().join("forge"), "Jane", "jane@example.org");
+    let acme_repo = RepoRef::parse("acme/gitops").unwrap();
+    let branch = "stackbot/openstack-scs2";
+    let head = jane.branch_head(&acme_repo, branch).unwrap().unwrap();
+    let mut c = stackbot::forge::FileChanges::new();
+    c.insert(
+        "stacks/prod.yaml".into(),
+        Some(GOOD.replace("[v2]", "[v3]").into_bytes()),
+    );
+    jane.commit(&acme_repo, branch, &head, Some(&head), &c, "only v3")
+        .unwrap();
+    // A new release the branch cannot take.
+    let r = RepoRef::parse("scs/cluster-stacks").unwrap();
+    let main = jane.branch_head(&r, "main").unwrap().unwrap();
+    let tag = "openstack-scs2-1-33-v4";
+    jane.create_tag(&r, tag, &main, tag).unwrap();
+    let rel = jane.create_draft_release(&r, tag, tag, "notes").unwrap();
+    jane.upload_asset(
+        &r,
+        rel.id,
+        "metadata.yaml",
+        b"versions:\n    clusterStack: v4\n    kubernetes: v1.33.6\n",
+    )
+    .unwrap();
+    jane.publish_release(&r, rel.id, true).unwrap();
+
+    let out = stackbot(dir.path())
+        .env("GITHUB_ACTIONS", "true")
+        .args(["--quiet", "--format", "json", "tenants", "--tenant", "acme"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["outcome"], "blocked");
+    let pulls = jane.find_pulls(&acme_repo, branch).unwrap();
+    assert_eq!(v[0]["pull"], pulls[0].number);
+    let note = v[0]["note"].as_str().unwrap();
+    assert!(
+        note.contains("someone else") && note.contains("close it"),
+        "{note}"
+    );
+    assert!(
+        stderr.contains("warning: tenant `acme` (acme/gitops) is blocked: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("::warning title=stackbot%3A tenant blocked::tenant `acme`"),
+        "{stderr}"
+    );
 }

@@ -97,7 +97,7 @@ impl World {
         );
         f.upload_asset(&stacks, r.id, "metadata.yaml", meta.as_bytes())
             .unwrap();
-        f.publish_release(&stacks, r.id).unwrap();
+        f.publish_release(&stacks, r.id, true).unwrap();
     }
 
     fn run(&self) -> Vec<TenantReport> {

@@ -491,3 +491,311 @@ fn the_action_refuses_an_unknown_command() {
     assert_eq!(code, 2);
     assert!(argvs.is_empty());
 }
+
+// ---- GitHub CI is local CI; binaries are built once, verified before they run ----
+
+fn find_doc<'a>(docs: &'a [(PathBuf, Value, String)], name: &str) -> &'a Value {
+    &docs
+        .iter()
+        .find(|(p, _, _)| p.file_name().is_some_and(|f| f == name))
+        .unwrap_or_else(|| panic!("{name} exists"))
+        .1
+}
+
+/// The steps of a workflow, an action or a single job.
+fn any_steps(doc: &Value) -> Vec<&Value> {
+    match doc.get("steps").and_then(Value::as_array) {
+        Some(s) => s.iter().collect(),
+        None => steps(doc),
+    }
+}
+
+fn run_scripts(doc: &Value) -> Vec<&str> {
+    any_steps(doc)
+        .iter()
+        .filter_map(|s| s.get("run").and_then(Value::as_str))
+        .collect()
+}
+
+fn uses_of(doc: &Value) -> Vec<&str> {
+    any_steps(doc)
+        .iter()
+        .filter_map(|s| s.get("uses").and_then(Value::as_str))
+        .collect()
+}
+
+/// The lines of a shell script that are code, not comments.
+fn code_lines(script: &str) -> Vec<&str> {
+    script
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
+/// `rust-version` of Cargo.toml, e.g. `1.95`.
+fn rust_version() -> String {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    regex::Regex::new(r#"(?m)^rust-version\s*=\s*"([^"]+)""#)
+        .unwrap()
+        .captures(&manifest)
+        .expect("Cargo.toml declares rust-version")[1]
+        .to_string()
+}
+
+#[test]
+fn github_ci_runs_the_local_ci_script_and_nothing_besides_the_toolchain() {
+    let docs = documents();
+    let ci = find_doc(&docs, "ci.yml");
+    assert!(ci.pointer("/on/push").is_some() && ci.pointer("/on/pull_request").is_some());
+    for (name, job) in ci["jobs"].as_object().unwrap() {
+        assert_eq!(
+            job["runs-on"], "ubuntu-24.04",
+            "ci job `{name}` runs where .ci/run is meant to run"
+        );
+    }
+    let scripts = run_scripts(ci);
+    assert_eq!(
+        scripts
+            .iter()
+            .filter(|s| s.trim() == "bash .ci/run")
+            .count(),
+        1,
+        "ci.yml runs the one CI script exactly once: {scripts:?}"
+    );
+    for script in scripts.iter().filter(|s| s.trim() != "bash .ci/run") {
+        for line in code_lines(script) {
+            assert!(
+                line.starts_with("rustup "),
+                "ci.yml may only set up the toolchain besides .ci/run; move `{line}` into .ci/run"
+            );
+        }
+    }
+    for u in uses_of(ci) {
+        assert!(
+            u.starts_with("actions/checkout@") || u.starts_with("actions/cache@"),
+            "ci.yml step `{u}`: checks belong in .ci/run, where they also run locally"
+        );
+    }
+
+    // Everything the project's CI checks is in .ci/run, as code (not a comment).
+    let script = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    let code = code_lines(&script).join("\n");
+    for step in [
+        "apt_install docker-registry",
+        "apt_install apache2-utils",
+        "check-jsonschema --builtin-schema vendor.github-workflows",
+        "check-jsonschema --builtin-schema vendor.github-actions action.yml",
+        "zizmor --offline --no-progress --persona=pedantic .",
+        "cargo fmt --all -- --check",
+        "cargo clippy --locked --all-targets -- -D warnings",
+        "cargo test --locked",
+        "scripts/check-package",
+    ] {
+        assert!(code.contains(step), ".ci/run no longer runs `{step}`");
+    }
+    assert!(
+        !code.contains("../shared") && !code.contains("/work/"),
+        ".ci/run needs nothing outside the clone"
+    );
+}
+
+#[test]
+fn every_workflow_installs_the_crates_rust_version() {
+    let want = rust_version();
+    let install = regex::Regex::new(r"rustup toolchain install (\S+)").unwrap();
+    let mut seen = 0;
+    for (path, doc, _) in documents() {
+        for script in run_scripts(&doc) {
+            // Numbered toolchains only: the fuzz workflow needs nightly, on purpose.
+            for c in install.captures_iter(script) {
+                if !c[1].starts_with(|ch: char| ch.is_ascii_digit()) {
+                    continue;
+                }
+                seen += 1;
+                assert!(
+                    c[1] == want || c[1].starts_with(&format!("{want}.")),
+                    "{}: installs Rust {} but Cargo.toml says rust-version {want}",
+                    path.display(),
+                    &c[1]
+                );
+            }
+        }
+    }
+    assert!(seen >= 3, "ci, binaries and release pin a toolchain");
+}
+
+/// The `dist_targets` of scripts/lib/dist.sh: what install-stackbot can download.
+fn dist_targets() -> Vec<String> {
+    let out = Command::new("bash")
+        .args(["-c", ". scripts/lib/dist.sh && dist_targets"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_version_tag_builds_every_target_natively_and_publishes_it_with_sums_and_attestations() {
+    let docs = documents();
+    let wf = find_doc(&docs, "binaries.yml");
+    assert_eq!(
+        wf.pointer("/on/push/tags"),
+        Some(&serde_json::json!(["v*"]))
+    );
+    assert_eq!(
+        wf["on"].as_object().unwrap().len(),
+        1,
+        "binaries are built for version tags only"
+    );
+    let build = &wf["jobs"]["build"];
+    let mut targets: Vec<String> = build
+        .pointer("/strategy/matrix/include")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let target = m["target"].as_str().unwrap();
+            let runner = m["runner"].as_str().unwrap();
+            let native = if target.starts_with("aarch64") {
+                runner.ends_with("-arm")
+            } else {
+                !runner.ends_with("-arm")
+            };
+            assert!(native, "{target} is built natively, not on {runner}");
+            target.to_string()
+        })
+        .collect();
+    targets.sort();
+    let mut shipped = dist_targets();
+    shipped.sort();
+    assert_eq!(
+        targets, shipped,
+        "the workflow builds what install-stackbot downloads"
+    );
+    let build_scripts = run_scripts(build).join("\n");
+    assert!(build_scripts.contains("scripts/package-binary --target \"$TARGET\" --tag \"$TAG\""));
+    assert_eq!(
+        build["permissions"],
+        serde_json::json!({"contents": "read"}),
+        "the build job cannot write or sign anything"
+    );
+    assert!(
+        !uses_of(build)
+            .iter()
+            .any(|u| u.starts_with("actions/cache")),
+        "release binaries are built without a cache"
+    );
+
+    let publish = &wf["jobs"]["publish"];
+    for (scope, level) in [
+        ("contents", "write"),
+        ("id-token", "write"),
+        ("attestations", "write"),
+    ] {
+        assert_eq!(publish["permissions"][scope], level, "publish job {scope}");
+    }
+    let publish_scripts = run_scripts(publish).join("\n");
+    assert!(publish_scripts.contains("sha256sum -- *.tar.gz > SHA256SUMS"));
+    let attest = any_steps(publish)
+        .into_iter()
+        .find(|s| {
+            s.get("uses")
+                .and_then(Value::as_str)
+                .is_some_and(|u| u.starts_with("actions/attest-build-provenance@"))
+        })
+        .expect("the publish job attests");
+    let subjects = attest["with"]["subject-path"].as_str().unwrap();
+    assert!(subjects.contains("dist/*.tar.gz") && subjects.contains("dist/SHA256SUMS"));
+    let order: Vec<&str> = any_steps(publish)
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    let pos = |n: &str| order.iter().position(|x| *x == n).unwrap();
+    assert!(
+        pos("Attest build provenance") < pos("Publish the release"),
+        "nothing is published before it is attested"
+    );
+}
+
+#[test]
+fn the_action_and_the_release_workflow_install_a_verified_binary_instead_of_compiling() {
+    let docs = documents();
+    for name in ["action.yml", "release.yml"] {
+        let doc = find_doc(&docs, name);
+        let all = steps(doc);
+        let install = all
+            .iter()
+            .position(|s| {
+                s.get("run")
+                    .and_then(Value::as_str)
+                    .is_some_and(|r| r.contains("scripts/install-stackbot"))
+            })
+            .unwrap_or_else(|| panic!("{name} installs through scripts/install-stackbot"));
+        let first_run = all
+            .iter()
+            .position(|s| {
+                s.get("run")
+                    .and_then(Value::as_str)
+                    .is_some_and(invokes_stackbot)
+            })
+            .unwrap();
+        assert!(install < first_run, "{name}: install before stackbot runs");
+        assert!(
+            all[first_run].get("if").is_none(),
+            "{name}: the step running stackbot must be skipped when the install failed"
+        );
+        for script in run_scripts(doc) {
+            assert!(
+                !script.contains("cargo build") && !script.contains("cargo install"),
+                "{name}: compiling is install-stackbot's opt-in (--from-source), not a step"
+            );
+        }
+    }
+    let release = find_doc(&docs, "release.yml");
+    assert!(input_defaults(release).contains_key("build-from-source"));
+    let action = find_doc(&docs, "action.yml");
+    assert_eq!(input_defaults(action)["build-from-source"], "false");
+    assert_eq!(input_defaults(action)["verify-attestation"], "always");
+}
+
+#[test]
+fn the_release_workflow_attests_what_it_published() {
+    let docs = documents();
+    let release = find_doc(&docs, "release.yml");
+    let job = &release["jobs"]["release"];
+    assert_eq!(job["permissions"]["id-token"], "write");
+    assert_eq!(job["permissions"]["attestations"], "write");
+    let all = steps(release);
+    let pos = |pred: &dyn Fn(&Value) -> bool| all.iter().position(|s| pred(s)).unwrap();
+    let publish = pos(&|s| s.get("id").and_then(Value::as_str) == Some("release"));
+    let collect = pos(&|s| {
+        s.get("run")
+            .and_then(Value::as_str)
+            .is_some_and(|r| r.contains("scripts/collect-published-assets"))
+    });
+    let attest = pos(&|s| {
+        s.get("uses")
+            .and_then(Value::as_str)
+            .is_some_and(|u| u.starts_with("actions/attest-build-provenance@"))
+    });
+    assert!(publish < collect && collect < attest);
+    let out_dir = all[collect]["env"]["OUT"].as_str().unwrap();
+    let subjects = all[attest]["with"]["subject-path"].as_str().unwrap();
+    assert_eq!(
+        subjects,
+        format!("{out_dir}/*/*"),
+        "attests what was collected"
+    );
+    for i in [collect, attest] {
+        assert!(
+            all[i]["if"].as_str().unwrap().starts_with("always()"),
+            "runs even when some tenants failed (exit 3)"
+        );
+    }
+}

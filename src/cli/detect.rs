@@ -82,20 +82,11 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         Format::Text => text(&report),
         Format::Markdown => markdown(&report),
     };
-    emit(&out)?;
+    super::emit(&out)?;
     for w in &report.warnings {
         tracing::warn!("{w}");
     }
     Ok(ExitStatus::Success)
-}
-
-/// Write to stdout; a closed pipe (`detect | head`) is not an error.
-fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
 }
 
 fn status_word(s: Status) -> &'static str {
@@ -121,7 +112,7 @@ pub fn text(r: &Report) -> String {
         "DUE",
         "RELEASE SET",
     ];
-    let rows: Vec<[String; 7]> = r
+    let rows: Vec<Vec<String>> = r
         .minors
         .iter()
         .map(|m| {
@@ -129,42 +120,37 @@ pub fn text(r: &Report) -> String {
                 (Some(d), true) => format!("{d} OVERDUE"),
                 (d, _) => or_dash(d),
             };
-            [
+            vec![
                 m.stack.to_string(),
                 m.minor.to_string(),
                 or_dash(m.kubernetes),
                 or_dash(m.published_at.map(|p| p.date_naive())),
-                status_word(m.status).to_string(),
+                if m.degraded.is_empty() {
+                    status_word(m.status).to_string()
+                } else {
+                    "degraded".to_string()
+                },
                 due,
                 or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
             ]
         })
         .collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    let mut out = String::new();
-    let line = |cells: Vec<&str>, out: &mut String| {
-        let s: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", s.join("  ").trim_end());
-    };
-    line(header.to_vec(), &mut out);
-    for row in &rows {
-        line(row.iter().map(String::as_str).collect(), &mut out);
-    }
+    let mut out = crate::report::text::columns(&header, &rows);
     for m in &r.minors {
         for x in &m.missing {
             let _ = writeln!(out, "{} {}: waiting for {x}", m.stack, m.minor);
         }
         for x in &m.errors {
             let _ = writeln!(out, "{} {}: error: {x}", m.stack, m.minor);
+        }
+        if !m.degraded.is_empty() {
+            let _ = writeln!(
+                out,
+                "{} {}: degraded: the release set is older than stackbot.lock's ({}); `release` keeps the series where it is",
+                m.stack,
+                m.minor,
+                m.degraded.join("; ")
+            );
         }
     }
     for n in &r.new_minors {
@@ -188,6 +174,7 @@ fn markdown(r: &Report) -> String {
     for m in &r.minors {
         let mut notes: Vec<String> = m.missing.clone();
         notes.extend(m.errors.iter().map(|e| format!("error: {e}")));
+        notes.extend(m.degraded.iter().map(|e| format!("degraded: {e}")));
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {}{} | {} | {} |",

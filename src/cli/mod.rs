@@ -22,6 +22,7 @@ pub mod plan;
 pub mod release;
 pub mod render;
 pub mod schema;
+pub mod status;
 pub mod tenants;
 pub mod validate;
 
@@ -88,6 +89,8 @@ pub enum Command {
     Release(release::Args),
     /// Open or update tenant pull requests for the releases that exist.
     Tenants(tenants::Args),
+    /// Where every stack, minor and tenant stands against the SCS version policy.
+    Status(status::Args),
     /// Turn an existing csctl stack directory into templates, a lock and a config.
     Adopt(adopt::Args),
     /// Print a shell completion script.
@@ -167,6 +170,15 @@ impl Global {
     /// GitHub Actions' environment (summary file, outputs), as read at the edge.
     pub fn actions(&self) -> crate::report::github::Actions {
         crate::report::github::Actions::from_lookup(|k| self.env.get(k).map(str::to_string))
+    }
+}
+
+/// Write a command's result to stdout; a closed pipe (`stackbot detect | head`) is not an error.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
     }
 }
 
@@ -279,6 +291,7 @@ fn run(cmd: &Command, g: &Global) -> anyhow::Result<ExitStatus> {
         Command::Plan(a) => plan::run(a, g),
         Command::Release(a) => release::run(a, g),
         Command::Tenants(a) => tenants::run(a, g),
+        Command::Status(a) => status::run(a, g),
         Command::Adopt(a) => adopt::run(a, g),
         Command::Completions(a) => completions::run(a, g),
     }

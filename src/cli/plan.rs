@@ -11,7 +11,9 @@ Examples:
   stackbot plan --format markdown      # the PR preview comment, with unified diffs
 
 The JSON has `releases` (each with `tag`, `stack`, `minor`, `kubernetes`, `version`, `assets`
-and the `steps` `release` will take), `skipped` (with reasons), `cleanup` and `tenants`.";
+and the `steps` `release` will take), `skipped` (with reasons), `cleanup`, `tenants`,
+`degraded` (series kept at their latest release because the offered set is older, with
+`regressions`, `cause` and `transient`) and `failed` (series that cannot go on, with reasons).";
 
 /// Show what `release` would do.
 #[derive(Debug, clap::Args)]
@@ -23,7 +25,7 @@ pub struct Args {
 
 /// Compute and print the plan. Reads the forge, writes nothing.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let ctx = g.context()?;
+    let ctx = a.sel.context(g)?;
     let sel = a.sel.parse()?;
     let forge = g.open_forge(&ctx)?;
     let planned = crate::pipeline::release::preview(&ctx, forge.as_ref(), &sel)?;

@@ -6,9 +6,9 @@ use anyhow::Context as _;
 
 use super::{Format, Global};
 use crate::error::{ExitStatus, InvalidInput};
-use crate::model::{Minor, StackId};
+use crate::model::{Minor, ReleaseName, StackId};
 use crate::pipeline::{self, Selection as PipelineSelection};
-use crate::plan::Plan;
+use crate::plan::{Overrides, Plan};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -16,6 +16,12 @@ Examples:
   stackbot release --dry-run                                 # the plan plus unified diffs, no side effects
   stackbot release --stack openstack/scs2 --minor 1.34 --format json
   stackbot release --release-set sets.yaml                   # release exactly these sets
+  stackbot release --allow-downgrade                         # release a set older than the latest
+  stackbot release --republish openstack-scs2-1-34-v3        # publish withdrawn content again
+
+Exit status: 1 also when a series could not go on (listed under `failed`) or was kept at its
+latest release by an upstream error (`degraded`, transient); the other series and the tenants
+are still processed. The worst problem decides: 2, then 1, then 3.
 
 Concurrency: on the local forge a run holds `<forge>/run.lock` from observing to the last write,
 so a second run waits and then finds nothing to do. On GitHub, base-branch commits are
@@ -37,12 +43,32 @@ pub struct Selection {
     /// Replay this upstream snapshot (overrides `upstream.snapshot`).
     #[arg(long, value_name = "FILE")]
     pub snapshot: Option<PathBuf>,
-    /// Cache directory for conditional upstream requests (overrides `upstream.cache_dir`).
+    /// Cache directory for conditional upstream and GitHub requests (overrides
+    /// `upstream.cache_dir`; the GitHub forge caches under its `github/`).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Release a series even when its release set is older than its latest release (a
+    /// deliberate downgrade; without it such a series stays where it is, `degraded`).
+    #[arg(long)]
+    pub allow_downgrade: bool,
+    /// Publish again, under a new number, the content of a release that was withdrawn (its
+    /// release deleted), e.g. `--republish openstack-scs2-1-34-v3`. Repeatable.
+    #[arg(long, value_name = "TAG")]
+    pub republish: Vec<String>,
 }
 
 impl Selection {
+    /// The run's context with `--cache-dir` applied: it overrides `upstream.cache_dir` for the
+    /// whole run, so the upstream ETag cache and the GitHub forge's cache (by default `github/`
+    /// inside it) both live there.
+    pub fn context(&self, g: &Global) -> anyhow::Result<crate::pipeline::Context> {
+        let mut ctx = g.context()?;
+        if let Some(dir) = &self.cache_dir {
+            ctx.loaded.config.upstream.cache_dir = Some(std::path::absolute(dir)?);
+        }
+        Ok(ctx)
+    }
+
     /// The pipeline's selection; a malformed `--stack`/`--minor` is invalid input.
     pub fn parse(&self) -> Result<PipelineSelection, InvalidInput> {
         let stack = self
@@ -61,12 +87,25 @@ impl Selection {
                     .map_err(|e| InvalidInput(format!("--minor: {e}")))
             })
             .transpose()?;
+        for t in &self.republish {
+            let name =
+                ReleaseName::parse(t).map_err(|e| InvalidInput(format!("--republish: {e}")))?;
+            if !name.version.is_stable() {
+                return Err(InvalidInput(format!(
+                    "--republish {t}: only stable releases (`…-v<N>`) are numbered and withdrawn"
+                )));
+            }
+        }
         Ok(PipelineSelection {
             stack,
             minor,
             release_set: self.release_set.clone(),
             snapshot: self.snapshot.clone(),
             cache_dir: self.cache_dir.clone(),
+            overrides: Overrides {
+                allow_downgrade: self.allow_downgrade,
+                republish: self.republish.clone(),
+            },
         })
     }
 }
@@ -118,7 +157,7 @@ pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> 
 
 /// Run the command.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let ctx = g.context()?;
+    let ctx = a.sel.context(g)?;
     let sel = a.sel.parse()?;
     let forge = g.open_forge(&ctx)?;
     if a.dry_run {
@@ -140,7 +179,10 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
                 "actions": r.outcome.actions,
                 "oci": r.outcome.oci,
                 "tenants": r.tenants,
+                "dashboard": r.dashboard,
                 "warnings": r.plan.warnings,
+                "degraded": r.plan.degraded,
+                "failed": r.failed,
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
@@ -149,7 +191,29 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
                 "{}",
                 crate::report::text::outcome_text(&r.outcome, &r.plan, &r.tenants)
             );
+            for f in &r.failed {
+                if !r.outcome.failed.contains(f) && !r.plan.failed.contains(f) {
+                    println!("failed {}: {}", f.what, f.reason);
+                }
+            }
+            if let Some(d) = &r.dashboard {
+                println!("{d}");
+            }
         }
     }
-    Ok(super::tenants::status_of(&r.tenants))
+    for d in r.plan.degraded.iter().filter(|d| d.transient) {
+        tracing::error!("{d}");
+    }
+    super::tenants::warn_blocked(&r.tenants, g);
+    Ok(exit_status(&r))
+}
+
+/// The worst of the run: a release-stage failure (a series that could not go on, a series kept
+/// back by an upstream error) is 1, failed tenants are 3, else 0.
+fn exit_status(r: &pipeline::release::Released) -> ExitStatus {
+    if r.is_failure() {
+        ExitStatus::Failure
+    } else {
+        super::tenants::status_of(&r.tenants)
+    }
 }

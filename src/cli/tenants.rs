@@ -47,10 +47,40 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let opts = options_for(a)?;
     let reports = crate::pipeline::tenants::run(&ctx, forge.as_ref(), &opts)?;
     print_reports(&reports, g, a.dry_run)?;
+    warn_blocked(&reports, g);
     Ok(status_of(&reports))
 }
 
-/// Exit 3 when some tenant failed; the others were processed.
+/// One warning line per blocked tenant on stderr (and a `::warning` annotation under GitHub
+/// Actions), whatever the format and `--quiet`: a blocked tenant receives no updates until a
+/// person acts, so it must be seen, but it is a person's decision, not a failure of the run
+/// (see `docs/operations.md`, "Exit codes").
+pub fn warn_blocked(reports: &[TenantReport], g: &Global) {
+    for r in reports.iter().filter(|r| r.outcome == Outcome::Blocked) {
+        let message = format!(
+            "tenant `{}` ({}) is blocked: {}",
+            r.tenant,
+            r.repository,
+            r.note
+                .as_deref()
+                .unwrap_or("the bot branch has commits by someone else")
+        );
+        eprintln!("warning: {message}");
+        if g.github_actions {
+            let a = crate::report::github::Annotation {
+                level: crate::report::github::Level::Warning,
+                file: None,
+                line: None,
+                title: Some("stackbot: tenant blocked".into()),
+                message,
+            };
+            eprintln!("{a}");
+        }
+    }
+}
+
+/// Exit 3 when some tenant failed; the others were processed. A blocked tenant is not a
+/// failure (exit 0, with a warning line from [`warn_blocked`]).
 pub fn status_of(reports: &[TenantReport]) -> ExitStatus {
     if reports.iter().any(|r| r.outcome == Outcome::Failed) {
         ExitStatus::Partial

@@ -4,12 +4,13 @@
 //!
 //! ```text
 //! <forge>/run.lock                                  held for a whole `release` run (see [`LocalForge::lock_run`])
-//! <forge>/ids                                       the id counter (releases, assets, pulls, comments)
+//! <forge>/ids                                       the id counter (releases, assets, pulls, issues, comments)
 //! <forge>/repos/<owner>/<name>.git                  real bare git repositories (git2)
 //! <forge>/repos/<owner>/<name>.lock                 per-repository lock for ref, release and pull updates
 //! <forge>/releases/<owner>/<name>/<id>/release.json a release manifest (the source of truth)
 //! <forge>/releases/<owner>/<name>/<id>/assets/<f>   its assets, one file each
 //! <forge>/pulls/<owner>/<name>/<number>.json        pull requests
+//! <forge>/issues/<owner>/<name>/<number>.json       issues (the status dashboard)
 //! <forge>/comments/<owner>/<name>/<id>.json         issue and PR comments
 //! ```
 //!
@@ -35,9 +36,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::SharedClock;
 
+mod human;
+pub use human::MergeMethod;
+mod issues;
+
 use super::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, PullInfo,
-    PullState, ReleaseInfo, RepoRef,
+    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, IssueInfo,
+    IssueState, PullInfo, PullState, ReleaseInfo, RepoRef,
 };
 
 /// A forge living in a folder: bare repositories plus release, pull and comment files.
@@ -72,6 +77,9 @@ struct Manifest {
     draft: bool,
     body: String,
     assets: Vec<AssetInfo>,
+    /// Set when published (absent in manifests written before the forge kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    published_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -252,6 +260,10 @@ impl LocalForge {
         self.root.join("pulls").join(&repo.owner).join(&repo.name)
     }
 
+    fn issues_dir(&self, repo: &RepoRef) -> PathBuf {
+        self.root.join("issues").join(&repo.owner).join(&repo.name)
+    }
+
     fn comments_dir(&self, repo: &RepoRef) -> PathBuf {
         self.root
             .join("comments")
@@ -351,7 +363,54 @@ impl LocalForge {
                 "file://{}",
                 self.releases_dir(repo).join(m.id.to_string()).display()
             ),
+            published_at: m.published_at,
         }
+    }
+
+    /// `<releases>/latest`: the release pinned as *Latest* (`none`: explicitly none). Without
+    /// the file, like GitHub's legacy rule, the newest published release is Latest.
+    fn latest_pin_path(&self, repo: &RepoRef) -> PathBuf {
+        self.releases_dir(repo).join("latest")
+    }
+
+    /// The *Latest* release id, ignoring `except` when falling back to the newest.
+    fn latest_of(
+        &self,
+        repo: &RepoRef,
+        ms: &[Manifest],
+        except: Option<u64>,
+    ) -> ForgeResult<Option<u64>> {
+        let published = |id: u64| ms.iter().any(|m| m.id == id && !m.draft);
+        let newest = || {
+            ms.iter()
+                .filter(|m| !m.draft && Some(m.id) != except)
+                .map(|m| m.id)
+                .max()
+        };
+        let path = self.latest_pin_path(repo);
+        match fs::read_to_string(&path) {
+            Ok(s) if s.trim() == "none" => Ok(None),
+            Ok(s) => match s.trim().parse::<u64>() {
+                Ok(id) if published(id) && Some(id) != except => Ok(Some(id)),
+                _ => Ok(newest()),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(newest()),
+            Err(e) => Err(io_err(path.display().to_string(), e)),
+        }
+    }
+
+    /// Apply `make_latest` for a just-published release (caller holds the repository lock):
+    /// `true` pins it; `false` pins whatever else is Latest now, so it cannot become Latest.
+    fn pin_latest(&self, repo: &RepoRef, id: u64, make_latest: bool) -> ForgeResult<()> {
+        let pin = if make_latest {
+            Some(id)
+        } else {
+            self.latest_of(repo, &self.manifests(repo)?, Some(id))?
+        };
+        let text = pin.map_or_else(|| "none".to_string(), |id| id.to_string());
+        let path = self.latest_pin_path(repo);
+        write_atomic(&path, format!("{text}\n").as_bytes())
+            .map_err(|e| io_err(path.display().to_string(), e))
     }
 
     fn pull_path(&self, repo: &RepoRef, number: u64) -> PathBuf {
@@ -382,80 +441,24 @@ impl LocalForge {
     }
 
     fn all_pulls(&self, repo: &RepoRef) -> ForgeResult<Vec<PullInfo>> {
-        let dir = self.pulls_dir(repo);
-        let mut out = Vec::new();
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(io_err(dir.display().to_string(), e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
-            let name = entry.file_name();
-            let Some(n) = name
-                .to_str()
-                .and_then(|s| s.strip_suffix(".json"))
-                .and_then(|s| s.parse::<u64>().ok())
-            else {
-                continue;
-            };
-            out.push(self.read_pull(repo, n)?);
-        }
+        let mut out = numbered_records(&self.pulls_dir(repo))?
+            .into_iter()
+            .map(|n| self.read_pull(repo, n))
+            .collect::<ForgeResult<Vec<_>>>()?;
         out.sort_by_key(|p| std::cmp::Reverse(p.number));
         Ok(out)
     }
 
-    /// Merge an open pull request into its base branch (fast-forward if possible, else a merge
-    /// commit), as a maintainer would on the web UI. The local forge's stand-in for the human
-    /// step of `mode: pull-request`; used by the demo and tests.
-    pub fn merge_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<String> {
+    /// Delete a tag, as a maintainer would (withdrawing a release). The local forge's stand-in
+    /// for the human step; used by tests.
+    pub fn delete_tag(&self, repo: &RepoRef, tag: &str) -> ForgeResult<()> {
         let _g = self.repo_lock(repo)?;
-        let mut pull = self.read_pull(repo, number)?;
-        if pull.state != PullState::Open {
-            return Err(ForgeError::Rejected {
-                what: format!("merge of pull request #{number}"),
-                reason: "the pull request is not open".into(),
-            });
-        }
         let r = self.open(repo)?;
-        let what = format!("merge of pull request #{number}");
-        let head = r
-            .refname_to_id(&format!("refs/heads/{}", pull.head))
-            .map_err(|e| git_err(&what, e))?;
-        let base_ref = format!("refs/heads/{}", pull.base);
-        let base = r.refname_to_id(&base_ref).map_err(|e| git_err(&what, e))?;
-        let new = if r.graph_descendant_of(head, base).unwrap_or(false) || head == base {
-            head
-        } else {
-            let hc = r.find_commit(head).map_err(|e| git_err(&what, e))?;
-            let bc = r.find_commit(base).map_err(|e| git_err(&what, e))?;
-            let mut idx = r
-                .merge_commits(&bc, &hc, None)
-                .map_err(|e| git_err(&what, e))?;
-            if idx.has_conflicts() {
-                return Err(ForgeError::Rejected {
-                    what,
-                    reason: "merge conflict".into(),
-                });
-            }
-            let tree_id = idx.write_tree_to(&r).map_err(|e| git_err(&what, e))?;
-            let tree = r.find_tree(tree_id).map_err(|e| git_err(&what, e))?;
-            let sig = self.signature()?;
-            r.commit(
-                None,
-                &sig,
-                &sig,
-                &format!("Merge pull request #{number}"),
-                &tree,
-                &[&bc, &hc],
-            )
-            .map_err(|e| git_err(&what, e))?
-        };
-        r.reference_matching(&base_ref, new, true, base, &what)
-            .map_err(|_| ForgeError::Conflict { what: what.clone() })?;
-        pull.state = PullState::Merged;
-        self.write_pull(repo, &pull)?;
-        Ok(new.to_string())
+        let what = format!("delete tag {tag} of {repo}");
+        let mut reference = r
+            .find_reference(&format!("refs/tags/{tag}"))
+            .map_err(|_| ForgeError::NotFound { what: what.clone() })?;
+        reference.delete().map_err(|e| git_err(&what, e))
     }
 
     fn initial_commit(&self, r: &Repository, branch: &str) -> ForgeResult<()> {
@@ -501,6 +504,29 @@ impl LocalForge {
         .map_err(|e| git_err(&what, e))?;
         Ok(())
     }
+}
+
+/// The numbers of the `<number>.json` records in `dir` (pulls, issues); none when the folder
+/// does not exist yet. Temporary files of interrupted writes start with a dot and are skipped.
+fn numbered_records(dir: &Path) -> ForgeResult<Vec<u64>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(dir.display().to_string(), e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
+        if let Some(n) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.strip_suffix(".json"))
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            out.push(n);
+        }
+    }
+    Ok(out)
 }
 
 /// Absolute and free of `.`/`..`, so URLs and messages name the forge the same way however
@@ -768,6 +794,7 @@ impl Forge for LocalForge {
                 author_name: c.author().name().unwrap_or_default().to_string(),
                 author_email: c.author().email().unwrap_or_default().to_string(),
                 message: c.message().unwrap_or_default().to_string(),
+                parents: c.parent_ids().map(|p| p.to_string()).collect(),
             });
         }
         Ok(out)
@@ -832,6 +859,7 @@ impl Forge for LocalForge {
             draft: true,
             body: body.into(),
             assets: Vec::new(),
+            published_at: None,
         };
         let dir = self.releases_dir(repo);
         let what = format!("create release {tag} of {repo}");
@@ -922,10 +950,16 @@ impl Forge for LocalForge {
         Ok(())
     }
 
-    fn publish_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<ReleaseInfo> {
+    fn publish_release(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+        make_latest: bool,
+    ) -> ForgeResult<ReleaseInfo> {
         let _g = self.repo_lock(repo)?;
         let mut m = self.read_manifest(repo, release_id)?;
         if !m.draft {
+            self.pin_latest(repo, release_id, make_latest)?;
             return Ok(self.info(repo, &m));
         }
         if self
@@ -938,8 +972,19 @@ impl Forge for LocalForge {
             });
         }
         m.draft = false;
+        m.published_at = Some(self.clock.now());
         self.write_manifest(repo, &m)?;
+        self.pin_latest(repo, release_id, make_latest)?;
         Ok(self.info(repo, &m))
+    }
+
+    fn latest_release(&self, repo: &RepoRef) -> ForgeResult<Option<ReleaseInfo>> {
+        let ms = self.manifests(repo)?;
+        let id = self.latest_of(repo, &ms, None)?;
+        Ok(ms
+            .iter()
+            .find(|m| Some(m.id) == id)
+            .map(|m| self.info(repo, m)))
     }
 
     fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {
@@ -998,6 +1043,8 @@ impl Forge for LocalForge {
             body: body.into(),
             state: PullState::Open,
             html_url: format!("file://{}", self.pull_path(repo, number).display()),
+            created_at: Some(self.clock.now()),
+            merged_at: None,
         };
         self.write_pull(repo, &p)?;
         Ok(p)
@@ -1087,6 +1134,49 @@ impl Forge for LocalForge {
             &serde_json::to_vec_pretty(&c).expect("comment serializes"),
         )
         .map_err(|e| io_err(path.display().to_string(), e))
+    }
+
+    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>> {
+        Ok(self
+            .all_issues(repo)?
+            .into_iter()
+            .filter(|i| label.is_none_or(|l| i.labels.iter().any(|x| x.eq_ignore_ascii_case(l))))
+            .collect())
+    }
+
+    fn create_issue(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo> {
+        let _g = self.repo_lock(repo)?;
+        let number = self.next_id()?;
+        let issue = IssueInfo {
+            number,
+            title: title.into(),
+            body: body.into(),
+            state: IssueState::Open,
+            labels: labels.to_vec(),
+            html_url: format!("file://{}", self.issue_path(repo, number).display()),
+        };
+        self.write_issue(repo, &issue)?;
+        Ok(issue)
+    }
+
+    fn update_issue(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<()> {
+        let _g = self.repo_lock(repo)?;
+        let mut issue = self.read_issue(repo, number)?;
+        issue.title = title.into();
+        issue.body = body.into();
+        self.write_issue(repo, &issue)
     }
 }
 
@@ -1257,11 +1347,11 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, ForgeError::AlreadyExists { .. }));
         assert_eq!(f.download_asset(&repo(), d1.id, &a).unwrap(), b"abc");
-        let p = f.publish_release(&repo(), d1.id).unwrap();
+        let p = f.publish_release(&repo(), d1.id, true).unwrap();
         assert!(!p.draft);
         // A second published release of the same tag is refused, and so is a new draft.
         assert!(matches!(
-            f.publish_release(&repo(), d2.id).unwrap_err(),
+            f.publish_release(&repo(), d2.id, true).unwrap_err(),
             ForgeError::AlreadyExists { .. }
         ));
         assert!(matches!(

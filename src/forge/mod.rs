@@ -29,6 +29,10 @@ pub struct ReleaseInfo {
     pub assets: Vec<AssetInfo>,
     /// Browser URL, for links in PR bodies and reports.
     pub html_url: String,
+    /// When the release was published (`None` for drafts, and for releases recorded before
+    /// the forge kept the date): the "released" point of `stackbot status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A release asset.
@@ -49,6 +53,10 @@ pub struct CommitInfo {
     pub author_name: String,
     pub author_email: String,
     pub message: String,
+    /// Parent commits, first parent first: a commit with two parents is a merge (for example
+    /// GitHub's "Update branch", which merges the base into a pull request branch).
+    #[serde(default)]
+    pub parents: Vec<String>,
 }
 
 impl CommitInfo {
@@ -77,6 +85,31 @@ pub struct PullInfo {
     pub title: String,
     pub body: String,
     pub state: PullState,
+    pub html_url: String,
+    /// When it was opened (`None` where the forge did not record it): the PR's age.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// When it was merged: the "first tenant merge" point of `stackbot status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Issue state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueState {
+    Open,
+    Closed,
+}
+
+/// An issue (never a pull request): the dashboard the release run keeps current.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IssueInfo {
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    pub state: IssueState,
+    pub labels: Vec<String>,
     pub html_url: String,
 }
 
@@ -198,8 +231,19 @@ pub trait Forge: Send + Sync {
     ) -> ForgeResult<Vec<u8>>;
     /// Delete an asset (used to replace a partial upload).
     fn delete_asset(&self, repo: &RepoRef, release_id: u64, asset_id: u64) -> ForgeResult<()>;
-    /// Publish a draft.
-    fn publish_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<ReleaseInfo>;
+    /// Publish a draft (or re-apply `make_latest` to a published release). `make_latest` is
+    /// always said out loud: GitHub otherwise marks whatever was published last as *Latest*,
+    /// even an older minor's patch. `true` makes this release the Latest one; `false` leaves
+    /// the current Latest release as it is.
+    fn publish_release(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+        make_latest: bool,
+    ) -> ForgeResult<ReleaseInfo>;
+    /// The release the forge shows as *Latest*, if any (GitHub: `GET /releases/latest`;
+    /// published, non-prerelease releases only).
+    fn latest_release(&self, repo: &RepoRef) -> ForgeResult<Option<ReleaseInfo>>;
     /// Delete a release (orphan or duplicate drafts only).
     fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()>;
 
@@ -226,6 +270,24 @@ pub trait Forge: Send + Sync {
     fn create_comment(&self, repo: &RepoRef, number: u64, body: &str) -> ForgeResult<CommentInfo>;
     /// Replace a comment's body.
     fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()>;
+
+    // ---- issues ----
+
+    /// Issues (pull requests excluded) in any state, oldest first; only those carrying `label`
+    /// when one is given. Finding the bot's own issue is the caller's business (by a hidden
+    /// marker in the body: labels can be removed by anyone).
+    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>>;
+    /// Open an issue with `labels` (created on the forge when missing).
+    fn create_issue(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo>;
+    /// Replace an issue's title and body (its state and labels are left alone).
+    fn update_issue(&self, repo: &RepoRef, number: u64, title: &str, body: &str)
+    -> ForgeResult<()>;
 }
 
 /// The files under `dir/` at `commit` (of the listing `files` at that commit), relative to
@@ -269,6 +331,28 @@ pub fn upsert_comment(
     }
 }
 
+/// The GitHub answer cache of the configuration: `forge.github.cache_dir`, else `github/` in
+/// `upstream.cache_dir`, else none (answers are then reused within the run only).
+fn with_cache(f: github::GithubForge, loaded: &crate::config::Loaded) -> github::GithubForge {
+    let c = &loaded.config;
+    let dir = c
+        .forge
+        .github
+        .cache_dir
+        .as_ref()
+        .map(|d| loaded.resolve(d))
+        .or_else(|| {
+            c.upstream
+                .cache_dir
+                .as_ref()
+                .map(|d| loaded.resolve(d).join("github"))
+        });
+    match dir {
+        Some(d) => f.with_cache_dir(d),
+        None => f,
+    }
+}
+
 /// Open the forge `stackbot.yaml` configures: the local forge (with its seeds) or GitHub, whose
 /// token is the variable named in `forge.github.token_env`, looked up in `env` (the CLI reads
 /// the process environment once and hands it down). Without that variable GitHub is read-only
@@ -285,6 +369,46 @@ pub fn open(
     let c = &loaded.config.forge;
     match c.kind {
         ForgeKind::Local => Ok(Box::new(local::LocalForge::from_config(loaded, clock)?)),
+        ForgeKind::Github if c.github.app.is_some() => {
+            let app = c.github.app.as_ref().expect("checked");
+            let bad = |e: String| {
+                InvalidInput(format!("{}: forge.github.app: {e}", loaded.path.display()))
+            };
+            let pem = match (&app.private_key_env, &app.private_key_file) {
+                (Some(var), _) => env.non_empty(var),
+                (None, Some(file)) => {
+                    let path = loaded.resolve(file);
+                    Some(std::fs::read_to_string(&path).map_err(|e| {
+                        bad(format!(
+                            "cannot read the private key file {}: {e}",
+                            path.display()
+                        ))
+                    })?)
+                }
+                (None, None) => None,
+            };
+            let f = match pem {
+                Some(pem) => {
+                    let creds = github::AppCredentials::from_pem(app.id, &pem).map_err(bad)?;
+                    let f = github::GithubForge::new_app(&c.github, creds, clock);
+                    match RepoRef::parse(&c.repository) {
+                        Some(r) if loaded.config.dashboard.enabled => {
+                            f.map(|f| f.with_issues_on(&r))
+                        }
+                        _ => f,
+                    }
+                }
+                None => {
+                    tracing::warn!(
+                        "`{}` is not set: GitHub is read-only (no drafts visible, no writes)",
+                        app.private_key_env.as_deref().unwrap_or("private_key_env")
+                    );
+                    github::GithubForge::new(&c.github, None, clock)
+                }
+            }
+            .map_err(|e| InvalidInput(format!("{}: forge.github: {e}", loaded.path.display())))?;
+            Ok(Box::new(with_cache(f, loaded).with_committer(&c.committer)))
+        }
         ForgeKind::Github => {
             let token = env.non_empty(&c.github.token_env);
             if token.is_none() {
@@ -296,7 +420,7 @@ pub fn open(
             let f = github::GithubForge::new(&c.github, token, clock).map_err(|e| {
                 InvalidInput(format!("{}: forge.github: {e}", loaded.path.display()))
             })?;
-            Ok(Box::new(f.with_committer(&c.committer)))
+            Ok(Box::new(with_cache(f, loaded).with_committer(&c.committer)))
         }
     }
 }

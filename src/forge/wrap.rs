@@ -126,10 +126,18 @@ macro_rules! forge_wrapper {
                     self.inner.delete_asset(repo, release_id, asset_id)
                 })
             }
-            fn publish_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<ReleaseInfo> {
+            fn publish_release(
+                &self,
+                repo: &RepoRef,
+                release_id: u64,
+                make_latest: bool,
+            ) -> ForgeResult<ReleaseInfo> {
                 self.intercept("publish_release", true, || {
-                    self.inner.publish_release(repo, release_id)
+                    self.inner.publish_release(repo, release_id, make_latest)
                 })
+            }
+            fn latest_release(&self, repo: &RepoRef) -> ForgeResult<Option<ReleaseInfo>> {
+                self.intercept("latest_release", false, || self.inner.latest_release(repo))
             }
             fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {
                 self.intercept("delete_release", true, || {
@@ -188,6 +196,35 @@ macro_rules! forge_wrapper {
             ) -> ForgeResult<()> {
                 self.intercept("update_comment", true, || {
                     self.inner.update_comment(repo, comment_id, body)
+                })
+            }
+            fn list_issues(
+                &self,
+                repo: &RepoRef,
+                label: Option<&str>,
+            ) -> ForgeResult<Vec<$crate::forge::IssueInfo>> {
+                self.intercept("list_issues", false, || self.inner.list_issues(repo, label))
+            }
+            fn create_issue(
+                &self,
+                repo: &RepoRef,
+                title: &str,
+                body: &str,
+                labels: &[String],
+            ) -> ForgeResult<$crate::forge::IssueInfo> {
+                self.intercept("create_issue", true, || {
+                    self.inner.create_issue(repo, title, body, labels)
+                })
+            }
+            fn update_issue(
+                &self,
+                repo: &RepoRef,
+                number: u64,
+                title: &str,
+                body: &str,
+            ) -> ForgeResult<()> {
+                self.intercept("update_issue", true, || {
+                    self.inner.update_issue(repo, number, title, body)
                 })
             }
         }

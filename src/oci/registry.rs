@@ -380,6 +380,30 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         Ok(files)
     }
 
+    /// One file of the release under `tag`, the layer titled `name`: the manifest and that one
+    /// blob, nothing else (what a reader needs from a release's `metadata.yaml` without paying
+    /// for its archives). `None` when the tag does not exist or holds no such file.
+    pub fn pull_file(&self, tag: &str, name: &str) -> Result<Option<Vec<u8>>, OciError> {
+        let Some((json, _)) = self.manifest(tag)? else {
+            return Ok(None);
+        };
+        let manifest: Manifest = serde_json::from_slice(&json).map_err(|e| OciError::Verify {
+            reference: format!("{}:{tag}", self.target.reference()),
+            problems: vec![format!("the manifest is not an OCI image manifest: {e}")],
+        })?;
+        let Some(layer) = manifest.layers.iter().find(|l| l.title() == Some(name)) else {
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(layer.size.min(1 << 20) as usize);
+        self.rt
+            .block_on(
+                self.client
+                    .pull_blob(&self.reference(tag), layer.digest.as_str(), &mut out),
+            )
+            .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
+        Ok(Some(out))
+    }
+
     /// Pull the manifest of `tag` back and check it against the packaged `files`: every
     /// layer digest against the file and `SHA256SUMS`, every blob present, and the file set
     /// CSO requires.

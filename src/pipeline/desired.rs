@@ -38,6 +38,23 @@ pub struct Offered {
     /// Stack × minors without a complete release set, with what is missing.
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
+    /// The detection behind the sets (`None` with `--release-set`), for the status report.
+    pub detected: Option<super::detect::Detected>,
+    /// Why upstream offered what it did, by series prefix: its errors (transient) and what is
+    /// missing for the newest patch (from detection; empty with `--release-set`).
+    pub trouble: BTreeMap<String, Trouble>,
+    /// Series that could not be rendered because upstream data is missing (transient: the next
+    /// run retries; the other series go on).
+    pub failed: Vec<Skipped>,
+}
+
+/// What detection says kept a stack × minor from its newest patch.
+#[derive(Debug, Clone, Default)]
+pub struct Trouble {
+    /// Upstream answered with an error (e.g. a `CHECKSUM` with 503): transient.
+    pub errors: Vec<String>,
+    /// Something is not (or no longer) published (e.g. a 404).
+    pub missing: Vec<String>,
 }
 
 /// The complete release sets to release: from `--release-set`, else from upstream detection.
@@ -55,13 +72,32 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
         }
         None => {
             let opts = super::detect::options(ctx, sel.snapshot.clone(), sel.cache_dir.clone());
-            let (report, _, _) = super::detect::detect(ctx, &opts)?;
+            // The dashboard shows end-of-life dates: read the schedule for it too.
+            let schedule = ctx.loaded.config.dashboard.enabled;
+            let (report, data, _) = super::detect::detect_with(ctx, &opts, schedule)?;
             let warnings = report.warnings.clone();
+            let detected = super::detect::Detected::new(report.clone(), &data);
+            let trouble = report
+                .minors
+                .iter()
+                .map(|m| {
+                    (
+                        crate::model::series_prefix(&m.stack, m.minor),
+                        Trouble {
+                            errors: m.errors.clone(),
+                            missing: m.missing.clone(),
+                        },
+                    )
+                })
+                .collect();
             let (sets, skipped) = super::detect::complete_sets(report);
             Ok(Offered {
                 sets,
                 skipped,
                 warnings,
+                detected: Some(detected),
+                trouble,
+                failed: Vec::new(),
             })
         }
     }
@@ -69,6 +105,23 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
 
 /// Release sets → rendered trees, filtered by the selection. Sorted by stack and minor.
 pub fn desired(ctx: &Context, sel: &Selection) -> Result<(Vec<Desired>, Offered), Error> {
+    desired_recorded(ctx, sel, || Ok(checkout_lock(ctx)))
+}
+
+/// The lock next to `stackbot.yaml` (the checkout), if readable.
+pub fn checkout_lock(ctx: &Context) -> Option<crate::lock::Lock> {
+    crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE)).ok()
+}
+
+/// [`desired`], where `recorded` gives the lock that says what was last released (asked only
+/// when a set lacks its publication date: the releases API is down and markers carry none).
+/// The patch the lock recorded keeps its date, so an outage does not change the rendering and
+/// cause a release.
+pub fn desired_recorded(
+    ctx: &Context,
+    sel: &Selection,
+    recorded: impl FnOnce() -> Result<Option<crate::lock::Lock>, Error>,
+) -> Result<(Vec<Desired>, Offered), Error> {
     let loaded = &ctx.loaded;
     if let Some(s) = &sel.stack
         && loaded.stack(s).is_none()
@@ -89,11 +142,28 @@ pub fn desired(ctx: &Context, sel: &Selection) -> Result<(Vec<Desired>, Offered)
     offered.skipped.retain(|s| selected(&s.what));
     let mut out = Vec::new();
     let mut templates = BTreeMap::new();
-    for set in &offered.sets {
+    let recorded = if offered.sets.iter().any(|s| s.published_at.is_none()) {
+        recorded()?
+    } else {
+        None
+    };
+    let sets = std::mem::take(&mut offered.sets);
+    for mut set in sets {
+        // The releases API is down and markers carry no dates: the patch the lock already
+        // recorded keeps its publication date, so the rendering does not change for it.
+        if set.published_at.is_none()
+            && let Some(r) = recorded
+                .as_ref()
+                .and_then(|l| l.get(&set.stack, set.minor()))
+                .filter(|r| r.kubernetes == set.kubernetes)
+        {
+            set.published_at = r.published_at;
+        }
         let minor = set.minor();
         if sel.stack.as_ref().is_some_and(|s| s != &set.stack)
             || sel.minor.is_some_and(|m| m != minor)
         {
+            offered.sets.push(set);
             continue;
         }
         let stack = loaded.stack(&set.stack).ok_or_else(|| {
@@ -107,7 +177,22 @@ pub fn desired(ctx: &Context, sel: &Selection) -> Result<(Vec<Desired>, Offered)
             let dir = loaded.resolve(&stack.templates);
             templates.insert(set.stack.clone(), crate::render::load_templates(&dir)?);
         }
-        let rendered = crate::render::render_stack(&templates[&set.stack], stack, set)?;
+        let rendered = match crate::render::render_stack(&templates[&set.stack], stack, &set) {
+            Ok(r) => r,
+            Err(e) => match missing_data(&templates[&set.stack], stack, &set) {
+                Some(what) => {
+                    offered.failed.push(Skipped {
+                        what: format!("{} {minor}", set.stack),
+                        reason: format!(
+                            "cannot render without {what}, which upstream did not provide this time ({e}); the next run retries"
+                        ),
+                    });
+                    offered.sets.push(set);
+                    continue;
+                }
+                None => return Err(e.into()),
+            },
+        };
         out.push(Desired {
             stack: set.stack.clone(),
             minor,
@@ -115,7 +200,64 @@ pub fn desired(ctx: &Context, sel: &Selection) -> Result<(Vec<Desired>, Offered)
             set: set.clone(),
             rendered,
         });
+        offered.sets.push(set);
     }
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
     Ok((out, offered))
+}
+
+/// A render failure caused by data upstream may leave out (a publication date: the markers
+/// fallback has none; a chart digest: some indexes carry none) rather than by the templates:
+/// the set renders once that data is filled with a placeholder. Then the failure is transient
+/// (exit 1) and names what was missing; otherwise it is the templates' (exit 2).
+fn missing_data(
+    templates: &crate::render::TemplateTree,
+    stack: &crate::config::StackConfig,
+    set: &ReleaseSet,
+) -> Option<String> {
+    let date = set.published_at.is_none();
+    let digests: Vec<&String> = set
+        .components
+        .iter()
+        .filter(|(_, c)| c.digest.is_none())
+        .map(|(k, _)| k)
+        .collect();
+    // The smallest fill that renders names what was missing.
+    let fills = [(true, false), (false, true), (true, true)];
+    fills
+        .into_iter()
+        .filter(|(d, g)| (!d || date) && (!g || !digests.is_empty()))
+        .find(|&(d, g)| {
+            let mut filled = set.clone();
+            if d {
+                filled.published_at = Some(chrono::DateTime::UNIX_EPOCH);
+            }
+            if g {
+                for c in filled
+                    .components
+                    .values_mut()
+                    .filter(|c| c.digest.is_none())
+                {
+                    c.digest = Some("0".repeat(64));
+                }
+            }
+            crate::render::render_stack(templates, stack, &filled).is_ok()
+        })
+        .map(|(d, g)| {
+            let mut what = Vec::new();
+            if d {
+                what.push("the Kubernetes publication date (`published_at`)".to_string());
+            }
+            if g {
+                what.push(format!(
+                    "the chart digest of {}",
+                    digests
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            what.join(" and ")
+        })
 }

@@ -4,7 +4,7 @@ use crate::model::ReleaseSet;
 use crate::plan::Skipped;
 use crate::resolve::{Report, needed, resolve};
 use crate::upstream::http::RequestStats;
-use crate::upstream::{DetectOptions, Source, UpstreamData, UpstreamError, collect, snapshot};
+use crate::upstream::{DetectOptions, Key, Source, UpstreamData, UpstreamError, collect, snapshot};
 
 use super::Context;
 
@@ -15,6 +15,17 @@ pub fn detect(
     ctx: &Context,
     opts: &DetectOptions,
 ) -> Result<(Report, UpstreamData, RequestStats), UpstreamError> {
+    detect_with(ctx, opts, false)
+}
+
+/// [`detect`], and with `schedule` also the Kubernetes schedule when no stack needs it for
+/// `minors: supported` (the status report shows every minor's end of life). A snapshot that
+/// lacks it is not asked for it: a replay never reads the network.
+pub fn detect_with(
+    ctx: &Context,
+    opts: &DetectOptions,
+    schedule: bool,
+) -> Result<(Report, UpstreamData, RequestStats), UpstreamError> {
     let config = &ctx.loaded.config;
     let opts = DetectOptions {
         clock: opts.clock.clone().or_else(|| Some(ctx.clock.clone())),
@@ -22,12 +33,36 @@ pub fn detect(
     };
     let opts = &opts;
     let mut source = Source::open(&ctx.loaded, opts)?;
+    let live = !matches!(source, Source::Replay(_));
     let mut data = UpstreamData::default();
-    collect(&mut source, &mut data, |d| needed(config, d, ctx.today));
+    collect(&mut source, &mut data, |d| {
+        let mut keys = needed(config, d, ctx.today);
+        if keys.is_empty() && schedule && live && !d.has(&Key::Schedule) {
+            keys.push(Key::Schedule);
+        }
+        keys
+    });
     if let Some(path) = &opts.save {
         snapshot::save(path, &data)?;
     }
-    Ok((resolve(config, &data, ctx.today), data, source.stats()))
+    let mut report = resolve(config, &data, ctx.today);
+    mark_degraded(&mut report, ctx);
+    Ok((report, data, source.stats()))
+}
+
+/// Mark the stack × minors whose release set is older than what the checkout's
+/// `stackbot.lock` records (the last release's set): `release` keeps those where they are. An
+/// unreadable lock marks nothing (`release` reports it).
+fn mark_degraded(report: &mut Report, ctx: &Context) {
+    let Ok(lock) = crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE))
+    else {
+        return;
+    };
+    for m in &mut report.minors {
+        if let (Some(set), Some(recorded)) = (&m.release_set, lock.get(&m.stack, m.minor)) {
+            m.degraded = set.regressions_since(recorded);
+        }
+    }
 }
 
 /// The options a release run detects with: the selection's snapshot and cache directory, and
@@ -64,4 +99,33 @@ pub fn complete_sets(report: Report) -> (Vec<ReleaseSet>, Vec<Skipped>) {
         }
     }
     (sets, skipped)
+}
+
+/// What detection found, kept for the status report: the report, and the end of life of every
+/// minor the Kubernetes schedule lists (empty when the schedule was not read).
+#[derive(Debug, Clone)]
+pub struct Detected {
+    pub report: Report,
+    pub end_of_life: std::collections::BTreeMap<crate::model::Minor, chrono::NaiveDate>,
+}
+
+impl Detected {
+    /// Keep `report` with the end-of-life dates `data` holds.
+    pub fn new(report: Report, data: &UpstreamData) -> Self {
+        let end_of_life = match data.get(&Key::Schedule) {
+            Some(crate::upstream::Fetched::Ok { body }) => {
+                crate::upstream::lifecycle::parse_schedule(body)
+                    .map(|(l, _)| l)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|l| Some((l.minor, l.end_of_life?)))
+                    .collect()
+            }
+            _ => Default::default(),
+        };
+        Detected {
+            report,
+            end_of_life,
+        }
+    }
 }

@@ -15,12 +15,16 @@
 //! | [`release::plan`] | desired → observe → plan (read-only, no token) |
 //! | [`release::release`] | plan → apply → tenants |
 //! | [`tenants::run`] / [`tenants::preview`] | observe tenants → plan → apply (or not) |
+//! | [`status::status`] | detect → releases, tenants → status (read-only) |
+//! | [`dashboard::update_dashboard`] | status → the dashboard issue (the last stage of `release`) |
 
 pub mod adopt;
+pub mod dashboard;
 pub mod desired;
 pub mod detect;
 pub mod release;
 pub mod render;
+pub mod status;
 pub mod tenants;
 pub mod validate;
 
@@ -85,6 +89,8 @@ pub struct Selection {
     pub snapshot: Option<PathBuf>,
     /// Cache directory for conditional upstream requests (overrides `upstream.cache_dir`).
     pub cache_dir: Option<PathBuf>,
+    /// A human's explicit decisions (`--allow-downgrade`, `--republish`).
+    pub overrides: crate::plan::Overrides,
 }
 
 /// Why a pipeline run stopped. [`Error::is_invalid_input`] decides exit 2 ("fix the input,

@@ -10,7 +10,7 @@ use crate::forge::{Forge, RepoRef};
 use crate::model::FileTree;
 use crate::observe::{self, Scope};
 use crate::oci::Publisher;
-use crate::plan::{self, Desired, Mode, Observed, Plan, Settings};
+use crate::plan::{self, Desired, Mode, Observed, Overrides, Plan, Settings, Skipped};
 use crate::tenants::TenantReport;
 
 use super::{Context, Error, Selection};
@@ -33,6 +33,8 @@ impl Target {
             base_branch: &self.base_branch,
             mode: self.settings.mode,
             lock_path: &self.settings.lock_path,
+            bot_email: &self.settings.bot_email,
+            oci_only: self.settings.oci.as_ref().is_some_and(|o| o.only),
         }
     }
 }
@@ -89,8 +91,19 @@ pub fn plan_desired(
     desired: &[Desired],
     package: &plan::Packager<'_>,
 ) -> Result<(Plan, Observed), Error> {
+    plan_desired_with(forge, target, desired, &Overrides::default(), package)
+}
+
+/// [`plan_desired`] with a human's explicit overrides (`--allow-downgrade`, `--republish`).
+pub fn plan_desired_with(
+    forge: &dyn Forge,
+    target: &Target,
+    desired: &[Desired],
+    overrides: &Overrides,
+    package: &plan::Packager<'_>,
+) -> Result<(Plan, Observed), Error> {
     let observed = observe::observe(forge, target.oci.as_deref(), target.scope(), desired)?;
-    let p = plan::plan(desired, &observed, &target.settings, package)?;
+    let p = plan::plan_with(desired, &observed, &target.settings, overrides, package)?;
     Ok((p, observed))
 }
 
@@ -112,15 +125,23 @@ pub struct Planned {
     pub plan: Plan,
     pub target: Target,
     pub observed: Observed,
+    /// The detection behind the plan (`None` with `--release-set`), for the status report.
+    pub detected: Option<super::detect::Detected>,
 }
 
 /// detect → render → observe → plan. Read-only; needs no token on the local forge.
 pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
-    let (desired, offered) = super::desired::desired(ctx, sel)?;
     let target = target(ctx)?;
-    let (mut p, observed) = plan_desired(forge, &target, &desired, &packager)?;
+    let (desired, offered) = super::desired::desired_recorded(ctx, sel, || {
+        // What the base branch records (the checkout's lock when the base has none).
+        Ok(observe::base_lock(forge, target.scope())?
+            .or_else(|| super::desired::checkout_lock(ctx)))
+    })?;
+    let (mut p, observed) = plan_desired_with(forge, &target, &desired, &sel.overrides, &packager)?;
+    explain_degraded(&mut p, &offered.trouble);
     p.skipped.extend(offered.skipped);
     p.warnings.extend(offered.warnings);
+    p.failed.extend(offered.failed);
     for w in &p.warnings {
         tracing::warn!("{w}");
     }
@@ -128,6 +149,7 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
         plan: p,
         target,
         observed,
+        detected: offered.detected,
     })
 }
 
@@ -139,34 +161,95 @@ pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Plan
     Ok(planned)
 }
 
+/// Say why each degraded series was offered an older set, from what detection found for it:
+/// an upstream error is transient (the run exits 1), a 404 or a stale index is not (exit 0,
+/// with a warning).
+fn explain_degraded(
+    p: &mut Plan,
+    trouble: &std::collections::BTreeMap<String, super::desired::Trouble>,
+) {
+    for d in &mut p.degraded {
+        let t = trouble.get(&d.series).cloned().unwrap_or_default();
+        d.transient = !t.errors.is_empty();
+        d.cause = t.errors.iter().chain(&t.missing).cloned().collect();
+        if d.cause.is_empty() {
+            d.cause
+                .push("upstream offers only older versions (a stale Helm index?)".into());
+        }
+        if !d.transient {
+            p.warnings.push(d.to_string());
+        }
+    }
+}
+
 /// What a release run did.
 pub struct Released {
     pub plan: Plan,
     pub outcome: Outcome,
     pub tenants: Vec<TenantReport>,
+    /// What did not work out and makes the run exit 1 while the rest went on: series that
+    /// could not be released (a stuck release branch, missing upstream data, a release that
+    /// could not be finished) and a release stage that failed before any write (the tenants
+    /// were still served).
+    pub failed: Vec<Skipped>,
+    /// What happened to the dashboard issue (`None`: `dashboard.enabled` is off).
+    pub dashboard: Option<super::dashboard::Dashboard>,
 }
 
-/// The whole run: make sure the repository exists, plan, apply, then propagate every published
-/// release to the tenants. The caller holds any run lock (the local forge's).
+impl Released {
+    /// Whether the run must exit 1: a failure above, or a series kept back by an upstream
+    /// error (degraded and transient).
+    pub fn is_failure(&self) -> bool {
+        !self.failed.is_empty() || self.plan.degraded.iter().any(|d| d.transient)
+    }
+}
+
+/// The whole run: make sure the repository exists, plan, apply, propagate every published
+/// release to the tenants, then show the resulting status on the dashboard issue. The caller
+/// holds any run lock (the local forge's).
+///
+/// A transient failure while planning (upstream, reading the forge) does not keep the tenants
+/// from the releases that already exist: they are still propagated and the failure is
+/// reported (exit 1). Input a human must fix stops the run (exit 2), and so does a failing
+/// write: the forge is in trouble and the next run finishes the job.
 pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Released, Error> {
     let t = target(ctx)?;
     forge.ensure_repo(&t.repo, &t.base_branch)?;
-    let planned = plan(ctx, forge, sel)?;
-    let outcome = apply::apply_with_oci(
-        &planned.plan,
-        forge,
-        &planned.target.repo,
-        &planned.observed,
-        planned.target.oci.as_deref(),
-    )?;
+    let mut failed = Vec::new();
+    let (plan, outcome, detected) = match plan(ctx, forge, sel) {
+        Ok(planned) => {
+            let outcome = apply::apply_with_oci(
+                &planned.plan,
+                forge,
+                &planned.target.repo,
+                &planned.observed,
+                planned.target.oci.as_deref(),
+            )?;
+            (planned.plan, outcome, planned.detected)
+        }
+        Err(e) if !e.is_invalid_input() && !ctx.loaded.config.tenants.is_empty() => {
+            tracing::error!("release stage: {e}");
+            failed.push(Skipped {
+                what: "release".into(),
+                reason: format!("{e} (the tenants were still served; the next run retries)"),
+            });
+            (Plan::default(), Outcome::default(), None)
+        }
+        Err(e) => return Err(e),
+    };
+    failed.extend(plan.failed.iter().cloned());
+    failed.extend(outcome.failed.iter().cloned());
     let tenants = if ctx.loaded.config.tenants.is_empty() {
         Vec::new()
     } else {
         super::tenants::run(ctx, forge, &super::tenants::options(false))?
     };
+    let dashboard = super::dashboard::dashboard_after_release(ctx, forge, detected.as_ref());
     Ok(Released {
-        plan: planned.plan,
+        plan,
         outcome,
         tenants,
+        failed,
+        dashboard,
     })
 }

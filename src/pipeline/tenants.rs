@@ -1,6 +1,7 @@
-//! Releases on the forge → tenant pull requests: `stackbot tenants`, the last stage of
-//! `stackbot release`, and the tenant lines of every preview.
+//! Published releases (forge, OCI, or both) → tenant pull requests: `stackbot tenants`, the
+//! last stage of `stackbot release`, and the tenant lines of every preview.
 
+use crate::config::PublishTarget;
 use crate::error::InvalidInput;
 use crate::forge::{Forge, RepoRef};
 use crate::plan::{Plan, Step};
@@ -30,20 +31,45 @@ fn cluster_stacks_repo(ctx: &Context) -> Result<RepoRef, Error> {
     })
 }
 
-/// The published releases tenants can move to (newest per stack × minor they follow).
+/// The published releases tenants can move to (newest per stack × minor they follow), from
+/// every target `publish` lists: the forge's releases, the OCI repository's tags, or both.
+/// With `publish: [oci]` alone the forge's release list is not read at all.
 fn published(ctx: &Context, forge: &dyn Forge) -> Result<Vec<AvailableRelease>, Error> {
+    let config = &ctx.loaded.config;
     let repo = cluster_stacks_repo(ctx)?;
-    let followed = tenants::apply::followed_stacks(&ctx.loaded.config);
-    tenants::apply::available_releases(forge, &repo, &followed).map_err(|source| {
-        TenantsError::Releases {
-            repo: repo.to_string(),
-            source,
-        }
-        .into()
+    let followed = tenants::apply::followed_stacks(config);
+    let mut out = Vec::new();
+    if config.publish.contains(&PublishTarget::Forge) {
+        out = tenants::releases::available_releases(forge, &repo, &followed).map_err(|source| {
+            TenantsError::Releases {
+                repo: repo.to_string(),
+                source,
+            }
+        })?;
+    }
+    let oci = crate::oci::Publisher::from_config(config, ctx.today, |k| {
+        ctx.env.get(k).map(str::to_string)
     })
+    .map_err(|e| oci_error(ctx, e))?;
+    if let Some(oci) = oci {
+        let more = tenants::releases::oci_releases(oci.registry(), &followed, &out)
+            .map_err(|e| oci_error(ctx, e))?;
+        out = tenants::releases::newest(out, more);
+    }
+    Ok(out)
 }
 
-/// Open, update or close tenant pull requests for the releases that exist on the forge.
+/// A misconfigured `oci:` section is the user's to fix (exit 2); a registry that fails is
+/// transient (exit 1).
+fn oci_error(ctx: &Context, e: crate::oci::OciError) -> Error {
+    if e.is_invalid_input() {
+        InvalidInput(format!("{}: {e}", ctx.loaded.path.display())).into()
+    } else {
+        Error::Oci(e)
+    }
+}
+
+/// Open, update or close tenant pull requests for the releases published to every target.
 pub fn run(ctx: &Context, forge: &dyn Forge, opts: &Options) -> Result<Vec<TenantReport>, Error> {
     let releases = published(ctx, forge)?;
     tenants::apply::propagate(forge, &ctx.loaded.config, &releases, opts)

@@ -11,15 +11,24 @@
 //! [`crate::apply`] executes the steps.
 //!
 //! Versioning (stable channel only): the next `N` is one more than the highest `N` used by any
-//! release, draft, tag or OCI tag of `<provider>-<name>-<major>-<minor>`; there is no release
-//! when the rendered stack's clusterStack hash equals the latest release's `hashes.json` (a
-//! Kubernetes patch changes `csctl.yaml`, so it changes the hash and does release, unlike
-//! csctl); `clusterAddon` and `nodeImage` follow csctl's rule via
-//! [`crate::package::versions::next_stable`]. An unfinished release of an earlier run (its
-//! tag points at a commit that already holds exactly the desired files) is resumed under its
-//! number instead of being skipped over.
+//! release, draft, tag or OCI tag of `<provider>-<name>-<major>-<minor>`, or recorded in
+//! `stackbot.lock` (see [`series`]); there is no release when the rendered stack's clusterStack
+//! hash equals the latest release's `hashes.json` (a Kubernetes patch changes `csctl.yaml`, so
+//! it changes the hash and does release, unlike csctl); `clusterAddon` and `nodeImage` follow
+//! csctl's rule via [`crate::package::versions::next_stable`]. An unfinished release of an
+//! earlier run is finished under its number; a withdrawn one is never reissued.
+//!
+//! Step order (the evidence of a release precedes its commit, so "withdrawn" and "unfinished"
+//! can be told apart): with forge releases *draft (every asset) → commit → tag → publish →
+//! OCI push*; with `publish: [oci]` alone *OCI push → commit → tag*. In pull-request mode the
+//! draft is made when the release pull request is opened or updated, and tag, publish and push
+//! follow the merge. A series whose offered set is older than its latest release is kept where
+//! it is ([`guard`]).
 
+pub mod guard;
+pub mod marker;
 mod notes;
+pub mod pull;
 pub mod series;
 
 use std::collections::BTreeMap;
@@ -37,8 +46,10 @@ use crate::oci::publish::OciPlanSettings;
 use crate::package::versions::{Previous, next_stable};
 use crate::package::{Metadata, ReleaseHashes, SHA256SUMS, Versions, sha256sums};
 
+pub use guard::Degraded;
 use notes::commit_summary;
 pub use notes::{release_notes, scs_deadline};
+pub use pull::{BranchPush, PullAction, ReleaseBranch};
 pub use series::{SeriesRelease, index_releases, latest_published};
 
 /// What one stack × minor should look like: a complete release set and its rendering.
@@ -99,6 +110,17 @@ pub struct SeriesObserved {
     /// Assets of the latest published forge release, read only when OCI is a target and lacks
     /// its tag (a run that stopped between the forge release and the OCI push).
     pub latest_assets: Option<FileTree>,
+    /// The version `stackbot.lock` on the base branch records for the series (`release:`).
+    pub base_released: Option<u64>,
+    /// The version `stackbot.lock` at the latest release's tag records for the series.
+    pub latest_released: Option<u64>,
+    /// With `publish: [oci]` alone: whether the latest release (an OCI tag) has its git tag.
+    pub latest_tagged: Option<bool>,
+    /// Pull-request mode: the series' release branch (read only when a release is needed).
+    pub release_branch: Option<ReleaseBranch>,
+    /// Pull-request mode: merged release pull requests (by number) that already carry the
+    /// bot's "published" comment (read only for those naming a number above the latest).
+    pub announced: std::collections::BTreeSet<u64>,
 }
 
 /// Everything `observe` read from the forge and the OCI repository.
@@ -154,7 +176,8 @@ pub enum Step {
         #[serde(skip)]
         changes: FileChanges,
     },
-    /// Pull-request mode: push the rendering to a release branch and open or update its PR.
+    /// Pull-request mode: push the rendering to a release branch and open or update its PR,
+    /// as decided by [`pull`].
     ReleasePull {
         branch: String,
         base: String,
@@ -164,9 +187,8 @@ pub enum Step {
         body: String,
         #[serde(skip)]
         changes: FileChanges,
-        /// The committer e-mail of the bot: commits by anyone else on the branch are a human's.
-        #[serde(skip)]
-        bot_email: String,
+        push: BranchPush,
+        pull: PullAction,
     },
     /// Annotated tag on `commit` (`None`: the commit made by the preceding `Commit` step).
     Tag {
@@ -174,12 +196,19 @@ pub enum Step {
         commit: Option<String>,
         message: String,
     },
-    /// Make sure exactly one draft (or the published release) carries the tag and all assets.
+    /// Make sure exactly one draft (or the published release) carries the tag, the release
+    /// notes (with the release marker) and all assets. The tag need not exist yet.
     Draft { tag: String },
     /// Publish the canonical draft of the tag.
-    Publish { tag: String },
+    Publish {
+        tag: String,
+        /// Whether this release becomes the repository's *Latest* release (see
+        /// [`series::latest_of_repository`]); said out loud to the forge either way.
+        latest: bool,
+    },
     /// Push the release's assets to the OCI repository as csctl pushes them (after the forge
-    /// release), then verify them. A no-op when the tag already holds this manifest.
+    /// release; first, as the publication, with `oci` alone), then verify them. A no-op when
+    /// the tag already holds this manifest.
     OciPush {
         tag: String,
         /// Full repository reference.
@@ -189,6 +218,10 @@ pub enum Step {
         #[serde(skip)]
         assets: FileTree,
     },
+    /// Pull-request mode: say on the merged release pull request that its release is being
+    /// published (one comment), right after the draft (or the push) that now carries the
+    /// evidence: from then on a missing release of that number means a human withdrew it.
+    Announce { number: u64, tag: String },
     /// Delete a draft nobody will publish (a duplicate of a published tag, or an old leftover).
     DeleteDraft {
         id: u64,
@@ -256,6 +289,12 @@ pub struct Plan {
     /// Tenant pull requests (filled by the tenants planner).
     pub tenants: Vec<serde_json::Value>,
     pub warnings: Vec<String>,
+    /// Series kept at their latest release because the offered set is older ([`guard`]).
+    pub degraded: Vec<Degraded>,
+    /// Series that cannot go on until something is fixed (a release branch with a human's
+    /// commits, a render that lacks upstream data): the run reports them and exits 1, the
+    /// other series and the tenants go on.
+    pub failed: Vec<Skipped>,
 }
 
 impl Plan {
@@ -265,11 +304,30 @@ impl Plan {
     }
 }
 
+/// Decisions a human takes explicitly, never the bot on its own.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--allow-downgrade`: release a series even when its set is older than its latest release.
+    pub allow_downgrade: bool,
+    /// `--republish <tag>`: publish again (under a new number) the content of these withdrawn
+    /// releases.
+    pub republish: Vec<String>,
+}
+
 /// Why a plan could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     #[error("{series}: {message}")]
     Package { series: String, message: String },
+    /// The base branch's `stackbot.lock` cannot be read (a merge conflict, a hand edit): it is
+    /// never replaced by an empty lock, which would drop every other series from it.
+    #[error("{0}\n  (read from the base branch of the cluster-stacks repository)")]
+    Lock(#[from] crate::lock::LockError),
+    /// The series' numbers are exhausted (a tag `…-v18446744073709551615`).
+    #[error(
+        "{series}: no release number follows v{highest}; delete the tag or release numbered v{highest} (stackbot never makes one) and re-run"
+    )]
+    Exhausted { series: String, highest: u64 },
     #[error("{tag}: {source}")]
     Oci {
         tag: String,
@@ -283,7 +341,7 @@ impl PlanError {
     /// problem is the configuration's when the OCI error says so.
     pub fn is_invalid_input(&self) -> bool {
         match self {
-            PlanError::Package { .. } => true,
+            PlanError::Package { .. } | PlanError::Lock(_) | PlanError::Exhausted { .. } => true,
             PlanError::Oci { source, .. } => source.is_invalid_input(),
         }
     }
@@ -350,26 +408,51 @@ pub fn plan(
     settings: &Settings,
     package: &Packager<'_>,
 ) -> Result<Plan, PlanError> {
+    plan_with(desired, observed, settings, &Overrides::default(), package)
+}
+
+/// [`plan`] with a human's explicit overrides (`--allow-downgrade`, `--republish`).
+pub fn plan_with(
+    desired: &[Desired],
+    observed: &Observed,
+    settings: &Settings,
+    overrides: &Overrides,
+    package: &Packager<'_>,
+) -> Result<Plan, PlanError> {
     let mut plan = Plan {
         warnings: observed.warnings.clone(),
         ..Plan::default()
     };
     let (index, _) = index_releases(&observed.releases);
-    let mut lock = observed
-        .base_lock
-        .as_ref()
-        .and_then(|b| Lock::parse(&String::from_utf8_lossy(b), settings.lock_path.as_ref()).ok())
-        .unwrap_or_default();
-    let base_lock_text = observed
-        .base_lock
-        .as_ref()
-        .map(|b| String::from_utf8_lossy(b).into_owned());
+    let base_lock = match &observed.base_lock {
+        Some(b) => Lock::parse(&String::from_utf8_lossy(b), settings.lock_path.as_ref())?,
+        None => Lock::default(),
+    };
+    // Direct mode: each release commit builds on the one before, so its lock carries the
+    // entries committed before it (and only those). Pull-request mode: every release branch
+    // starts from the base, so its lock is the base lock plus its own entry.
+    let mut committed_lock = base_lock.clone();
+    let oci_only = settings.oci.as_ref().is_some_and(|o| o.only);
+    let no_pulls = Vec::new();
     for d in desired {
         let series = d.series();
         let empty = Vec::new();
         let releases = index.get(&series).unwrap_or(&empty);
         let so = observed.series.get(&series).cloned().unwrap_or_default();
-        let state = series::decide(d, &so, releases, observed.oci_tags.as_deref());
+        let pulls = observed
+            .pulls
+            .get(&release_branch(&series))
+            .unwrap_or(&no_pulls);
+        let state = series::decide(
+            d,
+            &series::Facts {
+                observed: &so,
+                releases,
+                oci_tags: observed.oci_tags.as_deref(),
+                pulls,
+                oci_only,
+            },
+        );
         let published_n = releases
             .iter()
             .filter(|r| !r.release.draft)
@@ -421,6 +504,47 @@ pub fn plan(
             continue;
         }
         let hashes = crate::package::hashes(&d.rendered);
+        if state.resume.is_none() {
+            if let Some(deg) = guard::check(d, state.latest, &base_lock) {
+                if overrides.allow_downgrade {
+                    plan.warnings.push(format!(
+                        "{series}: releasing a downgrade from {} as asked (--allow-downgrade): {}",
+                        deg.latest,
+                        deg.regressions.join("; ")
+                    ));
+                } else {
+                    plan.degraded.push(deg);
+                    plan.cleanup.extend(stale_below(published_n));
+                    continue;
+                }
+            }
+            if let Some(w) = state
+                .withdrawn
+                .iter()
+                .find(|w| w.same_content && !overrides.republish.contains(&w.tag))
+            {
+                plan.skipped.push(Skipped {
+                    what: series.clone(),
+                    reason: format!(
+                        "{} was withdrawn (its release was deleted) and the rendered stack is what it shipped: not published again (its number is never reused); to publish this content anyway under a new number: `stackbot release --republish {}`",
+                        w.tag, w.tag
+                    ),
+                });
+                plan.cleanup.extend(stale_below(published_n));
+                continue;
+            }
+            if settings.mode == Mode::PullRequest
+                && let Some(number) = pull::declined(pulls, &hashes.cluster_stack)
+            {
+                plan.skipped.push(Skipped {
+                    what: series.clone(),
+                    reason: format!(
+                        "release pull request #{number} for this content was closed without merging: not opened again (a new content opens a new pull request; reopen #{number} to release this one)"
+                    ),
+                });
+                continue;
+            }
+        }
         let previous = state.latest.and_then(|l| match (&l.hashes, &l.metadata) {
             (Some(h), Some(m)) => Some(Previous {
                 hashes: h.clone(),
@@ -429,16 +553,27 @@ pub fn plan(
             _ => None,
         });
         let (n, resumed_commit) = match &state.resume {
-            Some((n, c)) => (*n, Some(c.clone())),
-            None => (state.highest.unwrap_or(0) + 1, None),
+            Some(r) => (r.n, r.commit.clone()),
+            None => match state.pending.filter(|_| settings.mode == Mode::PullRequest) {
+                Some(k) => (k, None),
+                None => {
+                    let highest = state.highest.unwrap_or(0);
+                    let Some(n) = highest.checked_add(1) else {
+                        return Err(PlanError::Exhausted { series, highest });
+                    };
+                    (n, None)
+                }
+            },
         };
         // Ask for exactly `n`: `next_stable` numbers `highest + 1`.
         let versions = match next_stable(&hashes, Some(n - 1).filter(|x| *x > 0), previous.as_ref())
+            .filter(|v| v.cluster_stack == StackVersion::stable(n))
         {
             Some(v) => v,
             None if previous.is_some() => {
-                // Same hash as the latest release but an unfinished newer tag: finish it with
-                // the latest release's component versions.
+                // Same hash as the latest release but an unfinished newer release (or the
+                // latest itself, still untagged): finish it with the latest release's
+                // component versions.
                 let p = previous.as_ref().expect("checked");
                 Versions {
                     cluster_stack: StackVersion::stable(n),
@@ -464,75 +599,116 @@ pub fn plan(
         }
 
         let previous_set = state.latest.and_then(|l| l.set.clone());
-        lock.upsert(d.set.clone());
-        let lock_text = lock.to_yaml();
-        let notes = release_notes(&tag, d, previous_set.as_ref(), &versions, settings.now);
+        let words = release_notes(&tag, d, previous_set.as_ref(), &versions, settings.now);
+        let release_marker = marker::line(&tag, &hashes.cluster_stack);
+        let notes = format!("{words}\n{release_marker}\n");
+
+        let mut series_lock = match settings.mode {
+            Mode::Direct => committed_lock.clone(),
+            Mode::PullRequest => base_lock.clone(),
+        };
+        series_lock.upsert(d.set.clone());
+        series_lock.record_release(&d.stack, d.minor, n);
+        let lock_text = series_lock.to_yaml();
+        let entry_done = base_lock.get(&d.stack, d.minor) == Some(&d.set)
+            && base_lock
+                .released_as(&d.stack, d.minor)
+                .is_some_and(|r| r >= n);
         let base_files = so.base_tree.clone().unwrap_or_default();
         let mut changes = tree_changes(&d.path, &base_files, &d.rendered);
-        if !changes.is_empty() && base_lock_text.as_deref() != Some(lock_text.as_str()) {
-            changes.insert(settings.lock_path.clone(), Some(lock_text.into_bytes()));
+        let needs_commit = resumed_commit.is_none() && (!changes.is_empty() || !entry_done);
+        if needs_commit {
+            changes.insert(
+                settings.lock_path.clone(),
+                Some(lock_text.clone().into_bytes()),
+            );
         }
+        let forge_target = !oci_only;
         let mut steps = Vec::new();
-        let mut tag_commit = resumed_commit.clone();
-        if resumed_commit.is_none() {
-            if changes.is_empty() {
-                tag_commit = observed.base_head.clone();
-            } else {
-                match settings.mode {
-                    Mode::Direct => steps.push(Step::Commit {
-                        branch: observed.base_branch.clone(),
-                        message: format!("Release {tag}\n\n{}", commit_summary(d)),
-                        files: changes.keys().cloned().collect(),
-                        changes: changes.clone(),
-                    }),
-                    Mode::PullRequest => {
-                        let branch = release_branch(&series);
-                        let open = observed
-                            .pulls
-                            .get(&branch)
-                            .into_iter()
-                            .flatten()
-                            .any(|p| p.state == PullState::Open);
-                        steps.push(Step::ReleasePull {
-                            branch: branch.clone(),
-                            base: observed.base_branch.clone(),
-                            title: format!("Release {tag}"),
-                            files: changes.keys().cloned().collect(),
-                            body: format!(
-                                "{notes}\n\nMerging this pull request publishes `{tag}`."
-                            ),
-                            changes: changes.clone(),
-                            bot_email: settings.bot_email.clone(),
-                        });
-                        plan.skipped.push(Skipped {
-                            what: tag.clone(),
-                            reason: if open {
-                                "waiting for the release pull request to be merged".into()
-                            } else {
-                                "release pull request to be opened; published after it is merged"
-                                    .into()
-                            },
-                        });
-                    }
+        if settings.mode == Mode::PullRequest && needs_commit {
+            // Before the merge: only the branch and its pull request. The merged pull request
+            // (with its release marker) is the evidence until the release is announced.
+            let wanted = pull::Wanted {
+                branch: release_branch(&series),
+                base: &observed.base_branch,
+                title: format!("Release {tag}"),
+                body: format!(
+                    "{words}\nMerging this pull request publishes `{tag}`.\n\n{release_marker}\n"
+                ),
+                rendered: &d.rendered,
+                lock_text: &lock_text,
+                changes: changes.clone(),
+            };
+            match pull::step(wanted, so.release_branch.as_ref(), pulls) {
+                Ok(step) => steps.push(step),
+                Err(reason) => {
+                    plan.failed.push(Skipped {
+                        what: series.clone(),
+                        reason,
+                    });
+                    continue;
                 }
             }
-        }
-        let waits_for_pull = steps.iter().any(|s| matches!(s, Step::ReleasePull { .. }));
-        if !waits_for_pull {
+            let open = pulls.iter().any(|p| p.state == PullState::Open);
+            plan.skipped.push(Skipped {
+                what: tag.clone(),
+                reason: if open {
+                    "waiting for the release pull request to be merged".into()
+                } else {
+                    "release pull request to be opened; published after it is merged".into()
+                },
+            });
+        } else {
+            if forge_target {
+                steps.push(Step::Draft { tag: tag.clone() });
+            } else {
+                // `oci` alone: the push is the publication, and the evidence the commit needs.
+                steps.push(oci_step(
+                    settings.oci.as_ref().expect("oci only"),
+                    &tag,
+                    &assets,
+                )?);
+            }
+            // Pull-request mode: once the draft (or the push) holds the evidence, the merged
+            // pull request stops being it.
+            if settings.mode == Mode::PullRequest
+                && let Some(p) = pulls.iter().find(|p| {
+                    p.state == PullState::Merged
+                        && !so.announced.contains(&p.number)
+                        && marker::parse(&p.body).is_some_and(|m| m.tag == tag)
+                })
+            {
+                steps.push(Step::Announce {
+                    number: p.number,
+                    tag: tag.clone(),
+                });
+            }
+            let mut tag_commit = resumed_commit.clone();
+            if needs_commit {
+                steps.push(Step::Commit {
+                    branch: observed.base_branch.clone(),
+                    message: format!("Release {tag}\n\n{}", commit_summary(d)),
+                    files: changes.keys().cloned().collect(),
+                    changes: changes.clone(),
+                });
+                committed_lock = series_lock;
+            } else if tag_commit.is_none() {
+                tag_commit = observed.base_head.clone();
+            }
             steps.push(Step::Tag {
                 tag: tag.clone(),
                 commit: tag_commit,
                 message: format!("Release {tag}"),
             });
-            if !settings.oci.as_ref().is_some_and(|o| o.only) {
-                steps.push(Step::Draft { tag: tag.clone() });
-                steps.push(Step::Publish { tag: tag.clone() });
+            if forge_target {
+                steps.push(Step::Publish {
+                    tag: tag.clone(),
+                    latest: false, // decided below, once every release is planned
+                });
+                if let Some(oci) = &settings.oci {
+                    steps.push(oci_step(oci, &tag, &assets)?);
+                }
             }
-            if let Some(oci) = &settings.oci {
-                steps.push(oci_step(oci, &tag, &assets)?);
-            }
-        }
-        if !waits_for_pull {
             steps.extend(stale_below(Some(n)));
         }
         let planned_assets = assets
@@ -555,7 +731,7 @@ pub fn plan(
                 node_image: versions.node_image.dot(),
             },
             assets: planned_assets,
-            resumed: resumed_commit.is_some(),
+            resumed: state.resume.is_some(),
             notes,
             steps,
             asset_bytes: assets,
@@ -564,6 +740,7 @@ pub fn plan(
             rendered: d.rendered.clone(),
         });
     }
+    series::mark_latest(&mut plan, &index);
     Ok(plan)
 }
 
@@ -581,6 +758,7 @@ mod tests {
             body: String::new(),
             assets: Vec::new(),
             html_url: String::new(),
+            published_at: None,
         }
     }
 
@@ -684,7 +862,8 @@ mod tests {
             .iter()
             .map(|s| serde_json::to_value(s).unwrap()["action"].clone())
             .collect();
-        assert_eq!(kinds, ["commit", "tag", "draft", "publish", "oci-push"]);
+        // The draft (every asset) is the evidence that precedes the commit.
+        assert_eq!(kinds, ["draft", "commit", "tag", "publish", "oci-push"]);
         let Some(Step::OciPush {
             manifest_digest, ..
         }) = r.steps.last()
@@ -694,7 +873,8 @@ mod tests {
         let described = oci.describe(&r.tag, &r.asset_bytes).unwrap();
         assert_eq!(manifest_digest, &described.manifest_digest);
 
-        // `publish: [oci]` alone: no forge release, still commit and tag.
+        // `publish: [oci]` alone: no forge release; the push is the publication and the
+        // evidence, then the commit and the tag.
         let only = Settings {
             oci: Some(OciPlanSettings { only: true, ..oci }),
             ..settings()
@@ -705,7 +885,7 @@ mod tests {
             .iter()
             .map(|s| serde_json::to_value(s).unwrap()["action"].clone())
             .collect();
-        assert_eq!(kinds, ["commit", "tag", "oci-push"]);
+        assert_eq!(kinds, ["oci-push", "commit", "tag"]);
     }
 
     #[test]
@@ -759,8 +939,9 @@ mod tests {
             r.steps.last(),
             Some(Step::DeleteDraft { id: 7, .. })
         ));
+        assert!(matches!(&r.steps[0], Step::Draft { .. }));
         assert!(
-            matches!(&r.steps[0], Step::Commit { files, .. } if files.contains(&"stackbot.lock".to_string()))
+            matches!(&r.steps[1], Step::Commit { files, .. } if files.contains(&"stackbot.lock".to_string()))
         );
     }
 
@@ -847,6 +1028,157 @@ mod tests {
             "{}",
             p.releases[0].notes
         );
+    }
+
+    #[test]
+    fn latest_goes_to_the_newest_minors_newest_release_never_to_an_older_minors_patch() {
+        let latest_flags = |p: &Plan| -> Vec<(String, bool)> {
+            p.releases
+                .iter()
+                .flat_map(|r| &r.steps)
+                .filter_map(|s| match s {
+                    Step::Publish { tag, latest } => Some((tag.clone(), *latest)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut d33 = desired("v1.33.10");
+        d33.minor = "1.33".parse().unwrap();
+        d33.set.kubernetes = "v1.33.10".parse().unwrap();
+        let obs = |releases: Vec<ReleaseInfo>| Observed {
+            base_branch: "main".into(),
+            base_head: Some("abc".into()),
+            releases,
+            ..Default::default()
+        };
+        // Both minors in one run: 1.34 is the Latest.
+        let p = plan(
+            &[d33.clone(), desired("v1.34.7")],
+            &obs(vec![]),
+            &settings(),
+            &pkg,
+        )
+        .unwrap();
+        assert_eq!(
+            latest_flags(&p),
+            [
+                ("openstack-scs2-1-33-v1".to_string(), false),
+                ("openstack-scs2-1-34-v1".to_string(), true)
+            ]
+        );
+        // A patch of 1.33 after 1.34-v1 is out stays out of the badge.
+        let p = plan(
+            &[d33],
+            &obs(vec![rel(5, "openstack-scs2-1-34-v1", false)]),
+            &settings(),
+            &pkg,
+        )
+        .unwrap();
+        assert_eq!(
+            latest_flags(&p),
+            [("openstack-scs2-1-33-v1".to_string(), false)]
+        );
+        assert_eq!(
+            series::latest_of_repository(["openstack-scs2-1-34-v9", "openstack-scs2-1-35-v1"]),
+            Some("openstack-scs2-1-35-v1".to_string())
+        );
+    }
+
+    #[test]
+    fn a_draft_carrying_the_release_marker_is_finished_under_its_number() {
+        let d = vec![desired("v1.34.8")];
+        let hash = crate::package::hashes(&d[0].rendered).cluster_stack;
+        let old = desired("v1.34.7");
+        let latest = Latest {
+            tag: "openstack-scs2-1-34-v1".into(),
+            n: 1,
+            hashes: Some(crate::package::hashes(&old.rendered)),
+            metadata: None,
+            set: Some(old.set.clone()),
+        };
+        let observed = |draft_body: String| Observed {
+            base_branch: "main".into(),
+            base_head: Some("abc".into()),
+            releases: vec![
+                rel(1, "openstack-scs2-1-34-v1", false),
+                ReleaseInfo {
+                    body: draft_body,
+                    ..rel(2, "openstack-scs2-1-34-v2", true)
+                },
+            ],
+            series: BTreeMap::from([(
+                "openstack-scs2-1-34".to_string(),
+                SeriesObserved {
+                    forge_latest: Some(latest.clone()),
+                    base_tree: Some(FileTree::new()),
+                    ..Default::default()
+                },
+            )]),
+            ..Default::default()
+        };
+        // A run stopped after creating the draft (before any asset): finished as v2.
+        let ours = format!("notes\n{}\n", marker::line("openstack-scs2-1-34-v2", &hash));
+        let p = plan(&d, &observed(ours), &settings(), &pkg).unwrap();
+        let r = &p.releases[0];
+        assert_eq!(
+            (r.tag.as_str(), r.resumed),
+            ("openstack-scs2-1-34-v2", true)
+        );
+        assert!(
+            r.notes
+                .ends_with(&format!("{}\n", marker::line(&r.tag, &hash)))
+        );
+        // A draft for other content (or by hand) only takes its number: v3, and it goes.
+        let p = plan(&d, &observed("by hand".into()), &settings(), &pkg).unwrap();
+        let r = &p.releases[0];
+        assert_eq!(
+            (r.tag.as_str(), r.resumed),
+            ("openstack-scs2-1-34-v3", false)
+        );
+        assert!(matches!(
+            r.steps.last(),
+            Some(Step::DeleteDraft { id: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn a_number_recorded_in_the_lock_is_above_every_release_and_a_package_error_is_input() {
+        let d = vec![desired("v1.34.8")];
+        let mut lock = Lock::default();
+        lock.upsert(desired("v1.34.7").set);
+        lock.record_release(&d[0].stack, d[0].minor, 5);
+        let obs = Observed {
+            base_branch: "main".into(),
+            base_head: Some("abc".into()),
+            base_lock: Some(lock.to_yaml().into_bytes()),
+            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            series: BTreeMap::from([(
+                "openstack-scs2-1-34".to_string(),
+                SeriesObserved {
+                    base_tree: Some(FileTree::new()),
+                    base_released: Some(5),
+                    ..Default::default()
+                },
+            )]),
+            ..Default::default()
+        };
+        let p = plan(&d, &obs, &settings(), &pkg).unwrap();
+        assert_eq!(p.releases[0].tag, "openstack-scs2-1-34-v6");
+        let Some(Step::Commit { changes, .. }) = p.releases[0].steps.get(1) else {
+            unreachable!()
+        };
+        let committed = Lock::parse(
+            std::str::from_utf8(changes["stackbot.lock"].as_ref().unwrap()).unwrap(),
+            "l".as_ref(),
+        )
+        .unwrap();
+        assert_eq!(committed.released_as(&d[0].stack, d[0].minor), Some(6));
+        // Stack content the packager refuses is the templates' or the set's fault: exit 2.
+        let refuse = |_: &FileTree, _: &Versions| -> Result<FileTree, String> {
+            Err("chart `x` is named for another minor".into())
+        };
+        let err = plan(&d, &obs, &settings(), &refuse).unwrap_err();
+        assert!(err.is_invalid_input(), "{err}");
     }
 
     #[test]

@@ -15,11 +15,10 @@ pub(crate) fn commit_summary(d: &Desired) -> String {
     )
 }
 
-/// SCS 0210: a new patch must be offered within 31 days, a new minor within 120.
+/// SCS 0210: the day by which the set's Kubernetes version must be offered (the rule lives in
+/// [`crate::model::scs::deadline`]).
 pub fn scs_deadline(set: &ReleaseSet) -> Option<chrono::NaiveDate> {
-    let days = if set.kubernetes.patch == 0 { 120 } else { 31 };
-    set.published_at
-        .map(|p| p.date_naive() + chrono::Duration::days(days))
+    crate::model::scs::deadline(set.kubernetes, set.published_at)
 }
 
 /// The release notes: what is in the release and what changed since the previous one.

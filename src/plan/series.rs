@@ -1,10 +1,35 @@
 //! Reading a series out of the facts: its releases by number, the latest release, the highest
-//! number ever used and an unfinished release to finish. The one home of those rules.
+//! number ever used, an unfinished release to finish and the releases a human withdrew. The
+//! one home of those rules, for the forge and the OCI registry alike.
+//!
+//! **Evidence precedes the commit.** A release is made in the order *publication evidence →
+//! commit (with `release: v<N>` in `stackbot.lock`) → tag → publish*: on the forge the
+//! evidence is the draft `v<N>` (with every asset, its body carrying the content marker of
+//! [`super::marker`]); with `publish: [oci]` alone it is the OCI tag itself (the push comes
+//! first, then the commit and the tag). So, for a number `N` above the latest release:
+//!
+//! - a draft `v<N>` carrying the desired content (marker, or a tag on the desired tree) is an
+//!   **unfinished** release: it is finished under `N`;
+//! - `N` recorded in the base branch's lock (or at the latest tag's commit) or tagged, with no
+//!   release of `v<N>` at all (neither draft nor published; no OCI tag with `oci` alone), was
+//!   **withdrawn** by a human: `N` is never issued again, and the content it shipped is not
+//!   published again unless asked (`release --republish <tag>`);
+//! - in pull-request mode the commit is the merge, made by a human: a merged release pull
+//!   request for `v<N>` with the desired content that does not yet carry the bot's comment
+//!   ([`super::marker::PUBLISHED`], written right after the draft or the push) is the
+//!   evidence that `v<N>` is still to be published; once it carries the comment, the draft is
+//!   the evidence, and a missing release means withdrawn, as above;
+//! - with `oci` alone, the latest release (an OCI tag) whose git tag is missing was pushed by a
+//!   run that stopped before its commit or tag: it is finished (commit, tag).
+//!
+//! Numbering: the next `N` is one more than the highest number of any release, draft, tag, OCI
+//! tag, and the lock's recorded number at the base branch and at the latest tag; an open
+//! release pull request keeps its (uncommitted, unpublished) number.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::forge::ReleaseInfo;
-use crate::model::ReleaseName;
+use crate::forge::{PullInfo, PullState, ReleaseInfo};
+use crate::model::{ReleaseName, StackVersion};
 
 /// One parsed release of a series.
 #[derive(Debug, Clone)]
@@ -50,66 +75,249 @@ pub fn latest_published<'a>(series: &[SeriesRelease<'a>]) -> Option<&'a ReleaseI
         .map(|r| r.release)
 }
 
+/// Everything known about one series, as `decide` reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts<'a> {
+    pub observed: &'a super::SeriesObserved,
+    /// The series' forge releases, drafts included.
+    pub releases: &'a [SeriesRelease<'a>],
+    /// Every tag of the OCI repository, when `oci` is a target.
+    pub oci_tags: Option<&'a [String]>,
+    /// Release pull requests of the series (pull-request mode), any state.
+    pub pulls: &'a [PullInfo],
+    /// `publish: [oci]` alone: the OCI tag is the publication and its evidence.
+    pub oci_only: bool,
+}
+
+/// An unfinished release to finish under its number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    pub n: u64,
+    /// The commit its tag already points at (it holds the desired tree), if tagged.
+    pub commit: Option<String>,
+}
+
+/// A number whose release a human deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withdrawn {
+    pub n: u64,
+    pub tag: String,
+    /// Whether the desired tree is what `v<n>` shipped (its tag's tree, or the base branch's
+    /// when the lock there records `n`).
+    pub same_content: bool,
+}
+
 /// What plan concludes about one series.
 #[derive(Debug, Clone, Default)]
 pub struct SeriesState<'a> {
     /// The release to compare against and number after: the newest release of any target.
     pub latest: Option<&'a super::Latest>,
-    /// The highest `N` ever seen for the series: releases (drafts included), tags, OCI tags.
-    /// A new release is `N + 1`, so no two targets ever disagree about what `v<N>` is.
+    /// The highest `N` ever seen for the series (see the module documentation).
     pub highest: Option<u64>,
-    /// An unfinished release of an earlier run: `(N, commit its tag points at)`.
-    pub resume: Option<(u64, String)>,
+    /// An unfinished release of an earlier run.
+    pub resume: Option<Resume>,
+    /// Numbers above the latest release that lost their release, ascending.
+    pub withdrawn: Vec<Withdrawn>,
+    /// Pull-request mode: the number of the open release pull request, when it is still free
+    /// (not on the base branch, not tagged, not published); a new content keeps it.
+    pub pending: Option<u64>,
 }
 
-/// Decide the state of `d`'s series from what was observed. The rules:
-/// - the latest release is the newest of the forge's latest and the registry's highest;
-/// - numbering counts every release (drafts too), every tag found and every OCI tag;
-/// - a tag above the latest release whose commit holds exactly the desired tree is an
-///   unfinished release of an earlier run: it is finished under its number (the lowest such);
-///   a tag at or below the latest release is done, whatever it holds.
-pub fn decide<'a>(
-    d: &super::Desired,
-    so: &'a super::SeriesObserved,
-    releases: &[SeriesRelease<'_>],
-    oci_tags: Option<&[String]>,
-) -> SeriesState<'a> {
+/// Decide the state of `d`'s series from what was observed.
+pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
+    let so = f.observed;
     let latest = newest(so);
-    let above = latest.map_or(0, |l| l.n);
-    let resume = so
-        .tags
+    let p = latest.map_or(0, |l| l.n);
+    let tag_of = |n: u64| {
+        ReleaseName {
+            stack: d.stack.clone(),
+            minor: d.minor,
+            version: StackVersion::stable(n),
+        }
+        .to_string()
+    };
+    let hash = crate::package::hashes(&d.rendered).cluster_stack;
+    let oci_has = |n: u64| f.oci_tags.is_some_and(|t| t.contains(&tag_of(n)));
+    let oci_highest = f
+        .oci_tags
+        .and_then(|t| crate::oci::versioning::scan_tags(t, &d.stack, d.minor).highest);
+    // Merged release pull requests naming `v<n>` with the desired content, not yet announced
+    // as published: their release is still to be made.
+    let merged: BTreeSet<u64> = f
+        .pulls
         .iter()
-        .filter(|(n, _)| **n > above)
-        .find(|(_, t)| t.tree == d.rendered)
-        .map(|(n, t)| (*n, t.commit.clone()));
-    let oci_highest =
-        oci_tags.and_then(|t| crate::oci::versioning::scan_tags(t, &d.stack, d.minor).highest);
-    let highest = releases
+        .filter(|p| p.state == PullState::Merged && !so.announced.contains(&p.number))
+        .filter_map(|p| super::marker::parse(&p.body))
+        .filter(|m| m.hash == hash)
+        .filter_map(|m| ReleaseName::parse(&m.tag).ok())
+        .map(|n| n.version.major)
+        .collect();
+    let highest = f
+        .releases
         .iter()
         .map(|r| r.n)
         .chain(so.tags.keys().copied())
         .chain(latest.map(|l| l.n))
         .chain(oci_highest)
+        .chain(so.base_released)
+        .chain(so.latest_released)
         .max();
+    let has_release = |n: u64| {
+        if f.oci_only {
+            oci_has(n)
+        } else {
+            f.releases.iter().any(|r| r.n == n)
+        }
+    };
+    let committed = |n: u64| {
+        so.tags.contains_key(&n) || so.base_released == Some(n) || so.latest_released == Some(n)
+    };
+    // Candidates above the latest release, ascending: every number some evidence names.
+    let candidates: BTreeSet<u64> = f
+        .releases
+        .iter()
+        .map(|r| r.n)
+        .chain(so.tags.keys().copied())
+        .chain(so.base_released)
+        .chain(so.latest_released)
+        .chain(merged.iter().copied())
+        .filter(|n| *n > p)
+        .collect();
+
+    let mut resume = None;
+    for &n in &candidates {
+        let tagged = so.tags.get(&n);
+        if tagged.is_some_and(|t| t.tree != d.rendered) {
+            continue; // its tag holds other content: not this release
+        }
+        let ours = !f.oci_only
+            && f.releases.iter().any(|r| {
+                r.n == n
+                    && r.release.draft
+                    && (super::marker::parse(&r.release.body).is_some_and(|m| m.hash == hash)
+                        || tagged.is_some())
+            });
+        if ours || merged.contains(&n) {
+            resume = Some(Resume {
+                n,
+                commit: tagged.map(|t| t.commit.clone()),
+            });
+            break;
+        }
+    }
+    // `oci` alone: the latest release is published, but its commit or tag never happened.
+    if resume.is_none()
+        && f.oci_only
+        && so.latest_tagged == Some(false)
+        && let Some(l) = latest
+        && super::up_to_date(d, Some(l))
+    {
+        resume = Some(Resume {
+            n: l.n,
+            commit: None,
+        });
+    }
+
+    let withdrawn = candidates
+        .iter()
+        .copied()
+        .filter(|&n| resume.as_ref().is_none_or(|r| r.n != n))
+        .filter(|&n| committed(n) && !has_release(n) && !merged.contains(&n))
+        .map(|n| {
+            let shipped = match so.tags.get(&n) {
+                Some(t) => Some(&t.tree),
+                None if so.base_released == Some(n) => so.base_tree.as_ref(),
+                None => None,
+            };
+            Withdrawn {
+                n,
+                tag: tag_of(n),
+                same_content: shipped == Some(&d.rendered),
+            }
+        })
+        .collect();
+
+    let pending = f
+        .pulls
+        .iter()
+        .filter(|p| p.state == PullState::Open)
+        .filter_map(|p| super::marker::parse(&p.body))
+        .filter_map(|m| ReleaseName::parse(&m.tag).ok())
+        .filter(|n| n.stack == d.stack && n.minor == d.minor && n.version.is_stable())
+        .map(|n| n.version.major)
+        .find(|&n| {
+            n > p
+                && !committed(n)
+                && !oci_has(n)
+                && !f.releases.iter().any(|r| r.n == n && !r.release.draft)
+        });
+
     SeriesState {
         latest,
         highest,
         resume,
+        withdrawn,
+        pending,
     }
 }
 
 /// Whether observing the series' details (metadata, recorded release set, base tree, tags,
 /// release pull requests) can change the plan: only when the rendered tree is not what the
-/// newest known release already shipped. `observe` asks this so that a no-op run reads one
-/// `hashes.json` per series and nothing else.
+/// newest known release already shipped, or (with `oci` alone) when that release still lacks
+/// its git tag. `observe` asks this so that a no-op run reads one `hashes.json` per series.
 pub fn needs_details(d: &super::Desired, so: &super::SeriesObserved) -> bool {
-    !super::up_to_date(d, newest(so))
+    !super::up_to_date(d, newest(so)) || so.latest_tagged == Some(false)
 }
 
 /// The newest release of any target.
-fn newest(so: &super::SeriesObserved) -> Option<&super::Latest> {
+pub fn newest(so: &super::SeriesObserved) -> Option<&super::Latest> {
     [so.forge_latest.as_ref(), so.oci_latest.as_ref()]
         .into_iter()
         .flatten()
         .max_by_key(|l| l.n)
+}
+
+/// The release that should carry the repository's *Latest* badge: the newest release of the
+/// newest Kubernetes minor (ties between stacks go to the stack that sorts last, so the rule is
+/// total). GitHub, left to itself, marks whatever was published last, so an older minor's patch
+/// would steal the badge; the bot therefore says `make_latest` on every publication.
+pub fn latest_of_repository<'a>(published: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    published
+        .into_iter()
+        .filter_map(|t| ReleaseName::parse(t).ok())
+        .filter(|n| n.version.is_stable())
+        .max_by(|a, b| {
+            (a.minor, &a.stack, a.version.major).cmp(&(b.minor, &b.stack, b.version.major))
+        })
+        .map(|n| n.to_string())
+}
+
+/// Decide `latest` on every `Publish` step: true for the one release that will be the
+/// repository's newest minor's newest release once the plan is applied (among the releases
+/// already published and the ones this plan publishes), false for the others.
+pub(super) fn mark_latest(
+    plan: &mut super::Plan,
+    index: &BTreeMap<String, Vec<SeriesRelease<'_>>>,
+) {
+    let published = index
+        .values()
+        .flatten()
+        .filter(|r| !r.release.draft)
+        .map(|r| r.release.tag.clone());
+    let planned: Vec<String> = plan
+        .releases
+        .iter()
+        .flat_map(|r| &r.steps)
+        .filter_map(|s| match s {
+            super::Step::Publish { tag, .. } => Some(tag.clone()),
+            _ => None,
+        })
+        .collect();
+    let all: Vec<String> = published.chain(planned.iter().cloned()).collect();
+    let winner = latest_of_repository(all.iter().map(String::as_str));
+    for step in plan.releases.iter_mut().flat_map(|r| r.steps.iter_mut()) {
+        if let super::Step::Publish { tag, latest } = step {
+            *latest = winner.as_deref() == Some(tag.as_str());
+        }
+    }
 }

@@ -82,6 +82,16 @@ pub fn preview(plan: &Plan, commit: Option<String>) -> Preview {
         .iter()
         .map(|s| format!("{}: {}", s.what, s.reason))
         .collect();
+    notes.extend(
+        plan.degraded
+            .iter()
+            .map(|d| format!("{d}; a deliberate downgrade needs `--allow-downgrade`")),
+    );
+    notes.extend(
+        plan.failed
+            .iter()
+            .map(|f| format!("failed {}: {}", f.what, f.reason)),
+    );
     notes.extend(plan.warnings.iter().cloned());
     Preview {
         commit,

@@ -10,6 +10,7 @@
 //! - [`preview`]: the sticky PR preview comment rendered by `plan --format markdown`;
 //!   [`from_plan`] maps a release plan into it.
 //! - [`schema_doc`]: the configuration reference generated from the JSON Schema.
+//! - [`status`]: `stackbot status` as text, JSON and Markdown (the dashboard issue's body).
 //! - [`github`]: `::error file=…,line=…::` annotations, `::group::`, `$GITHUB_STEP_SUMMARY`,
 //!   `$GITHUB_OUTPUT`.
 
@@ -23,6 +24,7 @@ pub mod github;
 pub mod markdown;
 pub mod preview;
 pub mod schema_doc;
+pub mod status;
 pub mod text;
 
 static QUIET: AtomicBool = AtomicBool::new(false);

@@ -9,6 +9,30 @@ use crate::tenants::TenantReport;
 
 use super::preview::StackDiff;
 
+/// A terminal table: columns padded to their widest cell, two spaces apart, no trailing blanks.
+pub fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", padded.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+    out
+}
+
 /// The unified diffs of the rendered files of every planned release (base branch → rendered),
 /// one entry per release (possibly without files).
 pub fn release_diffs(p: &Plan) -> Vec<StackDiff> {
@@ -63,6 +87,20 @@ pub fn plan_text(p: &Plan) -> String {
     for k in &p.skipped {
         let _ = writeln!(s, "skip {}: {}", k.what, k.reason);
     }
+    for d in &p.degraded {
+        let _ = writeln!(
+            s,
+            "{d}{}",
+            if d.transient {
+                "; an upstream error: `release` exits 1"
+            } else {
+                "; `--allow-downgrade` releases it anyway"
+            }
+        );
+    }
+    for f in &p.failed {
+        let _ = writeln!(s, "failed {}: {}", f.what, f.reason);
+    }
     for t in p
         .tenants
         .iter()
@@ -91,19 +129,45 @@ pub fn describe(step: &plan::Step) -> String {
             branch,
             base,
             files,
+            push,
+            pull,
             ..
         } => {
-            format!(
-                "push {} file(s) to {branch} and open/update a pull request into {base}",
-                files.len()
-            )
+            let push = match push {
+                plan::BranchPush::Keep => {
+                    format!("{branch} already holds the {} file(s)", files.len())
+                }
+                plan::BranchPush::Create => format!("create {branch} with {} file(s)", files.len()),
+                plan::BranchPush::Reset { from } => format!(
+                    "rebuild {branch} (was {}) on {base} with {} file(s)",
+                    &from[..from.len().min(12)],
+                    files.len()
+                ),
+            };
+            let pull = match pull {
+                plan::PullAction::Open => format!("open a pull request into {base}"),
+                plan::PullAction::Update { number, .. } => format!("update pull request #{number}"),
+                plan::PullAction::Keep { number, .. } => {
+                    format!("pull request #{number} is up to date")
+                }
+            };
+            format!("{push}; {pull}")
         }
         plan::Step::Tag { tag, commit, .. } => match commit {
             Some(c) => format!("tag {tag} at {}", &c[..c.len().min(12)]),
             None => format!("tag {tag} on that commit"),
         },
         plan::Step::Draft { tag } => format!("draft release {tag} with every asset"),
-        plan::Step::Publish { tag } => format!("publish {tag}"),
+        plan::Step::Publish { tag, latest } => {
+            if *latest {
+                format!("publish {tag} as the Latest release")
+            } else {
+                format!("publish {tag}")
+            }
+        }
+        plan::Step::Announce { number, tag } => {
+            format!("comment on the merged pull request #{number} that it is published as {tag}")
+        }
         plan::Step::DeleteDraft { id, tag, reason } => {
             format!("delete draft {id} of {tag} ({reason})")
         }
@@ -172,6 +236,12 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
     for k in &out.skipped {
         let _ = writeln!(s, "skipped {}: {}", k.what, k.reason);
     }
+    for d in &p.degraded {
+        let _ = writeln!(s, "{d}");
+    }
+    for f in p.failed.iter().chain(&out.failed) {
+        let _ = writeln!(s, "failed {}: {}", f.what, f.reason);
+    }
     for t in tenants {
         use crate::tenants::apply::Outcome as T;
         if t.outcome == T::Unchanged && t.pull.is_none() {
@@ -183,7 +253,12 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
             T::Updated => format!("updated pull request{pr}"),
             T::Unchanged => format!("pull request{pr} already up to date"),
             T::Closed => format!("closed pull request{pr}"),
-            T::Blocked => format!("pull request{pr} has human commits; left a comment"),
+            T::Blocked => format!(
+                "blocked: {}",
+                t.note
+                    .as_deref()
+                    .unwrap_or("the bot branch has commits by someone else")
+            ),
             T::Planned => "planned".to_string(),
             T::Failed => format!("failed: {}", t.error.as_deref().unwrap_or("?")),
         };

@@ -16,7 +16,7 @@ use super::plan::{
 };
 use crate::config::{Config, TenantConfig};
 use crate::forge::{FileChanges, Forge, ForgeError, PullState, RepoRef, upsert_comment};
-use crate::model::{KubeVersion, Minor, ReleaseName, StackId};
+use crate::model::StackId;
 
 /// How a run behaves.
 #[derive(Debug, Clone)]
@@ -139,75 +139,7 @@ pub fn parse_shard(s: &str) -> Result<(u32, u32), String> {
     Ok((i, n))
 }
 
-/// The Kubernetes version of a release: `versions.kubernetes` of its `metadata.yaml`, else
-/// the first `vX.Y.Z` of the minor in its notes.
-pub fn kubernetes_of(
-    name: &ReleaseName,
-    metadata: Option<&[u8]>,
-    body: &str,
-) -> Option<KubeVersion> {
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        versions: MetaVersions,
-    }
-    #[derive(serde::Deserialize)]
-    struct MetaVersions {
-        kubernetes: KubeVersion,
-    }
-    if let Some(m) = metadata.and_then(|b| yaml_serde::from_slice::<Meta>(b).ok()) {
-        return Some(m.versions.kubernetes);
-    }
-    let re = regex::Regex::new(r"v\d+\.\d+\.\d+").expect("valid regex");
-    re.find_iter(body)
-        .filter_map(|m| m.as_str().parse::<KubeVersion>().ok())
-        .find(|k| k.minor() == name.minor)
-}
-
-/// The published stable releases of `stacks` (newest per minor), with their Kubernetes versions.
-pub fn available_releases(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    stacks: &BTreeSet<StackId>,
-) -> Result<Vec<AvailableRelease>, ForgeError> {
-    let mut newest: BTreeMap<(StackId, Minor), (ReleaseName, crate::forge::ReleaseInfo)> =
-        BTreeMap::new();
-    for r in forge.list_releases(repo)? {
-        if r.draft {
-            continue;
-        }
-        let Ok(name) = ReleaseName::parse(&r.tag) else {
-            continue;
-        };
-        if !stacks.contains(&name.stack) || !name.version.is_stable() {
-            continue;
-        }
-        let key = (name.stack.clone(), name.minor);
-        if newest
-            .get(&key)
-            .is_none_or(|(n, _)| n.version.major < name.version.major)
-        {
-            newest.insert(key, (name, r));
-        }
-    }
-    let mut out = Vec::new();
-    for (name, r) in newest.into_values() {
-        let meta = match r.assets.iter().find(|a| a.name == "metadata.yaml") {
-            Some(a) => Some(forge.download_asset(repo, r.id, a)?),
-            None => None,
-        };
-        let Some(kubernetes) = kubernetes_of(&name, meta.as_deref(), &r.body) else {
-            tracing::warn!("release {name} names no Kubernetes version; skipped");
-            continue;
-        };
-        out.push(AvailableRelease {
-            name,
-            kubernetes,
-            html_url: r.html_url,
-            body: r.body,
-        });
-    }
-    Ok(out)
-}
+pub use super::releases::{available_releases, kubernetes_of};
 
 /// The base head a dry run plans against when the repository does not exist yet.
 pub const TO_BE_CREATED: &str = "(repository to be created)";
@@ -286,10 +218,6 @@ pub fn observe(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Obs
         };
         if let Some(h) = &head {
             state.commits = forge.commits_between(&repo, &base_head, h).map_err(e)?;
-            state.behind = !forge
-                .commits_between(&repo, h, &base_head)
-                .map_err(e)?
-                .is_empty();
         }
         state.head = head;
         branches.insert(stack, state);
@@ -310,7 +238,7 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
     if !p.human_commits.is_empty() {
         if let Some(n) = p.pull {
             let body = format!(
-                "stackbot did not update this pull request: `{}` has commits by someone else ({}), and the bot never force-pushes over them.\n\nTo let the bot take over again, close this pull request and delete the branch; it will open a fresh one with: {}.",
+                "stackbot did not update this pull request: `{}` has commits by someone else ({}), and the bot never pushes over them. It would now propose: {}.\n\nTo let the bot take over again, merge this pull request as it is, or close it (and delete the branch): the bot then opens a fresh pull request for any release this one did not propose.",
                 p.branch,
                 p.human_commits
                     .iter()
@@ -319,11 +247,7 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
                     .join(", "),
                 p.releases.join(", ")
             );
-            let comments = forge.list_comments(&repo, n)?;
-            let full = format!("{HUMAN_MARKER}\n{body}");
-            if !comments.iter().any(|c| c.body == full) {
-                upsert_comment(forge, &repo, n, HUMAN_MARKER, &body)?;
-            }
+            upsert_comment(forge, &repo, n, HUMAN_MARKER, &body)?;
         }
         return Ok(Outcome::Blocked);
     }
@@ -357,6 +281,11 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
         }
         Action::Close => {
             let n = p.pull.expect("close has a pull request");
+            // Marked first: a pull request the bot closed was not declined by a human, so the
+            // same releases may be proposed again if the tenant goes back.
+            if p.pull_stale {
+                forge.update_pull(&repo, n, &p.title, &p.body)?;
+            }
             upsert_comment(
                 forge,
                 &repo,
@@ -480,22 +409,5 @@ mod tests {
         for bad in ["0/4", "5/4", "2", "a/b", "1/0"] {
             assert!(parse_shard(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn the_kubernetes_version_comes_from_metadata_then_notes() {
-        let n = ReleaseName::parse("openstack-scs2-1-34-v2").unwrap();
-        let meta = b"versions:\n    clusterStack: v2\n    kubernetes: v1.34.7\n";
-        assert_eq!(
-            kubernetes_of(&n, Some(meta), "").unwrap().to_string(),
-            "v1.34.7"
-        );
-        assert_eq!(
-            kubernetes_of(&n, None, "built with v1.33.9 tools for v1.34.3")
-                .unwrap()
-                .to_string(),
-            "v1.34.3"
-        );
-        assert_eq!(kubernetes_of(&n, None, "nothing"), None);
     }
 }

@@ -6,8 +6,10 @@
 //! (which releases, which tenants) is [`crate::pipeline::tenants`].
 
 pub mod apply;
+pub mod branch;
 pub mod edit;
 pub mod plan;
+pub mod releases;
 pub mod scan;
 
 pub use apply::{Options, Outcome, TenantReport};

@@ -1,22 +1,25 @@
-//! What each tenant should get, decided purely from the configuration, the releases on the
-//! forge and what was observed in the tenant repository. No I/O here, so `--dry-run` and
-//! `plan --format json` show exactly what `apply` will do.
+//! What each tenant should get, decided purely from the configuration, the published releases
+//! (forge, OCI or both) and what was observed in the tenant repository. No I/O here, so
+//! `--dry-run` and `plan --format json` show exactly what `apply` will do.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::branch;
 use super::edit::{Edit, EditError, TenantFile};
 use crate::config::{PolicyAction, TenantConfig};
 use crate::forge::{CommitInfo, PullInfo};
 use crate::model::{KubeVersion, Minor, ReleaseName, StackId, StackVersion};
 
-/// A release that exists on the forge, with what a tenant PR needs to say about it.
+/// A published release (on the forge, in the OCI repository, or both), with what a tenant PR
+/// needs to say about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AvailableRelease {
     pub name: ReleaseName,
     /// `versions.kubernetes` of its `metadata.yaml`: what a `Cluster` must run.
     pub kubernetes: KubeVersion,
+    /// The release's web page; empty for a release that exists only in the OCI repository.
     pub html_url: String,
     /// The release notes (components, image sha256), quoted in the PR body.
     pub body: String,
@@ -51,15 +54,15 @@ impl std::fmt::Display for Action {
     }
 }
 
-/// The state of one tenant branch as observed on the forge.
+/// The state of one tenant branch as observed on the forge. Whether the base has moved on
+/// is deliberately not part of it: an unrelated commit on the base is no reason to touch the
+/// branch (see [`super::branch`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BranchState {
     /// Head of `stackbot/<provider>-<name>`, if the branch exists.
     pub head: Option<String>,
-    /// Commits on the branch that the base does not have (oldest first).
+    /// Commits on the branch that the base does not have (oldest first, with parents).
     pub commits: Vec<CommitInfo>,
-    /// Whether the base has commits the branch lacks.
-    pub behind: bool,
     /// The newest pull request of the branch, any state.
     pub pull: Option<PullInfo>,
 }
@@ -99,7 +102,9 @@ pub struct TenantPlan {
     pub body: String,
     /// Identifies the desired content; carried in commit messages and PR bodies.
     pub content_id: String,
-    /// Commits by someone other than the bot on the branch: the bot leaves the PR alone.
+    /// Commits by someone other than the bot on the branch of an open pull request (merges
+    /// of the base excepted): the bot leaves the branch alone and says so. Empty unless they
+    /// block an update the tenant needs.
     pub human_commits: Vec<String>,
     /// Releases this PR proposes.
     pub releases: Vec<String>,
@@ -114,10 +119,6 @@ pub fn branch_name(stack: &StackId) -> String {
 
 /// GitHub rejects PR bodies of 65,536 characters or more.
 pub const BODY_LIMIT: usize = 65_000;
-
-fn marker(stack: &StackId, content: &str) -> String {
-    format!("<!-- stackbot:tenant {stack} content={content} -->")
-}
 
 /// The newest stable release per minor of `stack`.
 pub fn latest_per_minor<'a>(
@@ -315,7 +316,10 @@ fn desired(
     Ok(d)
 }
 
-/// Identity of the desired content: the same edits give the same id on every run.
+/// Identity of the desired content: each changed file as the base has it and as the bot
+/// wants it. The same edits of the same base files give the same id on every run, whatever
+/// else moved on the base; a change of an edited file on the base changes the id (the branch
+/// would conflict, so it is rebuilt).
 pub fn content_id(stack: &StackId, files: &[FileEdit]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
@@ -323,8 +327,11 @@ pub fn content_id(stack: &StackId, files: &[FileEdit]) -> String {
     for f in files {
         h.update([0]);
         h.update(&f.path);
-        h.update([0]);
-        h.update(&f.after);
+        for bytes in [&f.before, &f.after] {
+            h.update([0]);
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        }
     }
     hex::encode(&h.finalize()[..8])
 }
@@ -352,16 +359,21 @@ fn body(
     releases: &[&AvailableRelease],
     files: &[FileEdit],
 ) -> String {
+    let names: Vec<String> = releases.iter().map(|r| r.name.to_string()).collect();
     let mut head = format!(
         "{}\nThis pull request makes the `ClusterStack` resources of tenant `{}` use the newest releases of the cluster stack `{stack}`.\n\n| Release | Kubernetes |\n|---|---|\n",
-        marker(stack, id),
+        branch::marker(stack, id, &names),
         t.name
     );
     for r in releases {
-        head.push_str(&format!(
-            "| [{}]({}) | {} |\n",
-            r.name, r.html_url, r.kubernetes
-        ));
+        if r.html_url.is_empty() {
+            head.push_str(&format!("| `{}` | {} |\n", r.name, r.kubernetes));
+        } else {
+            head.push_str(&format!(
+                "| [{}]({}) | {} |\n",
+                r.name, r.html_url, r.kubernetes
+            ));
+        }
     }
     head.push_str("\n**Changes**\n\n");
     for c in &d.changes {
@@ -468,6 +480,7 @@ pub fn plan_tenant(
                 title,
                 body,
                 releases: release_names,
+                nothing_published: latest.is_empty(),
             },
             bot_email,
         ));
@@ -480,8 +493,20 @@ struct DesiredPr {
     title: String,
     body: String,
     releases: Vec<String>,
+    /// No release of the stack was found at all: no evidence that the tenant is up to date
+    /// (a wrong target, an empty registry), so an open pull request is not closed for it.
+    nothing_published: bool,
 }
 
+/// What to do with one tenant stack's branch and pull request. In order:
+/// - the base already holds the desired files: done, whatever the branch history says (an
+///   open bot pull request is closed, unless a person has added commits to it);
+/// - an open pull request with commits by a person: blocked, the bot never pushes over them;
+/// - an open pull request: updated only when its content, title or body differ;
+/// - a pull request a person closed for the same releases: not reopened;
+/// - otherwise a pull request is opened. A merged or closed pull request's leftover branch is
+///   the bot's: it is reset onto the base (only a branch with a person's commits and no pull
+///   request at all is left alone).
 fn decide(
     t: &TenantConfig,
     stack: StackId,
@@ -495,30 +520,39 @@ fn decide(
         .pull
         .as_ref()
         .filter(|p| p.state == crate::forge::PullState::Open);
-    let human: Vec<String> = state
-        .commits
-        .iter()
-        .filter(|c| !c.is_by(bot_email))
-        .map(|c| c.sha.clone())
-        .collect();
-    let trailer = format!("Stackbot-Content: {}", pr.id);
-    let current = state.head.is_some()
-        && !state.behind
-        && state
-            .commits
-            .last()
-            .is_some_and(|c| c.message.contains(&trailer));
-    let (action, push, note) = if !human.is_empty() && open.is_some() {
+    // After a merge or a close, whatever is left on the branch is history, not an edit.
+    let human: Vec<String> = if open.is_some() || state.pull.is_none() {
+        branch::human_commits(&state.commits, bot_email)
+    } else {
+        Vec::new()
+    };
+    let current = state.head.is_some() && branch::holds(&state.commits, &pr.id, bot_email);
+    let short = |v: &[String]| {
+        v.iter()
+            .map(|s| format!("`{}`", &s[..s.len().min(12)]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut blocking = Vec::new();
+    let (action, push, note) = if files.is_empty() && pr.nothing_published {
         (
             Action::None,
             false,
             Some(format!(
-                "{} has commits by someone else; left alone",
-                branch_name(&stack)
+                "no release of {stack} is published to the configured targets; nothing to propose"
             )),
         )
     } else if files.is_empty() {
         match open {
+            Some(p) if !human.is_empty() => (
+                Action::None,
+                false,
+                Some(format!(
+                    "up to date; pull request #{} has commits by someone else ({}) and is left open",
+                    p.number,
+                    short(&human)
+                )),
+            ),
             Some(_) => (
                 Action::Close,
                 false,
@@ -527,38 +561,50 @@ fn decide(
             None => (Action::None, false, Some("up to date".into())),
         }
     } else if !human.is_empty() {
-        (
-            Action::None,
-            false,
-            Some(format!(
-                "{} has commits by someone else; left alone",
-                branch_name(&stack)
-            )),
-        )
+        blocking = human.clone();
+        let note = match open {
+            Some(p) => format!(
+                "{} has commits by someone else ({}); pull request #{} is left alone: to let the bot update it, close it and delete the branch",
+                branch_name(&stack),
+                short(&human),
+                p.number
+            ),
+            None => format!(
+                "{} has commits by someone else ({}) and no pull request; delete the branch to let the bot open one",
+                branch_name(&stack),
+                short(&human)
+            ),
+        };
+        (Action::None, false, Some(note))
     } else {
-        match open {
-            Some(p) if current && p.title == pr.title && p.body == pr.body => {
+        match (open, &state.pull) {
+            (Some(p), _) if current && p.title == pr.title && p.body == pr.body => {
                 (Action::None, false, Some("pull request is current".into()))
             }
-            Some(_) => (Action::Update, !current, None),
-            None => match &state.pull {
-                Some(p)
-                    if p.state == crate::forge::PullState::Closed
-                        && current
-                        && p.body.contains(&marker(&stack, &pr.id)) =>
-                {
-                    (
-                        Action::None,
-                        false,
-                        Some(format!(
-                            "pull request #{} was closed by a human; not reopened",
-                            p.number
-                        )),
-                    )
-                }
-                _ => (Action::Open, !current, None),
-            },
+            (Some(_), _) => (Action::Update, !current, None),
+            (None, Some(p)) if branch::declined(p, &stack, &pr.id, &pr.releases) => (
+                Action::None,
+                false,
+                Some(format!(
+                    "pull request #{} was closed by a human; not reopened for the same releases ({})",
+                    p.number,
+                    pr.releases.join(", ")
+                )),
+            ),
+            (None, _) => (Action::Open, !current, None),
         }
+    };
+    // Closing keeps the pull request's words and marks it as closed by the bot.
+    let (title, body) = match open {
+        Some(p) if action == Action::Close => {
+            let body = if p.body.contains(branch::CLOSED_BY_BOT) {
+                p.body.clone()
+            } else {
+                format!("{}\n{}\n", p.body, branch::CLOSED_BY_BOT)
+            };
+            (p.title.clone(), body)
+        }
+        _ => (pr.title, pr.body),
     };
     TenantPlan {
         tenant: t.name.clone(),
@@ -572,11 +618,11 @@ fn decide(
         push,
         branch_head: state.head.clone(),
         pull: open.map(|p| p.number),
-        pull_stale: open.is_some_and(|p| p.title != pr.title || p.body != pr.body),
-        title: pr.title,
-        body: pr.body,
+        pull_stale: open.is_some_and(|p| p.title != title || p.body != body),
+        title,
+        body,
         content_id: pr.id,
-        human_commits: human,
+        human_commits: blocking,
         releases: pr.releases,
         note,
     }
@@ -585,7 +631,12 @@ fn decide(
 /// The commit message of a tenant branch commit; the trailer lets a re-run see that the
 /// branch already holds this exact content without reading its files.
 pub fn commit_message(p: &TenantPlan) -> String {
-    format!("{}\n\nStackbot-Content: {}\n", p.title, p.content_id)
+    format!(
+        "{}\n\n{} {}\n",
+        p.title,
+        branch::CONTENT_TRAILER,
+        p.content_id
+    )
 }
 
 /// Files (and clusters) patterns matched against the paths of a repository. Literal paths

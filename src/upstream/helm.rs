@@ -19,6 +19,12 @@ pub struct ChartVersion {
     pub version: semver::Version,
     /// sha256 of the chart archive, recorded in the release set.
     pub digest: Option<String>,
+    /// When the chart was added to the index (`created`), if the index says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<chrono::DateTime<chrono::Utc>>,
+    /// Marked `deprecated: true` by its maintainers: never chosen.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deprecated: bool,
 }
 
 /// Chart name → published versions.
@@ -54,6 +60,15 @@ pub fn parse_index(text: &str) -> Result<HelmIndex, String> {
                 Some(ChartVersion {
                     version: semver::Version::parse(v).ok()?,
                     digest: e.get("digest").and_then(|d| d.as_str()).map(str::to_string),
+                    created: e
+                        .get("created")
+                        .and_then(|c| c.as_str())
+                        .and_then(|c| chrono::DateTime::parse_from_rfc3339(c).ok())
+                        .map(|c| c.with_timezone(&chrono::Utc)),
+                    deprecated: e
+                        .get("deprecated")
+                        .and_then(|d| d.as_bool())
+                        .unwrap_or(false),
                 })
             })
             .collect();
@@ -78,12 +93,15 @@ fn expand_series(pattern: &str, minor: Minor) -> String {
 }
 
 /// The highest GA version of `chart` matching `rule` for Kubernetes `minor`, `Ok(None)` when
-/// none is published yet. Errors only for a rule that cannot be interpreted.
+/// none is published yet. Errors only for a rule that cannot be interpreted. Deprecated
+/// entries are never chosen; with `as_of`, neither are entries the index says were created
+/// after that day (entries without `created` cannot be dated and count as published).
 pub fn select(
     index: &HelmIndex,
     chart: &str,
     rule: &VersionRule,
     minor: Minor,
+    as_of: Option<chrono::NaiveDate>,
 ) -> Result<Option<ChartVersion>, String> {
     let matches: Box<dyn Fn(&semver::Version) -> bool> = match rule {
         VersionRule::Series(p) => {
@@ -114,6 +132,8 @@ pub fn select(
         .into_iter()
         .flatten()
         .filter(|c| (c.version.pre.is_empty() || is_pin) && matches(&c.version))
+        .filter(|c| !c.deprecated)
+        .filter(|c| as_of.is_none_or(|day| c.created.is_none_or(|t| t.date_naive() <= day)))
         .max_by(|a, b| a.version.cmp(&b.version))
         .cloned())
 }
@@ -140,7 +160,7 @@ mod tests {
         let idx = fixture();
         let rule = VersionRule::Series("2.{minor}".into());
         let pick = |chart: &str, minor: &str| {
-            select(&idx, chart, &rule, m(minor))
+            select(&idx, chart, &rule, m(minor), None)
                 .unwrap()
                 .map(|c| c.version.to_string())
         };
@@ -159,7 +179,7 @@ mod tests {
             pick("openstack-cinder-csi", "1.3").as_deref(),
             Some("2.3.0")
         );
-        let d = select(&idx, "openstack-cinder-csi", &rule, m("1.35"))
+        let d = select(&idx, "openstack-cinder-csi", &rule, m("1.35"), None)
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -178,33 +198,66 @@ mod tests {
                 .map(|v| ChartVersion {
                     version: semver::Version::parse(v).unwrap(),
                     digest: None,
+                    created: None,
+                    deprecated: false,
                 })
                 .collect(),
         );
         let rule = VersionRule::Series("2.{minor}".into());
-        assert_eq!(select(&idx, "c", &rule, m("1.36")).unwrap(), None);
+        assert_eq!(select(&idx, "c", &rule, m("1.36"), None).unwrap(), None);
         let range = VersionRule::Range(">=2.0.0".into());
-        assert_eq!(select(&idx, "c", &range, m("1.36")).unwrap(), None);
+        assert_eq!(select(&idx, "c", &range, m("1.36"), None).unwrap(), None);
     }
 
     #[test]
     fn pin_and_range() {
         let idx = fixture();
         let pin = VersionRule::Pin("2.34.1".into());
-        let got = select(&idx, "openstack-cinder-csi", &pin, m("1.36"))
+        let got = select(&idx, "openstack-cinder-csi", &pin, m("1.36"), None)
             .unwrap()
             .unwrap();
         assert_eq!(got.version.to_string(), "2.34.1");
         let missing = VersionRule::Pin("2.34.2".into());
         assert_eq!(
-            select(&idx, "openstack-cinder-csi", &missing, m("1.36")).unwrap(),
+            select(&idx, "openstack-cinder-csi", &missing, m("1.36"), None).unwrap(),
             None
         );
         let range = VersionRule::Range(">=2.32.0, <2.34.0".into());
-        let got = select(&idx, "openstack-cinder-csi", &range, m("1.36"))
+        let got = select(&idx, "openstack-cinder-csi", &range, m("1.36"), None)
             .unwrap()
             .unwrap();
         assert_eq!(got.version.to_string(), "2.33.1");
+    }
+
+    #[test]
+    fn deprecated_entries_are_never_chosen_and_as_of_skips_later_charts() {
+        let idx = parse_index(
+            "entries:\n  c:\n  - version: 2.34.3\n    deprecated: true\n    created: \"2026-04-20T10:00:00.123456789Z\"\n  - version: 2.34.2\n    created: \"2026-04-10T10:00:00Z\"\n  - version: 2.34.1\n    created: \"2026-03-01T10:00:00+02:00\"\n  - version: 2.34.0\n",
+        )
+        .unwrap();
+        let rule = VersionRule::Series("2.{minor}".into());
+        let pick = |as_of: Option<&str>| {
+            select(
+                &idx,
+                "c",
+                &rule,
+                m("1.34"),
+                as_of.map(|d| d.parse().unwrap()),
+            )
+            .unwrap()
+            .map(|c| c.version.to_string())
+        };
+        assert_eq!(
+            pick(None).as_deref(),
+            Some("2.34.2"),
+            "2.34.3 is deprecated"
+        );
+        assert_eq!(pick(Some("2026-04-10")).as_deref(), Some("2.34.2"));
+        assert_eq!(pick(Some("2026-04-09")).as_deref(), Some("2.34.1"));
+        // Undated entries cannot be filtered: they count as published.
+        assert_eq!(pick(Some("2020-01-01")).as_deref(), Some("2.34.0"));
+        let pin = VersionRule::Pin("2.34.3".into());
+        assert_eq!(select(&idx, "c", &pin, m("1.34"), None).unwrap(), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::forge::{MergeKind, PrState, Who};
+use super::forge::{MergeMethod, PrState, Who};
 use super::tenants::{BRANCH, Persona};
 
 /// Something a person does.
@@ -16,7 +16,7 @@ pub enum Human {
     Merge {
         tenant: usize,
         pull: u64,
-        kind: MergeKind,
+        kind: MergeMethod,
         delete_branch: bool,
         attempt: u32,
     },
@@ -79,9 +79,9 @@ impl Human {
     pub fn label(&self) -> String {
         match self {
             Human::Merge { kind, .. } => match kind {
-                MergeKind::Merge => "merge (merge commit)".into(),
-                MergeKind::Squash => "merge (squash)".into(),
-                MergeKind::Rebase => "merge (rebase)".into(),
+                MergeMethod::Merge => "merge (merge commit)".into(),
+                MergeMethod::Squash => "merge (squash)".into(),
+                MergeMethod::Rebase => "merge (rebase)".into(),
             },
             Human::UpdateBranch { .. } => "\"Update branch\" (merge main into the PR)".into(),
             Human::Decline { .. } => "pull request closed (declined)".into(),

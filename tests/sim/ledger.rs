@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use stackbot::model::{KubeVersion, ReleaseName};
 
-use super::forge::{HttpCost, MergeKind};
+use super::forge::{HttpCost, MergeMethod};
 use super::tenants::Proposal;
 
 /// A release number as it was first published.
@@ -65,7 +65,7 @@ pub struct Declined {
 pub struct Merged {
     pub tenant: &'static str,
     pub pull: u64,
-    pub kind: MergeKind,
+    pub kind: MergeMethod,
     pub after_run: usize,
     pub branch_kept: bool,
 }

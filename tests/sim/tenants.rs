@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 
 use stackbot::model::{Minor, ReleaseName, StackVersion};
 
-use super::forge::{Files, MergeKind};
+use super::forge::{Files, MergeMethod};
 
 /// How a team handles the bot's pull requests.
 #[derive(Debug, Clone)]
 pub struct Persona {
     /// Merge buttons this team uses, with weights.
-    pub merge: &'static [(MergeKind, u32)],
+    pub merge: &'static [(MergeMethod, u32)],
     /// Hours from a pull request being opened to the team acting on it.
     pub delay_hours: (i64, i64),
     /// Probability of pressing "Update branch" before merging.
@@ -55,7 +55,7 @@ pub const BRANCH: &str = "stackbot/openstack-scs2";
 
 /// The tenants of every world: three from the start, two joining during the year.
 pub fn roster() -> Vec<Tenant> {
-    use MergeKind::*;
+    use MergeMethod::*;
     vec![
         Tenant {
             name: "acme",

@@ -5,7 +5,7 @@
 //! file, and it has no tags, releases, pull requests or branches whose names start with `conf`.
 #![allow(dead_code)]
 
-use stackbot::forge::{Forge, ForgeError, PullState, RepoRef, upsert_comment};
+use stackbot::forge::{Forge, ForgeError, IssueState, PullState, RepoRef, upsert_comment};
 
 fn changes(items: &[(&str, Option<&[u8]>)]) -> stackbot::forge::FileChanges {
     items
@@ -22,7 +22,9 @@ pub fn conformance(forge: &dyn Forge, repo: &RepoRef) {
         .expect("ensure_repo on an existing repo");
     git_objects(forge, repo);
     releases(forge, repo);
+    latest(forge, repo);
     pulls_and_comments(forge, repo);
+    issues(forge, repo);
 }
 
 /// Branches, commits, files and tags.
@@ -267,12 +269,17 @@ pub fn releases(forge: &dyn Forge, repo: &RepoRef) {
     assert_eq!(listed.len(), 1, "deleted draft is gone: {listed:?}");
     assert_eq!(listed[0].id, draft.id);
 
-    let published = forge.publish_release(repo, draft.id).unwrap();
+    assert_eq!(draft.published_at, None, "a draft is not published");
+    let published = forge.publish_release(repo, draft.id, true).unwrap();
     assert!(!published.draft);
     assert_eq!(published.tag, "conf-r1");
     let listed = mine(forge);
     assert_eq!(listed.len(), 1);
     assert!(!listed[0].draft);
+    assert!(
+        listed[0].published_at.is_some(),
+        "a published release knows when (the status report's release date)"
+    );
     let mut names: Vec<&str> = listed[0].assets.iter().map(|a| a.name.as_str()).collect();
     names.sort();
     assert_eq!(names, ["SHA256SUMS", "conf-r1.tar.gz"]);
@@ -280,6 +287,40 @@ pub fn releases(forge: &dyn Forge, repo: &RepoRef) {
         forge.tag_target(repo, "conf-r1").unwrap().as_deref(),
         Some(head.as_str())
     );
+}
+
+/// "Latest" is what `make_latest` says: `true` moves it, `false` leaves it where it is (an
+/// older minor's patch published after a newer minor must not take the badge).
+pub fn latest(forge: &dyn Forge, repo: &RepoRef) {
+    let head = forge.branch_head(repo, "main").unwrap().unwrap();
+    let publish = |tag: &str, make_latest: bool| {
+        forge.create_tag(repo, tag, &head, tag).unwrap();
+        let d = forge.create_draft_release(repo, tag, tag, "").unwrap();
+        forge.publish_release(repo, d.id, make_latest).unwrap()
+    };
+    let newest_minor = publish("conf-1-34-v1", true);
+    let latest = || forge.latest_release(repo).unwrap().map(|r| r.tag);
+    assert_eq!(latest().as_deref(), Some("conf-1-34-v1"));
+    publish("conf-1-33-v2", false);
+    assert_eq!(
+        latest().as_deref(),
+        Some("conf-1-34-v1"),
+        "an older minor's patch published later does not become Latest"
+    );
+    let drafted = forge
+        .create_draft_release(repo, "conf-1-34-v2", "conf-1-34-v2", "")
+        .unwrap();
+    assert_eq!(
+        latest().as_deref(),
+        Some("conf-1-34-v1"),
+        "drafts never are Latest"
+    );
+    forge.create_tag(repo, "conf-1-34-v2", &head, "t").unwrap();
+    forge.publish_release(repo, drafted.id, true).unwrap();
+    assert_eq!(latest().as_deref(), Some("conf-1-34-v2"));
+    // Re-applying `true` to an already published release moves the badge back.
+    forge.publish_release(repo, newest_minor.id, true).unwrap();
+    assert_eq!(latest().as_deref(), Some("conf-1-34-v1"));
 }
 
 /// Pull requests found by head branch, updated, closed; comments upserted once.
@@ -301,6 +342,8 @@ pub fn pulls_and_comments(forge: &dyn Forge, repo: &RepoRef) {
         .unwrap();
     assert_eq!(pr.state, PullState::Open);
     assert_eq!((pr.head.as_str(), pr.base.as_str()), ("conf-pr", "main"));
+    assert!(pr.created_at.is_some(), "a pull request knows its age");
+    assert_eq!(pr.merged_at, None);
     let dup = forge.open_pull(repo, "conf-pr", "main", "Title 1", "Body 1");
     assert!(
         matches!(dup, Err(ForgeError::AlreadyExists { .. })),
@@ -348,4 +391,58 @@ pub fn pulls_and_comments(forge: &dyn Forge, repo: &RepoRef) {
     forge.close_pull(repo, pr.number).unwrap();
     let found = forge.find_pulls(repo, "conf-pr").unwrap();
     assert_eq!(found[0].state, PullState::Closed);
+}
+
+/// Issues: created with labels, listed (oldest first, pull requests excluded, by label),
+/// edited in place.
+pub fn issues(forge: &dyn Forge, repo: &RepoRef) {
+    let mine = |label: Option<&str>| {
+        forge
+            .list_issues(repo, label)
+            .unwrap()
+            .into_iter()
+            .filter(|i| i.title.starts_with("conf"))
+            .collect::<Vec<_>>()
+    };
+    assert!(mine(None).is_empty(), "no conformance issues yet");
+    let label = "conf-dashboard".to_string();
+    let a = forge
+        .create_issue(
+            repo,
+            "conf: dashboard",
+            "<!-- conf -->\nfirst",
+            std::slice::from_ref(&label),
+        )
+        .unwrap();
+    assert_eq!(a.state, IssueState::Open);
+    assert_eq!(a.labels, vec![label.clone()]);
+    let b = forge
+        .create_issue(repo, "conf: other", "plain", &[])
+        .unwrap();
+    assert!(b.number > a.number);
+    let all = mine(None);
+    assert_eq!(
+        all.iter().map(|i| i.number).collect::<Vec<_>>(),
+        [a.number, b.number],
+        "oldest first: {all:?}"
+    );
+    assert!(
+        forge
+            .list_issues(repo, None)
+            .unwrap()
+            .iter()
+            .all(|i| !i.title.starts_with("Title")),
+        "pull requests are not issues"
+    );
+    let labelled = mine(Some("conf-dashboard"));
+    assert_eq!(labelled.len(), 1, "{labelled:?}");
+    assert_eq!(labelled[0].number, a.number);
+    assert!(mine(Some("conf-no-such-label")).is_empty());
+    forge
+        .update_issue(repo, a.number, "conf: dashboard", "<!-- conf -->\nsecond")
+        .unwrap();
+    let again = mine(Some("conf-dashboard"));
+    assert_eq!(again[0].body, "<!-- conf -->\nsecond");
+    assert_eq!(again[0].labels, vec![label], "an edit keeps the labels");
+    assert_eq!(mine(None).len(), 2, "edited in place, nothing new");
 }

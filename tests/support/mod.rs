@@ -3,3 +3,4 @@
 
 pub mod fake_github;
 pub mod forge_conformance;
+pub mod tenant_world;

@@ -118,12 +118,18 @@ or set STACKBOT_SKIP_REGISTRY=1 to skip the registry tests"
             let deadline = Instant::now() + Duration::from_secs(15);
             loop {
                 if let Some(code) = probe(&addr) {
+                    // Parallel tests can be handed the same free port: then the answer comes
+                    // from another test's registry and ours exits ("address already in use").
+                    // Only a matching answer while our child still runs is ours.
                     let expected = if auth.is_some() { 401 } else { 200 };
-                    assert_eq!(
-                        code, expected,
-                        "unexpected /v2/ status from the test registry"
-                    );
-                    return Some(TestRegistry { child, addr, dir });
+                    std::thread::sleep(Duration::from_millis(200));
+                    if code == expected && matches!(child.try_wait(), Ok(None)) {
+                        return Some(TestRegistry { child, addr, dir });
+                    }
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    last_err = format!("{addr} answered /v2/ with {code} from another server");
+                    break;
                 }
                 if let Ok(Some(status)) = child.try_wait() {
                     let err = std::fs::read_to_string(&log_path).unwrap_or_default();

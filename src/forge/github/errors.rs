@@ -27,6 +27,38 @@ impl GithubForge {
                         .to_string(),
                 ),
             },
+            // Not the token's fault: say what is in the way and what to do about it (issue 12:
+            // never "authentication failed" for an archived repository or a protected branch).
+            StatusCode::FORBIDDEN if all.contains("archived") => ForgeError::Rejected {
+                what,
+                reason: format!(
+                    "the repository is archived, so GitHub refuses every write (GitHub: {msg}); \
+                     unarchive it (Settings → General → Danger Zone), or remove it from \
+                     stackbot.yaml"
+                ),
+            },
+            StatusCode::FORBIDDEN | StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT
+                if is_protection(&all) =>
+            {
+                let msg = msg.trim().replace("\n\n", ": ").replace('\n', " ");
+                ForgeError::Rejected {
+                    reason: if what.contains("stackbot/") {
+                        format!(
+                            "the branch is protected (GitHub: {msg}); the bot only writes its own \
+                             `stackbot/…` branches and rebuilds them when their content changes: \
+                             exempt `stackbot/*` from the branch protection rule or ruleset, or \
+                             let the bot's account or app bypass it"
+                        )
+                    } else {
+                        format!(
+                            "the branch is protected (GitHub: {msg}); let the bot's account or app \
+                             bypass the rule, or use `forge.mode: pull-request` so releases go \
+                             through a pull request"
+                        )
+                    },
+                    what,
+                }
+            }
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ForgeError::Unauthorized {
                 what: if msg.is_empty() {
                     what
@@ -52,4 +84,21 @@ impl GithubForge {
             },
         }
     }
+}
+
+/// GitHub's ways of refusing a write to a protected branch: a classic protection rule
+/// ("Protected branch update failed for refs/heads/…", "Cannot force-push to this protected
+/// branch") or a repository ruleset ("Repository rule violations found", "Cannot update this
+/// protected ref", "Cannot force-push to this branch").
+fn is_protection(lowercase_message: &str) -> bool {
+    [
+        "protected branch",
+        "must be made through a pull request",
+        "required status check",
+        "protected ref",
+        "rule violations",
+        "cannot force-push",
+    ]
+    .iter()
+    .any(|m| lowercase_message.contains(m))
 }

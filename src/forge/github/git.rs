@@ -189,6 +189,10 @@ impl GithubForge {
                 author_name: str_of(&c["commit"]["author"]["name"]),
                 author_email: str_of(&c["commit"]["author"]["email"]),
                 message: str_of(&c["commit"]["message"]),
+                parents: c["parents"]
+                    .as_array()
+                    .map(|ps| ps.iter().map(|p| str_of(&p["sha"])).collect())
+                    .unwrap_or_default(),
             })
             .collect())
     }

@@ -19,13 +19,18 @@
 //! `http://` is refused for anything but loopback, and TLS verification has no off switch.
 //!
 //! Layout, by resource: [`git`] (reading refs, trees, files), [`commits`] (writing commits,
-//! branches, tags), [`releases`] (releases and assets), [`pulls`] (pull requests, comments);
+//! branches, tags), [`releases`] (releases and assets), [`pulls`] (pull requests, comments),
+//! [`issues`] (the dashboard issue);
 //! the machinery below them: [`requests`] (read and write strategies), [`errors`] (status →
 //! [`ForgeError`]), [`transport`] (one attempt, classified), [`retry`] and [`pacing`].
 
+mod app;
+mod auth;
+mod cache;
 mod commits;
 mod errors;
 mod git;
+mod issues;
 mod pacing;
 mod pulls;
 mod redirects;
@@ -39,17 +44,21 @@ mod wire;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use self::app::AppAuth;
+pub use self::app::AppCredentials;
+use self::auth::Auth;
 pub use self::retry::RetryPolicy;
 use self::settings::Settings;
 use self::transport::Transport;
 use crate::clock::SharedClock;
 use crate::config::{Committer, GithubForgeConfig};
 use crate::forge::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, PullInfo,
-    ReleaseInfo, RepoRef,
+    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, IssueInfo,
+    PullInfo, ReleaseInfo, RepoRef,
 };
+use crate::net::Origin;
 
 /// The GitHub forge. Synchronous on the outside (the [`Forge`] trait), async inside on its own
 /// runtime; safe to call from several threads at once.
@@ -57,10 +66,10 @@ pub struct GithubForge {
     rt: tokio::runtime::Runtime,
     t: Transport,
     api_url: String,
-    api_origin: String,
-    upload_origin: String,
+    api_origin: Origin,
+    upload_origin: Origin,
+    /// Where the credentials come from, for error messages (`GITHUB_TOKEN`, `forge.github.app`).
     token_env: String,
-    has_token: bool,
     committer: Committer,
     /// Release id → its `upload_url` template, learnt from every release we read.
     upload_urls: Mutex<HashMap<u64, String>>,
@@ -70,51 +79,20 @@ impl std::fmt::Debug for GithubForge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GithubForge")
             .field("api_url", &self.api_url)
-            .field("upload_origin", &self.upload_origin)
+            .field("upload_origin", &self.upload_origin.to_string())
             .field("token_env", &self.token_env)
             .field(
                 "token",
-                &if self.has_token {
-                    "<redacted>"
-                } else {
-                    "<none>"
+                &match &self.t.auth {
+                    Auth::Token(Some(_)) | Auth::App(_) => "<redacted>",
+                    Auth::Token(None) => "<none>",
                 },
             )
             .finish()
     }
 }
 
-/// `scheme://authority` of a validated URL, as written.
-pub(super) fn origin_text(u: &http::Uri) -> String {
-    format!(
-        "{}://{}",
-        u.scheme_str().unwrap_or("https"),
-        u.authority().map(|a| a.as_str()).unwrap_or("")
-    )
-}
-
-/// Percent-encode a path (keeping `/`) or a query value (`/` encoded too).
-pub(super) fn enc(s: &str, keep_slash: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(b as char)
-            }
-            b'/' if keep_slash => out.push('/'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
-pub(super) fn is_sha(s: &str) -> bool {
-    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-pub(super) fn str_of(v: &Value) -> String {
-    v.as_str().unwrap_or_default().to_string()
-}
+pub(super) use self::wire::{enc, is_sha, str_of, time_of};
 
 impl GithubForge {
     /// Build a client for `cfg`. `token` is read by the caller from the variable named in
@@ -127,6 +105,36 @@ impl GithubForge {
         clock: SharedClock,
     ) -> Result<Self, ForgeError> {
         let token = token.filter(|t| !t.trim().is_empty());
+        Self::build(cfg, Auth::Token(token), cfg.token_env.clone(), clock)
+    }
+
+    /// Build a client that authenticates as the GitHub App `app` (`forge.github.app`): one
+    /// installation token per repository, minted when first needed.
+    pub fn new_app(
+        cfg: &GithubForgeConfig,
+        app: AppCredentials,
+        clock: SharedClock,
+    ) -> Result<Self, ForgeError> {
+        let hint = format!("forge.github.app (App {})", app.app_id);
+        Self::build(cfg, Auth::App(Box::new(AppAuth::new(app))), hint, clock)
+    }
+
+    /// With App authentication, also ask for `issues: write` on `repo` (the cluster-stacks
+    /// repository, where the status dashboard issue lives). A no-op with a plain token.
+    pub fn with_issues_on(mut self, repo: &RepoRef) -> Self {
+        if let Auth::App(app) = &mut self.t.auth {
+            app.issue_writers
+                .push(repo.to_string().to_ascii_lowercase());
+        }
+        self
+    }
+
+    fn build(
+        cfg: &GithubForgeConfig,
+        auth: Auth,
+        token_env: String,
+        clock: SharedClock,
+    ) -> Result<Self, ForgeError> {
         let set = Settings::from_config(cfg)?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -137,10 +145,9 @@ impl GithubForge {
                 what: "GitHub client runtime".into(),
                 reason: e.to_string(),
             })?;
-        let has_token = token.is_some();
         let t = {
             let _g = rt.enter();
-            Transport::new(&set, token, clock).map_err(|reason| ForgeError::Rejected {
+            Transport::new(&set, auth, clock).map_err(|reason| ForgeError::Rejected {
                 what: "forge.github".into(),
                 reason,
             })?
@@ -151,8 +158,7 @@ impl GithubForge {
             api_origin: set.api_origin,
             api_url: set.api_url,
             upload_origin: set.upload_origin,
-            token_env: cfg.token_env.clone(),
-            has_token,
+            token_env,
             committer: Committer::default(),
             upload_urls: Mutex::new(HashMap::new()),
         })
@@ -162,6 +168,22 @@ impl GithubForge {
     pub fn with_committer(mut self, committer: &Committer) -> Self {
         self.committer = committer.clone();
         self
+    }
+
+    /// Keep GitHub's answers under `dir` across runs (ETags to revalidate for free, immutable
+    /// objects never fetched twice). Without it they are kept for this run only.
+    pub fn with_cache_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.t.cache = cache::Cache::new(Some(dir.into()));
+        self
+    }
+
+    /// Reads answered `304 Not Modified` and reads served from the cache without a request.
+    pub fn cache_counts(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (
+            self.t.stats.not_modified.load(Relaxed),
+            self.t.stats.cache_hits.load(Relaxed),
+        )
     }
 
     /// Override the retry policy (tests and benchmarks).
@@ -301,8 +323,18 @@ impl Forge for GithubForge {
             .block_on(self.delete_asset_a(repo, release_id, asset_id))
     }
 
-    fn publish_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<ReleaseInfo> {
-        self.rt.block_on(self.publish_a(repo, release_id))
+    fn publish_release(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+        make_latest: bool,
+    ) -> ForgeResult<ReleaseInfo> {
+        self.rt
+            .block_on(self.publish_a(repo, release_id, make_latest))
+    }
+
+    fn latest_release(&self, repo: &RepoRef) -> ForgeResult<Option<ReleaseInfo>> {
+        self.rt.block_on(self.latest_release_a(repo))
     }
 
     fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {
@@ -347,6 +379,32 @@ impl Forge for GithubForge {
         self.rt
             .block_on(self.update_comment_a(repo, comment_id, body))
     }
+
+    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>> {
+        self.rt.block_on(self.list_issues_a(repo, label))
+    }
+
+    fn create_issue(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo> {
+        self.rt
+            .block_on(self.create_issue_a(repo, title, body, labels))
+    }
+
+    fn update_issue(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<()> {
+        self.rt
+            .block_on(self.update_issue_a(repo, number, title, body))
+    }
 }
 
 #[cfg(test)]
@@ -357,12 +415,6 @@ mod tests {
         std::sync::Arc::new(crate::clock::ManualClock::new(
             "2026-05-01T12:00:00Z".parse().unwrap(),
         ))
-    }
-
-    #[test]
-    fn paths_and_queries_are_percent_encoded() {
-        assert_eq!(enc("release/a b", true), "release/a%20b");
-        assert_eq!(enc("o:release/x", false), "o%3Arelease%2Fx");
     }
 
     #[test]

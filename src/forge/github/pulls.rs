@@ -4,7 +4,7 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::transport::Req;
-use super::{GithubForge, enc, str_of};
+use super::{GithubForge, enc, str_of, time_of};
 use crate::forge::{CommentInfo, ForgeResult, PullInfo, PullState, RepoRef};
 
 impl GithubForge {
@@ -153,6 +153,8 @@ fn pull_of(v: &Value) -> PullInfo {
         body: str_of(&v["body"]),
         state,
         html_url: str_of(&v["html_url"]),
+        created_at: time_of(&v["created_at"]),
+        merged_at: time_of(&v["merged_at"]),
     }
 }
 

@@ -14,7 +14,9 @@
 //! When a repository path was redirected, the configuration names the old repository: the
 //! transport warns once per repository, naming the new one.
 
-use http::{Method, StatusCode};
+use http::{HeaderValue, Method, StatusCode};
+
+use super::transport::{Req, Transport};
 
 use crate::net::{Origin, scheme_allowed};
 
@@ -132,6 +134,60 @@ pub fn moved_repo(first: &str, last: &str) -> Option<String> {
     match repo_of_path(last) {
         Some(new) if new == old => None,
         _ => Some(old),
+    }
+}
+
+impl Transport {
+    /// After a followed redirect chain: if it left the repository the request named, the
+    /// configuration names the old one. Warn once per repository, naming the new one (a
+    /// `/repositories/{id}` location costs one read to learn its name).
+    pub(super) async fn note_move(&self, first: &str, last: &Hop, auth: Option<HeaderValue>) {
+        let Some(old) = moved_repo(first, &last.uri) else {
+            return;
+        };
+        if self.moved().contains_key(&old) {
+            return;
+        }
+        let new = match (repo_of_path(&last.uri), repo_id_of_path(&last.uri)) {
+            (Some(n), _) => n,
+            (None, Some(id)) => self
+                .name_of(id, auth)
+                .await
+                .unwrap_or(format!("repository id {id}")),
+            _ => last.uri.clone(),
+        };
+        let first_time = self
+            .moved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(old.clone(), new.clone())
+            .is_none();
+        if first_time {
+            tracing::warn!(
+                target: "stackbot::forge::github",
+                "GitHub redirects `{old}` to `{new}` (the repository was renamed or \
+                 transferred): stackbot follows the redirect, but write `{new}` in \
+                 stackbot.yaml (`forge.repository`, or the tenant's `repository`) before \
+                 GitHub drops the redirect or someone reuses the old name"
+            );
+        }
+    }
+
+    /// `owner/name` of a repository id, if GitHub tells.
+    async fn name_of(&self, id: u64, auth: Option<HeaderValue>) -> Option<String> {
+        let req = Req::get(format!("/repositories/{id}"));
+        let hop = Hop {
+            via: Via::Api,
+            uri: format!("{}/repositories/{id}", self.api_base_path),
+            method: http::Method::GET,
+            keep_body: false,
+        };
+        let r = self.send(&req, &hop, auth, None).await.ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&r.body).ok()?;
+        r.status
+            .is_success()
+            .then(|| v["full_name"].as_str().map(str::to_string))
+            .flatten()
     }
 }
 

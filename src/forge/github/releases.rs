@@ -5,8 +5,10 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::transport::{Req, Target};
-use super::{GithubForge, enc, origin_text, str_of};
+use super::wire::scope_of;
+use super::{GithubForge, enc, str_of, time_of};
 use crate::forge::{AssetInfo, ForgeError, ForgeResult, ReleaseInfo, RepoRef};
+use crate::net::Origin;
 
 impl GithubForge {
     pub(super) fn release_of(&self, v: &Value) -> ReleaseInfo {
@@ -28,6 +30,7 @@ impl GithubForge {
                 .map(|a| a.iter().map(asset_of).collect())
                 .unwrap_or_default(),
             html_url: str_of(&v["html_url"]),
+            published_at: time_of(&v["published_at"]),
         }
     }
 
@@ -109,13 +112,16 @@ impl GithubForge {
             what: what.clone(),
             reason: format!("GitHub returned an unparsable upload_url `{template}`"),
         })?;
-        let o = origin_text(&u);
         let path = u.path().to_string();
-        if o == self.upload_origin {
+        let o = Origin::of(&u);
+        if o.as_ref() == Some(&self.upload_origin) {
             Ok((Target::Upload, path))
-        } else if o == self.api_origin && u.authority().is_some() {
-            Ok((Target::Api, self.api_path_of(&what, url)?))
+        } else if o.as_ref() == Some(&self.api_origin) {
+            // GitHub's own API host, outside the configured upload host: send it there as
+            // written (an absolute URL, so no API base path such as /api/v3 is prepended).
+            Ok((Target::Upload, format!("{}{path}", self.api_origin)))
         } else {
+            let o = o.map_or_else(|| url.to_string(), |o| o.to_string());
             Err(ForgeError::Rejected {
                 what,
                 reason: format!(
@@ -160,28 +166,43 @@ impl GithubForge {
             accept: "application/vnd.github+json",
             target,
             follow_foreign: false,
+            scope: Some(scope_of(repo)),
         };
-        self.write_checked(
-            &what,
-            &req,
-            |r| Ok(asset_of(&r.json(&what)?)),
-            async || {
-                let assets = self.release_assets(repo, release_id).await?;
-                let Some(a) = assets.iter().find(|a| a["name"].as_str() == Some(name)) else {
-                    return Ok(None);
-                };
-                let complete = a["size"].as_u64() == Some(bytes.len() as u64)
-                    && a["state"].as_str().is_none_or(|s| s == "uploaded");
-                if complete {
-                    return Ok(Some(asset_of(a)));
-                }
-                // A partial upload blocks the name: remove it, then upload again.
-                let id = a["id"].as_u64().unwrap_or_default();
-                self.delete_asset_a(repo, release_id, id).await?;
-                Ok(None)
-            },
-        )
-        .await
+        let uploaded = self
+            .write_checked(
+                &what,
+                &req,
+                |r| Ok(asset_of(&r.json(&what)?)),
+                async || {
+                    let assets = self.release_assets(repo, release_id).await?;
+                    let Some(a) = assets.iter().find(|a| a["name"].as_str() == Some(name)) else {
+                        return Ok(None);
+                    };
+                    let complete = a["size"].as_u64() == Some(bytes.len() as u64)
+                        && a["state"].as_str().is_none_or(|s| s == "uploaded");
+                    if complete {
+                        return Ok(Some(asset_of(a)));
+                    }
+                    // A partial upload blocks the name: remove it, then upload again.
+                    let id = a["id"].as_u64().unwrap_or_default();
+                    self.delete_asset_a(repo, release_id, id).await?;
+                    Ok(None)
+                },
+            )
+            .await?;
+        // The bytes of an asset id never change: the next run reads them from the cache.
+        if uploaded.size == bytes.len() as u64 {
+            self.t
+                .remember_immutable(&self.download_req(repo, uploaded.id), bytes);
+        }
+        Ok(uploaded)
+    }
+
+    fn download_req(&self, repo: &RepoRef, asset_id: u64) -> Req {
+        Req::download(format!(
+            "{}/releases/assets/{asset_id}",
+            Self::repo_path(repo)
+        ))
     }
 
     pub(super) async fn download_asset_a(
@@ -190,11 +211,7 @@ impl GithubForge {
         asset: &AssetInfo,
     ) -> ForgeResult<Vec<u8>> {
         let what = format!("asset `{}` in {repo}", asset.name);
-        let req = Req::download(format!(
-            "{}/releases/assets/{}",
-            Self::repo_path(repo),
-            asset.id
-        ));
+        let req = self.download_req(repo, asset.id);
         match self.t.read(&what, &req).await? {
             Ok(r) => Ok(r.body),
             Err(r) => Err(self.refusal(&what, &r)),
@@ -216,15 +233,34 @@ impl GithubForge {
         }
     }
 
-    pub(super) async fn publish_a(&self, repo: &RepoRef, id: u64) -> ForgeResult<ReleaseInfo> {
+    /// Publish with `make_latest` said explicitly (GitHub's default, `"true"` for a newly
+    /// published release, would put the Latest badge on an older minor's patch).
+    pub(super) async fn publish_a(
+        &self,
+        repo: &RepoRef,
+        id: u64,
+        make_latest: bool,
+    ) -> ForgeResult<ReleaseInfo> {
         let what = format!("release {id} of {repo}");
         let req = Req::json(
             Method::PATCH,
             format!("{}/releases/{id}", Self::repo_path(repo)),
-            &json!({"draft": false}),
+            &json!({"draft": false, "make_latest": if make_latest { "true" } else { "false" }}),
         );
         let r = self.write_ok(&what, &req).await?;
         Ok(self.release_of(&r.json(&what)?))
+    }
+
+    pub(super) async fn latest_release_a(
+        &self,
+        repo: &RepoRef,
+    ) -> ForgeResult<Option<ReleaseInfo>> {
+        let what = format!("latest release of {repo}");
+        let path = format!("{}/releases/latest", Self::repo_path(repo));
+        match self.get_opt(&what, &path).await? {
+            Some(r) => Ok(Some(self.release_of(&r.json(&what)?))),
+            None => Ok(None),
+        }
     }
 
     pub(super) async fn delete_release_a(&self, repo: &RepoRef, id: u64) -> ForgeResult<()> {

@@ -6,10 +6,9 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::GithubForge;
-use super::origin_text;
 use super::transport::{Outcome, Req, Resp};
 use crate::forge::{ForgeError, ForgeResult};
-use crate::net::next_link;
+use crate::net::{Origin, next_link};
 
 impl GithubForge {
     /// GET that must succeed.
@@ -66,15 +65,20 @@ impl GithubForge {
             what: what.into(),
             reason: format!("GitHub returned an unparsable link `{url}`"),
         })?;
-        if u.authority().is_some() && origin_text(&u) != self.api_origin {
-            return Err(ForgeError::Io {
-                what: what.into(),
-                reason: format!(
-                    "GitHub linked to `{}`, not the configured API host `{}`",
-                    origin_text(&u),
-                    self.api_origin
-                ),
-            });
+        if u.authority().is_some() {
+            match Origin::of(&u) {
+                Some(o) if o == self.api_origin => {}
+                o => {
+                    return Err(ForgeError::Io {
+                        what: what.into(),
+                        reason: format!(
+                            "GitHub linked to `{}`, not the configured API host `{}`",
+                            o.map_or_else(|| url.to_string(), |o| o.to_string()),
+                            self.api_origin
+                        ),
+                    });
+                }
+            }
         }
         Ok(u.path_and_query()
             .map(|p| p.as_str())
@@ -109,6 +113,7 @@ impl GithubForge {
             match self.t.attempt(req).await {
                 Outcome::Ok(r) => return Ok((Ok(r), ambiguous)),
                 Outcome::Refused(r) => return Ok((Err(r), ambiguous)),
+                Outcome::Failed(e) => return Err(e),
                 other => {
                     ambiguous |= matches!(other, Outcome::Ambiguous(_));
                     self.t
@@ -146,6 +151,7 @@ impl GithubForge {
             self.spend_write(what)?;
             match self.t.attempt(req).await {
                 Outcome::Ok(r) => return parse(&r),
+                Outcome::Failed(e) => return Err(e),
                 Outcome::Refused(r) => {
                     if ambiguous && let Some(done) = lookup().await? {
                         tracing::warn!(

@@ -4,18 +4,19 @@
 use std::time::Duration;
 
 use super::RetryPolicy;
-use super::origin_text;
 use crate::config::GithubForgeConfig;
 use crate::forge::{ForgeError, ForgeResult};
+use crate::net::Origin;
 
 /// The client settings derived from the configuration.
 #[derive(Debug, Clone)]
 pub(super) struct Settings {
     /// `forge.github.api_url` without a trailing `/`.
     pub api_url: String,
-    pub api_origin: String,
-    /// Where release assets are uploaded.
-    pub upload_origin: String,
+    /// Scheme, host and port of the API, normalised (`https://GHE:443` is `https://ghe`).
+    pub api_origin: Origin,
+    /// Where release assets are uploaded (normalised origin).
+    pub upload_origin: Origin,
     pub policy: RetryPolicy,
     /// Minimum gap between two mutating requests.
     pub write_interval: Duration,
@@ -26,16 +27,19 @@ pub(super) struct Settings {
 impl Settings {
     pub fn from_config(cfg: &GithubForgeConfig) -> ForgeResult<Settings> {
         let api = check_url("forge.github.api_url", cfg.api_url.trim_end_matches('/'))?;
-        let api_host = api.host().unwrap_or_default().to_string();
+        let api_origin = origin_of("forge.github.api_url", &api)?;
         let upload_origin = match &cfg.upload_url {
-            Some(u) => origin_text(&check_url("forge.github.upload_url", u)?),
-            None if api_host.eq_ignore_ascii_case("api.github.com") => {
-                "https://uploads.github.com".to_string()
+            Some(u) => origin_of(
+                "forge.github.upload_url",
+                &check_url("forge.github.upload_url", u)?,
+            )?,
+            None if api_origin == Origin::parse("https://api.github.com").expect("valid") => {
+                Origin::parse("https://uploads.github.com").expect("valid")
             }
             // GitHub Enterprise serves uploads on the API host (`/api/uploads`); a fake too.
-            None => origin_text(&api),
+            None => api_origin.clone(),
         };
-        let loopback = crate::net::is_loopback_host(&api_host);
+        let loopback = api_origin.is_loopback();
         let mut policy = RetryPolicy::for_host(loopback);
         if let Some(n) = cfg.max_retries {
             policy.max_retries = n;
@@ -60,13 +64,20 @@ impl Settings {
         };
         Ok(Settings {
             api_url: cfg.api_url.trim_end_matches('/').to_string(),
-            api_origin: origin_text(&api),
+            api_origin,
             upload_origin,
             policy,
             write_interval,
             writes_per_hour,
         })
     }
+}
+
+fn origin_of(field: &str, u: &http::Uri) -> ForgeResult<Origin> {
+    Origin::of(u).ok_or_else(|| ForgeError::Rejected {
+        what: format!("`{field}` (`{u}`)"),
+        reason: "the URL needs a scheme and a host, e.g. `https://api.github.com`".into(),
+    })
 }
 
 /// Parse a configured URL; plain `http://` only for loopback hosts, because the token would
@@ -121,13 +132,13 @@ mod tests {
     #[test]
     fn remote_hosts_get_paced_writes_and_default_upload_host() {
         let f = Settings::from_config(&GithubForgeConfig::default()).unwrap();
-        assert_eq!(f.upload_origin, "https://uploads.github.com");
+        assert_eq!(f.upload_origin.to_string(), "https://uploads.github.com");
         let ghe = GithubForgeConfig {
             api_url: "https://ghe.example.com/api/v3".into(),
             ..GithubForgeConfig::default()
         };
         let f = Settings::from_config(&ghe).unwrap();
-        assert_eq!(f.upload_origin, "https://ghe.example.com");
+        assert_eq!(f.upload_origin.to_string(), "https://ghe.example.com");
         assert_eq!(
             f.writes_per_hour,
             Some(450),

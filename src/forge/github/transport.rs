@@ -19,10 +19,10 @@ use http_body_util::BodyExt;
 use octocrab::service::middleware::retry::RetryConfig;
 use octocrab::{OctoBody, Octocrab};
 
+use super::auth::Auth;
+use super::cache::Cache;
 use super::pacing::{Pacer, WriteBudget};
-use super::redirects::{
-    Hop, MAX_HOPS, Origins, Via, moved_repo, next_hop, repo_id_of_path, repo_of_path,
-};
+use super::redirects::{Hop, MAX_HOPS, Origins, Via, next_hop};
 use super::retry::{RetryPolicy, rate_limit_wait};
 use super::settings::Settings;
 pub use super::wire::{Outcome, Req, Resp, Target};
@@ -35,6 +35,10 @@ use crate::net::Origin;
 pub struct Stats {
     pub requests: AtomicU64,
     pub retries: AtomicU64,
+    /// Conditional reads GitHub answered `304 Not Modified` (free against the rate limit).
+    pub not_modified: AtomicU64,
+    /// Reads of immutable resources answered from the cache without a request.
+    pub cache_hits: AtomicU64,
 }
 
 /// The octocrab clients plus everything needed to send and classify a request.
@@ -47,25 +51,30 @@ pub struct Transport {
     foreign: Octocrab,
     origins: Origins,
     /// The API base path (`/api/v3` on GitHub Enterprise, empty on github.com).
-    api_base_path: String,
-    /// The token; also used to scrub it from any text we produce.
-    secret: Option<String>,
+    pub(super) api_base_path: String,
+    /// Which credentials requests carry.
+    pub(super) auth: Auth,
+    /// Every credential this run has held (token, JWTs, installation tokens), to scrub them
+    /// from any text we produce.
+    secrets: Mutex<Vec<String>>,
     pub policy: RetryPolicy,
     pacer: Pacer,
     pub budget: WriteBudget,
     pub stats: Stats,
     /// The run's clock: pacing, backoff, rate-limit resets.
     pub clock: SharedClock,
+    /// Stored answers: ETags to revalidate, immutable resources to reuse.
+    pub cache: Cache,
     /// Repositories GitHub redirected away from (`old` → `new`), each warned about once.
-    moved: Mutex<BTreeMap<String, String>>,
+    pub(super) moved: Mutex<BTreeMap<String, String>>,
 }
 
 impl Transport {
-    pub fn new(
-        settings: &Settings,
-        token: Option<String>,
-        clock: SharedClock,
-    ) -> Result<Self, String> {
+    pub fn new(settings: &Settings, auth: Auth, clock: SharedClock) -> Result<Self, String> {
+        let secrets = match &auth {
+            Auth::Token(Some(t)) => vec![t.clone()],
+            _ => Vec::new(),
+        };
         let build = |base: &str| -> Result<Octocrab, String> {
             Octocrab::builder()
                 .base_uri(base)
@@ -76,39 +85,54 @@ impl Transport {
                 .build()
                 .map_err(|e| format!("cannot build the GitHub client: {e}"))
         };
-        let origin =
-            |u: &str| Origin::parse(u).ok_or_else(|| format!("`{u}` has no scheme and host"));
         Ok(Transport {
             api: build(&settings.api_url)?,
-            upload: build(&settings.upload_origin)?,
+            upload: build(&settings.upload_origin.to_string())?,
             // Every foreign request is an absolute URL; the base is never used.
-            foreign: build(&settings.upload_origin)?,
+            foreign: build(&settings.upload_origin.to_string())?,
             origins: Origins {
-                api: origin(&settings.api_url)?,
-                upload: origin(&settings.upload_origin)?,
+                api: settings.api_origin.clone(),
+                upload: settings.upload_origin.clone(),
             },
             api_base_path: settings
                 .api_url
                 .parse::<http::Uri>()
                 .map(|u| u.path().trim_end_matches('/').to_string())
                 .unwrap_or_default(),
-            secret: token,
+            auth,
+            secrets: Mutex::new(secrets),
             policy: settings.policy.clone(),
             pacer: Pacer::new(settings.write_interval),
             budget: WriteBudget::new(settings.writes_per_hour),
             stats: Stats::default(),
             clock,
             moved: Mutex::new(BTreeMap::new()),
+            cache: Cache::new(None),
         })
     }
 
-    /// Replace every occurrence of the token in `s`, whatever produced it.
+    /// Replace every occurrence of a credential in `s`, whatever produced it.
     pub fn scrub(&self, s: impl Into<String>) -> String {
-        let s = s.into();
-        match &self.secret {
-            Some(t) if !t.is_empty() => s.replace(t.as_str(), "***"),
-            _ => s,
+        let mut s = s.into();
+        for t in self
+            .secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            if !t.is_empty() {
+                s = s.replace(t.as_str(), "***");
+            }
         }
+        s
+    }
+
+    /// Remember a credential so [`Transport::scrub`] removes it.
+    pub(super) fn add_secret(&self, s: &str) {
+        self.secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(s.to_string());
     }
 
     /// Repositories GitHub redirected away from during this run, `old` → `new`.
@@ -119,9 +143,36 @@ impl Transport {
     /// Send one attempt, following redirects as [`redirects`](super::redirects) allows, and
     /// classify the final answer. Every hop is a request GitHub counts.
     pub async fn attempt(&self, req: &Req) -> Outcome {
+        let key = self.cache_key(req);
+        if let Some(r) = key.as_deref().and_then(|k| self.cached_immutable(req, k)) {
+            return Outcome::Ok(r);
+        }
         if req.is_write() {
             self.pacer.wait(self.clock.as_ref());
         }
+        let out = self.attempt_with_credentials(req, key.as_deref()).await;
+        // An installation token GitHub no longer accepts (expired early, revoked): mint a new
+        // one and send once more. A 401 is a definite refusal, nothing was performed.
+        if let (Auth::App(app), Outcome::Refused(r), Some(repo)) = (&self.auth, &out, &req.scope)
+            && r.status == StatusCode::UNAUTHORIZED
+        {
+            tracing::info!(
+                target: "stackbot::forge::github",
+                "GitHub refused the installation token for {repo}; minting a new one"
+            );
+            app.forget_token(repo);
+            return self.attempt_with_credentials(req, key.as_deref()).await;
+        }
+        out
+    }
+
+    async fn attempt_with_credentials(&self, req: &Req, key: Option<&str>) -> Outcome {
+        let auth = match self.credentials(req).await {
+            Ok(a) => a,
+            Err(o) => return o,
+        };
+        let stored = key.and_then(|k| self.cache.get(k));
+        let etag = stored.as_ref().and_then(|e| e.etag.clone());
         let mut hop = Hop {
             via: match req.target {
                 Target::Api => Via::Api,
@@ -133,23 +184,28 @@ impl Transport {
         };
         let mut hops = 0;
         loop {
-            let resp = match self.send(req, &hop).await {
+            let creds = if hop.via == Via::Foreign {
+                None
+            } else {
+                auth.clone()
+            };
+            let conditional = if hops == 0 { etag.as_deref() } else { None };
+            let resp = match self.send(req, &hop, creds, conditional).await {
                 Ok(r) => r,
                 Err(o) => return o,
             };
             if !resp.status.is_redirection() || resp.status == StatusCode::NOT_MODIFIED {
                 if hops > 0 {
-                    self.note_move(&req.path, &hop).await;
+                    self.note_move(&req.path, &hop, auth.clone()).await;
                 }
-                return self.classify(resp);
+                return self.revalidated(req, key, stored, resp);
             }
-            let current = match hop.via {
-                Via::Api => self.origins.api.clone(),
-                Via::Upload => self.origins.upload.clone(),
-                Via::Foreign => match Origin::parse(&hop.uri) {
-                    Some(o) => o,
-                    None => return Outcome::Refused(resp),
-                },
+            // Relative locations resolve against the origin that answered.
+            let current = match (Origin::parse(&hop.uri), hop.via) {
+                (Some(o), _) => o,
+                (None, Via::Api) => self.origins.api.clone(),
+                (None, Via::Upload) => self.origins.upload.clone(),
+                (None, Via::Foreign) => return Outcome::Refused(resp),
             };
             let location = resp
                 .headers
@@ -177,12 +233,22 @@ impl Transport {
 
     /// One HTTP exchange, body read. `Err` is a transport failure (the request may or may
     /// not have reached GitHub).
-    async fn send(&self, req: &Req, hop: &Hop) -> Result<Resp, Outcome> {
+    /// `auth` is the `Authorization` value, if any (never given for a foreign hop).
+    pub(super) async fn send(
+        &self,
+        req: &Req,
+        hop: &Hop,
+        auth: Option<HeaderValue>,
+        if_none_match: Option<&str>,
+    ) -> Result<Resp, Outcome> {
         self.stats.requests.fetch_add(1, Relaxed);
         let mut b = http::Request::builder()
             .method(hop.method.clone())
             .uri(hop.uri.as_str())
             .header(http::header::ACCEPT, req.accept);
+        if let Some(etag) = if_none_match {
+            b = b.header(http::header::IF_NONE_MATCH, etag);
+        }
         let client = match hop.via {
             Via::Api => &self.api,
             Via::Upload => &self.upload,
@@ -190,7 +256,7 @@ impl Transport {
         };
         if hop.via != Via::Foreign {
             b = b.header("x-github-api-version", "2022-11-28");
-            if let Some(auth) = self.authorization() {
+            if let Some(auth) = auth {
                 b = b.header(http::header::AUTHORIZATION, auth);
             }
         }
@@ -228,15 +294,7 @@ impl Transport {
         })
     }
 
-    /// The `Authorization` header for GitHub's own origins (never for a foreign one).
-    fn authorization(&self) -> Option<HeaderValue> {
-        let token = self.secret.as_deref()?;
-        let mut v = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
-        v.set_sensitive(true);
-        Some(v)
-    }
-
-    fn classify(&self, resp: Resp) -> Outcome {
+    pub(super) fn classify(&self, resp: Resp) -> Outcome {
         if resp.status.is_success() {
             return Outcome::Ok(resp);
         }
@@ -251,58 +309,6 @@ impl Transport {
             return Outcome::Ambiguous(self.scrub(format!("{} {msg}", resp.status)));
         }
         Outcome::Refused(resp)
-    }
-
-    /// After a followed redirect chain: if it left the repository the request named, the
-    /// configuration names the old one. Warn once per repository, naming the new one (a
-    /// `/repositories/{id}` location costs one read to learn its name).
-    async fn note_move(&self, first: &str, last: &Hop) {
-        let Some(old) = moved_repo(first, &last.uri) else {
-            return;
-        };
-        if self.moved().contains_key(&old) {
-            return;
-        }
-        let new = match (repo_of_path(&last.uri), repo_id_of_path(&last.uri)) {
-            (Some(n), _) => n,
-            (None, Some(id)) => self
-                .name_of(id)
-                .await
-                .unwrap_or(format!("repository id {id}")),
-            _ => last.uri.clone(),
-        };
-        let first_time = self
-            .moved
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(old.clone(), new.clone())
-            .is_none();
-        if first_time {
-            tracing::warn!(
-                target: "stackbot::forge::github",
-                "GitHub redirects `{old}` to `{new}` (the repository was renamed or \
-                 transferred): stackbot follows the redirect, but write `{new}` in \
-                 stackbot.yaml (`forge.repository`, or the tenant's `repository`) before \
-                 GitHub drops the redirect or someone reuses the old name"
-            );
-        }
-    }
-
-    /// `owner/name` of a repository id, if GitHub tells.
-    async fn name_of(&self, id: u64) -> Option<String> {
-        let req = Req::get(format!("/repositories/{id}"));
-        let hop = Hop {
-            via: Via::Api,
-            uri: format!("{}/repositories/{id}", self.api_base_path),
-            method: http::Method::GET,
-            keep_body: false,
-        };
-        let r = self.send(&req, &hop).await.ok()?;
-        let v: serde_json::Value = serde_json::from_slice(&r.body).ok()?;
-        r.status
-            .is_success()
-            .then(|| v["full_name"].as_str().map(str::to_string))
-            .flatten()
     }
 
     /// Wait before retry `n`, or give up when the budget is spent. `Err` carries the reason.
@@ -347,6 +353,7 @@ impl Transport {
             match out {
                 Outcome::Ok(r) => return Ok(Ok(r)),
                 Outcome::Refused(r) => return Ok(Err(r)),
+                Outcome::Failed(e) => return Err(e),
                 other => {
                     if let Err(reason) = self.pause(what, n, &other) {
                         return Err(ForgeError::Transient {

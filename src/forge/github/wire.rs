@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, Method, StatusCode};
 
+use super::redirects::repo_of_path;
 use crate::forge::ForgeError;
 
 /// Which client sends a request: the API one or the upload one (a separate base URI, which
@@ -26,13 +27,24 @@ pub struct Req {
     pub target: Target,
     /// Follow a redirect to another origin (without the token): asset downloads only.
     pub follow_foreign: bool,
+    /// The repository (`owner/name`, lower-case) whose credentials the request needs: a
+    /// GitHub App uses one installation token per repository. Taken from the path; pages of
+    /// a list keep the scope of the first page (GitHub links them as `/repositories/{id}`).
+    pub scope: Option<String>,
+}
+
+/// The credential scope of a repository (see [`Req::scope`]).
+pub fn scope_of(repo: &crate::forge::RepoRef) -> String {
+    format!("{}/{}", repo.owner, repo.name).to_ascii_lowercase()
 }
 
 impl Req {
     pub fn get(path: impl Into<String>) -> Self {
+        let path = path.into();
         Req {
             method: Method::GET,
-            path: path.into(),
+            scope: repo_of_path(&path),
+            path,
             body: None,
             accept: "application/vnd.github+json",
             target: Target::Api,
@@ -41,9 +53,11 @@ impl Req {
     }
 
     pub fn json(method: Method, path: impl Into<String>, body: &serde_json::Value) -> Self {
+        let path = path.into();
         Req {
             method,
-            path: path.into(),
+            scope: repo_of_path(&path),
+            path,
             body: Some((body.to_string().into_bytes(), "application/json")),
             accept: "application/vnd.github+json",
             target: Target::Api,
@@ -122,4 +136,49 @@ pub enum Outcome {
     Ambiguous(String),
     /// Any other status: a definite answer (401, 403, 404, 409, 422, ...).
     Refused(Resp),
+    /// The request could not be sent, for a reason already mapped to the trait's error
+    /// (credentials: the GitHub App is not installed on the repository, ...).
+    Failed(ForgeError),
+}
+
+/// Percent-encode a path (keeping `/`) or a query value (`/` encoded too).
+pub fn enc(s: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(b as char)
+            }
+            b'/' if keep_slash => out.push('/'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+pub fn is_sha(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+pub fn str_of(v: &serde_json::Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// An RFC 3339 timestamp GitHub sends (`published_at`, `created_at`, `merged_at`); `None` for
+/// `null` or anything unparsable (dates are for reports, never for decisions about writes).
+pub fn time_of(v: &serde_json::Value) -> Option<chrono::DateTime<chrono::Utc>> {
+    v.as_str()
+        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&chrono::Utc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_queries_are_percent_encoded() {
+        assert_eq!(enc("release/a b", true), "release/a%20b");
+        assert_eq!(enc("o:release/x", false), "o%3Arelease%2Fx");
+    }
 }

@@ -12,7 +12,7 @@ use stackbot::forge::faulty::{FaultMode, Faulty};
 use stackbot::forge::github::GithubForge;
 
 use super::{
-    Backend, Commit, Crash, Files, HttpCost, MergeKind, Metered, PrState, Pull, Release, Who,
+    Backend, Commit, Crash, Files, HttpCost, MergeMethod, Metered, PrState, Pull, Release, Who,
 };
 use crate::support::fake_github::{FakeGithub, FakeOptions, Faults, RandomFaults};
 
@@ -187,12 +187,21 @@ impl Backend for Fake {
         Ok(self.fake.push_commit(repo, branch, &list, message, who))
     }
 
-    fn merge(&self, repo: &str, number: u64, kind: MergeKind, who: Who) -> Result<String, String> {
-        self.fake.merge_as(repo, number, kind, who)
+    fn merge(&self, repo: &str, number: u64, kind: MergeMethod, who: Who) -> Result<String, String> {
+        self.fake.try_merge_pull(repo, number, kind, who)
     }
 
     fn update_branch(&self, repo: &str, number: u64, who: Who) -> Result<String, String> {
-        self.fake.update_branch(repo, number, who)
+        let head = self
+            .fake
+            .pulls(repo)
+            .into_iter()
+            .find(|p| p.number == number)
+            .and_then(|p| self.fake.branch_head(repo, &p.head));
+        match self.fake.try_update_branch(repo, number, who)? {
+            new if Some(&new) == head.as_ref() => Err("already up to date".into()),
+            new => Ok(new),
+        }
     }
 
     fn close_pull(&self, repo: &str, number: u64) {

@@ -1,12 +1,12 @@
 //! The local forge: bare git repositories and release folders in the world's directory. People
-//! act through the forge's own API where it has one (commits, closing pull requests, deleting
-//! releases) and with git2 on the bare repositories where a forge has a web UI instead (the
-//! merge buttons, "Update branch", deleting branches and tags).
+//! act through the forge's own API, with their own identity: commits, closing pull requests,
+//! deleting releases, and its web-UI stand-ins (`forge::local::human`: the three merge
+//! buttons, "Update branch", deleting a branch); only deleting a tag is plain git2.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use git2::{ObjectType, Oid, Repository, Signature};
+use git2::{ObjectType, Oid, Repository};
 use stackbot::clock::SharedClock;
 use stackbot::config::Loaded;
 use stackbot::env::Env;
@@ -16,7 +16,7 @@ use stackbot::forge::local::LocalForge;
 use stackbot::forge::{Forge, PullInfo, PullState, RepoRef};
 
 use super::{
-    Backend, Commit, Crash, Files, HttpCost, MergeKind, Metered, PrState, Pull, Release, Who,
+    Backend, Commit, Crash, Files, HttpCost, MergeMethod, Metered, PrState, Pull, Release, Who,
 };
 
 pub struct Local {
@@ -50,11 +50,6 @@ impl Local {
         Repository::open_bare(self.reader().repo_path(&rr(repo))).expect("bare repository")
     }
 
-    fn signature(&self, who: Who) -> Signature<'static> {
-        let at = git2::Time::new(self.clock.now().timestamp(), 0);
-        Signature::new(who.0, who.1, &at).expect("signature")
-    }
-
     fn pull_path(&self, repo: &str, number: u64) -> PathBuf {
         let r = rr(repo);
         self.root
@@ -68,33 +63,6 @@ impl Local {
         let bytes = std::fs::read(self.pull_path(repo, number)).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
-
-    /// Mark a pull request merged: the local forge's pull request file, as its web UI would.
-    fn mark_merged(&self, repo: &str, mut p: PullInfo) {
-        p.state = PullState::Merged;
-        std::fs::write(
-            self.pull_path(repo, p.number),
-            serde_json::to_vec_pretty(&p).expect("pull serializes"),
-        )
-        .expect("write pull request");
-    }
-
-    fn oid(r: &Repository, reference: &str) -> Result<Oid, String> {
-        r.refname_to_id(reference).map_err(|e| e.to_string())
-    }
-}
-
-fn conflict(idx: &git2::Index) -> String {
-    let paths: Vec<String> = idx
-        .conflicts()
-        .map(|c| {
-            c.filter_map(|x| x.ok())
-                .filter_map(|x| x.our.or(x.their).or(x.ancestor))
-                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    format!("conflict in {}", paths.join(", "))
 }
 
 impl Backend for Local {
@@ -299,113 +267,26 @@ impl Backend for Local {
             .map_err(|e| e.to_string())
     }
 
-    fn merge(&self, repo: &str, number: u64, kind: MergeKind, who: Who) -> Result<String, String> {
-        let p = self.read_pull(repo, number).ok_or("no such pull request")?;
-        if p.state != PullState::Open {
-            return Err("not open".into());
-        }
-        let r = self.git(repo);
-        let head = Self::oid(&r, &format!("refs/heads/{}", p.head))?;
-        let base_ref = format!("refs/heads/{}", p.base);
-        let base = Self::oid(&r, &base_ref)?;
-        let (hc, bc) = (
-            r.find_commit(head).map_err(|e| e.to_string())?,
-            r.find_commit(base).map_err(|e| e.to_string())?,
-        );
-        let sig = self.signature(who);
-        let new = match kind {
-            MergeKind::Merge | MergeKind::Squash => {
-                let mut idx = r.merge_commits(&bc, &hc, None).map_err(|e| e.to_string())?;
-                if idx.has_conflicts() {
-                    return Err(conflict(&idx));
-                }
-                let tree = r
-                    .find_tree(idx.write_tree_to(&r).map_err(|e| e.to_string())?)
-                    .map_err(|e| e.to_string())?;
-                if kind == MergeKind::Merge {
-                    let msg = format!(
-                        "Merge pull request #{number} from {}\n\n{}",
-                        p.head, p.title
-                    );
-                    r.commit(None, &sig, &sig, &msg, &tree, &[&bc, &hc])
-                } else {
-                    let msg = format!("{} (#{number})", p.title);
-                    r.commit(None, &sig, &sig, &msg, &tree, &[&bc])
-                }
-                .map_err(|e| e.to_string())?
-            }
-            MergeKind::Rebase => {
-                let mut walk = r.revwalk().map_err(|e| e.to_string())?;
-                walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
-                    .map_err(|e| e.to_string())?;
-                walk.push(head).map_err(|e| e.to_string())?;
-                walk.hide(base).map_err(|e| e.to_string())?;
-                let mut tip = bc.clone();
-                for oid in walk {
-                    let c = r
-                        .find_commit(oid.map_err(|e| e.to_string())?)
-                        .map_err(|e| e.to_string())?;
-                    if c.parent_count() != 1 {
-                        continue; // `git rebase` drops merge commits
-                    }
-                    let mut idx = r
-                        .cherrypick_commit(&c, &tip, 0, None)
-                        .map_err(|e| e.to_string())?;
-                    if idx.has_conflicts() {
-                        return Err(conflict(&idx));
-                    }
-                    let tree = r
-                        .find_tree(idx.write_tree_to(&r).map_err(|e| e.to_string())?)
-                        .map_err(|e| e.to_string())?;
-                    let id = r
-                        .commit(
-                            None,
-                            &c.author(),
-                            &sig,
-                            c.message().unwrap_or(""),
-                            &tree,
-                            &[&tip],
-                        )
-                        .map_err(|e| e.to_string())?;
-                    tip = r.find_commit(id).map_err(|e| e.to_string())?;
-                }
-                tip.id()
-            }
-        };
-        r.reference_matching(&base_ref, new, true, base, "merge")
-            .map_err(|e| e.to_string())?;
-        self.mark_merged(repo, p);
-        Ok(new.to_string())
+    fn merge(&self, repo: &str, number: u64, kind: MergeMethod, who: Who) -> Result<String, String> {
+        self.as_person(who)
+            .merge_pull_with(&rr(repo), number, kind)
+            .map_err(|e| e.to_string())
     }
 
     fn update_branch(&self, repo: &str, number: u64, who: Who) -> Result<String, String> {
-        let p = self.read_pull(repo, number).ok_or("no such pull request")?;
-        let r = self.git(repo);
-        let head_ref = format!("refs/heads/{}", p.head);
-        let head = Self::oid(&r, &head_ref)?;
-        let base = Self::oid(&r, &format!("refs/heads/{}", p.base))?;
-        if head == base || r.graph_descendant_of(head, base).unwrap_or(false) {
-            return Err("already up to date".into());
+        let f = self.as_person(who);
+        let head = self
+            .read_pull(repo, number)
+            .ok_or("no such pull request")?
+            .head;
+        let before = f.branch_head(&rr(repo), &head).map_err(|e| e.to_string())?;
+        match f
+            .update_pull_branch(&rr(repo), number)
+            .map_err(|e| e.to_string())?
+        {
+            new if Some(&new) == before.as_ref() => Err("already up to date".into()),
+            new => Ok(new),
         }
-        let (hc, bc) = (
-            r.find_commit(head).map_err(|e| e.to_string())?,
-            r.find_commit(base).map_err(|e| e.to_string())?,
-        );
-        let mut idx = r.merge_commits(&hc, &bc, None).map_err(|e| e.to_string())?;
-        if idx.has_conflicts() {
-            return Err(conflict(&idx));
-        }
-        let tree = r
-            .find_tree(idx.write_tree_to(&r).map_err(|e| e.to_string())?)
-            .map_err(|e| e.to_string())?;
-        let sig = self.signature(who);
-        let msg = format!("Merge branch '{}' into {}", p.base, p.head);
-        let id = r
-            .commit(None, &sig, &sig, &msg, &tree, &[&hc, &bc])
-            .map_err(|e| e.to_string())?;
-        r.reference_matching(&head_ref, id, true, head, "update branch")
-            .map_err(|e| e.to_string())?;
-        Ok(id.to_string())
     }
 
     fn close_pull(&self, repo: &str, number: u64) {
@@ -415,10 +296,9 @@ impl Backend for Local {
     }
 
     fn delete_branch(&self, repo: &str, branch: &str) {
-        let r = self.git(repo);
-        if let Ok(mut reference) = r.find_reference(&format!("refs/heads/{branch}")) {
-            let _ = reference.delete();
-        }
+        let _ = self
+            .as_person(("Maintainer", "maintainer@example.com"))
+            .delete_branch(&rr(repo), branch);
         for p in self.pulls(repo) {
             if p.head == branch && p.state == PrState::Open {
                 self.close_pull(repo, p.number);

@@ -19,7 +19,7 @@ use stackbot::forge::faulty::FaultMode;
 pub type Files = BTreeMap<String, Vec<u8>>;
 
 /// How a pull request is merged (GitHub's three buttons).
-pub use crate::support::fake_github::admin::MergeKind;
+pub use stackbot::forge::local::MergeMethod;
 
 /// A person: `(name, e-mail)`.
 pub type Who = (&'static str, &'static str);
@@ -138,7 +138,7 @@ pub trait Backend {
         message: &str,
         who: Who,
     ) -> Result<String, String>;
-    fn merge(&self, repo: &str, number: u64, kind: MergeKind, who: Who) -> Result<String, String>;
+    fn merge(&self, repo: &str, number: u64, kind: MergeMethod, who: Who) -> Result<String, String>;
     /// "Update branch": merge the base into the head of an open pull request.
     fn update_branch(&self, repo: &str, number: u64, who: Who) -> Result<String, String>;
     fn close_pull(&self, repo: &str, number: u64);

@@ -39,9 +39,9 @@
 // Each test file uses a part of the fake.
 #![allow(dead_code, unused_imports)]
 
-pub mod admin;
 mod answer;
 pub mod app;
+pub mod humans;
 pub mod merge;
 pub mod openapi;
 mod options;
@@ -51,6 +51,7 @@ mod repr;
 mod routes;
 mod server;
 mod state;
+pub mod views;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -61,8 +62,8 @@ use std::time::Duration;
 pub use options::{Conformance, FakeOptions, Fault, Faults, RandomFaults, RouteFault};
 pub use ratelimit::{RateLimitOptions, RateLimitStatus};
 pub use report::{
-    BranchSnapshot, CommentSnapshot, Counts, PullSnapshot, ReleaseSnapshot, RepoSnapshot, Snapshot,
-    TagSnapshot, WriteRecord,
+    BranchSnapshot, CommentSnapshot, Counts, IssueSnapshot, PullSnapshot, ReleaseSnapshot,
+    RepoSnapshot, Snapshot, TagSnapshot, WriteRecord,
 };
 use repr::Urls;
 use server::{Shared, Surface};
@@ -387,39 +388,10 @@ impl FakeGithub {
         c
     }
 
-    /// Merge an open pull request (a merge commit on the base branch with the head's tree).
+    /// Merge an open pull request with a merge commit, as the maintainer would (see
+    /// [`FakeGithub::merge_pull_with`] for squash and rebase).
     pub fn merge_pull(&self, full: &str, number: u64) -> String {
-        let mut st = self.shared.state.lock().unwrap();
-        st.seq += 1;
-        let seq = st.seq;
-        let repo = st.repos.get_mut(full).expect("repo exists");
-        let (head, base) = {
-            let p = repo
-                .pulls
-                .iter()
-                .find(|p| p.number == number)
-                .expect("pull exists");
-            assert_eq!(p.state, "open", "only open pulls can be merged");
-            (p.head.clone(), p.base.clone())
-        };
-        let head_sha = repo.refs[&format!("refs/heads/{head}")].clone();
-        let base_sha = repo.refs[&format!("refs/heads/{base}")].clone();
-        let tree = repo.commit(&head_sha).unwrap().tree.clone();
-        let c = repo.put_commit(
-            tree,
-            vec![base_sha, head_sha],
-            &format!("Merge pull request #{number} from {head}"),
-            person("Maintainer", "maintainer@example.com", seq),
-            seq,
-        );
-        repo.refs.insert(format!("refs/heads/{base}"), c.clone());
-        let p = repo.pulls.iter_mut().find(|p| p.number == number).unwrap();
-        p.state = "closed".into();
-        p.merged = true;
-        p.closed = Some(seq);
-        p.updated = seq;
-        p.merge_commit = Some(c.clone());
-        c
+        self.merge_pull_with(full, number, humans::MergeMethod::Merge)
     }
 
     /// The commit a branch points to.

@@ -58,6 +58,8 @@ pub struct RepoSnapshot {
     pub releases: Vec<ReleaseSnapshot>,
     /// In number order.
     pub pulls: Vec<PullSnapshot>,
+    /// Issues (not pull requests), in number order.
+    pub issues: Vec<IssueSnapshot>,
     /// In creation order.
     pub comments: Vec<CommentSnapshot>,
 }
@@ -100,6 +102,16 @@ pub struct PullSnapshot {
     pub body: String,
     /// `open`, `closed` or `merged`.
     pub state: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IssueSnapshot {
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    /// `open` or `closed`.
+    pub state: String,
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -129,7 +129,7 @@ pub fn repo(u: &Urls, r: &Repo, full_name: &str, full: bool) -> Value {
         "size": 0, "stargazers_count": 0, "watchers_count": 0, "language": null,
         "has_issues": true, "has_projects": true, "has_downloads": true, "has_wiki": true,
         "has_pages": false, "has_discussions": false, "forks_count": 0, "mirror_url": null,
-        "archived": false, "disabled": false, "open_issues_count": open, "license": null,
+        "archived": r.archived, "disabled": false, "open_issues_count": open, "license": null,
         "allow_forking": true, "is_template": false, "web_commit_signoff_required": false,
         "topics": [], "visibility": "public", "forks": 0, "open_issues": open, "watchers": 0,
         "default_branch": r.default_branch,

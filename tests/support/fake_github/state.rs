@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use sha2::Digest as _;
 
 use super::{
-    BranchSnapshot, CommentSnapshot, PullSnapshot, ReleaseSnapshot, RepoSnapshot, TagSnapshot,
+    BranchSnapshot, CommentSnapshot, IssueSnapshot, PullSnapshot, ReleaseSnapshot, RepoSnapshot,
+    TagSnapshot,
 };
 
 #[derive(Debug, Clone)]
@@ -165,6 +166,21 @@ pub struct Repo {
     pub labels: Vec<Label>,
     pub latest: Latest,
     pub next_number: u64,
+    /// Archived: readable, every write refused (`403`).
+    pub archived: bool,
+    /// Branch protections: (exact name, or prefix ending in `*`), and how GitHub refuses.
+    pub protected: Vec<(String, Protection)>,
+}
+
+/// How GitHub refuses a write to a protected branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protection {
+    /// A classic branch protection rule: `422 Protected branch update failed for
+    /// refs/heads/<b>.`
+    Classic,
+    /// A repository ruleset ("Restrict updates", "Block force pushes"): `422 Repository rule
+    /// violations found` with the violated rules listed.
+    Ruleset,
 }
 
 pub fn hash_hex(kind: &str, parts: &[&[u8]]) -> String {
@@ -197,6 +213,8 @@ impl Repo {
             labels: Vec::new(),
             latest: Latest::Legacy,
             next_number: 1,
+            archived: false,
+            protected: Vec::new(),
         }
     }
 
@@ -379,6 +397,18 @@ impl Repo {
         None
     }
 
+    /// How a write to `refs/heads/<branch>` is refused, if the branch is protected.
+    pub fn protection(&self, full_ref: &str) -> Option<Protection> {
+        let branch = full_ref.strip_prefix("refs/heads/")?;
+        self.protected.iter().find_map(|(pattern, how)| {
+            let hit = match pattern.strip_suffix('*') {
+                Some(prefix) => branch.starts_with(prefix),
+                None => branch == pattern,
+            };
+            hit.then_some(*how)
+        })
+    }
+
     pub fn ancestors(&self, sha: &str) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();
         let mut stack = vec![sha.to_string()];
@@ -491,11 +521,24 @@ impl Repo {
                 body: c.body.clone(),
             })
             .collect();
+        let mut issues: Vec<IssueSnapshot> = self
+            .issues
+            .iter()
+            .map(|i| IssueSnapshot {
+                number: i.number,
+                title: i.title.clone(),
+                body: i.body.clone().unwrap_or_default(),
+                state: i.state.clone(),
+                labels: i.labels.clone(),
+            })
+            .collect();
+        issues.sort_by_key(|i| i.number);
         RepoSnapshot {
             branches,
             tags,
             releases,
             pulls,
+            issues,
             comments,
         }
     }

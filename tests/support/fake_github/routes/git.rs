@@ -8,8 +8,23 @@ use serde_json::Value;
 
 use super::super::answer::Ans;
 use super::super::repr;
-use super::super::state::{Obj, Repo, TagObj, hash_hex, person};
+use super::super::state::{Obj, Protection, Repo, TagObj, hash_hex, person};
 use super::{Ctx, Fresh, Route};
+
+/// GitHub's refusal of a ref write on a protected branch: a classic protection rule names the
+/// ref; a ruleset lists the rules violated.
+fn protected(how: Protection, full_ref: &str, rule: &str) -> Ans {
+    match how {
+        Protection::Classic => Ans::msg(
+            422,
+            &format!("Protected branch update failed for {full_ref}."),
+        ),
+        Protection::Ruleset => Ans::msg(
+            422,
+            &format!("Repository rule violations found\n\n{rule}\n\n"),
+        ),
+    }
+}
 
 pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
     let Route {
@@ -72,6 +87,13 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             if !repo.objects.contains_key(&sha) {
                 return Some(Ans::msg(422, "Object does not exist"));
             }
+            if let Some(how) = repo.protection(&r) {
+                return Some(protected(
+                    how,
+                    &r,
+                    "Cannot create ref due to creations being restricted.",
+                ));
+            }
             if repo.refs.contains_key(&r) {
                 return Some(Ans::msg(422, "Reference already exists"));
             }
@@ -88,6 +110,14 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             if !repo.objects.contains_key(&sha) {
                 return Some(Ans::msg(422, "Object does not exist"));
             }
+            if let Some(how) = repo.protection(&full_ref) {
+                let rule = if force && !repo.ancestors(&sha).contains(&cur) {
+                    "Cannot force-push to this branch"
+                } else {
+                    "Cannot update this protected ref."
+                };
+                return Some(protected(how, &full_ref, rule));
+            }
             if !force && !repo.ancestors(&sha).contains(&cur) {
                 return Some(Ans::msg(422, "Update is not a fast forward"));
             }
@@ -96,6 +126,13 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
         }
         (Method::DELETE, ["git", "refs", r @ ..]) => {
             let full_ref = format!("refs/{}", r.join("/"));
+            if let Some(how) = repo.protection(&full_ref) {
+                return Some(protected(
+                    how,
+                    &full_ref,
+                    "Cannot delete this protected ref.",
+                ));
+            }
             match repo.refs.remove(&full_ref) {
                 Some(_) => Ans::empty(204),
                 None => Ans::msg(422, "Reference does not exist"),

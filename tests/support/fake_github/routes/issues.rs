@@ -78,20 +78,40 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
         // ------------------------------------------------------------ issues
         (Method::GET, ["issues"]) => {
             let state = cx.query.get("state").map(String::as_str).unwrap_or("open");
+            // `labels=a,b`: issues carrying every one of them (pull requests carry none here).
+            let wanted: Vec<&str> = cx
+                .query
+                .get("labels")
+                .map(|l| {
+                    l.split(',')
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
             let mut items: Vec<(u64, Value)> = repo
                 .issues
                 .iter()
                 .filter(|i| state == "all" || i.state == state)
+                .filter(|i| {
+                    wanted
+                        .iter()
+                        .all(|w| i.labels.iter().any(|l| l.eq_ignore_ascii_case(w)))
+                })
                 .map(|i| (i.number, repr::issue(u, repo, full, i)))
                 .collect();
-            for p in repo
-                .pulls
-                .iter()
-                .filter(|p| state == "all" || p.state == state)
-            {
-                items.push((p.number, pull_as_issue(cx, repo, full, p)));
+            if wanted.is_empty() {
+                for p in repo
+                    .pulls
+                    .iter()
+                    .filter(|p| state == "all" || p.state == state)
+                {
+                    items.push((p.number, pull_as_issue(cx, repo, full, p)));
+                }
             }
-            items.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+            // `sort=created` (the default) newest first, unless `direction=asc`.
+            let asc = cx.query.get("direction").is_some_and(|d| d == "asc");
+            items.sort_by_key(|(n, _)| if asc { *n as i64 } else { -(*n as i64) });
             cx.page(
                 repo.id,
                 "/issues",
@@ -102,6 +122,22 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             let Some(title) = body["title"].as_str().filter(|t| !t.is_empty()) else {
                 return Some(Ans::invalid("Issue", "missing_field", "title"));
             };
+            // GitHub creates a label it does not know yet (colour `ededed`, no description).
+            for name in body["labels"].as_array().into_iter().flatten() {
+                let Some(name) = name.as_str() else { continue };
+                if !repo
+                    .labels
+                    .iter()
+                    .any(|l| l.name.eq_ignore_ascii_case(name))
+                {
+                    repo.labels.push(Label {
+                        id: f.id + 1_000_000 + repo.labels.len() as u64,
+                        name: name.into(),
+                        color: "ededed".into(),
+                        description: None,
+                    });
+                }
+            }
             let i = Issue {
                 number: repo.next_number,
                 id: f.id,
@@ -120,6 +156,29 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             let j = repr::issue(u, repo, full, &i);
             repo.issues.push(i);
             Ans::json(201, j)
+        }
+        (Method::PATCH, ["issues", n]) if is_num(n) => {
+            let Some(i) = repo.issues.iter().position(|i| i.number.to_string() == *n) else {
+                // A pull request is edited through the pulls API by this fake's clients.
+                return Some(Ans::not_found());
+            };
+            let issue = &mut repo.issues[i];
+            if let Some(t) = body["title"].as_str() {
+                if t.is_empty() {
+                    return Some(Ans::invalid("Issue", "missing_field", "title"));
+                }
+                issue.title = t.into();
+            }
+            if let Some(b) = body.get("body") {
+                issue.body = b.as_str().map(str::to_string);
+            }
+            if let Some(s) = body["state"].as_str()
+                && (s == "open" || s == "closed")
+            {
+                issue.state = s.into();
+            }
+            let issue = repo.issues[i].clone();
+            Ans::json(200, repr::issue(u, repo, full, &issue))
         }
         (Method::GET, ["issues", n]) if is_num(n) => {
             if let Some(i) = repo.issues.iter().find(|i| i.number.to_string() == *n) {

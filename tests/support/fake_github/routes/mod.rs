@@ -168,6 +168,10 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         Lookup::Found(f) => f,
         _ => return Ans::not_found(),
     };
+    // An archived repository stays readable; GitHub refuses every write the same way.
+    if w.repos[&full].archived && !matches!(*m, Method::GET | Method::HEAD) {
+        return Ans::msg(403, "Repository was archived so is read-only.");
+    }
     if let (Method::GET, ["installation"]) = (m.clone(), rest) {
         return apps::repo_installation(&*w, cx, &full);
     }

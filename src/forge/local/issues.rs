@@ -1,0 +1,80 @@
+//! Issues on the local forge: one JSON file per issue, numbered from the forge-wide id counter
+//! (like GitHub, issues and pull requests never share a number).
+
+use std::fs;
+use std::path::PathBuf;
+
+use super::{LocalForge, io_err, numbered_records, write_atomic};
+use crate::forge::{ForgeError, ForgeResult, IssueInfo, RepoRef};
+
+impl LocalForge {
+    pub(super) fn issue_path(&self, repo: &RepoRef, number: u64) -> PathBuf {
+        self.issues_dir(repo).join(format!("{number}.json"))
+    }
+
+    pub(super) fn read_issue(&self, repo: &RepoRef, number: u64) -> ForgeResult<IssueInfo> {
+        let path = self.issue_path(repo, number);
+        let bytes = fs::read(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ForgeError::NotFound {
+                    what: format!("issue #{number} of {repo}"),
+                }
+            } else {
+                io_err(path.display().to_string(), e)
+            }
+        })?;
+        serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))
+    }
+
+    pub(super) fn write_issue(&self, repo: &RepoRef, issue: &IssueInfo) -> ForgeResult<()> {
+        let path = self.issue_path(repo, issue.number);
+        write_atomic(
+            &path,
+            &serde_json::to_vec_pretty(issue).expect("issue serializes"),
+        )
+        .map_err(|e| io_err(path.display().to_string(), e))
+    }
+
+    /// Every issue of `repo`, oldest first.
+    pub(super) fn all_issues(&self, repo: &RepoRef) -> ForgeResult<Vec<IssueInfo>> {
+        let mut out = numbered_records(&self.issues_dir(repo))?
+            .into_iter()
+            .map(|n| self.read_issue(repo, n))
+            .collect::<ForgeResult<Vec<_>>>()?;
+        out.sort_by_key(|i| i.number);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::forge::local::LocalForge;
+    use crate::forge::{Forge, IssueState, RepoRef};
+
+    #[test]
+    fn issues_are_numbered_listed_by_label_and_edited_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = LocalForge::new(tmp.path().join("forge"), "bot", "bot@example.org");
+        let repo = RepoRef::parse("scs/cluster-stacks").unwrap();
+        assert!(f.list_issues(&repo, None).unwrap().is_empty());
+        let a = f
+            .create_issue(&repo, "Dashboard", "<!-- m -->\nbody", &["dash".into()])
+            .unwrap();
+        let b = f.create_issue(&repo, "Other", "x", &[]).unwrap();
+        assert!(b.number > a.number);
+        assert_eq!(a.state, IssueState::Open);
+        let labelled = f.list_issues(&repo, Some("DASH")).unwrap();
+        assert_eq!(labelled, vec![a.clone()], "labels match case-insensitively");
+        assert_eq!(f.list_issues(&repo, None).unwrap().len(), 2);
+        f.update_issue(&repo, a.number, "Dashboard", "new body")
+            .unwrap();
+        let again = LocalForge::new(tmp.path().join("forge"), "bot", "bot@example.org");
+        let got = &again.list_issues(&repo, Some("dash")).unwrap()[0];
+        assert_eq!((got.number, got.body.as_str()), (a.number, "new body"));
+        assert_eq!(got.labels, vec!["dash".to_string()], "labels are kept");
+        assert!(matches!(
+            f.update_issue(&repo, 999, "t", "b").unwrap_err(),
+            crate::forge::ForgeError::NotFound { .. }
+        ));
+    }
+}

@@ -1,0 +1,101 @@
+//! SCS 0210, the Kubernetes version policy, as vocabulary: the deadline rule and what a
+//! stack × minor can be waiting for.
+//!
+//! This is the one home of "31 days for a patch, 120 for a minor" (the windows the SCS
+//! conformance test uses, `k8s_version_policy.py`): detection, the release notes and the
+//! status report all ask here, so they can never disagree about a date.
+
+use std::fmt;
+
+use chrono::{DateTime, Days, NaiveDate, Utc};
+use serde::Serialize;
+
+use super::{KubeVersion, Minor};
+
+/// A new patch must be offered within 31 days of its publication.
+pub const PATCH_DAYS: u64 = 31;
+/// A new minor must be offered within 4 months (the SCS test counts 120 days).
+pub const MINOR_DAYS: u64 = 120;
+
+/// The days SCS 0210 gives for offering `version`: a new minor (`x.y.0`) gets
+/// [`MINOR_DAYS`], every later patch [`PATCH_DAYS`].
+pub fn window_days(version: KubeVersion) -> u64 {
+    if version.patch == 0 {
+        MINOR_DAYS
+    } else {
+        PATCH_DAYS
+    }
+}
+
+/// The last day `version`, published at `published_at`, may go unoffered. `None` without a
+/// publication date (upstream known only from a `stable-1.NN.txt` marker).
+pub fn deadline(version: KubeVersion, published_at: Option<DateTime<Utc>>) -> Option<NaiveDate> {
+    published_at.and_then(|p| {
+        p.date_naive()
+            .checked_add_days(Days::new(window_days(version)))
+    })
+}
+
+/// The last day a new minor may go unoffered, counted from its first GA release.
+pub fn minor_deadline(first_published: Option<DateTime<Utc>>) -> Option<NaiveDate> {
+    first_published.and_then(|p| p.date_naive().checked_add_days(Days::new(MINOR_DAYS)))
+}
+
+/// Something upstream has not published yet that the newest patch of a stack × minor needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Waiting {
+    /// No GA release of the minor exists yet.
+    Kubernetes { minor: Minor },
+    /// No chart version matching the rule (e.g. `2.36.x`) is in the repository's index yet.
+    Chart {
+        chart: String,
+        rule: String,
+        index: String,
+    },
+    /// The node image's `CHECKSUM` is not published yet.
+    NodeImage { name: String, checksum: String },
+}
+
+impl fmt::Display for Waiting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Waiting::Kubernetes { minor } => write!(f, "Kubernetes {minor}: no GA release found"),
+            Waiting::Chart { chart, rule, index } => {
+                write!(f, "{chart} {rule} (not yet in {index})")
+            }
+            Waiting::NodeImage { name, checksum } => {
+                write!(f, "node image {name} ({checksum} not published yet)")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Option<DateTime<Utc>> {
+        Some(s.parse().unwrap())
+    }
+
+    #[test]
+    fn a_patch_gets_31_days_and_a_new_minor_120() {
+        let patch: KubeVersion = "v1.34.7".parse().unwrap();
+        let minor: KubeVersion = "v1.36.0".parse().unwrap();
+        assert_eq!(
+            deadline(patch, at("2026-04-15T15:49:00Z"))
+                .unwrap()
+                .to_string(),
+            "2026-05-16"
+        );
+        assert_eq!(
+            deadline(minor, at("2026-04-22T10:00:00Z"))
+                .unwrap()
+                .to_string(),
+            "2026-08-20",
+            "the worked example of docs/upstream-sources.md"
+        );
+        assert_eq!(deadline(patch, None), None, "no date, no deadline");
+    }
+}

@@ -1,0 +1,141 @@
+//! status → the dashboard issue: the last stage of `release`.
+//!
+//! [`update_dashboard`] is the only writer of issues: it finds the issue carrying the marker
+//! (by label first, one request; then among all issues), and creates it, edits it, or leaves
+//! it alone when its content is unchanged (which issue and whether to edit are decided by the
+//! pure [`crate::status::dashboard`]).
+
+use serde::Serialize;
+
+use crate::forge::Forge;
+use crate::status::{Status, dashboard};
+
+use super::detect::Detected;
+use super::status::{detect, status_from};
+use super::{Context, Error, Selection};
+
+/// What the release run did to the dashboard issue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "lowercase")]
+pub enum Dashboard {
+    Created {
+        number: u64,
+        url: String,
+    },
+    Updated {
+        number: u64,
+        url: String,
+    },
+    Unchanged {
+        number: u64,
+        url: String,
+    },
+    /// The run went on; the next one tries again.
+    Failed {
+        error: String,
+    },
+}
+
+impl std::fmt::Display for Dashboard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dashboard::Created { number, .. } => write!(f, "dashboard: opened issue #{number}"),
+            Dashboard::Updated { number, .. } => write!(f, "dashboard: updated issue #{number}"),
+            Dashboard::Unchanged { number, .. } => {
+                write!(f, "dashboard: issue #{number} is up to date")
+            }
+            Dashboard::Failed { error } => write!(f, "dashboard: not updated: {error}"),
+        }
+    }
+}
+
+/// Keep the dashboard issue showing `status`: create it once, edit it when its content
+/// differs, otherwise write nothing. `None` when `dashboard.enabled` is off.
+pub fn update_dashboard(
+    ctx: &Context,
+    forge: &dyn Forge,
+    status: &Status,
+) -> Result<Option<Dashboard>, Error> {
+    let cfg = &ctx.loaded.config.dashboard;
+    if !cfg.enabled {
+        return Ok(None);
+    }
+    let repo = super::release::target(ctx)?.repo;
+    let labelled = forge.list_issues(&repo, Some(&cfg.label))?;
+    let all;
+    let found = match dashboard::find(&labelled) {
+        Some(i) => Some(i),
+        None => {
+            all = forge.list_issues(&repo, None)?;
+            dashboard::find(&all)
+        }
+    };
+    let run_url =
+        crate::report::github::Actions::from_lookup(|k| ctx.env.get(k).map(str::to_string)).run_url;
+    let body = crate::report::status::dashboard_body(status, run_url.as_deref(), ctx.clock.now());
+    let url = |n: u64| {
+        found
+            .filter(|i| i.number == n)
+            .map(|i| i.html_url.clone())
+            .unwrap_or_default()
+    };
+    Ok(Some(match dashboard::decide(found, &cfg.title, &body) {
+        dashboard::Action::Create => {
+            let i =
+                forge.create_issue(&repo, &cfg.title, &body, std::slice::from_ref(&cfg.label))?;
+            Dashboard::Created {
+                number: i.number,
+                url: i.html_url,
+            }
+        }
+        dashboard::Action::Update { number } => {
+            forge.update_issue(&repo, number, &cfg.title, &body)?;
+            Dashboard::Updated {
+                number,
+                url: url(number),
+            }
+        }
+        dashboard::Action::Unchanged { number } => Dashboard::Unchanged {
+            number,
+            url: url(number),
+        },
+    }))
+}
+
+/// The last stage of `release`: the status after the run, on the dashboard. Never fails the
+/// run (the releases and tenant PRs are what matter): trouble is reported and retried by the
+/// next run. `detected` is the run's own detection (`None` with `--release-set`).
+pub fn dashboard_after_release(
+    ctx: &Context,
+    forge: &dyn Forge,
+    detected: Option<&Detected>,
+) -> Option<Dashboard> {
+    if !ctx.loaded.config.dashboard.enabled {
+        return None;
+    }
+    let run = || -> Result<Option<Dashboard>, Error> {
+        let fresh;
+        let detected = match detected {
+            Some(d) => d,
+            None => {
+                fresh = detect(ctx, &Selection::default())?;
+                &fresh
+            }
+        };
+        let status = status_from(ctx, forge, detected)?;
+        update_dashboard(ctx, forge, &status)
+    };
+    match run() {
+        Ok(d) => d,
+        Err(e) => {
+            let mut error = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                error.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            tracing::warn!("dashboard not updated (the next run tries again): {error}");
+            Some(Dashboard::Failed { error })
+        }
+    }
+}

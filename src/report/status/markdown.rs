@@ -1,0 +1,298 @@
+//! `stackbot status --format markdown`, the job summary and the dashboard issue's body.
+//!
+//! Built from [`Block`]s in order of importance (headline, stacks, tenants row by row,
+//! timeline, how to read it), so when the dashboard must stay under GitHub's 65,536-character
+//! limit [`fit`] keeps what fits in that order, drops the rest and says where the full report
+//! is.
+
+use chrono::{DateTime, Utc};
+
+use super::{deadline_words, gantt, headline, lists_words, pull_words, waiting_short};
+use crate::report::markdown::{Block, COMMENT_LIMIT, escape_inline, fit, table};
+use crate::status::dashboard::{FOOTER, MARKER};
+use crate::status::{StackState, StackStatus, Status, TenantState, TenantStatus};
+
+fn icon(s: &StackStatus) -> &'static str {
+    if s.overdue {
+        return "🔴";
+    }
+    match s.state {
+        StackState::Current => "🟢",
+        StackState::Releasable => "🔵",
+        StackState::ReleasePullRequest | StackState::Waiting => "🟡",
+        StackState::Error => "🔴",
+        StackState::Untracked => "⚪",
+    }
+}
+
+fn tenant_icon(t: &TenantStatus) -> &'static str {
+    match t.state {
+        TenantState::Current => "🟢",
+        TenantState::PullRequestOpen => "🟡",
+        TenantState::Behind => "🟠",
+        TenantState::Blocked | TenantState::Error => "🔴",
+    }
+}
+
+/// `[text](url)` for web links, plain text otherwise (local forge paths are not links).
+fn link(text: &str, url: Option<&str>) -> String {
+    match url {
+        Some(u) if (u.starts_with("https://") || u.starts_with("http://")) && !u.contains(')') => {
+            format!("[{}]({u})", escape_inline(text))
+        }
+        _ => escape_inline(text),
+    }
+}
+
+fn date<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "—".to_string(), |d| d.to_string())
+}
+
+fn stack_row(r: &StackStatus) -> Vec<String> {
+    let upstream = r.upstream.as_ref().map_or("—".into(), |u| {
+        format!(
+            "{} ({})",
+            u.kubernetes,
+            date(u.published_at.map(|p| p.date_naive()))
+        )
+    });
+    let latest = r.latest_release.as_ref().map_or("—".into(), |l| {
+        format!(
+            "{} ({}, {})",
+            link(&l.tag, l.url.as_deref()),
+            date(l.kubernetes),
+            date(l.published_at.map(|p| p.date_naive()))
+        )
+    });
+    let waiting: Vec<String> = r
+        .waiting_for
+        .iter()
+        .map(|w| escape_inline(&waiting_short(w)))
+        .chain(
+            r.errors
+                .iter()
+                .map(|e| format!("error: {}", escape_inline(e))),
+        )
+        .collect();
+    let deadline = match deadline_words(r) {
+        Some(d) if r.overdue => format!("**{}**", escape_inline(&d)),
+        Some(d) => escape_inline(&d),
+        None => "—".into(),
+    };
+    let eol = match (r.end_of_life, r.past_end_of_life) {
+        (Some(e), true) => format!("{e} (passed)"),
+        (e, _) => date(e),
+    };
+    vec![
+        escape_inline(&r.stack.to_string()),
+        r.minor.to_string(),
+        upstream,
+        latest,
+        format!("{} {}", icon(r), r.state.word()),
+        if waiting.is_empty() {
+            "—".into()
+        } else {
+            waiting.join("; ")
+        },
+        deadline,
+        eol,
+    ]
+}
+
+fn tenant_row(t: &TenantStatus) -> Vec<String> {
+    let pull = t.pull.as_ref().map_or("—".into(), |p| {
+        let words = pull_words(p);
+        let number = format!("#{}", p.number);
+        words.replacen(&number, &link(&number, Some(&p.url)), 1)
+    });
+    let mut state = format!("{} {}", tenant_icon(t), t.state.word());
+    for extra in [
+        t.error.as_ref(),
+        t.pull.as_ref().and_then(|p| p.blocked.as_ref()),
+        t.note.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        state.push_str(&format!(": {}", escape_inline(extra)));
+    }
+    vec![
+        escape_inline(&t.tenant),
+        t.stack
+            .as_ref()
+            .map_or("—".into(), |s| escape_inline(&s.to_string())),
+        escape_inline(&lists_words(t)),
+        t.behind.words(),
+        pull,
+        state,
+    ]
+}
+
+const HOW_TO_READ: &str = "<details>\n<summary>How to read this</summary>\n\n\
+- **Deadline** is the SCS 0210 date that applies now: 31 days from the first Kubernetes patch \
+newer than the latest release, or 120 days from the first GA patch of a minor never released. \
+It turns **bold** and 🔴 the day after it passes.\n\
+- **State** of a stack minor: 🟢 current (newest patch released), 🔵 releasable (the next \
+release run ships it), 🟡 waiting (for the node image, a chart series or a release PR merge), \
+🔴 error or overdue, ⚪ a new minor nobody tracks yet.\n\
+- **Behind** counts what a tenant could list and does not: newer Kubernetes patches of its \
+minors, released minors newer than its newest.\n\
+- The timeline shows upstream GA → release → first tenant merge for recent patches; the \
+milestone is the deadline.\n\n</details>\n";
+
+/// The report as blocks, most important first.
+pub fn blocks(s: &Status) -> Vec<Block> {
+    let mut out = Vec::new();
+    let icon = if s.compliant { "✅" } else { "❌" };
+    out.push(Block::Text(format!(
+        "## Cluster stacks: SCS 0210 status\n\n{icon} {}\n\n",
+        escape_inline(&headline(s))
+    )));
+    if !s.stacks.is_empty() {
+        let rows: Vec<Vec<String>> = s.stacks.iter().map(stack_row).collect();
+        out.push(Block::Text(format!(
+            "### Stacks\n\n{}\n",
+            table(
+                &[
+                    "Stack",
+                    "Minor",
+                    "Newest upstream",
+                    "Latest release",
+                    "State",
+                    "Waiting for",
+                    "Deadline",
+                    "End of life",
+                ],
+                &rows,
+            )
+        )));
+    }
+    if !s.tenants.is_empty() {
+        // One block per row: a long tenant list is cut between rows, not dropped whole.
+        let header = [
+            "Tenant",
+            "Stack",
+            "Lists",
+            "Behind",
+            "Pull request",
+            "State",
+        ];
+        out.push(Block::Text(format!(
+            "### Tenants\n\n{}",
+            table(&header, &[])
+        )));
+        for t in &s.tenants {
+            out.push(Block::Text(format!("| {} |\n", tenant_row(t).join(" | "))));
+        }
+        out.push(Block::Text("\n".into()));
+    }
+    out.push(Block::Text(format!(
+        "### Timeline\n\n{}\n",
+        gantt::chart(s)
+    )));
+    if !s.warnings.is_empty() {
+        let list: String = s
+            .warnings
+            .iter()
+            .map(|w| format!("- {}\n", escape_inline(w)))
+            .collect();
+        out.push(Block::Text(format!("### Warnings\n\n{list}\n")));
+    }
+    out.push(Block::Text(HOW_TO_READ.to_string()));
+    out
+}
+
+/// The whole report (job summary, `status --format markdown`).
+pub fn markdown(s: &Status) -> String {
+    fit(&blocks(s), usize::MAX, "").text
+}
+
+/// The dashboard issue's body: the marker, the report cut to fit GitHub's limit (with a link
+/// to the job summary holding all of it), then the footer, which comparisons ignore.
+pub fn dashboard_body(s: &Status, run_url: Option<&str>, changed_at: DateTime<Utc>) -> String {
+    let footer = format!(
+        "\n{FOOTER}\n---\n_Kept current by stackbot's release run: edited when something changes \
+         (last change {}{}). Edits by hand are overwritten; opt out with `dashboard: {{enabled: \
+         false}}` in stackbot.yaml._\n",
+        changed_at.format("%Y-%m-%d %H:%M UTC"),
+        run_url.map_or(String::new(), |u| format!(", {}", link("run", Some(u)))),
+    );
+    let note = match run_url {
+        Some(u) => format!(
+            "\n_Cut to stay under GitHub's 65,536-character limit: the whole report is in the \
+             {}._\n",
+            link("job summary", Some(u))
+        ),
+        None => "\n_Cut to stay under GitHub's 65,536-character limit: run `stackbot status \
+                 --format markdown` for the whole report._\n"
+            .to_string(),
+    };
+    let head = format!("{MARKER}\n");
+    let limit = COMMENT_LIMIT.saturating_sub(head.len() + footer.len());
+    let fitted = fit(&blocks(s), limit, &note);
+    format!("{head}{}{footer}", fitted.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::{Behind, TenantState, TenantStatus};
+
+    fn big(tenants: usize) -> Status {
+        let mut s = crate::status::compute(&crate::status::Facts {
+            today: "2026-05-01".parse().unwrap(),
+            ..Default::default()
+        });
+        for i in 0..tenants {
+            s.tenants.push(TenantStatus {
+                tenant: format!("tenant-{i:05}-with-a-rather-long-name"),
+                repository: format!("org/tenant-{i}"),
+                stack: Some("openstack/scs2".parse().unwrap()),
+                state: TenantState::Behind,
+                patch_policy: crate::config::PolicyAction::PullRequest,
+                minor_policy: crate::config::PolicyAction::PullRequest,
+                releases: vec!["openstack-scs2-1-33-v1".into()],
+                minors: Vec::new(),
+                behind: Behind {
+                    patches: 1,
+                    minors: 1,
+                    releases: 1,
+                },
+                pull: None,
+                note: None,
+                error: None,
+            });
+        }
+        s
+    }
+
+    #[test]
+    fn the_dashboard_stays_under_githubs_limit_and_links_the_whole_report() {
+        let s = big(2_000);
+        let at = "2026-05-01T10:00:00Z".parse().unwrap();
+        let url = "https://github.com/scs/cluster-stacks/actions/runs/42";
+        let body = dashboard_body(&s, Some(url), at);
+        assert!(body.chars().count() <= COMMENT_LIMIT, "{}", body.len());
+        assert!(body.starts_with(MARKER));
+        assert!(
+            body.contains(&format!("[job summary]({url})")),
+            "the note links the run"
+        );
+        assert!(body.contains(FOOTER), "the footer survives the cut");
+        // The whole report (job summary) is not cut.
+        assert!(markdown(&s).contains("tenant-01999"));
+        let small = dashboard_body(&big(2), None, at);
+        assert!(!small.contains("Cut to stay under"));
+    }
+
+    #[test]
+    fn hostile_tenant_names_cannot_break_the_table_or_ping_anyone() {
+        let mut s = big(1);
+        s.tenants[0].tenant = "evil | @everyone <img src=x>".into();
+        let md = markdown(&s);
+        let row = md.lines().find(|l| l.contains("evil")).unwrap();
+        assert!(!row.contains("<img"), "{row}");
+        assert!(row.contains("@&#8203;everyone"), "{row}");
+        assert_eq!(row.matches(" | ").count(), 5, "six columns: {row}");
+    }
+}

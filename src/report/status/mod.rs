@@ -1,0 +1,127 @@
+//! The status report in three forms: text for a terminal, JSON for scripts (the documented
+//! interface, `docs/status.md`), Markdown for the job summary and the dashboard issue (with a
+//! Mermaid `gantt` timeline GitHub draws).
+//!
+//! The words shared by the forms (how a deadline or a pull request is described) live here,
+//! so the terminal and the dashboard never say different things about the same fact.
+
+mod gantt;
+pub mod markdown;
+pub mod text;
+
+use crate::status::{StackStatus, Status, TenantPull, TenantStatus, WaitingFor, WaitingKind};
+
+pub use markdown::{dashboard_body, markdown};
+pub use text::text;
+
+/// The JSON form: `Status` as serde writes it, pretty, with a final newline.
+pub fn json(s: &Status) -> String {
+    serde_json::to_string_pretty(s).expect("the status serializes") + "\n"
+}
+
+/// `2026-05-16 (15 days left)`, `2026-04-16 (15 days overdue)`, `2026-05-01 (due today)`.
+pub fn deadline_words(s: &StackStatus) -> Option<String> {
+    let due = s.due?;
+    let when = match s.days_left {
+        Some(0) => "due today".to_string(),
+        Some(1) => "1 day left".to_string(),
+        Some(n) if n > 1 => format!("{n} days left"),
+        Some(-1) => "1 day overdue".to_string(),
+        Some(n) => format!("{} days overdue", -n),
+        None => String::new(),
+    };
+    let why = match (s.due_window, s.due_for) {
+        (Some(crate::status::Window::Minor), _) => format!(", {} minor window", s.minor),
+        (_, Some(v)) => format!(", for {v}"),
+        _ => String::new(),
+    };
+    Some(format!("{due} ({when}{why})"))
+}
+
+/// What one waiting item is, briefly (the detail says where to look).
+pub fn waiting_short(w: &WaitingFor) -> String {
+    match w.kind {
+        WaitingKind::NodeImage => format!("node image {}", w.what),
+        WaitingKind::Chart => format!("chart {}", w.what),
+        WaitingKind::Kubernetes => w.what.clone(),
+        WaitingKind::ReleaseRun => format!("the next release run ({})", w.what),
+        WaitingKind::ReleasePullRequest => format!("merge of {}", w.what),
+        WaitingKind::Configuration => "configuration: add the minor".to_string(),
+    }
+}
+
+/// `#15 open, 3 days` / `#15 merged` / `#15 closed`.
+pub fn pull_words(p: &TenantPull) -> String {
+    let state = match p.state {
+        crate::forge::PullState::Open => "open",
+        crate::forge::PullState::Closed => "closed",
+        crate::forge::PullState::Merged => "merged",
+    };
+    match (p.state, p.age_days) {
+        (crate::forge::PullState::Open, Some(1)) => format!("#{} {state}, 1 day", p.number),
+        (crate::forge::PullState::Open, Some(d)) => format!("#{} {state}, {d} days", p.number),
+        _ => format!("#{} {state}", p.number),
+    }
+}
+
+/// What a tenant's resources list, per minor: `openstack-scs2-1-34-v1`, `1.34: none`,
+/// `1.34: autoSubscribe`.
+pub fn lists_words(t: &TenantStatus) -> String {
+    let parts: Vec<String> = t
+        .minors
+        .iter()
+        .map(|m| {
+            if m.auto_subscribe {
+                format!("{}: autoSubscribe", m.minor)
+            } else if m.releases.is_empty() {
+                format!("{}: none", m.minor)
+            } else {
+                m.releases.join(", ")
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// The first line of every form.
+pub fn headline(s: &Status) -> String {
+    let n = &s.summary;
+    let count = |n: usize, one: &str, many: &str| {
+        (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
+    };
+    let soon = format!("due within {} days", crate::status::DUE_SOON_DAYS);
+    let parts: Vec<String> = [
+        count(n.overdue, "overdue", "overdue"),
+        count(n.due_soon, &soon, &soon),
+        count(n.waiting, "waiting", "waiting"),
+        count(n.current, "current", "current"),
+        count(
+            n.tenants_behind,
+            "tenant stack behind",
+            "tenant stacks behind",
+        ),
+        count(n.tenants_blocked, "blocked tenant PR", "blocked tenant PRs"),
+        count(n.tenant_errors, "unreadable tenant", "unreadable tenants"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let verdict = if s.compliant {
+        "compliant"
+    } else {
+        "NOT compliant"
+    };
+    format!(
+        "SCS 0210 status as of {}: {verdict} ({})",
+        s.as_of,
+        if parts.is_empty() {
+            "nothing tracked".to_string()
+        } else {
+            parts.join(", ")
+        }
+    )
+}

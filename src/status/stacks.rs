@@ -1,0 +1,422 @@
+//! One stack × minor against SCS 0210: the newest upstream patch, the latest release, the
+//! deadline that applies and what the newest patch still waits for.
+//!
+//! Which deadline applies follows the SCS conformance test: a minor that is offered fails as
+//! soon as *any* newer patch of it is older than the patch window, so the clock runs from the
+//! **earliest** patch newer than the latest release, not the newest one. A minor that was
+//! never offered gets the minor window, counted from its first GA release. The windows
+//! themselves are [`crate::model::scs`]'s.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+
+use super::{Release, ReleasePull, Target, UpstreamMinor, days_between, releases_of, targets_of};
+use crate::model::scs::{self, Waiting};
+use crate::model::{KubeVersion, Minor, StackId};
+
+/// Where a stack × minor stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StackState {
+    /// The newest upstream patch is released.
+    Current,
+    /// Everything is published upstream: the next release run ships it.
+    Releasable,
+    /// A release pull request waits for a maintainer's merge (`forge.mode: pull-request`).
+    ReleasePullRequest,
+    /// Upstream has not published everything the newest patch needs.
+    Waiting,
+    /// Upstream served something invalid: a human must look.
+    Error,
+    /// A GA minor no stack tracks yet: add it to the configuration.
+    Untracked,
+}
+
+impl StackState {
+    /// The word the text and Markdown forms use.
+    pub fn word(self) -> &'static str {
+        match self {
+            StackState::Current => "current",
+            StackState::Releasable => "releasable",
+            StackState::ReleasePullRequest => "release PR open",
+            StackState::Waiting => "waiting",
+            StackState::Error => "error",
+            StackState::Untracked => "not tracked",
+        }
+    }
+}
+
+/// The kinds of things a stack × minor can wait for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitingKind {
+    /// No GA release of the minor yet.
+    Kubernetes,
+    /// A chart series not in its Helm repository yet.
+    Chart,
+    /// The node image (its `CHECKSUM`) not published yet.
+    NodeImage,
+    /// Nothing upstream: the next release run publishes it.
+    ReleaseRun,
+    /// A release pull request to merge.
+    ReleasePullRequest,
+    /// The configuration: the minor is not tracked.
+    Configuration,
+}
+
+/// Which SCS 0210 window a deadline comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Window {
+    /// 31 days from a patch newer than the latest release.
+    Patch,
+    /// 120 days from the first GA patch of a minor never released.
+    Minor,
+}
+
+/// One thing the newest patch waits for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WaitingFor {
+    pub kind: WaitingKind,
+    /// The name: image, chart and series, pull request, version.
+    pub what: String,
+    /// Where to look or what to do.
+    pub detail: String,
+}
+
+impl WaitingFor {
+    fn upstream(w: &Waiting) -> Self {
+        match w {
+            Waiting::Kubernetes { minor } => WaitingFor {
+                kind: WaitingKind::Kubernetes,
+                what: format!("Kubernetes {minor}"),
+                detail: "no GA release yet".into(),
+            },
+            Waiting::Chart { chart, rule, index } => WaitingFor {
+                kind: WaitingKind::Chart,
+                what: format!("{chart} {rule}"),
+                detail: format!("not yet in {index}"),
+            },
+            Waiting::NodeImage { name, checksum } => WaitingFor {
+                kind: WaitingKind::NodeImage,
+                what: name.clone(),
+                detail: format!("{checksum} not published yet"),
+            },
+        }
+    }
+
+    /// One line: `node image ubuntu-capi-image-v1.35.4 (… not published yet)`.
+    pub fn line(&self) -> String {
+        let kind = match self.kind {
+            WaitingKind::NodeImage => "node image ",
+            WaitingKind::ReleasePullRequest => "merge of ",
+            _ => "",
+        };
+        format!("{kind}{} ({})", self.what, self.detail)
+    }
+}
+
+/// The newest upstream patch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Upstream {
+    pub kubernetes: KubeVersion,
+    pub published_at: Option<DateTime<Utc>>,
+}
+
+/// The newest release of a stack × minor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LatestRelease {
+    pub tag: String,
+    /// The Kubernetes patch it ships (`None` when neither its notes nor its metadata say).
+    pub kubernetes: Option<KubeVersion>,
+    pub published_at: Option<DateTime<Utc>>,
+    /// Where it is published.
+    pub targets: Vec<Target>,
+    pub url: Option<String>,
+}
+
+/// One stack × minor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StackStatus {
+    pub stack: StackId,
+    pub minor: Minor,
+    /// `false`: a GA minor newer than every minor the stack tracks.
+    pub tracked: bool,
+    pub state: StackState,
+    /// The newest GA patch.
+    pub upstream: Option<Upstream>,
+    pub latest_release: Option<LatestRelease>,
+    /// GA patches newer than the latest release, oldest first.
+    pub unreleased: Vec<KubeVersion>,
+    /// What the newest patch waits for (empty when current).
+    pub waiting_for: Vec<WaitingFor>,
+    /// The SCS 0210 deadline that applies now (`None` when current or undated).
+    pub due: Option<NaiveDate>,
+    /// The patch whose publication started that clock.
+    pub due_for: Option<KubeVersion>,
+    /// The window `due` comes from.
+    pub due_window: Option<Window>,
+    /// Days until `due` (negative: days overdue).
+    pub days_left: Option<i64>,
+    /// `due` has passed.
+    pub overdue: bool,
+    /// Kubernetes end of life of the minor, when known.
+    pub end_of_life: Option<NaiveDate>,
+    /// `end_of_life` has passed: SCS recommends no longer offering the minor.
+    pub past_end_of_life: bool,
+    /// Invalid upstream data.
+    pub errors: Vec<String>,
+}
+
+/// Compute one row. Pure.
+pub fn status(
+    m: &UpstreamMinor,
+    releases: &[Release],
+    release_pulls: &[ReleasePull],
+    today: NaiveDate,
+) -> StackStatus {
+    let rels = releases_of(releases, &m.stack, m.minor);
+    let latest = rels.first().map(|r| LatestRelease {
+        tag: r.name.to_string(),
+        kubernetes: r.kubernetes,
+        published_at: r.published_at,
+        targets: targets_of(releases, &r.name),
+        url: r.url.clone(),
+    });
+    let offered = latest.as_ref().and_then(|l| l.kubernetes);
+    let unknown_version = latest.is_some() && offered.is_none();
+    let unreleased: Vec<&super::Patch> = if unknown_version {
+        Vec::new()
+    } else {
+        m.patches
+            .iter()
+            .filter(|p| offered.is_none_or(|o| p.version > o))
+            .collect()
+    };
+    let (due, due_for) = deadline(m, offered, &unreleased);
+    let overdue = due.is_some_and(|d| today > d);
+    let pull = release_pulls
+        .iter()
+        .find(|p| p.stack == m.stack && p.minor == m.minor);
+    let newer_releasable = m
+        .releasable
+        .filter(|r| offered.is_none_or(|o| *r > o) && !unknown_version);
+    let mut waiting_for = Vec::new();
+    let state = if !m.tracked {
+        waiting_for.push(WaitingFor {
+            kind: WaitingKind::Configuration,
+            what: format!("{} {}", m.stack, m.minor),
+            detail: format!(
+                "not tracked: add \"{}\" to the stack's `minors` (or use `minors: supported`)",
+                m.minor
+            ),
+        });
+        StackState::Untracked
+    } else if !m.errors.is_empty() {
+        StackState::Error
+    } else if unreleased.is_empty() {
+        StackState::Current
+    } else if let Some(p) = pull {
+        waiting_for.push(WaitingFor {
+            kind: WaitingKind::ReleasePullRequest,
+            what: format!("release pull request #{}", p.pull.number),
+            detail: p.pull.html_url.clone(),
+        });
+        StackState::ReleasePullRequest
+    } else if m.waiting.is_empty() && newer_releasable.is_some() {
+        StackState::Releasable
+    } else {
+        StackState::Waiting
+    };
+    if m.tracked && state != StackState::Current {
+        waiting_for.extend(m.waiting.iter().map(WaitingFor::upstream));
+        if state != StackState::ReleasePullRequest
+            && let Some(r) = newer_releasable
+        {
+            waiting_for.push(WaitingFor {
+                kind: WaitingKind::ReleaseRun,
+                what: r.to_string(),
+                detail: "complete upstream: the next release run publishes it".into(),
+            });
+        }
+    }
+    StackStatus {
+        stack: m.stack.clone(),
+        minor: m.minor,
+        tracked: m.tracked,
+        state,
+        upstream: m.patches.last().map(|p| Upstream {
+            kubernetes: p.version,
+            published_at: p.published_at,
+        }),
+        latest_release: latest,
+        unreleased: unreleased.iter().map(|p| p.version).collect(),
+        waiting_for,
+        due,
+        due_for,
+        due_window: due.map(|_| {
+            if offered.is_none() {
+                Window::Minor
+            } else {
+                Window::Patch
+            }
+        }),
+        days_left: due.map(|d| days_between(today, d)),
+        overdue,
+        end_of_life: m.end_of_life,
+        past_end_of_life: m.end_of_life.is_some_and(|e| today > e),
+        errors: m.errors.clone(),
+    }
+}
+
+/// The deadline that applies and the patch that started it: nothing when everything is
+/// released; the minor window from the first GA patch when the minor was never offered; else
+/// the earliest deadline among the unreleased patches.
+fn deadline(
+    m: &UpstreamMinor,
+    offered: Option<KubeVersion>,
+    unreleased: &[&super::Patch],
+) -> (Option<NaiveDate>, Option<KubeVersion>) {
+    if unreleased.is_empty() {
+        return (None, None);
+    }
+    if offered.is_none() {
+        let first = m.patches.first().expect("unreleased patches exist");
+        return (scs::minor_deadline(first.published_at), Some(first.version));
+    }
+    unreleased
+        .iter()
+        .filter_map(|p| scs::deadline(p.version, p.published_at).map(|d| (d, p.version)))
+        .min()
+        .map_or((None, None), |(d, v)| (Some(d), Some(v)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use super::*;
+    use crate::forge::PullState;
+
+    #[test]
+    fn a_released_newest_patch_is_current_with_nothing_due() {
+        let m = upstream(
+            "1.34",
+            &[("v1.34.6", "2026-03-18"), ("v1.34.7", "2026-04-15")],
+        );
+        let r = [release("openstack-scs2-1-34-v2", "v1.34.7", "2026-04-20")];
+        let s = status(&m, &r, &[], day("2026-06-01"));
+        assert_eq!(s.state, StackState::Current);
+        assert_eq!((s.due, s.overdue, s.days_left), (None, false, None));
+        assert!(s.waiting_for.is_empty() && s.unreleased.is_empty());
+        assert_eq!(s.latest_release.unwrap().tag, "openstack-scs2-1-34-v2");
+    }
+
+    #[test]
+    fn the_earliest_unreleased_patch_starts_the_clock() {
+        // Released .5; .6 (Mar 18) and .7 (Apr 15) are not: the test fails once .6 is 31
+        // days old, even though .7 is fresh.
+        let mut m = upstream(
+            "1.34",
+            &[
+                ("v1.34.5", "2026-02-26"),
+                ("v1.34.6", "2026-03-18"),
+                ("v1.34.7", "2026-04-15"),
+            ],
+        );
+        m.waiting = vec![Waiting::NodeImage {
+            name: "ubuntu-capi-image-v1.34.7".into(),
+            checksum: "https://img/x.CHECKSUM".into(),
+        }];
+        m.releasable = Some(kv("v1.34.6"));
+        let r = [release("openstack-scs2-1-34-v1", "v1.34.5", "2026-03-01")];
+        let s = status(&m, &r, &[], day("2026-04-10"));
+        assert_eq!(s.due, Some(day("2026-04-18")));
+        assert_eq!(s.due_for, Some(kv("v1.34.6")));
+        assert_eq!(s.days_left, Some(8));
+        assert!(!s.overdue);
+        assert_eq!(s.state, StackState::Waiting);
+        let kinds: Vec<WaitingKind> = s.waiting_for.iter().map(|w| w.kind).collect();
+        assert_eq!(kinds, [WaitingKind::NodeImage, WaitingKind::ReleaseRun]);
+        assert_eq!(s.unreleased, [kv("v1.34.6"), kv("v1.34.7")]);
+    }
+
+    #[test]
+    fn a_deadline_crossing_flips_overdue() {
+        let m = upstream(
+            "1.33",
+            &[("v1.33.10", "2026-03-18"), ("v1.33.11", "2026-04-15")],
+        );
+        let r = [release("openstack-scs2-1-33-v1", "v1.33.10", "2026-03-20")];
+        let on_the_day = status(&m, &r, &[], day("2026-05-16"));
+        assert_eq!(on_the_day.due, Some(day("2026-05-16")));
+        assert_eq!(on_the_day.days_left, Some(0));
+        assert!(!on_the_day.overdue, "the last day is still in time");
+        let next_day = status(&m, &r, &[], day("2026-05-17"));
+        assert!(next_day.overdue);
+        assert_eq!(next_day.days_left, Some(-1));
+    }
+
+    #[test]
+    fn a_minor_never_offered_gets_the_minor_window_from_its_first_patch() {
+        let mut m = upstream(
+            "1.35",
+            &[("v1.35.0", "2025-12-17"), ("v1.35.4", "2026-04-15")],
+        );
+        m.releasable = None;
+        m.waiting = vec![Waiting::NodeImage {
+            name: "ubuntu-capi-image-v1.35.4".into(),
+            checksum: "c".into(),
+        }];
+        let s = status(&m, &[], &[], day("2026-05-01"));
+        assert_eq!(s.due, Some(day("2026-04-16")), "v1.35.0 + 120 days");
+        assert_eq!(s.due_for, Some(kv("v1.35.0")));
+        assert!(s.overdue);
+        assert_eq!(s.days_left, Some(-15));
+        assert!(s.latest_release.is_none());
+    }
+
+    #[test]
+    fn complete_upstream_is_releasable_and_an_open_release_pr_is_named() {
+        let m = upstream(
+            "1.34",
+            &[("v1.34.6", "2026-03-18"), ("v1.34.7", "2026-04-15")],
+        );
+        let r = [release("openstack-scs2-1-34-v1", "v1.34.6", "2026-03-20")];
+        let s = status(&m, &r, &[], day("2026-04-20"));
+        assert_eq!(s.state, StackState::Releasable);
+        assert_eq!(s.waiting_for[0].kind, WaitingKind::ReleaseRun);
+        let pr = ReleasePull {
+            stack: stack(),
+            minor: minor("1.34"),
+            pull: pull(
+                42,
+                "Release openstack-scs2-1-34-v2",
+                PullState::Open,
+                "2026-04-16",
+            ),
+        };
+        let s = status(&m, &r, &[pr], day("2026-04-20"));
+        assert_eq!(s.state, StackState::ReleasePullRequest);
+        assert_eq!(s.waiting_for.len(), 1);
+        assert_eq!(s.waiting_for[0].what, "release pull request #42");
+    }
+
+    #[test]
+    fn an_untracked_minor_says_to_configure_it() {
+        let mut m = upstream("1.37", &[("v1.37.0", "2026-08-20")]);
+        m.tracked = false;
+        let s = status(&m, &[], &[], day("2026-09-01"));
+        assert_eq!(s.state, StackState::Untracked);
+        assert_eq!(s.waiting_for[0].kind, WaitingKind::Configuration);
+        assert_eq!(s.due, Some(day("2026-12-18")));
+    }
+
+    #[test]
+    fn end_of_life_is_reported() {
+        let mut m = upstream("1.33", &[("v1.33.11", "2026-04-15")]);
+        m.end_of_life = Some(day("2026-06-28"));
+        let r = [release("openstack-scs2-1-33-v2", "v1.33.11", "2026-04-20")];
+        assert!(!status(&m, &r, &[], day("2026-06-28")).past_end_of_life);
+        assert!(status(&m, &r, &[], day("2026-06-29")).past_end_of_life);
+    }
+}

@@ -1,0 +1,215 @@
+//! The latency of recent patches: upstream GA → first release shipping it → first tenant
+//! merge of a pull request bringing it (or a newer patch), with the SCS deadline beside it.
+//!
+//! Which patches: of every tracked minor, the patches a release shipped and the patches newer
+//! than the latest release (each starts an SCS clock), published within [`WINDOW_DAYS`]
+//! before the report's day, newest [`PER_MINOR`]; for a minor never released, its first GA
+//! patch (whose minor window is the clock that runs). Patches superseded before any release
+//! shipped them never reached anyone and are left out.
+
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::{Facts, proposed_releases, releases_of};
+use crate::forge::PullState;
+use crate::model::scs;
+use crate::model::{KubeVersion, Minor, StackId};
+
+/// Patches published longer ago than this are history, not news.
+pub const WINDOW_DAYS: i64 = 180;
+/// At most this many patches per stack × minor.
+pub const PER_MINOR: usize = 3;
+
+/// One patch's way from upstream to the tenants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TimelineEntry {
+    pub stack: StackId,
+    pub minor: Minor,
+    pub kubernetes: KubeVersion,
+    /// Upstream GA.
+    pub upstream_at: NaiveDate,
+    /// The first release shipping it (or a newer patch of the minor).
+    pub released_at: Option<NaiveDate>,
+    pub release: Option<String>,
+    /// The first merge of a bot pull request bringing it (or newer) to a tenant.
+    pub first_tenant_merge_at: Option<NaiveDate>,
+    pub first_tenant: Option<String>,
+    /// The SCS 0210 deadline for offering it.
+    pub due: Option<NaiveDate>,
+    /// Released by `due` (`None` while the deadline has not passed unreleased).
+    pub met: Option<bool>,
+}
+
+/// The entries for the report's day, by stack, minor and patch. Pure.
+pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
+    let mut out = Vec::new();
+    for m in f.minors.iter().filter(|m| m.tracked) {
+        let rels = releases_of(&f.releases, &m.stack, m.minor);
+        let offered = rels.iter().filter_map(|r| r.kubernetes).max();
+        let dated = m
+            .patches
+            .iter()
+            .filter_map(|p| Some((p.version, p.published_at?.date_naive())))
+            .filter(|(_, d)| *d <= f.today);
+        let recent: Vec<_> = match offered {
+            None => dated.take(1).collect(),
+            Some(o) => dated
+                .filter(|(_, d)| (f.today - *d).num_days() <= WINDOW_DAYS)
+                .filter(|(v, _)| *v > o || rels.iter().any(|r| r.kubernetes == Some(*v)))
+                .collect(),
+        };
+        for (version, upstream_at) in recent.iter().rev().take(PER_MINOR).rev() {
+            // The first release shipping it; an undated one (an OCI release without a
+            // creation annotation) only when no dated one exists.
+            let shipping = rels
+                .iter()
+                .filter(|r| r.kubernetes.is_some_and(|k| k >= *version))
+                .map(|r| (r.published_at.map(|p| p.date_naive()), r.name.to_string()))
+                .min_by_key(|(d, n)| (d.is_none(), *d, n.clone()));
+            let merge = f
+                .tenants
+                .iter()
+                .flat_map(|t| {
+                    t.stacks
+                        .iter()
+                        .filter(|s| s.stack == m.stack)
+                        .flat_map(|s| &s.pulls)
+                        .map(move |p| (t, p))
+                })
+                .filter(|(_, p)| p.state == PullState::Merged)
+                .filter(|(_, p)| {
+                    proposed_releases(p).iter().any(|n| {
+                        n.minor == m.minor
+                            && rels
+                                .iter()
+                                .find(|r| &r.name == n)
+                                .and_then(|r| r.kubernetes)
+                                .is_some_and(|k| k >= *version)
+                    })
+                })
+                .filter_map(|(t, p)| Some((p.merged_at?.date_naive(), t.name.clone())))
+                .filter(|(d, _)| d >= upstream_at)
+                .min();
+            let published = m
+                .patches
+                .iter()
+                .find(|p| p.version == *version)
+                .and_then(|p| p.published_at);
+            let due = scs::deadline(*version, published);
+            let released_at = shipping.as_ref().and_then(|(d, _)| *d);
+            let met = match (due, released_at, &shipping) {
+                (Some(d), Some(r), _) => Some(r <= d),
+                (Some(d), None, None) if f.today > d => Some(false),
+                _ => None,
+            };
+            out.push(TimelineEntry {
+                stack: m.stack.clone(),
+                minor: m.minor,
+                kubernetes: *version,
+                upstream_at: *upstream_at,
+                released_at,
+                release: shipping.map(|(_, n)| n),
+                first_tenant_merge_at: merge.as_ref().map(|(d, _)| *d),
+                first_tenant: merge.map(|(_, t)| t),
+                due,
+                met,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use super::*;
+
+    #[test]
+    fn a_patch_goes_from_upstream_to_release_to_the_first_tenant_merge() {
+        let mut merged = pull(
+            9,
+            "Update ClusterStack openstack/scs2 to openstack-scs2-1-34-v2",
+            PullState::Merged,
+            "2026-04-20",
+        );
+        merged.merged_at = at("2026-04-23");
+        let f = Facts {
+            today: day("2026-05-01"),
+            minors: vec![upstream(
+                "1.34",
+                &[
+                    ("v1.34.1", "2025-09-09"),
+                    ("v1.34.6", "2026-03-18"),
+                    ("v1.34.7", "2026-04-15"),
+                ],
+            )],
+            releases: vec![
+                release("openstack-scs2-1-34-v1", "v1.34.6", "2026-03-20"),
+                release("openstack-scs2-1-34-v2", "v1.34.7", "2026-04-20"),
+            ],
+            tenants: vec![tenant("acme", vec![], vec![merged])],
+            ..Facts::default()
+        };
+        let e = entries(&f);
+        let patches: Vec<String> = e.iter().map(|x| x.kubernetes.to_string()).collect();
+        assert_eq!(
+            patches,
+            ["v1.34.6", "v1.34.7"],
+            "v1.34.1 is older than the window"
+        );
+        let last = &e[1];
+        assert_eq!(last.upstream_at, day("2026-04-15"));
+        assert_eq!(last.released_at, Some(day("2026-04-20")));
+        assert_eq!(last.release.as_deref(), Some("openstack-scs2-1-34-v2"));
+        assert_eq!(last.first_tenant_merge_at, Some(day("2026-04-23")));
+        assert_eq!(last.first_tenant.as_deref(), Some("acme"));
+        assert_eq!((last.due, last.met), (Some(day("2026-05-16")), Some(true)));
+        // v1.34.6's first tenant merge is the same merge: it brought a newer patch.
+        assert_eq!(e[0].first_tenant_merge_at, Some(day("2026-04-23")));
+    }
+
+    #[test]
+    fn superseded_patches_are_left_out_and_a_minor_never_released_shows_its_first_patch() {
+        let f = Facts {
+            today: day("2026-05-01"),
+            minors: vec![
+                upstream(
+                    "1.33",
+                    &[
+                        ("v1.33.9", "2026-02-26"),
+                        ("v1.33.10", "2026-03-18"),
+                        ("v1.33.11", "2026-04-15"),
+                    ],
+                ),
+                upstream(
+                    "1.35",
+                    &[("v1.35.0", "2025-12-17"), ("v1.35.4", "2026-04-15")],
+                ),
+            ],
+            releases: vec![release("openstack-scs2-1-33-v1", "v1.33.10", "2026-03-20")],
+            ..Facts::default()
+        };
+        let e = entries(&f);
+        let seen: Vec<String> = e.iter().map(|x| x.kubernetes.to_string()).collect();
+        assert_eq!(seen, ["v1.33.10", "v1.33.11", "v1.35.0"]);
+        assert_eq!(e[1].released_at, None);
+        assert_eq!(e[1].met, None, "not due yet");
+        assert_eq!(e[2].due, Some(day("2026-04-16")), "the minor window");
+        assert_eq!(e[2].met, Some(false));
+    }
+
+    #[test]
+    fn a_release_without_a_date_is_released_not_late() {
+        let mut undated = release("openstack-scs2-1-34-v1", "v1.34.7", "2026-04-20");
+        undated.published_at = None;
+        let f = Facts {
+            today: day("2026-06-01"),
+            minors: vec![upstream("1.34", &[("v1.34.7", "2026-04-15")])],
+            releases: vec![undated],
+            ..Facts::default()
+        };
+        let e = &entries(&f)[0];
+        assert_eq!(e.release.as_deref(), Some("openstack-scs2-1-34-v1"));
+        assert_eq!((e.released_at, e.met), (None, None), "unknown, not missed");
+    }
+}
