@@ -71,7 +71,12 @@ fn main() {
         let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) else {
             panic!("{path} has no `{BEGIN}` … `{END}` block to replace");
         };
-        let new = format!("{}{}{}", &text[..b], report.trim_end(), &text[e + END.len()..]);
+        let new = format!(
+            "{}{}{}",
+            &text[..b],
+            report.trim_end(),
+            &text[e + END.len()..]
+        );
         std::fs::write(&path, new).unwrap_or_else(|e| panic!("{path}: {e}"));
         eprintln!("wrote the simulator block of {path}");
     }

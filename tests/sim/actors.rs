@@ -75,6 +75,20 @@ pub fn member(tenant: &str) -> Who {
 }
 
 impl Human {
+    /// The tenant the event happens in, if any.
+    pub fn tenant(&self) -> Option<usize> {
+        match self {
+            Human::Merge { tenant, .. }
+            | Human::UpdateBranch { tenant, .. }
+            | Human::Decline { tenant, .. }
+            | Human::DeleteBranch { tenant }
+            | Human::CommitOnBranch { tenant, .. }
+            | Human::Renovate { tenant, .. }
+            | Human::Join { tenant } => Some(*tenant),
+            Human::Withdraw { .. } | Human::EditTemplate | Human::StacksCommit => None,
+        }
+    }
+
     /// The event's kind, for the report.
     pub fn label(&self) -> String {
         match self {

@@ -618,12 +618,22 @@ fn rewrites(out: &mut Out, b: &dyn Backend, t: &Tenant, pre: &TenantObs, post: &
         return;
     };
     let at_base = b.files_at(&t.repo, &base);
-    if merge::merge_trees(
-        &t.managed(&at_base),
-        &t.managed(&b.files_at(&t.repo, h0)),
-        &post.main_files,
-    )
-    .is_err()
+    let (base_managed, old_managed) = (t.managed(&at_base), t.managed(&b.files_at(&t.repo, h0)));
+    if merge::merge_trees(&base_managed, &old_managed, &post.main_files).is_err() {
+        return;
+    }
+    // The desired content is the files the bot edits, as the base has them plus its edits: a
+    // base commit that changes one of those files changes the desired content (the bot then
+    // rebuilds the branch from the new file; docs/reliability.md). Only a move of the base
+    // elsewhere must leave the branch alone.
+    let edited: BTreeSet<&String> = old_managed
+        .keys()
+        .chain(base_managed.keys())
+        .filter(|p| old_managed.get(*p) != base_managed.get(*p))
+        .collect();
+    if edited
+        .iter()
+        .any(|p| post.main_files.get(*p) != base_managed.get(*p))
     {
         return;
     }
@@ -755,10 +765,15 @@ fn merged_and_following(
         return; // offered
     }
     // Legitimately not offered: a human declined exactly this, or is working on the branch.
+    // What the bot would propose now: main's lists plus the newest releases (a minor where
+    // main is already ahead, e.g. it lists a release that was withdrawn since, stays as is).
     let proposal_now = {
         let mut p = main.clone();
         for (m, l) in &want.stacks {
-            p.stacks.insert(*m, l.clone());
+            let list = p.stacks.entry(*m).or_default();
+            list.extend(l.iter().copied());
+            list.sort();
+            list.dedup();
         }
         p
     };

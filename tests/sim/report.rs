@@ -133,7 +133,12 @@ impl Summary<'_> {
             let first = all
                 .iter()
                 .find(|v| v.invariant == inv)
-                .map(|v| format!("{}, SIM_SEED={} SIM_RUNS={}, run {}", v.world, v.seed, v.budget, v.run))
+                .map(|v| {
+                    format!(
+                        "{}, SIM_SEED={} SIM_RUNS={}, run {}",
+                        v.world, v.seed, v.budget, v.run
+                    )
+                })
                 .unwrap_or_else(|| "—".into());
             let _ = writeln!(
                 s,

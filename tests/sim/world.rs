@@ -300,9 +300,10 @@ impl World {
         for t in runs {
             for (at, h) in self.agenda.due(t) {
                 self.clock.set(at);
+                let who = h.tenant().map(|i| self.tenants[i].name).unwrap_or("");
                 if let Some(label) = self.act(h) {
                     if std::env::var_os("SIM_TRACE").is_some() {
-                        eprintln!("  {} {label}", at.format("%Y-%m-%d %H:%M"));
+                        eprintln!("  {} {label} {who}", at.format("%Y-%m-%d %H:%M"));
                     }
                     *self.humans.entry(label).or_default() += 1;
                 }
@@ -735,6 +736,20 @@ impl World {
             }
             for w in &r.plan.warnings {
                 eprintln!("    warning {w}");
+            }
+            for x in &r.tenants {
+                eprintln!(
+                    "    tenant {}: {} {:?} pull {:?} releases {:?}{}",
+                    x.tenant,
+                    x.action,
+                    x.outcome,
+                    x.pull,
+                    x.releases,
+                    x.note
+                        .as_deref()
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default()
+                );
             }
         }
         let tenant_errors: Vec<String> = match &result {

@@ -187,7 +187,13 @@ impl Backend for Fake {
         Ok(self.fake.push_commit(repo, branch, &list, message, who))
     }
 
-    fn merge(&self, repo: &str, number: u64, kind: MergeMethod, who: Who) -> Result<String, String> {
+    fn merge(
+        &self,
+        repo: &str,
+        number: u64,
+        kind: MergeMethod,
+        who: Who,
+    ) -> Result<String, String> {
         self.fake.try_merge_pull(repo, number, kind, who)
     }
 

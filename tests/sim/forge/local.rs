@@ -267,7 +267,13 @@ impl Backend for Local {
             .map_err(|e| e.to_string())
     }
 
-    fn merge(&self, repo: &str, number: u64, kind: MergeMethod, who: Who) -> Result<String, String> {
+    fn merge(
+        &self,
+        repo: &str,
+        number: u64,
+        kind: MergeMethod,
+        who: Who,
+    ) -> Result<String, String> {
         self.as_person(who)
             .merge_pull_with(&rr(repo), number, kind)
             .map_err(|e| e.to_string())

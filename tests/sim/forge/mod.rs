@@ -138,7 +138,8 @@ pub trait Backend {
         message: &str,
         who: Who,
     ) -> Result<String, String>;
-    fn merge(&self, repo: &str, number: u64, kind: MergeMethod, who: Who) -> Result<String, String>;
+    fn merge(&self, repo: &str, number: u64, kind: MergeMethod, who: Who)
+    -> Result<String, String>;
     /// "Update branch": merge the base into the head of an open pull request.
     fn update_branch(&self, repo: &str, number: u64, who: Who) -> Result<String, String>;
     fn close_pull(&self, repo: &str, number: u64);

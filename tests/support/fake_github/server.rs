@@ -590,6 +590,9 @@ pub async fn handle(
         return c.respond(ans, matched.as_ref());
     };
     let etag = etag_of(&ctype, &bytes);
+    // Serialised once: the bytes the ETag was computed from are the bytes sent.
+    ans.json = None;
+    ans.raw = Some((bytes, ctype));
     if method == Method::GET
         && let Some(inm) = header(&parts.headers, "if-none-match")
         && none_match(inm, &etag)
