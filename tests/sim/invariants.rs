@@ -90,14 +90,18 @@ impl Invariant {
         }
     }
 
-    /// Which branch of issue 12 is expected to make it hold.
-    pub fn fixed_by(self) -> &'static str {
+    /// Where the rule lives in `src/`: the one place a fix belongs.
+    pub fn home(self) -> &'static str {
         match self {
-            Invariant::NoDowngrade
-            | Invariant::NumberNeverReused
-            | Invariant::TransientNotExit2 => "i12r",
-            Invariant::BoundedCost => "i12r (tag walk) / i12t (tenant side)",
-            _ => "i12t",
+            Invariant::NoDowngrade | Invariant::NumberNeverReused => "`plan/series.rs`",
+            Invariant::NoRewriteOnBaseMove
+            | Invariant::DeclinedStaysClosed
+            | Invariant::MergesByContent
+            | Invariant::FollowEveryTarget
+            | Invariant::MergedGetsNext => "`tenants/plan.rs`",
+            Invariant::BoundedCost => "`observe.rs`, `tenants/apply.rs`",
+            Invariant::TransientNotExit2 => "`pipeline::Error::is_invalid_input`",
+            Invariant::NoDuplicates => "`plan/series.rs`, `apply.rs`, `tenants/apply.rs`",
         }
     }
 }
