@@ -768,27 +768,23 @@ fn merged_and_following(
         let _ = p;
         return; // offered
     }
-    // Legitimately not offered: a human declined exactly this, or is working on the branch.
-    // What the bot would propose now: main's lists plus the newest releases (a minor where
-    // main is already ahead, e.g. it lists a release that was withdrawn since, stays as is).
-    let proposal_now = {
-        let mut p = main.clone();
-        for (m, l) in &want.stacks {
-            let list = p.stacks.entry(*m).or_default();
-            list.extend(l.iter().copied());
-            list.sort();
-            list.dedup();
-        }
-        p
-    };
-    if ledger.declined.iter().any(|d| {
+    // Legitimately not offered: a human declined every release the bot would propose now
+    // (also when that pull request proposed more, e.g. a release withdrawn since: nothing in
+    // the proposal is newer than what was declined), or is working on the branch.
+    let declined = ledger.declined.iter().any(|d| {
         d.tenant == t.name
-            && d.proposal.covers(&want)
             && want
                 .stacks
-                .keys()
-                .all(|m| d.proposal.newest(*m) == proposal_now.newest(*m))
-    }) {
+                .iter()
+                .filter(|(m, l)| main.newest(**m) < l.iter().max().copied())
+                .all(|(m, l)| d.proposal.newest(*m) == l.iter().max().copied())
+            && want
+                .clusters
+                .iter()
+                .filter(|(k, c)| main.clusters.get(*k) != Some(*c))
+                .all(|(k, c)| d.proposal.clusters.get(k) == Some(c))
+    });
+    if declined {
         return;
     }
     let merged = post
