@@ -18,8 +18,10 @@
 //!
 //! Deterministic: a seed fixes the timeline, the faults and every person's decision. Knobs
 //! (environment): `SIM_SEED`, `SIM_SEEDS` (worlds per forge), `SIM_DAYS`, `SIM_RUNS` (runs per
-//! world; `24 × SIM_DAYS` runs every hour), `SIM_START`, `SIM_TRACE=1` (a line per run),
-//! `SIM_REPORT_ONLY=1` (print violations instead of failing).
+//! world; `24 × SIM_DAYS` runs every hour), `SIM_START`, `SIM_TRACE=1` (a line per run and per
+//! person's act), `SIM_TRACE=2` (and each run's skipped series and tenant decisions),
+//! `SIM_REPORT_ONLY=1` (print violations instead of failing). The defaults (100 / 40 / 30 runs)
+//! keep the three worlds of `cargo test` at about a minute on 2 cores.
 #![allow(dead_code)]
 
 pub mod actors;
