@@ -737,6 +737,7 @@ impl World {
             for w in &r.plan.warnings {
                 eprintln!("    warning {w}");
             }
+            eprintln!("    calls {by_method:?}");
             for x in &r.tenants {
                 eprintln!(
                     "    tenant {}: {} {:?} pull {:?} releases {:?}{}",
