@@ -322,8 +322,7 @@ fn now_never_picks_a_chart_created_after_that_day() {
     // The same later index, evaluated as of 2026-05-01: 2.36.0 (created 2026-05-13) did not
     // exist yet, so 1.36 still waits for its charts.
     let s = fixture_server();
-    let later =
-        shared::shared_dir().join("fixtures/helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
+    let later = shared::fixture("helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
     s.set("/cpo/index.yaml", 200, std::fs::read(later).unwrap());
     let (r, _, _) = run(&demo(), &live(&s));
     let m36 = minor(&r, "1.36");

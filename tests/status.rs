@@ -151,6 +151,7 @@ fn status_on_the_readme_demo_matches_the_golden_files() {
         &ctx,
         &forge,
         planned.detected.as_ref(),
+        &Default::default(),
     );
     assert!(matches!(d, Some(Dashboard::Created { .. })), "{d:?}");
     // acme merges its pull request two days later.
@@ -281,6 +282,11 @@ fn a_run_that_changes_nothing_writes_nothing_to_the_dashboard() {
         counted.by_method().get("list_issues"),
         Some(&1),
         "the label finds the dashboard in one request"
+    );
+    assert_eq!(
+        counted.by_method().get("list_files"),
+        Some(&2),
+        "the dashboard reuses what the run read of the two tenants it left unchanged"
     );
     assert_eq!(demo.issues().len(), 1);
 }

@@ -1008,6 +1008,7 @@ impl Forge for LocalForge {
             .all_pulls(repo)?
             .into_iter()
             .filter(|p| p.head == head)
+            .take(super::PULLS_WINDOW)
             .collect())
     }
 

@@ -153,6 +153,10 @@ pub enum ForgeError {
 /// Result alias for forge calls.
 pub type ForgeResult<T> = Result<T, ForgeError>;
 
+/// How many pull requests of one head branch [`Forge::find_pulls`] returns: one page of
+/// GitHub's list, so the cost of a run does not grow with the history of the branch.
+pub const PULLS_WINDOW: usize = 100;
+
 /// What the bot needs from a forge. All methods are idempotent-friendly: creators fail with
 /// [`ForgeError::AlreadyExists`] rather than duplicating, and every creator has a reader.
 pub trait Forge: Send + Sync {
@@ -249,7 +253,10 @@ pub trait Forge: Send + Sync {
 
     // ---- pull requests and comments ----
 
-    /// Pull requests whose head branch is `head` (any state), newest first.
+    /// Pull requests whose head branch is `head` (any state), newest first: at most the
+    /// newest [`PULLS_WINDOW`]. Every decision reads the newest ones only (a tenant's current
+    /// pull request; merged release pull requests above the latest release), so one request
+    /// answers it however many pull requests the branch has had over the years.
     fn find_pulls(&self, repo: &RepoRef, head: &str) -> ForgeResult<Vec<PullInfo>>;
     /// Open a pull request.
     fn open_pull(

@@ -9,9 +9,10 @@ use serde::Serialize;
 
 use crate::forge::Forge;
 use crate::status::{Status, dashboard};
+use crate::tenants::Observations;
 
 use super::detect::Detected;
-use super::status::{detect, status_from};
+use super::status::{detect, status_knowing};
 use super::{Context, Error, Selection};
 
 /// What the release run did to the dashboard issue.
@@ -109,6 +110,7 @@ pub fn dashboard_after_release(
     ctx: &Context,
     forge: &dyn Forge,
     detected: Option<&Detected>,
+    known: &Observations,
 ) -> Option<Dashboard> {
     if !ctx.loaded.config.dashboard.enabled {
         return None;
@@ -122,7 +124,7 @@ pub fn dashboard_after_release(
                 &fresh
             }
         };
-        let status = status_from(ctx, forge, detected)?;
+        let status = status_knowing(ctx, forge, detected, known)?;
         update_dashboard(ctx, forge, &status)
     };
     match run() {

@@ -239,12 +239,13 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     };
     failed.extend(plan.failed.iter().cloned());
     failed.extend(outcome.failed.iter().cloned());
-    let tenants = if ctx.loaded.config.tenants.is_empty() {
-        Vec::new()
+    let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {
+        Default::default()
     } else {
-        super::tenants::run(ctx, forge, &super::tenants::options(false))?
+        super::tenants::run_observed(ctx, forge, &super::tenants::options(false))?
     };
-    let dashboard = super::dashboard::dashboard_after_release(ctx, forge, detected.as_ref());
+    let dashboard =
+        super::dashboard::dashboard_after_release(ctx, forge, detected.as_ref(), &known);
     Ok(Released {
         plan,
         outcome,

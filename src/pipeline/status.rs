@@ -12,13 +12,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::config::{PublishTarget, ReleaseMode, TenantConfig};
-use crate::forge::{Forge, ForgeError, ForgeResult, PullState, RepoRef};
+use crate::forge::{Forge, ForgeError, PullState, RepoRef};
 use crate::model::{KubeVersion, ReleaseName, StackId};
 use crate::status::{
     self, Facts, Patch, Release, ReleasePull, StackResource, Status, Target, TenantFacts,
     TenantStackFacts, UpstreamMinor,
 };
+use crate::tenants::Observations;
 use crate::tenants::edit::TenantFile;
+use crate::tenants::plan::{BranchState, Observed};
 
 use super::detect::Detected;
 use super::{Context, Error, Selection};
@@ -42,18 +44,34 @@ pub fn detect(ctx: &Context, sel: &Selection) -> Result<Detected, Error> {
 /// The status for what `detected` found and what the forge, the registry and the tenants
 /// hold now.
 pub fn status_from(ctx: &Context, forge: &dyn Forge, detected: &Detected) -> Result<Status, Error> {
-    Ok(status::compute(&gather(ctx, forge, detected)?))
+    status_knowing(ctx, forge, detected, &Observations::new())
 }
 
-/// Read every fact the status needs. Read-only.
-pub fn gather(ctx: &Context, forge: &dyn Forge, detected: &Detected) -> Result<Facts, Error> {
+/// [`status_from`], reading only the tenants not in `known` (what this run already read of
+/// the tenants it left unchanged).
+pub fn status_knowing(
+    ctx: &Context,
+    forge: &dyn Forge,
+    detected: &Detected,
+    known: &Observations,
+) -> Result<Status, Error> {
+    Ok(status::compute(&gather(ctx, forge, detected, known)?))
+}
+
+/// Read every fact the status needs, reusing `known` tenant readings. Read-only.
+pub fn gather(
+    ctx: &Context,
+    forge: &dyn Forge,
+    detected: &Detected,
+    known: &Observations,
+) -> Result<Facts, Error> {
     let config = &ctx.loaded.config;
     let target = super::release::target(ctx)?;
     let repo = target.repo.clone();
     let stacks: BTreeSet<StackId> = config.stacks.iter().map(|s| s.id()).collect();
     let mut warnings = detected.report.warnings.clone();
     let minors = upstream_minors(detected);
-    let tenants = tenants(forge, ctx);
+    let tenants = tenants(forge, ctx, known);
     let mut releases = Vec::new();
     if config.publish.contains(&PublishTarget::Forge) {
         releases.extend(forge_releases(forge, &repo, &stacks, &mut warnings)?);
@@ -259,8 +277,9 @@ fn listed_names(s: &TenantStackFacts) -> Vec<ReleaseName> {
         .collect()
 }
 
-/// Every tenant, read concurrently; each one's trouble stays in its own facts.
-fn tenants(forge: &dyn Forge, ctx: &Context) -> Vec<TenantFacts> {
+/// Every tenant, read concurrently unless `known` holds it; each one's trouble stays in its
+/// own facts.
+fn tenants(forge: &dyn Forge, ctx: &Context, known: &Observations) -> Vec<TenantFacts> {
     let all = &ctx.loaded.config.tenants;
     let bot = &ctx.loaded.config.forge.committer.email;
     let next = AtomicUsize::new(0);
@@ -271,7 +290,11 @@ fn tenants(forge: &dyn Forge, ctx: &Context) -> Vec<TenantFacts> {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(t) = all.get(i) else { break };
-                    let facts = tenant(forge, t, bot);
+                    let read = match known.get(&t.name) {
+                        Some(o) => Ok(o.clone()),
+                        None => crate::tenants::apply::read(forge, t),
+                    };
+                    let facts = tenant(t, read, bot);
                     results.lock().expect("results lock").push((i, facts));
                 }
             });
@@ -282,7 +305,7 @@ fn tenants(forge: &dyn Forge, ctx: &Context) -> Vec<TenantFacts> {
     out.into_iter().map(|(_, f)| f).collect()
 }
 
-fn tenant(forge: &dyn Forge, t: &TenantConfig, bot: &str) -> TenantFacts {
+fn tenant(t: &TenantConfig, read: Result<Observed, String>, bot: &str) -> TenantFacts {
     let mut facts = TenantFacts {
         name: t.name.clone(),
         repository: t.repository.clone(),
@@ -291,72 +314,44 @@ fn tenant(forge: &dyn Forge, t: &TenantConfig, bot: &str) -> TenantFacts {
         stacks: Vec::new(),
         error: None,
     };
-    match read_tenant(forge, t, bot) {
-        Ok(stacks) => facts.stacks = stacks,
+    match read {
+        Ok(o) => {
+            let files: Vec<Result<TenantFile, String>> = o
+                .stack_files
+                .iter()
+                .map(|(p, bytes)| TenantFile::parse(p, bytes).map_err(|x| x.to_string()))
+                .collect();
+            let mut branches = o.branches;
+            // In configuration order (the reading keys them by stack).
+            facts.stacks = t
+                .stacks
+                .iter()
+                .filter_map(|s| s.parse::<StackId>().ok())
+                .filter_map(|stack| {
+                    let state = branches.remove(&stack)?;
+                    Some(tenant_stack(stack, state, &files, bot))
+                })
+                .collect();
+        }
         Err(e) => facts.error = Some(e),
     }
     facts
 }
 
-fn read_tenant(
-    forge: &dyn Forge,
-    t: &TenantConfig,
-    bot: &str,
-) -> Result<Vec<TenantStackFacts>, String> {
-    let repo = RepoRef::parse(&t.repository)
-        .ok_or_else(|| format!("repository `{}` is not `owner/name`", t.repository))?;
-    let e = |e: ForgeError| e.to_string();
-    let base = match forge.branch_head(&repo, &t.base_branch) {
-        Ok(Some(b)) => b,
-        Ok(None) => {
-            return Err(format!(
-                "{}: base branch `{}` does not exist",
-                t.repository, t.base_branch
-            ));
-        }
-        Err(ForgeError::NotFound { .. }) => {
-            return Err(format!(
-                "{}: repository not found (the local forge creates it in the first release \
-                 run; on GitHub, check that the token can see it)",
-                t.repository
-            ));
-        }
-        Err(other) => return Err(other.to_string()),
-    };
-    let paths = forge.list_files(&repo, &base).map_err(e)?;
-    let matched = crate::tenants::plan::match_globs(&t.files, &paths)
-        .map_err(|m| format!("{}: {m}", t.repository))?;
-    let mut files = Vec::new();
-    for p in matched {
-        if let Some(bytes) = forge.read_file(&repo, &base, &p).map_err(e)? {
-            files.push(TenantFile::parse(&p, &bytes).map_err(|x| x.to_string()));
-        }
-    }
-    let mut out = Vec::new();
-    for s in &t.stacks {
-        let stack: StackId = s
-            .parse()
-            .map_err(|x| format!("stack `{s}` of tenant `{}`: {x}", t.name))?;
-        out.push(tenant_stack(forge, &repo, &base, &stack, &files, bot).map_err(e)?);
-    }
-    Ok(out)
-}
-
+/// One followed stack: its `ClusterStack` resources at the base, and the bot branch.
 fn tenant_stack(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    base: &str,
-    stack: &StackId,
+    stack: StackId,
+    state: BranchState,
     files: &[Result<TenantFile, String>],
     bot: &str,
-) -> ForgeResult<TenantStackFacts> {
+) -> TenantStackFacts {
     let mut resources = Vec::new();
     let mut error = None;
     for f in files {
         let docs = f
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|f| Ok((f, f.cluster_stacks(stack).map_err(|x| x.to_string())?)));
+            .and_then(|f| Ok((f, f.cluster_stacks(&stack).map_err(|x| x.to_string())?)));
         match docs {
             Ok((f, docs)) => {
                 resources.extend(docs.into_iter().filter(|d| d.channel == "stable").map(|d| {
@@ -372,22 +367,17 @@ fn tenant_stack(
             Err(x) => error = Some(x),
         }
     }
-    let branch = crate::tenants::plan::branch_name(stack);
-    let pulls = forge.find_pulls(repo, &branch)?;
-    let mut human_commits = Vec::new();
-    if let Some(head) = forge.branch_head(repo, &branch)? {
-        human_commits = forge
-            .commits_between(repo, base, &head)?
-            .into_iter()
-            .filter(|c| !c.is_by(bot))
-            .map(|c| c.sha[..c.sha.len().min(12)].to_string())
-            .collect();
-    }
-    Ok(TenantStackFacts {
-        stack: stack.clone(),
+    let human_commits = state
+        .commits
+        .iter()
+        .filter(|c| !c.is_by(bot))
+        .map(|c| c.sha[..c.sha.len().min(12)].to_string())
+        .collect();
+    TenantStackFacts {
+        stack,
         resources,
-        pulls,
+        pulls: state.pulls,
         human_commits,
         error,
-    })
+    }
 }

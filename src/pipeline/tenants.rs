@@ -5,7 +5,7 @@ use crate::config::PublishTarget;
 use crate::error::InvalidInput;
 use crate::forge::{Forge, RepoRef};
 use crate::plan::{Plan, Step};
-use crate::tenants::{self, AvailableRelease, Options, TenantReport, TenantsError};
+use crate::tenants::{self, AvailableRelease, Observations, Options, TenantReport, TenantsError};
 
 use super::{Context, Error};
 
@@ -71,8 +71,18 @@ fn oci_error(ctx: &Context, e: crate::oci::OciError) -> Error {
 
 /// Open, update or close tenant pull requests for the releases published to every target.
 pub fn run(ctx: &Context, forge: &dyn Forge, opts: &Options) -> Result<Vec<TenantReport>, Error> {
+    run_observed(ctx, forge, opts).map(|(reports, _)| reports)
+}
+
+/// [`run`], also returning what was read of the tenants it left unchanged (for the status
+/// report that ends a `release` run).
+pub fn run_observed(
+    ctx: &Context,
+    forge: &dyn Forge,
+    opts: &Options,
+) -> Result<(Vec<TenantReport>, Observations), Error> {
     let releases = published(ctx, forge)?;
-    tenants::apply::propagate(forge, &ctx.loaded.config, &releases, opts)
+    tenants::apply::propagate_observed(forge, &ctx.loaded.config, &releases, opts)
         .map_err(|m| TenantsError::Config(m).into())
 }
 

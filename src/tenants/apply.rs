@@ -144,19 +144,28 @@ pub use super::releases::{available_releases, kubernetes_of};
 /// The base head a dry run plans against when the repository does not exist yet.
 pub const TO_BE_CREATED: &str = "(repository to be created)";
 
+/// The tenant's repository and followed stacks, or what is wrong with how they are written.
+fn identify(t: &TenantConfig) -> Result<(RepoRef, Vec<StackId>), String> {
+    let repo = RepoRef::parse(&t.repository)
+        .ok_or_else(|| format!("repository `{}` is not `owner/name`", t.repository))?;
+    let stacks = t
+        .stacks
+        .iter()
+        .map(|s| {
+            s.parse::<StackId>()
+                .map_err(|x| format!("stack `{s}` of tenant `{}`: {x}", t.name))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((repo, stacks))
+}
+
 /// Read what the plan needs from one tenant repository: one `read_file` per matched file.
 /// A dry run never creates the repository: a missing one is planned against the files
 /// `ensure_repo` would seed it with (base head [`TO_BE_CREATED`], no bot branches).
 pub fn observe(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Observed, String> {
-    let repo = RepoRef::parse(&t.repository)
-        .ok_or_else(|| format!("repository `{}` is not `owner/name`", t.repository))?;
+    let (repo, stacks) = identify(t)?;
     let e = |e: ForgeError| e.to_string();
     let in_repo = |m: String| format!("{}: {m}", t.repository);
-    let stacks = t
-        .stacks
-        .iter()
-        .map(|s| s.parse::<StackId>().map_err(|x| x.to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
     if dry_run {
         if let Some(seed) = forge.seed_preview(&repo).map_err(e)? {
             let paths: Vec<String> = seed.keys().cloned().collect();
@@ -183,15 +192,33 @@ pub fn observe(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Obs
     } else {
         forge.ensure_repo(&repo, &t.base_branch).map_err(e)?;
     }
-    let base_head = forge
-        .branch_head(&repo, &t.base_branch)
-        .map_err(e)?
-        .ok_or_else(|| {
-            format!(
+    read(forge, t)
+}
+
+/// Read one tenant repository as it is: base branch, matched files, and per followed stack
+/// the bot branch with its commits and pull requests. Never writes, never seeds: the one
+/// reading of a tenant, for the plan ([`observe`]) and the status report alike.
+pub fn read(forge: &dyn Forge, t: &TenantConfig) -> Result<Observed, String> {
+    let (repo, stacks) = identify(t)?;
+    let e = |e: ForgeError| e.to_string();
+    let in_repo = |m: String| format!("{}: {m}", t.repository);
+    let base_head = match forge.branch_head(&repo, &t.base_branch) {
+        Ok(Some(h)) => h,
+        Ok(None) => {
+            return Err(format!(
                 "{}: base branch `{}` does not exist",
                 t.repository, t.base_branch
-            )
-        })?;
+            ));
+        }
+        Err(ForgeError::NotFound { .. }) => {
+            return Err(format!(
+                "{}: repository not found (create it, or check that the token can see it; \
+                 the local forge creates it in the first release run)",
+                t.repository
+            ));
+        }
+        Err(other) => return Err(other.to_string()),
+    };
     let paths = forge.list_files(&repo, &base_head).map_err(e)?;
     let read = |list: Vec<String>| -> Result<BTreeMap<String, Vec<u8>>, String> {
         list.into_iter()
@@ -209,11 +236,7 @@ pub fn observe(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Obs
         let branch = branch_name(&stack);
         let head = forge.branch_head(&repo, &branch).map_err(e)?;
         let mut state = BranchState {
-            pull: forge
-                .find_pulls(&repo, &branch)
-                .map_err(e)?
-                .into_iter()
-                .next(),
+            pulls: forge.find_pulls(&repo, &branch).map_err(e)?,
             ..BranchState::default()
         };
         if let Some(h) = &head {
@@ -324,22 +347,28 @@ fn selected<'a>(config: &'a Config, opts: &Options) -> Result<Vec<&'a TenantConf
         .collect())
 }
 
+/// What a run read of each tenant it left exactly as it found it (by tenant name): still the
+/// truth after the run, so the status report at the end of `release` reuses it instead of
+/// reading those repositories a second time.
+pub type Observations = BTreeMap<String, Observed>;
+
+/// One tenant: its reports, and what was read of it when the run did not change it.
 fn one_tenant(
     forge: &dyn Forge,
     t: &TenantConfig,
     releases: &[AvailableRelease],
     bot_email: &str,
     opts: &Options,
-) -> Vec<TenantReport> {
+) -> (Vec<TenantReport>, Option<Observed>) {
     let observed = match observe(forge, t, opts.dry_run) {
         Ok(o) => o,
-        Err(e) => return vec![TenantReport::failed(t, e)],
+        Err(e) => return (vec![TenantReport::failed(t, e)], None),
     };
     let plans = match plan::plan_tenant(t, releases, &observed, bot_email) {
         Ok(p) => p,
-        Err(e) => return vec![TenantReport::failed(t, e.to_string())],
+        Err(e) => return (vec![TenantReport::failed(t, e.to_string())], None),
     };
-    plans
+    let reports: Vec<TenantReport> = plans
         .iter()
         .map(|p| {
             if opts.dry_run {
@@ -354,7 +383,13 @@ fn one_tenant(
                 }
             }
         })
-        .collect()
+        .collect();
+    // A blocked tenant got at most a comment: its branches, files and pull requests are as read.
+    let untouched = !opts.dry_run
+        && reports
+            .iter()
+            .all(|r| matches!(r.outcome, Outcome::Unchanged | Outcome::Blocked));
+    (reports, untouched.then_some(observed))
 }
 
 /// Propagate `releases` to every selected tenant, concurrently. Never fails as a whole: each
@@ -365,10 +400,21 @@ pub fn propagate(
     releases: &[AvailableRelease],
     opts: &Options,
 ) -> Result<Vec<TenantReport>, String> {
+    propagate_observed(forge, config, releases, opts).map(|(reports, _)| reports)
+}
+
+/// [`propagate`], also returning what was read of the tenants the run left unchanged.
+pub fn propagate_observed(
+    forge: &dyn Forge,
+    config: &Config,
+    releases: &[AvailableRelease],
+    opts: &Options,
+) -> Result<(Vec<TenantReport>, Observations), String> {
     let tenants = selected(config, opts)?;
     let bot = &config.forge.committer.email;
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Vec<TenantReport>)>> = Mutex::new(Vec::new());
+    type Done = (Vec<TenantReport>, Option<Observed>);
+    let results: Mutex<Vec<(usize, Done)>> = Mutex::new(Vec::new());
     let workers = opts.concurrency.clamp(1, tenants.len().max(1));
     let bar = &opts.progress;
     bar.set_length(tenants.len() as u64);
@@ -389,7 +435,15 @@ pub fn propagate(
     bar.finish_and_clear();
     let mut all = results.into_inner().expect("results lock");
     all.sort_by_key(|(i, _)| *i);
-    Ok(all.into_iter().flat_map(|(_, r)| r).collect())
+    let mut reports = Vec::new();
+    let mut observations = Observations::new();
+    for (i, (r, observed)) in all {
+        reports.extend(r);
+        if let Some(o) = observed {
+            observations.insert(tenants[i].name.clone(), o);
+        }
+    }
+    Ok((reports, observations))
 }
 
 /// The stacks any tenant follows.

@@ -12,7 +12,7 @@ pub mod plan;
 pub mod releases;
 pub mod scan;
 
-pub use apply::{Options, Outcome, TenantReport};
+pub use apply::{Observations, Options, Outcome, TenantReport};
 pub use plan::{Action, AvailableRelease, FileEdit, TenantPlan};
 
 /// Why propagation could not start at all (per-tenant failures are in the reports instead).

@@ -63,13 +63,22 @@ pub struct BranchState {
     pub head: Option<String>,
     /// Commits on the branch that the base does not have (oldest first, with parents).
     pub commits: Vec<CommitInfo>,
-    /// The newest pull request of the branch, any state.
-    pub pull: Option<PullInfo>,
+    /// Pull requests of the branch, any state, newest first (the newest
+    /// [`crate::forge::PULLS_WINDOW`]): the plan reads the newest, the status report the
+    /// history (first merge of each release).
+    pub pulls: Vec<PullInfo>,
     /// The branch head's versions of the base's stack and cluster files (a path missing here is
     /// missing on the branch), read only when the branch holds a merge of the base ("Update
     /// branch"): then it may hold the desired content although its bot commit's trailer names
     /// the content of an older base (see [`super::branch::holds_files`]).
     pub files: Option<BTreeMap<String, Vec<u8>>>,
+}
+
+impl BranchState {
+    /// The newest pull request of the branch, any state.
+    pub fn pull(&self) -> Option<&PullInfo> {
+        self.pulls.first()
+    }
 }
 
 /// Everything observed in one tenant repository.
@@ -522,11 +531,10 @@ fn decide(
     bot_email: &str,
 ) -> TenantPlan {
     let open = state
-        .pull
-        .as_ref()
+        .pull()
         .filter(|p| p.state == crate::forge::PullState::Open);
     // After a merge or a close, whatever is left on the branch is history, not an edit.
-    let human: Vec<String> = if open.is_some() || state.pull.is_none() {
+    let human: Vec<String> = if open.is_some() || state.pull().is_none() {
         branch::human_commits(&state.commits, bot_email)
     } else {
         Vec::new()
@@ -584,7 +592,7 @@ fn decide(
         };
         (Action::None, false, Some(note))
     } else {
-        match (open, &state.pull) {
+        match (open, state.pull()) {
             (Some(p), _) if current && p.title == pr.title && p.body == pr.body => {
                 (Action::None, false, Some("pull request is current".into()))
             }

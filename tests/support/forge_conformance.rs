@@ -5,7 +5,9 @@
 //! file, and it has no tags, releases, pull requests or branches whose names start with `conf`.
 #![allow(dead_code)]
 
-use stackbot::forge::{Forge, ForgeError, IssueState, PullState, RepoRef, upsert_comment};
+use stackbot::forge::{
+    Forge, ForgeError, IssueState, PULLS_WINDOW, PullState, RepoRef, upsert_comment,
+};
 
 fn changes(items: &[(&str, Option<&[u8]>)]) -> stackbot::forge::FileChanges {
     items
@@ -24,6 +26,7 @@ pub fn conformance(forge: &dyn Forge, repo: &RepoRef) {
     releases(forge, repo);
     latest(forge, repo);
     pulls_and_comments(forge, repo);
+    pull_history_window(forge, repo);
     issues(forge, repo);
 }
 
@@ -391,6 +394,38 @@ pub fn pulls_and_comments(forge: &dyn Forge, repo: &RepoRef) {
     forge.close_pull(repo, pr.number).unwrap();
     let found = forge.find_pulls(repo, "conf-pr").unwrap();
     assert_eq!(found[0].state, PullState::Closed);
+}
+
+/// A branch with more pull requests than [`PULLS_WINDOW`] (a tenant branch after years of
+/// releases): `find_pulls` gives the newest window, newest first, so its cost stays one
+/// request however long the history.
+pub fn pull_history_window(forge: &dyn Forge, repo: &RepoRef) {
+    let main = forge.branch_head(repo, "main").unwrap().unwrap();
+    forge
+        .commit(
+            repo,
+            "conf-many",
+            &main,
+            None,
+            &changes(&[("conf/many.txt", Some(b"many\n"))]),
+            "conformance: many",
+        )
+        .unwrap();
+    let mut numbers = Vec::new();
+    for i in 0..=PULLS_WINDOW {
+        let pr = forge
+            .open_pull(repo, "conf-many", "main", &format!("Try {i}"), "")
+            .unwrap();
+        forge.close_pull(repo, pr.number).unwrap();
+        numbers.push(pr.number);
+    }
+    let found = forge.find_pulls(repo, "conf-many").unwrap();
+    let newest: Vec<u64> = numbers.iter().rev().take(PULLS_WINDOW).copied().collect();
+    assert_eq!(
+        found.iter().map(|p| p.number).collect::<Vec<_>>(),
+        newest,
+        "the newest {PULLS_WINDOW} pull requests of the branch, newest first"
+    );
 }
 
 /// Issues: created with labels, listed (oldest first, pull requests excluded, by label),

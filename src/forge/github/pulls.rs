@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::transport::Req;
 use super::{GithubForge, enc, str_of, time_of};
-use crate::forge::{CommentInfo, ForgeResult, PullInfo, PullState, RepoRef};
+use crate::forge::{CommentInfo, ForgeResult, PULLS_WINDOW, PullInfo, PullState, RepoRef};
 
 impl GithubForge {
     pub(super) async fn find_pulls_a(
@@ -14,15 +14,21 @@ impl GithubForge {
         head: &str,
     ) -> ForgeResult<Vec<PullInfo>> {
         let what = format!("pull requests from `{head}` in {repo}");
+        // One page, newest first (`Forge::find_pulls` promises the newest PULLS_WINDOW only).
         let path = format!(
-            "{}/pulls?state=all&head={}&per_page=100",
+            "{}/pulls?state=all&head={}&sort=created&direction=desc&per_page={PULLS_WINDOW}",
             Self::repo_path(repo),
             enc(&format!("{}:{head}", repo.owner), false)
         );
-        let all = self
-            .get_all(&what, path, |v| v.as_array().cloned().unwrap_or_default())
-            .await?;
-        let mut pulls: Vec<PullInfo> = all.iter().map(pull_of).filter(|p| p.head == head).collect();
+        let page: Value = self.get(&what, &path).await?.json(&what)?;
+        let mut pulls: Vec<PullInfo> = page
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(pull_of)
+            .filter(|p| p.head == head)
+            .collect();
         pulls.sort_by_key(|p| std::cmp::Reverse(p.number));
         Ok(pulls)
     }

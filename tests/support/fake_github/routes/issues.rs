@@ -36,7 +36,12 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
                 })
                 .filter(|p| basef.as_ref().is_none_or(|b| *b == p.base))
                 .collect();
+            // GitHub's default order is `sort=created&direction=desc`; creation order is
+            // number order here.
             ps.sort_by_key(|p| std::cmp::Reverse(p.number));
+            if cx.query.get("direction").map(String::as_str) == Some("asc") {
+                ps.reverse();
+            }
             let items = ps
                 .into_iter()
                 .map(|p| repr::pull(u, repo, full, p, false))
