@@ -78,6 +78,16 @@ fn main() {
     let load = std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default();
+    // The commit simulated: read before the run (the worktree may move while it runs).
+    let commit = format!(
+        "{}{}",
+        sh("git", &["rev-parse", "--short", "HEAD"]),
+        if sh("git", &["status", "--porcelain", "--untracked-files=no"]).is_empty() {
+            ""
+        } else {
+            " + local changes"
+        }
+    );
     let started = std::time::Instant::now();
     let mut worlds = Vec::new();
     for i in 0..settings.seeds {
@@ -115,7 +125,7 @@ fn main() {
         worlds.len(),
         summary.runs(),
         chrono::Utc::now().format("%Y-%m-%d %H:%M"),
-        sh("git", &["rev-parse", "--short", "HEAD"]),
+        commit,
         sh("nproc", &[]),
     );
     let reliability = format!("\n{provenance}\n\n{}", summary.markdown());
