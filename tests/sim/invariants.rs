@@ -726,17 +726,7 @@ fn merged_and_following(
         .get(t.name)
         .cloned()
         .unwrap_or_default();
-    let human_on_branch: Vec<&str> = post
-        .branch_commits
-        .iter()
-        .filter(|c| {
-            ledger
-                .human_commits
-                .get(t.name)
-                .is_some_and(|s| s.contains(&c.sha))
-        })
-        .map(|c| c.sha.as_str())
-        .collect();
+    let human_on_branch = ledger.human_commits_on(t.name, &post.branch_commits);
     let open = post.open_pull();
     let behind = !main.covers(&want);
     if !behind {
@@ -875,17 +865,7 @@ pub fn check_blocked(
         let Some(post) = after.tenants.get(t.name) else {
             continue;
         };
-        let genuine: Vec<&str> = post
-            .branch_commits
-            .iter()
-            .filter(|c| {
-                ledger
-                    .human_commits
-                    .get(t.name)
-                    .is_some_and(|s| s.contains(&c.sha))
-            })
-            .map(|c| c.sha.as_str())
-            .collect();
+        let genuine = ledger.human_commits_on(t.name, &post.branch_commits);
         let merged = post
             .latest_pull()
             .is_some_and(|p| p.state == PrState::Merged);

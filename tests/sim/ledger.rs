@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use stackbot::model::{KubeVersion, ReleaseName};
 
-use super::forge::{HttpCost, MergeMethod};
+use super::forge::{Commit, HttpCost, MergeMethod};
 use super::tenants::Proposal;
 
 /// A release number as it was first published.
@@ -106,6 +106,19 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// The commits of `on_branch` that people of `tenant` pushed (content edits, not merges).
+    pub fn human_commits_on<'a>(&self, tenant: &str, on_branch: &'a [Commit]) -> Vec<&'a str> {
+        on_branch
+            .iter()
+            .filter(|c| {
+                self.human_commits
+                    .get(tenant)
+                    .is_some_and(|s| s.contains(&c.sha))
+            })
+            .map(|c| c.sha.as_str())
+            .collect()
+    }
+
     /// The newest release of `series` that is still published (not withdrawn).
     pub fn latest(&self, series: &str) -> Option<&Published> {
         self.published

@@ -396,6 +396,16 @@ impl World {
         observe::tenant(self.backend.as_ref(), &self.tenants[i])
     }
 
+    /// The tenant's repository, if pull request `pull` is still open (a person acts on an
+    /// open pull request only; it may have been merged, closed or superseded meanwhile).
+    fn tenant_obs_open(&self, i: usize, pull: u64) -> Option<observe::TenantObs> {
+        let obs = self.tenant_obs(i)?;
+        obs.pulls
+            .iter()
+            .any(|p| p.number == pull && p.state == PrState::Open)
+            .then_some(obs)
+    }
+
     fn act(&mut self, h: Human) -> Option<String> {
         let label = match (&h, &self.oci) {
             (Human::Withdraw { delete_tag: false }, Some(_)) => {
@@ -418,10 +428,7 @@ impl World {
                 attempt,
             } => {
                 let t = &self.tenants[tenant];
-                let obs = self.tenant_obs(tenant)?;
-                obs.pulls
-                    .iter()
-                    .find(|p| p.number == pull && p.state == PrState::Open)?;
+                self.tenant_obs_open(tenant, pull)?;
                 match b.merge(&t.repo, pull, kind, member(t.name)) {
                     Ok(_) => {
                         if delete_branch {
@@ -463,19 +470,13 @@ impl World {
             }
             Human::UpdateBranch { tenant, pull } => {
                 let t = &self.tenants[tenant];
-                let obs = self.tenant_obs(tenant)?;
-                obs.pulls
-                    .iter()
-                    .find(|p| p.number == pull && p.state == PrState::Open)?;
+                self.tenant_obs_open(tenant, pull)?;
                 b.update_branch(&t.repo, pull, member(t.name)).ok()?;
                 Some(label)
             }
             Human::Decline { tenant, pull } => {
                 let t = &self.tenants[tenant];
-                let obs = self.tenant_obs(tenant)?;
-                obs.pulls
-                    .iter()
-                    .find(|p| p.number == pull && p.state == PrState::Open)?;
+                let obs = self.tenant_obs_open(tenant, pull)?;
                 self.ledger.declined.push(Declined {
                     tenant: t.name,
                     pull,
@@ -504,10 +505,7 @@ impl World {
             }
             Human::CommitOnBranch { tenant, pull } => {
                 let t = &self.tenants[tenant];
-                let obs = self.tenant_obs(tenant)?;
-                obs.pulls
-                    .iter()
-                    .find(|p| p.number == pull && p.state == PrState::Open)?;
+                let obs = self.tenant_obs_open(tenant, pull)?;
                 let head = obs.branch.as_ref()?;
                 let text = b.file_at(&t.repo, head, t.stack_file)?;
                 let mut text = String::from_utf8_lossy(&text).into_owned();
