@@ -121,6 +121,43 @@ fn a_change_to_the_edited_file_on_the_base_rebuilds_the_branch_github() {
     a_change_to_the_edited_file_on_the_base_rebuilds_the_branch(acme(World::github));
 }
 
+/// The world simulator's finding (seed 4, run 47): the base changes the edited file away from
+/// the bot's lines, a person presses "Update branch", and the branch then holds exactly the
+/// desired files. Rebuilding it would force-push the same content over the person's merge.
+fn update_branch_after_the_edited_file_changed_is_not_rebuilt<F: Forge>(w: World<F>) {
+    let n = first_pull(&w);
+    let reworded = reword(&w, ACME);
+    let updated = w.humans.update_branch(ACME, n);
+    let want = reworded.replace("[v1, v2]", "[v2, v3]");
+    assert_eq!(
+        w.file(ACME, BRANCH, FILE),
+        want,
+        "the merge holds both edits"
+    );
+    let r = w.run();
+    assert_eq!(
+        w.head(ACME, BRANCH).as_deref(),
+        Some(updated.as_str()),
+        "the branch was not rewritten: {r:?}"
+    );
+    assert_eq!(w.file(ACME, BRANCH, FILE), want);
+    assert_ne!(report(&r, "acme").outcome, Outcome::Failed, "{r:?}");
+    // The pull request's words may follow the new base (its diff); then nothing is left.
+    w.run();
+    assert_eq!(w.writes().0, 0, "{}", w.writes().1);
+    assert_eq!(w.head(ACME, BRANCH).as_deref(), Some(updated.as_str()));
+}
+
+#[test]
+fn update_branch_after_the_edited_file_changed_is_not_rebuilt_local() {
+    update_branch_after_the_edited_file_changed_is_not_rebuilt(acme(World::local));
+}
+
+#[test]
+fn update_branch_after_the_edited_file_changed_is_not_rebuilt_github() {
+    update_branch_after_the_edited_file_changed_is_not_rebuilt(acme(World::github));
+}
+
 // ---- item 2: a declined pull request stays declined ----
 
 fn a_closed_pull_request_is_not_reopened_for_the_same_releases<F: Forge>(

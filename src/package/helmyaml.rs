@@ -478,18 +478,23 @@ fn is_yaml_float(s: &str) -> bool {
     mant_ok && exp_ok
 }
 
-fn is_timestamp(s: &str) -> bool {
-    let re = regex::Regex::new(
+// Compiled once: these are asked about every plain scalar of every packaged file.
+static TIMESTAMP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
         r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}))|(?: [0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]+)?))?$",
     )
-    .expect("static regex");
-    re.is_match(s)
+    .expect("static regex")
+});
+static BASE60_FLOAT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$").expect("static regex")
+});
+
+fn is_timestamp(s: &str) -> bool {
+    TIMESTAMP.is_match(s)
 }
 
 fn is_base60_float(s: &str) -> bool {
-    let re = regex::Regex::new(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
-        .expect("static regex");
-    re.is_match(s)
+    BASE60_FLOAT.is_match(s)
 }
 
 /// goyaml's `keyList.Less` for string keys: letters compare by code point, runs of digits

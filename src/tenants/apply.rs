@@ -241,6 +241,17 @@ pub fn read(forge: &dyn Forge, t: &TenantConfig) -> Result<Observed, String> {
         };
         if let Some(h) = &head {
             state.commits = forge.commits_between(&repo, &base_head, h).map_err(e)?;
+            // A branch with a merge of the base may hold content its bot commit does not
+            // name: its files are read (a few reads, only in that case).
+            if state.commits.iter().any(|c| c.parents.len() > 1) {
+                let mut files = BTreeMap::new();
+                for p in stack_files.keys().chain(cluster_files.keys()) {
+                    if let Some(b) = forge.read_file(&repo, h, p).map_err(e)? {
+                        files.insert(p.clone(), b);
+                    }
+                }
+                state.files = Some(files);
+            }
         }
         state.head = head;
         branches.insert(stack, state);

@@ -7,6 +7,9 @@
 //! A closed pull request therefore remembers what a human declined even after its branch is
 //! deleted, and a re-worded tenant file does not make the same releases look new.
 
+use std::collections::BTreeMap;
+
+use super::plan::{FileEdit, Observed};
 use crate::forge::{CommitInfo, PullInfo, PullState};
 use crate::model::StackId;
 
@@ -99,6 +102,33 @@ pub fn holds(on_branch: &[CommitInfo], id: &str, bot_email: &str) -> bool {
     }
 }
 
+/// Whether the branch's files are exactly the desired ones: every file the bot edits as it
+/// wants it, every other stack and cluster file as the base has it. This is how a branch that
+/// a person brought up to date ("Update branch" after the base changed an edited file) is
+/// recognised as current: its bot commit's trailer names the content of the older base, but
+/// rebuilding it would force-push the same files over the person's merge.
+pub fn holds_files(
+    branch: Option<&BTreeMap<String, Vec<u8>>>,
+    observed: &Observed,
+    edits: &[FileEdit],
+) -> bool {
+    let Some(branch) = branch else {
+        return false;
+    };
+    !edits.is_empty()
+        && observed
+            .stack_files
+            .iter()
+            .chain(&observed.cluster_files)
+            .all(|(path, base)| {
+                let want = edits
+                    .iter()
+                    .find(|e| &e.path == path)
+                    .map_or(base, |e| &e.after);
+                branch.get(path) == Some(want)
+            })
+}
+
 /// Whether `pull` is a pull request of `stack` a human closed without merging while it
 /// proposed every release in `releases`: proposing them again would reopen what was declined.
 /// Pull requests the bot closed itself, and merged ones, declined nothing.
@@ -136,6 +166,49 @@ mod tests {
 
     fn stack() -> StackId {
         "openstack/scs2".parse().unwrap()
+    }
+
+    #[test]
+    fn a_branch_holds_the_desired_files_only_when_every_file_is_as_wanted() {
+        let observed = Observed {
+            stack_files: BTreeMap::from([
+                ("a.yaml".to_string(), b"base a".to_vec()),
+                ("b.yaml".to_string(), b"base b".to_vec()),
+            ]),
+            ..Observed::default()
+        };
+        let edits = [FileEdit {
+            path: "a.yaml".into(),
+            before: b"base a".to_vec(),
+            after: b"want a".to_vec(),
+        }];
+        let files = |a: &str, b: &str| {
+            BTreeMap::from([
+                ("a.yaml".to_string(), a.as_bytes().to_vec()),
+                ("b.yaml".to_string(), b.as_bytes().to_vec()),
+            ])
+        };
+        assert!(holds_files(
+            Some(&files("want a", "base b")),
+            &observed,
+            &edits
+        ));
+        assert!(!holds_files(
+            Some(&files("base a", "base b")),
+            &observed,
+            &edits
+        ));
+        assert!(!holds_files(
+            Some(&files("want a", "old b")),
+            &observed,
+            &edits
+        ));
+        assert!(!holds_files(None, &observed, &edits), "files not read");
+        assert!(!holds_files(
+            Some(&files("base a", "base b")),
+            &observed,
+            &[]
+        ));
     }
 
     #[test]

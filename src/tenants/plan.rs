@@ -67,6 +67,11 @@ pub struct BranchState {
     /// [`crate::forge::PULLS_WINDOW`]): the plan reads the newest, the status report the
     /// history (first merge of each release).
     pub pulls: Vec<PullInfo>,
+    /// The branch head's versions of the base's stack and cluster files (a path missing here is
+    /// missing on the branch), read only when the branch holds a merge of the base ("Update
+    /// branch"): then it may hold the desired content although its bot commit's trailer names
+    /// the content of an older base (see [`super::branch::holds_files`]).
+    pub files: Option<BTreeMap<String, Vec<u8>>>,
 }
 
 impl BranchState {
@@ -534,7 +539,9 @@ fn decide(
     } else {
         Vec::new()
     };
-    let current = state.head.is_some() && branch::holds(&state.commits, &pr.id, bot_email);
+    let current = state.head.is_some()
+        && (branch::holds(&state.commits, &pr.id, bot_email)
+            || branch::holds_files(state.files.as_ref(), observed, &files));
     let short = |v: &[String]| {
         v.iter()
             .map(|s| format!("`{}`", &s[..s.len().min(12)]))

@@ -83,7 +83,8 @@ impl UpstreamServer {
             .push((prefix.trim_end_matches('/').to_string(), dir.to_path_buf()));
     }
 
-    /// Answer `target` (path, plus query if the client sends one) with `status` and `body`.
+    /// Answer `target` (path, plus query if the client sends one) with `status` and `body`
+    /// (status 0: drop the connection without answering).
     pub fn set(&self, target: &str, status: u16, body: impl Into<Vec<u8>>) {
         self.set_with_headers(target, status, body, &[]);
     }
@@ -312,6 +313,11 @@ fn handle(conn: TcpStream, port: u16, state: &Mutex<State>) {
         authorization,
         status,
     });
+    if status == 0 {
+        // A route with status 0 never answers: the connection is dropped, as a request that
+        // times out or a proxy that gives up looks to the client.
+        return;
+    }
     let mut out = format!("HTTP/1.1 {status} {}\r\n", reason(status));
     for (k, v) in &headers {
         out.push_str(&format!("{k}: {v}\r\n"));

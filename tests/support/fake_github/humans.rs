@@ -1,13 +1,15 @@
 //! What people do on github.com between two runs of the bot, as the web UI does it: the three
-//! merge buttons, "Update branch", deleting a branch, archiving a repository, protecting a
-//! branch. They change the fake's state directly (they are not API calls the bot makes), the
-//! way GitHub's own UI would.
-
-use std::collections::BTreeMap;
+//! merge buttons, "Update branch", closing a pull request, deleting a branch, a tag or a
+//! release, archiving a repository, protecting a branch. They change the fake's state directly
+//! (they are not API calls the bot makes, and no request is counted), the way GitHub's own UI
+//! would. Merges are three-way and line by line ([`super::merge`]): changes to different lines
+//! of a file merge, overlapping ones are refused as GitHub refuses them.
 
 use super::FakeGithub;
+use super::merge::{self, Files};
 pub use super::state::Protection;
 use super::state::{CommitObj, Obj, Repo, hash_hex, person};
+use super::views::{files_of, merge_base, write_files};
 
 pub use stackbot::forge::local::MergeMethod;
 
@@ -15,124 +17,178 @@ pub use stackbot::forge::local::MergeMethod;
 pub const MAINTAINER: (&str, &str) = ("Maintainer", "maintainer@example.com");
 
 impl FakeGithub {
-    /// Merge an open pull request with one of GitHub's three buttons, as [`MAINTAINER`]. The
-    /// head branch stays (automatic deletion of head branches is off). Returns the base's
-    /// new head.
-    pub fn merge_pull_with(&self, full: &str, number: u64, method: MergeMethod) -> String {
+    fn act<T>(&self, full: &str, f: impl FnOnce(&mut Repo, u64) -> T) -> T {
         let mut st = self.shared.state.lock().unwrap();
         st.seq += 1;
         let seq = st.seq;
-        let repo = st.repos.get_mut(full).expect("repo exists");
-        let (head, base, title) = {
+        let repo = st
+            .repos
+            .get_mut(full)
+            .unwrap_or_else(|| panic!("fake github: no repository {full}"));
+        f(repo, seq)
+    }
+
+    /// Merge an open pull request with one of GitHub's three buttons, as [`MAINTAINER`]. The
+    /// head branch stays (automatic deletion of head branches is off). Returns the base's
+    /// new head; panics where GitHub would refuse (see [`FakeGithub::try_merge_pull`]).
+    pub fn merge_pull_with(&self, full: &str, number: u64, method: MergeMethod) -> String {
+        self.try_merge_pull(full, number, method, MAINTAINER)
+            .unwrap_or_else(|e| panic!("fake github: cannot merge #{number} of {full}: {e}"))
+    }
+
+    /// Press a merge button on an open pull request as `who` (`(name, email)`). `Err` when
+    /// GitHub would refuse: not open, head branch gone, or a conflict with the base.
+    pub fn try_merge_pull(
+        &self,
+        full: &str,
+        number: u64,
+        method: MergeMethod,
+        who: (&str, &str),
+    ) -> Result<String, String> {
+        self.act(full, |repo, seq| {
             let p = repo
                 .pulls
                 .iter()
                 .find(|p| p.number == number)
-                .expect("pull exists");
-            assert_eq!(p.state, "open", "only open pulls can be merged");
-            (p.head.clone(), p.base.clone(), p.title.clone())
-        };
-        let head_sha = repo.refs[&format!("refs/heads/{head}")].clone();
-        let base_sha = repo.refs[&format!("refs/heads/{base}")].clone();
-        let who = person(MAINTAINER.0, MAINTAINER.1, seq);
-        let new = match method {
-            MergeMethod::Merge => {
-                let tree = merged_tree(repo, &base_sha, &head_sha);
-                repo.put_commit(
-                    tree,
-                    vec![base_sha.clone(), head_sha.clone()],
-                    &format!("Merge pull request #{number} from {head}"),
-                    who,
-                    seq,
-                )
+                .ok_or("no such pull request")?;
+            if p.state != "open" {
+                return Err("not open".to_string());
             }
-            MergeMethod::Squash => {
-                let tree = merged_tree(repo, &base_sha, &head_sha);
-                repo.put_commit(
-                    tree,
-                    vec![base_sha.clone()],
-                    &format!("{title} (#{number})"),
-                    who,
-                    seq,
-                )
-            }
-            MergeMethod::Rebase => rebase(repo, &base_sha, &head_sha, seq),
-        };
-        repo.refs.insert(format!("refs/heads/{base}"), new.clone());
-        let p = repo.pulls.iter_mut().find(|p| p.number == number).unwrap();
-        p.state = "closed".into();
-        p.merged = true;
-        p.closed = Some(seq);
-        p.updated = seq;
-        p.merge_commit = Some(new.clone());
-        new
+            let (head, base, title) = (p.head.clone(), p.base.clone(), p.title.clone());
+            let head_sha = repo
+                .refs
+                .get(&format!("refs/heads/{head}"))
+                .cloned()
+                .ok_or("head branch is gone")?;
+            let base_sha = repo.refs[&format!("refs/heads/{base}")].clone();
+            let merged = merged_files(repo, &base_sha, &head_sha)?;
+            let new = match method {
+                MergeMethod::Merge => {
+                    let tree = write_files(repo, &merged);
+                    repo.put_commit(
+                        tree,
+                        vec![base_sha.clone(), head_sha.clone()],
+                        &format!("Merge pull request #{number} from {head}\n\n{title}"),
+                        person(who.0, who.1, seq),
+                        seq,
+                    )
+                }
+                MergeMethod::Squash => {
+                    let tree = write_files(repo, &merged);
+                    repo.put_commit(
+                        tree,
+                        vec![base_sha.clone()],
+                        &format!("{title} (#{number})"),
+                        person(who.0, who.1, seq),
+                        seq,
+                    )
+                }
+                MergeMethod::Rebase => rebase(repo, &base_sha, &head_sha, who, seq)?,
+            };
+            repo.refs.insert(format!("refs/heads/{base}"), new.clone());
+            let p = repo.pulls.iter_mut().find(|p| p.number == number).unwrap();
+            p.state = "closed".into();
+            p.merged = true;
+            p.closed = Some(seq);
+            p.updated = seq;
+            p.merge_commit = Some(new.clone());
+            Ok(new)
+        })
     }
 
     /// The "Update branch" button of an open pull request: the base merged into the head
-    /// branch by `who`. Returns the head branch's new head.
+    /// branch by `who`. Returns the head branch's new head; panics on a conflict.
     pub fn update_branch(&self, full: &str, number: u64, who: (&str, &str)) -> String {
-        let mut st = self.shared.state.lock().unwrap();
-        st.seq += 1;
-        let seq = st.seq;
-        let repo = st.repos.get_mut(full).expect("repo exists");
-        let (head, base) = {
+        self.try_update_branch(full, number, who)
+            .unwrap_or_else(|e| panic!("fake github: cannot update #{number} of {full}: {e}"))
+    }
+
+    /// "Update branch" as `who`; nothing happens when the head already contains the base (the
+    /// head is returned). `Err` when GitHub would refuse (head gone, conflict).
+    pub fn try_update_branch(
+        &self,
+        full: &str,
+        number: u64,
+        who: (&str, &str),
+    ) -> Result<String, String> {
+        self.act(full, |repo, seq| {
             let p = repo
                 .pulls
                 .iter()
                 .find(|p| p.number == number)
-                .expect("pull exists");
-            (p.head.clone(), p.base.clone())
-        };
-        let head_sha = repo.refs[&format!("refs/heads/{head}")].clone();
-        let base_sha = repo.refs[&format!("refs/heads/{base}")].clone();
-        if repo.ancestors(&head_sha).contains(&base_sha) {
-            return head_sha;
-        }
-        let tree = merged_tree(repo, &head_sha, &base_sha);
-        let c = repo.put_commit(
-            tree,
-            vec![head_sha, base_sha],
-            &format!("Merge branch '{base}' into {head}"),
-            person(who.0, who.1, seq),
-            seq,
-        );
-        repo.refs.insert(format!("refs/heads/{head}"), c.clone());
-        c
+                .ok_or("no such pull request")?;
+            let (head, base) = (p.head.clone(), p.base.clone());
+            let head_sha = repo
+                .refs
+                .get(&format!("refs/heads/{head}"))
+                .cloned()
+                .ok_or("head branch is gone")?;
+            let base_sha = repo.refs[&format!("refs/heads/{base}")].clone();
+            if repo.ancestors(&head_sha).contains(&base_sha) {
+                return Ok(head_sha);
+            }
+            let merged = merged_files(repo, &head_sha, &base_sha)?;
+            let tree = write_files(repo, &merged);
+            let c = repo.put_commit(
+                tree,
+                vec![head_sha, base_sha],
+                &format!("Merge branch '{base}' into {head}"),
+                person(who.0, who.1, seq),
+                seq,
+            );
+            repo.refs.insert(format!("refs/heads/{head}"), c.clone());
+            Ok(c)
+        })
     }
 
     /// Delete a branch from the web UI. As on GitHub, open pull requests whose head it was
     /// are closed with it.
     pub fn delete_branch(&self, full: &str, branch: &str) {
-        let mut st = self.shared.state.lock().unwrap();
-        st.seq += 1;
-        let seq = st.seq;
-        let repo = st.repos.get_mut(full).expect("repo exists");
-        repo.refs.remove(&format!("refs/heads/{branch}"));
-        for p in repo
-            .pulls
-            .iter_mut()
-            .filter(|p| p.head == branch && p.state == "open")
-        {
-            p.state = "closed".into();
-            p.closed = Some(seq);
-            p.updated = seq;
-        }
+        self.act(full, |repo, seq| {
+            repo.refs.remove(&format!("refs/heads/{branch}"));
+            for p in repo
+                .pulls
+                .iter_mut()
+                .filter(|p| p.head == branch && p.state == "open")
+            {
+                p.state = "closed".into();
+                p.closed = Some(seq);
+                p.updated = seq;
+            }
+        })
     }
 
-    /// Close an open pull request without merging, as a person would.
+    /// Close an open pull request without merging, as a person would (a closed or merged one
+    /// stays as it is).
     pub fn close_pull(&self, full: &str, number: u64) {
-        let mut st = self.shared.state.lock().unwrap();
-        st.seq += 1;
-        let seq = st.seq;
-        let repo = st.repos.get_mut(full).expect("repo exists");
-        let p = repo
-            .pulls
-            .iter_mut()
-            .find(|p| p.number == number)
-            .expect("pull exists");
-        p.state = "closed".into();
-        p.closed = Some(seq);
-        p.updated = seq;
+        self.act(full, |repo, seq| {
+            let p = repo
+                .pulls
+                .iter_mut()
+                .find(|p| p.number == number)
+                .expect("pull exists");
+            if p.state == "open" {
+                p.state = "closed".into();
+                p.closed = Some(seq);
+                p.updated = seq;
+            }
+        })
+    }
+
+    /// Delete a tag, as a maintainer would on the web UI (`git push --delete origin <tag>`).
+    pub fn delete_tag(&self, full: &str, tag: &str) {
+        self.act(full, |repo, _| {
+            repo.refs.remove(&format!("refs/tags/{tag}"));
+        })
+    }
+
+    /// Delete every release of a tag (the tag itself stays, as on GitHub). Returns how many.
+    pub fn delete_releases_of(&self, full: &str, tag: &str) -> usize {
+        self.act(full, |repo, _| {
+            let before = repo.releases.len();
+            repo.releases.retain(|r| r.tag != tag);
+            before - repo.releases.len()
+        })
     }
 
     /// Archive a repository (Settings → Archive): it stays readable, every write is refused
@@ -154,48 +210,28 @@ impl FakeGithub {
     }
 }
 
-/// The tree of merging `theirs` into `ours`, file by file against their merge base (a path
-/// changed on both sides to different contents is a conflict: the test set up something
-/// GitHub would refuse to merge).
-fn merged_tree(repo: &mut Repo, ours: &str, theirs: &str) -> String {
-    let a = repo.ancestors(ours);
-    let b = repo.ancestors(theirs);
-    let base = a
-        .intersection(&b)
-        .max_by_key(|c| repo.commit(c).map(|c| c.seq))
-        .cloned();
-    let flat = |repo: &Repo, c: Option<&String>| -> BTreeMap<String, String> {
-        c.and_then(|c| repo.commit(c))
-            .map(|c| repo.flatten(&c.tree))
-            .unwrap_or_default()
-    };
-    let (o, t, m) = (
-        flat(repo, Some(&ours.to_string())),
-        flat(repo, Some(&theirs.to_string())),
-        flat(repo, base.as_ref()),
-    );
-    let mut out = BTreeMap::new();
-    let paths: std::collections::BTreeSet<&String> = o.keys().chain(t.keys()).collect();
-    for p in paths {
-        let (x, y, z) = (o.get(p), t.get(p), m.get(p));
-        let pick = if x == y || y == z {
-            x
-        } else if x == z {
-            y
-        } else {
-            panic!("fake github: merge conflict on `{p}`");
-        };
-        if let Some(s) = pick {
-            out.insert(p.clone(), s.clone());
-        }
-    }
-    repo.write_tree(&out)
+/// The files of merging `theirs` into `ours` against their merge base; `Err` names the
+/// conflicting paths.
+fn merged_files(repo: &Repo, ours: &str, theirs: &str) -> Result<Files, String> {
+    let ancestor = merge_base(repo, ours, theirs).ok_or("unrelated histories")?;
+    merge::merge_trees(
+        &files_of(repo, &ancestor),
+        &files_of(repo, ours),
+        &files_of(repo, theirs),
+    )
+    .map_err(|c| format!("conflict in {}", c.join(", ")))
 }
 
-/// "Rebase and merge": the head's own commits replayed on the base, authors kept, the
-/// maintainer as committer. Merge commits are dropped (their changes come with the commits
-/// they merged).
-fn rebase(repo: &mut Repo, base: &str, head: &str, seq: u64) -> String {
+/// "Rebase and merge": the head's own commits replayed on the base, oldest first, authors
+/// kept, `who` as committer. Merge commits are dropped (their changes come with the commits
+/// they merged), as `git rebase` does.
+fn rebase(
+    repo: &mut Repo,
+    base: &str,
+    head: &str,
+    who: (&str, &str),
+    seq: u64,
+) -> Result<String, String> {
     let on_base = repo.ancestors(base);
     let mut own: Vec<(u64, String)> = repo
         .ancestors(head)
@@ -210,24 +246,14 @@ fn rebase(repo: &mut Repo, base: &str, head: &str, seq: u64) -> String {
         if commit.parents.len() > 1 {
             continue;
         }
-        // The commit's own change, applied on the current tip.
-        let tree = {
-            let parent = commit.parents.first().cloned();
-            let before = parent
-                .and_then(|p| repo.commit(&p).map(|p| repo.flatten(&p.tree)))
-                .unwrap_or_default();
-            let after = repo.flatten(&commit.tree);
-            let mut flat = repo.flatten(&repo.commit(&tip).unwrap().tree.clone());
-            for (p, s) in &after {
-                if before.get(p) != Some(s) {
-                    flat.insert(p.clone(), s.clone());
-                }
-            }
-            for p in before.keys().filter(|p| !after.contains_key(*p)) {
-                flat.remove(p);
-            }
-            repo.write_tree(&flat)
-        };
+        let before = commit
+            .parents
+            .first()
+            .map(|p| files_of(repo, p))
+            .unwrap_or_default();
+        let files = merge::cherry_pick(&before, &files_of(repo, &c), &files_of(repo, &tip))
+            .map_err(|p| format!("conflict in {}", p.join(", ")))?;
+        let tree = write_files(repo, &files);
         let sha = hash_hex(
             "commit",
             &[
@@ -245,11 +271,11 @@ fn rebase(repo: &mut Repo, base: &str, head: &str, seq: u64) -> String {
                 parents: vec![tip.clone()],
                 message: commit.message.clone(),
                 author: commit.author.clone(),
-                committer: person(MAINTAINER.0, MAINTAINER.1, seq),
+                committer: person(who.0, who.1, seq),
                 seq,
             }),
         );
         tip = sha;
     }
-    tip
+    Ok(tip)
 }

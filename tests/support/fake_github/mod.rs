@@ -42,6 +42,7 @@
 mod answer;
 pub mod app;
 pub mod humans;
+pub mod merge;
 pub mod openapi;
 mod options;
 mod ratelimit;
@@ -50,6 +51,7 @@ mod repr;
 mod routes;
 mod server;
 mod state;
+pub mod views;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -390,13 +392,6 @@ impl FakeGithub {
     /// [`FakeGithub::merge_pull_with`] for squash and rebase).
     pub fn merge_pull(&self, full: &str, number: u64) -> String {
         self.merge_pull_with(full, number, humans::MergeMethod::Merge)
-    }
-
-    /// Delete a tag, as a maintainer would on the web UI.
-    pub fn delete_tag(&self, full: &str, tag: &str) {
-        let mut st = self.shared.state.lock().unwrap();
-        let repo = st.repos.get_mut(full).expect("repo exists");
-        repo.refs.remove(&format!("refs/tags/{tag}"));
     }
 
     /// The commit a branch points to.

@@ -182,8 +182,7 @@ impl<'a> Validator<'a> {
                     errs.push(format!("{at}: {text:?} is not a valid {f}"));
                 }
                 if let Some(p) = obj.get("pattern").and_then(Value::as_str)
-                    && let Ok(re) = regex::Regex::new(p)
-                    && !re.is_match(text)
+                    && pattern(p).is_some_and(|re| !re.is_match(text))
                 {
                     errs.push(format!("{at}: {text:?} does not match /{p}/"));
                 }
@@ -278,4 +277,18 @@ fn format_ok(f: &str, s: &str) -> bool {
         "email" => s.contains('@'),
         _ => true,
     }
+}
+
+/// A schema's `pattern`, compiled once per process (every request is validated).
+fn pattern(p: &str) -> Option<regex::Regex> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<regex::Regex>>>> = OnceLock::new();
+    CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(p.to_string())
+        .or_insert_with(|| regex::Regex::new(p).ok())
+        .clone()
 }

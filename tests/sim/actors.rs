@@ -1,0 +1,253 @@
+//! People between runs: tenant teams merging (with every button), declining, updating and
+//! editing the bot's pull requests, Renovate moving their `main`, maintainers withdrawing
+//! releases, editing templates and committing to the cluster-stacks repository, new tenants.
+//! Each event is seeded; what it does depends on the world at the moment it happens.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::forge::{MergeMethod, PrState, Who};
+use super::tenants::{BRANCH, Persona};
+
+/// Something a person does.
+#[derive(Debug, Clone)]
+pub enum Human {
+    Merge {
+        tenant: usize,
+        pull: u64,
+        kind: MergeMethod,
+        delete_branch: bool,
+        attempt: u32,
+    },
+    UpdateBranch {
+        tenant: usize,
+        pull: u64,
+    },
+    Decline {
+        tenant: usize,
+        pull: u64,
+    },
+    /// Delete the bot branch (closing its open pull request, if any).
+    DeleteBranch {
+        tenant: usize,
+    },
+    /// A team member pushes an edit to the bot's branch.
+    CommitOnBranch {
+        tenant: usize,
+        pull: u64,
+    },
+    /// An unrelated commit on the tenant's `main` (Renovate, Flux, a person).
+    Renovate {
+        tenant: usize,
+        same_file: bool,
+    },
+    /// A maintainer deletes the newest release of a series (and maybe its tag).
+    Withdraw {
+        delete_tag: bool,
+    },
+    /// A maintainer edits a template (a comment: the rendered tree, and so its hash, change).
+    EditTemplate,
+    /// A maintainer commits to the cluster-stacks repository's `main` (docs).
+    StacksCommit,
+    /// A tenant is added to the configuration.
+    Join {
+        tenant: usize,
+    },
+}
+
+/// Who does it.
+pub const MAINTAINER: Who = ("Maria Maintainer", "maria@scs.example");
+pub const RENOVATE: Who = (
+    "renovate[bot]",
+    "29139614+renovate[bot]@users.noreply.github.com",
+);
+
+pub fn member(tenant: &str) -> Who {
+    use std::sync::{Mutex, OnceLock};
+    // One address per tenant name for the whole process (a handful of short strings).
+    static EMAILS: OnceLock<Mutex<BTreeMap<String, &'static str>>> = OnceLock::new();
+    let mut m = EMAILS.get_or_init(Default::default).lock().unwrap();
+    let email = *m
+        .entry(tenant.to_string())
+        .or_insert_with(|| Box::leak(format!("ops@{tenant}.example").into_boxed_str()));
+    ("Team Member", email)
+}
+
+impl Human {
+    /// The tenant the event happens in, if any.
+    pub fn tenant(&self) -> Option<usize> {
+        match self {
+            Human::Merge { tenant, .. }
+            | Human::UpdateBranch { tenant, .. }
+            | Human::Decline { tenant, .. }
+            | Human::DeleteBranch { tenant }
+            | Human::CommitOnBranch { tenant, .. }
+            | Human::Renovate { tenant, .. }
+            | Human::Join { tenant } => Some(*tenant),
+            Human::Withdraw { .. } | Human::EditTemplate | Human::StacksCommit => None,
+        }
+    }
+
+    /// The event's kind, for the report.
+    pub fn label(&self) -> String {
+        match self {
+            Human::Merge { kind, .. } => match kind {
+                MergeMethod::Merge => "merge (merge commit)".into(),
+                MergeMethod::Squash => "merge (squash)".into(),
+                MergeMethod::Rebase => "merge (rebase)".into(),
+            },
+            Human::UpdateBranch { .. } => "\"Update branch\" (merge main into the PR)".into(),
+            Human::Decline { .. } => "pull request closed (declined)".into(),
+            Human::DeleteBranch { .. } => "bot branch deleted".into(),
+            Human::CommitOnBranch { .. } => "human commit on the bot branch".into(),
+            Human::Renovate {
+                same_file: false, ..
+            } => "unrelated commit on tenant main".into(),
+            Human::Renovate {
+                same_file: true, ..
+            } => "unrelated commit on tenant main (same file)".into(),
+            Human::Withdraw { delete_tag: false } => "release deleted (tag kept)".into(),
+            Human::Withdraw { delete_tag: true } => "release and tag deleted".into(),
+            Human::EditTemplate => "template edited".into(),
+            Human::StacksCommit => "unrelated commit on cluster-stacks main".into(),
+            Human::Join { .. } => "tenant added".into(),
+        }
+    }
+}
+
+/// When events happen.
+#[derive(Debug, Default)]
+pub struct Agenda {
+    events: BTreeMap<DateTime<Utc>, Vec<Human>>,
+}
+
+impl Agenda {
+    pub fn at(&mut self, t: DateTime<Utc>, h: Human) {
+        self.events.entry(t).or_default().push(h);
+    }
+
+    /// Events due up to `t`, in time order.
+    pub fn due(&mut self, t: DateTime<Utc>) -> Vec<(DateTime<Utc>, Human)> {
+        let later = self.events.split_off(&(t + Duration::seconds(1)));
+        let due = std::mem::replace(&mut self.events, later);
+        due.into_iter()
+            .flat_map(|(t, hs)| hs.into_iter().map(move |h| (t, h)))
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.values().map(Vec::len).sum()
+    }
+}
+
+fn hours(rng: &mut fastrand::Rng, lo: i64, hi: i64) -> Duration {
+    Duration::hours(rng.i64(lo..=hi.max(lo))) + Duration::minutes(rng.i64(0..60))
+}
+
+fn weighted<T: Copy>(rng: &mut fastrand::Rng, items: &[(T, u32)]) -> T {
+    let total: u32 = items.iter().map(|(_, w)| w).sum();
+    let mut r = rng.u32(0..total.max(1));
+    for (x, w) in items {
+        if r < *w {
+            return *x;
+        }
+        r -= w;
+    }
+    items[0].0
+}
+
+/// A team's plan for a bot pull request it just saw open.
+pub fn react(
+    rng: &mut fastrand::Rng,
+    agenda: &mut Agenda,
+    now: DateTime<Utc>,
+    tenant: usize,
+    pull: u64,
+    p: &Persona,
+) {
+    let decide = now + hours(rng, p.delay_hours.0, p.delay_hours.1);
+    if rng.f64() < p.decline {
+        agenda.at(decide, Human::Decline { tenant, pull });
+        if rng.f64() < 0.3 {
+            agenda.at(decide + hours(rng, 1, 48), Human::DeleteBranch { tenant });
+        }
+        return;
+    }
+    let mut step = now + hours(rng, 1, (p.delay_hours.1 / 2).max(2));
+    if rng.f64() < p.human_commit {
+        agenda.at(step, Human::CommitOnBranch { tenant, pull });
+        step += hours(rng, 1, 24);
+    }
+    if rng.f64() < p.update_branch {
+        agenda.at(step, Human::UpdateBranch { tenant, pull });
+        step += hours(rng, 1, 24);
+    }
+    agenda.at(
+        decide.max(step),
+        Human::Merge {
+            tenant,
+            pull,
+            kind: weighted(rng, p.merge),
+            delete_branch: rng.f64() < p.delete_branch,
+            attempt: 1,
+        },
+    );
+}
+
+/// Background events of a tenant team from `from` to `until`: Renovate on `main`.
+pub fn background(
+    rng: &mut fastrand::Rng,
+    agenda: &mut Agenda,
+    from: DateTime<Utc>,
+    until: DateTime<Utc>,
+    tenant: usize,
+    p: &Persona,
+) {
+    let mut t = from;
+    loop {
+        // Exponential gaps with the persona's mean.
+        let gap = -(1.0 - rng.f64()).ln() * p.renovate_days * 24.0;
+        t += Duration::minutes((gap * 60.0) as i64 + 1);
+        if t >= until {
+            break;
+        }
+        let same_file = rng.f64() < p.renovate_same_file;
+        agenda.at(t, Human::Renovate { tenant, same_file });
+    }
+}
+
+/// Maintainer events over the window.
+pub fn maintainers(
+    rng: &mut fastrand::Rng,
+    agenda: &mut Agenda,
+    from: DateTime<Utc>,
+    until: DateTime<Utc>,
+) {
+    let mut plan = |mean_days: f64, make: &mut dyn FnMut(&mut fastrand::Rng) -> Human| {
+        let mut t = from + Duration::days(7);
+        loop {
+            let gap = -(1.0 - rng.f64()).ln() * mean_days * 24.0;
+            t += Duration::minutes((gap * 60.0) as i64 + 1);
+            if t >= until {
+                break;
+            }
+            let h = make(rng);
+            agenda.at(t, h);
+        }
+    };
+    plan(40.0, &mut |r| Human::Withdraw {
+        delete_tag: r.bool(),
+    });
+    plan(70.0, &mut |_| Human::EditTemplate);
+    plan(30.0, &mut |_| Human::StacksCommit);
+}
+
+/// The pull request number of the newest open bot pull request in `pulls`.
+pub fn open_bot_pull(pulls: &[super::forge::Pull]) -> Option<u64> {
+    pulls
+        .iter()
+        .rev()
+        .find(|p| p.head == BRANCH && p.state == PrState::Open)
+        .map(|p| p.number)
+}

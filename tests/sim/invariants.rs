@@ -1,0 +1,900 @@
+//! The promises of issue 12, checked after every run against what the world looked like right
+//! before and right after it, and against the ledger of everything that ever happened. A
+//! violation names the world, the seed, the run, the invariant and the evidence.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use stackbot::model::{Minor, ReleaseName, StackId};
+
+use super::forge::{Backend, PrState};
+use super::ledger::{Ledger, Published};
+use super::observe::{Observation, STACKS, TenantObs};
+use super::tenants::{Proposal, Tenant};
+use crate::support::fake_github::merge;
+
+/// The promises, as issue 12 lists them, plus the two the simulator adds from its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Invariant {
+    NoDowngrade,
+    NumberNeverReused,
+    NoRewriteOnBaseMove,
+    DeclinedStaysClosed,
+    MergesByContent,
+    FollowEveryTarget,
+    BoundedCost,
+    TransientNotExit2,
+    NoDuplicates,
+    MergedGetsNext,
+}
+
+impl Invariant {
+    pub const ALL: [Invariant; 10] = [
+        Invariant::NoDowngrade,
+        Invariant::NumberNeverReused,
+        Invariant::NoRewriteOnBaseMove,
+        Invariant::DeclinedStaysClosed,
+        Invariant::MergesByContent,
+        Invariant::FollowEveryTarget,
+        Invariant::BoundedCost,
+        Invariant::TransientNotExit2,
+        Invariant::NoDuplicates,
+        Invariant::MergedGetsNext,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Invariant::NoDowngrade => "no-downgrade",
+            Invariant::NumberNeverReused => "number-never-reused",
+            Invariant::NoRewriteOnBaseMove => "no-rewrite-on-base-move",
+            Invariant::DeclinedStaysClosed => "declined-stays-closed",
+            Invariant::MergesByContent => "merges-recognised-by-content",
+            Invariant::FollowEveryTarget => "tenants-follow-every-target",
+            Invariant::BoundedCost => "cost-bounded-by-series-and-tenants",
+            Invariant::TransientNotExit2 => "transient-never-exit-2",
+            Invariant::NoDuplicates => "no-duplicates",
+            Invariant::MergedGetsNext => "merged-tenant-gets-next-release",
+        }
+    }
+
+    /// The promise in words (docs/reliability.md).
+    pub fn promise(self) -> &'static str {
+        match self {
+            Invariant::NoDowngrade => {
+                "never a release whose Kubernetes patch or component version is older than the latest published release of its series"
+            }
+            Invariant::NumberNeverReused => {
+                "a version number once published (forge or OCI) is never issued again, even after its release and tag were deleted"
+            }
+            Invariant::NoRewriteOnBaseMove => {
+                "a tenant branch is rewritten only when its desired content changes or it conflicts with the base, never because the base moved"
+            }
+            Invariant::DeclinedStaysClosed => {
+                "a pull request closed by a human is not reopened for the same content"
+            }
+            Invariant::MergesByContent => {
+                "merge-commit, squash and rebase merges are recognised by content: a base that holds the desired files is done"
+            }
+            Invariant::FollowEveryTarget => "tenants follow releases from every publish target",
+            Invariant::BoundedCost => {
+                "the request cost of a run is bounded by the number of series and tenants, not by history"
+            }
+            Invariant::TransientNotExit2 => {
+                "transient upstream failures never exit 2 (every input of the simulation is valid)"
+            }
+            Invariant::NoDuplicates => "no duplicate release, tag, pull request or comment",
+            Invariant::MergedGetsNext => {
+                "a tenant whose pull request was merged gets the next release"
+            }
+        }
+    }
+
+    /// Where the rule lives in `src/`: the one place a fix belongs.
+    pub fn home(self) -> &'static str {
+        match self {
+            Invariant::NoDowngrade | Invariant::NumberNeverReused => "`plan/series.rs`",
+            Invariant::NoRewriteOnBaseMove
+            | Invariant::DeclinedStaysClosed
+            | Invariant::MergesByContent
+            | Invariant::FollowEveryTarget
+            | Invariant::MergedGetsNext => "`tenants/plan.rs`",
+            Invariant::BoundedCost => "`observe.rs`, `tenants/apply.rs`",
+            Invariant::TransientNotExit2 => "`pipeline::Error::is_invalid_input`",
+            Invariant::NoDuplicates => "`plan/series.rs`, `apply.rs`, `tenants/apply.rs`",
+        }
+    }
+}
+
+/// One broken promise.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    pub world: String,
+    pub seed: u64,
+    /// The world's run budget (`SIM_RUNS`): with the seed, what reproduces the run.
+    pub budget: usize,
+    pub run: usize,
+    pub at: DateTime<Utc>,
+    pub invariant: Invariant,
+    /// What it is about (a tag, a tenant, the run): repeated violations about one subject are
+    /// one finding.
+    pub subject: String,
+    pub evidence: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[{} SIM_SEED={} SIM_RUNS={} run {} at {}] {}: {}",
+            self.world,
+            self.seed,
+            self.budget,
+            self.run,
+            self.at.format("%Y-%m-%d %H:%M"),
+            self.invariant.name(),
+            self.evidence
+        )
+    }
+}
+
+/// What a run was, for the checks.
+pub struct RunFacts<'a> {
+    pub world: &'a str,
+    pub seed: u64,
+    pub budget: usize,
+    pub run: usize,
+    pub at: DateTime<Utc>,
+    pub exit: i32,
+    pub error: Option<&'a str>,
+    /// No forge fault was injected (a flaky forge or a crash may leave work for the next run).
+    pub forge_clean: bool,
+    /// Labels of the faults injected.
+    pub faults: &'a [String],
+    /// Tenant → outcome (`blocked`, `failed`, …) reported by the run.
+    pub tenant_outcomes: BTreeMap<String, String>,
+    /// Forge calls of the bot (reads + writes) and, on GitHub, HTTP requests.
+    pub forge_calls: u64,
+    pub http_requests: Option<usize>,
+    pub series: usize,
+    pub tenants: usize,
+    /// Tags the run created or re-created.
+    pub new_tags: usize,
+    /// Releases published before the run.
+    pub history: usize,
+    /// Stack of the simulation.
+    pub stack: &'a StackId,
+    /// OCI is the only publish target (tenants must follow it).
+    pub oci_only: bool,
+}
+
+impl RunFacts<'_> {
+    /// The run ran its tenant stage to the end without an injected forge fault.
+    fn tenants_clean(&self) -> bool {
+        self.forge_clean && (self.exit == 0 || self.exit == 3)
+    }
+}
+
+struct Out<'a> {
+    f: &'a RunFacts<'a>,
+    v: Vec<Violation>,
+}
+
+impl Out<'_> {
+    fn push(&mut self, invariant: Invariant, subject: &str, evidence: String) {
+        self.v.push(Violation {
+            world: self.f.world.to_string(),
+            seed: self.f.seed,
+            budget: self.f.budget,
+            run: self.f.run,
+            at: self.f.at,
+            invariant,
+            subject: subject.to_string(),
+            evidence,
+        });
+    }
+
+    fn faults(&self) -> String {
+        if self.f.faults.is_empty() {
+            "no fault injected".into()
+        } else {
+            format!("faults this run: {}", self.f.faults.join(", "))
+        }
+    }
+}
+
+/// The release set a published tag shipped, from `stackbot.lock` at its commit.
+pub fn read_published(
+    b: &dyn Backend,
+    stack: &StackId,
+    tag: &str,
+    commit: Option<&str>,
+    hashes: Option<Vec<u8>>,
+) -> (
+    Option<stackbot::model::KubeVersion>,
+    BTreeMap<String, semver::Version>,
+    String,
+) {
+    use sha2::Digest as _;
+    let content = hashes
+        .as_deref()
+        .map(|h| hex::encode(sha2::Sha256::digest(h)))
+        .unwrap_or_else(|| format!("(no hashes.json; commit {})", commit.unwrap_or("?")));
+    let minor = ReleaseName::parse(tag).map(|n| n.minor).ok();
+    let set = commit
+        .and_then(|c| b.file_at(STACKS, c, "stackbot.lock"))
+        .and_then(|bytes| {
+            stackbot::lock::Lock::parse(
+                &String::from_utf8_lossy(&bytes),
+                Path::new("stackbot.lock"),
+            )
+            .ok()
+        })
+        .and_then(|l| minor.and_then(|m| l.get(stack, m).cloned()));
+    match set {
+        Some(s) => (
+            Some(s.kubernetes),
+            s.components
+                .values()
+                .filter_map(|c| Some((c.chart.clone(), semver::Version::parse(&c.version).ok()?)))
+                .collect(),
+            content,
+        ),
+        None => (None, BTreeMap::new(), content),
+    }
+}
+
+/// How two releases of one number differ, in words.
+fn changed(new: &Published, old: &Published) -> String {
+    if new.describe() == old.describe() {
+        format!(
+            "same versions ({}), different files: hashes.json {} instead of {}",
+            new.describe(),
+            &new.content[..new.content.len().min(12)],
+            &old.content[..old.content.len().min(12)]
+        )
+    } else {
+        format!("{} instead of {}", new.describe(), old.describe())
+    }
+}
+
+/// Compare a new release with the latest one of its series before it.
+fn downgrade(new: &Published, old: &Published) -> Option<String> {
+    let mut what = Vec::new();
+    if let (Some(n), Some(o)) = (new.kubernetes, old.kubernetes)
+        && n < o
+    {
+        what.push(format!("Kubernetes {n} < {o}"));
+    }
+    for (chart, v) in &new.components {
+        if let Some(o) = old.components.get(chart)
+            && v < o
+        {
+            what.push(format!("{chart} {v} < {o}"));
+        }
+    }
+    (!what.is_empty()).then(|| what.join(", "))
+}
+
+/// Record what the run published and check numbering and downgrades. `new` are the tags that
+/// appeared (forge releases or OCI tags), with what they contain.
+pub fn check_publications(
+    f: &RunFacts,
+    ledger: &mut Ledger,
+    new: Vec<Published>,
+) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    let mut new = new;
+    new.sort_by_key(|p| (p.series.clone(), p.n));
+    for p in new {
+        match ledger.published.get_mut(&p.tag) {
+            Some(old) => {
+                if let Some(w) = old.withdrawn
+                    && !old.reissue_reported
+                {
+                    old.reissue_reported = true;
+                    let content = if old.content == p.content {
+                        "the withdrawn content again".to_string()
+                    } else {
+                        format!("different content ({})", changed(&p, old))
+                    };
+                    out.push(
+                        Invariant::NumberNeverReused,
+                        &p.tag,
+                        format!(
+                            "{} was published in run {} and withdrawn by a human after run {} (release deleted{}); it is published again with {content}",
+                            p.tag,
+                            old.run,
+                            w.after_run,
+                            if w.tag_deleted { ", tag deleted" } else { ", tag kept" }
+                        ),
+                    );
+                } else if old.withdrawn.is_none() && old.content != p.content {
+                    out.push(
+                        Invariant::NumberNeverReused,
+                        &p.tag,
+                        format!(
+                            "{} is published with different content than in run {} ({})",
+                            p.tag,
+                            old.run,
+                            changed(&p, old)
+                        ),
+                    );
+                    old.content = p.content.clone();
+                }
+                old.targets.extend(p.targets.iter().copied());
+            }
+            None => {
+                if let Some(prev) = ledger.latest(&p.series)
+                    && prev.n < p.n
+                    && let Some(d) = downgrade(&p, prev)
+                {
+                    out.push(
+                        Invariant::NoDowngrade,
+                        &p.tag,
+                        format!(
+                            "{} ({}) is older than {} ({}): {d}; {}",
+                            p.tag,
+                            p.describe(),
+                            prev.tag,
+                            prev.describe(),
+                            out.faults()
+                        ),
+                    );
+                }
+                ledger.published.insert(p.tag.clone(), p);
+            }
+        }
+    }
+    out.v
+}
+
+/// Tags a human deleted that the bot created again.
+pub fn check_tags(
+    f: &RunFacts,
+    ledger: &mut Ledger,
+    before: &Observation,
+    after: &Observation,
+) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    for tag in after.tags.keys() {
+        if before.tags.contains_key(tag) {
+            continue;
+        }
+        if let Some(p) = ledger.published.get_mut(tag)
+            && let Some(w) = p.withdrawn
+            && w.tag_deleted
+            && !p.reissue_reported
+        {
+            p.reissue_reported = true;
+            out.push(
+                Invariant::NumberNeverReused,
+                tag,
+                format!(
+                    "tag {tag} (published in run {}, release and tag deleted by a human after run {}) was created again",
+                    p.run, w.after_run
+                ),
+            );
+        }
+    }
+    out.v
+}
+
+/// Exit 2 is for input a human must fix; the simulation's input is always valid.
+pub fn check_exit(f: &RunFacts) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    if f.exit == 2 {
+        out.push(
+            Invariant::TransientNotExit2,
+            "exit 2",
+            format!(
+                "the run exited 2 (\"fix the input\") with valid input: {}; {}",
+                f.error.unwrap_or("?"),
+                out.faults()
+            ),
+        );
+    }
+    out.v
+}
+
+/// Cost bound: what a run that releases every series and updates every tenant may cost,
+/// whatever happened before — a full release of a series (its hashes, metadata, base tree of
+/// about 40 files, commit, tag, draft, assets, publish) is under 70 forge calls, a tenant
+/// under 25. Nothing here grows with the number of releases in the history, so a run that
+/// walks history (every tag, every tree) breaks it within months.
+pub fn cost_bound(series: usize, tenants: usize) -> u64 {
+    (20 + 70 * series + 25 * tenants) as u64
+}
+
+pub fn check_cost(f: &RunFacts) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    // A flaky forge costs retries; a crash stops early: only clean runs are measured.
+    if !f.forge_clean {
+        return out.v;
+    }
+    let bound = cost_bound(f.series, f.tenants);
+    let http_bound = bound * 2;
+    if f.forge_calls > bound {
+        out.push(
+            Invariant::BoundedCost,
+            "forge calls",
+            format!(
+                "{} forge calls for {} series and {} tenants (bound {bound}; {} releases in the history, {} tags made by the run)",
+                f.forge_calls, f.series, f.tenants, f.history, f.new_tags
+            ),
+        );
+    } else if let Some(h) = f.http_requests
+        && h as u64 > http_bound
+    {
+        out.push(
+            Invariant::BoundedCost,
+            "HTTP requests",
+            format!(
+                "{h} HTTP requests for {} series and {} tenants (bound {http_bound}; {} releases in the history, {} tags made by the run)",
+                f.series, f.tenants, f.history, f.new_tags
+            ),
+        );
+    }
+    out.v
+}
+
+/// No duplicate release, tag, pull request or comment (after a run without forge faults).
+pub fn check_duplicates(f: &RunFacts, ledger: &Ledger, after: &Observation) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    if !f.tenants_clean() {
+        return out.v;
+    }
+    let mut by_tag: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for r in &after.releases {
+        let e = by_tag.entry(r.tag.as_str()).or_default();
+        if r.draft {
+            e.1 += 1;
+        } else {
+            e.0 += 1;
+        }
+    }
+    for (tag, (published, drafts)) in by_tag {
+        if published > 1 || (published == 1 && drafts > 0) {
+            out.push(
+                Invariant::NoDuplicates,
+                tag,
+                format!("{tag}: {published} published release(s) and {drafts} draft(s)"),
+            );
+        }
+    }
+    // Two consecutive live releases of a series with the same content.
+    let mut series: BTreeMap<&str, Vec<&Published>> = BTreeMap::new();
+    for p in ledger.published.values().filter(|p| p.withdrawn.is_none()) {
+        series.entry(p.series.as_str()).or_default().push(p);
+    }
+    for list in series.values_mut() {
+        list.sort_by_key(|p| p.n);
+        for w in list.windows(2) {
+            if w[0].content == w[1].content && w[1].run == f.run {
+                out.push(
+                    Invariant::NoDuplicates,
+                    &w[1].tag,
+                    format!(
+                        "{} has the same content as {} ({})",
+                        w[1].tag,
+                        w[0].tag,
+                        w[1].describe()
+                    ),
+                );
+            }
+        }
+    }
+    for (name, t) in &after.tenants {
+        let open = t.pulls.iter().filter(|p| p.state == PrState::Open).count();
+        if open > 1 {
+            out.push(
+                Invariant::NoDuplicates,
+                name,
+                format!("{name}: {open} open pull requests from the bot branch"),
+            );
+        }
+        for (n, comments) in &t.comments {
+            let mut seen: BTreeSet<&str> = BTreeSet::new();
+            let mut markers: BTreeSet<&str> = BTreeSet::new();
+            for (_, body) in comments {
+                if !seen.insert(body.as_str()) {
+                    out.push(
+                        Invariant::NoDuplicates,
+                        name,
+                        format!("{name} #{n}: the same comment twice: {}", first_line(body)),
+                    );
+                }
+                if let Some(m) = marker(body)
+                    && !markers.insert(m)
+                {
+                    out.push(
+                        Invariant::NoDuplicates,
+                        name,
+                        format!("{name} #{n}: two comments with the marker {m}"),
+                    );
+                }
+            }
+        }
+    }
+    out.v
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with("<!--"))
+        .unwrap_or("")
+        .chars()
+        .take(100)
+        .collect()
+}
+
+fn marker(body: &str) -> Option<&str> {
+    let start = body.find("<!-- stackbot:")?;
+    let end = body[start..].find("-->")? + start + 3;
+    Some(&body[start..end])
+}
+
+/// The newest live release number per minor of the stack, and whether it exists only in OCI.
+pub fn available(ledger: &Ledger) -> BTreeMap<Minor, (u64, String, bool)> {
+    let mut out = BTreeMap::new();
+    for p in ledger.latest_per_series().values() {
+        if let Ok(n) = ReleaseName::parse(&p.tag) {
+            out.insert(n.minor, (p.n, p.tag.clone(), !p.targets.contains("forge")));
+        }
+    }
+    out
+}
+
+/// What a tenant's main should list to be current with `avail`: per followed minor the newest
+/// number, the next minors (unless the tenant ignores minors), and its Clusters' classes.
+pub fn required(
+    t: &Tenant,
+    main: &Proposal,
+    avail: &BTreeMap<Minor, (u64, String, bool)>,
+) -> Proposal {
+    let mut want = Proposal::default();
+    for m in main.stacks.keys() {
+        if let Some((n, _, _)) = avail.get(m) {
+            want.stacks.insert(*m, vec![*n]);
+        }
+    }
+    if !t.ignore_minors
+        && let Some(top) = main.stacks.keys().max()
+    {
+        for (m, (n, _, _)) in avail.range(*top..).filter(|(m, _)| *m > top) {
+            want.stacks.insert(*m, vec![*n]);
+        }
+    }
+    for (k, class) in &main.clusters {
+        if let Some(r) = Proposal::cluster_release(class)
+            && let Some((n, tag, _)) = avail.get(&r.minor)
+            && *n > r.version.major
+        {
+            want.clusters.insert(k.clone(), tag.clone());
+        }
+    }
+    want
+}
+
+/// Tenant-side promises, per tenant: no force-push without reason, declined stays closed,
+/// merges recognised, and every tenant offered the newest releases.
+pub fn check_tenants(
+    f: &RunFacts,
+    ledger: &Ledger,
+    b: &dyn Backend,
+    tenants: &[&Tenant],
+    before: &Observation,
+    after: &Observation,
+) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    let avail = available(ledger);
+    for t in tenants {
+        let (Some(pre), Some(post)) = (before.tenants.get(t.name), after.tenants.get(t.name))
+        else {
+            continue;
+        };
+        rewrites(&mut out, b, t, pre, post);
+        reopened(&mut out, ledger, t, pre, post);
+        if f.tenants_clean() && f.tenant_outcomes.get(t.name).is_none_or(|o| o != "failed") {
+            merged_and_following(&mut out, ledger, t, post, &avail);
+        }
+    }
+    out.v
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(8)]
+}
+
+fn rewrites(out: &mut Out, b: &dyn Backend, t: &Tenant, pre: &TenantObs, post: &TenantObs) {
+    let (Some(h0), Some(h1)) = (&pre.branch, &post.branch) else {
+        return;
+    };
+    if h0 == h1 || b.is_ancestor(&t.repo, h0, h1) {
+        return; // untouched, or extended (never a rewrite)
+    }
+    let (p0, p1) = (pre.branch_proposal(), post.branch_proposal());
+    if p0 != p1 {
+        return; // the desired content changed
+    }
+    // Same content: only a conflict with the base justifies rewriting.
+    let Some(base) = b.merge_base(&t.repo, h0, &post.main) else {
+        return;
+    };
+    let at_base = b.files_at(&t.repo, &base);
+    let (base_managed, old_managed) = (t.managed(&at_base), t.managed(&b.files_at(&t.repo, h0)));
+    if merge::merge_trees(&base_managed, &old_managed, &post.main_files).is_err() {
+        return;
+    }
+    // The desired content is the files the bot edits, as the base has them plus its edits: a
+    // base commit that changes one of those files changes the desired content (the bot then
+    // rebuilds the branch from the new file; docs/reliability.md). Only a move of the base
+    // elsewhere must leave the branch alone.
+    let edited: BTreeSet<&String> = old_managed
+        .keys()
+        .chain(base_managed.keys())
+        .filter(|p| old_managed.get(*p) != base_managed.get(*p))
+        .collect();
+    if edited
+        .iter()
+        .any(|p| post.main_files.get(*p) != base_managed.get(*p))
+    {
+        return;
+    }
+    let now = b.files_at(&t.repo, &post.main);
+    let changed: Vec<&String> = now
+        .keys()
+        .chain(at_base.keys())
+        .filter(|p| now.get(*p) != at_base.get(*p))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let moved = if changed.is_empty() {
+        "main did not change since the branch was made".to_string()
+    } else {
+        format!(
+            "since the branch was made, main changed {}",
+            changed
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    out.push(
+        Invariant::NoRewriteOnBaseMove,
+        t.name,
+        format!(
+            "{}: {} rewritten {} → {} with the same content ({}); {moved}, and the old branch merges into main without conflict",
+            t.name,
+            super::tenants::BRANCH,
+            short(h0),
+            short(h1),
+            p1.map(|p| p.describe()).unwrap_or_default()
+        ),
+    );
+}
+
+fn reopened(out: &mut Out, ledger: &Ledger, t: &Tenant, pre: &TenantObs, post: &TenantObs) {
+    let was_open: BTreeSet<u64> = pre
+        .pulls
+        .iter()
+        .filter(|p| p.state == PrState::Open)
+        .map(|p| p.number)
+        .collect();
+    let Some(p) = post.open_pull() else { return };
+    if was_open.contains(&p.number) {
+        return;
+    }
+    let Some(now) = post.branch_proposal() else {
+        return;
+    };
+    if let Some(d) = ledger
+        .declined
+        .iter()
+        .rev()
+        .find(|d| d.tenant == t.name && d.proposal == now)
+    {
+        out.push(
+            Invariant::DeclinedStaysClosed,
+            t.name,
+            format!(
+                "{}: #{} opened for {} — the content of #{} that a human {} after run {}",
+                t.name,
+                p.number,
+                now.describe(),
+                d.pull,
+                d.how,
+                d.after_run
+            ),
+        );
+    }
+}
+
+fn merged_and_following(
+    out: &mut Out,
+    ledger: &Ledger,
+    t: &Tenant,
+    post: &TenantObs,
+    avail: &BTreeMap<Minor, (u64, String, bool)>,
+) {
+    let main = post.main_proposal();
+    let want = required(t, &main, avail);
+    let outcome = out
+        .f
+        .tenant_outcomes
+        .get(t.name)
+        .cloned()
+        .unwrap_or_default();
+    let human_on_branch = ledger.human_commits_on(t.name, &post.branch_commits);
+    let open = post.open_pull();
+    let behind = !main.covers(&want);
+    if !behind {
+        // Up to date: a new pull request for what main already has is a merge not recognised.
+        if let Some(p) = open
+            && let Some(bp) = post.branch_proposal()
+            && main.covers(&bp)
+        {
+            out.push(
+                Invariant::MergesByContent,
+                t.name,
+                format!(
+                    "{}: #{} is open for {}, which main already has{}",
+                    t.name,
+                    p.number,
+                    bp.describe(),
+                    ledger
+                        .last_merge(t.name)
+                        .map(|m| format!(" (last merge: {:?} of #{})", m.kind, m.pull))
+                        .unwrap_or_default()
+                ),
+            );
+        }
+        return;
+    }
+    if let Some(p) = open
+        && post.branch_proposal().is_some_and(|bp| bp.covers(&want))
+    {
+        let _ = p;
+        return; // offered
+    }
+    // Legitimately not offered: a human declined every release the bot would propose now
+    // (also when that pull request proposed more, e.g. a release withdrawn since: nothing in
+    // the proposal is newer than what was declined), or is working on the branch.
+    let declined = ledger.declined.iter().any(|d| {
+        d.tenant == t.name
+            && want
+                .stacks
+                .iter()
+                .filter(|(m, l)| main.newest(**m) < l.iter().max().copied())
+                .all(|(m, l)| d.proposal.newest(*m) == l.iter().max().copied())
+            && want
+                .clusters
+                .iter()
+                .filter(|(k, c)| main.clusters.get(*k) != Some(*c))
+                .all(|(k, c)| d.proposal.clusters.get(k) == Some(c))
+    });
+    if declined {
+        return;
+    }
+    let merged = post
+        .latest_pull()
+        .is_some_and(|p| p.state == PrState::Merged);
+    if !human_on_branch.is_empty() && !merged {
+        // A human's commits on the branch of a pull request that was not merged: the bot
+        // never pushes over them (it says so on an open pull request).
+        return;
+    }
+    let missing: Vec<String> = want
+        .stacks
+        .iter()
+        .filter(|(m, l)| main.newest(**m) < l.iter().max().copied())
+        .map(|(m, l)| format!("{m} v{}", l[0]))
+        .chain(
+            want.clusters
+                .iter()
+                .filter(|(k, c)| main.clusters.get(*k) != Some(*c))
+                .map(|(k, c)| format!("{} → {c}", k.rsplit(':').next().unwrap_or(k))),
+        )
+        .collect();
+    let oci_only = want
+        .stacks
+        .keys()
+        .any(|m| avail.get(m).is_some_and(|a| a.2));
+    let state = match (open, &post.branch) {
+        (Some(p), _) => format!(
+            "#{} is open for {}",
+            p.number,
+            post.branch_proposal()
+                .map(|p| p.describe())
+                .unwrap_or_default()
+        ),
+        (None, Some(_)) => format!(
+            "no open pull request; the branch holds {} commit(s) main lacks ({} by humans)",
+            post.branch_commits.len(),
+            post.branch_commits
+                .iter()
+                .filter(|c| !c.author_email.contains("stackbot"))
+                .count()
+        ),
+        (None, None) => "no open pull request and no branch".into(),
+    };
+    let evidence = format!(
+        "{}: main lists {}; published: {}; {state}; tenant outcome `{}`",
+        t.name,
+        main.describe(),
+        missing.join(", "),
+        if outcome.is_empty() { "none" } else { &outcome }
+    );
+    if oci_only {
+        out.push(
+            Invariant::FollowEveryTarget,
+            t.name,
+            format!("{evidence} (published only to OCI)"),
+        );
+    } else if let Some(m) = ledger.last_merge(t.name) {
+        out.push(
+            Invariant::MergedGetsNext,
+            t.name,
+            format!(
+                "{evidence}; last merge: {:?} of #{} after run {}, branch {}",
+                m.kind,
+                m.pull,
+                m.after_run,
+                if m.branch_kept { "kept" } else { "deleted" }
+            ),
+        );
+    } else {
+        out.push(Invariant::FollowEveryTarget, t.name, evidence);
+    }
+}
+
+/// A tenant reported `blocked` although every commit on its branch that main lacks is the
+/// bot's or a merge of main into it ("Update branch"), or the branch's pull request was merged.
+pub fn check_blocked(
+    f: &RunFacts,
+    ledger: &Ledger,
+    tenants: &[&Tenant],
+    after: &Observation,
+) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    for t in tenants {
+        if f.tenant_outcomes.get(t.name).map(String::as_str) != Some("blocked") {
+            continue;
+        }
+        let Some(post) = after.tenants.get(t.name) else {
+            continue;
+        };
+        let genuine = ledger.human_commits_on(t.name, &post.branch_commits);
+        let merged = post
+            .latest_pull()
+            .is_some_and(|p| p.state == PrState::Merged);
+        if genuine.is_empty() || merged {
+            let merges = post
+                .branch_commits
+                .iter()
+                .filter(|c| c.parents.len() > 1)
+                .count();
+            out.push(
+                Invariant::MergesByContent,
+                t.name,
+                format!(
+                    "{}: blocked ({} commit(s) on the branch main lacks: {} merge commit(s) from \"Update branch\", {} content commit(s) by humans{})",
+                    t.name,
+                    post.branch_commits.len(),
+                    merges,
+                    genuine.len(),
+                    if merged {
+                        format!(
+                            "; its pull request #{} was merged",
+                            post.latest_pull().map(|p| p.number).unwrap_or(0)
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
+    }
+    out.v
+}

@@ -1,0 +1,349 @@
+//! The tenants of a world: their GitOps repositories, how each team treats the bot's pull
+//! requests (its persona), and what a tenant file *proposes* — the versions its ClusterStack
+//! resources list and the classes its Clusters use — read with a real YAML parser, so the
+//! checks compare meaning, not bytes.
+
+use std::collections::BTreeMap;
+
+use stackbot::model::{Minor, ReleaseName, StackVersion};
+
+use super::forge::{Files, MergeMethod};
+
+/// How a team handles the bot's pull requests.
+#[derive(Debug, Clone)]
+pub struct Persona {
+    /// Merge buttons this team uses, with weights.
+    pub merge: &'static [(MergeMethod, u32)],
+    /// Hours from a pull request being opened to the team acting on it.
+    pub delay_hours: (i64, i64),
+    /// Probability of pressing "Update branch" before merging.
+    pub update_branch: f64,
+    /// Probability of deleting the branch after merging (GitHub's auto-delete setting).
+    pub delete_branch: f64,
+    /// Probability of declining (closing) a pull request.
+    pub decline: f64,
+    /// Probability of pushing an own commit to the bot's branch before merging.
+    pub human_commit: f64,
+    /// Mean days between unrelated commits on `main` (Renovate, Flux, people).
+    pub renovate_days: f64,
+    /// Share of those commits that touch the tenant's ClusterStack file elsewhere.
+    pub renovate_same_file: f64,
+}
+
+/// A tenant repository and its team.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    pub name: &'static str,
+    pub repo: String,
+    /// The file holding the ClusterStack resources.
+    pub stack_file: &'static str,
+    /// `files:` glob of the configuration.
+    pub files_glob: &'static str,
+    /// A file with `Cluster` resources (`clusters:` opt-in), if the team uses it.
+    pub cluster_file: Option<&'static str>,
+    /// `policy.minor: ignore`.
+    pub ignore_minors: bool,
+    /// The minors its ClusterStack resources name at first.
+    pub minors: &'static [u64],
+    pub persona: Persona,
+    /// Day of the simulation the tenant is added on (0: from the start).
+    pub joins_on_day: i64,
+}
+
+pub const STACK: &str = "openstack/scs2";
+pub const BRANCH: &str = "stackbot/openstack-scs2";
+
+/// The tenants of every world: three from the start, two joining during the year.
+pub fn roster() -> Vec<Tenant> {
+    use MergeMethod::*;
+    vec![
+        Tenant {
+            name: "acme",
+            repo: "acme/gitops".into(),
+            stack_file: "clusters/clusterstack.yaml",
+            files_glob: "clusters/*.yaml",
+            cluster_file: None,
+            ignore_minors: false,
+            minors: &[33],
+            persona: Persona {
+                merge: &[(Squash, 8), (Merge, 1)],
+                delay_hours: (2, 30),
+                update_branch: 0.1,
+                delete_branch: 0.8,
+                decline: 0.05,
+                human_commit: 0.05,
+                renovate_days: 9.0,
+                renovate_same_file: 0.1,
+            },
+            joins_on_day: 0,
+        },
+        Tenant {
+            name: "globex",
+            repo: "globex/platform".into(),
+            stack_file: "clusterstacks/prod/scs2.yaml",
+            files_glob: "clusterstacks/**/*.yaml",
+            cluster_file: None,
+            ignore_minors: true,
+            minors: &[32, 33],
+            persona: Persona {
+                merge: &[(Merge, 6), (Squash, 1)],
+                delay_hours: (24, 150),
+                update_branch: 0.5,
+                delete_branch: 0.2,
+                decline: 0.1,
+                human_commit: 0.1,
+                renovate_days: 6.0,
+                renovate_same_file: 0.2,
+            },
+            joins_on_day: 0,
+        },
+        Tenant {
+            name: "initech",
+            repo: "initech/fleet".into(),
+            stack_file: "platform/clusterstacks.yaml",
+            files_glob: "platform/clusterstacks.yaml",
+            cluster_file: Some("platform/clusters/prod.yaml"),
+            ignore_minors: false,
+            minors: &[33],
+            persona: Persona {
+                merge: &[(Rebase, 6), (Squash, 1)],
+                delay_hours: (2, 72),
+                update_branch: 0.2,
+                delete_branch: 0.5,
+                decline: 0.15,
+                human_commit: 0.15,
+                renovate_days: 4.0,
+                renovate_same_file: 0.3,
+            },
+            joins_on_day: 0,
+        },
+        Tenant {
+            name: "umbrella",
+            repo: "umbrella/gitops".into(),
+            stack_file: "gitops/cs.yaml",
+            files_glob: "gitops/*.yaml",
+            cluster_file: None,
+            ignore_minors: false,
+            minors: &[34],
+            persona: Persona {
+                merge: &[(Squash, 3), (Rebase, 1), (Merge, 1)],
+                delay_hours: (4, 96),
+                update_branch: 0.3,
+                delete_branch: 0.0,
+                decline: 0.1,
+                human_commit: 0.1,
+                renovate_days: 7.0,
+                renovate_same_file: 0.2,
+            },
+            joins_on_day: 100,
+        },
+        Tenant {
+            name: "hooli",
+            repo: "hooli/k8s".into(),
+            stack_file: "k8s/cs.yaml",
+            files_glob: "k8s/cs.yaml",
+            cluster_file: None,
+            ignore_minors: true,
+            minors: &[34],
+            persona: Persona {
+                merge: &[(Merge, 2), (Rebase, 1)],
+                delay_hours: (12, 200),
+                update_branch: 0.4,
+                delete_branch: 0.5,
+                decline: 0.25,
+                human_commit: 0.05,
+                renovate_days: 5.0,
+                renovate_same_file: 0.1,
+            },
+            joins_on_day: 220,
+        },
+    ]
+}
+
+fn stack_doc(minor: u64, header: &str) -> String {
+    format!(
+        "{header}apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-{minor}\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.{minor}\"\n  channel: stable\n  autoSubscribe: false\n  noProvider: true\n  versions: []\n"
+    )
+}
+
+impl Tenant {
+    /// The repository's files when the tenant joins.
+    pub fn initial_files(&self) -> Files {
+        let mut f = Files::new();
+        let mut text = format!(
+            "# {} follows openstack/scs2; stackbot proposes new releases here.\n",
+            self.name
+        );
+        for (i, m) in self.minors.iter().enumerate() {
+            if i > 0 {
+                text.push_str("---\n");
+            }
+            text.push_str(&stack_doc(*m, ""));
+        }
+        f.insert(self.stack_file.into(), text.into_bytes());
+        if let Some(c) = self.cluster_file {
+            let m = self.minors[0];
+            f.insert(
+                c.into(),
+                format!(
+                    "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: prod-1\n  namespace: cluster\nspec:\n  topology:\n    class: openstack-scs2-1-{m}-v1\n    version: v1.{m}.0\n"
+                )
+                .into_bytes(),
+            );
+        }
+        f.insert(
+            "README.md".into(),
+            format!("# {} GitOps\n", self.name).into_bytes(),
+        );
+        f.insert(
+            "apps/podinfo.yaml".into(),
+            b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: podinfo\nspec:\n  template:\n    spec:\n      containers:\n      - name: podinfo\n        image: ghcr.io/stefanprodan/podinfo:6.7.0\n".to_vec(),
+        );
+        f
+    }
+
+    /// The tenant's entry in `stackbot.yaml`.
+    pub fn config_yaml(&self) -> String {
+        let mut s = format!(
+            "  - name: {}\n    repository: {}\n    files: [\"{}\"]\n    stacks: [{STACK}]\n",
+            self.name, self.repo, self.files_glob
+        );
+        if let Some(c) = self.cluster_file {
+            s.push_str(&format!("    clusters: [\"{c}\"]\n"));
+        }
+        if self.ignore_minors {
+            s.push_str("    policy:\n      minor: ignore\n");
+        }
+        s
+    }
+
+    /// The files a proposal is read from.
+    pub fn managed(&self, files: &Files) -> Files {
+        files
+            .iter()
+            .filter(|(p, _)| {
+                p.as_str() == self.stack_file
+                    || Some(p.as_str()) == self.cluster_file
+                    || (p.ends_with(".yaml") && glob_match(self.files_glob, p))
+            })
+            .map(|(p, b)| (p.clone(), b.clone()))
+            .collect()
+    }
+}
+
+fn glob_match(glob: &str, path: &str) -> bool {
+    globset::Glob::new(glob)
+        .map(|g| g.compile_matcher().is_match(path))
+        .unwrap_or(false)
+}
+
+/// What a tenant's files say: per minor, the stable versions its ClusterStack lists; per
+/// Cluster, its class.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Proposal {
+    pub stacks: BTreeMap<Minor, Vec<u64>>,
+    pub clusters: BTreeMap<String, String>,
+}
+
+impl Proposal {
+    /// Read every ClusterStack of openstack/scs2 and every Cluster in `files`.
+    pub fn of(files: &Files) -> Proposal {
+        let mut p = Proposal::default();
+        for (path, bytes) in files {
+            let text = String::from_utf8_lossy(bytes);
+            for doc in text.split("\n---\n") {
+                let Ok(v) = yaml_serde::from_str::<yaml_serde::Value>(doc) else {
+                    continue;
+                };
+                match v.get("kind").and_then(|k| k.as_str()) {
+                    Some("ClusterStack") => {
+                        let spec = &v["spec"];
+                        if spec["name"].as_str() != Some("scs2") {
+                            continue;
+                        }
+                        let Some(minor) = spec["kubernetesVersion"]
+                            .as_str()
+                            .and_then(|m| m.parse::<Minor>().ok())
+                        else {
+                            continue;
+                        };
+                        let mut list: Vec<u64> = spec["versions"]
+                            .as_sequence()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|x| x.as_str())
+                            .filter_map(|x| StackVersion::parse_dot(x).ok())
+                            .filter(|x| x.is_stable())
+                            .map(|x| x.major)
+                            .collect();
+                        list.sort();
+                        p.stacks.entry(minor).or_default().extend(list);
+                    }
+                    Some("Cluster") => {
+                        let name = v["metadata"]["name"].as_str().unwrap_or_default();
+                        let class = v["spec"]["topology"]["class"].as_str().unwrap_or_default();
+                        p.clusters
+                            .insert(format!("{path}:{name}"), class.to_string());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        p
+    }
+
+    /// The newest stable release number the tenant lists for `minor`.
+    pub fn newest(&self, minor: Minor) -> Option<u64> {
+        self.stacks
+            .get(&minor)
+            .and_then(|l| l.iter().max().copied())
+    }
+
+    /// The release a Cluster's class names (`openstack-scs2-1-33-v2` → 2).
+    pub fn cluster_release(class: &str) -> Option<ReleaseName> {
+        ReleaseName::parse(class).ok()
+    }
+
+    /// Whether this proposal lists at least what `other` lists, minor by minor and cluster by
+    /// cluster (a pull request that brings `other` is done once the base says this).
+    pub fn covers(&self, other: &Proposal) -> bool {
+        other.stacks.iter().all(|(m, l)| {
+            l.iter()
+                .max()
+                .is_none_or(|want| self.newest(*m).is_some_and(|have| have >= *want))
+        }) && other.clusters.iter().all(|(k, c)| {
+            let want = Self::cluster_release(c).map(|r| r.version.major);
+            let have = self
+                .clusters
+                .get(k)
+                .and_then(|c| Self::cluster_release(c))
+                .map(|r| r.version.major);
+            match (want, have) {
+                (Some(w), Some(h)) => h >= w,
+                (None, _) => true,
+                (Some(_), None) => false,
+            }
+        })
+    }
+
+    /// A short description (`1.33 [v2, v3]; prod-1 → …-v3`).
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = self
+            .stacks
+            .iter()
+            .map(|(m, l)| {
+                format!(
+                    "{m} [{}]",
+                    l.iter()
+                        .map(|n| format!("v{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+            .collect();
+        for (k, c) in &self.clusters {
+            parts.push(format!("{} → {c}", k.rsplit(':').next().unwrap_or(k)));
+        }
+        parts.join("; ")
+    }
+}

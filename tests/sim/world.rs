@@ -1,0 +1,1081 @@
+//! One world: a cluster-stacks repository released by the real pipeline, hour after hour, on
+//! one forge, with upstream from the timeline and people acting between runs.
+//!
+//! Time is compressed by choosing which hours to simulate: the hour after every upstream change
+//! (a release, an image, a chart) and after each tenant joining, some hours after those (the
+//! reconcile and no-op runs), and quiet hours at random until the run budget is spent (with a
+//! budget of 24 × days every hour runs). People act at their own times; the next simulated run
+//! sees what they did. Faults are drawn per run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::{DateTime, Duration, Timelike, Utc};
+use stackbot::clock::{Clock as _, ManualClock};
+use stackbot::config::Loaded;
+use stackbot::forge::faulty::FaultMode;
+use stackbot::model::{KubeVersion, StackId};
+use stackbot::pipeline::{Context, Selection};
+
+use super::actors::{self, Agenda, Human, MAINTAINER, RENOVATE, member};
+use super::forge::{Backend, Crash, Files, PrState, fake::Fake, local::Local};
+use super::invariants::{self, RunFacts, Violation};
+use super::ledger::{Declined, Ledger, Merged, Published, RunRecord, Withdrawal};
+use super::observe::{self, Observation, STACKS};
+use super::oci::Oci;
+use super::tenants::{self, BRANCH, Tenant};
+use super::timeline::{CCM, Timeline};
+use super::upstream::{Target, UpFault, Upstream};
+
+/// Which forge a world lives on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForgeKind {
+    Local,
+    Github,
+}
+
+/// How a world is set up.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub forge: ForgeKind,
+    /// Upstream over HTTP (the fixture server) instead of snapshots.
+    pub http_upstream: bool,
+    /// `publish: [oci]`: releases go to a real OCI registry only (no forge releases).
+    pub oci_only: bool,
+    pub seed: u64,
+    pub start: DateTime<Utc>,
+    pub days: i64,
+    /// Runs to simulate (24 × days: every hour).
+    pub runs: usize,
+    /// Probability that a run sees an upstream fault.
+    pub upstream_faults: f64,
+    /// Probability that a run sees a forge fault (a crash; on GitHub also a flaky API).
+    pub forge_faults: f64,
+}
+
+/// What a world did.
+#[derive(Debug, Default)]
+pub struct WorldReport {
+    pub name: String,
+    pub forge: String,
+    pub upstream: String,
+    pub seed: u64,
+    pub start: Option<DateTime<Utc>>,
+    pub days: i64,
+    pub records: Vec<RunRecord>,
+    pub humans: BTreeMap<String, usize>,
+    pub faults: BTreeMap<String, usize>,
+    pub violations: Vec<Violation>,
+    pub published: usize,
+    pub withdrawn: usize,
+    pub pulls_opened: usize,
+    pub provenance: String,
+    pub wall: std::time::Duration,
+}
+
+pub struct World {
+    sc: Scenario,
+    dir: tempfile::TempDir,
+    clock: Arc<ManualClock>,
+    upstream: Upstream,
+    backend: Box<dyn Backend>,
+    oci: Option<Oci>,
+    tenants: Vec<Tenant>,
+    active: Vec<bool>,
+    loaded: Loaded,
+    stack: StackId,
+    ledger: Ledger,
+    rng: fastrand::Rng,
+    agenda: Agenda,
+    handled: BTreeSet<(usize, u64)>,
+    humans: BTreeMap<String, usize>,
+    faults: BTreeMap<String, usize>,
+    violations: Vec<Violation>,
+    pulls_seen: BTreeSet<(usize, u64)>,
+    edits: u32,
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let p = e.path();
+        let dest = to.join(e.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).expect("copy");
+        }
+    }
+}
+
+/// A scratch directory for the world's forge, templates and snapshots: on a RAM file system
+/// when the machine has one (`/dev/shm`), since a year of releases writes tens of thousands of
+/// small files (git objects, assets) and that is most of a simulation's time on a disk.
+fn scratch() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if std::env::var_os("SIM_TMPDIR").is_none()
+        && shm.is_dir()
+        && let Ok(d) = tempfile::Builder::new()
+            .prefix("stackbot-sim-")
+            .tempdir_in(shm)
+    {
+        return d;
+    }
+    match std::env::var_os("SIM_TMPDIR") {
+        Some(d) => tempfile::tempdir_in(d).expect("temp dir in SIM_TMPDIR"),
+        None => tempfile::tempdir().expect("temp dir"),
+    }
+}
+
+/// The hourly run slot at or after `t` (runs start at minute 17, like a cron `17 * * * *`).
+fn slot_after(t: DateTime<Utc>) -> DateTime<Utc> {
+    let hour = t
+        .with_minute(17)
+        .and_then(|x| x.with_second(0))
+        .and_then(|x| x.with_nanosecond(0))
+        .expect("time");
+    if hour > t {
+        hour
+    } else {
+        hour + Duration::hours(1)
+    }
+}
+
+impl World {
+    /// A world for `sc`; `None` when it needs an OCI registry and registry tests are skipped
+    /// (`STACKBOT_SKIP_REGISTRY=1`).
+    pub fn new(sc: Scenario) -> Option<World> {
+        let dir = scratch();
+        let clock = ManualClock::shared(sc.start);
+        let timeline = Timeline::build(sc.start, sc.days, sc.seed);
+        let upstream = if sc.http_upstream {
+            Upstream::http(timeline)
+        } else {
+            Upstream::snapshots(timeline, dir.path())
+        };
+        let backend: Box<dyn Backend> = match sc.forge {
+            ForgeKind::Local => Box::new(Local::new(&dir.path().join("forge"), clock.clone())),
+            ForgeKind::Github => Box::new(Fake::start()),
+        };
+        copy_dir(
+            &root().join("templates/openstack/scs2"),
+            &dir.path().join("templates/openstack/scs2"),
+        );
+        backend.create_repo(
+            STACKS,
+            &Files::from([(
+                "README.md".to_string(),
+                b"# SCS cluster stacks\n\nReleased by stackbot.\n".to_vec(),
+            )]),
+        );
+        let tenants = tenants::roster();
+        let active: Vec<bool> = tenants.iter().map(|t| t.joins_on_day == 0).collect();
+        for (t, a) in tenants.iter().zip(&active) {
+            if *a {
+                backend.create_repo(&t.repo, &t.initial_files());
+            }
+        }
+        let oci = if sc.oci_only {
+            Some(Oci::start()?)
+        } else {
+            None
+        };
+        let rng = fastrand::Rng::with_seed(sc.seed);
+        let loaded = write_config(
+            dir.path(),
+            &upstream,
+            backend.as_ref(),
+            oci.as_ref(),
+            &tenants,
+            &active,
+        );
+        Some(World {
+            loaded,
+            oci,
+            stack: StackId::new("openstack", "scs2").expect("stack"),
+            sc,
+            dir,
+            clock,
+            upstream,
+            backend,
+            tenants,
+            active,
+            ledger: Ledger::default(),
+            rng,
+            agenda: Agenda::default(),
+            handled: BTreeSet::new(),
+            humans: BTreeMap::new(),
+            faults: BTreeMap::new(),
+            violations: Vec::new(),
+            pulls_seen: BTreeSet::new(),
+            edits: 0,
+        })
+    }
+
+    fn rewrite_config(&mut self) {
+        self.loaded = write_config(
+            self.dir.path(),
+            &self.upstream,
+            self.backend.as_ref(),
+            self.oci.as_ref(),
+            &self.tenants,
+            &self.active,
+        );
+    }
+
+    fn active_tenants(&self) -> Vec<&Tenant> {
+        active(&self.tenants, &self.active)
+    }
+
+    fn observe(&self) -> Observation {
+        let oci_tags = self.oci.as_ref().map(Oci::tags).unwrap_or_default();
+        observe::observe(self.backend.as_ref(), &self.active_tenants(), oci_tags)
+    }
+
+    /// The hours to simulate.
+    fn plan(&mut self) -> Vec<DateTime<Utc>> {
+        let (start, end) = (self.sc.start, self.sc.start + Duration::days(self.sc.days));
+        let mut must: BTreeSet<DateTime<Utc>> = BTreeSet::new();
+        must.insert(slot_after(start));
+        for c in self.upstream.timeline.changes() {
+            must.insert(slot_after(c));
+        }
+        for t in &self.tenants {
+            if t.joins_on_day > 0 && t.joins_on_day < self.sc.days {
+                must.insert(slot_after(start + Duration::days(t.joins_on_day)));
+            }
+        }
+        let follow: Vec<DateTime<Utc>> = must
+            .iter()
+            .filter(|_| self.rng.f64() < 0.35)
+            .map(|t| *t + Duration::hours(1))
+            .collect();
+        must.extend(follow);
+        must.retain(|t| *t < end);
+        let mut chosen: Vec<DateTime<Utc>> = must.into_iter().collect();
+        let budget = self.sc.runs.max(1);
+        if chosen.len() > budget {
+            let first = chosen[0];
+            self.rng.shuffle(&mut chosen[1..]);
+            chosen.truncate(budget);
+            chosen[0] = first;
+        }
+        let mut set: BTreeSet<DateTime<Utc>> = chosen.into_iter().collect();
+        let hours = (self.sc.days * 24).max(1);
+        if budget as i64 >= hours {
+            for h in 0..hours {
+                set.insert(slot_after(start + Duration::hours(h)));
+            }
+        } else {
+            let mut guard = 0;
+            while set.len() < budget && guard < budget * 20 {
+                guard += 1;
+                set.insert(slot_after(start + Duration::hours(self.rng.i64(0..hours))));
+            }
+        }
+        set.retain(|t| *t < end);
+        set.into_iter().collect()
+    }
+
+    /// Run the world to its end.
+    pub fn simulate(mut self) -> WorldReport {
+        let wall = Instant::now();
+        let end = self.sc.start + Duration::days(self.sc.days);
+        let runs = self.plan();
+        for (i, t) in self.tenants.clone().iter().enumerate() {
+            let from = self.sc.start + Duration::days(t.joins_on_day);
+            if t.joins_on_day > 0 {
+                self.agenda.at(from, Human::Join { tenant: i });
+            }
+            actors::background(&mut self.rng, &mut self.agenda, from, end, i, &t.persona);
+        }
+        actors::maintainers(&mut self.rng, &mut self.agenda, self.sc.start, end);
+        for t in runs {
+            for (at, h) in self.agenda.due(t) {
+                self.clock.set(at);
+                let who = h.tenant().map(|i| self.tenants[i].name).unwrap_or("");
+                if let Some(label) = self.act(h) {
+                    if std::env::var_os("SIM_TRACE").is_some() {
+                        eprintln!("  {} {label} {who}", at.format("%Y-%m-%d %H:%M"));
+                    }
+                    *self.humans.entry(label).or_default() += 1;
+                }
+            }
+            self.run(t);
+        }
+        WorldReport {
+            name: self.sc.name.clone(),
+            forge: self.backend.kind().to_string(),
+            upstream: if self.upstream.is_http() {
+                "HTTP (fixture server, ETag cache)".into()
+            } else {
+                "snapshots".into()
+            },
+            seed: self.sc.seed,
+            start: Some(self.sc.start),
+            days: self.sc.days,
+            published: self.ledger.published.len(),
+            withdrawn: self
+                .ledger
+                .published
+                .values()
+                .filter(|p| p.withdrawn.is_some())
+                .count(),
+            pulls_opened: self.pulls_seen.len(),
+            provenance: self.upstream.timeline.provenance(),
+            records: std::mem::take(&mut self.ledger.runs),
+            humans: self.humans,
+            faults: self.faults,
+            violations: self.violations,
+            wall: wall.elapsed(),
+        }
+    }
+
+    // ---- faults ----
+
+    fn pick_fault(&mut self, t: DateTime<Utc>) -> Option<UpFault> {
+        let latest: Vec<KubeVersion> = self
+            .ledger
+            .latest_per_series()
+            .values()
+            .filter_map(|p| p.kubernetes)
+            .filter(|k| self.upstream.timeline.image_at(*k, t))
+            .collect();
+        let target_version = |rng: &mut fastrand::Rng| -> Option<KubeVersion> {
+            (!latest.is_empty()).then(|| latest[rng.usize(0..latest.len())])
+        };
+        let roll = self.rng.u32(0..100);
+        Some(match roll {
+            0..=19 => UpFault::ChecksumError {
+                version: target_version(&mut self.rng)?,
+                status: if self.rng.bool() { 503 } else { 500 },
+            },
+            20..=34 => UpFault::ChecksumGone {
+                version: target_version(&mut self.rng)?,
+            },
+            35..=49 => UpFault::ReleasesApiDown,
+            50..=66 => {
+                // Stale enough to lose the newest chart of some series.
+                let newest = self
+                    .upstream
+                    .timeline
+                    .charts_at(t)
+                    .into_iter()
+                    .filter(|c| c.chart == CCM && !c.version.contains('-'))
+                    .map(|c| c.at)
+                    .max();
+                let days = match newest {
+                    Some(at) if (t - at).num_days() < 120 => {
+                        (t - at).num_days() + 1 + self.rng.i64(0..20)
+                    }
+                    _ => self.rng.i64(10..60),
+                };
+                UpFault::IndexStale { days }
+            }
+            67..=76 => UpFault::IndexDown,
+            77..=91 => UpFault::Timeout(match self.rng.u32(0..4) {
+                0 => Target::Releases,
+                1 => Target::Index,
+                2 => Target::Schedule,
+                _ => Target::Checksum(target_version(&mut self.rng)?),
+            }),
+            _ => UpFault::ScheduleDown,
+        })
+    }
+
+    // ---- people ----
+
+    fn tenant_obs(&self, i: usize) -> Option<observe::TenantObs> {
+        observe::tenant(self.backend.as_ref(), &self.tenants[i])
+    }
+
+    /// The tenant's repository, if pull request `pull` is still open (a person acts on an
+    /// open pull request only; it may have been merged, closed or superseded meanwhile).
+    fn tenant_obs_open(&self, i: usize, pull: u64) -> Option<observe::TenantObs> {
+        let obs = self.tenant_obs(i)?;
+        obs.pulls
+            .iter()
+            .any(|p| p.number == pull && p.state == PrState::Open)
+            .then_some(obs)
+    }
+
+    fn act(&mut self, h: Human) -> Option<String> {
+        let label = match (&h, &self.oci) {
+            (Human::Withdraw { delete_tag: false }, Some(_)) => {
+                "OCI release deleted (git tag kept)".to_string()
+            }
+            (Human::Withdraw { delete_tag: true }, Some(_)) => {
+                "OCI release and git tag deleted".to_string()
+            }
+            _ => h.label(),
+        };
+        let now = self.clock.now();
+        let runs = self.ledger.runs.len();
+        let b = self.backend.as_ref();
+        match h {
+            Human::Merge {
+                tenant,
+                pull,
+                kind,
+                delete_branch,
+                attempt,
+            } => {
+                let t = &self.tenants[tenant];
+                self.tenant_obs_open(tenant, pull)?;
+                match b.merge(&t.repo, pull, kind, member(t.name)) {
+                    Ok(_) => {
+                        if delete_branch {
+                            b.delete_branch(&t.repo, BRANCH);
+                        }
+                        self.ledger.merged.push(Merged {
+                            tenant: t.name,
+                            pull,
+                            kind,
+                            after_run: runs,
+                            branch_kept: !delete_branch,
+                        });
+                        Some(label)
+                    }
+                    Err(e) => {
+                        *self
+                            .humans
+                            .entry(format!(
+                                "merge refused by the forge ({})",
+                                e.split(" in ").next().unwrap_or(&e)
+                            ))
+                            .or_default() += 1;
+                        if attempt < 3 {
+                            let later = now + Duration::hours(self.rng.i64(24..72));
+                            self.agenda.at(
+                                later,
+                                Human::Merge {
+                                    tenant,
+                                    pull,
+                                    kind,
+                                    delete_branch,
+                                    attempt: attempt + 1,
+                                },
+                            );
+                        }
+                        None
+                    }
+                }
+            }
+            Human::UpdateBranch { tenant, pull } => {
+                let t = &self.tenants[tenant];
+                self.tenant_obs_open(tenant, pull)?;
+                b.update_branch(&t.repo, pull, member(t.name)).ok()?;
+                Some(label)
+            }
+            Human::Decline { tenant, pull } => {
+                let t = &self.tenants[tenant];
+                let obs = self.tenant_obs_open(tenant, pull)?;
+                self.ledger.declined.push(Declined {
+                    tenant: t.name,
+                    pull,
+                    proposal: obs.branch_proposal()?,
+                    after_run: runs,
+                    how: "closed",
+                });
+                b.close_pull(&t.repo, pull);
+                Some(label)
+            }
+            Human::DeleteBranch { tenant } => {
+                let t = &self.tenants[tenant];
+                let obs = self.tenant_obs(tenant)?;
+                obs.branch.as_ref()?;
+                if let Some(p) = obs.open_pull() {
+                    self.ledger.declined.push(Declined {
+                        tenant: t.name,
+                        pull: p.number,
+                        proposal: obs.branch_proposal()?,
+                        after_run: runs,
+                        how: "deleted the branch of",
+                    });
+                }
+                b.delete_branch(&t.repo, BRANCH);
+                Some(label)
+            }
+            Human::CommitOnBranch { tenant, pull } => {
+                let t = &self.tenants[tenant];
+                let obs = self.tenant_obs_open(tenant, pull)?;
+                let head = obs.branch.as_ref()?;
+                let text = b.file_at(&t.repo, head, t.stack_file)?;
+                let mut text = String::from_utf8_lossy(&text).into_owned();
+                text.push_str(&format!(
+                    "# reviewed by {} on {}\n",
+                    t.name,
+                    now.format("%Y-%m-%d")
+                ));
+                let sha = b
+                    .push(
+                        &t.repo,
+                        BRANCH,
+                        &BTreeMap::from([(t.stack_file.to_string(), Some(text.into_bytes()))]),
+                        "Note the review",
+                        member(t.name),
+                    )
+                    .ok()?;
+                self.ledger
+                    .human_commits
+                    .entry(t.name)
+                    .or_default()
+                    .insert(sha);
+                Some(label)
+            }
+            Human::Renovate { tenant, same_file } => {
+                if !self.active[tenant] {
+                    return None;
+                }
+                let t = &self.tenants[tenant];
+                let main = b.head(&t.repo, "main")?;
+                let (path, text) = if same_file {
+                    let old = String::from_utf8_lossy(&b.file_at(&t.repo, &main, t.stack_file)?)
+                        .into_owned();
+                    let (first, rest) = old.split_once('\n').unwrap_or((&old, ""));
+                    let base = first.split(" (touched").next().unwrap_or(first);
+                    (
+                        t.stack_file.to_string(),
+                        format!("{base} (touched {})\n{rest}", now.format("%Y-%m-%d %H:%M")),
+                    )
+                } else {
+                    let old =
+                        String::from_utf8_lossy(&b.file_at(&t.repo, &main, "apps/podinfo.yaml")?)
+                            .into_owned();
+                    let n = self.rng.u32(1..999);
+                    let new = regex::Regex::new(r"podinfo:6\.7\.\d+")
+                        .expect("regex")
+                        .replace(&old, format!("podinfo:6.7.{n}").as_str())
+                        .into_owned();
+                    ("apps/podinfo.yaml".to_string(), new)
+                };
+                b.push(
+                    &t.repo,
+                    "main",
+                    &BTreeMap::from([(path, Some(text.into_bytes()))]),
+                    "chore(deps): update",
+                    RENOVATE,
+                )
+                .ok()?;
+                Some(label)
+            }
+            Human::Withdraw { delete_tag } => {
+                let mut candidates: Vec<(String, DateTime<Utc>)> = self
+                    .ledger
+                    .latest_per_series()
+                    .values()
+                    .map(|p| (p.tag.clone(), p.at))
+                    .collect();
+                if candidates.is_empty() {
+                    return None;
+                }
+                candidates.sort_by_key(|(_, at)| std::cmp::Reverse(*at));
+                let pick = if self.rng.f64() < 0.7 {
+                    0
+                } else {
+                    self.rng.usize(0..candidates.len())
+                };
+                let tag = candidates[pick].0.clone();
+                b.delete_release(STACKS, &tag);
+                if let Some(oci) = &self.oci {
+                    oci.delete(&tag);
+                }
+                if delete_tag {
+                    b.delete_tag(STACKS, &tag);
+                }
+                if let Some(p) = self.ledger.published.get_mut(&tag) {
+                    p.withdrawn = Some(Withdrawal {
+                        after_run: runs,
+                        tag_deleted: delete_tag,
+                    });
+                }
+                Some(label)
+            }
+            Human::EditTemplate => {
+                self.edits += 1;
+                let files = [
+                    "cluster-addon/ccm/values.yaml",
+                    "cluster-addon/csi/values.yaml",
+                    "cluster-addon/cni/values.yaml",
+                    "cluster-addon/metrics-server/values.yaml",
+                    "cluster-class/values.yaml",
+                ];
+                let f = self
+                    .dir
+                    .path()
+                    .join("templates/openstack/scs2")
+                    .join(files[self.rng.usize(0..files.len())]);
+                let mut text = std::fs::read_to_string(&f).ok()?;
+                text.push_str(&format!(
+                    "# maintainer note {} ({})\n",
+                    self.edits,
+                    now.format("%Y-%m-%d")
+                ));
+                std::fs::write(&f, text).ok()?;
+                Some(label)
+            }
+            Human::StacksCommit => {
+                let main = b.head(STACKS, "main")?;
+                let mut text =
+                    String::from_utf8_lossy(&b.file_at(STACKS, &main, "README.md")?).into_owned();
+                text.push_str(&format!("\nUpdated {}.\n", now.format("%Y-%m-%d")));
+                b.push(
+                    STACKS,
+                    "main",
+                    &BTreeMap::from([("README.md".to_string(), Some(text.into_bytes()))]),
+                    "docs: update the README",
+                    MAINTAINER,
+                )
+                .ok()?;
+                Some(label)
+            }
+            Human::Join { tenant } => {
+                let t = self.tenants[tenant].clone();
+                b.create_repo(&t.repo, &t.initial_files());
+                self.active[tenant] = true;
+                self.rewrite_config();
+                Some(label)
+            }
+        }
+    }
+
+    // ---- runs ----
+
+    fn run(&mut self, t: DateTime<Utc>) {
+        self.clock.set(t);
+        let index = self.ledger.runs.len() + 1;
+        let mut up_faults = Vec::new();
+        if self.rng.f64() < self.sc.upstream_faults
+            && let Some(f) = self.pick_fault(t)
+        {
+            up_faults.push(f);
+        }
+        if self.upstream.is_http() && self.rng.f64() < 0.25 {
+            up_faults.push(UpFault::Blip(match self.rng.u32(0..3) {
+                0 => Target::Releases,
+                1 => Target::Index,
+                _ => Target::Schedule,
+            }));
+        }
+        let mut crash = None;
+        let mut flaky = None;
+        if self.rng.f64() < self.sc.forge_faults {
+            if self.sc.forge == ForgeKind::Github && self.rng.bool() {
+                flaky = Some(self.rng.u64(..));
+            } else {
+                crash = Some(Crash {
+                    at_write: self.rng.u64(1..=10),
+                    mode: if self.rng.bool() {
+                        FaultMode::Before
+                    } else {
+                        FaultMode::After
+                    },
+                });
+            }
+        }
+        let image = self.loaded.config.stacks[0].node_image.clone();
+        let t0 = Instant::now();
+        self.upstream.feed(t, &image, &up_faults);
+        let _ = self.upstream.take_requests();
+        let before = self.observe();
+        let prep_ms = t0.elapsed().as_millis();
+        let history = self.ledger.history();
+
+        self.backend.begin_run(flaky);
+        let bot = self.backend.bot(&self.loaded, self.clock.clone(), crash);
+        let ctx = Context::new(
+            self.loaded.clone(),
+            t.date_naive(),
+            self.backend.env(),
+            self.clock.clone(),
+        );
+        let sel = Selection {
+            snapshot: self.upstream.snapshot_path(),
+            ..Selection::default()
+        };
+        let started = Instant::now();
+        let result = {
+            let forge: &dyn stackbot::forge::Forge = &*bot;
+            stackbot::pipeline::release::release(&ctx, forge, &sel)
+        };
+        let millis = started.elapsed().as_millis();
+        let http = self.backend.end_run();
+        let upstream_requests = self.upstream.take_requests();
+        let (reads, writes, by_method) = (bot.reads(), bot.writes(), bot.by_method());
+        drop(bot);
+
+        let mut fault_labels: Vec<String> =
+            up_faults.iter().map(|f| f.label().to_string()).collect();
+        let crashed = crash.is_some_and(|c| writes >= c.at_write);
+        if let Some(c) = crash.filter(|_| crashed) {
+            fault_labels.push(match c.mode {
+                FaultMode::Before => "forge crash before a write".into(),
+                FaultMode::After => "forge crash after a write".into(),
+            });
+        }
+        if flaky.is_some() {
+            fault_labels.push("flaky GitHub API (5xx, dropped connections, rate limits)".into());
+        }
+        for l in &fault_labels {
+            *self.faults.entry(l.clone()).or_default() += 1;
+        }
+        if std::env::var_os("SIM_TRACE").is_some_and(|v| v == "2")
+            && let Ok(r) = &result
+        {
+            for sk in &r.plan.skipped {
+                eprintln!("    skipped {}: {}", sk.what, sk.reason);
+            }
+            for w in &r.plan.warnings {
+                eprintln!("    warning {w}");
+            }
+            eprintln!("    calls {by_method:?}");
+            for x in &r.tenants {
+                eprintln!(
+                    "    tenant {}: {} {:?} pull {:?} releases {:?}{}",
+                    x.tenant,
+                    x.action,
+                    x.outcome,
+                    x.pull,
+                    x.releases,
+                    x.note
+                        .as_deref()
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default()
+                );
+            }
+        }
+        let tenant_errors: Vec<String> = match &result {
+            Ok(r) => r
+                .tenants
+                .iter()
+                .filter_map(|x| Some(format!("{}: {}", x.tenant, x.error.as_ref()?)))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let (exit, error, outcomes) = match &result {
+            Ok(r) => {
+                let outcomes: BTreeMap<String, String> = r
+                    .tenants
+                    .iter()
+                    .map(|x| {
+                        (
+                            x.tenant.clone(),
+                            serde_json::to_value(&x.outcome)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_string))
+                                .unwrap_or_default(),
+                        )
+                    })
+                    .collect();
+                let failed = outcomes.values().any(|o| o == "failed");
+                let error = (!tenant_errors.is_empty()).then(|| tenant_errors.join("; "));
+                (if failed { 3 } else { 0 }, error, outcomes)
+            }
+            Err(e) => {
+                let mut msg = e.to_string();
+                let mut src = std::error::Error::source(e);
+                while let Some(s) = src {
+                    msg.push_str(&format!(": {s}"));
+                    src = s.source();
+                }
+                (
+                    if e.is_invalid_input() { 2 } else { 1 },
+                    Some(msg),
+                    BTreeMap::new(),
+                )
+            }
+        };
+        drop(result);
+
+        let t1 = Instant::now();
+        let after = self.observe();
+        let new_tags = after
+            .tags
+            .keys()
+            .filter(|k| !before.tags.contains_key(*k))
+            .count();
+        let facts = RunFacts {
+            world: &self.sc.name,
+            seed: self.sc.seed,
+            budget: self.sc.runs,
+            run: index,
+            at: t,
+            exit,
+            error: error.as_deref(),
+            forge_clean: flaky.is_none() && !crashed,
+            faults: &fault_labels,
+            tenant_outcomes: outcomes,
+            forge_calls: reads + writes,
+            http_requests: http.as_ref().map(|h| h.requests),
+            series: self.upstream.timeline.supported_at(t).len(),
+            tenants: self.active.iter().filter(|a| **a).count(),
+            new_tags,
+            history,
+            stack: &self.stack,
+            oci_only: self.sc.oci_only,
+        };
+        let published = self.new_publications(&before, &after, index, t);
+        let tenants = active(&self.tenants, &self.active);
+        let mut v = invariants::check_publications(&facts, &mut self.ledger, published);
+        v.extend(invariants::check_tags(
+            &facts,
+            &mut self.ledger,
+            &before,
+            &after,
+        ));
+        v.extend(invariants::check_exit(&facts));
+        v.extend(invariants::check_cost(&facts));
+        v.extend(invariants::check_duplicates(&facts, &self.ledger, &after));
+        v.extend(invariants::check_tenants(
+            &facts,
+            &self.ledger,
+            self.backend.as_ref(),
+            &tenants,
+            &before,
+            &after,
+        ));
+        v.extend(invariants::check_blocked(
+            &facts,
+            &self.ledger,
+            &tenants,
+            &after,
+        ));
+        let check_ms = t1.elapsed().as_millis();
+        let record = RunRecord {
+            index,
+            at: Some(t),
+            exit,
+            reads,
+            writes,
+            by_method,
+            http,
+            upstream_requests,
+            series: facts.series,
+            tenants: facts.tenants,
+            history,
+            new_tags,
+            faults: fault_labels.clone(),
+            millis,
+            error: error.clone(),
+        };
+        drop(facts);
+        drop(tenants);
+        if std::env::var_os("SIM_TRACE").is_some() {
+            eprintln!(
+                "run {index} {} exit {exit} reads {reads} writes {writes} tags+{new_tags} ({prep_ms} + {millis} + {check_ms} ms) {:?}{}",
+                t.format("%Y-%m-%d %H:%M"),
+                fault_labels,
+                error
+                    .as_deref()
+                    .map(|e| format!(" error: {e}"))
+                    .unwrap_or_default()
+            );
+            for x in &v {
+                eprintln!("  {x}");
+            }
+        }
+        self.violations.extend(v);
+        self.ledger.runs.push(record);
+        self.react(&after, t);
+    }
+
+    /// Releases that appeared in this run (forge releases, OCI tags), with what they contain.
+    fn new_publications(
+        &self,
+        before: &Observation,
+        after: &Observation,
+        run: usize,
+        t: DateTime<Utc>,
+    ) -> Vec<Published> {
+        let was = before.published();
+        let mut out: Vec<Published> = Vec::new();
+        if let Some(oci) = &self.oci {
+            for tag in after
+                .oci_tags
+                .iter()
+                .filter(|x| !before.oci_tags.contains(x))
+            {
+                let Some((series, n)) = Ledger::parse(tag) else {
+                    continue;
+                };
+                let files = oci.pull(tag).unwrap_or_default();
+                let hashes = files.get("hashes.json").cloned();
+                let (mut kubernetes, components, content) = invariants::read_published(
+                    self.backend.as_ref(),
+                    &self.stack,
+                    tag,
+                    after.tags.get(tag).map(String::as_str),
+                    hashes,
+                );
+                if kubernetes.is_none() {
+                    kubernetes = files.get("metadata.yaml").and_then(|m| {
+                        stackbot::tenants::apply::kubernetes_of(
+                            &stackbot::model::ReleaseName::parse(tag).ok()?,
+                            Some(m),
+                            "",
+                        )
+                    });
+                }
+                out.push(Published {
+                    tag: tag.to_string(),
+                    series,
+                    n,
+                    content,
+                    kubernetes,
+                    components,
+                    targets: BTreeSet::from(["oci"]),
+                    run,
+                    at: t,
+                    withdrawn: None,
+                    reissue_reported: false,
+                });
+            }
+        }
+        for (tag, rel) in after.published() {
+            if let Some(p) = out.iter_mut().find(|p| p.tag == tag) {
+                p.targets.insert("forge");
+                continue;
+            }
+            if was.contains_key(tag) {
+                continue;
+            }
+            let Some((series, n)) = Ledger::parse(tag) else {
+                continue;
+            };
+            let Some(commit) = after.tags.get(tag) else {
+                continue;
+            };
+            let hashes = self.backend.asset(STACKS, rel, "hashes.json");
+            let (kubernetes, components, content) = invariants::read_published(
+                self.backend.as_ref(),
+                &self.stack,
+                tag,
+                Some(commit),
+                hashes,
+            );
+            out.push(Published {
+                tag: tag.to_string(),
+                series,
+                n,
+                content,
+                kubernetes,
+                components,
+                targets: BTreeSet::from(["forge"]),
+                run,
+                at: t,
+                withdrawn: None,
+                reissue_reported: false,
+            });
+        }
+        out
+    }
+
+    /// Teams notice new bot pull requests and plan what they will do about them.
+    fn react(&mut self, after: &Observation, now: DateTime<Utc>) {
+        for (i, t) in self.tenants.iter().enumerate() {
+            if !self.active[i] {
+                continue;
+            }
+            let Some(obs) = after.tenants.get(t.name) else {
+                continue;
+            };
+            for p in &obs.pulls {
+                self.pulls_seen.insert((i, p.number));
+            }
+            if let Some(n) = actors::open_bot_pull(&obs.pulls)
+                && self.handled.insert((i, n))
+            {
+                actors::react(&mut self.rng, &mut self.agenda, now, i, n, &t.persona);
+            }
+        }
+    }
+}
+
+fn active<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
+    tenants
+        .iter()
+        .zip(on)
+        .filter(|(_, a)| **a)
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// Write the world's `stackbot.yaml` (real upstream URLs or the fixture server, the real
+/// scs2 templates, the forge, the active tenants) and load it as the CLI would.
+fn write_config(
+    dir: &Path,
+    upstream: &Upstream,
+    backend: &dyn Backend,
+    oci: Option<&Oci>,
+    tenants: &[Tenant],
+    active: &[bool],
+) -> Loaded {
+    let u = &upstream.urls;
+    let mut y = upstream.upstream_yaml(dir);
+    if let Some(o) = oci {
+        y.push_str(&o.yaml());
+    }
+    y.push_str(&format!(
+        r#"stacks:
+  - provider: openstack
+    name: scs2
+    templates: templates/openstack/scs2
+    output: cluster-stacks/openstack/scs2
+    minors: supported
+    node_image:
+      url: "{capi}/ubuntu-{{ubuntu}}-kube-v{{minor}}/ubuntu-{{ubuntu}}-kube-{{version}}.qcow2"
+      name: "ubuntu-capi-image-{{version}}"
+      vars_by_version:
+        - since: v1.0.0
+          vars: {{ ubuntu: "2204" }}
+        - since: v1.33.4
+          vars: {{ ubuntu: "2404" }}
+    components:
+      ccm:
+        chart: openstack-cloud-controller-manager
+        repository: {cpo}
+        version: {{ series: "2.{{minor}}" }}
+      csi:
+        chart: openstack-cinder-csi
+        repository: {cpo}
+        version: {{ series: "2.{{minor}}" }}
+      cni:
+        chart: cilium
+        repository: {cilium}
+        version: {{ pin: 1.18.9 }}
+      metrics-server:
+        chart: metrics-server
+        repository: {metrics}
+        version: {{ pin: 3.13.0 }}
+forge:
+{forge}  repository: {STACKS}
+  base_branch: main
+  mode: direct
+  committer:
+    name: stackbot
+    email: stackbot@users.noreply.github.com
+tenants:
+"#,
+        capi = u.capi,
+        cpo = u.cpo,
+        cilium = u.cilium,
+        metrics = u.metrics_server,
+        forge = backend.forge_yaml(),
+    ));
+    for (t, a) in tenants.iter().zip(active) {
+        if *a {
+            y.push_str(&t.config_yaml());
+        }
+    }
+    let path = dir.join("stackbot.yaml");
+    std::fs::write(&path, y).expect("write stackbot.yaml");
+    stackbot::config::load(&path)
+        .unwrap_or_else(|e| panic!("the simulation's stackbot.yaml is valid: {e}"))
+}

@@ -1,0 +1,112 @@
+//! The world simulator (issue 12): a year of hourly `stackbot release` runs on the local forge
+//! and on the fake GitHub, with upstream from the real Kubernetes GA dates, flaky answers and
+//! people acting between runs; every promise of issue 12 is checked after every run. See
+//! `tests/sim/mod.rs` for the design and the knobs (`SIM_SEED`, `SIM_RUNS`, …) and
+//! `examples/sim_year.rs` for the report.
+
+#[path = "support/registry.rs"]
+mod registry;
+mod sim;
+mod support;
+#[path = "support/upstream_server.rs"]
+mod upstream_server;
+
+use sim::Settings;
+use sim::report::Summary;
+use sim::world::{ForgeKind, World};
+
+fn year_of(scenario: impl Fn(&Settings, u64) -> sim::world::Scenario) {
+    let settings = Settings::from_env();
+    let worlds: Vec<_> = (0..settings.seeds)
+        .filter_map(|i| Some(World::new(scenario(&settings, i))?.simulate()))
+        .collect();
+    if worlds.is_empty() {
+        return; // registry tests skipped (STACKBOT_SKIP_REGISTRY=1)
+    }
+    let summary = Summary { worlds: &worlds };
+    eprintln!("{}", summary.markdown());
+    let findings = summary.findings();
+    if findings.is_empty() || Settings::report_only() {
+        return;
+    }
+    let mut msg = format!(
+        "{} invariant violation(s) in {} runs, {} distinct; reproduce one with its SIM_SEED and \
+         SIM_RUNS and SIM_TRACE=1 (a line per run, human event and violation), e.g. \
+         `SIM_SEED={} SIM_RUNS={} SIM_TRACE=1 cargo test --test world_sim -- {} --nocapture`:\n",
+        summary.violations().len(),
+        summary.runs(),
+        findings.len(),
+        findings[0].0.seed,
+        findings[0].0.budget,
+        test_filter(&findings[0].0.world),
+    );
+    for (v, repeats) in findings.iter().take(40) {
+        let again = if *repeats > 1 {
+            format!(" (and {} more runs)", repeats - 1)
+        } else {
+            String::new()
+        };
+        msg.push_str(&format!("  {v}{again}\n"));
+    }
+    panic!("{msg}");
+}
+
+/// The test that simulates a world.
+fn test_filter(world: &str) -> &'static str {
+    match world {
+        "local" => "local_forge",
+        "github" => "fake_github",
+        _ => "only_to_oci",
+    }
+}
+
+#[test]
+fn a_year_on_the_local_forge_keeps_every_promise() {
+    year_of(|s, i| s.scenario(ForgeKind::Local, i));
+}
+
+#[test]
+fn a_year_on_the_fake_github_keeps_every_promise() {
+    year_of(|s, i| s.scenario(ForgeKind::Github, i));
+}
+
+#[test]
+fn a_year_published_only_to_oci_keeps_every_promise() {
+    year_of(|s, i| s.oci_scenario(i));
+}
+
+#[test]
+fn the_timeline_keeps_the_real_dates_and_extends_them_plausibly() {
+    use sim::timeline::{Timeline, second_tuesday};
+    let start = "2025-08-01T00:00:00Z".parse().unwrap();
+    let t = Timeline::build(start, 365, 1);
+    let ga = |tag: &str| t.kube.iter().find(|r| r.tag == tag).map(|r| (r.at, r.real));
+    // Real: tag dates of the fixture.
+    assert_eq!(
+        ga("v1.34.0").unwrap(),
+        ("2025-08-27T15:00:00Z".parse().unwrap(), true)
+    );
+    assert_eq!(
+        ga("v1.36.0").unwrap().0.to_rfc3339(),
+        "2026-04-22T17:00:00+00:00"
+    );
+    // Synthetic: the second Tuesday of May 2026 is the real target date of v1.36.1.
+    assert_eq!(second_tuesday(2026, 5).to_string(), "2026-05-12");
+    let (at, real) = ga("v1.36.1").unwrap();
+    assert!(!real && (at.date_naive() - second_tuesday(2026, 5)).num_days() <= 1);
+    // No patch after end of life; 1.33 ends 2026-06-28.
+    assert!(
+        t.kube
+            .iter()
+            .filter_map(|r| r.ga.filter(|g| g.minor == 33).map(|_| r.at))
+            .all(|a| a.date_naive() <= "2026-06-28".parse().unwrap())
+    );
+    // Charts: real publication times (2.34.0 on 2025-10-13), nothing before.
+    let at_day = |d: &str| format!("{d}T00:00:00Z").parse().unwrap();
+    let has = |d: &str, v: &str| t.charts_at(at_day(d)).iter().any(|c| c.version == v);
+    assert!(!has("2025-10-12", "2.34.0") && has("2025-10-14", "2.34.0"));
+    assert!(has("2026-05-14", "2.36.0"));
+    // Every synthetic minor gets its charts after its GA.
+    let minors = t.supported_at(at_day("2026-07-31"));
+    assert!(minors.iter().any(|m| m.minor == 36), "{minors:?}");
+}
