@@ -6,7 +6,7 @@
 //!   pre-release dates of `tests/fixtures/upstream/kubernetes-releases.json` (GA dates are the git
 //!   tag dates; see that directory's README);
 //! - release and end-of-life dates of the minors 1.31 … 1.36 (`k8s-schedule.yaml`, and the
-//!   end-of-life table of `../shared/fixtures/upstream-2026-05-01/k8s-eol.yaml` copied below);
+//!   end-of-life table of `tests/fixtures/upstream/k8s-eol.yaml` copied below);
 //! - every `openstack-cloud-controller-manager` / `openstack-cinder-csi` chart version with its
 //!   publication time and digest up to 2026-05-13 (`tests/fixtures/sim/cpo-chart-versions.tsv`);
 //! - the sha256 of the node images the fixtures know (`tests/fixtures/upstream/capi-images/`).
