@@ -75,6 +75,11 @@ pub struct UpstreamConfig {
     pub markers_url: String,
     /// URL of kubernetes/website `data/releases/schedule.yaml`.
     pub schedule_url: String,
+    /// The official Kubernetes CVE feed (JSON Feed 1.1): which CVEs exist (SCS 0210's
+    /// critical-CVE rule).
+    pub cve_feed_url: String,
+    /// Where one CVE record (CVE JSON 5.x) is read; `{id}` is replaced by the CVE id.
+    pub cve_record_url: String,
     /// Name of the environment variable holding an optional GitHub token for upstream reads.
     pub token_env: String,
     /// Replay a saved upstream snapshot instead of using the network (relative to this file).
@@ -93,6 +98,10 @@ impl Default for UpstreamConfig {
             markers_url: "https://dl.k8s.io/release".into(),
             schedule_url: "https://raw.githubusercontent.com/kubernetes/website/main/data/releases/schedule.yaml"
                 .into(),
+            cve_feed_url:
+                "https://kubernetes.io/docs/reference/issues-security/official-cve-feed/index.json"
+                    .into(),
+            cve_record_url: "https://cveawg.mitre.org/api/cve/{id}".into(),
             token_env: "GITHUB_TOKEN".into(),
             snapshot: None,
             cache_dir: None,
@@ -677,6 +686,16 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
         message,
         hint: hint.to_string(),
     };
+    if !c.upstream.cve_record_url.contains("{id}") {
+        return Err(err(
+            "cve_record_url",
+            format!(
+                "`upstream.cve_record_url` ({}) has no `{{id}}`",
+                c.upstream.cve_record_url
+            ),
+            "write the pattern with `{id}` where the CVE id goes, e.g. `https://cveawg.mitre.org/api/cve/{id}`",
+        ));
+    }
     if c.stacks.is_empty() {
         return Err(err(
             "stacks",

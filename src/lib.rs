@@ -9,6 +9,7 @@ pub mod adopt;
 pub mod apply;
 pub mod cli;
 pub mod clock;
+pub mod compliance;
 pub mod config;
 pub mod env;
 pub mod error;

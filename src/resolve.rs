@@ -75,6 +75,13 @@ pub struct MinorStatus {
     /// is (`degraded`). Empty when nothing regresses.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub degraded: Vec<String>,
+    /// What the standard's conformance test says of the version `stackbot.lock` records as
+    /// last released (the minor window when none): filled by the pipeline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scs0210: Option<crate::compliance::Scs0210>,
+    /// The critical CVEs affecting that version.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cves: Vec<crate::compliance::CveFact>,
 }
 
 /// A GA minor newer than every minor a stack tracks.
@@ -106,6 +113,10 @@ pub struct Report {
     pub new_minors: Vec<NewMinor>,
     /// Degraded sources (API fallback, unreadable schedule), deduplicated.
     pub warnings: Vec<String>,
+    /// Sources the SCS 0210 verdicts depend on that a live run could not read (filled by the
+    /// pipeline): `detect` and `release` exit 1.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 /// What the Kubernetes sources say, after fallback.
@@ -393,6 +404,7 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
         minors,
         new_minors,
         warnings,
+        unreadable: Vec::new(),
     }
 }
 
@@ -512,6 +524,8 @@ fn resolve_minor(
             .cloned()
             .collect(),
         degraded: Vec::new(),
+        scs0210: None,
+        cves: Vec::new(),
     }
 }
 

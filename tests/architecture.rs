@@ -16,6 +16,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("configuration and state", &["config", "lock"]),
     ("pure stages on trees", &["render", "package"]),
     ("adapters to the world", &["upstream", "forge", "oci"]),
+    ("the standard", &["compliance"]),
     (
         "deciding",
         &["resolve", "plan", "tenants", "status", "adopt"],

@@ -86,6 +86,14 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     for w in &report.warnings {
         tracing::warn!("{w}");
     }
+    // docs/operations.md: upstream that cannot be read is exit 1, and so is a verdict source
+    // (releases, schedule, CVE feed or record): a verdict that cannot be decided is not a pass.
+    if !report.unreadable.is_empty() {
+        for u in &report.unreadable {
+            tracing::error!("cannot read {u}");
+        }
+        return Ok(ExitStatus::Failure);
+    }
     Ok(ExitStatus::Success)
 }
 
@@ -111,6 +119,7 @@ pub fn text(r: &Report) -> String {
         "STATUS",
         "DUE",
         "RELEASE SET",
+        "SCS 0210",
     ];
     let rows: Vec<Vec<String>> = r
         .minors
@@ -132,6 +141,9 @@ pub fn text(r: &Report) -> String {
                 },
                 due,
                 or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
+                m.scs0210
+                    .as_ref()
+                    .map_or("-".to_string(), |v| v.verdict.word().to_string()),
             ]
         })
         .collect();
@@ -142,6 +154,11 @@ pub fn text(r: &Report) -> String {
         }
         for x in &m.errors {
             let _ = writeln!(out, "{} {}: error: {x}", m.stack, m.minor);
+        }
+        if let Some(v) = &m.scs0210 {
+            for line in crate::report::verdict_lines(v, None) {
+                let _ = writeln!(out, "{} {}: SCS 0210 {line}", m.stack, m.minor);
+            }
         }
         if !m.degraded.is_empty() {
             let _ = writeln!(
@@ -169,15 +186,18 @@ pub fn text(r: &Report) -> String {
 
 fn markdown(r: &Report) -> String {
     let mut out = String::from(
-        "| stack | minor | kubernetes | published | status | due | release set | missing |\n|---|---|---|---|---|---|---|---|\n",
+        "| stack | minor | kubernetes | published | status | due | release set | SCS 0210 | missing |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for m in &r.minors {
         let mut notes: Vec<String> = m.missing.clone();
         notes.extend(m.errors.iter().map(|e| format!("error: {e}")));
         notes.extend(m.degraded.iter().map(|e| format!("degraded: {e}")));
+        if let Some(v) = &m.scs0210 {
+            notes.extend(crate::report::verdict_lines(v, None));
+        }
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {}{} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} |",
             m.stack,
             m.minor,
             or_dash(m.kubernetes),
@@ -186,6 +206,7 @@ fn markdown(r: &Report) -> String {
             or_dash(m.due),
             if m.overdue { " **overdue**" } else { "" },
             or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
+            m.scs0210.as_ref().map_or("-", |v| v.verdict.word()),
             notes.join("; ").replace('|', "\\|")
         );
     }

@@ -34,11 +34,18 @@ pub fn detect_with(
     let opts = &opts;
     let mut source = Source::open(&ctx.loaded, opts)?;
     let live = !matches!(source, Source::Replay(_));
+    // Security facts are read live, and replayed when the snapshot recorded them (an older
+    // snapshot has none: its verdicts say so instead of reading the network).
+    let security = source.records(&Key::CveFeed);
     let mut data = UpstreamData::default();
     collect(&mut source, &mut data, |d| {
         let mut keys = needed(config, d, ctx.today);
-        if keys.is_empty() && schedule && live && !d.has(&Key::Schedule) {
+        // The verdict needs end of life whatever `minors` says.
+        if keys.is_empty() && (schedule || live || security) && !d.has(&Key::Schedule) {
             keys.push(Key::Schedule);
+        }
+        if keys.is_empty() && security {
+            keys = crate::compliance::needed(d);
         }
         keys
     });
@@ -47,6 +54,7 @@ pub fn detect_with(
     }
     let mut report = resolve(config, &data, ctx.today);
     mark_degraded(&mut report, ctx);
+    assess(&mut report, &data, ctx, live);
     Ok((report, data, source.stats()))
 }
 
@@ -62,6 +70,59 @@ fn mark_degraded(report: &mut Report, ctx: &Context) {
         if let (Some(set), Some(recorded)) = (&m.release_set, lock.get(&m.stack, m.minor)) {
             m.degraded = set.regressions_since(recorded);
         }
+    }
+}
+
+/// Give every stack × minor its SCS 0210 verdict for what the checkout's `stackbot.lock` says
+/// was last released (the minor window when nothing was), and the deadline that comes with
+/// it: the same rule `status` applies to the releases on the forge. A live run also records
+/// the verdict's sources that could not be read: `detect` and `release` exit 1 for them.
+fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
+    let inputs = crate::compliance::Inputs::from_data(data);
+    let lock = crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE)).ok();
+    for m in &mut report.minors {
+        let offered = lock
+            .as_ref()
+            .and_then(|l| l.get(&m.stack, m.minor))
+            .map(|s| s.kubernetes);
+        let first = m
+            .patches
+            .first()
+            .map(|p| (p.version, p.published_at.map(|d| d.date_naive())));
+        let verdict = crate::compliance::evaluate_series(offered, first, &inputs, ctx.today);
+        let applying = verdict
+            .reasons
+            .iter()
+            .filter(|r| r.deadline.is_some())
+            .min_by_key(|r| r.deadline);
+        m.due = applying.and_then(|r| r.deadline);
+        m.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
+        m.cves = offered
+            .map(|v| crate::compliance::critical_cves(v, &inputs))
+            .unwrap_or_default();
+        m.scs0210 = Some(verdict);
+    }
+    for n in &mut report.new_minors {
+        let first = n
+            .patches
+            .first()
+            .map(|p| (p.version, p.published_at.map(|d| d.date_naive())));
+        let verdict = crate::compliance::evaluate_series(None, first, &inputs, ctx.today);
+        n.due = verdict.reasons.first().and_then(|r| r.deadline).or(n.due);
+        n.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
+    }
+    if live {
+        report.unreadable = inputs.problems();
+        for p in &report.unreadable {
+            let w = format!("SCS 0210 verdicts are unknown where they depend on it: {p}");
+            if !report.warnings.contains(&w) {
+                report.warnings.push(w);
+            }
+        }
+    } else if !data.has(&Key::CveFeed) {
+        report.warnings.push(
+            "the snapshot has no CVE data (recorded before stackbot read the Kubernetes CVE feed): critical-CVE verdicts are unknown; re-record it with `stackbot detect --save FILE`".into(),
+        );
     }
 }
 
@@ -107,6 +168,8 @@ pub fn complete_sets(report: Report) -> (Vec<ReleaseSet>, Vec<Skipped>) {
 pub struct Detected {
     pub report: Report,
     pub end_of_life: std::collections::BTreeMap<crate::model::Minor, chrono::NaiveDate>,
+    /// What the SCS 0210 verdicts read.
+    pub compliance: crate::compliance::Inputs,
 }
 
 impl Detected {
@@ -126,6 +189,7 @@ impl Detected {
         Detected {
             report,
             end_of_life,
+            compliance: crate::compliance::Inputs::from_data(data),
         }
     }
 }

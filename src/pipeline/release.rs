@@ -239,6 +239,19 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     };
     failed.extend(plan.failed.iter().cloned());
     failed.extend(outcome.failed.iter().cloned());
+    // A verdict that could not be decided is transient trouble: the releases went on, and the
+    // next run reads the sources again.
+    if let Some(d) = &detected
+        && !d.report.unreadable.is_empty()
+    {
+        failed.push(Skipped {
+            what: "SCS 0210 verdicts".into(),
+            reason: format!(
+                "unknown where they depend on {} (the releases went on; the next run reads again)",
+                d.report.unreadable.join("; ")
+            ),
+        });
+    }
     let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {
         Default::default()
     } else {

@@ -15,7 +15,7 @@ use crate::config::{PublishTarget, ReleaseMode, TenantConfig};
 use crate::forge::{Forge, ForgeError, PullState, RepoRef};
 use crate::model::{KubeVersion, ReleaseName, StackId};
 use crate::status::{
-    self, Facts, Patch, Release, ReleasePull, StackResource, Status, Target, TenantFacts,
+    self, ClusterVersion, Facts, Patch, Release, ReleasePull, StackResource, Status, Target, TenantFacts,
     TenantStackFacts, UpstreamMinor,
 };
 use crate::tenants::Observations;
@@ -99,6 +99,7 @@ pub fn gather(
         release_pulls,
         tenants,
         warnings,
+        compliance: detected.compliance.clone(),
     })
 }
 
@@ -321,6 +322,15 @@ fn tenant(t: &TenantConfig, read: Result<Observed, String>, bot: &str) -> Tenant
                 .iter()
                 .map(|(p, bytes)| TenantFile::parse(p, bytes).map_err(|x| x.to_string()))
                 .collect();
+            let clusters: Vec<(String, crate::tenants::edit::ClusterDoc)> = o
+                .cluster_files
+                .iter()
+                .filter_map(|(p, bytes)| TenantFile::parse(p, bytes).ok())
+                .flat_map(|f| {
+                    let path = f.path.clone();
+                    f.clusters().into_iter().map(move |c| (path.clone(), c))
+                })
+                .collect();
             let mut branches = o.branches;
             // In configuration order (the reading keys them by stack).
             facts.stacks = t
@@ -329,7 +339,20 @@ fn tenant(t: &TenantConfig, read: Result<Observed, String>, bot: &str) -> Tenant
                 .filter_map(|s| s.parse::<StackId>().ok())
                 .filter_map(|stack| {
                     let state = branches.remove(&stack)?;
-                    Some(tenant_stack(stack, state, &files, bot))
+                    let mut facts = tenant_stack(stack, state, &files, bot);
+                    facts.clusters = clusters
+                        .iter()
+                        .filter(|(_, c)| {
+                            ReleaseName::parse(&c.class).is_ok_and(|n| n.stack == facts.stack)
+                        })
+                        .map(|(file, c)| ClusterVersion {
+                            file: file.clone(),
+                            line: c.line,
+                            class: c.class.clone(),
+                            version: c.version.clone(),
+                        })
+                        .collect();
+                    Some(facts)
                 })
                 .collect();
         }
@@ -378,6 +401,7 @@ fn tenant_stack(
         resources,
         pulls: state.pulls,
         human_commits,
+        clusters: Vec::new(),
         error,
     }
 }

@@ -26,6 +26,9 @@ pub mod preview;
 pub mod schema_doc;
 pub mod status;
 pub mod text;
+pub mod verdict;
+
+pub use verdict::verdict_lines;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 static NO_COLOR: AtomicBool = AtomicBool::new(false);

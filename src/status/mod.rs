@@ -24,6 +24,7 @@ pub mod timeline;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
+use crate::compliance::{Inputs, Verdict};
 use crate::config::PolicyAction;
 use crate::forge::PullInfo;
 use crate::model::scs::Waiting;
@@ -52,6 +53,8 @@ pub struct Facts {
     pub tenants: Vec<TenantFacts>,
     /// Degraded sources, unreadable releases.
     pub warnings: Vec<String>,
+    /// What the SCS 0210 verdicts read: release dates, end of life, critical CVEs.
+    pub compliance: Inputs,
 }
 
 /// What upstream published for one stack × minor.
@@ -133,8 +136,21 @@ pub struct TenantStackFacts {
     pub pulls: Vec<PullInfo>,
     /// Commits on the bot's branch by someone else (short ids): the bot leaves the PR alone.
     pub human_commits: Vec<String>,
+    /// The `Cluster` resources of this stack in the tenant's `clusters` files.
+    pub clusters: Vec<ClusterVersion>,
     /// The stack's files could not be read or parsed.
     pub error: Option<String>,
+}
+
+/// A Cluster API `Cluster` of a tenant: the Kubernetes version it runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClusterVersion {
+    pub file: String,
+    pub line: usize,
+    /// `spec.topology.class`.
+    pub class: String,
+    /// `spec.topology.version` as written.
+    pub version: String,
 }
 
 /// A `ClusterStack` resource as a tenant wrote it.
@@ -154,8 +170,11 @@ pub struct StackResource {
 pub struct Status {
     /// The day it was computed for.
     pub as_of: NaiveDate,
-    /// No tracked (or new) minor is past its SCS deadline.
+    /// No tracked (or new) minor is past its SCS deadline, and every stack × minor's verdict
+    /// is `pass` or `warn`.
     pub compliant: bool,
+    /// The headline: the worst verdict of the stacks, and how many of each.
+    pub scs0210: Headline,
     pub summary: Summary,
     /// One row per stack × minor: tracked minors, then new minors no stack tracks yet.
     pub stacks: Vec<StackStatus>,
@@ -164,6 +183,58 @@ pub struct Status {
     /// Recent patches: upstream GA → release → first tenant merge.
     pub timeline: Vec<TimelineEntry>,
     pub warnings: Vec<String>,
+}
+
+/// The dashboard's headline verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Headline {
+    /// The worst verdict of every stack × minor (`pass` when there is none).
+    pub verdict: Verdict,
+    /// Stack × minors by verdict.
+    pub stacks: VerdictCounts,
+    /// Tenant × stacks by verdict.
+    pub tenants: VerdictCounts,
+    /// Sources the verdicts depend on that could not be read, with the cause.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
+}
+
+/// How many subjects have each verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct VerdictCounts {
+    pub pass: usize,
+    pub warn: usize,
+    pub fail: usize,
+    pub unknown: usize,
+}
+
+impl VerdictCounts {
+    fn count(verdicts: impl Iterator<Item = Verdict>) -> VerdictCounts {
+        let mut c = VerdictCounts::default();
+        for v in verdicts {
+            match v {
+                Verdict::Pass => c.pass += 1,
+                Verdict::Warn => c.warn += 1,
+                Verdict::Fail => c.fail += 1,
+                Verdict::Unknown => c.unknown += 1,
+            }
+        }
+        c
+    }
+}
+
+impl Headline {
+    fn of(stacks: &[StackStatus], tenants: &[TenantStatus], inputs: &Inputs) -> Headline {
+        Headline {
+            verdict: stacks
+                .iter()
+                .map(|s| s.scs0210.verdict)
+                .fold(Verdict::Pass, Verdict::worst),
+            stacks: VerdictCounts::count(stacks.iter().map(|s| s.scs0210.verdict)),
+            tenants: VerdictCounts::count(tenants.iter().map(|t| t.scs0210.verdict)),
+            unreadable: inputs.problems(),
+        }
+    }
 }
 
 /// Counts for the first line of every rendering.
@@ -190,12 +261,12 @@ pub fn compute(f: &Facts) -> Status {
     let stacks: Vec<StackStatus> = f
         .minors
         .iter()
-        .map(|m| stacks::status(m, &f.releases, &f.release_pulls, f.today))
+        .map(|m| stacks::status(m, &f.releases, &f.release_pulls, &f.compliance, f.today))
         .collect();
     let tenants: Vec<TenantStatus> = f
         .tenants
         .iter()
-        .flat_map(|t| tenants::status(t, &f.releases, f.today))
+        .flat_map(|t| tenants::status(t, &f.releases, &f.compliance, f.today))
         .collect();
     let timeline = timeline::entries(f);
     let summary = Summary {
@@ -229,9 +300,13 @@ pub fn compute(f: &Facts) -> Status {
     };
     let mut warnings = f.warnings.clone();
     warnings.dedup();
+    let scs0210 = Headline::of(&stacks, &tenants, &f.compliance);
     Status {
         as_of: f.today,
-        compliant: summary.overdue == 0,
+        // Missing data is never compliance: `unknown` is not compliant.
+        compliant: summary.overdue == 0
+            && matches!(scs0210.verdict, Verdict::Pass | Verdict::Warn),
+        scs0210,
         summary,
         stacks,
         tenants,
@@ -318,6 +393,41 @@ pub(crate) mod testing {
         s.parse().unwrap()
     }
 
+    /// The verdict inputs a test's upstream minor implies: its patches dated, its end of life
+    /// (far away when not set), no CVE.
+    pub fn inputs_for(m: &UpstreamMinor) -> Inputs {
+        inputs_of(std::slice::from_ref(m))
+    }
+
+    /// Nothing known: every verdict that needs a source is `unknown`.
+    pub fn inputs_none() -> Inputs {
+        Inputs::default()
+    }
+
+    /// [`inputs_for`] over several minors.
+    pub fn inputs_of(ms: &[UpstreamMinor]) -> Inputs {
+        use crate::compliance::{Lifecycles, Security};
+        Inputs {
+            releases: Ok(ms
+                .iter()
+                .flat_map(|m| &m.patches)
+                .map(|p| crate::upstream::kubernetes::KubeRelease {
+                    version: p.version,
+                    published_at: p.published_at,
+                })
+                .collect()),
+            lifecycles: Lifecycles::Known(
+                ms.iter()
+                    .map(|m| (m.minor, m.end_of_life.unwrap_or(day("2099-01-01"))))
+                    .collect(),
+            ),
+            security: Security::Known {
+                cves: Vec::new(),
+                unreadable: Vec::new(),
+            },
+        }
+    }
+
     pub fn upstream(m: &str, patches: &[(&str, &str)]) -> UpstreamMinor {
         UpstreamMinor {
             stack: stack(),
@@ -382,6 +492,7 @@ pub(crate) mod testing {
                 resources,
                 pulls,
                 human_commits: Vec::new(),
+                clusters: Vec::new(),
                 error: None,
             }],
             error: None,

@@ -11,7 +11,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use super::{Release, ReleasePull, Target, UpstreamMinor, days_between, releases_of, targets_of};
-use crate::model::scs::{self, Waiting};
+use crate::compliance::{self, CveFact, Inputs, Scs0210, Verdict};
+use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, StackId};
 
 /// Where a stack × minor stands.
@@ -64,15 +65,9 @@ pub enum WaitingKind {
     Configuration,
 }
 
-/// Which SCS 0210 window a deadline comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Window {
-    /// 31 days from a patch newer than the latest release.
-    Patch,
-    /// 120 days from the first GA patch of a minor never released.
-    Minor,
-}
+/// Which SCS 0210 rule a deadline comes from (`patch`, `minor`, `critical-cve`,
+/// `end-of-life`).
+pub type Window = compliance::Rule;
 
 /// One thing the newest patch waits for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -154,7 +149,7 @@ pub struct StackStatus {
     pub due: Option<NaiveDate>,
     /// The patch whose publication started that clock.
     pub due_for: Option<KubeVersion>,
-    /// The window `due` comes from.
+    /// The rule `due` comes from.
     pub due_window: Option<Window>,
     /// Days until `due` (negative: days overdue).
     pub days_left: Option<i64>,
@@ -166,6 +161,11 @@ pub struct StackStatus {
     pub past_end_of_life: bool,
     /// Invalid upstream data.
     pub errors: Vec<String>,
+    /// What the standard's conformance test says of a cluster at the latest release's version
+    /// today (for a minor never released: the minor window).
+    pub scs0210: Scs0210,
+    /// The critical CVEs affecting the latest release.
+    pub cves: Vec<CveFact>,
 }
 
 /// Compute one row. Pure.
@@ -173,6 +173,7 @@ pub fn status(
     m: &UpstreamMinor,
     releases: &[Release],
     release_pulls: &[ReleasePull],
+    inputs: &Inputs,
     today: NaiveDate,
 ) -> StackStatus {
     let rels = releases_of(releases, &m.stack, m.minor);
@@ -193,8 +194,34 @@ pub fn status(
             .filter(|p| offered.is_none_or(|o| p.version > o))
             .collect()
     };
-    let (due, due_for) = deadline(m, offered, &unreleased);
-    let overdue = due.is_some_and(|d| today > d);
+    // One rule for the verdict and the deadline: the standard's, for the latest release's
+    // version (or the minor window when nothing was released).
+    let scs0210 = if unknown_version {
+        let tag = latest.as_ref().map(|l| l.tag.clone()).unwrap_or_default();
+        Scs0210::unknown(format!(
+            "release {tag} names no Kubernetes version (notes or metadata.yaml)"
+        ))
+    } else {
+        compliance::evaluate_series(
+            offered,
+            m.patches
+                .first()
+                .map(|p| (p.version, p.published_at.map(|d| d.date_naive()))),
+            inputs,
+            today,
+        )
+    };
+    let applying = scs0210
+        .reasons
+        .iter()
+        .filter(|r| r.deadline.is_some())
+        .min_by_key(|r| r.deadline);
+    let due = applying.and_then(|r| r.deadline);
+    let due_for = applying.and_then(|r| r.newer);
+    let overdue = scs0210.verdict == Verdict::Fail;
+    let cves = offered
+        .map(|v| compliance::critical_cves(v, inputs))
+        .unwrap_or_default();
     let pull = release_pulls
         .iter()
         .find(|p| p.stack == m.stack && p.minor == m.minor);
@@ -254,41 +281,17 @@ pub fn status(
         waiting_for,
         due,
         due_for,
-        due_window: due.map(|_| {
-            if offered.is_none() {
-                Window::Minor
-            } else {
-                Window::Patch
-            }
-        }),
+        due_window: applying.map(|r| r.rule),
         days_left: due.map(|d| days_between(today, d)),
         overdue,
         end_of_life: m.end_of_life,
-        past_end_of_life: m.end_of_life.is_some_and(|e| today > e),
+        // The standard's test: a minor is supported while `now < end-of-life` (midnight), so
+        // the end-of-life day itself is past it.
+        past_end_of_life: m.end_of_life.is_some_and(|e| today >= e),
         errors: m.errors.clone(),
+        scs0210,
+        cves,
     }
-}
-
-/// The deadline that applies and the patch that started it: nothing when everything is
-/// released; the minor window from the first GA patch when the minor was never offered; else
-/// the earliest deadline among the unreleased patches.
-fn deadline(
-    m: &UpstreamMinor,
-    offered: Option<KubeVersion>,
-    unreleased: &[&super::Patch],
-) -> (Option<NaiveDate>, Option<KubeVersion>) {
-    if unreleased.is_empty() {
-        return (None, None);
-    }
-    if offered.is_none() {
-        let first = m.patches.first().expect("unreleased patches exist");
-        return (scs::minor_deadline(first.published_at), Some(first.version));
-    }
-    unreleased
-        .iter()
-        .filter_map(|p| scs::deadline(p.version, p.published_at).map(|d| (d, p.version)))
-        .min()
-        .map_or((None, None), |(d, v)| (Some(d), Some(v)))
 }
 
 #[cfg(test)]
@@ -304,7 +307,7 @@ mod tests {
             &[("v1.34.6", "2026-03-18"), ("v1.34.7", "2026-04-15")],
         );
         let r = [release("openstack-scs2-1-34-v2", "v1.34.7", "2026-04-20")];
-        let s = status(&m, &r, &[], day("2026-06-01"));
+        let s = status(&m, &r, &[], &inputs_for(&m), day("2026-06-01"));
         assert_eq!(s.state, StackState::Current);
         assert_eq!((s.due, s.overdue, s.days_left), (None, false, None));
         assert!(s.waiting_for.is_empty() && s.unreleased.is_empty());
@@ -329,7 +332,7 @@ mod tests {
         }];
         m.releasable = Some(kv("v1.34.6"));
         let r = [release("openstack-scs2-1-34-v1", "v1.34.5", "2026-03-01")];
-        let s = status(&m, &r, &[], day("2026-04-10"));
+        let s = status(&m, &r, &[], &inputs_for(&m), day("2026-04-10"));
         assert_eq!(s.due, Some(day("2026-04-18")));
         assert_eq!(s.due_for, Some(kv("v1.34.6")));
         assert_eq!(s.days_left, Some(8));
@@ -347,11 +350,11 @@ mod tests {
             &[("v1.33.10", "2026-03-18"), ("v1.33.11", "2026-04-15")],
         );
         let r = [release("openstack-scs2-1-33-v1", "v1.33.10", "2026-03-20")];
-        let on_the_day = status(&m, &r, &[], day("2026-05-16"));
+        let on_the_day = status(&m, &r, &[], &inputs_for(&m), day("2026-05-16"));
         assert_eq!(on_the_day.due, Some(day("2026-05-16")));
         assert_eq!(on_the_day.days_left, Some(0));
         assert!(!on_the_day.overdue, "the last day is still in time");
-        let next_day = status(&m, &r, &[], day("2026-05-17"));
+        let next_day = status(&m, &r, &[], &inputs_for(&m), day("2026-05-17"));
         assert!(next_day.overdue);
         assert_eq!(next_day.days_left, Some(-1));
     }
@@ -367,7 +370,7 @@ mod tests {
             name: "ubuntu-capi-image-v1.35.4".into(),
             checksum: "c".into(),
         }];
-        let s = status(&m, &[], &[], day("2026-05-01"));
+        let s = status(&m, &[], &[], &inputs_for(&m), day("2026-05-01"));
         assert_eq!(s.due, Some(day("2026-04-16")), "v1.35.0 + 120 days");
         assert_eq!(s.due_for, Some(kv("v1.35.0")));
         assert!(s.overdue);
@@ -382,7 +385,7 @@ mod tests {
             &[("v1.34.6", "2026-03-18"), ("v1.34.7", "2026-04-15")],
         );
         let r = [release("openstack-scs2-1-34-v1", "v1.34.6", "2026-03-20")];
-        let s = status(&m, &r, &[], day("2026-04-20"));
+        let s = status(&m, &r, &[], &inputs_for(&m), day("2026-04-20"));
         assert_eq!(s.state, StackState::Releasable);
         assert_eq!(s.waiting_for[0].kind, WaitingKind::ReleaseRun);
         let pr = ReleasePull {
@@ -395,7 +398,7 @@ mod tests {
                 "2026-04-16",
             ),
         };
-        let s = status(&m, &r, &[pr], day("2026-04-20"));
+        let s = status(&m, &r, &[pr], &inputs_for(&m), day("2026-04-20"));
         assert_eq!(s.state, StackState::ReleasePullRequest);
         assert_eq!(s.waiting_for.len(), 1);
         assert_eq!(s.waiting_for[0].what, "release pull request #42");
@@ -405,7 +408,7 @@ mod tests {
     fn an_untracked_minor_says_to_configure_it() {
         let mut m = upstream("1.37", &[("v1.37.0", "2026-08-20")]);
         m.tracked = false;
-        let s = status(&m, &[], &[], day("2026-09-01"));
+        let s = status(&m, &[], &[], &inputs_for(&m), day("2026-09-01"));
         assert_eq!(s.state, StackState::Untracked);
         assert_eq!(s.waiting_for[0].kind, WaitingKind::Configuration);
         assert_eq!(s.due, Some(day("2026-12-18")));
@@ -416,7 +419,10 @@ mod tests {
         let mut m = upstream("1.33", &[("v1.33.11", "2026-04-15")]);
         m.end_of_life = Some(day("2026-06-28"));
         let r = [release("openstack-scs2-1-33-v2", "v1.33.11", "2026-04-20")];
-        assert!(!status(&m, &r, &[], day("2026-06-28")).past_end_of_life);
-        assert!(status(&m, &r, &[], day("2026-06-29")).past_end_of_life);
+        assert!(!status(&m, &r, &[], &inputs_for(&m), day("2026-06-27")).past_end_of_life);
+        let s = status(&m, &r, &[], &inputs_for(&m), day("2026-06-28"));
+        assert!(s.past_end_of_life, "the standard's test fails the end-of-life day itself");
+        assert_eq!(s.scs0210.verdict, Verdict::Fail);
+        assert_eq!(s.due_window, Some(Window::EndOfLife));
     }
 }

@@ -16,6 +16,7 @@ use super::{
     Release, StackResource, TenantFacts, TenantStackFacts, days_between, proposed_releases,
     releases_of,
 };
+use crate::compliance::{self, Inputs, Scs0210};
 use crate::config::PolicyAction;
 use crate::forge::PullState;
 use crate::model::{KubeVersion, Minor, ReleaseName, StackId, StackVersion};
@@ -142,10 +143,19 @@ pub struct TenantStatus {
     /// Why a lag is expected (the policy ignores it), for readers.
     pub note: Option<String>,
     pub error: Option<String>,
+    /// What the standard's conformance test says of the versions this tenant runs: the
+    /// newest release it lists of each minor, and the `spec.topology.version` of each of its
+    /// `Cluster`s (the worst of them).
+    pub scs0210: Scs0210,
 }
 
 /// The rows of one tenant. Pure.
-pub fn status(t: &TenantFacts, releases: &[Release], today: NaiveDate) -> Vec<TenantStatus> {
+pub fn status(
+    t: &TenantFacts,
+    releases: &[Release],
+    inputs: &Inputs,
+    today: NaiveDate,
+) -> Vec<TenantStatus> {
     let row = |stack: Option<StackId>| TenantStatus {
         tenant: t.name.clone(),
         repository: t.repository.clone(),
@@ -159,6 +169,11 @@ pub fn status(t: &TenantFacts, releases: &[Release], today: NaiveDate) -> Vec<Te
         pull: None,
         note: None,
         error: t.error.clone(),
+        scs0210: Scs0210::unknown(
+            t.error
+                .clone()
+                .unwrap_or_else(|| "the tenant's repository could not be read".into()),
+        ),
     };
     if t.error.is_some() || t.stacks.is_empty() {
         return vec![row(None)];
@@ -168,6 +183,7 @@ pub fn status(t: &TenantFacts, releases: &[Release], today: NaiveDate) -> Vec<Te
         .map(|s| {
             let mut r = row(Some(s.stack.clone()));
             fill(&mut r, s, releases, today);
+            r.scs0210 = verdict(&r, s, inputs, today);
             r
         })
         .collect()
@@ -239,6 +255,56 @@ fn fill(r: &mut TenantStatus, s: &TenantStackFacts, releases: &[Release], today:
     } else {
         TenantState::Current
     };
+}
+
+/// The worst verdict over the versions the tenant runs (see [`TenantStatus::scs0210`]).
+fn verdict(r: &TenantStatus, s: &TenantStackFacts, inputs: &Inputs, today: NaiveDate) -> Scs0210 {
+    if let Some(e) = &r.error {
+        return Scs0210::unknown(e.clone());
+    }
+    let mut versions: Vec<KubeVersion> = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
+    for m in &r.minors {
+        let v = if m.auto_subscribe {
+            m.latest_kubernetes
+        } else {
+            m.kubernetes
+        };
+        match v {
+            Some(v) => versions.push(v),
+            None if m.releases.is_empty() && !m.auto_subscribe => {
+                problems.push(format!("{} lists no release", m.minor))
+            }
+            None => problems.push(format!(
+                "{}: the Kubernetes version of its newest release is not known",
+                m.minor
+            )),
+        }
+    }
+    for c in &s.clusters {
+        match c.version.parse::<KubeVersion>() {
+            Ok(v) => versions.push(v),
+            Err(_) => problems.push(format!(
+                "{}:{}: `spec.topology.version: {}` is not a Kubernetes version",
+                c.file, c.line, c.version
+            )),
+        }
+    }
+    versions.sort();
+    versions.dedup();
+    let mut all: Vec<Scs0210> = versions
+        .into_iter()
+        .map(|v| compliance::evaluate(v, inputs, today))
+        .collect();
+    // A tenant with some versions known is judged on them; one with none is unknown.
+    if all.is_empty() {
+        all.push(Scs0210::unknown(if problems.is_empty() {
+            "no version to evaluate".to_string()
+        } else {
+            problems.join("; ")
+        }));
+    }
+    Scs0210::combine(all).expect("at least one verdict")
 }
 
 fn minor(
@@ -317,8 +383,8 @@ mod tests {
         let by_patch = tenant("acme", vec![resource("1.34", &["v1"])], vec![]);
         let by_minor = tenant("globex", vec![resource("1.33", &["v2"])], vec![]);
         let today = day("2026-05-01");
-        let a = &status(&by_patch, &releases(), today)[0];
-        let g = &status(&by_minor, &releases(), today)[0];
+        let a = &status(&by_patch, &releases(), &inputs_none(), today)[0];
+        let g = &status(&by_minor, &releases(), &inputs_none(), today)[0];
         assert_eq!(
             a.behind,
             Behind {
@@ -354,7 +420,7 @@ mod tests {
         let mut rs = releases();
         rs.push(release("openstack-scs2-1-34-v3", "v1.34.7", "2026-04-25"));
         let t = tenant("acme", vec![resource("1.34", &["v2"])], vec![]);
-        let s = &status(&t, &rs, day("2026-05-01"))[0];
+        let s = &status(&t, &rs, &inputs_none(), day("2026-05-01"))[0];
         assert_eq!(
             s.behind,
             Behind {
@@ -373,14 +439,14 @@ mod tests {
             vec![resource("1.33", &["v1", "v2"]), resource("1.34", &["v2"])],
             vec![],
         );
-        let s = &status(&t, &releases(), day("2026-05-01"))[0];
+        let s = &status(&t, &releases(), &inputs_none(), day("2026-05-01"))[0];
         assert_eq!(s.state, TenantState::Current);
         assert!(!s.behind.any());
         let mut auto = resource("1.34", &[]);
         auto.versions = None;
         auto.auto_subscribe = true;
         let t = tenant("initech", vec![auto], vec![]);
-        let s = &status(&t, &releases(), day("2026-05-01"))[0];
+        let s = &status(&t, &releases(), &inputs_none(), day("2026-05-01"))[0];
         assert_eq!(s.state, TenantState::Current);
         assert!(s.minors[0].auto_subscribe);
     }
@@ -388,7 +454,7 @@ mod tests {
     #[test]
     fn an_empty_version_list_is_behind_by_every_released_patch() {
         let t = tenant("acme", vec![resource("1.34", &[])], vec![]);
-        let s = &status(&t, &releases(), day("2026-05-01"))[0];
+        let s = &status(&t, &releases(), &inputs_none(), day("2026-05-01"))[0];
         assert_eq!((s.behind.patches, s.behind.releases), (2, 2));
     }
 
@@ -401,14 +467,14 @@ mod tests {
             "2026-04-21",
         );
         let mut t = tenant("acme", vec![resource("1.34", &["v1"])], vec![p]);
-        let s = &status(&t, &releases(), day("2026-05-01"))[0];
+        let s = &status(&t, &releases(), &inputs_none(), day("2026-05-01"))[0];
         assert_eq!(s.state, TenantState::PullRequestOpen);
         let pr = s.pull.as_ref().unwrap();
         assert_eq!((pr.number, pr.age_days), (15, Some(10)));
         assert_eq!(pr.releases, ["openstack-scs2-1-34-v2"]);
         assert_eq!(pr.blocked, None);
         t.stacks[0].human_commits = vec!["abc1234".into()];
-        let s = &status(&t, &releases(), day("2026-05-01"))[0];
+        let s = &status(&t, &releases(), &inputs_none(), day("2026-05-01"))[0];
         assert_eq!(s.state, TenantState::Blocked);
         assert!(
             s.pull
@@ -425,18 +491,18 @@ mod tests {
     fn an_ignored_minor_is_explained_and_an_unreadable_tenant_is_an_error() {
         let mut t = tenant("globex", vec![resource("1.33", &["v2"])], vec![]);
         t.minor_policy = PolicyAction::Ignore;
-        let s = &status(&t, &releases(), day("2026-05-01"))[0];
+        let s = &status(&t, &releases(), &inputs_none(), day("2026-05-01"))[0];
         assert_eq!(s.state, TenantState::Behind);
         assert!(s.note.as_ref().unwrap().contains("policy.minor: ignore"));
         t.error = Some("repository globex/gitops not found".into());
-        let rows = status(&t, &releases(), day("2026-05-01"));
+        let rows = status(&t, &releases(), &inputs_none(), day("2026-05-01"));
         assert_eq!(rows.len(), 1);
         assert_eq!(
             (rows[0].state, rows[0].stack.clone()),
             (TenantState::Error, None)
         );
         let none = tenant("acme", vec![], vec![]);
-        let s = &status(&none, &releases(), day("2026-05-01"))[0];
+        let s = &status(&none, &releases(), &inputs_none(), day("2026-05-01"))[0];
         assert_eq!(s.state, TenantState::Error);
         assert!(
             s.error

@@ -34,8 +34,10 @@ pub struct TimelineEntry {
     /// The first merge of a bot pull request bringing it (or newer) to a tenant.
     pub first_tenant_merge_at: Option<NaiveDate>,
     pub first_tenant: Option<String>,
-    /// The SCS 0210 deadline for offering it.
+    /// The SCS 0210 deadline for offering it: 14 days when it fixes a critical CVE.
     pub due: Option<NaiveDate>,
+    /// The critical CVEs it fixes (affecting the previous patch of its minor, not it).
+    pub critical_cves: Vec<String>,
     /// Released by `due` (`None` while the deadline has not passed unreleased).
     pub met: Option<bool>,
 }
@@ -95,7 +97,25 @@ pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
                 .iter()
                 .find(|p| p.version == *version)
                 .and_then(|p| p.published_at);
-            let due = scs::deadline(*version, published);
+            let previous = m
+                .patches
+                .iter()
+                .map(|p| p.version)
+                .filter(|p| p < version)
+                .max();
+            let critical_cves: Vec<String> =
+                crate::compliance::fixed_between(previous, *version, &f.compliance)
+                    .into_iter()
+                    .map(|c| c.id)
+                    .collect();
+            let due = if critical_cves.is_empty() {
+                scs::deadline(*version, published)
+            } else {
+                published.and_then(|p| {
+                    p.date_naive()
+                        .checked_add_days(chrono::Days::new(crate::compliance::CVE_DAYS))
+                })
+            };
             let released_at = shipping.as_ref().and_then(|(d, _)| *d);
             let met = match (due, released_at, &shipping) {
                 (Some(d), Some(r), _) => Some(r <= d),
@@ -112,6 +132,7 @@ pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
                 first_tenant_merge_at: merge.as_ref().map(|(d, _)| *d),
                 first_tenant: merge.map(|(_, t)| t),
                 due,
+                critical_cves,
                 met,
             });
         }

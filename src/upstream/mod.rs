@@ -8,6 +8,7 @@
 //! them, until nothing more is needed. This module only reads; the pipeline hands
 //! [`collect`] the question "what is still needed".
 
+pub mod cve;
 pub mod helm;
 pub mod http;
 pub mod images;
@@ -39,6 +40,10 @@ pub enum Key {
     Checksum(String),
     /// A Helm repository URL (its `index.yaml`).
     HelmIndex(String),
+    /// The official Kubernetes CVE feed (JSON Feed 1.1).
+    CveFeed,
+    /// One CVE record (CVE JSON 5.x) by id, as the feed lists it.
+    CveRecord(String),
 }
 
 impl Key {
@@ -50,6 +55,8 @@ impl Key {
             Key::Marker(m) => format!("kubernetes/stable-{m}"),
             Key::Checksum(url) => format!("checksum {url}"),
             Key::HelmIndex(repo) => format!("helm-index {repo}"),
+            Key::CveFeed => "kubernetes/cve-feed".into(),
+            Key::CveRecord(id) => format!("cve-record {id}"),
         }
     }
 }
@@ -141,6 +148,14 @@ impl Fetch for HttpFetcher {
             }
             Key::Checksum(url) => text_outcome(&self.http, url),
             Key::HelmIndex(repo) => text_outcome(&self.http, &helm::index_url(repo)),
+            Key::CveFeed => text_outcome(&self.http, &up.cve_feed_url),
+            // The id comes from the feed (untrusted): only a CVE id is put into a URL.
+            Key::CveRecord(id) if cve::is_cve_id(id) => {
+                text_outcome(&self.http, &cve::record_url(&up.cve_record_url, id))
+            }
+            Key::CveRecord(id) => Fetched::Error {
+                message: format!("`{id}` is not a CVE id; not requested"),
+            },
         }
     }
 }
@@ -186,6 +201,16 @@ pub enum Source {
 }
 
 impl Source {
+    /// Whether the source can answer `key` without the network: always over HTTP; on replay
+    /// only when the snapshot recorded it (an older snapshot has no CVE data, and a replay
+    /// never pretends it has).
+    pub fn records(&self, key: &Key) -> bool {
+        match self {
+            Source::Replay(r) => r.has(key),
+            Source::Http(_) => true,
+        }
+    }
+
     /// Open the source `opts` and the configuration ask for: `--snapshot`, else
     /// `upstream.snapshot` (unless `live`), else HTTP with the configured cache directory.
     pub fn open(loaded: &Loaded, opts: &DetectOptions) -> Result<Source, UpstreamError> {
@@ -265,7 +290,7 @@ mod robustness {
     //! Upstream bodies are untrusted: every parser must return an error, never panic.
     use proptest::prelude::*;
 
-    use super::{helm, images, kubernetes, lifecycle};
+    use super::{cve, helm, images, kubernetes, lifecycle};
     use crate::model::Minor;
 
     proptest! {
@@ -280,6 +305,8 @@ mod robustness {
             let _ = lifecycle::parse_schedule(&body);
             let _ = helm::parse_index(&body);
             let _ = images::parse_checksum(&body, "ubuntu-2404-kube-v1.34.7.qcow2");
+            let _ = cve::parse_feed(&body);
+            let _ = cve::parse_record("CVE-2024-1", &body);
         }
 
         #[test]

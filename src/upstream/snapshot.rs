@@ -71,6 +71,13 @@ impl Replay {
     }
 }
 
+impl Replay {
+    /// Whether the snapshot recorded `key`.
+    pub fn has(&self, key: &Key) -> bool {
+        self.data.has(key)
+    }
+}
+
 impl Fetch for Replay {
     fn fetch(&mut self, key: &Key) -> Fetched {
         self.data

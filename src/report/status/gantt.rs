@@ -66,7 +66,12 @@ fn bars(out: &mut String, e: &TimelineEntry, today: NaiveDate) {
         }
     }
     if let Some(d) = e.due {
-        let _ = writeln!(out, "    {v} SCS deadline :milestone, crit, {d}, 0d");
+        let what = if e.critical_cves.is_empty() {
+            "SCS deadline".to_string()
+        } else {
+            format!("critical-CVE deadline ({})", name(&e.critical_cves.join(" ")))
+        };
+        let _ = writeln!(out, "    {v} {what} :milestone, crit, {d}, 0d");
     }
 }
 

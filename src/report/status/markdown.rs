@@ -8,7 +8,9 @@
 use chrono::{DateTime, Utc};
 
 use super::{deadline_words, gantt, headline, lists_words, pull_words, waiting_short};
+use crate::compliance::{ReasonState, Scs0210, Verdict};
 use crate::report::markdown::{Block, COMMENT_LIMIT, escape_inline, fit, table};
+use crate::report::verdict::cve_link;
 use crate::status::dashboard::{FOOTER, MARKER};
 use crate::status::{StackState, StackStatus, Status, TenantState, TenantStatus};
 
@@ -96,7 +98,32 @@ fn stack_row(r: &StackStatus) -> Vec<String> {
         },
         deadline,
         eol,
+        verdict_cell(&r.scs0210, r.cves.iter().map(|c| c.id.as_str())),
     ]
+}
+
+/// `❌ fail: critical CVE [CVE-…](…)`: the verdict, its failing or warning rules, the CVEs
+/// linked.
+fn verdict_cell<'a>(v: &Scs0210, cves: impl Iterator<Item = &'a str>) -> String {
+    let mut rules: Vec<String> = v
+        .reasons
+        .iter()
+        .filter(|r| matches!(r.state, ReasonState::Fail | ReasonState::Warn))
+        .map(|r| r.rule.words().to_string())
+        .collect();
+    rules.dedup();
+    if v.verdict == Verdict::Unknown {
+        rules.push("a source could not be read".into());
+    }
+    let links: Vec<String> = cves.map(cve_link).collect();
+    let mut out = format!("{} {}", v.verdict.icon(), v.verdict.word());
+    if !rules.is_empty() {
+        out.push_str(&format!(": {}", rules.join(", ")));
+    }
+    if !links.is_empty() {
+        out.push_str(&format!(" ({})", links.join(", ")));
+    }
+    out
 }
 
 fn tenant_row(t: &TenantStatus) -> Vec<String> {
@@ -116,6 +143,12 @@ fn tenant_row(t: &TenantStatus) -> Vec<String> {
     {
         state.push_str(&format!(": {}", escape_inline(extra)));
     }
+    let cves: Vec<&str> = t
+        .scs0210
+        .reasons
+        .iter()
+        .flat_map(|r| r.cves.iter().map(String::as_str))
+        .collect();
     vec![
         escape_inline(&t.tenant),
         t.stack
@@ -125,13 +158,19 @@ fn tenant_row(t: &TenantStatus) -> Vec<String> {
         t.behind.words(),
         pull,
         state,
+        verdict_cell(&t.scs0210, cves.into_iter()),
     ]
 }
 
 const HOW_TO_READ: &str = "<details>\n<summary>How to read this</summary>\n\n\
-- **Deadline** is the SCS 0210 date that applies now: 31 days from the first Kubernetes patch \
-newer than the latest release, or 120 days from the first GA patch of a minor never released. \
-It turns **bold** and 🔴 the day after it passes.\n\
+- **SCS 0210** is what the standard's own conformance test says of a cluster at the latest \
+release's version (a tenant: at the versions it lists and its Clusters run): ✅ pass, ⚠️ warn (a \
+critical-CVE fix is out for more than the recommended 2 days), ❌ fail, ❔ unknown (a source it \
+depends on could not be read: missing data is never compliance).\n\
+- **Deadline** is the earliest SCS 0210 date that applies now: 31 days from the first \
+Kubernetes patch newer than the latest release, 14 days when that patch fixes a critical CVE \
+(CVSS >= 8), the end of life of the minor, or 120 days from the first GA patch of a minor never \
+released. It turns **bold** and 🔴 the day after it passes.\n\
 - **State** of a stack minor: 🟢 current (newest patch released), 🔵 releasable (the next \
 release run ships it), 🟡 waiting (for the node image, a chart series or a release PR merge), \
 🔴 error or overdue, ⚪ a new minor nobody tracks yet.\n\
@@ -140,14 +179,63 @@ minors, released minors newer than its newest.\n\
 - The timeline shows upstream GA → release → first tenant merge for recent patches; the \
 milestone is the deadline.\n\n</details>\n";
 
+/// The critical CVEs affecting a latest release, each linked, with its fix.
+fn cve_block(s: &Status) -> String {
+    let rows: Vec<Vec<String>> = s
+        .stacks
+        .iter()
+        .flat_map(|r| {
+            r.cves.iter().map(move |c| {
+                vec![
+                    cve_link(&c.id),
+                    c.score.map_or("—".into(), |x| x.to_string()),
+                    escape_inline(&format!("{} {}", r.stack, r.minor)),
+                    escape_inline(
+                        &c.affected
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    ),
+                    date(c.fixed_in),
+                ]
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "### Critical CVEs\n\n{}\n",
+        table(&["CVE", "CVSS", "Stack", "Affected", "Fixed in"], &rows)
+    )
+}
+
 /// The report as blocks, most important first.
 pub fn blocks(s: &Status) -> Vec<Block> {
     let mut out = Vec::new();
-    let icon = if s.compliant { "✅" } else { "❌" };
+    let icon = if s.compliant {
+        s.scs0210.verdict.icon()
+    } else if s.scs0210.verdict == Verdict::Unknown {
+        "❔"
+    } else {
+        "❌"
+    };
     out.push(Block::Text(format!(
         "## Cluster stacks: SCS 0210 status\n\n{icon} {}\n\n",
         escape_inline(&headline(s))
     )));
+    if !s.scs0210.unreadable.is_empty() {
+        let list: String = s
+            .scs0210
+            .unreadable
+            .iter()
+            .map(|w| format!("- {}\n", escape_inline(w)))
+            .collect();
+        out.push(Block::Text(format!(
+            "**Verdicts are unknown where they depend on a source that could not be read:**\n\n{list}\n"
+        )));
+    }
     if !s.stacks.is_empty() {
         let rows: Vec<Vec<String>> = s.stacks.iter().map(stack_row).collect();
         out.push(Block::Text(format!(
@@ -162,6 +250,7 @@ pub fn blocks(s: &Status) -> Vec<Block> {
                     "Waiting for",
                     "Deadline",
                     "End of life",
+                    "SCS 0210",
                 ],
                 &rows,
             )
@@ -176,6 +265,7 @@ pub fn blocks(s: &Status) -> Vec<Block> {
             "Behind",
             "Pull request",
             "State",
+            "SCS 0210",
         ];
         out.push(Block::Text(format!(
             "### Tenants\n\n{}",
@@ -185,6 +275,10 @@ pub fn blocks(s: &Status) -> Vec<Block> {
             out.push(Block::Text(format!("| {} |\n", tenant_row(t).join(" | "))));
         }
         out.push(Block::Text("\n".into()));
+    }
+    let cves = cve_block(s);
+    if !cves.is_empty() {
+        out.push(Block::Text(cves));
     }
     out.push(Block::Text(format!(
         "### Timeline\n\n{}\n",

@@ -30,8 +30,11 @@ pub fn deadline_words(s: &StackStatus) -> Option<String> {
         Some(n) => format!("{} days overdue", -n),
         None => String::new(),
     };
+    use crate::status::Window;
     let why = match (s.due_window, s.due_for) {
-        (Some(crate::status::Window::Minor), _) => format!(", {} minor window", s.minor),
+        (Some(Window::Minor), _) => format!(", {} minor window", s.minor),
+        (Some(Window::EndOfLife), _) => format!(", {} end of life", s.minor),
+        (Some(Window::CriticalCve), Some(v)) => format!(", critical CVE, for {v}"),
         (_, Some(v)) => format!(", for {v}"),
         _ => String::new(),
     };
@@ -115,9 +118,32 @@ pub fn headline(s: &Status) -> String {
     } else {
         "NOT compliant"
     };
+    let h = &s.scs0210;
+    let counts = |c: &crate::status::VerdictCounts| {
+        [
+            count(c.fail, "fail", "fail"),
+            count(c.unknown, "unknown", "unknown"),
+            count(c.warn, "warn", "warn"),
+            count(c.pass, "pass", "pass"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ")
+    };
+    let mut tests = format!("stacks {}", counts(&h.stacks));
+    if !s.tenants.is_empty() {
+        tests.push_str(&format!("; tenants {}", counts(&h.tenants)));
+    }
     format!(
-        "SCS 0210 status as of {}: {verdict} ({})",
+        "SCS 0210 status as of {}: {verdict}, conformance verdict {} ({}) ({})",
         s.as_of,
+        h.verdict.word(),
+        if h.stacks == crate::status::VerdictCounts::default() {
+            "nothing tracked".to_string()
+        } else {
+            tests
+        },
         if parts.is_empty() {
             "nothing tracked".to_string()
         } else {

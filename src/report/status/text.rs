@@ -44,6 +44,7 @@ pub fn text(s: &Status) -> String {
                 state,
                 deadline_words(r).unwrap_or_else(|| "-".into()),
                 dash(r.end_of_life),
+                r.scs0210.verdict.word().to_string(),
             ]
         })
         .collect();
@@ -56,6 +57,7 @@ pub fn text(s: &Status) -> String {
             "STATE",
             "DEADLINE",
             "END OF LIFE",
+            "SCS 0210",
         ],
         &rows,
     ));
@@ -72,6 +74,22 @@ pub fn text(s: &Status) -> String {
         }
         for e in &r.errors {
             let _ = writeln!(out, "  {} {} error: {e}", r.stack, r.minor);
+        }
+        if r.scs0210.verdict != crate::compliance::Verdict::Pass {
+            for line in crate::report::verdict_lines(&r.scs0210, Some(s.as_of)) {
+                let _ = writeln!(out, "  {} {} SCS 0210 {line}", r.stack, r.minor);
+            }
+        }
+        for c in &r.cves {
+            let _ = writeln!(
+                out,
+                "  {} {} critical {} (CVSS {}) affects the latest release; fixed in {}",
+                r.stack,
+                r.minor,
+                c.id,
+                dash(c.score),
+                dash(c.fixed_in)
+            );
         }
         if r.past_end_of_life && r.state != StackState::Untracked {
             let _ = writeln!(
@@ -96,6 +114,7 @@ pub fn text(s: &Status) -> String {
                     t.behind.words(),
                     t.pull.as_ref().map_or("-".into(), pull_words),
                     t.state.word().to_string(),
+                    t.scs0210.verdict.word().to_string(),
                 ]
             })
             .collect();
@@ -107,6 +126,7 @@ pub fn text(s: &Status) -> String {
                 "BEHIND",
                 "PULL REQUEST",
                 "STATE",
+                "SCS 0210",
             ],
             &rows,
         ));
@@ -117,6 +137,11 @@ pub fn text(s: &Status) -> String {
                 .flatten()
             {
                 let _ = writeln!(out, "  {}: {line}", t.tenant);
+            }
+            if t.scs0210.verdict != crate::compliance::Verdict::Pass {
+                for line in crate::report::verdict_lines(&t.scs0210, Some(s.as_of)) {
+                    let _ = writeln!(out, "  {}: SCS 0210 {line}", t.tenant);
+                }
             }
         }
     }

@@ -1,0 +1,165 @@
+//! The rule, case by case, in the standard's words.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::*;
+use crate::upstream::cve::{Version, VersionRange};
+use crate::upstream::kubernetes::KubeRelease;
+
+fn day(s: &str) -> NaiveDate {
+    s.parse().unwrap()
+}
+
+fn kv(s: &str) -> KubeVersion {
+    s.parse().unwrap()
+}
+
+fn at(s: &str) -> Option<DateTime<Utc>> {
+    Some(format!("{s}T15:49:00Z").parse().unwrap())
+}
+
+fn inputs(releases: &[(&str, &str)], cves: Vec<Cve>) -> Inputs {
+    Inputs {
+        releases: Ok(releases
+            .iter()
+            .map(|(v, d)| KubeRelease {
+                version: kv(v),
+                published_at: at(d),
+            })
+            .collect()),
+        lifecycles: Lifecycles::Known(BTreeMap::from([
+            ("1.33".parse().unwrap(), day("2026-06-28")),
+            ("1.34".parse().unwrap(), day("2026-10-27")),
+            ("1.35".parse().unwrap(), day("2027-02-28")),
+        ])),
+        security: Security::Known {
+            cves,
+            unreadable: Vec::new(),
+        },
+    }
+}
+
+fn critical(id: &str, lower: (i64, i64, i64), below: (i64, i64, i64)) -> Cve {
+    Cve {
+        id: id.into(),
+        score: Some(8.8),
+        critical: true,
+        affected: vec![VersionRange {
+            lower: Version(lower.0, lower.1, lower.2),
+            upper: Some(Version(below.0, below.1, below.2)),
+            inclusive: false,
+        }],
+    }
+}
+
+const RELEASES: &[(&str, &str)] = &[
+    ("v1.34.6", "2026-03-18"),
+    ("v1.34.7", "2026-04-15"),
+];
+
+#[test]
+fn the_newest_patch_passes() {
+    let s = evaluate(kv("v1.34.7"), &inputs(RELEASES, vec![]), day("2026-06-01"));
+    assert_eq!(s.verdict, Verdict::Pass);
+    assert!(s.reasons.is_empty());
+}
+
+#[test]
+fn a_newer_patch_fails_the_day_after_its_31_days() {
+    let i = inputs(RELEASES, vec![]);
+    let last_day = evaluate(kv("v1.34.6"), &i, day("2026-05-16"));
+    assert_eq!(last_day.verdict, Verdict::Pass);
+    assert_eq!(last_day.deadline, Some(day("2026-05-16")));
+    assert_eq!(last_day.reasons[0].state, ReasonState::Pending);
+    let after = evaluate(kv("v1.34.6"), &i, day("2026-05-17"));
+    assert_eq!(after.verdict, Verdict::Fail);
+    assert_eq!(after.reasons[0].rule, Rule::Patch);
+    assert_eq!(after.reasons[0].since, Some(day("2026-04-15")));
+}
+
+#[test]
+fn a_critical_cve_warns_after_two_days_and_fails_after_fourteen() {
+    let i = inputs(RELEASES, vec![critical("CVE-2026-1", (1, 34, 0), (1, 34, 7))]);
+    let v = kv("v1.34.6");
+    assert_eq!(evaluate(v, &i, day("2026-04-17")).verdict, Verdict::Pass);
+    let warn = evaluate(v, &i, day("2026-04-18"));
+    assert_eq!(warn.verdict, Verdict::Warn);
+    let r = warn.critical_cve().unwrap();
+    assert_eq!((r.since, r.deadline), (Some(day("2026-04-15")), Some(day("2026-04-29"))));
+    assert_eq!(r.cves, ["CVE-2026-1"]);
+    assert_eq!(warn.deadline, Some(day("2026-04-29")), "the earliest deadline applies");
+    assert_eq!(evaluate(v, &i, day("2026-04-29")).verdict, Verdict::Warn);
+    assert_eq!(evaluate(v, &i, day("2026-04-30")).verdict, Verdict::Fail);
+}
+
+#[test]
+fn a_cve_that_does_not_affect_the_version_changes_nothing() {
+    let i = inputs(RELEASES, vec![critical("CVE-2026-1", (1, 33, 0), (1, 33, 9))]);
+    assert_eq!(evaluate(kv("v1.34.6"), &i, day("2026-05-01")).verdict, Verdict::Pass);
+}
+
+#[test]
+fn the_tests_blind_spot_is_kept_and_noted() {
+    // The record says v1.34.7 is still affected; the test counts it as the fix anyway.
+    let i = inputs(RELEASES, vec![critical("CVE-2026-1", (1, 34, 0), (1, 34, 9))]);
+    let s = evaluate(kv("v1.34.6"), &i, day("2026-05-01"));
+    assert_eq!(s.verdict, Verdict::Fail);
+    assert!(s.critical_cve().unwrap().note.as_deref().unwrap().contains("still affected"));
+}
+
+#[test]
+fn end_of_life_fails_on_its_day() {
+    let i = inputs(&[("v1.33.11", "2026-04-15")], vec![]);
+    let v = kv("v1.33.11");
+    assert_eq!(evaluate(v, &i, day("2026-06-27")).verdict, Verdict::Pass);
+    let s = evaluate(v, &i, day("2026-06-28"));
+    assert_eq!(s.verdict, Verdict::Fail);
+    assert_eq!(s.reasons[0].rule, Rule::EndOfLife);
+    // A minor the schedule does not list is unsupported for the test.
+    assert_eq!(evaluate(kv("v1.31.0"), &i, day("2026-05-01")).verdict, Verdict::Fail);
+}
+
+#[test]
+fn missing_data_is_never_compliance() {
+    let mut i = inputs(RELEASES, vec![]);
+    i.security = Security::Unknown("HTTP 503".into());
+    let s = evaluate(kv("v1.34.6"), &i, day("2026-05-01"));
+    assert_eq!(s.verdict, Verdict::Unknown);
+    assert!(s.unknown[0].contains("HTTP 503"));
+    // ... unless the facts at hand already fail it,
+    assert_eq!(evaluate(kv("v1.34.6"), &i, day("2026-06-01")).verdict, Verdict::Fail);
+    // ... or nothing the missing source says could matter (no newer patch).
+    assert_eq!(evaluate(kv("v1.34.7"), &i, day("2026-05-01")).verdict, Verdict::Pass);
+    let mut i = inputs(RELEASES, vec![]);
+    i.security = Security::Known {
+        cves: vec![],
+        unreadable: vec![("CVE-2026-2".into(), "HTTP 503".into())],
+    };
+    assert_eq!(evaluate(kv("v1.34.6"), &i, day("2026-05-01")).verdict, Verdict::Unknown);
+    i.lifecycles = Lifecycles::Unknown("not read".into());
+    assert_eq!(evaluate(kv("v1.34.7"), &i, day("2026-05-01")).verdict, Verdict::Unknown);
+}
+
+#[test]
+fn a_minor_never_offered_gets_120_days() {
+    let i = inputs(&[("v1.35.0", "2025-12-17")], vec![]);
+    let first = Some((kv("v1.35.0"), Some(day("2025-12-17"))));
+    let s = evaluate_series(None, first, &i, day("2026-04-16"));
+    assert_eq!((s.verdict, s.deadline), (Verdict::Pass, Some(day("2026-04-16"))));
+    let s = evaluate_series(None, first, &i, day("2026-04-17"));
+    assert_eq!(s.verdict, Verdict::Fail);
+    assert_eq!(s.reasons[0].rule, Rule::Minor);
+}
+
+#[test]
+fn fixed_cves_are_those_of_the_old_version_only() {
+    let i = inputs(RELEASES, vec![critical("CVE-2026-1", (1, 34, 0), (1, 34, 7))]);
+    let fixed = fixed_between(Some(kv("v1.34.6")), kv("v1.34.7"), &i);
+    assert_eq!(fixed.len(), 1);
+    assert_eq!(fixed[0].id, "CVE-2026-1");
+    assert!(fixed_between(Some(kv("v1.34.7")), kv("v1.34.7"), &i).is_empty());
+    let facts = critical_cves(kv("v1.34.6"), &i);
+    assert_eq!(facts[0].fixed_in, Some(kv("v1.34.7")));
+}
