@@ -1,0 +1,288 @@
+//! Differential test: stackbot's SCS 0210 verdict equals the standard's own conformance test
+//! (`k8s_version_policy.py`, vendored unchanged in `tests/fixtures/scs-standards/`) on many
+//! versions × days × CVE sets, through the same raw upstream bodies.
+//!
+//! Each scenario is a GitHub releases list (the test's own `testdata/releases.json`, and the
+//! 2025–2026 list of `tests/fixtures/upstream/`), the test's end-of-life table, and a CVE feed
+//! with generated records: CVSS v3.0, v3.1 and v4.0 (and non-CVSS) metrics around the critical
+//! score, Kubernetes and other products, `lessThan`, `lessThanOrEqual`, exact versions, the
+//! loose `1.30.x` and `a - b` forms, and `unaffected` entries. stackbot reads the same bodies
+//! through `compliance::Inputs::from_data`, as a run would.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use chrono::{Days, NaiveDate};
+use serde_json::{Value, json};
+use stackbot::compliance::{Inputs, Verdict, evaluate};
+use stackbot::model::KubeVersion;
+use stackbot::upstream::{Fetched, Key, UpstreamData};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A small deterministic generator (no seed file, same cases on every machine).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[(self.next() % xs.len() as u64) as usize]
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// GA versions in a releases list (what both sides would see).
+fn ga(releases: &[Value]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = releases
+        .iter()
+        .filter(|r| r["draft"] == false && r["prerelease"] == false)
+        .filter_map(|r| r["tag_name"].as_str()?.parse::<KubeVersion>().ok())
+        .map(|v| (v.minor, v.patch))
+        .collect();
+    out.sort();
+    out
+}
+
+fn version_info(rng: &mut Lcg, minor: u64, max_patch: u64) -> Value {
+    let p = rng.below(max_patch + 2);
+    let q = p + 1 + rng.below(4);
+    match rng.below(7) {
+        0 => json!({"version": format!("1.{minor}.0"), "lessThan": format!("1.{minor}.{q}"), "status": "affected"}),
+        1 => json!({"version": "0", "lessThanOrEqual": format!("v1.{minor}.{p}"), "status": "affected"}),
+        2 => json!({"version": format!("1.{minor}.{p}"), "status": "affected"}),
+        3 => json!({"version": format!("1.{minor}.x"), "status": "affected"}),
+        4 => json!({"version": format!("1.{minor}.{p} - 1.{minor}.{q}"), "status": "affected"}),
+        5 => json!({"version": format!("1.{minor}.{p}"), "lessThan": format!("1.{minor}.{q}"), "status": "unaffected"}),
+        _ => json!({"version": format!("v1.{minor}.{p}"), "lessThan": format!("v1.{minor}.{q}"), "status": "affected"}),
+    }
+}
+
+fn record(rng: &mut Lcg, id: &str, versions: &[(u64, u64)]) -> Value {
+    let keys = ["cvssV3_0", "cvssV3_1", "cvssV4_0", "cvssV3_1", "other"];
+    let scores = [5.3, 7.9, 8.0, 8.1, 8.8, 9.8];
+    let metrics: Vec<Value> = (0..1 + rng.below(2))
+        .map(|_| {
+            let key = *rng.pick(&keys);
+            if key == "other" {
+                json!({"other": {"type": "ssvc", "content": {}}})
+            } else {
+                json!({key: {"version": "3.1", "baseScore": *rng.pick(&scores)}})
+            }
+        })
+        .collect();
+    let minors: Vec<u64> = {
+        let mut m: Vec<u64> = versions.iter().map(|v| v.0).collect();
+        m.dedup();
+        m
+    };
+    let affected: Vec<Value> = (0..1 + rng.below(2))
+        .map(|_| {
+            let product = *rng.pick(&["Kubernetes", "Kubernetes", "Kubernetes", "ingress-nginx"]);
+            let vs: Vec<Value> = (0..1 + rng.below(3))
+                .map(|_| {
+                    let minor = *rng.pick(&minors);
+                    let max = versions.iter().filter(|v| v.0 == minor).map(|v| v.1).max();
+                    version_info(rng, minor, max.unwrap_or(0))
+                })
+                .collect();
+            json!({"vendor": "Kubernetes", "product": product, "versions": vs})
+        })
+        .collect();
+    json!({"dataType": "CVE_RECORD", "dataVersion": "5.1",
+        "cveMetadata": {"cveId": id, "state": "PUBLISHED"},
+        "containers": {"cna": {"metrics": metrics, "affected": affected}}})
+}
+
+struct Scenario {
+    releases: Vec<Value>,
+    feed: Value,
+    records: Vec<(String, Value)>,
+    eol: Vec<Value>,
+    cases: Vec<(KubeVersion, NaiveDate)>,
+}
+
+fn eol_rows() -> Vec<Value> {
+    let text = std::fs::read_to_string(fixtures().join("scs-standards/k8s-eol-data.yml")).unwrap();
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("- branch: "))
+        .zip(text.lines().filter_map(|l| l.trim().strip_prefix("end-of-life: ")))
+        .map(|(b, e)| json!({"branch": b.trim_matches('\''), "end-of-life": e.trim_matches('\'')}))
+        .collect()
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let lists = [
+        std::fs::read_to_string(fixtures().join("scs-standards/testdata/releases.json")).unwrap(),
+        std::fs::read_to_string(fixtures().join("upstream/kubernetes-releases.json")).unwrap(),
+    ];
+    let mut out = Vec::new();
+    let mut rng = Lcg(2026);
+    for list in lists {
+        let releases: Vec<Value> = serde_json::from_str(&list).unwrap();
+        let versions = ga(&releases);
+        let dates: Vec<NaiveDate> = releases
+            .iter()
+            .filter_map(|r| r["published_at"].as_str())
+            .filter_map(|p| p.get(..10)?.parse().ok())
+            .collect();
+        let (first, last) = (*dates.iter().min().unwrap(), *dates.iter().max().unwrap());
+        for set in 0..8 {
+            let n = if set == 0 { 0 } else { 1 + rng.below(5) };
+            let records: Vec<(String, Value)> = (0..n)
+                .map(|k| {
+                    let id = format!("CVE-2099-{}", 1000 + set * 10 + k);
+                    let r = record(&mut rng, &id, &versions);
+                    (id, r)
+                })
+                .collect();
+            let feed = json!({"version": "https://jsonfeed.org/version/1.1",
+                "items": records.iter().map(|(id, _)| json!({"id": id})).collect::<Vec<_>>()});
+            let mut cases = Vec::new();
+            for _ in 0..400 {
+                let (minor, patch) = *rng.pick(&versions);
+                let patch = patch.saturating_sub(rng.below(2)) + rng.below(2);
+                let span = (last - first).num_days() as u64 + 120;
+                let day = first.checked_add_days(Days::new(rng.below(span))).unwrap();
+                let v: KubeVersion = format!("v1.{minor}.{patch}").parse().unwrap();
+                cases.push((v, day));
+            }
+            // The boundaries: each release's day + 2/3, 14/15, 31/32.
+            for r in releases.iter().filter(|r| r["draft"] == false) {
+                let Some(day) = r["published_at"].as_str().and_then(|p| p.get(..10)?.parse::<NaiveDate>().ok()) else {
+                    continue;
+                };
+                let Ok(v) = r["tag_name"].as_str().unwrap().parse::<KubeVersion>() else {
+                    continue;
+                };
+                if v.patch == 0 || rng.below(3) != 0 {
+                    continue;
+                }
+                let older: KubeVersion = format!("v{}.{}.{}", v.major, v.minor, v.patch - 1).parse().unwrap();
+                for d in [2, 3, 14, 15, 31, 32] {
+                    cases.push((older, day.checked_add_days(Days::new(d)).unwrap()));
+                }
+            }
+            out.push(Scenario {
+                releases: releases.clone(),
+                feed,
+                records,
+                eol: eol_rows(),
+                cases,
+            });
+        }
+    }
+    out
+}
+
+/// What stackbot reads: the same bodies, under the keys a run stores them.
+fn inputs(s: &Scenario) -> Inputs {
+    let mut data = UpstreamData::default();
+    let ok = |body: String| Fetched::Ok { body };
+    data.insert(&Key::Releases, ok(serde_json::to_string(&s.releases).unwrap()));
+    let schedule: String = s
+        .eol
+        .iter()
+        .map(|e| {
+            format!(
+                "- release: \"{}\"\n  endOfLifeDate: {}\n",
+                e["branch"].as_str().unwrap(),
+                e["end-of-life"].as_str().unwrap()
+            )
+        })
+        .collect();
+    data.insert(&Key::Schedule, ok(format!("schedules:\n{schedule}")));
+    data.insert(&Key::CveFeed, ok(s.feed.to_string()));
+    for (id, r) in &s.records {
+        data.insert(&Key::CveRecord(id.clone()), ok(r.to_string()));
+    }
+    Inputs::from_data(&data)
+}
+
+fn oracle(scenarios: &[Scenario]) -> Vec<Vec<String>> {
+    let input: Vec<Value> = scenarios
+        .iter()
+        .map(|s| {
+            json!({
+                "releases": s.releases,
+                "feed": s.feed,
+                "records": s.records.iter().cloned().collect::<serde_json::Map<String, Value>>(),
+                "eol": s.eol,
+                "cases": s.cases.iter().map(|(v, d)| json!({"version": v.to_string(), "now": d.to_string()})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut child = Command::new("python3")
+        .arg(fixtures().join("scs-standards/oracle.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs the standard's conformance test (installed by .ci/run)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(&input).unwrap().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the oracle failed (python3 with PyYAML needed):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn stackbot_agrees_with_the_standards_conformance_test() {
+    let scenarios = scenarios();
+    let expected = oracle(&scenarios);
+    let mut mismatches = Vec::new();
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for (s, verdicts) in scenarios.iter().zip(&expected) {
+        let inputs = inputs(s);
+        for ((v, day), want) in s.cases.iter().zip(verdicts) {
+            *seen.entry(want.clone()).or_default() += 1;
+            if want == "abort" {
+                continue;
+            }
+            let got = evaluate(*v, &inputs, *day);
+            let word = match got.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Warn => "warn",
+                Verdict::Fail => "fail",
+                Verdict::Unknown => "unknown",
+            };
+            if word != want {
+                mismatches.push(format!(
+                    "{v} on {day}: test says {want}, stackbot {word} ({:?}); CVEs {}",
+                    got.reasons,
+                    s.feed
+                ));
+            }
+        }
+    }
+    eprintln!("oracle verdicts: {seen:?}");
+    assert!(
+        mismatches.is_empty(),
+        "{} of the cases disagree, e.g.:\n{}",
+        mismatches.len(),
+        mismatches.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
+    );
+    // Not vacuous: every verdict the test can give occurred, the CVE warning among them.
+    for v in ["pass", "warn", "fail"] {
+        assert!(seen.get(v).copied().unwrap_or(0) >= 20, "too few `{v}`: {seen:?}");
+    }
+    assert!(seen.get("abort").copied().unwrap_or(0) * 10 < seen.values().sum::<usize>());
+}
