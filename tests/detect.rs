@@ -59,6 +59,7 @@ fn fixture_server() -> UpstreamServer {
     s.serve_dir("/dl", &fixtures().join("dl.k8s.io/release"));
     s.serve_dir("/capi", &fixtures().join("capi-images"));
     s.serve_dir("/web", &fixtures());
+    s.serve_dir("/cve", &fixtures().join("cve"));
     serve_helm(&s);
     s
 }
@@ -96,6 +97,15 @@ fn mirrors(s: &UpstreamServer) -> Vec<(String, String)> {
             format!("{u}/cpo"),
         ),
         ("https://helm.cilium.io".into(), format!("{u}/cilium")),
+        (
+            "https://kubernetes.io/docs/reference/issues-security/official-cve-feed/index.json"
+                .into(),
+            format!("{u}/cve/index.json"),
+        ),
+        (
+            "https://cveawg.mitre.org/api/cve".into(),
+            format!("{u}/cve/records"),
+        ),
         (
             "https://kubernetes-sigs.github.io/metrics-server".into(),
             format!("{u}/metrics-server"),
@@ -238,8 +248,8 @@ fn fixture_scenario_as_of_2026_05_01() {
     assert_eq!(m34.components["metrics-server"], "3.13.0");
     assert_eq!(
         m34.due,
-        NaiveDate::from_ymd_opt(2026, 5, 16),
-        "published 2026-04-15 + 31 days"
+        NaiveDate::from_ymd_opt(2026, 4, 29),
+        "published 2026-04-15 + 14 days: it fixes the critical CVE-2026-0001 (fixtures/upstream/cve)"
     );
     assert!(!m34.overdue);
     assert_eq!(release_set_version(m34).as_deref(), Some("v1.34.7"));
@@ -350,6 +360,7 @@ fn unordered_results_across_many_pages_give_the_same_answer() {
     shuffled.paginate_json(RELEASES, &list, 7);
     shuffled.serve_dir("/capi", &fixtures().join("capi-images"));
     shuffled.serve_dir("/web", &fixtures());
+    shuffled.serve_dir("/cve", &fixtures().join("cve"));
     serve_helm(&shuffled);
     let (r, _, _) = run(&demo(), &live(&shuffled));
     assert_eq!(r, baseline);
@@ -442,8 +453,8 @@ fn explicit_minors_report_a_new_minor_with_its_deadline() {
         "2026-04-22 + 120 days"
     );
     assert!(!n.overdue);
-    // Lifecycle data is not needed for an explicit list, so it is not fetched.
-    assert!(!data.entries.contains_key("kubernetes/schedule"));
+    // The verdict needs end of life, so the schedule is read even for an explicit list.
+    assert!(data.entries.contains_key("kubernetes/schedule"));
     let later = detect_counted(
         &loaded,
         &live(&s),
@@ -716,7 +727,7 @@ fn cli_json_against_the_fixture_server_equals_snapshot_replay() {
             .ends_with("ubuntu-2404-kube-v1.34.7.qcow2")
     );
     assert_eq!(r34["components"]["openstack-cinder-csi"], "2.34.3");
-    assert_eq!(r34["due"], "2026-05-16");
+    assert_eq!(r34["due"], "2026-04-29", "14 days: v1.34.7 fixes a critical CVE");
     let r36 = rows.iter().find(|r| r["minor"] == "1.36").unwrap();
     assert_eq!(r36["status"], "waiting");
     assert_eq!(r36["node_image"], serde_json::Value::Null);
@@ -792,14 +803,15 @@ fn cli_save_then_snapshot_and_text_table() {
 }
 
 #[test]
-fn the_status_reads_the_schedule_for_end_of_life_dates_but_a_replay_never_asks_for_it() {
+fn the_verdict_reads_the_schedule_and_the_cve_feed_but_a_replay_never_asks_for_them() {
     let s = fixture_server();
     let ctx = stackbot::pipeline::Context::fixed(demo(), now());
-    // The demo lists its minors explicitly, so `detect` does not need the schedule…
-    let (_, plain, _) = stackbot::pipeline::detect::detect(&ctx, &live(&s)).unwrap();
-    assert!(!plain.has(&stackbot::upstream::Key::Schedule));
-    // …the status does: every minor's end of life.
-    let (report, data, _) = stackbot::pipeline::detect::detect_with(&ctx, &live(&s), true).unwrap();
+    // The demo lists its minors explicitly, but the SCS 0210 verdict needs every minor's end
+    // of life and the critical CVEs: a live run reads the schedule, the feed and its records.
+    let (report, data, _) = stackbot::pipeline::detect::detect(&ctx, &live(&s)).unwrap();
+    assert!(data.has(&stackbot::upstream::Key::Schedule));
+    assert!(data.has(&stackbot::upstream::Key::CveFeed));
+    assert!(data.has(&stackbot::upstream::Key::CveRecord("CVE-2026-0001".into())));
     let d = stackbot::pipeline::detect::Detected::new(report.clone(), &data);
     let eol = |m: &str| {
         d.end_of_life
@@ -808,13 +820,38 @@ fn the_status_reads_the_schedule_for_end_of_life_dates_but_a_replay_never_asks_f
     };
     assert_eq!(eol("1.33").as_deref(), Some("2026-06-28"));
     assert_eq!(eol("1.36").as_deref(), Some("2027-06-28"));
-    assert_eq!(report, run(&demo(), &live(&s)).0, "the same decisions");
-    // A snapshot without the schedule is replayed as it is, without an error.
+    assert!(report.unreadable.is_empty(), "{:?}", report.unreadable);
+    // A snapshot recorded before stackbot read security facts is replayed as it is: nothing is
+    // fetched, and the verdicts that depend on the missing facts say `unknown`.
+    let mut old = data.clone();
+    old.entries.retain(|k, _| !k.starts_with("cve") && !k.contains("cve-feed") && k != "kubernetes/schedule");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.json");
+    snapshot::save(&file, &old).unwrap();
     let replay = DetectOptions {
-        snapshot: Some(demo_snapshot()),
+        snapshot: Some(file),
         ..DetectOptions::default()
     };
-    let (r, data, _) = stackbot::pipeline::detect::detect_with(&ctx, &replay, true).unwrap();
-    assert!(!data.has(&stackbot::upstream::Key::Schedule));
-    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let (r, replayed, _) = stackbot::pipeline::detect::detect_with(&ctx, &replay, true).unwrap();
+    assert_eq!(replayed, old, "nothing more was read");
+    assert!(r.unreadable.is_empty(), "a replay never exits 1 for what it never recorded");
+    assert!(r.warnings.iter().any(|w| w.contains("no CVE data")), "{:?}", r.warnings);
+}
+
+#[test]
+fn an_unreadable_cve_record_makes_the_verdict_unknown_and_detect_exit_1() {
+    let s = fixture_server();
+    s.set("/cve/records/CVE-2026-0001", 503, "busy");
+    let ctx = stackbot::pipeline::Context::fixed(demo(), now());
+    let (report, _, _) = stackbot::pipeline::detect::detect(&ctx, &live(&s)).unwrap();
+    assert!(
+        report.unreadable.iter().any(|u| u.contains("CVE-2026-0001") && u.contains("503")),
+        "{:?}",
+        report.unreadable
+    );
+    assert!(
+        report.warnings.iter().any(|w| w.contains("SCS 0210 verdicts are unknown")),
+        "{:?}",
+        report.warnings
+    );
 }

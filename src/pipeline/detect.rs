@@ -37,11 +37,12 @@ pub fn detect_with(
     // Security facts are read live, and replayed when the snapshot recorded them (an older
     // snapshot has none: its verdicts say so instead of reading the network).
     let security = source.records(&Key::CveFeed);
+    let schedule = schedule && source.records(&Key::Schedule);
     let mut data = UpstreamData::default();
     collect(&mut source, &mut data, |d| {
         let mut keys = needed(config, d, ctx.today);
         // The verdict needs end of life whatever `minors` says.
-        if keys.is_empty() && (schedule || live || security) && !d.has(&Key::Schedule) {
+        if keys.is_empty() && (schedule || security) && !d.has(&Key::Schedule) {
             keys.push(Key::Schedule);
         }
         if keys.is_empty() && security {
@@ -79,12 +80,29 @@ fn mark_degraded(report: &mut Report, ctx: &Context) {
 /// the verdict's sources that could not be read: `detect` and `release` exit 1 for them.
 fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
     let inputs = crate::compliance::Inputs::from_data(data);
-    let lock = crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE)).ok();
+    // Without a lock in the checkout (the demo's working directory, a fresh clone) what is
+    // offered is unknown here: only the newest patch's own deadline is shown.
+    let path = ctx.loaded.base_dir.join(crate::lock::LOCK_FILE);
+    let lock = path
+        .exists()
+        .then(|| crate::lock::Lock::load(&path).ok())
+        .flatten();
     for m in &mut report.minors {
-        let offered = lock
-            .as_ref()
-            .and_then(|l| l.get(&m.stack, m.minor))
-            .map(|s| s.kubernetes);
+        let Some(lock) = &lock else {
+            if let Some(newest) = m.patches.last() {
+                let previous = m.patches.iter().rev().nth(1).map(|p| p.version);
+                if !crate::compliance::fixed_between(previous, newest.version, &inputs).is_empty()
+                {
+                    m.due = newest.published_at.and_then(|p| {
+                        p.date_naive()
+                            .checked_add_days(chrono::Days::new(crate::compliance::CVE_DAYS))
+                    });
+                    m.overdue = m.due.is_some_and(|d| ctx.today > d) && m.release_set.as_ref().is_none_or(|s| s.kubernetes != newest.version);
+                }
+            }
+            continue;
+        };
+        let offered = lock.get(&m.stack, m.minor).map(|s| s.kubernetes);
         let first = m
             .patches
             .first()
