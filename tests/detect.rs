@@ -727,7 +727,10 @@ fn cli_json_against_the_fixture_server_equals_snapshot_replay() {
             .ends_with("ubuntu-2404-kube-v1.34.7.qcow2")
     );
     assert_eq!(r34["components"]["openstack-cinder-csi"], "2.34.3");
-    assert_eq!(r34["due"], "2026-04-29", "14 days: v1.34.7 fixes a critical CVE");
+    assert_eq!(
+        r34["due"], "2026-04-29",
+        "14 days: v1.34.7 fixes a critical CVE"
+    );
     let r36 = rows.iter().find(|r| r["minor"] == "1.36").unwrap();
     assert_eq!(r36["status"], "waiting");
     assert_eq!(r36["node_image"], serde_json::Value::Null);
@@ -824,7 +827,9 @@ fn the_verdict_reads_the_schedule_and_the_cve_feed_but_a_replay_never_asks_for_t
     // A snapshot recorded before stackbot read security facts is replayed as it is: nothing is
     // fetched, and the verdicts that depend on the missing facts say `unknown`.
     let mut old = data.clone();
-    old.entries.retain(|k, _| !k.starts_with("cve") && !k.contains("cve-feed") && k != "kubernetes/schedule");
+    old.entries.retain(|k, _| {
+        !k.starts_with("cve") && !k.contains("cve-feed") && k != "kubernetes/schedule"
+    });
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("old.json");
     snapshot::save(&file, &old).unwrap();
@@ -834,8 +839,15 @@ fn the_verdict_reads_the_schedule_and_the_cve_feed_but_a_replay_never_asks_for_t
     };
     let (r, replayed, _) = stackbot::pipeline::detect::detect_with(&ctx, &replay, true).unwrap();
     assert_eq!(replayed, old, "nothing more was read");
-    assert!(r.unreadable.is_empty(), "a replay never exits 1 for what it never recorded");
-    assert!(r.warnings.iter().any(|w| w.contains("no CVE data")), "{:?}", r.warnings);
+    assert!(
+        r.unreadable.is_empty(),
+        "a replay never exits 1 for what it never recorded"
+    );
+    assert!(
+        r.warnings.iter().any(|w| w.contains("no CVE data")),
+        "{:?}",
+        r.warnings
+    );
 }
 
 #[test]
@@ -845,12 +857,18 @@ fn an_unreadable_cve_record_makes_the_verdict_unknown_and_detect_exit_1() {
     let ctx = stackbot::pipeline::Context::fixed(demo(), now());
     let (report, _, _) = stackbot::pipeline::detect::detect(&ctx, &live(&s)).unwrap();
     assert!(
-        report.unreadable.iter().any(|u| u.contains("CVE-2026-0001") && u.contains("503")),
+        report
+            .unreadable
+            .iter()
+            .any(|u| u.contains("CVE-2026-0001") && u.contains("503")),
         "{:?}",
         report.unreadable
     );
     assert!(
-        report.warnings.iter().any(|w| w.contains("SCS 0210 verdicts are unknown")),
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("SCS 0210 verdicts are unknown")),
         "{:?}",
         report.warnings
     );

@@ -158,6 +158,14 @@ fn detect_with(c: &Ctx, config: &str) -> Vec<String> {
         ),
         ("https://helm.cilium.io", format!("{u}/cilium")),
         (
+            "https://kubernetes.io/docs/reference/issues-security/official-cve-feed/index.json",
+            format!("{u}/cve/index.json"),
+        ),
+        (
+            "https://cveawg.mitre.org/api/cve",
+            format!("{u}/cve/records"),
+        ),
+        (
             "https://kubernetes-sigs.github.io/metrics-server",
             format!("{u}/metrics-server"),
         ),
@@ -185,6 +193,7 @@ fn fixture_server() -> UpstreamServer {
     s.serve_dir("/dl", &upstream_fixtures().join("dl.k8s.io/release"));
     s.serve_dir("/capi", &upstream_fixtures().join("capi-images"));
     s.serve_dir("/web", &upstream_fixtures());
+    s.serve_dir("/cve", &upstream_fixtures().join("cve"));
     for (path, file) in [
         ("/cpo/index.yaml", "helm-index-cpo.yaml"),
         ("/cilium/index.yaml", "helm-index-cilium.yaml"),

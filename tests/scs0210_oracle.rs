@@ -58,13 +58,21 @@ fn version_info(rng: &mut Lcg, minor: u64, max_patch: u64) -> Value {
     let p = rng.below(max_patch + 2);
     let q = p + 1 + rng.below(4);
     match rng.below(7) {
-        0 => json!({"version": format!("1.{minor}.0"), "lessThan": format!("1.{minor}.{q}"), "status": "affected"}),
-        1 => json!({"version": "0", "lessThanOrEqual": format!("v1.{minor}.{p}"), "status": "affected"}),
+        0 => {
+            json!({"version": format!("1.{minor}.0"), "lessThan": format!("1.{minor}.{q}"), "status": "affected"})
+        }
+        1 => {
+            json!({"version": "0", "lessThanOrEqual": format!("v1.{minor}.{p}"), "status": "affected"})
+        }
         2 => json!({"version": format!("1.{minor}.{p}"), "status": "affected"}),
         3 => json!({"version": format!("1.{minor}.x"), "status": "affected"}),
         4 => json!({"version": format!("1.{minor}.{p} - 1.{minor}.{q}"), "status": "affected"}),
-        5 => json!({"version": format!("1.{minor}.{p}"), "lessThan": format!("1.{minor}.{q}"), "status": "unaffected"}),
-        _ => json!({"version": format!("v1.{minor}.{p}"), "lessThan": format!("v1.{minor}.{q}"), "status": "affected"}),
+        5 => {
+            json!({"version": format!("1.{minor}.{p}"), "lessThan": format!("1.{minor}.{q}"), "status": "unaffected"})
+        }
+        _ => {
+            json!({"version": format!("v1.{minor}.{p}"), "lessThan": format!("v1.{minor}.{q}"), "status": "affected"})
+        }
     }
 }
 
@@ -116,7 +124,10 @@ fn eol_rows() -> Vec<Value> {
     let text = std::fs::read_to_string(fixtures().join("scs-standards/k8s-eol-data.yml")).unwrap();
     text.lines()
         .filter_map(|l| l.trim().strip_prefix("- branch: "))
-        .zip(text.lines().filter_map(|l| l.trim().strip_prefix("end-of-life: ")))
+        .zip(
+            text.lines()
+                .filter_map(|l| l.trim().strip_prefix("end-of-life: ")),
+        )
         .map(|(b, e)| json!({"branch": b.trim_matches('\''), "end-of-life": e.trim_matches('\'')}))
         .collect()
 }
@@ -159,7 +170,10 @@ fn scenarios() -> Vec<Scenario> {
             }
             // The boundaries: each release's day + 2/3, 14/15, 31/32.
             for r in releases.iter().filter(|r| r["draft"] == false) {
-                let Some(day) = r["published_at"].as_str().and_then(|p| p.get(..10)?.parse::<NaiveDate>().ok()) else {
+                let Some(day) = r["published_at"]
+                    .as_str()
+                    .and_then(|p| p.get(..10)?.parse::<NaiveDate>().ok())
+                else {
                     continue;
                 };
                 let Ok(v) = r["tag_name"].as_str().unwrap().parse::<KubeVersion>() else {
@@ -168,7 +182,9 @@ fn scenarios() -> Vec<Scenario> {
                 if v.patch == 0 || rng.below(3) != 0 {
                     continue;
                 }
-                let older: KubeVersion = format!("v{}.{}.{}", v.major, v.minor, v.patch - 1).parse().unwrap();
+                let older: KubeVersion = format!("v{}.{}.{}", v.major, v.minor, v.patch - 1)
+                    .parse()
+                    .unwrap();
                 for d in [2, 3, 14, 15, 31, 32] {
                     cases.push((older, day.checked_add_days(Days::new(d)).unwrap()));
                 }
@@ -189,7 +205,10 @@ fn scenarios() -> Vec<Scenario> {
 fn inputs(s: &Scenario) -> Inputs {
     let mut data = UpstreamData::default();
     let ok = |body: String| Fetched::Ok { body };
-    data.insert(&Key::Releases, ok(serde_json::to_string(&s.releases).unwrap()));
+    data.insert(
+        &Key::Releases,
+        ok(serde_json::to_string(&s.releases).unwrap()),
+    );
     let schedule: String = s
         .eol
         .iter()
@@ -267,8 +286,7 @@ fn stackbot_agrees_with_the_standards_conformance_test() {
             if word != want {
                 mismatches.push(format!(
                     "{v} on {day}: test says {want}, stackbot {word} ({:?}); CVEs {}",
-                    got.reasons,
-                    s.feed
+                    got.reasons, s.feed
                 ));
             }
         }
@@ -278,11 +296,19 @@ fn stackbot_agrees_with_the_standards_conformance_test() {
         mismatches.is_empty(),
         "{} of the cases disagree, e.g.:\n{}",
         mismatches.len(),
-        mismatches.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
+        mismatches
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     // Not vacuous: every verdict the test can give occurred, the CVE warning among them.
     for v in ["pass", "warn", "fail"] {
-        assert!(seen.get(v).copied().unwrap_or(0) >= 20, "too few `{v}`: {seen:?}");
+        assert!(
+            seen.get(v).copied().unwrap_or(0) >= 20,
+            "too few `{v}`: {seen:?}"
+        );
     }
     assert!(seen.get("abort").copied().unwrap_or(0) * 10 < seen.values().sum::<usize>());
 }

@@ -304,6 +304,7 @@ fn detect_sends_the_token_only_to_the_github_api_and_never_writes_it() {
     s.serve_dir("/dl", &fixtures.join("dl.k8s.io/release"));
     s.serve_dir("/capi", &fixtures.join("capi-images"));
     s.serve_dir("/web", &fixtures);
+    s.serve_dir("/cve", &fixtures.join("cve"));
     for (path, file) in [
         ("/cpo/index.yaml", "helm-index-cpo.yaml"),
         ("/cilium/index.yaml", "helm-index-cilium.yaml"),
@@ -353,6 +354,14 @@ fn detect_sends_the_token_only_to_the_github_api_and_never_writes_it() {
             format!("{u}/cpo"),
         ),
         ("https://helm.cilium.io", format!("{u}/cilium")),
+        (
+            "https://kubernetes.io/docs/reference/issues-security/official-cve-feed/index.json",
+            format!("{u}/cve/index.json"),
+        ),
+        (
+            "https://cveawg.mitre.org/api/cve",
+            format!("{u}/cve/records"),
+        ),
         (
             "https://kubernetes-sigs.github.io/metrics-server",
             format!("{u}/metrics-server"),
@@ -440,6 +449,10 @@ fn plain_http_to_a_non_loopback_host_is_refused_by_every_client() {
             "https://kubernetes-sigs.github.io=http://192.0.2.1/ms",
             "--mirror",
             "https://raw.githubusercontent.com=http://192.0.2.1/raw",
+            "--mirror",
+            "https://kubernetes.io=http://192.0.2.1/k8s",
+            "--mirror",
+            "https://cveawg.mitre.org=http://192.0.2.1/cve",
         ],
     );
     assert_output_clean("detect over http", &out, CANARY);

@@ -183,12 +183,31 @@ fn status_on_the_readme_demo_matches_the_golden_files() {
     );
     assert!(row("1.35").overdue && row("1.35").due == Some(day("2026-04-16")));
     assert_eq!(row("1.34").state, stackbot::status::StackState::Current);
+    // The released v1.33.10 is affected by the critical CVE-2026-0001, fixed by v1.33.11
+    // (GA 2026-04-15), whose node image is not out: 14 days, overdue on 2026-05-04.
     assert_eq!(
         row("1.33").due,
-        Some(day("2026-05-16")),
-        "v1.33.11 + 31 days"
+        Some(day("2026-04-29")),
+        "v1.33.11 + 14 days (critical CVE)"
     );
-    assert!(!row("1.33").overdue);
+    assert!(row("1.33").overdue);
+    assert_eq!(
+        row("1.33").scs0210.verdict,
+        stackbot::compliance::Verdict::Fail
+    );
+    assert_eq!(row("1.33").cves[0].id, "CVE-2026-0001");
+    assert_eq!(
+        row("1.34").scs0210.verdict,
+        stackbot::compliance::Verdict::Pass
+    );
+    assert!(
+        row("1.33").waiting_for[0]
+            .urgency
+            .as_deref()
+            .is_some_and(|u| u.starts_with("critical CVE: 5 days overdue")),
+        "{:?}",
+        row("1.33").waiting_for
+    );
     let tenant = |n: &str| s.tenants.iter().find(|t| t.tenant == n).unwrap();
     assert_eq!(tenant("acme").state, TenantState::Current);
     assert_eq!(tenant("acme").releases, ["openstack-scs2-1-34-v1"]);
@@ -224,7 +243,7 @@ fn status_on_the_readme_demo_matches_the_golden_files() {
 #[test]
 fn a_deadline_crossing_between_two_runs_flips_overdue_and_edits_the_dashboard_once() {
     let demo = Demo::new();
-    demo.release("2026-05-16T06:00:00Z");
+    demo.release("2026-04-29T06:00:00Z");
     let row = |s: &Status| {
         s.stacks
             .iter()
@@ -232,13 +251,23 @@ fn a_deadline_crossing_between_two_runs_flips_overdue_and_edits_the_dashboard_on
             .unwrap()
             .clone()
     };
-    let last_day = row(&demo.status("2026-05-16T06:00:00Z"));
+    // The released v1.33.10 is affected by the critical CVE-2026-0001 that v1.33.11 (GA
+    // 2026-04-15) fixes: 14 days, so 2026-04-29 is the last day.
+    let last_day = row(&demo.status("2026-04-29T06:00:00Z"));
     assert_eq!((last_day.days_left, last_day.overdue), (Some(0), false));
-    let next_day = row(&demo.status("2026-05-17T06:00:00Z"));
+    let next_day = row(&demo.status("2026-04-30T06:00:00Z"));
     assert_eq!((next_day.days_left, next_day.overdue), (Some(-1), true));
+    assert_eq!(
+        next_day.due_window,
+        Some(stackbot::status::Window::CriticalCve)
+    );
+    assert_eq!(
+        next_day.scs0210.verdict,
+        stackbot::compliance::Verdict::Fail
+    );
 
     // The hourly run of the next day notices and edits the one dashboard in place.
-    let (ctx, _) = demo.at("2026-05-17T06:00:00Z");
+    let (ctx, _) = demo.at("2026-04-30T06:00:00Z");
     let counted = Counting::new(demo.forge(&ctx));
     let r = stackbot::pipeline::release::release(&ctx, &counted, &Selection::default()).unwrap();
     assert!(

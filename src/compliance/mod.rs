@@ -31,6 +31,7 @@ use serde::Serialize;
 
 use crate::model::KubeVersion;
 use crate::upstream::cve::Cve;
+use crate::upstream::kubernetes::KubeRelease;
 
 pub use inputs::{Inputs, Lifecycles, Security, needed};
 
@@ -262,11 +263,25 @@ impl Scs0210 {
 }
 
 fn plus(day: NaiveDate, days: u64) -> NaiveDate {
-    day.checked_add_days(Days::new(days)).unwrap_or(NaiveDate::MAX)
+    day.checked_add_days(Days::new(days))
+        .unwrap_or(NaiveDate::MAX)
 }
 
-/// The verdict of the conformance test for a cluster at `version` on `today`.
+/// The verdict of the conformance test for a cluster at `version` on `today`, with the GA
+/// releases of `inputs`.
 pub fn evaluate(version: KubeVersion, inputs: &Inputs, today: NaiveDate) -> Scs0210 {
+    let releases = inputs.releases.as_deref().map_err(String::as_str);
+    evaluate_on(version, releases, inputs, today)
+}
+
+/// [`evaluate`] against the GA patches of `version`'s minor the caller already holds (the
+/// detection's list): the same rule, one list of releases per run.
+pub fn evaluate_on(
+    version: KubeVersion,
+    releases: Result<&[KubeRelease], &str>,
+    inputs: &Inputs,
+    today: NaiveDate,
+) -> Scs0210 {
     let mut out = Scs0210 {
         verdict: Verdict::Pass,
         reasons: Vec::new(),
@@ -304,13 +319,22 @@ pub fn evaluate(version: KubeVersion, inputs: &Inputs, today: NaiveDate) -> Scs0
             }
         },
     }
-    let releases = match &inputs.releases {
+    let releases = match releases {
         Ok(r) => r,
         Err(cause) => {
             out.unknown.push(format!("Kubernetes releases: {cause}"));
             return out.finish();
         }
     };
+    // A newer patch known only from a version marker has no date: its clock cannot be read.
+    if let Some(undated) = releases.iter().find(|r| {
+        r.version.minor() == minor && r.version.patch > version.patch && r.published_at.is_none()
+    }) {
+        out.unknown.push(format!(
+            "{} has no publication date (the releases API could not be read)",
+            undated.version
+        ));
+    }
     // Newer GA patches of the same minor, oldest publication first.
     let mut newer: Vec<(NaiveDate, KubeVersion)> = releases
         .iter()
@@ -322,7 +346,11 @@ pub fn evaluate(version: KubeVersion, inputs: &Inputs, today: NaiveDate) -> Scs0
     let Some(&(first_day, first)) = newer.first() else {
         return out.finish();
     };
-    let mut patch = Reason::new(Rule::Patch, Some(first_day), Some(plus(first_day, PATCH_DAYS)));
+    let mut patch = Reason::new(
+        Rule::Patch,
+        Some(first_day),
+        Some(plus(first_day, PATCH_DAYS)),
+    );
     patch.version = Some(version);
     patch.newer = Some(first);
     if today > plus(first_day, PATCH_DAYS) {
@@ -339,8 +367,11 @@ pub fn evaluate(version: KubeVersion, inputs: &Inputs, today: NaiveDate) -> Scs0
         }
         Security::Known { cves, unreadable } => {
             if cve_relevant {
-                out.unknown
-                    .extend(unreadable.iter().map(|(id, cause)| format!("{id}: {cause}")));
+                out.unknown.extend(
+                    unreadable
+                        .iter()
+                        .map(|(id, cause)| format!("{id}: {cause}")),
+                );
             }
             let hits: Vec<&Cve> = cves
                 .iter()
@@ -387,13 +418,17 @@ pub fn evaluate(version: KubeVersion, inputs: &Inputs, today: NaiveDate) -> Scs0
 /// minor window from the minor's first GA patch (`first_ga`).
 pub fn evaluate_series(
     offered: Option<KubeVersion>,
-    first_ga: Option<(KubeVersion, Option<NaiveDate>)>,
+    patches: &[KubeRelease],
     inputs: &Inputs,
     today: NaiveDate,
 ) -> Scs0210 {
     if let Some(v) = offered {
-        return evaluate(v, inputs, today);
+        return evaluate_on(v, Ok(patches), inputs, today);
     }
+    let first_ga = patches
+        .iter()
+        .min_by_key(|p| p.version)
+        .map(|p| (p.version, p.published_at.map(|d| d.date_naive())));
     let Some((first, day)) = first_ga else {
         // No GA release of the minor: nothing is due yet.
         return Scs0210 {

@@ -54,10 +54,7 @@ fn critical(id: &str, lower: (i64, i64, i64), below: (i64, i64, i64)) -> Cve {
     }
 }
 
-const RELEASES: &[(&str, &str)] = &[
-    ("v1.34.6", "2026-03-18"),
-    ("v1.34.7", "2026-04-15"),
-];
+const RELEASES: &[(&str, &str)] = &[("v1.34.6", "2026-03-18"), ("v1.34.7", "2026-04-15")];
 
 #[test]
 fn the_newest_patch_passes() {
@@ -81,32 +78,58 @@ fn a_newer_patch_fails_the_day_after_its_31_days() {
 
 #[test]
 fn a_critical_cve_warns_after_two_days_and_fails_after_fourteen() {
-    let i = inputs(RELEASES, vec![critical("CVE-2026-1", (1, 34, 0), (1, 34, 7))]);
+    let i = inputs(
+        RELEASES,
+        vec![critical("CVE-2026-1", (1, 34, 0), (1, 34, 7))],
+    );
     let v = kv("v1.34.6");
     assert_eq!(evaluate(v, &i, day("2026-04-17")).verdict, Verdict::Pass);
     let warn = evaluate(v, &i, day("2026-04-18"));
     assert_eq!(warn.verdict, Verdict::Warn);
     let r = warn.critical_cve().unwrap();
-    assert_eq!((r.since, r.deadline), (Some(day("2026-04-15")), Some(day("2026-04-29"))));
+    assert_eq!(
+        (r.since, r.deadline),
+        (Some(day("2026-04-15")), Some(day("2026-04-29")))
+    );
     assert_eq!(r.cves, ["CVE-2026-1"]);
-    assert_eq!(warn.deadline, Some(day("2026-04-29")), "the earliest deadline applies");
+    assert_eq!(
+        warn.deadline,
+        Some(day("2026-04-29")),
+        "the earliest deadline applies"
+    );
     assert_eq!(evaluate(v, &i, day("2026-04-29")).verdict, Verdict::Warn);
     assert_eq!(evaluate(v, &i, day("2026-04-30")).verdict, Verdict::Fail);
 }
 
 #[test]
 fn a_cve_that_does_not_affect_the_version_changes_nothing() {
-    let i = inputs(RELEASES, vec![critical("CVE-2026-1", (1, 33, 0), (1, 33, 9))]);
-    assert_eq!(evaluate(kv("v1.34.6"), &i, day("2026-05-01")).verdict, Verdict::Pass);
+    let i = inputs(
+        RELEASES,
+        vec![critical("CVE-2026-1", (1, 33, 0), (1, 33, 9))],
+    );
+    assert_eq!(
+        evaluate(kv("v1.34.6"), &i, day("2026-05-01")).verdict,
+        Verdict::Pass
+    );
 }
 
 #[test]
 fn the_tests_blind_spot_is_kept_and_noted() {
     // The record says v1.34.7 is still affected; the test counts it as the fix anyway.
-    let i = inputs(RELEASES, vec![critical("CVE-2026-1", (1, 34, 0), (1, 34, 9))]);
+    let i = inputs(
+        RELEASES,
+        vec![critical("CVE-2026-1", (1, 34, 0), (1, 34, 9))],
+    );
     let s = evaluate(kv("v1.34.6"), &i, day("2026-05-01"));
     assert_eq!(s.verdict, Verdict::Fail);
-    assert!(s.critical_cve().unwrap().note.as_deref().unwrap().contains("still affected"));
+    assert!(
+        s.critical_cve()
+            .unwrap()
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("still affected")
+    );
 }
 
 #[test]
@@ -118,7 +141,10 @@ fn end_of_life_fails_on_its_day() {
     assert_eq!(s.verdict, Verdict::Fail);
     assert_eq!(s.reasons[0].rule, Rule::EndOfLife);
     // A minor the schedule does not list is unsupported for the test.
-    assert_eq!(evaluate(kv("v1.31.0"), &i, day("2026-05-01")).verdict, Verdict::Fail);
+    assert_eq!(
+        evaluate(kv("v1.31.0"), &i, day("2026-05-01")).verdict,
+        Verdict::Fail
+    );
 }
 
 #[test]
@@ -129,33 +155,51 @@ fn missing_data_is_never_compliance() {
     assert_eq!(s.verdict, Verdict::Unknown);
     assert!(s.unknown[0].contains("HTTP 503"));
     // ... unless the facts at hand already fail it,
-    assert_eq!(evaluate(kv("v1.34.6"), &i, day("2026-06-01")).verdict, Verdict::Fail);
+    assert_eq!(
+        evaluate(kv("v1.34.6"), &i, day("2026-06-01")).verdict,
+        Verdict::Fail
+    );
     // ... or nothing the missing source says could matter (no newer patch).
-    assert_eq!(evaluate(kv("v1.34.7"), &i, day("2026-05-01")).verdict, Verdict::Pass);
+    assert_eq!(
+        evaluate(kv("v1.34.7"), &i, day("2026-05-01")).verdict,
+        Verdict::Pass
+    );
     let mut i = inputs(RELEASES, vec![]);
     i.security = Security::Known {
         cves: vec![],
         unreadable: vec![("CVE-2026-2".into(), "HTTP 503".into())],
     };
-    assert_eq!(evaluate(kv("v1.34.6"), &i, day("2026-05-01")).verdict, Verdict::Unknown);
+    assert_eq!(
+        evaluate(kv("v1.34.6"), &i, day("2026-05-01")).verdict,
+        Verdict::Unknown
+    );
     i.lifecycles = Lifecycles::Unknown("not read".into());
-    assert_eq!(evaluate(kv("v1.34.7"), &i, day("2026-05-01")).verdict, Verdict::Unknown);
+    assert_eq!(
+        evaluate(kv("v1.34.7"), &i, day("2026-05-01")).verdict,
+        Verdict::Unknown
+    );
 }
 
 #[test]
 fn a_minor_never_offered_gets_120_days() {
     let i = inputs(&[("v1.35.0", "2025-12-17")], vec![]);
-    let first = Some((kv("v1.35.0"), Some(day("2025-12-17"))));
-    let s = evaluate_series(None, first, &i, day("2026-04-16"));
-    assert_eq!((s.verdict, s.deadline), (Verdict::Pass, Some(day("2026-04-16"))));
-    let s = evaluate_series(None, first, &i, day("2026-04-17"));
+    let patches = i.releases.clone().unwrap();
+    let s = evaluate_series(None, &patches, &i, day("2026-04-16"));
+    assert_eq!(
+        (s.verdict, s.deadline),
+        (Verdict::Pass, Some(day("2026-04-16")))
+    );
+    let s = evaluate_series(None, &patches, &i, day("2026-04-17"));
     assert_eq!(s.verdict, Verdict::Fail);
     assert_eq!(s.reasons[0].rule, Rule::Minor);
 }
 
 #[test]
 fn fixed_cves_are_those_of_the_old_version_only() {
-    let i = inputs(RELEASES, vec![critical("CVE-2026-1", (1, 34, 0), (1, 34, 7))]);
+    let i = inputs(
+        RELEASES,
+        vec![critical("CVE-2026-1", (1, 34, 0), (1, 34, 7))],
+    );
     let fixed = fixed_between(Some(kv("v1.34.6")), kv("v1.34.7"), &i);
     assert_eq!(fixed.len(), 1);
     assert_eq!(fixed[0].id, "CVE-2026-1");

@@ -91,23 +91,21 @@ fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
         let Some(lock) = &lock else {
             if let Some(newest) = m.patches.last() {
                 let previous = m.patches.iter().rev().nth(1).map(|p| p.version);
-                if !crate::compliance::fixed_between(previous, newest.version, &inputs).is_empty()
-                {
+                if !crate::compliance::fixed_between(previous, newest.version, &inputs).is_empty() {
                     m.due = newest.published_at.and_then(|p| {
                         p.date_naive()
                             .checked_add_days(chrono::Days::new(crate::compliance::CVE_DAYS))
                     });
-                    m.overdue = m.due.is_some_and(|d| ctx.today > d) && m.release_set.as_ref().is_none_or(|s| s.kubernetes != newest.version);
+                    m.overdue = m.due.is_some_and(|d| ctx.today > d)
+                        && m.release_set
+                            .as_ref()
+                            .is_none_or(|s| s.kubernetes != newest.version);
                 }
             }
             continue;
         };
         let offered = lock.get(&m.stack, m.minor).map(|s| s.kubernetes);
-        let first = m
-            .patches
-            .first()
-            .map(|p| (p.version, p.published_at.map(|d| d.date_naive())));
-        let verdict = crate::compliance::evaluate_series(offered, first, &inputs, ctx.today);
+        let verdict = crate::compliance::evaluate_series(offered, &m.patches, &inputs, ctx.today);
         let applying = verdict
             .reasons
             .iter()
@@ -121,11 +119,7 @@ fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
         m.scs0210 = Some(verdict);
     }
     for n in &mut report.new_minors {
-        let first = n
-            .patches
-            .first()
-            .map(|p| (p.version, p.published_at.map(|d| d.date_naive())));
-        let verdict = crate::compliance::evaluate_series(None, first, &inputs, ctx.today);
+        let verdict = crate::compliance::evaluate_series(None, &n.patches, &inputs, ctx.today);
         n.due = verdict.reasons.first().and_then(|r| r.deadline).or(n.due);
         n.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
     }

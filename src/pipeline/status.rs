@@ -15,8 +15,8 @@ use crate::config::{PublishTarget, ReleaseMode, TenantConfig};
 use crate::forge::{Forge, ForgeError, PullState, RepoRef};
 use crate::model::{KubeVersion, ReleaseName, StackId};
 use crate::status::{
-    self, ClusterVersion, Facts, Patch, Release, ReleasePull, StackResource, Status, Target, TenantFacts,
-    TenantStackFacts, UpstreamMinor,
+    self, ClusterVersion, Facts, Patch, Release, ReleasePull, StackResource, Status, Target,
+    TenantFacts, TenantStackFacts, UpstreamMinor,
 };
 use crate::tenants::Observations;
 use crate::tenants::edit::TenantFile;

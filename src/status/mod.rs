@@ -304,8 +304,7 @@ pub fn compute(f: &Facts) -> Status {
     Status {
         as_of: f.today,
         // Missing data is never compliance: `unknown` is not compliant.
-        compliant: summary.overdue == 0
-            && matches!(scs0210.verdict, Verdict::Pass | Verdict::Warn),
+        compliant: summary.overdue == 0 && matches!(scs0210.verdict, Verdict::Pass | Verdict::Warn),
         scs0210,
         summary,
         stacks,

@@ -14,6 +14,7 @@ use super::{Release, ReleasePull, Target, UpstreamMinor, days_between, releases_
 use crate::compliance::{self, CveFact, Inputs, Scs0210, Verdict};
 use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, StackId};
+use crate::upstream::kubernetes::KubeRelease;
 
 /// Where a stack × minor stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -77,6 +78,10 @@ pub struct WaitingFor {
     pub what: String,
     /// Where to look or what to do.
     pub detail: String,
+    /// How urgent it is: `critical CVE: 9 days left` while a fix for a critical CVE affecting
+    /// the latest release waits for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urgency: Option<String>,
 }
 
 impl WaitingFor {
@@ -86,16 +91,19 @@ impl WaitingFor {
                 kind: WaitingKind::Kubernetes,
                 what: format!("Kubernetes {minor}"),
                 detail: "no GA release yet".into(),
+                urgency: None,
             },
             Waiting::Chart { chart, rule, index } => WaitingFor {
                 kind: WaitingKind::Chart,
                 what: format!("{chart} {rule}"),
                 detail: format!("not yet in {index}"),
+                urgency: None,
             },
             Waiting::NodeImage { name, checksum } => WaitingFor {
                 kind: WaitingKind::NodeImage,
                 what: name.clone(),
                 detail: format!("{checksum} not published yet"),
+                urgency: None,
             },
         }
     }
@@ -107,7 +115,10 @@ impl WaitingFor {
             WaitingKind::ReleasePullRequest => "merge of ",
             _ => "",
         };
-        format!("{kind}{} ({})", self.what, self.detail)
+        match &self.urgency {
+            Some(u) => format!("{kind}{} ({}; {u})", self.what, self.detail),
+            None => format!("{kind}{} ({})", self.what, self.detail),
+        }
     }
 }
 
@@ -202,14 +213,15 @@ pub fn status(
             "release {tag} names no Kubernetes version (notes or metadata.yaml)"
         ))
     } else {
-        compliance::evaluate_series(
-            offered,
-            m.patches
-                .first()
-                .map(|p| (p.version, p.published_at.map(|d| d.date_naive()))),
-            inputs,
-            today,
-        )
+        let patches: Vec<KubeRelease> = m
+            .patches
+            .iter()
+            .map(|p| KubeRelease {
+                version: p.version,
+                published_at: p.published_at,
+            })
+            .collect();
+        compliance::evaluate_series(offered, &patches, inputs, today)
     };
     let applying = scs0210
         .reasons
@@ -237,6 +249,7 @@ pub fn status(
                 "not tracked: add \"{}\" to the stack's `minors` (or use `minors: supported`)",
                 m.minor
             ),
+            urgency: None,
         });
         StackState::Untracked
     } else if !m.errors.is_empty() {
@@ -248,6 +261,7 @@ pub fn status(
             kind: WaitingKind::ReleasePullRequest,
             what: format!("release pull request #{}", p.pull.number),
             detail: p.pull.html_url.clone(),
+            urgency: None,
         });
         StackState::ReleasePullRequest
     } else if m.waiting.is_empty() && newer_releasable.is_some() {
@@ -264,7 +278,25 @@ pub fn status(
                 kind: WaitingKind::ReleaseRun,
                 what: r.to_string(),
                 detail: "complete upstream: the next release run publishes it".into(),
+                urgency: None,
             });
+        }
+    }
+    // A critical-CVE fix that waits for its node image or a chart carries its clock.
+    if let Some(d) = scs0210.critical_cve().and_then(|r| r.deadline) {
+        let n = days_between(today, d);
+        let words = match n {
+            0 => "due today".to_string(),
+            1 => "1 day left".to_string(),
+            n if n > 1 => format!("{n} days left"),
+            -1 => "1 day overdue".to_string(),
+            n => format!("{} days overdue", -n),
+        };
+        for w in waiting_for
+            .iter_mut()
+            .filter(|w| matches!(w.kind, WaitingKind::NodeImage | WaitingKind::Chart))
+        {
+            w.urgency = Some(format!("critical CVE: {words}"));
         }
     }
     StackStatus {
@@ -421,7 +453,10 @@ mod tests {
         let r = [release("openstack-scs2-1-33-v2", "v1.33.11", "2026-04-20")];
         assert!(!status(&m, &r, &[], &inputs_for(&m), day("2026-06-27")).past_end_of_life);
         let s = status(&m, &r, &[], &inputs_for(&m), day("2026-06-28"));
-        assert!(s.past_end_of_life, "the standard's test fails the end-of-life day itself");
+        assert!(
+            s.past_end_of_life,
+            "the standard's test fails the end-of-life day itself"
+        );
         assert_eq!(s.scs0210.verdict, Verdict::Fail);
         assert_eq!(s.due_window, Some(Window::EndOfLife));
     }

@@ -342,7 +342,10 @@ fn parse_version_info(vi: &serde_json::Value) -> Result<VersionRange, String> {
             // `1.30.x`: the test sets both bounds to `1.30.0`, exclusive: an empty range.
             let stripped = version.trim_matches('v');
             let d: Vec<&str> = stripped.split('.').collect();
-            let (Some(a), Some(b)) = (d.first().and_then(|x| py_int(x)), d.get(1).and_then(|x| py_int(x))) else {
+            let (Some(a), Some(b)) = (
+                d.first().and_then(|x| py_int(x)),
+                d.get(1).and_then(|x| py_int(x)),
+            ) else {
                 return Err(format!("`{version}` is not a version"));
             };
             lower = Some(Version(a, b, 0));
@@ -454,7 +457,9 @@ mod tests {
 
     #[test]
     fn cvss_keys_follow_the_tests_pattern() {
-        for k in ["cvssV3_1", "cvssV3_0", "cvssV4_0", "cvssV2_0", "CVSSV3", "cvsV3", "xcvssV31"] {
+        for k in [
+            "cvssV3_1", "cvssV3_0", "cvssV4_0", "cvssV2_0", "CVSSV3", "cvsV3", "xcvssV31",
+        ] {
             assert!(is_cvss_key(k), "{k}");
         }
         for k in ["other", "cvssv3_1", "cvssV", "cvV3", "cvsssV3"] {

@@ -202,8 +202,12 @@ impl Upstream {
             "upstream:\n  github_api: {}\n  kubernetes_repo: kubernetes/kubernetes\n  markers_url: {}\n  schedule_url: {}\n",
             self.urls.github_api, self.urls.markers, self.urls.schedule
         );
-        if let Feed::Http { .. } = self.feed {
+        if let Feed::Http { server, .. } = &self.feed {
             s.push_str(&format!("  cache_dir: {}\n", dir.join("cache").display()));
+            s.push_str(&format!(
+                "  cve_feed_url: {0}/cve/index.json\n  cve_record_url: {0}/cve/records/{{id}}\n",
+                server.url()
+            ));
         }
         s
     }
@@ -506,6 +510,15 @@ impl Upstream {
         } else if blip(Target::Releases) {
             server.fail_next(&first, 1, 502, &[]);
         }
+
+        // The CVE feed: no CVE in the simulated world (its rule has its own differential test,
+        // tests/scs0210_oracle.rs); served so a live run never reaches for the network.
+        put(
+            "/cve/index.json".into(),
+            200,
+            r#"{"version": "https://jsonfeed.org/version/1.1", "items": []}"#.into(),
+            &mut now,
+        );
 
         let schedule = path(&self.urls.schedule);
         if faults.contains(&UpFault::ScheduleDown) {

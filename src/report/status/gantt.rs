@@ -69,7 +69,10 @@ fn bars(out: &mut String, e: &TimelineEntry, today: NaiveDate) {
         let what = if e.critical_cves.is_empty() {
             "SCS deadline".to_string()
         } else {
-            format!("critical-CVE deadline ({})", name(&e.critical_cves.join(" ")))
+            format!(
+                "critical-CVE deadline ({})",
+                name(&e.critical_cves.join(" "))
+            )
         };
         let _ = writeln!(out, "    {v} {what} :milestone, crit, {d}, 0d");
     }

@@ -43,6 +43,14 @@ pub fn deadline_words(s: &StackStatus) -> Option<String> {
 
 /// What one waiting item is, briefly (the detail says where to look).
 pub fn waiting_short(w: &WaitingFor) -> String {
+    let short = waiting_kind_short(w);
+    match &w.urgency {
+        Some(u) => format!("{short} ({u})"),
+        None => short,
+    }
+}
+
+fn waiting_kind_short(w: &WaitingFor) -> String {
     match w.kind {
         WaitingKind::NodeImage => format!("node image {}", w.what),
         WaitingKind::Chart => format!("chart {}", w.what),
