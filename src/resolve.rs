@@ -86,8 +86,8 @@ pub struct MinorStatus {
 /// verified image passed over, not only the newest. A series kept at an older release because
 /// the CHECKSUM of the patch it already shipped answered 503 is transient trouble even when
 /// the patch above it merely has no image yet; judging by the newest patch alone would call
-/// that a lasting gap (exit 0) and hide the 503. One home, so `detect`, the skip reasons and
-/// `release`'s exit code read the same answer.
+/// that a lasting gap (exit 0) and hide the 503. One home, so a skipped series' reason and a
+/// degraded series' cause, `transient` flag and exit code all read the same answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HeldBack {
     /// Upstream answered with an error or something unreadable (a CHECKSUM with 503, a Helm
