@@ -1,8 +1,9 @@
 //! Exit codes and the one rule that decides them.
 //!
 //! Users script around exit codes (`0` nothing to do or done, `1` runtime failure, `2` invalid
-//! input, `3` partial tenant failure), so the mapping lives in exactly one place: [`crate::cli::classify`], at the edge, where every
-//! error type is known. Library errors say whether they are the user's input.
+//! input, `3` partial tenant failure), so the mapping lives in exactly one place:
+//! [`crate::pipeline::exit`], which the command line and the world simulator both use. Library
+//! errors say whether they are the user's input.
 
 /// Process exit status, documented in the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

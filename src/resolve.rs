@@ -82,6 +82,39 @@ pub struct MinorStatus {
     /// The critical CVEs affecting that version.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cves: Vec<crate::compliance::CveFact>,
+    /// Why `release_set` is not the newest patch, whichever patch each reason belongs to (a
+    /// release decides from it whether a series kept back is transient trouble).
+    #[serde(skip)]
+    pub held_back: HeldBack,
+}
+
+/// Everything upstream answered that kept a stack × minor's release set below its newest
+/// patch: the errors and gaps of its components, and of *every* patch the walk back to a
+/// verified image passed over, not only the newest. A series kept at an older release because
+/// the CHECKSUM of the patch it already shipped answered 503 is transient trouble even when
+/// the patch above it merely has no image yet; judging by the newest patch alone would call
+/// that a lasting gap (exit 0) and hide the 503. One home, so a skipped series' reason and a
+/// degraded series' cause, `transient` flag and exit code all read the same answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeldBack {
+    /// Upstream answered with an error or something unreadable (a CHECKSUM with 503, a Helm
+    /// index that does not parse): transient, the next run retries.
+    pub errors: Vec<String>,
+    /// Something is not (or no longer) published (a CHECKSUM answering 404, a chart series
+    /// that does not exist yet).
+    pub missing: Vec<String>,
+}
+
+impl HeldBack {
+    /// Whether an upstream error is among the reasons: the next run may well get further.
+    pub fn is_transient(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    /// Every reason, errors first (they are what a reader must see).
+    pub fn reasons(&self) -> impl Iterator<Item = &String> {
+        self.errors.iter().chain(&self.missing)
+    }
 }
 
 /// A GA minor newer than every minor a stack tracks.
@@ -456,17 +489,47 @@ fn resolve_minor(
         }
     }
 
+    // Walk back from the newest patch to the newest one whose image is verified, keeping why
+    // each newer patch was passed over. Only a verified sha256 ever enters a release set.
+    let mut held_back = HeldBack {
+        errors: errors.clone(),
+        missing: missing.iter().map(ToString::to_string).collect(),
+    };
     let mut node_image = None;
-    if let Some(n) = newest {
-        match image_state(stack, n.version, data) {
-            ImageState::Verified(img) => node_image = Some(img).filter(|i| !i.is_none()),
-            ImageState::Missing { name, url } => missing.push(Waiting::NodeImage {
-                name,
-                checksum: images::checksum_url(&url),
-            }),
-            ImageState::Invalid(e) => errors.push(format!("node image for {}: {e}", n.version)),
+    let mut verified = None;
+    for p in &patches {
+        let is_newest = newest.is_some_and(|n| n.version == p.version);
+        match image_state(stack, p.version, data) {
+            ImageState::Verified(img) => {
+                if is_newest {
+                    node_image = Some(img.clone()).filter(|i| !i.is_none());
+                }
+                verified = Some((*p, img));
+                break;
+            }
+            ImageState::Missing { name, url } => {
+                let w = Waiting::NodeImage {
+                    name,
+                    checksum: images::checksum_url(&url),
+                };
+                held_back.missing.push(w.to_string());
+                if is_newest {
+                    missing.push(w);
+                }
+            }
+            ImageState::Invalid(e) => {
+                let e = format!("node image for {}: {e}", p.version);
+                held_back.errors.push(e.clone());
+                if is_newest {
+                    errors.push(e);
+                }
+            }
             ImageState::NotRead { url } => {
-                errors.push(format!("node image for {}: {url} was not read", n.version))
+                let e = format!("node image for {}: {url} was not read", p.version);
+                held_back.errors.push(e.clone());
+                if is_newest {
+                    errors.push(e);
+                }
             }
         }
     }
@@ -479,24 +542,16 @@ fn resolve_minor(
         Status::Complete
     };
 
-    // The newest patch whose image is verified, if every component resolved. Only a verified
-    // sha256 ever enters a release set.
-    let release_set = (resolved.len() == stack.components.len())
-        .then(|| {
-            patches
-                .iter()
-                .find_map(|p| match image_state(stack, p.version, data) {
-                    ImageState::Verified(img) => Some(ReleaseSet {
-                        stack: stack.id(),
-                        kubernetes: p.version,
-                        published_at: p.published_at,
-                        node_image: img,
-                        components: resolved.clone(),
-                    }),
-                    _ => None,
-                })
-        })
-        .flatten();
+    // The newest verified patch, if every component resolved.
+    let release_set = verified
+        .filter(|_| resolved.len() == stack.components.len())
+        .map(|(p, img)| ReleaseSet {
+            stack: stack.id(),
+            kubernetes: p.version,
+            published_at: p.published_at,
+            node_image: img,
+            components: resolved,
+        });
 
     let due = newest.and_then(|n| scs::deadline(n.version, n.published_at));
     let releasable = match (&release_set, newest) {
@@ -526,6 +581,7 @@ fn resolve_minor(
         degraded: Vec::new(),
         scs0210: None,
         cves: Vec::new(),
+        held_back,
     }
 }
 
@@ -625,6 +681,75 @@ stacks:
         assert_eq!(set.node_image.sha256, H1);
         assert_eq!(set.components["ccm"].version, "2.34.1");
         assert_eq!(set.components["ccm"].digest.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn an_error_on_a_patch_the_walk_passed_over_holds_the_release_set_back_transiently() {
+        // v1.34.7 has no image yet (404) and the CHECKSUM of v1.34.6 answers 503: the walk
+        // settles on v1.34.5, and the 503 is among the reasons although v1.34.6 is not the
+        // newest patch.
+        let c = config(r#"["1.34"]"#);
+        let now = date(2026, 5, 1);
+        let mut d = base();
+        d.insert(
+            &Key::Releases,
+            releases(&[
+                ("v1.34.5", "2026-02-18T00:00:00Z"),
+                ("v1.34.6", "2026-03-18T00:00:00Z"),
+                ("v1.34.7", "2026-04-15T00:00:00Z"),
+            ]),
+        );
+        d.insert(&checksum("v1.34.7"), Fetched::Missing { url: "x".into() });
+        d.insert(
+            &checksum("v1.34.6"),
+            Fetched::Error {
+                message: "GET https://img/kube-v1.34.6.qcow2.CHECKSUM: HTTP 503".into(),
+            },
+        );
+        assert_eq!(
+            needed(&c, &d, now),
+            [checksum("v1.34.5")],
+            "walks past the 503"
+        );
+        d.insert(
+            &checksum("v1.34.5"),
+            ok(&format!("{H1}  kube-v1.34.5.qcow2\n")),
+        );
+
+        let m = &resolve(&c, &d, now).minors[0];
+        assert_eq!(kube_of(&resolve(&c, &d, now)), "v1.34.5");
+        assert_eq!(m.status, Status::Waiting, "the newest patch only waits");
+        assert_eq!(
+            m.held_back.errors,
+            ["node image for v1.34.6: GET https://img/kube-v1.34.6.qcow2.CHECKSUM: HTTP 503"]
+        );
+        assert_eq!(m.held_back.missing.len(), 1);
+        assert!(m.held_back.missing[0].contains("kube-v1.34.7.qcow2.CHECKSUM"));
+        assert!(m.held_back.is_transient());
+
+        // The same walk over a 404 instead: only gaps, nothing transient.
+        d.insert(&checksum("v1.34.6"), Fetched::Missing { url: "x".into() });
+        let m = &resolve(&c, &d, now).minors[0];
+        assert_eq!(
+            m.release_set.as_ref().unwrap().kubernetes.to_string(),
+            "v1.34.5"
+        );
+        assert!(m.held_back.errors.is_empty());
+        assert_eq!(m.held_back.missing.len(), 2, "{:?}", m.held_back);
+        assert!(!m.held_back.is_transient());
+    }
+
+    #[test]
+    fn a_verified_newest_patch_is_held_back_by_nothing() {
+        let c = config(r#"["1.34"]"#);
+        let mut d = base();
+        d.insert(
+            &checksum("v1.34.7"),
+            ok(&format!("{H1}  kube-v1.34.7.qcow2")),
+        );
+        let m = &resolve(&c, &d, date(2026, 5, 1)).minors[0];
+        assert_eq!(m.status, Status::Complete);
+        assert_eq!(m.held_back, HeldBack::default());
     }
 
     #[test]

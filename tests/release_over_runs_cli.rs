@@ -309,3 +309,160 @@ fn an_outage_of_the_releases_api_does_not_release_again_what_was_released() {
         ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"]
     );
 }
+
+// ---- one minor against a live upstream on 127.0.0.1 -----------------------------------------
+
+#[path = "support/upstream_server.rs"]
+mod upstream_server;
+
+use upstream_server::UpstreamServer;
+
+/// The node image folder of 1.35 on the fixture server.
+const IMAGES_1_35: &str = "/capi/ubuntu-2404-kube-v1.35";
+
+/// A release of Kubernetes as the GitHub releases API lists it.
+fn kube_release(tag: &str, published_at: &str) -> Value {
+    serde_json::json!({"tag_name": tag, "name": format!("Kubernetes {tag}"), "draft": false, "prerelease": false, "published_at": published_at})
+}
+
+/// Upstream serves the 1.35 patches in `patches` (tag, publication time), the Helm indexes of
+/// the fixtures and the Kubernetes schedule; no CHECKSUM yet (every image answers 404).
+fn serve_1_35(s: &UpstreamServer, patches: &[(&str, &str)]) {
+    let list: Vec<Value> = patches
+        .iter()
+        .rev()
+        .map(|(t, at)| kube_release(t, at))
+        .collect();
+    s.paginate_json("/github/repos/kubernetes/kubernetes/releases", &list, 100);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream");
+    s.serve_dir("/web", &fixtures);
+    for (path, file) in [
+        ("/cpo/index.yaml", "helm-index-cpo.yaml"),
+        ("/cilium/index.yaml", "helm-index-cilium.yaml"),
+        (
+            "/metrics-server/index.yaml",
+            "helm-index-metrics-server.yaml",
+        ),
+    ] {
+        s.set(path, 200, std::fs::read(fixtures.join(file)).unwrap());
+    }
+}
+
+/// `CHECKSUM` of the 1.35 patch `tag` answers `status` (200: a valid file).
+fn image(s: &UpstreamServer, tag: &str, status: u16) {
+    let file = format!("ubuntu-2404-kube-{tag}.qcow2");
+    let body = match status {
+        200 => format!("{}  {file}\n", "5".repeat(64)),
+        _ => "<html>Service Unavailable</html>".to_string(),
+    };
+    s.set(&format!("{IMAGES_1_35}/{file}.CHECKSUM"), status, body);
+}
+
+/// The demo's stack, templates and local forge, tracking 1.35 alone, every upstream URL on
+/// the fixture server (no snapshot: each run reads upstream live).
+fn one_minor_against(s: &UpstreamServer) -> tempfile::TempDir {
+    let tmp = demo();
+    let u = s.url();
+    let config = format!(
+        r#"upstream:
+  github_api: {u}/github
+  kubernetes_repo: kubernetes/kubernetes
+  markers_url: {u}/dl
+  schedule_url: {u}/web/k8s-schedule.yaml
+  token_env: STACKBOT_TEST_NO_TOKEN
+stacks:
+  - provider: openstack
+    name: scs2
+    templates: ../../templates/openstack/scs2
+    output: out/openstack/scs2
+    minors: ["1.35"]
+    node_image:
+      url: "{u}{IMAGES_1_35}/ubuntu-2404-kube-{{version}}.qcow2"
+      name: "ubuntu-capi-image-{{version}}"
+    components:
+      ccm: {{chart: openstack-cloud-controller-manager, repository: "{u}/cpo", version: {{series: "2.{{minor}}"}}}}
+      csi: {{chart: openstack-cinder-csi, repository: "{u}/cpo", version: {{series: "2.{{minor}}"}}}}
+      cni: {{chart: cilium, repository: "{u}/cilium", version: {{pin: 1.18.9}}}}
+      metrics-server: {{chart: metrics-server, repository: "{u}/metrics-server", version: {{pin: 3.13.0}}}}
+forge:
+  kind: local
+  repository: scs/cluster-stacks
+  base_branch: main
+  mode: direct
+  local:
+    path: ../../.stackbot/forge
+"#
+    );
+    std::fs::write(tmp.path().join("examples/local/stackbot.yaml"), config).unwrap();
+    std::fs::remove_file(snapshot_path(tmp.path())).unwrap();
+    tmp
+}
+
+/// `release --format json` on the one-minor world: exit code and the single degraded entry.
+fn release_json(dir: &Path) -> (i32, Value, String) {
+    let (code, out, err) = stackbot(dir, &["release", "--format", "json"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    (code, v, err)
+}
+
+#[test]
+fn a_503_on_the_released_patch_exits_1_even_when_a_newer_patch_has_no_image_yet() {
+    let s = UpstreamServer::start();
+    let v1_35_4 = ("v1.35.4", "2026-04-15T16:28:00Z");
+    let v1_35_5 = ("v1.35.5", "2026-04-22T16:00:00Z");
+    let v1_35_6 = ("v1.35.6", "2026-04-29T16:00:00Z");
+    serve_1_35(&s, &[v1_35_4, v1_35_5]);
+    image(&s, "v1.35.4", 200);
+    image(&s, "v1.35.5", 200);
+    let tmp = one_minor_against(&s);
+    let (code, v, err) = release_json(tmp.path());
+    assert_eq!(code, 0, "{v}\n{err}");
+    assert_eq!(released(tmp.path()), ["openstack-scs2-1-35-v1"]);
+
+    // v1.35.6 is out, its node image is not (404); the CHECKSUM of the released v1.35.5
+    // answers 503. Upstream offers v1.35.4: the series stays at v1, and because of the 503.
+    serve_1_35(&s, &[v1_35_4, v1_35_5, v1_35_6]);
+    image(&s, "v1.35.5", 503);
+    let (code, v, err) = release_json(tmp.path());
+    assert_eq!(
+        code, 1,
+        "an upstream error kept the series back:\n{v}\n{err}"
+    );
+    assert_eq!(v["released"], serde_json::json!([]), "{v}");
+    let d = &v["degraded"][0];
+    assert_eq!(d["series"], "openstack-scs2-1-35", "{v}");
+    assert_eq!(d["latest"], "openstack-scs2-1-35-v1", "{v}");
+    assert_eq!(d["transient"], true, "{d}");
+    let cause: Vec<&str> = d["cause"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(
+        cause[0].contains("v1.35.5") && cause[0].contains("503"),
+        "the 503 comes first: {cause:?}"
+    );
+    assert!(
+        cause
+            .iter()
+            .any(|c| c.contains("ubuntu-2404-kube-v1.35.6.qcow2.CHECKSUM")),
+        "the missing image of v1.35.6 is named too: {cause:?}"
+    );
+    assert!(err.contains("503"), "the error line names the 503:\n{err}");
+    assert_eq!(released(tmp.path()), ["openstack-scs2-1-35-v1"]);
+
+    // The same 503 without v1.35.6 (the released patch is the newest): exit 1 as well.
+    serve_1_35(&s, &[v1_35_4, v1_35_5]);
+    let (code, v, err) = release_json(tmp.path());
+    assert_eq!(code, 1, "{v}\n{err}");
+    assert_eq!(v["degraded"][0]["transient"], true, "{v}");
+
+    // Upstream answers again: v1.35.6 still has no image, v1.35.5 is what was released.
+    serve_1_35(&s, &[v1_35_4, v1_35_5, v1_35_6]);
+    image(&s, "v1.35.5", 200);
+    let (code, v, err) = release_json(tmp.path());
+    assert_eq!(code, 0, "{v}\n{err}");
+    assert_eq!(v["degraded"], serde_json::json!([]), "{v}");
+    assert_eq!(released(tmp.path()), ["openstack-scs2-1-35-v1"]);
+}

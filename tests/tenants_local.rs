@@ -341,7 +341,7 @@ fn a_malformed_tenant_file_fails_only_its_tenant() {
             .is_empty()
     );
     assert_eq!(
-        stackbot::cli::tenants::status_of(&r),
+        stackbot::pipeline::exit::of_tenants(&r),
         stackbot::error::ExitStatus::Partial
     );
 }

@@ -178,7 +178,7 @@ fn the_release_workflow_never_overlaps_and_the_preview_never_runs_untrusted_code
     assert!(release.pointer("/concurrency/group").is_some());
     assert!(release.pointer("/on/schedule").is_some());
     let inputs = input_defaults(release);
-    for i in ["dry-run", "stack", "minor"] {
+    for i in ["dry-run", "stack", "minor", "allow-downgrade", "republish"] {
         assert!(inputs.contains_key(i), "release.yml input `{i}`");
     }
 
@@ -249,6 +249,8 @@ fn sample(input: &str) -> Option<&'static str> {
         "dry-run" => "true",
         "stack" => "openstack/scs2",
         "minor" => "1.34",
+        "allow-downgrade" => "true",
+        "republish" => "openstack-scs2-1-34-v3 openstack-scs2-1-33-v2",
         "config" => "stackbot.yaml",
         "format" => "json",
         _ => return None,

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::clock::{SharedClock, SystemClock};
 use crate::env::Env;
-use crate::error::{ExitStatus, InvalidInput};
+use crate::error::ExitStatus;
 use crate::forge::Forge;
 use crate::pipeline::Context;
 
@@ -183,19 +183,10 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
 }
 
 /// Decide the exit status of a failed command from its error chain: 2 when any cause is the
-/// user's input, 1 otherwise. The one rule, at the edge, where every error type is known.
+/// user's input, 1 otherwise ([`crate::pipeline::exit::of_error_chain`], the rule the world
+/// simulator judges too).
 pub fn classify(err: &anyhow::Error) -> ExitStatus {
-    for cause in err.chain() {
-        let invalid = cause.is::<InvalidInput>()
-            || cause.is::<crate::config::ConfigError>()
-            || cause
-                .downcast_ref::<crate::pipeline::Error>()
-                .is_some_and(crate::pipeline::Error::is_invalid_input);
-        if invalid {
-            return ExitStatus::Invalid;
-        }
-    }
-    ExitStatus::Failure
+    crate::pipeline::exit::of_error_chain(err.chain())
 }
 
 /// Parse the process arguments, run, and return the exit code. Errors are printed here.

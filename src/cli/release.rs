@@ -205,15 +205,5 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         tracing::error!("{d}");
     }
     super::tenants::warn_blocked(&r.tenants, g);
-    Ok(exit_status(&r))
-}
-
-/// The worst of the run: a release-stage failure (a series that could not go on, a series kept
-/// back by an upstream error) is 1, failed tenants are 3, else 0.
-fn exit_status(r: &pipeline::release::Released) -> ExitStatus {
-    if r.is_failure() {
-        ExitStatus::Failure
-    } else {
-        super::tenants::status_of(&r.tenants)
-    }
+    Ok(pipeline::exit::of_released(&r))
 }

@@ -48,7 +48,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let reports = crate::pipeline::tenants::run(&ctx, forge.as_ref(), &opts)?;
     print_reports(&reports, g, a.dry_run)?;
     warn_blocked(&reports, g);
-    Ok(status_of(&reports))
+    Ok(crate::pipeline::exit::of_tenants(&reports))
 }
 
 /// One warning line per blocked tenant on stderr (and a `::warning` annotation under GitHub
@@ -76,16 +76,6 @@ pub fn warn_blocked(reports: &[TenantReport], g: &Global) {
             };
             eprintln!("{a}");
         }
-    }
-}
-
-/// Exit 3 when some tenant failed; the others were processed. A blocked tenant is not a
-/// failure (exit 0, with a warning line from [`warn_blocked`]).
-pub fn status_of(reports: &[TenantReport]) -> ExitStatus {
-    if reports.iter().any(|r| r.outcome == Outcome::Failed) {
-        ExitStatus::Partial
-    } else {
-        ExitStatus::Success
     }
 }
 

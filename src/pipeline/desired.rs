@@ -7,6 +7,7 @@ use crate::config::Loaded;
 use crate::error::InvalidInput;
 use crate::model::{Minor, ReleaseSet};
 use crate::plan::{Desired, Skipped};
+use crate::resolve::HeldBack;
 
 use super::{Context, Error, Selection};
 
@@ -40,21 +41,13 @@ pub struct Offered {
     pub warnings: Vec<String>,
     /// The detection behind the sets (`None` with `--release-set`), for the status report.
     pub detected: Option<super::detect::Detected>,
-    /// Why upstream offered what it did, by series prefix: its errors (transient) and what is
-    /// missing for the newest patch (from detection; empty with `--release-set`).
-    pub trouble: BTreeMap<String, Trouble>,
+    /// Why upstream offered what it did, by series prefix: every error (transient) and gap
+    /// that kept the release set below the newest patch (from detection; empty with
+    /// `--release-set`).
+    pub held_back: BTreeMap<String, HeldBack>,
     /// Series that could not be rendered because upstream data is missing (transient: the next
     /// run retries; the other series go on).
     pub failed: Vec<Skipped>,
-}
-
-/// What detection says kept a stack × minor from its newest patch.
-#[derive(Debug, Clone, Default)]
-pub struct Trouble {
-    /// Upstream answered with an error (e.g. a `CHECKSUM` with 503): transient.
-    pub errors: Vec<String>,
-    /// Something is not (or no longer) published (e.g. a 404).
-    pub missing: Vec<String>,
 }
 
 /// The complete release sets to release: from `--release-set`, else from upstream detection.
@@ -77,16 +70,13 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
             let (report, data, _) = super::detect::detect_with(ctx, &opts, schedule)?;
             let warnings = report.warnings.clone();
             let detected = super::detect::Detected::new(report.clone(), &data);
-            let trouble = report
+            let held_back = report
                 .minors
                 .iter()
                 .map(|m| {
                     (
                         crate::model::series_prefix(&m.stack, m.minor),
-                        Trouble {
-                            errors: m.errors.clone(),
-                            missing: m.missing.clone(),
-                        },
+                        m.held_back.clone(),
                     )
                 })
                 .collect();
@@ -96,7 +86,7 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
                 skipped,
                 warnings,
                 detected: Some(detected),
-                trouble,
+                held_back,
                 failed: Vec::new(),
             })
         }

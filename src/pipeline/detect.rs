@@ -163,10 +163,15 @@ pub fn complete_sets(report: Report) -> (Vec<ReleaseSet>, Vec<Skipped>) {
             Some(s) => sets.push(s),
             None => skipped.push(Skipped {
                 what: format!("{} {}", m.stack, m.minor),
-                reason: if m.missing.is_empty() {
-                    "no complete release set".into()
-                } else {
-                    format!("no complete release set: {}", m.missing.join("; "))
+                // Errors of any patch the walk passed over, then what the newest patch lacks.
+                reason: {
+                    let why: Vec<&String> = m.held_back.errors.iter().chain(&m.missing).collect();
+                    if why.is_empty() {
+                        "no complete release set".into()
+                    } else {
+                        let why: Vec<&str> = why.iter().map(|s| s.as_str()).collect();
+                        format!("no complete release set: {}", why.join("; "))
+                    }
                 },
             }),
         }

@@ -22,6 +22,7 @@ pub mod adopt;
 pub mod dashboard;
 pub mod desired;
 pub mod detect;
+pub mod exit;
 pub mod release;
 pub mod render;
 pub mod status;
@@ -93,8 +94,9 @@ pub struct Selection {
     pub overrides: crate::plan::Overrides,
 }
 
-/// Why a pipeline run stopped. [`Error::is_invalid_input`] decides exit 2 ("fix the input,
-/// nothing was changed") versus 1 ("transient, re-run").
+/// Why a pipeline run stopped. [`Error::is_invalid_input`] says whether it is input a human must
+/// fix; [`exit`] turns that into the exit code (2 "fix the input, nothing was changed", else 1
+/// "transient, re-run").
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]

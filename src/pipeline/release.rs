@@ -138,7 +138,7 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
             .or_else(|| super::desired::checkout_lock(ctx)))
     })?;
     let (mut p, observed) = plan_desired_with(forge, &target, &desired, &sel.overrides, &packager)?;
-    explain_degraded(&mut p, &offered.trouble);
+    explain_degraded(&mut p, &offered.held_back);
     p.skipped.extend(offered.skipped);
     p.warnings.extend(offered.warnings);
     p.failed.extend(offered.failed);
@@ -161,17 +161,18 @@ pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Plan
     Ok(planned)
 }
 
-/// Say why each degraded series was offered an older set, from what detection found for it:
-/// an upstream error is transient (the run exits 1), a 404 or a stale index is not (exit 0,
-/// with a warning).
+/// Say why each degraded series was offered an older set, from everything detection found
+/// kept it back ([`crate::resolve::HeldBack`], whichever patch each reason belongs to): an
+/// upstream error is transient (the run exits 1), a 404 or a stale index is not (exit 0, with a
+/// warning).
 fn explain_degraded(
     p: &mut Plan,
-    trouble: &std::collections::BTreeMap<String, super::desired::Trouble>,
+    held_back: &std::collections::BTreeMap<String, crate::resolve::HeldBack>,
 ) {
     for d in &mut p.degraded {
-        let t = trouble.get(&d.series).cloned().unwrap_or_default();
-        d.transient = !t.errors.is_empty();
-        d.cause = t.errors.iter().chain(&t.missing).cloned().collect();
+        let h = held_back.get(&d.series).cloned().unwrap_or_default();
+        d.transient = h.is_transient();
+        d.cause = h.reasons().cloned().collect();
         if d.cause.is_empty() {
             d.cause
                 .push("upstream offers only older versions (a stale Helm index?)".into());

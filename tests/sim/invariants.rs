@@ -27,10 +27,14 @@ pub enum Invariant {
     TransientNotExit2,
     NoDuplicates,
     MergedGetsNext,
+    UpstreamErrorExits1,
+    GoneExits0,
+    FailureExits1,
+    TenantFailureExits3,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 10] = [
+    pub const ALL: [Invariant; 14] = [
         Invariant::NoDowngrade,
         Invariant::NumberNeverReused,
         Invariant::NoRewriteOnBaseMove,
@@ -41,6 +45,10 @@ impl Invariant {
         Invariant::TransientNotExit2,
         Invariant::NoDuplicates,
         Invariant::MergedGetsNext,
+        Invariant::UpstreamErrorExits1,
+        Invariant::GoneExits0,
+        Invariant::FailureExits1,
+        Invariant::TenantFailureExits3,
     ];
 
     pub fn name(self) -> &'static str {
@@ -55,6 +63,10 @@ impl Invariant {
             Invariant::TransientNotExit2 => "transient-never-exit-2",
             Invariant::NoDuplicates => "no-duplicates",
             Invariant::MergedGetsNext => "merged-tenant-gets-next-release",
+            Invariant::UpstreamErrorExits1 => "upstream-error-exits-1",
+            Invariant::GoneExits0 => "gone-exits-0-with-a-warning",
+            Invariant::FailureExits1 => "failure-exits-1",
+            Invariant::TenantFailureExits3 => "tenant-failure-exits-3",
         }
     }
 
@@ -87,7 +99,33 @@ impl Invariant {
             Invariant::MergedGetsNext => {
                 "a tenant whose pull request was merged gets the next release"
             }
+            Invariant::UpstreamErrorExits1 => {
+                "a series kept at its latest release by an upstream error exits 1 and is `transient`, whichever patch the error belonged to"
+            }
+            Invariant::GoneExits0 => {
+                "a series kept at its latest release because something that existed is gone (a 404, a stale index) is no failure: exit 0 with a warning"
+            }
+            Invariant::FailureExits1 => {
+                "a series that could not go on (`failed`) or a run the forge stopped exits 1; a run exits 1 only for such a failure or an upstream error"
+            }
+            Invariant::TenantFailureExits3 => {
+                "failed tenants alone exit 3, after every release-stage failure (1); a blocked tenant is no failure"
+            }
         }
+    }
+
+    /// Whether its check records when the situation it guards occurred (coverage): a promise
+    /// whose situation never arises is not tested, however many runs pass.
+    pub fn records_coverage(self) -> bool {
+        matches!(
+            self,
+            Invariant::DeclinedStaysClosed
+                | Invariant::TransientNotExit2
+                | Invariant::UpstreamErrorExits1
+                | Invariant::GoneExits0
+                | Invariant::FailureExits1
+                | Invariant::TenantFailureExits3
+        )
     }
 
     /// Where the rule lives in `src/`: the one place a fix belongs.
@@ -100,7 +138,11 @@ impl Invariant {
             | Invariant::FollowEveryTarget
             | Invariant::MergedGetsNext => "`tenants/plan.rs`",
             Invariant::BoundedCost => "`observe.rs`, `tenants/apply.rs`",
-            Invariant::TransientNotExit2 => "`pipeline::Error::is_invalid_input`",
+            Invariant::TransientNotExit2 => "`pipeline::exit`, `pipeline::Error::is_invalid_input`",
+            Invariant::UpstreamErrorExits1 | Invariant::GoneExits0 => {
+                "`resolve::HeldBack`, `pipeline::exit`"
+            }
+            Invariant::FailureExits1 | Invariant::TenantFailureExits3 => "`pipeline::exit`",
             Invariant::NoDuplicates => "`plan/series.rs`, `apply.rs`, `tenants/apply.rs`",
         }
     }
@@ -145,8 +187,25 @@ pub struct RunFacts<'a> {
     pub budget: usize,
     pub run: usize,
     pub at: DateTime<Utc>,
+    /// The exit code users see (`stackbot::pipeline::exit::of_release`, as the command line).
     pub exit: i32,
     pub error: Option<&'a str>,
+    /// The pipeline returned (its tenant stage ran); otherwise it stopped with `error`.
+    pub returned: bool,
+    /// Series the run kept at their latest release: series, `transient`, cause.
+    pub degraded: Vec<(String, bool, Vec<String>)>,
+    /// What the run listed under `failed` (`what: reason`).
+    pub failed: Vec<String>,
+    /// The run's warnings.
+    pub warnings: Vec<String>,
+    /// An upstream error on a node image's `CHECKSUM` was injected (5xx, no answer in time):
+    /// the only injected error that can keep a series at its latest release.
+    pub checksum_error: bool,
+    /// Something that existed was gone this run (a `CHECKSUM` 404, a stale Helm index), and
+    /// no upstream error was injected.
+    pub gone: bool,
+    /// The invariants whose guarded situation occurred in this run (coverage).
+    pub occurred: std::cell::RefCell<BTreeSet<Invariant>>,
     /// No forge fault was injected (a flaky forge or a crash may leave work for the next run).
     pub forge_clean: bool,
     /// Labels of the faults injected.
@@ -171,7 +230,12 @@ pub struct RunFacts<'a> {
 impl RunFacts<'_> {
     /// The run ran its tenant stage to the end without an injected forge fault.
     fn tenants_clean(&self) -> bool {
-        self.forge_clean && (self.exit == 0 || self.exit == 3)
+        self.forge_clean && self.returned
+    }
+
+    /// The situation `invariant` guards occurred in this run.
+    fn occurred(&self, invariant: Invariant) {
+        self.occurred.borrow_mut().insert(invariant);
     }
 }
 
@@ -381,8 +445,25 @@ pub fn check_tags(
 }
 
 /// Exit 2 is for input a human must fix; the simulation's input is always valid.
+/// The exit code users see, against every promise docs/reliability.md and docs/operations.md
+/// make about it, judged from what happened (the faults injected, whether the pipeline
+/// returned) and what the run reported.
 pub fn check_exit(f: &RunFacts) -> Vec<Violation> {
     let mut out = Out { f, v: Vec::new() };
+    let tenant_failed = f.tenant_outcomes.values().any(|o| o == "failed");
+    let transient = f.degraded.iter().any(|(_, t, _)| *t);
+    let degraded = || {
+        f.degraded
+            .iter()
+            .map(|(s, t, c)| format!("{s} (transient: {t}; cause: {})", c.join("; ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+
+    // Every input of the simulation is valid: whatever went wrong is the world's, never 2.
+    if !f.faults.is_empty() || !f.returned {
+        f.occurred(Invariant::TransientNotExit2);
+    }
     if f.exit == 2 {
         out.push(
             Invariant::TransientNotExit2,
@@ -392,6 +473,107 @@ pub fn check_exit(f: &RunFacts) -> Vec<Violation> {
                 f.error.unwrap_or("?"),
                 out.faults()
             ),
+        );
+    }
+
+    // A series kept back by an upstream error: 1 and transient; by something gone: 0 and a
+    // warning.
+    if f.returned && !f.degraded.is_empty() && f.checksum_error {
+        f.occurred(Invariant::UpstreamErrorExits1);
+        if f.exit != 1 || !transient {
+            out.push(
+                Invariant::UpstreamErrorExits1,
+                "upstream error",
+                format!(
+                    "exit {} after an upstream error kept a series back: {}; {}",
+                    f.exit,
+                    degraded(),
+                    out.faults()
+                ),
+            );
+        }
+    } else if f.returned && !f.degraded.is_empty() && f.gone {
+        f.occurred(Invariant::GoneExits0);
+        let unwarned: Vec<&String> = f
+            .degraded
+            .iter()
+            .map(|(s, _, _)| s)
+            .filter(|s| {
+                !f.warnings
+                    .iter()
+                    .any(|w| w.starts_with(&format!("degraded {s}:")))
+            })
+            .collect();
+        if transient || (f.exit == 1 && f.failed.is_empty()) || !unwarned.is_empty() {
+            out.push(
+                Invariant::GoneExits0,
+                "gone",
+                format!(
+                    "exit {} after something gone kept a series back (expected 0 with a warning; no warning for {unwarned:?}): {}; {}",
+                    f.exit,
+                    degraded(),
+                    out.faults()
+                ),
+            );
+        }
+    }
+
+    // A series that could not go on, or a stopped run: 1 (2 is judged above).
+    if !f.returned || !f.failed.is_empty() {
+        f.occurred(Invariant::FailureExits1);
+        if f.exit != 1 && f.exit != 2 {
+            out.push(
+                Invariant::FailureExits1,
+                "failed",
+                format!(
+                    "exit {} although {}; {}",
+                    f.exit,
+                    if f.returned {
+                        format!("the run listed under `failed`: {}", f.failed.join("; "))
+                    } else {
+                        format!("the run stopped: {}", f.error.unwrap_or("?"))
+                    },
+                    out.faults()
+                ),
+            );
+        }
+    } else if f.exit == 1 && !transient {
+        out.push(
+            Invariant::FailureExits1,
+            "exit 1 without a failure",
+            format!(
+                "exit 1 with nothing under `failed` and no series kept back by an upstream error; {}",
+                out.faults()
+            ),
+        );
+    }
+
+    // Failed tenants: 3, unless the release stage already makes it 1. Blocked is no failure.
+    let blocked = f.tenant_outcomes.values().any(|o| o == "blocked");
+    if f.returned && (tenant_failed || blocked) {
+        f.occurred(Invariant::TenantFailureExits3);
+        let want = if !f.failed.is_empty() || transient {
+            1
+        } else if tenant_failed {
+            3
+        } else {
+            0
+        };
+        if f.exit != want {
+            out.push(
+                Invariant::TenantFailureExits3,
+                "tenants",
+                format!(
+                    "exit {} (expected {want}) with tenant outcomes {:?}, failed {:?}",
+                    f.exit, f.tenant_outcomes, f.failed
+                ),
+            );
+        }
+    } else if f.returned && f.exit == 3 {
+        out.push(
+            Invariant::TenantFailureExits3,
+            "exit 3 without a failed tenant",
+            format!("exit 3 with tenant outcomes {:?}", f.tenant_outcomes),
         );
     }
     out.v
@@ -682,6 +864,11 @@ fn reopened(out: &mut Out, ledger: &Ledger, t: &Tenant, pre: &TenantObs, post: &
         .filter(|p| p.state == PrState::Open)
         .map(|p| p.number)
         .collect();
+    // Guarded: a person declined a pull request of this tenant, and the bot was free to open
+    // one (none was open before the run).
+    if was_open.is_empty() && ledger.declined.iter().any(|d| d.tenant == t.name) {
+        out.f.occurred(Invariant::DeclinedStaysClosed);
+    }
     let Some(p) = post.open_pull() else { return };
     if was_open.contains(&p.number) {
         return;

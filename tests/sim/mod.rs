@@ -69,6 +69,14 @@ impl Settings {
         }
     }
 
+    /// No knob is set: the seed and budgets of `cargo test`, whose worlds are known to produce
+    /// certain situations (see `tests/world_sim.rs`, coverage).
+    pub fn defaults() -> bool {
+        ["SIM_SEED", "SIM_SEEDS", "SIM_DAYS", "SIM_START", "SIM_RUNS"]
+            .iter()
+            .all(|k| std::env::var_os(k).is_none())
+    }
+
     /// Print the violations instead of failing.
     pub fn report_only() -> bool {
         std::env::var("SIM_REPORT_ONLY").is_ok_and(|v| v == "1")

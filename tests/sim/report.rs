@@ -117,12 +117,23 @@ impl Summary<'_> {
         out
     }
 
+    /// Runs in which the situation `inv` guards occurred, and of those the runs in which it
+    /// held, over every world; `None` when its check does not record its situation.
+    pub fn coverage(&self, inv: Invariant) -> Option<(usize, usize)> {
+        inv.records_coverage().then(|| {
+            self.worlds
+                .iter()
+                .filter_map(|w| w.coverage.get(&inv))
+                .fold((0, 0), |(o, h), (a, b)| (o + a, h + b))
+        })
+    }
+
     /// Violations per invariant: runs that broke it, distinct findings, the first one.
     pub fn violations_table(&self) -> String {
         let all = self.violations();
         let findings = self.findings();
         let mut s = String::from(
-            "| invariant | violations (runs) | distinct findings | first seen (world, seed, budget, run) | where the rule lives |\n|---|---|---|---|---|\n",
+            "| invariant | guarded situation occurred / held (runs) | violations (runs) | distinct findings | first seen (world, seed, budget, run) | where the rule lives |\n|---|---|---|---|---|---|\n",
         );
         for inv in Invariant::ALL {
             let of = all.iter().filter(|v| v.invariant == inv).count();
@@ -140,9 +151,13 @@ impl Summary<'_> {
                     )
                 })
                 .unwrap_or_else(|| "—".into());
+            let coverage = match self.coverage(inv) {
+                Some((occurred, held)) => format!("{occurred} / {held}"),
+                None => "—".into(),
+            };
             let _ = writeln!(
                 s,
-                "| `{}`: {} | {of} | {} | {first} | {} |",
+                "| `{}`: {} | {coverage} | {of} | {} | {first} | {} |",
                 inv.name(),
                 inv.promise(),
                 distinct.len(),

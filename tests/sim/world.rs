@@ -21,7 +21,7 @@ use stackbot::pipeline::{Context, Selection};
 
 use super::actors::{self, Agenda, Human, MAINTAINER, RENOVATE, member};
 use super::forge::{Backend, Crash, Files, PrState, fake::Fake, local::Local};
-use super::invariants::{self, RunFacts, Violation};
+use super::invariants::{self, Invariant, RunFacts, Violation};
 use super::ledger::{Declined, Ledger, Merged, Published, RunRecord, Withdrawal};
 use super::observe::{self, Observation, STACKS};
 use super::oci::Oci;
@@ -69,6 +69,9 @@ pub struct WorldReport {
     pub humans: BTreeMap<String, usize>,
     pub faults: BTreeMap<String, usize>,
     pub violations: Vec<Violation>,
+    /// Per invariant: runs in which its guarded situation occurred, and of those the runs in
+    /// which it held (only invariants whose checks record their situation).
+    pub coverage: BTreeMap<Invariant, (usize, usize)>,
     pub published: usize,
     pub withdrawn: usize,
     pub pulls_opened: usize,
@@ -94,6 +97,7 @@ pub struct World {
     humans: BTreeMap<String, usize>,
     faults: BTreeMap<String, usize>,
     violations: Vec<Violation>,
+    coverage: BTreeMap<Invariant, (usize, usize)>,
     pulls_seen: BTreeSet<(usize, u64)>,
     edits: u32,
 }
@@ -214,6 +218,7 @@ impl World {
             humans: BTreeMap::new(),
             faults: BTreeMap::new(),
             violations: Vec::new(),
+            coverage: BTreeMap::new(),
             pulls_seen: BTreeSet::new(),
             edits: 0,
         })
@@ -334,6 +339,7 @@ impl World {
             humans: self.humans,
             faults: self.faults,
             violations: self.violations,
+            coverage: self.coverage,
             wall: wall.elapsed(),
         }
     }
@@ -759,7 +765,9 @@ impl World {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        let (exit, error, outcomes) = match &result {
+        // The exit code users would see: the command line's own mapping.
+        let exit = stackbot::pipeline::exit::of_release(&result) as i32;
+        let (error, outcomes) = match &result {
             Ok(r) => {
                 let outcomes: BTreeMap<String, String> = r
                     .tenants
@@ -774,9 +782,8 @@ impl World {
                         )
                     })
                     .collect();
-                let failed = outcomes.values().any(|o| o == "failed");
                 let error = (!tenant_errors.is_empty()).then(|| tenant_errors.join("; "));
-                (if failed { 3 } else { 0 }, error, outcomes)
+                (error, outcomes)
             }
             Err(e) => {
                 let mut msg = e.to_string();
@@ -785,13 +792,45 @@ impl World {
                     msg.push_str(&format!(": {s}"));
                     src = s.source();
                 }
-                (
-                    if e.is_invalid_input() { 2 } else { 1 },
-                    Some(msg),
-                    BTreeMap::new(),
-                )
+                (Some(msg), BTreeMap::new())
             }
         };
+        let (degraded, failed, warnings) = match &result {
+            Ok(r) => (
+                r.plan
+                    .degraded
+                    .iter()
+                    .map(|d| (d.series.clone(), d.transient, d.cause.clone()))
+                    .collect(),
+                r.failed
+                    .iter()
+                    .map(|f| format!("{}: {}", f.what, f.reason))
+                    .collect(),
+                r.plan.warnings.clone(),
+            ),
+            Err(_) => Default::default(),
+        };
+        let checksum_error = up_faults.iter().any(|f| {
+            matches!(
+                f,
+                UpFault::ChecksumError { .. } | UpFault::Timeout(Target::Checksum(_))
+            )
+        });
+        let errors_injected = up_faults.iter().any(|f| {
+            matches!(
+                f,
+                UpFault::ChecksumError { .. }
+                    | UpFault::IndexDown
+                    | UpFault::Timeout(_)
+                    | UpFault::ScheduleDown
+                    | UpFault::ReleasesApiDown
+            )
+        });
+        let gone = !errors_injected
+            && up_faults
+                .iter()
+                .any(|f| matches!(f, UpFault::ChecksumGone { .. } | UpFault::IndexStale { .. }));
+        let returned = result.is_ok();
         drop(result);
 
         let t1 = Instant::now();
@@ -809,6 +848,13 @@ impl World {
             at: t,
             exit,
             error: error.as_deref(),
+            returned,
+            degraded,
+            failed,
+            warnings,
+            checksum_error,
+            gone,
+            occurred: Default::default(),
             forge_clean: flaky.is_none() && !crashed,
             faults: &fault_labels,
             tenant_outcomes: outcomes,
@@ -847,6 +893,13 @@ impl World {
             &tenants,
             &after,
         ));
+        for inv in facts.occurred.borrow().iter() {
+            let c = self.coverage.entry(*inv).or_default();
+            c.0 += 1;
+            if !v.iter().any(|x| x.invariant == *inv) {
+                c.1 += 1;
+            }
+        }
         let check_ms = t1.elapsed().as_millis();
         let record = RunRecord {
             index,
