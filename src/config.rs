@@ -195,11 +195,12 @@ impl<'de> serde::de::Visitor<'de> for MinorSelectionVisitor {
 
 /// YAML reads an unquoted `1.34` as a number (and `1.30` as 1.3): say so, and how to write it.
 fn unquoted_minor(number: &str, scalar: bool) -> String {
-    let written = if number.contains('.') {
-        number.to_string()
-    } else {
-        format!("{number}.?")
-    };
+    if !number.contains('.') {
+        return format!(
+            "`{number}` is a number, not a minor; write `supported` or a list of quoted minors such as [\"1.33\", \"1.34\"]"
+        );
+    }
+    let written = number;
     if scalar {
         format!(
             "`minors: {number}` is a number, not a minor selection; quote the minor: [\"{written}\"] (YAML reads unquoted 1.30 as 1.3)"

@@ -220,7 +220,7 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
         } else {
             let _ = writeln!(
                 s,
-                "Nothing released: {} stack × minor up to date, {waiting} not released (below).",
+                "Nothing to release now: {} stack × minor up to date, {waiting} waiting or held back (below).",
                 out.skipped.iter().filter(current).count()
             );
         }
