@@ -140,13 +140,113 @@ impl StackConfig {
 }
 
 /// Which minors a stack tracks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+// Read by hand rather than as an untagged enum: the derived reader can only say "did not
+// match any variant", at the line of the enclosing stack, while a person needs to hear at the
+// `minors:` line itself that `1.34` must be quoted or that `supportd` means `supported`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum MinorSelection {
     /// The keyword `supported`.
     Keyword(MinorKeyword),
     /// Explicit minors, as strings (`"1.34"`, quoted so YAML does not read a float).
     List(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for MinorSelection {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(MinorSelectionVisitor)
+    }
+}
+
+struct MinorSelectionVisitor;
+
+impl<'de> serde::de::Visitor<'de> for MinorSelectionVisitor {
+    type Value = MinorSelection;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("`supported` or a list of quoted minors such as [\"1.33\", \"1.34\"]")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        if v == "supported" {
+            return Ok(MinorSelection::Keyword(MinorKeyword::Supported));
+        }
+        let hint = match crate::error::did_you_mean(v, &["supported"]) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None if v.parse::<Minor>().is_ok() => format!("write a list: [\"{v}\"]"),
+            None => "write `supported` or a list such as [\"1.33\", \"1.34\"]".to_string(),
+        };
+        Err(E::custom(format!(
+            "`minors: {v}` is not a minor selection; {hint}"
+        )))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Err(E::custom(unquoted_minor(&v.to_string(), true)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Err(E::custom(unquoted_minor(&v.to_string(), true)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Err(E::custom(unquoted_minor(&v.to_string(), true)))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(QuotedMinor(m)) = seq.next_element()? {
+            out.push(m);
+        }
+        Ok(MinorSelection::List(out))
+    }
+}
+
+/// YAML reads an unquoted `1.34` as a number (and `1.30` as 1.3): say so, and how to write it.
+fn unquoted_minor(number: &str, scalar: bool) -> String {
+    if !number.contains('.') {
+        return format!(
+            "`{number}` is a number, not a minor; write `supported` or a list of quoted minors such as [\"1.33\", \"1.34\"]"
+        );
+    }
+    let written = number;
+    if scalar {
+        format!(
+            "`minors: {number}` is a number, not a minor selection; quote the minor: [\"{written}\"] (YAML reads unquoted 1.30 as 1.3)"
+        )
+    } else {
+        format!(
+            "minor {number} is a number; quote the minor: \"{written}\" (YAML reads unquoted 1.30 as 1.3)"
+        )
+    }
+}
+
+/// One entry of a `minors:` list: a string, never a YAML number.
+struct QuotedMinor(String);
+
+impl<'de> Deserialize<'de> for QuotedMinor {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = QuotedMinor;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a quoted minor such as \"1.34\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<QuotedMinor, E> {
+                Ok(QuotedMinor(v.to_string()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<QuotedMinor, E> {
+                Err(E::custom(unquoted_minor(&v.to_string(), false)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<QuotedMinor, E> {
+                Err(E::custom(unquoted_minor(&v.to_string(), false)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<QuotedMinor, E> {
+                Err(E::custom(unquoted_minor(&v.to_string(), false)))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Keywords for [`MinorSelection`].
@@ -276,8 +376,10 @@ pub struct ComponentRule {
 
 /// How a component version is chosen from the Helm index.
 ///
-/// Written as a one-key map (`{series: "2.{minor}"}`, `{pin: 1.18.9}`): serde is implemented
-/// by hand because yaml_serde would otherwise expect a YAML tag (`!series`) for an enum.
+/// Written as a one-key map: `{series: "2.{minor}"}`, `{pin: 1.18.9}` or
+/// `{range: ">=1.18.0, <1.19.0"}`.
+// Read and written by hand (see `VersionRuleMap`): as a derived enum, the YAML reader would
+// expect a tag (`!series`) instead of a one-key map.
 #[derive(Debug, Clone, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum VersionRule {
@@ -394,7 +496,13 @@ pub struct LocalForgeConfig {
     /// Forge folder (relative to this file).
     pub path: PathBuf,
     /// Repositories created on first use from a directory of files: `owner/name` → directory.
+    /// The local forge creates only these and `forge.repository`; any other repository a
+    /// tenant names must exist already.
     pub seed: BTreeMap<String, PathBuf>,
+    /// Allow the local forge under GitHub Actions (`GITHUB_ACTIONS=true`). Off by default: on
+    /// a runner the local forge would "publish" to the runner's disk and report success.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_in_ci: bool,
 }
 
 impl Default for LocalForgeConfig {
@@ -402,6 +510,7 @@ impl Default for LocalForgeConfig {
         LocalForgeConfig {
             path: PathBuf::from(".stackbot/forge"),
             seed: BTreeMap::new(),
+            allow_in_ci: false,
         }
     }
 }
@@ -664,14 +773,55 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
 
 /// Parse and validate configuration text; `path` is only used in messages.
 pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-    let config: Config = yaml_serde::from_str(text).map_err(|e| ConfigError {
-        file: path.to_path_buf(),
-        line: e.location().map(|l| l.line()),
-        message: e.to_string(),
-        hint: "fix the field named above; `stackbot schema` prints every allowed key".into(),
-    })?;
+    let config: Config = yaml_serde::from_str(text).map_err(|e| parse_error(&e, path))?;
     validate(&config, text, path)?;
     Ok(config)
+}
+
+/// A YAML or shape error as a [`ConfigError`]: the location once (in front, not again at the
+/// end of the message), and for an unknown key or value the allowed one it is closest to.
+fn parse_error(e: &yaml_serde::Error, path: &Path) -> ConfigError {
+    let mut message = e.to_string();
+    if let Some(at) = message.rfind(" at line ")
+        && message[at + " at line ".len()..]
+            .split_once(" column ")
+            .is_some_and(|(l, c)| {
+                l.chars().all(|ch| ch.is_ascii_digit()) && c.chars().all(|ch| ch.is_ascii_digit())
+            })
+    {
+        message.truncate(at);
+    }
+    let hint = match unknown_and_expected(&message) {
+        Some((word, expected)) => match crate::error::did_you_mean(&word, &expected) {
+            Some(s) => format!("did you mean `{s}`? `stackbot schema` prints every allowed key"),
+            None => "fix the field named above; `stackbot schema` prints every allowed key".into(),
+        },
+        None => "fix the field named above; `stackbot schema` prints every allowed key".into(),
+    };
+    ConfigError {
+        file: path.to_path_buf(),
+        line: e.location().map(|l| l.line()),
+        message,
+        hint,
+    }
+}
+
+/// From serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant `x`,
+/// expected `a` or `b`"): the unknown word and the allowed ones.
+fn unknown_and_expected(message: &str) -> Option<(String, Vec<&str>)> {
+    let at = message
+        .find("unknown field `")
+        .map(|i| i + "unknown field `".len())
+        .or_else(|| {
+            message
+                .find("unknown variant `")
+                .map(|i| i + "unknown variant `".len())
+        })?;
+    let rest = &message[at..];
+    let end = rest.find('`')?;
+    let word = rest[..end].to_string();
+    let expected: Vec<&str> = rest[end + 1..].split('`').skip(1).step_by(2).collect();
+    Some((word, expected))
 }
 
 /// Line (1-based) of the first line containing `needle`, for pointing at semantic errors.
@@ -907,10 +1057,19 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
                 )
             })?;
             if !stacks.contains(&id) {
+                let known: Vec<String> = stacks.iter().map(ToString::to_string).collect();
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                let hint = match crate::error::did_you_mean(s, &known) {
+                    Some(k) => format!("did you mean `{k}`?"),
+                    None => format!(
+                        "add the stack under `stacks:` or follow one of: {}",
+                        known.join(", ")
+                    ),
+                };
                 return Err(err(
                     s,
                     format!("tenant `{}` follows unknown stack `{id}`", t.name),
-                    "add the stack under `stacks:` or fix the name",
+                    &hint,
                 ));
             }
         }
@@ -989,6 +1148,11 @@ stacks:
     fn the_repository_config_is_valid() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("stackbot.yaml");
         let loaded = load(&root).unwrap();
+        // The production setup publishes on GitHub; the local forge is the demo's.
+        let f = &loaded.config.forge;
+        assert_eq!(f.kind, ForgeKind::Github);
+        assert_eq!(f.repository, "SovereignCloudStack/cluster-stacks");
+        assert_eq!(f.github.token_env, "GITHUB_TOKEN", "what release.yml sets");
         let s = &loaded.config.stacks[0];
         assert_eq!(s.id().to_string(), "openstack/scs2");
         assert_eq!(

@@ -110,3 +110,347 @@ fn completions_are_generated_for_common_shells() {
         );
     }
 }
+
+// ---- The first hour of a new user: every mistake is named, none is silently ignored ----
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A fresh copy of the README demo (configuration, tenant seeds, templates).
+fn demo() -> tempfile::TempDir {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &root.join("examples/local"),
+        &tmp.path().join("examples/local"),
+    );
+    copy_dir(&root.join("templates"), &tmp.path().join("templates"));
+    tmp
+}
+
+const DEMO: [&str; 4] = ["-c", "examples/local/stackbot.yaml", "--now", "2026-05-01"];
+
+/// `stackbot` on the demo: (exit code, stdout, stderr).
+fn on_demo(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = stackbot(dir)
+        .args(DEMO)
+        .args(args)
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Edit the demo's configuration in place.
+fn edit_demo_config(dir: &std::path::Path, edit: impl FnOnce(String) -> String) {
+    let p = dir.join("examples/local/stackbot.yaml");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, edit(text)).unwrap();
+}
+
+#[test]
+fn a_minor_no_stack_tracks_exits_2_and_lists_the_tracked_minors() {
+    let dir = demo();
+    for cmd in [&["plan"][..], &["release", "--dry-run"]] {
+        let mut args = cmd.to_vec();
+        args.extend(["--minor", "1.99"]);
+        let (code, out, err) = on_demo(dir.path(), &args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(!out.contains("Nothing to release"), "{out}");
+        assert!(err.contains("--minor 1.99"), "{err}");
+        assert!(err.contains("1.33, 1.34, 1.35, 1.36"), "{err}");
+    }
+}
+
+#[test]
+fn an_unknown_stack_or_tenant_exits_2_and_names_what_exists() {
+    let dir = demo();
+    let (code, _, err) = on_demo(dir.path(), &["plan", "--stack", "openstack/scs9"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("configured: openstack/scs2"), "{err}");
+    let (code, _, err) = on_demo(dir.path(), &["tenants", "--dry-run", "--tenant", "acmee"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("acmee"), "{err}");
+    assert!(err.contains("tenants: acme, globex"), "{err}");
+}
+
+#[test]
+fn republishing_a_tag_that_was_never_withdrawn_exits_2() {
+    let dir = demo();
+    let (code, out, err) = on_demo(
+        dir.path(),
+        &[
+            "release",
+            "--republish",
+            "openstack-scs2-1-34-v9",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(!out.contains("Nothing to release"), "{out}");
+    assert!(err.contains("--republish openstack-scs2-1-34-v9"), "{err}");
+    assert!(err.contains("withdrawn: none"), "{err}");
+}
+
+#[test]
+fn a_misspelt_tenant_repository_is_reported_missing_not_created_empty() {
+    let dir = demo();
+    edit_demo_config(dir.path(), |t| {
+        t.replace("repository: acme/gitops", "repository: acme/gitopz")
+    });
+    let (code, out, err) = on_demo(dir.path(), &["release"]);
+    assert_eq!(code, 3, "the other tenant was served: {out}{err}");
+    assert!(out.contains("acme/gitopz: no such repository"), "{out}");
+    assert!(!out.contains("matches no file"), "{out}");
+    assert!(
+        !dir.path()
+            .join(".stackbot/forge/repos/acme/gitopz.git")
+            .exists(),
+        "the local forge creates only seeded repositories"
+    );
+    // The seeded ones (the demo's tenants) are still created on first use.
+    assert!(
+        dir.path()
+            .join(".stackbot/forge/repos/globex/platform.git")
+            .exists()
+    );
+}
+
+#[test]
+fn a_forge_folder_that_cannot_be_written_is_not_called_transient() {
+    let dir = demo();
+    // A read-only folder; as root (which writes anyway) a path the kernel refuses.
+    let ro = dir.path().join("read-only");
+    std::fs::create_dir_all(&ro).unwrap();
+    let mut perms = std::fs::metadata(&ro).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o555);
+    std::fs::set_permissions(&ro, perms).unwrap();
+    let refused = std::fs::write(ro.join("probe"), "x").is_err();
+    let forge = if refused {
+        ro.join("forge")
+    } else if std::fs::create_dir("/sys/stackbot-probe").is_err()
+        && std::path::Path::new("/sys/kernel").exists()
+    {
+        std::path::PathBuf::from("/sys/kernel/stackbot-forge")
+    } else {
+        eprintln!("skipped: no directory here refuses writes");
+        return;
+    };
+    edit_demo_config(dir.path(), |t| {
+        t.replace(
+            "path: ../../.stackbot/forge",
+            &format!("path: {}", forge.display()),
+        )
+    });
+    let (code, out, err) = on_demo(dir.path(), &["release"]);
+    assert_eq!(code, 2, "a person must fix permissions: {out}{err}");
+    assert!(
+        err.contains("Permission denied") || err.contains("Operation not permitted"),
+        "{err}"
+    );
+    assert!(!err.contains("transient"), "{err}");
+    assert!(!err.contains("re-running is safe"), "{err}");
+    assert!(err.contains("writable"), "{err}");
+}
+
+/// The demo's configuration with `minors:` written as `value`; (exit code, stderr) of
+/// `validate`, and the line of the `minors:` key.
+fn validate_with_minors(value: &str) -> (i32, String, usize) {
+    let dir = demo();
+    edit_demo_config(dir.path(), |t| {
+        t.replace(
+            "minors: [\"1.33\", \"1.34\", \"1.35\", \"1.36\"]",
+            &format!("minors: {value}"),
+        )
+    });
+    let text = std::fs::read_to_string(dir.path().join("examples/local/stackbot.yaml")).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("minors:"))
+        .unwrap()
+        + 1;
+    let (code, _, err) = on_demo(dir.path(), &["validate"]);
+    (code, err, line)
+}
+
+#[test]
+fn an_unquoted_minor_says_quote_it_at_the_minors_line() {
+    let (code, err, line) = validate_with_minors("[1.34]");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("quote the minor: \"1.34\""), "{err}");
+    assert!(
+        err.contains(&format!("stackbot.yaml:{line}:")),
+        "points at the `minors:` line {line}: {err}"
+    );
+    assert!(!err.contains("untagged enum"), "{err}");
+}
+
+#[test]
+fn a_misspelt_minors_keyword_suggests_supported() {
+    let (code, err, line) = validate_with_minors("supportd");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("did you mean `supported`?"), "{err}");
+    assert!(err.contains(&format!("stackbot.yaml:{line}:")), "{err}");
+}
+
+#[test]
+fn now_takes_exactly_yyyy_mm_dd_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["yesterday", "2026-13-01", "2026-5-1"] {
+        let out = stackbot(dir.path())
+            .args(["--now", bad, "validate"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--now {bad}: {err}");
+        assert!(err.contains("YYYY-MM-DD"), "--now {bad}: {err}");
+        assert!(err.contains(bad), "{err}");
+    }
+}
+
+#[test]
+fn a_config_typo_names_its_line_once_and_suggests_the_key() {
+    let dir = bad_config();
+    let out = stackbot(dir.path())
+        .args(["-c", "stackbot.yaml", "validate"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stackbot.yaml:3:"), "{err}");
+    assert!(!err.contains("at line 3"), "the location once: {err}");
+    assert!(err.contains("did you mean `stacks`?"), "{err}");
+}
+
+#[test]
+fn a_misspelt_forge_kind_suggests_the_right_one() {
+    let dir = demo();
+    edit_demo_config(dir.path(), |t| t.replace("kind: local", "kind: locall"));
+    let (code, _, err) = on_demo(dir.path(), &["validate"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("did you mean `local`?"), "{err}");
+}
+
+#[test]
+fn every_command_has_examples_in_its_help() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in [
+        "hash",
+        "package",
+        "render",
+        "validate",
+        "schema",
+        "detect",
+        "plan",
+        "release",
+        "tenants",
+        "status",
+        "adopt",
+        "forge",
+        "completions",
+    ] {
+        let out = stackbot(dir.path()).args([cmd, "--help"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{cmd}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("Examples"),
+            "`{cmd} --help` has no examples:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn the_local_forge_is_refused_under_github_actions_unless_allowed() {
+    let dir = demo();
+    let run = |dir: &std::path::Path| {
+        stackbot(dir)
+            .args(DEMO)
+            .args(["plan"])
+            .env("GITHUB_ACTIONS", "true")
+            .env_remove("GITHUB_TOKEN")
+            .output()
+            .unwrap()
+    };
+    let out = run(dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("GITHUB_ACTIONS=true"), "{err}");
+    assert!(err.contains("forge.local.allow_in_ci: true"), "{err}");
+    assert!(!dir.path().join(".stackbot").exists(), "nothing written");
+
+    edit_demo_config(dir.path(), |t| {
+        t.replace(
+            "    path: ../../.stackbot/forge\n",
+            "    path: ../../.stackbot/forge\n    allow_in_ci: true\n",
+        )
+    });
+    let out = run(dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn validate_says_where_a_run_publishes_and_as_whom_without_the_secret() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = stackbot(root)
+        .args(["validate"])
+        .env("GITHUB_TOKEN", "ghp_s3cr3tvalue")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("publishes to: github forge, repository SovereignCloudStack/cluster-stacks"),
+        "{text}"
+    );
+    assert!(text.contains("mode pull-request"), "{text}");
+    assert!(
+        text.contains("identity: token from $GITHUB_TOKEN: set"),
+        "{text}"
+    );
+    assert!(!text.contains("s3cr3t"), "{text}");
+    let out = stackbot(root)
+        .args(["validate", "--format", "json"])
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["publishing"]["forge"], "github");
+    assert_eq!(v["publishing"]["can_write"], false);
+
+    let dir = demo();
+    let (code, out, _) = on_demo(dir.path(), &["validate"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("publishes to: local forge"), "{out}");
+    assert!(out.contains("identity: none needed"), "{out}");
+}
+
+#[test]
+fn forge_commands_refuse_a_github_configuration() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = stackbot(root)
+        .args(["forge", "merge", "acme", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("local forge only"), "{err}");
+}

@@ -80,3 +80,37 @@ fn the_docs_a_newcomer_needs_exist() {
         assert!(text.starts_with("# "), "docs/{doc} starts with a title");
     }
 }
+
+/// The pages people read speak about what stackbot does for them, not about how it is coded
+/// (that is `docs/architecture.md`'s and the code's business).
+#[test]
+fn user_docs_carry_no_implementation_notes() {
+    let leaks = [
+        "yaml_serde",
+        "serde is implemented",
+        "implemented by hand",
+        "untagged enum",
+    ];
+    for file in markdown_files() {
+        if file.ends_with("architecture.md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for leak in leaks {
+            assert!(
+                !text.contains(leak),
+                "{}: mentions `{leak}`, an implementation note",
+                file.display()
+            );
+        }
+    }
+}
+
+/// The quick start shows the whole demo loop, with the commands that exist.
+#[test]
+fn the_quickstart_plays_the_demo_loop() {
+    let text = std::fs::read_to_string(root().join("docs/quickstart.md")).unwrap();
+    for step in ["forge list", "forge merge", "status", "--now 2026-06-01"] {
+        assert!(text.contains(step), "docs/quickstart.md lacks `{step}`");
+    }
+}

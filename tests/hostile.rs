@@ -291,7 +291,7 @@ fn cases() -> Vec<Case> {
                 args(&["validate"])
             },
             code: 2,
-            expect: &["stackbot.yaml:6", "stacks[0]", "MinorSelection"],
+            expect: &["stackbot.yaml:12", "stacks[0].minors", "quoted minors"],
             upstream: false,
         },
         Case {

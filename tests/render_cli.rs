@@ -58,9 +58,11 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
 fn committed_output_is_what_the_templates_and_lock_render() {
     let (code, stdout, stderr) = run(&repo(), &["render", "--check"]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.is_empty(), "{stdout}");
-    assert!(stderr.contains("1-34: unchanged"), "{stderr}");
-    assert!(stderr.contains("1-33: unchanged"), "{stderr}");
+    // The result is on stdout (no diff: nothing is stale), the logs alone on stderr.
+    assert!(stdout.contains("1-34: unchanged"), "{stdout}");
+    assert!(stdout.contains("1-33: unchanged"), "{stdout}");
+    assert!(!stdout.contains("---"), "no diff: {stdout}");
+    assert!(!stderr.contains("unchanged"), "{stderr}");
 }
 
 #[test]
@@ -81,7 +83,8 @@ fn check_fails_with_a_diff_when_a_rendered_file_was_edited_and_render_repairs_it
     assert!(stdout.contains("-    version: \"2.34.1\""), "{stdout}");
     assert!(stdout.contains("+    version: \"2.34.2\""), "{stdout}");
     assert!(stdout.contains("stray.txt\n+++ /dev/null"), "{stdout}");
-    assert!(stderr.contains("1-34: stale (2 files)"), "{stderr}");
+    assert!(stdout.contains("1-34: stale (2 files)"), "{stdout}");
+    assert!(stderr.contains("run `stackbot render`"), "{stderr}");
     // --check wrote nothing.
     assert!(std::fs::read_to_string(&chart).unwrap().contains("2.34.1"));
 
@@ -89,11 +92,11 @@ fn check_fails_with_a_diff_when_a_rendered_file_was_edited_and_render_repairs_it
     assert_eq!(code, 0, "{stderr}");
     assert!(!stack.join("stray.txt").exists());
     assert_eq!(std::fs::read_to_string(&chart).unwrap(), text);
-    let (code, _, stderr) = run(dir.path(), &["render"]);
+    let (code, stdout, _) = run(dir.path(), &["render"]);
     assert_eq!(code, 0);
     assert!(
-        stderr.contains("1-34: unchanged"),
-        "re-running does nothing: {stderr}"
+        stdout.contains("1-34: unchanged"),
+        "re-running does nothing: {stdout}"
     );
     assert_eq!(run(dir.path(), &["render", "--check"]).0, 0);
 }
@@ -136,14 +139,23 @@ fn release_set_file_reproduces_the_committed_lock_and_output() {
 #[test]
 fn stack_and_minor_filters_limit_the_work() {
     let dir = scratch_repo();
-    let (code, _, stderr) = run(dir.path(), &["render", "--check", "--minor", "1.34"]);
+    let (code, stdout, stderr) = run(dir.path(), &["render", "--check", "--minor", "1.34"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("1-34") && !stderr.contains("1-33"),
-        "{stderr}"
+        stdout.contains("1-34") && !stdout.contains("1-33"),
+        "{stdout}"
     );
     let (code, _, stderr) = run(dir.path(), &["render", "--stack", "openstack/scs9"]);
     assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = run(dir.path(), &["render", "--minor", "1.99"]);
+    assert_eq!(
+        code, 2,
+        "a minor matching nothing is not silently ignored: {stderr}"
+    );
+    assert!(
+        stderr.contains("1.99") && stderr.contains("1.34"),
+        "{stderr}"
+    );
     let (code, _, stderr) = run(dir.path(), &["render", "--stack", "open-stack/scs2"]);
     assert_eq!(code, 2, "{stderr}");
 }
@@ -350,12 +362,10 @@ fn a_release_set_for_an_untracked_minor_is_refused() {
         "{stderr}"
     );
     // From the lock, an untracked minor is skipped with a warning; the tracked one still checks.
-    let (code, _, stderr) = run(dir.path(), &["render", "--check"]);
+    let (code, stdout, stderr) = run(dir.path(), &["render", "--check"]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(
-        stderr.contains("skipping") && stderr.contains("1-34: unchanged"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("skipping"), "{stderr}");
+    assert!(stdout.contains("1-34: unchanged"), "{stdout}");
 }
 
 #[test]

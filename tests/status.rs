@@ -439,6 +439,8 @@ fn the_cli_prints_the_status_in_every_format_without_a_token() {
             .args(["status", "--format", format])
             .env("NO_COLOR", "1")
             .env_remove("GITHUB_TOKEN")
+            // The local forge is refused under GitHub Actions: the demo runs as on a laptop.
+            .env_remove("GITHUB_ACTIONS")
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -479,4 +481,64 @@ fn the_cli_prints_the_status_in_every_format_without_a_token() {
             ),
         }
     }
+}
+
+/// The demo's loop as docs/quickstart.md plays it: release, `forge merge` a tenant pull
+/// request as a person would, and `status` shows the tenant current; a merged pull request
+/// cannot be merged twice (exit 2).
+#[test]
+fn merging_a_demo_pull_request_with_the_forge_command_shows_in_the_status() {
+    let demo = Demo::new();
+    demo.release("2026-05-01T00:00:00Z");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(demo.dir.path())
+            .args(["-c", "examples/local/stackbot.yaml", "--now", "2026-05-02"])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let acme = |json: &str| -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        v["tenants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["tenant"] == "acme")
+            .unwrap()
+            .clone()
+    };
+    let (_, before, _) = run(&["--format", "json", "status"]);
+    assert_ne!(acme(&before)["state"], "current", "{before}");
+
+    let (code, list, err) = run(&["--format", "json", "forge", "list", "acme"]);
+    assert_eq!(code, Some(0), "{err}");
+    let pulls: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(pulls.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(pulls[0]["state"], "open");
+    let number = pulls[0]["number"].as_u64().unwrap().to_string();
+
+    let (code, out, err) = run(&["forge", "merge", "acme", &number, "--squash"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains(&format!("merged pull request #{number} of acme/gitops")),
+        "{out}"
+    );
+    let (_, after, _) = run(&["--format", "json", "status"]);
+    assert_eq!(acme(&after)["state"], "current", "{after}");
+
+    let (code, _, err) = run(&["forge", "merge", "acme", &number]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("already merged"), "{err}");
+    let (code, _, err) = run(&["forge", "close", "acmee", &number]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("did you mean `acme`?"), "{err}");
 }

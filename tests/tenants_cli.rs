@@ -50,7 +50,10 @@ fn setup(dir: &Path) {
 
 fn stackbot(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("stackbot").unwrap();
-    c.current_dir(dir).env("NO_COLOR", "1");
+    // The local forge is refused under GitHub Actions: these run as on a laptop.
+    c.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_ACTIONS");
     c
 }
 
@@ -228,6 +231,17 @@ fn a_blocked_tenant_exits_0_with_a_warning_line_and_an_annotation() {
     .unwrap();
     jane.publish_release(&r, rel.id, true).unwrap();
 
+    // Under GitHub Actions on purpose (the annotation): the local forge must be allowed there.
+    let cfg = dir.path().join("stackbot.yaml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace(
+            "    path: forge\n",
+            "    path: forge\n    allow_in_ci: true\n",
+        ),
+    )
+    .unwrap();
     let out = stackbot(dir.path())
         .env("GITHUB_ACTIONS", "true")
         .args(["--quiet", "--format", "json", "tenants", "--tenant", "acme"])
@@ -252,4 +266,34 @@ fn a_blocked_tenant_exits_0_with_a_warning_line_and_an_annotation() {
         stderr.contains("::warning title=stackbot%3A tenant blocked::tenant `acme`"),
         "{stderr}"
     );
+}
+
+#[test]
+fn text_output_has_a_header_and_diffs_only_for_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let text = |args: &[&str]| {
+        let out = stackbot(dir.path()).args(args).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let planned = text(&["tenants", "--dry-run", "--tenant", "acme"]);
+    let mut lines = planned.lines();
+    assert_eq!(
+        lines.next(),
+        Some("tenant\trepository\tbranch\taction\toutcome\tfiles\tnote"),
+        "{planned}"
+    );
+    let row: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    assert_eq!(row.len(), 7, "one column per header field: {row:?}");
+    assert_eq!((row[0], row[3]), ("acme", "open"), "{row:?}");
+    assert!(planned.contains("+++ b/stacks/prod.yaml"), "{planned}");
+
+    stackbot(dir.path())
+        .args(["tenants", "--tenant", "acme"])
+        .assert()
+        .code(0);
+    // Now the pull request is current: action `none`, and no diff for a change already made.
+    let current = text(&["tenants", "--dry-run", "--tenant", "acme"]);
+    assert!(current.contains("\tnone\t"), "{current}");
+    assert!(!current.contains("+++"), "{current}");
 }

@@ -16,6 +16,7 @@ use crate::pipeline::Context;
 pub mod adopt;
 pub mod completions;
 pub mod detect;
+pub mod forge;
 pub mod hash;
 pub mod package;
 pub mod plan;
@@ -53,7 +54,7 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Evaluate as of this date (YYYY-MM-DD): lifecycle, deadlines. Default: today (UTC).
-    #[arg(long, global = true, value_name = "DATE")]
+    #[arg(long, global = true, value_name = "YYYY-MM-DD", value_parser = parse_date)]
     pub now: Option<chrono::NaiveDate>,
     /// More log output (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -63,6 +64,24 @@ pub struct Cli {
     pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// A date written exactly `YYYY-MM-DD`. chrono alone also takes `2026-5-1`; one spelling
+/// keeps scripts, docs and the dashboard's dates alike, and the error says what is expected.
+pub fn parse_date(s: &str) -> Result<chrono::NaiveDate, String> {
+    let b = s.as_bytes();
+    let shaped = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    let date = shaped
+        .then(|| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok())
+        .flatten();
+    date.ok_or_else(|| {
+        format!("`{s}` is not a date written YYYY-MM-DD (a real date, e.g. 2026-05-01)")
+    })
 }
 
 const EXIT_CODES: &str = "Exit codes: 0 success or nothing to do, 1 runtime failure (safe to re-run), \
@@ -93,6 +112,8 @@ pub enum Command {
     Status(status::Args),
     /// Turn an existing csctl stack directory into templates, a lock and a config.
     Adopt(adopt::Args),
+    /// Merge, close or list pull requests on the local forge, as a person on GitHub would.
+    Forge(forge::Args),
     /// Print a shell completion script.
     Completions(completions::Args),
 }
@@ -160,10 +181,13 @@ impl Global {
         let fc = &ctx.loaded.config.forge;
         match fc.kind {
             crate::config::ForgeKind::Github => Ok(None),
-            crate::config::ForgeKind::Local => Ok(Some(
-                crate::forge::local::LocalForge::from_config(&ctx.loaded, ctx.clock.clone())?
-                    .lock_run()?,
-            )),
+            crate::config::ForgeKind::Local => {
+                crate::forge::refuse_local_in_ci(&ctx.loaded, &ctx.env)?;
+                Ok(Some(
+                    crate::forge::local::LocalForge::from_config(&ctx.loaded, ctx.clock.clone())?
+                        .lock_run()?,
+                ))
+            }
         }
     }
 
@@ -257,6 +281,11 @@ fn report_error(err: &anyhow::Error, g: &Global) {
     }
     if !msg.contains("hint:") {
         msg.push_str(match classify(err) {
+            _ if err.chain().any(crate::pipeline::exit::is_denied) => {
+                "\n  hint: the file system refused access: make the path named above writable \
+                 by this user (or point the configuration at one that is) and re-run; \
+                 re-running alone does not help"
+            }
             ExitStatus::Invalid => {
                 "\n  hint: fix the input named above and re-run; nothing was changed"
             }
@@ -284,6 +313,7 @@ fn run(cmd: &Command, g: &Global) -> anyhow::Result<ExitStatus> {
         Command::Tenants(a) => tenants::run(a, g),
         Command::Status(a) => status::run(a, g),
         Command::Adopt(a) => adopt::run(a, g),
+        Command::Forge(a) => forge::run(a, g),
         Command::Completions(a) => completions::run(a, g),
     }
 }

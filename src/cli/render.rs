@@ -54,6 +54,8 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     })
 }
 
+/// The per-directory results go to stdout with the diff (they are the command's result);
+/// the advice on what to do about stale output goes to stderr with the logs.
 fn report(outcomes: &[Outcome], lock_stale: bool, diff: &str, g: &Global) -> anyhow::Result<()> {
     match g.format {
         Format::Json => {
@@ -72,7 +74,7 @@ fn report(outcomes: &[Outcome], lock_stale: bool, diff: &str, g: &Global) -> any
             }
             let md = g.format == Format::Markdown;
             if md {
-                eprintln!(
+                println!(
                     "| stack | minor | kubernetes | directory | status |\n|---|---|---|---|---|"
                 );
             }
@@ -86,19 +88,19 @@ fn report(outcomes: &[Outcome], lock_stale: bool, diff: &str, g: &Global) -> any
                     format!(" ({} files)", o.changed_files.len())
                 };
                 if md {
-                    eprintln!(
+                    println!(
                         "| {} | {} | {} | `{}` | {}{} |",
                         o.stack, o.minor, o.kubernetes, o.dir, o.status, files
                     );
                 } else {
-                    eprintln!(
+                    println!(
                         "{} {} ({}) -> {}: {}{}",
                         o.stack, o.minor, o.kubernetes, o.dir, o.status, files
                     );
                 }
             }
             if lock_stale {
-                eprintln!("stackbot.lock: stale (run without --check to record the release sets)");
+                println!("stackbot.lock: stale (run without --check to record the release sets)");
             }
             if outcomes.iter().any(|o| o.status == "stale") {
                 eprintln!("rendered output is stale: run `stackbot render` and commit the result");

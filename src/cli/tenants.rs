@@ -5,8 +5,20 @@ use super::{Format, Global};
 use crate::error::{ExitStatus, InvalidInput};
 use crate::tenants::{self, Options, Outcome, TenantReport};
 
+const EXAMPLES: &str = "\
+Examples:
+  stackbot -c examples/local/stackbot.yaml tenants --dry-run   # the demo: what would change, with diffs
+  stackbot tenants                                              # open/update/close the tenant PRs
+  stackbot tenants --tenant acme --format json                  # one tenant, machine-readable
+  stackbot tenants --shard 2/4                                  # a quarter of the tenants (CI matrix)
+
+Text output: one line per tenant and stack under a header (tenant, repository, branch, action,
+outcome, files, note); with --dry-run the unified diff of each change follows its line. Exit 3
+when some tenant failed (the others were processed).";
+
 /// Arguments of `stackbot tenants`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Show what would change, with the unified diff of each tenant file; write nothing.
     #[arg(long)]
@@ -90,6 +102,8 @@ pub fn print_reports(reports: &[TenantReport], g: &Global, diffs: bool) -> anyho
             if md {
                 println!("| tenant | repository | branch | action | outcome | files | note |");
                 println!("|---|---|---|---|---|---|---|");
+            } else if !reports.is_empty() {
+                println!("tenant\trepository\tbranch\taction\toutcome\tfiles\tnote");
             }
             for r in reports {
                 let outcome = match (&r.outcome, &r.error) {
@@ -105,24 +119,24 @@ pub fn print_reports(reports: &[TenantReport], g: &Global, diffs: bool) -> anyho
                         r.tenant, r.repository, r.action
                     );
                 } else {
+                    let or_dash = |s: &str| {
+                        if s.is_empty() {
+                            "-".to_string()
+                        } else {
+                            s.to_string()
+                        }
+                    };
                     println!(
-                        "{}\t{}\t{branch}\t{}\t{outcome}{}{}",
+                        "{}\t{}\t{branch}\t{}\t{outcome}\t{}\t{}",
                         r.tenant,
                         r.repository,
                         r.action,
-                        if files.is_empty() {
-                            String::new()
-                        } else {
-                            format!("\t{files}")
-                        },
-                        if note.is_empty() {
-                            String::new()
-                        } else {
-                            format!("\t({note})")
-                        },
+                        or_dash(&files),
+                        or_dash(note),
                     );
                 }
-                if diffs && !r.diff.is_empty() {
+                // A diff only shows a change: `none` means the tenant already has it.
+                if diffs && !r.diff.is_empty() && r.action != crate::tenants::Action::None {
                     if md {
                         println!("\n```diff\n{}```\n", r.diff);
                     } else {

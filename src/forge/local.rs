@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::SharedClock;
 
 mod human;
-pub use human::MergeMethod;
+pub use human::{MergeMethod, state_word};
 mod issues;
 
 use super::{
@@ -53,6 +53,10 @@ pub struct LocalForge {
     committer_email: String,
     /// `owner/name` → directory whose files become the first commit of a new repository.
     seeds: BTreeMap<RepoRef, PathBuf>,
+    /// The only repositories [`Forge::ensure_repo`] may create (`None`: any, for tests that
+    /// build a forge by hand). From a configuration: `forge.repository` and the seeds, so a
+    /// misspelt tenant repository is reported missing instead of being created empty.
+    creatable: Option<std::collections::BTreeSet<RepoRef>>,
     /// Dates commits and tags.
     clock: SharedClock,
 }
@@ -96,6 +100,27 @@ fn io_err(what: impl Into<String>, e: impl std::fmt::Display) -> ForgeError {
     }
 }
 
+/// [`io_err`] for a file-system call: a refusal (permission denied, read-only file system)
+/// becomes [`ForgeError::Denied`], which a person must fix, instead of transient I/O trouble.
+fn fs_err(what: impl Into<String>, e: std::io::Error) -> ForgeError {
+    if is_denied(&e) {
+        ForgeError::Denied {
+            what: what.into(),
+            reason: e.to_string(),
+        }
+    } else {
+        io_err(what, e)
+    }
+}
+
+/// Whether an I/O error is the file system refusing access rather than trouble that passes.
+pub fn is_denied(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
 fn git_err(what: impl Into<String>, e: git2::Error) -> ForgeError {
     io_err(what, e.message())
 }
@@ -127,7 +152,7 @@ struct FileLock(File);
 impl FileLock {
     fn acquire(path: &Path) -> ForgeResult<FileLock> {
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(|e| io_err(path.display().to_string(), e))?;
+            fs::create_dir_all(dir).map_err(|e| fs_err(path.display().to_string(), e))?;
         }
         let f = fs::OpenOptions::new()
             .create(true)
@@ -135,9 +160,9 @@ impl FileLock {
             .read(true)
             .write(true)
             .open(path)
-            .map_err(|e| io_err(path.display().to_string(), e))?;
+            .map_err(|e| fs_err(path.display().to_string(), e))?;
         f.lock()
-            .map_err(|e| io_err(format!("lock {}", path.display()), e))?;
+            .map_err(|e| fs_err(format!("lock {}", path.display()), e))?;
         Ok(FileLock(f))
     }
 }
@@ -158,6 +183,7 @@ impl LocalForge {
             committer_name: committer_name.into(),
             committer_email: committer_email.into(),
             seeds: BTreeMap::new(),
+            creatable: None,
             clock: std::sync::Arc::new(crate::clock::SystemClock),
         }
     }
@@ -185,6 +211,10 @@ impl LocalForge {
             })?;
             f = f.with_seed(r, loaded.resolve(dir));
         }
+        let mut creatable: std::collections::BTreeSet<RepoRef> = f.seeds.keys().cloned().collect();
+        // An unparsable `forge.repository` is reported by the pipeline that needs it.
+        creatable.extend(RepoRef::parse(&fc.repository));
+        f.creatable = Some(creatable);
         Ok(f)
     }
 
@@ -198,6 +228,11 @@ impl LocalForge {
     pub fn with_seed(mut self, repo: RepoRef, dir: impl Into<PathBuf>) -> Self {
         self.seeds.insert(repo, dir.into());
         self
+    }
+
+    /// Whether [`Forge::ensure_repo`] creates `repo` when it is missing.
+    fn may_create(&self, repo: &RepoRef) -> bool {
+        self.creatable.as_ref().is_none_or(|c| c.contains(repo))
     }
 
     /// The forge folder.
@@ -216,18 +251,18 @@ impl LocalForge {
     /// Try to take the run lock without waiting; `None` if another run holds it.
     pub fn try_lock_run(&self) -> ForgeResult<Option<RunLock>> {
         let path = self.root.join("run.lock");
-        fs::create_dir_all(&self.root).map_err(|e| io_err(self.root.display().to_string(), e))?;
+        fs::create_dir_all(&self.root).map_err(|e| fs_err(self.root.display().to_string(), e))?;
         let f = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .read(true)
             .write(true)
             .open(&path)
-            .map_err(|e| io_err(path.display().to_string(), e))?;
+            .map_err(|e| fs_err(path.display().to_string(), e))?;
         match f.try_lock() {
             Ok(()) => Ok(Some(RunLock { _lock: FileLock(f) })),
             Err(fs::TryLockError::WouldBlock) => Ok(None),
-            Err(fs::TryLockError::Error(e)) => Err(io_err(path.display().to_string(), e)),
+            Err(fs::TryLockError::Error(e)) => Err(fs_err(path.display().to_string(), e)),
         }
     }
 
@@ -294,10 +329,10 @@ impl LocalForge {
         let cur = match fs::read_to_string(&path) {
             Ok(s) => s.trim().parse::<u64>().map_err(|e| io_err("ids", e))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(io_err("ids", e)),
+            Err(e) => return Err(fs_err("ids", e)),
         };
         let next = cur + 1;
-        write_atomic(&path, format!("{next}\n").as_bytes()).map_err(|e| io_err("ids", e))?;
+        write_atomic(&path, format!("{next}\n").as_bytes()).map_err(|e| fs_err("ids", e))?;
         Ok(next)
     }
 
@@ -312,7 +347,7 @@ impl LocalForge {
                     what: format!("release {id} of {repo}"),
                 }
             } else {
-                io_err(path.display().to_string(), e)
+                fs_err(path.display().to_string(), e)
             }
         })?;
         serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))
@@ -324,7 +359,7 @@ impl LocalForge {
             .join(m.id.to_string())
             .join("release.json");
         let bytes = serde_json::to_vec_pretty(m).expect("manifest serializes");
-        write_atomic(&path, &bytes).map_err(|e| io_err(path.display().to_string(), e))
+        write_atomic(&path, &bytes).map_err(|e| fs_err(path.display().to_string(), e))
     }
 
     fn manifests(&self, repo: &RepoRef) -> ForgeResult<Vec<Manifest>> {
@@ -333,10 +368,10 @@ impl LocalForge {
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(io_err(dir.display().to_string(), e)),
+            Err(e) => return Err(fs_err(dir.display().to_string(), e)),
         };
         for entry in entries {
-            let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
+            let entry = entry.map_err(|e| fs_err(dir.display().to_string(), e))?;
             let Some(id) = entry
                 .file_name()
                 .to_str()
@@ -395,7 +430,7 @@ impl LocalForge {
                 _ => Ok(newest()),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(newest()),
-            Err(e) => Err(io_err(path.display().to_string(), e)),
+            Err(e) => Err(fs_err(path.display().to_string(), e)),
         }
     }
 
@@ -410,7 +445,7 @@ impl LocalForge {
         let text = pin.map_or_else(|| "none".to_string(), |id| id.to_string());
         let path = self.latest_pin_path(repo);
         write_atomic(&path, format!("{text}\n").as_bytes())
-            .map_err(|e| io_err(path.display().to_string(), e))
+            .map_err(|e| fs_err(path.display().to_string(), e))
     }
 
     fn pull_path(&self, repo: &RepoRef, number: u64) -> PathBuf {
@@ -425,7 +460,7 @@ impl LocalForge {
                     what: format!("pull request #{number} of {repo}"),
                 }
             } else {
-                io_err(path.display().to_string(), e)
+                fs_err(path.display().to_string(), e)
             }
         })?;
         serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))
@@ -437,7 +472,7 @@ impl LocalForge {
             &path,
             &serde_json::to_vec_pretty(p).expect("pull serializes"),
         )
-        .map_err(|e| io_err(path.display().to_string(), e))
+        .map_err(|e| fs_err(path.display().to_string(), e))
     }
 
     fn all_pulls(&self, repo: &RepoRef) -> ForgeResult<Vec<PullInfo>> {
@@ -484,10 +519,10 @@ impl LocalForge {
     fn seed_commit(&self, r: &Repository, dir: &Path, branch: &str) -> ForgeResult<()> {
         let what = format!("seed from {}", dir.display());
         let mut files = Vec::new();
-        collect_files(dir, dir, &mut files).map_err(|e| io_err(&what, e))?;
+        collect_files(dir, dir, &mut files).map_err(|e| fs_err(&what, e))?;
         let mut changes = FileChanges::new();
         for (rel, abs) in files {
-            let bytes = fs::read(&abs).map_err(|e| io_err(abs.display().to_string(), e))?;
+            let bytes = fs::read(&abs).map_err(|e| fs_err(abs.display().to_string(), e))?;
             changes.insert(rel, Some(bytes));
         }
         let tree = build_tree(r, None, &changes).map_err(|e| git_err(&what, e))?;
@@ -512,11 +547,11 @@ fn numbered_records(dir: &Path) -> ForgeResult<Vec<u64>> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_err(dir.display().to_string(), e)),
+        Err(e) => return Err(fs_err(dir.display().to_string(), e)),
     };
     let mut out = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
+        let entry = entry.map_err(|e| fs_err(dir.display().to_string(), e))?;
         if let Some(n) = entry
             .file_name()
             .to_str()
@@ -621,13 +656,18 @@ impl Forge for LocalForge {
         if path.exists() {
             return Ok(());
         }
+        if !self.may_create(repo) {
+            return Err(ForgeError::NotFound {
+                what: format!("repository {repo}"),
+            });
+        }
         let _g = self.repo_lock(repo)?;
         if path.exists() {
             return Ok(());
         }
         let what = format!("create repository {repo}");
         let parent = path.parent().expect("repo path has a parent");
-        fs::create_dir_all(parent).map_err(|e| io_err(&what, e))?;
+        fs::create_dir_all(parent).map_err(|e| fs_err(&what, e))?;
         // Build under a temporary name and rename: a crash never leaves a half-made repository.
         let tmp = parent.join(format!(".{}.tmp.{}", repo.name, std::process::id()));
         let _ = fs::remove_dir_all(&tmp);
@@ -642,11 +682,11 @@ impl Forge for LocalForge {
                 None => self.initial_commit(&r, default_branch)?,
             }
         }
-        fs::rename(&tmp, &path).map_err(|e| io_err(&what, e))
+        fs::rename(&tmp, &path).map_err(|e| fs_err(&what, e))
     }
 
     fn seed_preview(&self, repo: &RepoRef) -> ForgeResult<Option<crate::model::FileTree>> {
-        if self.repo_path(repo).exists() {
+        if self.repo_path(repo).exists() || !self.may_create(repo) {
             return Ok(None);
         }
         let Some(dir) = self.seeds.get(repo) else {
@@ -654,10 +694,10 @@ impl Forge for LocalForge {
         };
         let what = format!("seed from {}", dir.display());
         let mut files = Vec::new();
-        collect_files(dir, dir, &mut files).map_err(|e| io_err(&what, e))?;
+        collect_files(dir, dir, &mut files).map_err(|e| fs_err(&what, e))?;
         let mut tree = crate::model::FileTree::new();
         for (rel, abs) in files {
-            let bytes = fs::read(&abs).map_err(|e| io_err(abs.display().to_string(), e))?;
+            let bytes = fs::read(&abs).map_err(|e| fs_err(abs.display().to_string(), e))?;
             tree.insert(rel, bytes);
         }
         Ok(Some(tree))
@@ -865,13 +905,13 @@ impl Forge for LocalForge {
         let what = format!("create release {tag} of {repo}");
         let tmp = dir.join(format!(".{id}.tmp"));
         let _ = fs::remove_dir_all(&tmp);
-        fs::create_dir_all(tmp.join("assets")).map_err(|e| io_err(&what, e))?;
+        fs::create_dir_all(tmp.join("assets")).map_err(|e| fs_err(&what, e))?;
         write_atomic(
             &tmp.join("release.json"),
             &serde_json::to_vec_pretty(&m).expect("manifest serializes"),
         )
-        .map_err(|e| io_err(&what, e))?;
-        fs::rename(&tmp, dir.join(id.to_string())).map_err(|e| io_err(&what, e))?;
+        .map_err(|e| fs_err(&what, e))?;
+        fs::rename(&tmp, dir.join(id.to_string())).map_err(|e| fs_err(&what, e))?;
         Ok(self.info(repo, &m))
     }
 
@@ -900,7 +940,7 @@ impl Forge for LocalForge {
             .join(release_id.to_string())
             .join("assets")
             .join(name);
-        write_atomic(&path, bytes).map_err(|e| io_err(&what, e))?;
+        write_atomic(&path, bytes).map_err(|e| fs_err(&what, e))?;
         let asset = AssetInfo {
             id,
             name: name.into(),
@@ -928,7 +968,7 @@ impl Forge for LocalForge {
             .join(release_id.to_string())
             .join("assets")
             .join(&a.name);
-        fs::read(&path).map_err(|e| io_err(path.display().to_string(), e))
+        fs::read(&path).map_err(|e| fs_err(path.display().to_string(), e))
     }
 
     fn delete_asset(&self, repo: &RepoRef, release_id: u64, asset_id: u64) -> ForgeResult<()> {
@@ -998,7 +1038,7 @@ impl Forge for LocalForge {
         }
         // Rename first (atomic disappearance), then remove the files at leisure.
         let trash = dir.join(format!(".{release_id}.deleted.{}", fastrand::u64(..)));
-        fs::rename(&path, &trash).map_err(|e| io_err(format!("delete release {release_id}"), e))?;
+        fs::rename(&path, &trash).map_err(|e| fs_err(format!("delete release {release_id}"), e))?;
         let _ = fs::remove_dir_all(&trash);
         Ok(())
     }
@@ -1075,16 +1115,16 @@ impl Forge for LocalForge {
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(io_err(dir.display().to_string(), e)),
+            Err(e) => return Err(fs_err(dir.display().to_string(), e)),
         };
         for entry in entries {
-            let entry = entry.map_err(|e| io_err(dir.display().to_string(), e))?;
+            let entry = entry.map_err(|e| fs_err(dir.display().to_string(), e))?;
             if !entry.file_name().to_string_lossy().ends_with(".json")
                 || entry.file_name().to_string_lossy().starts_with('.')
             {
                 continue;
             }
-            let bytes = fs::read(entry.path()).map_err(|e| io_err("comment", e))?;
+            let bytes = fs::read(entry.path()).map_err(|e| fs_err("comment", e))?;
             let c: StoredComment =
                 serde_json::from_slice(&bytes).map_err(|e| io_err("comment", e))?;
             if c.issue == number {
@@ -1114,7 +1154,7 @@ impl Forge for LocalForge {
             &path,
             &serde_json::to_vec_pretty(&c).expect("comment serializes"),
         )
-        .map_err(|e| io_err(path.display().to_string(), e))?;
+        .map_err(|e| fs_err(path.display().to_string(), e))?;
         Ok(CommentInfo {
             id,
             body: body.into(),
@@ -1134,7 +1174,7 @@ impl Forge for LocalForge {
             &path,
             &serde_json::to_vec_pretty(&c).expect("comment serializes"),
         )
-        .map_err(|e| io_err(path.display().to_string(), e))
+        .map_err(|e| fs_err(path.display().to_string(), e))
     }
 
     fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>> {

@@ -148,6 +148,10 @@ pub enum ForgeError {
     Transient { what: String, reason: String },
     #[error("forge I/O error on {what}: {reason}")]
     Io { what: String, reason: String },
+    /// The file system refuses the local forge access (permission denied, read-only): a
+    /// person must fix the permissions or the path, so re-running alone never helps.
+    #[error("{what}: {reason}")]
+    Denied { what: String, reason: String },
 }
 
 /// Result alias for forge calls.
@@ -360,6 +364,31 @@ fn with_cache(f: github::GithubForge, loaded: &crate::config::Loaded) -> github:
     }
 }
 
+/// The local forge writes to the disk of whatever machine runs it. On a GitHub runner that
+/// disk is thrown away after the job, so a "release" there would report tags that exist
+/// nowhere and exit 0: refused (exit 2) unless the configuration says it is meant
+/// (`forge.local.allow_in_ci: true`, e.g. a workflow testing the demo).
+pub fn refuse_local_in_ci(
+    loaded: &crate::config::Loaded,
+    env: &crate::env::Env,
+) -> Result<(), crate::error::InvalidInput> {
+    let c = &loaded.config.forge;
+    if c.kind == crate::config::ForgeKind::Local
+        && !c.local.allow_in_ci
+        && env.get("GITHUB_ACTIONS") == Some("true")
+    {
+        return Err(crate::error::InvalidInput(format!(
+            "{}: forge.kind is `local` (the default when there is no `forge:` section), but this \
+             runs under GitHub Actions (GITHUB_ACTIONS=true): releases would go to the runner's \
+             disk and vanish with it\n  hint: set `forge.kind: github` and `forge.repository` \
+             (docs/github-setup.md), or set `forge.local.allow_in_ci: true` if a local forge in \
+             CI is what you mean",
+            loaded.path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Open the forge `stackbot.yaml` configures: the local forge (with its seeds) or GitHub, whose
 /// token is the variable named in `forge.github.token_env`, looked up in `env` (the CLI reads
 /// the process environment once and hands it down). Without that variable GitHub is read-only
@@ -375,7 +404,10 @@ pub fn open(
     use crate::error::InvalidInput;
     let c = &loaded.config.forge;
     match c.kind {
-        ForgeKind::Local => Ok(Box::new(local::LocalForge::from_config(loaded, clock)?)),
+        ForgeKind::Local => {
+            refuse_local_in_ci(loaded, env)?;
+            Ok(Box::new(local::LocalForge::from_config(loaded, clock)?))
+        }
         ForgeKind::Github if c.github.app.is_some() => {
             let app = c.github.app.as_ref().expect("checked");
             let bad = |e: String| {

@@ -1,11 +1,11 @@
 //! Release sets → rendered trees: what every selected stack × minor should look like.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path};
 
 use crate::config::Loaded;
 use crate::error::InvalidInput;
-use crate::model::{Minor, ReleaseSet};
+use crate::model::{Minor, ReleaseSet, StackId};
 use crate::plan::{Desired, Skipped};
 use crate::resolve::HeldBack;
 
@@ -116,13 +116,23 @@ pub fn desired_recorded(
     if let Some(s) = &sel.stack
         && loaded.stack(s).is_none()
     {
+        let configured: Vec<String> = loaded
+            .config
+            .stacks
+            .iter()
+            .map(|c| c.id().to_string())
+            .collect();
         return Err(InvalidInput(format!(
-            "--stack {s}: not configured in {}",
-            loaded.path.display()
+            "--stack {s}: not configured in {}; configured: {}",
+            loaded.path.display(),
+            configured.join(", ")
         ))
         .into());
     }
     let mut offered = offered(ctx, sel)?;
+    if let Some(m) = sel.minor {
+        check_minor(m, sel.stack.as_ref(), &offered)?;
+    }
     let selected = |what: &str| {
         sel.stack
             .as_ref()
@@ -194,6 +204,44 @@ pub fn desired_recorded(
     }
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
     Ok((out, offered))
+}
+
+/// `--minor` must name a minor the (selected) stacks track on the run's date: the minors
+/// upstream offered a release set for, or that detection listed as waiting. A minor nothing
+/// tracks would otherwise plan nothing and look like "nothing to release" (exit 0).
+fn check_minor(minor: Minor, stack: Option<&StackId>, offered: &Offered) -> Result<(), Error> {
+    let in_stack = |s: &StackId| stack.is_none_or(|x| x == s);
+    let mut tracked: BTreeSet<Minor> = offered
+        .sets
+        .iter()
+        .filter(|set| in_stack(&set.stack))
+        .map(|set| set.minor())
+        .collect();
+    for s in &offered.skipped {
+        if let Some((id, m)) = s.what.rsplit_once(' ')
+            && let (Ok(id), Ok(m)) = (id.parse::<StackId>(), m.parse::<Minor>())
+            && in_stack(&id)
+        {
+            tracked.insert(m);
+        }
+    }
+    if tracked.contains(&minor) {
+        return Ok(());
+    }
+    let list: Vec<String> = tracked.iter().map(ToString::to_string).collect();
+    Err(InvalidInput(format!(
+        "--minor {minor}: no {} tracks it on this date; tracked minors: {}",
+        stack.map_or_else(
+            || "configured stack".to_string(),
+            |s| format!("stack `{s}`")
+        ),
+        if list.is_empty() {
+            "none".to_string()
+        } else {
+            list.join(", ")
+        }
+    ))
+    .into())
 }
 
 /// A render failure caused by data upstream may leave out (a publication date: the markers

@@ -14,13 +14,26 @@ use crate::tenants::{Outcome, TenantReport};
 use super::Error;
 use super::release::Released;
 
-/// Whether one link of an error chain is input a human must fix.
+/// Whether one link of an error chain is something a human must fix: input, or a file system
+/// that refuses access (permission denied, read-only: no rerun changes that).
 fn is_invalid_input(cause: &(dyn StdError + 'static)) -> bool {
     cause.is::<InvalidInput>()
         || cause.is::<crate::config::ConfigError>()
         || cause
             .downcast_ref::<Error>()
             .is_some_and(Error::is_invalid_input)
+        || is_denied(cause)
+}
+
+/// Whether one link of an error chain is the file system refusing access (permission denied,
+/// a read-only file system): the hint then says to fix the path, not to re-run.
+pub fn is_denied(cause: &(dyn StdError + 'static)) -> bool {
+    cause
+        .downcast_ref::<crate::forge::ForgeError>()
+        .is_some_and(|e| matches!(e, crate::forge::ForgeError::Denied { .. }))
+        || cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(crate::forge::local::is_denied)
 }
 
 /// The exit status of a command that stopped with an error, from its whole chain (outermost

@@ -156,7 +156,10 @@ impl Error {
             Error::Oci(e) => e.is_invalid_input(),
             Error::Tenants(e) => matches!(e, crate::tenants::TenantsError::Config(_)),
             Error::Context { source, .. } => source.is_invalid_input(),
-            Error::Observe(_) | Error::Apply(_) | Error::Forge(_) | Error::Io { .. } => false,
+            // The file system refusing access is a person's to fix, not the next run's.
+            Error::Forge(e) => matches!(e, crate::forge::ForgeError::Denied { .. }),
+            Error::Io { source, .. } => crate::forge::local::is_denied(source),
+            Error::Observe(_) | Error::Apply(_) => false,
         }
     }
 }

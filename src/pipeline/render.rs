@@ -85,6 +85,10 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
     let candidates: Vec<ReleaseSet> = from_file
         .clone()
         .unwrap_or_else(|| lock.release_sets.clone());
+    let available: Vec<String> = candidates
+        .iter()
+        .map(|s| format!("{} {}", s.stack, s.minor()))
+        .collect();
     let selected: Vec<ReleaseSet> = candidates
         .into_iter()
         .filter(|s| req.stack.as_ref().is_none_or(|id| &s.stack == id))
@@ -92,13 +96,18 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
         .collect();
     if selected.is_empty() {
         return Err(invalid(format!(
-            "nothing to render: no release set{}{} in {}\n  hint: pass `--release-set FILE` or run `stackbot release`",
+            "nothing to render: no release set{}{} in {} (it has: {})\n  hint: select one it has, pass `--release-set FILE`, or run `stackbot release`",
             req.stack
                 .as_ref()
                 .map(|s| format!(" for {s}"))
                 .unwrap_or_default(),
             req.minor.map(|m| format!(" {m}")).unwrap_or_default(),
             req.release_set.as_ref().unwrap_or(&lock_path).display(),
+            if available.is_empty() {
+                "none".to_string()
+            } else {
+                available.join(", ")
+            },
         )));
     }
 

@@ -328,6 +328,13 @@ pub enum PlanError {
         "{series}: no release number follows v{highest}; delete the tag or release numbered v{highest} (stackbot never makes one) and re-run"
     )]
     Exhausted { series: String, highest: u64 },
+    /// `--republish TAG` names no withdrawn release of the planned series: ignoring it would
+    /// report "nothing to release" for a request that was never understood.
+    #[error(
+        "--republish {tag}: no withdrawn release of the planned series has this tag; withdrawn: {}\n  hint: name a release whose forge release was deleted (see `stackbot status`), and select its series if you pass --stack or --minor",
+        if withdrawn.is_empty() { "none".to_string() } else { withdrawn.join(", ") }
+    )]
+    Republish { tag: String, withdrawn: Vec<String> },
     #[error("{tag}: {source}")]
     Oci {
         tag: String,
@@ -341,7 +348,10 @@ impl PlanError {
     /// problem is the configuration's when the OCI error says so.
     pub fn is_invalid_input(&self) -> bool {
         match self {
-            PlanError::Package { .. } | PlanError::Lock(_) | PlanError::Exhausted { .. } => true,
+            PlanError::Package { .. }
+            | PlanError::Lock(_)
+            | PlanError::Exhausted { .. }
+            | PlanError::Republish { .. } => true,
             PlanError::Oci { source, .. } => source.is_invalid_input(),
         }
     }
@@ -434,6 +444,7 @@ pub fn plan_with(
     let mut committed_lock = base_lock.clone();
     let oci_only = settings.oci.as_ref().is_some_and(|o| o.only);
     let no_pulls = Vec::new();
+    let mut withdrawn_tags = std::collections::BTreeSet::new();
     for d in desired {
         let series = d.series();
         let empty = Vec::new();
@@ -453,6 +464,7 @@ pub fn plan_with(
                 oci_only,
             },
         );
+        withdrawn_tags.extend(state.withdrawn.iter().map(|w| w.tag.clone()));
         let published_n = releases
             .iter()
             .filter(|r| !r.release.draft)
@@ -738,6 +750,16 @@ pub fn plan_with(
             path: d.path.clone(),
             base_files,
             rendered: d.rendered.clone(),
+        });
+    }
+    if let Some(tag) = overrides
+        .republish
+        .iter()
+        .find(|t| !withdrawn_tags.contains(*t))
+    {
+        return Err(PlanError::Republish {
+            tag: tag.clone(),
+            withdrawn: withdrawn_tags.into_iter().collect(),
         });
     }
     series::mark_latest(&mut plan, &index);

@@ -50,7 +50,15 @@ pub fn release_diffs(p: &Plan) -> Vec<StackDiff> {
 pub fn plan_text(p: &Plan) -> String {
     let mut s = String::new();
     if p.releases.is_empty() {
-        s.push_str("Nothing to release.\n");
+        if p.skipped.is_empty()
+            || p.skipped
+                .iter()
+                .all(|k| k.reason.starts_with("unchanged since"))
+        {
+            s.push_str("Nothing to release: every stack × minor is up to date.\n");
+        } else {
+            s.push_str("Nothing to release now; the skipped stack × minors below say why.\n");
+        }
     }
     for r in &p.releases {
         let _ = writeln!(
@@ -199,8 +207,23 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
         .oci
         .iter()
         .any(|o| matches!(o.outcome, crate::oci::PushOutcome::Pushed { .. }));
+    // "Up to date" only when it is true of every series: a series waiting for upstream (no
+    // node image yet) is listed below, and the summary must not contradict that list.
+    let current = |k: &&crate::plan::Skipped| k.reason.starts_with("unchanged since");
+    let waiting = out.skipped.iter().filter(|k| !current(k)).count()
+        + p.degraded.len()
+        + p.failed.len()
+        + out.failed.len();
     if out.released.is_empty() && out.pull_requests.is_empty() && !oci_pushed {
-        s.push_str("Nothing to release: every stack × minor is up to date.\n");
+        if waiting == 0 {
+            s.push_str("Nothing to release: every stack × minor is up to date.\n");
+        } else {
+            let _ = writeln!(
+                s,
+                "Nothing to release now: {} stack × minor up to date, {waiting} waiting or held back (below).",
+                out.skipped.iter().filter(current).count()
+            );
+        }
     }
     for t in &out.released {
         match p.releases.iter().find(|r| &r.tag == t) {
@@ -234,7 +257,8 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
         let _ = writeln!(s, "release pull request: {u}");
     }
     for k in &out.skipped {
-        let _ = writeln!(s, "skipped {}: {}", k.what, k.reason);
+        let verb = if current(&k) { "up to date" } else { "skipped" };
+        let _ = writeln!(s, "{verb} {}: {}", k.what, k.reason);
     }
     for d in &p.degraded {
         let _ = writeln!(s, "{d}");

@@ -190,9 +190,24 @@ pub fn observe(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Obs
             });
         }
     } else {
-        forge.ensure_repo(&repo, &t.base_branch).map_err(e)?;
+        match forge.ensure_repo(&repo, &t.base_branch) {
+            Ok(()) => {}
+            Err(ForgeError::NotFound { .. }) => return Err(not_found(t)),
+            Err(other) => return Err(other.to_string()),
+        }
     }
     read(forge, t)
+}
+
+/// A tenant repository that does not exist: said as such, never created empty (an empty
+/// repository would only fail later with "matches no file", pointing away from the cause).
+fn not_found(t: &TenantConfig) -> String {
+    format!(
+        "{}: no such repository (create it, or check that the token can see it; the local \
+         forge creates only `forge.repository` and the repositories `forge.local.seed` names, in \
+         the first release run)",
+        t.repository
+    )
 }
 
 /// Read one tenant repository as it is: base branch, matched files, and per followed stack
@@ -210,13 +225,7 @@ pub fn read(forge: &dyn Forge, t: &TenantConfig) -> Result<Observed, String> {
                 t.repository, t.base_branch
             ));
         }
-        Err(ForgeError::NotFound { .. }) => {
-            return Err(format!(
-                "{}: repository not found (create it, or check that the token can see it; \
-                 the local forge creates it in the first release run)",
-                t.repository
-            ));
-        }
+        Err(ForgeError::NotFound { .. }) => return Err(not_found(t)),
         Err(other) => return Err(other.to_string()),
     };
     let paths = forge.list_files(&repo, &base_head).map_err(e)?;
@@ -337,7 +346,15 @@ fn selected<'a>(config: &'a Config, opts: &Options) -> Result<Vec<&'a TenantConf
     if let Some(name) = &opts.tenant
         && !config.tenants.iter().any(|t| &t.name == name)
     {
-        return Err(format!("no tenant named `{name}` in the configuration"));
+        let names: Vec<&str> = config.tenants.iter().map(|t| t.name.as_str()).collect();
+        return Err(format!(
+            "--tenant {name}: no tenant of that name in the configuration; tenants: {}",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ));
     }
     Ok(config
         .tenants

@@ -66,6 +66,25 @@ impl LocalForge {
         Ok(new.to_string())
     }
 
+    /// Every pull request of `repo`, newest first (`stackbot forge list`).
+    pub fn pulls(&self, repo: &RepoRef) -> ForgeResult<Vec<PullInfo>> {
+        self.open(repo)?;
+        self.all_pulls(repo)
+    }
+
+    /// Close an open pull request without merging, as a maintainer would ("Close pull
+    /// request"). Closing one that is not open is refused, as GitHub greys out the button.
+    pub fn close_pull_by_hand(&self, repo: &RepoRef, number: u64) -> ForgeResult<()> {
+        let pull = self.read_pull(repo, number)?;
+        if pull.state != PullState::Open {
+            return Err(ForgeError::Rejected {
+                what: format!("closing pull request #{number} of {repo}"),
+                reason: format!("it is already {}", state_word(pull.state)),
+            });
+        }
+        crate::forge::Forge::close_pull(self, repo, number)
+    }
+
     /// Delete a branch (a no-op when it does not exist).
     pub fn delete_branch(&self, repo: &RepoRef, branch: &str) -> ForgeResult<()> {
         let _g = self.repo_lock(repo)?;
@@ -90,7 +109,7 @@ impl LocalForge {
         if pull.state != PullState::Open {
             return Err(ForgeError::Rejected {
                 what,
-                reason: "the pull request is not open".into(),
+                reason: format!("the pull request is already {}", state_word(pull.state)),
             });
         }
         let r = self.open(repo)?;
@@ -122,6 +141,15 @@ impl LocalForge {
         pull.merged_at = Some(self.clock.now());
         self.write_pull(repo, &pull)?;
         Ok(new.to_string())
+    }
+}
+
+/// How a pull request's state reads in a sentence.
+pub fn state_word(state: PullState) -> &'static str {
+    match state {
+        PullState::Open => "open",
+        PullState::Closed => "closed",
+        PullState::Merged => "merged",
     }
 }
 
