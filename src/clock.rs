@@ -92,9 +92,56 @@ impl Clock for ManualClock {
     }
 }
 
+/// A clock that reads `day` at the inner clock's time of day: the run's `--now` for what the
+/// local forge stamps (release dates, commit and tag times), so a demo played at
+/// `--now 2026-05-01` shows releases of that day, not of the machine's date, and the status
+/// report judges them on one clock. Monotonic time and sleeping stay the inner clock's.
+#[derive(Debug)]
+pub struct OnDay {
+    inner: SharedClock,
+    day: chrono::NaiveDate,
+}
+
+impl Clock for OnDay {
+    fn now(&self) -> DateTime<Utc> {
+        let real = self.inner.now();
+        self.day.and_time(real.time()).and_utc()
+    }
+    fn instant(&self) -> Instant {
+        self.inner.instant()
+    }
+    fn sleep(&self, d: Duration) {
+        self.inner.sleep(d);
+    }
+}
+
+/// `clock`, read on `day` (the same clock when it already shows that day).
+pub fn on_day(clock: SharedClock, day: chrono::NaiveDate) -> SharedClock {
+    if clock.now().date_naive() == day {
+        clock
+    } else {
+        Arc::new(OnDay { inner: clock, day })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clock_on_another_day_keeps_the_time_of_day() {
+        let real: SharedClock = Arc::new(ManualClock::new("2026-12-01T13:05:00Z".parse().unwrap()));
+        let c = on_day(real.clone(), "2026-05-01".parse().unwrap());
+        assert_eq!(
+            c.now(),
+            "2026-05-01T13:05:00Z".parse::<DateTime<Utc>>().unwrap()
+        );
+        let same = on_day(real, "2026-12-01".parse().unwrap());
+        assert_eq!(
+            same.now(),
+            "2026-12-01T13:05:00Z".parse::<DateTime<Utc>>().unwrap()
+        );
+    }
 
     #[test]
     fn a_manual_clock_moves_only_when_told_and_sleeping_moves_it() {

@@ -150,6 +150,17 @@ pub struct Report {
     /// pipeline): `detect` and `release` exit 1.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<String>,
+    /// Set when upstream came from a snapshot (filled by the pipeline): the data is as old as
+    /// the snapshot, and reports say so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotInfo>,
+}
+
+/// A replayed snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SnapshotInfo {
+    /// The day it was recorded for (`None`: an older snapshot that does not say).
+    pub as_of: Option<NaiveDate>,
 }
 
 /// What the Kubernetes sources say, after fallback.
@@ -438,6 +449,7 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
         new_minors,
         warnings,
         unreadable: Vec::new(),
+        snapshot: None,
     }
 }
 

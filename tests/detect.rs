@@ -612,6 +612,15 @@ fn snapshot_replay_equals_the_live_run_and_needs_no_network() {
         ..DetectOptions::default()
     };
     let (replayed, data, stats) = run(&demo(), &replay);
+    assert_eq!(
+        replayed.snapshot.and_then(|x| x.as_of),
+        Some(now()),
+        "a replay says which day its data is of"
+    );
+    let replayed = Report {
+        snapshot: None,
+        ..replayed
+    };
     assert_eq!(replayed, live_report);
     assert_eq!(data, live_data);
     assert_eq!(stats, RequestStats::default());
@@ -644,13 +653,14 @@ fn demo_snapshot_is_current() {
     let s = fixture_server();
     let (_, data, _) = run(&demo(), &live(&s));
     if std::env::var_os("STACKBOT_REGENERATE_SNAPSHOT").is_some() {
-        snapshot::save(&demo_snapshot(), &data).unwrap();
+        snapshot::save_as_of(&demo_snapshot(), &data, Some(now())).unwrap();
     }
     assert_eq!(
         snapshot::load(&demo_snapshot()).unwrap(),
         data,
         "examples/local/upstream-2026-05-01.json is stale: regenerate it (see this test's doc)"
     );
+    assert_eq!(snapshot::recorded_on(&demo_snapshot()), Some(now()));
 }
 
 fn stackbot(args: &[&str], cwd: &Path) -> (i32, String, String) {
@@ -707,7 +717,12 @@ fn cli_json_against_the_fixture_server_equals_snapshot_replay() {
         &root(),
     );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(live_out, replay_out);
+    // The same report, except that the replay says where its data came from.
+    let mut replayed: serde_json::Value = serde_json::from_str(&replay_out).unwrap();
+    assert_eq!(replayed["snapshot"]["as_of"], "2026-05-01");
+    replayed.as_object_mut().unwrap().remove("snapshot");
+    let live: serde_json::Value = serde_json::from_str(&live_out).unwrap();
+    assert_eq!(live, replayed);
 
     let v: serde_json::Value = serde_json::from_str(&live_out).unwrap();
     let rows = v["minors"].as_array().unwrap();
@@ -872,4 +887,32 @@ fn an_unreadable_cve_record_makes_the_verdict_unknown_and_detect_exit_1() {
         "{:?}",
         report.warnings
     );
+}
+
+#[test]
+fn a_failing_cve_record_keeps_its_last_known_answer_marked_stale() {
+    let s = fixture_server();
+    let cache = tempfile::tempdir().unwrap();
+    let mut opts = live(&s);
+    opts.cache_dir = Some(cache.path().to_path_buf());
+    let ctx = stackbot::pipeline::Context::fixed(demo(), now());
+    let (_, first, _) = stackbot::pipeline::detect::detect(&ctx, &opts).unwrap();
+    assert!(first.last_known.is_empty(), "nothing failed");
+    s.set("/cve/records/CVE-2026-0001", 503, "busy");
+    let (report, data, _) = stackbot::pipeline::detect::detect(&ctx, &opts).unwrap();
+    assert!(!report.unreadable.is_empty());
+    let d = stackbot::pipeline::detect::Detected::new(report, &data);
+    let v: stackbot::model::KubeVersion = "v1.33.10".parse().unwrap();
+    let today: NaiveDate = "2026-05-04".parse().unwrap();
+    // Now: unknown (the record that decides it cannot be read)...
+    let now = stackbot::compliance::evaluate(v, &d.compliance, today);
+    assert_eq!(now.verdict, stackbot::compliance::Verdict::Unknown);
+    // ...and what the last known answer said, kept for the dashboard (never for a decision).
+    let (stale, from) = d
+        .last_known
+        .expect("the ETag cache remembers the last answer");
+    assert!(from.is_some());
+    let then = stackbot::compliance::evaluate(v, &stale, today);
+    assert_eq!(then.verdict, stackbot::compliance::Verdict::Fail);
+    assert_eq!(then.critical_cve().unwrap().cves, ["CVE-2026-0001"]);
 }

@@ -114,6 +114,7 @@ fn target_publishing(reg: Option<&TestRegistry>, publish: &str) -> Target {
             now,
             oci: oci_settings,
             bot_email: "stackbot@example.org".into(),
+            compliance: Default::default(),
         },
         oci: publisher,
     }

@@ -44,6 +44,7 @@ fn target(reg: &TestRegistry) -> Target {
             now,
             oci: settings,
             bot_email: "stackbot@example.org".into(),
+            compliance: Default::default(),
         },
         oci: publisher,
     }

@@ -45,7 +45,13 @@ pub struct Args {
 
 /// Run detection and print the report.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let ctx = g.context()?;
+    let mut ctx = g.context()?;
+    // The day follows the data read: `--live` is today, `--snapshot FILE` that file's day.
+    if a.live {
+        ctx.today = g.day_for(None);
+    } else if let Some(s) = &a.snapshot {
+        ctx.today = g.day_for(Some(s));
+    }
     let mut mirrors = Vec::new();
     for m in &a.mirror {
         let (from, to) = m.split_once('=').ok_or_else(|| {

@@ -125,6 +125,8 @@ pub struct Global {
     pub config: PathBuf,
     pub format: Format,
     pub now: chrono::NaiveDate,
+    /// `--now` was given (else a replayed snapshot's own day is the run's day).
+    pub now_given: bool,
     pub verbose: u8,
     pub quiet: bool,
     /// Running inside GitHub Actions (`GITHUB_ACTIONS=true`): annotations and groups.
@@ -150,6 +152,7 @@ impl Global {
             config,
             format,
             now: now.unwrap_or_else(|| clock.now().date_naive()),
+            now_given: now.is_some(),
             verbose,
             quiet,
             github_actions: env.get("GITHUB_ACTIONS") == Some("true"),
@@ -161,17 +164,43 @@ impl Global {
     /// Load the configuration and build the pipeline's context.
     pub fn context(&self) -> anyhow::Result<Context> {
         let loaded = crate::config::load(&self.config)?;
+        let snapshot = loaded
+            .config
+            .upstream
+            .snapshot
+            .as_ref()
+            .map(|p| loaded.resolve(p));
+        let today = self.day_for(snapshot.as_deref());
         Ok(Context::new(
             loaded,
-            self.now,
+            today,
             self.env.clone(),
             self.clock.clone(),
         ))
     }
 
+    /// The run's day: `--now`, else the day the replayed snapshot was recorded for (a replay
+    /// is "as of" its data: the demo's snapshot of 2026-05-01 is judged on that day, not on
+    /// the machine's date), else today.
+    pub fn day_for(&self, snapshot: Option<&std::path::Path>) -> chrono::NaiveDate {
+        if self.now_given {
+            return self.now;
+        }
+        snapshot
+            .and_then(crate::upstream::snapshot::recorded_on)
+            .unwrap_or(self.now)
+    }
+
     /// The forge the configuration names (see [`crate::forge::open`]).
+    /// The local forge dates what it writes on the run's day (`--now`): one clock for the
+    /// releases and the report that judges them. GitHub keeps the real clock (token expiry and
+    /// rate-limit resets are real time).
     pub fn open_forge(&self, ctx: &Context) -> anyhow::Result<Box<dyn Forge>> {
-        crate::forge::open(&ctx.loaded, &ctx.env, ctx.clock.clone())
+        let clock = match ctx.loaded.config.forge.kind {
+            crate::config::ForgeKind::Local => crate::clock::on_day(ctx.clock.clone(), ctx.today),
+            _ => ctx.clock.clone(),
+        };
+        crate::forge::open(&ctx.loaded, &ctx.env, clock)
     }
 
     /// The local forge's run lock (held from observing to the last write, so a second run

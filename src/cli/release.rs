@@ -63,6 +63,9 @@ impl Selection {
     /// inside it) both live there.
     pub fn context(&self, g: &Global) -> anyhow::Result<crate::pipeline::Context> {
         let mut ctx = g.context()?;
+        if let Some(s) = &self.snapshot {
+            ctx.today = g.day_for(Some(s));
+        }
         if let Some(dir) = &self.cache_dir {
             ctx.loaded.config.upstream.cache_dir = Some(std::path::absolute(dir)?);
         }

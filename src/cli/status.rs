@@ -36,7 +36,10 @@ pub struct Args {
 
 /// Compute and print the status. Exit 0 whatever it says (it is a report, not a check).
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let ctx = g.context()?;
+    let mut ctx = g.context()?;
+    if let Some(s) = &a.snapshot {
+        ctx.today = g.day_for(Some(s));
+    }
     let forge = g.open_forge(&ctx)?;
     let sel = Selection {
         snapshot: a.snapshot.clone(),

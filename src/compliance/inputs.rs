@@ -93,6 +93,27 @@ impl Inputs {
     }
 }
 
+/// The inputs as the sources last answered: every source that failed this run replaced by its
+/// last known answer (the ETag cache's), with the day of the oldest. `None` when nothing
+/// failed that a last answer is known for. For reports only: "last known: fail, facts of
+/// 2026-05-01", never for a decision.
+pub fn last_known(data: &UpstreamData) -> Option<(Inputs, Option<chrono::DateTime<chrono::Utc>>)> {
+    if data.last_known.is_empty() {
+        return None;
+    }
+    let mut stale = data.clone();
+    for (id, last) in &data.last_known {
+        stale.entries.insert(
+            id.clone(),
+            Fetched::Ok {
+                body: last.body.clone(),
+            },
+        );
+    }
+    let oldest = data.last_known.values().filter_map(|l| l.fetched_at).min();
+    Some((Inputs::from_data(&stale), oldest))
+}
+
 fn releases(data: &UpstreamData) -> Result<Vec<KubeRelease>, String> {
     match data.get(&Key::Releases) {
         Some(Fetched::Ok { body }) => {

@@ -33,7 +33,7 @@ use crate::model::KubeVersion;
 use crate::upstream::cve::Cve;
 use crate::upstream::kubernetes::KubeRelease;
 
-pub use inputs::{Inputs, Lifecycles, Security, needed};
+pub use inputs::{Inputs, Lifecycles, Security, last_known, needed};
 
 /// The standard's windows, in days (`k8s_version_policy.py`).
 pub const PATCH_DAYS: u64 = crate::model::scs::PATCH_DAYS;
@@ -193,6 +193,18 @@ pub struct Scs0210 {
     /// Why the verdict is `unknown`: the sources that could not be read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<String>,
+    /// For an `unknown` verdict: what the last known facts said (stale, for people only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_known: Option<Box<Stale>>,
+}
+
+/// A verdict from the last known answers of sources that fail now.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stale {
+    pub verdict: Verdict,
+    pub reasons: Vec<Reason>,
+    /// When the oldest of those answers was read.
+    pub facts_from: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Scs0210 {
@@ -203,6 +215,7 @@ impl Scs0210 {
             reasons: Vec::new(),
             deadline: None,
             unknown: vec![cause.into()],
+            last_known: None,
         }
     }
 
@@ -287,6 +300,7 @@ pub fn evaluate_on(
         reasons: Vec::new(),
         deadline: None,
         unknown: Vec::new(),
+        last_known: None,
     };
     let minor = version.minor();
     // End of life: the test fails a minor not (or no longer) supported on the day.
@@ -436,6 +450,7 @@ pub fn evaluate_series(
             reasons: Vec::new(),
             deadline: None,
             unknown: Vec::new(),
+            last_known: None,
         }
         .finish();
     };
@@ -444,6 +459,7 @@ pub fn evaluate_series(
         reasons: Vec::new(),
         deadline: None,
         unknown: Vec::new(),
+        last_known: None,
     };
     let Some(day) = day else {
         out.unknown.push(format!(

@@ -34,6 +34,10 @@ pub fn detect_with(
     let opts = &opts;
     let mut source = Source::open(&ctx.loaded, opts)?;
     let live = !matches!(source, Source::Replay(_));
+    let data_as_of = match &source {
+        Source::Replay(r) => r.as_of(),
+        Source::Http(_) => None,
+    };
     // Security facts are read live, and replayed when the snapshot recorded them (an older
     // snapshot has none: its verdicts say so instead of reading the network).
     let security = source.records(&Key::CveFeed);
@@ -51,11 +55,14 @@ pub fn detect_with(
         keys
     });
     if let Some(path) = &opts.save {
-        snapshot::save(path, &data)?;
+        snapshot::save_as_of(path, &data, Some(ctx.today))?;
     }
     let mut report = resolve(config, &data, ctx.today);
     mark_degraded(&mut report, ctx);
     assess(&mut report, &data, ctx, live);
+    if !live {
+        report.snapshot = Some(crate::resolve::SnapshotInfo { as_of: data_as_of });
+    }
     Ok((report, data, source.stats()))
 }
 
@@ -187,6 +194,11 @@ pub struct Detected {
     pub end_of_life: std::collections::BTreeMap<crate::model::Minor, chrono::NaiveDate>,
     /// What the SCS 0210 verdicts read.
     pub compliance: crate::compliance::Inputs,
+    /// The same, as the sources that fail now last answered (reports only).
+    pub last_known: Option<(
+        crate::compliance::Inputs,
+        Option<chrono::DateTime<chrono::Utc>>,
+    )>,
 }
 
 impl Detected {
@@ -207,6 +219,7 @@ impl Detected {
             report,
             end_of_life,
             compliance: crate::compliance::Inputs::from_data(data),
+            last_known: crate::compliance::last_known(data),
         }
     }
 }

@@ -72,6 +72,7 @@ pub fn target(ctx: &Context) -> Result<Target, Error> {
             now: ctx.today,
             oci: oci_settings,
             bot_email: fc.committer.email.clone(),
+            compliance: Default::default(),
         },
         oci,
     })
@@ -131,12 +132,15 @@ pub struct Planned {
 
 /// detect → render → observe → plan. Read-only; needs no token on the local forge.
 pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
-    let target = target(ctx)?;
+    let mut target = target(ctx)?;
     let (desired, offered) = super::desired::desired_recorded(ctx, sel, || {
         // What the base branch records (the checkout's lock when the base has none).
         Ok(observe::base_lock(forge, target.scope())?
             .or_else(|| super::desired::checkout_lock(ctx)))
     })?;
+    if let Some(d) = &offered.detected {
+        target.settings.compliance = d.compliance.clone();
+    }
     let (mut p, observed) = plan_desired_with(forge, &target, &desired, &sel.overrides, &packager)?;
     explain_degraded(&mut p, &offered.held_back);
     p.skipped.extend(offered.skipped);

@@ -100,6 +100,8 @@ pub fn gather(
         tenants,
         warnings,
         compliance: detected.compliance.clone(),
+        snapshot: detected.report.snapshot,
+        last_known: detected.last_known.clone(),
     })
 }
 

@@ -161,6 +161,9 @@ pub struct Settings {
     pub oci: Option<OciPlanSettings>,
     /// The bot's committer e-mail (`forge.committer.email`): how its commits are told apart.
     pub bot_email: String,
+    /// What the SCS 0210 rule reads (the run's detection): release notes name the critical
+    /// CVEs a release fixes and their 14-day deadline.
+    pub compliance: crate::compliance::Inputs,
 }
 
 /// One side effect. `apply` checks before each whether it is already done.
@@ -611,7 +614,19 @@ pub fn plan_with(
         }
 
         let previous_set = state.latest.and_then(|l| l.set.clone());
-        let words = release_notes(&tag, d, previous_set.as_ref(), &versions, settings.now);
+        let fixed = crate::compliance::fixed_between(
+            previous_set.as_ref().map(|p| p.kubernetes),
+            d.set.kubernetes,
+            &settings.compliance,
+        );
+        let words = release_notes(
+            &tag,
+            d,
+            previous_set.as_ref(),
+            &versions,
+            &fixed,
+            settings.now,
+        );
         let release_marker = marker::line(&tag, &hashes.cluster_stack);
         let notes = format!("{words}\n{release_marker}\n");
 
@@ -816,6 +831,7 @@ mod tests {
             now: "2026-05-01".parse().unwrap(),
             oci: None,
             bot_email: "stackbot@example.invalid".into(),
+            compliance: Default::default(),
         }
     }
 

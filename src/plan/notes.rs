@@ -27,6 +27,7 @@ pub fn release_notes(
     d: &Desired,
     previous: Option<&ReleaseSet>,
     versions: &Versions,
+    fixed: &[crate::compliance::CveFact],
     now: chrono::NaiveDate,
 ) -> String {
     let set = &d.set;
@@ -88,7 +89,32 @@ pub fn release_notes(
         }
     }
     s.push('\n');
-    match scs_deadline(set) {
+    if !fixed.is_empty() {
+        // What tenants route on: the critical CVEs this release fixes, compared with what the
+        // series' previous release shipped.
+        s.push_str("### Critical CVEs fixed\n\n");
+        for c in fixed {
+            let score = c.score.map_or(String::new(), |x| format!(", CVSS {x}"));
+            let affected: Vec<String> = c.affected.iter().map(ToString::to_string).collect();
+            s.push_str(&format!(
+                "- [{}]({}){score}: affected {}\n",
+                c.id,
+                c.url,
+                affected.join(", ")
+            ));
+        }
+        s.push('\n');
+    }
+    let due = if fixed.is_empty() {
+        scs_deadline(set)
+    } else {
+        // SCS 0210: two weeks for a patch that addresses a critical CVE.
+        set.published_at.and_then(|p| {
+            p.date_naive()
+                .checked_add_days(chrono::Days::new(crate::compliance::CVE_DAYS))
+        })
+    };
+    match due {
         Some(due) if now <= due => s.push_str(&format!(
             "SCS 0210 deadline for {}: {due} — met (released {now}).\n",
             set.kubernetes

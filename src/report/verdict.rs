@@ -43,7 +43,26 @@ pub fn verdict_lines(v: &Scs0210, today: Option<NaiveDate>) -> Vec<String> {
         out.push(format!("{state}: {what}{context}{deadline}{note}"));
     }
     out.extend(v.unknown.iter().map(|u| format!("unknown: {u}")));
+    if let Some(stale) = &v.last_known {
+        out.push(format!(
+            "last known: {} ({}, stale)",
+            stale.verdict.word(),
+            stale_age(stale, today)
+        ));
+    }
     out
+}
+
+/// `facts of 2026-05-01, 3 days old` (the oldest last known answer).
+pub fn stale_age(stale: &crate::compliance::Stale, today: Option<NaiveDate>) -> String {
+    match (stale.facts_from.map(|d| d.date_naive()), today) {
+        (Some(d), Some(t)) => {
+            let n = (t - d).num_days();
+            format!("facts of {d}, {n} day{} old", if n == 1 { "" } else { "s" })
+        }
+        (Some(d), None) => format!("facts of {d}"),
+        (None, _) => "facts of an unrecorded day".into(),
+    }
 }
 
 /// `3 days left`, `due today`, `2 days overdue`.

@@ -55,6 +55,10 @@ pub struct Facts {
     pub warnings: Vec<String>,
     /// What the SCS 0210 verdicts read: release dates, end of life, critical CVEs.
     pub compliance: Inputs,
+    /// Upstream came from a snapshot (`Some`), recorded for that day when it says.
+    pub snapshot: Option<crate::resolve::SnapshotInfo>,
+    /// The verdict inputs as the failing sources last answered, and when (reports only).
+    pub last_known: Option<(Inputs, Option<DateTime<Utc>>)>,
 }
 
 /// What upstream published for one stack × minor.
@@ -175,6 +179,9 @@ pub struct Status {
     pub compliant: bool,
     /// The headline: the worst verdict of the stacks, and how many of each.
     pub scs0210: Headline,
+    /// Where the upstream facts come from: `live` (read now), or `snapshot` with the day it
+    /// was recorded for and its age in days on `as_of`.
+    pub upstream_data: UpstreamData,
     pub summary: Summary,
     /// One row per stack × minor: tracked minors, then new minors no stack tracks yet.
     pub stacks: Vec<StackStatus>,
@@ -183,6 +190,47 @@ pub struct Status {
     /// Recent patches: upstream GA → release → first tenant merge.
     pub timeline: Vec<TimelineEntry>,
     pub warnings: Vec<String>,
+}
+
+/// The age of the upstream facts a report stands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "source", rename_all = "lowercase")]
+pub enum UpstreamData {
+    /// Read during this run.
+    Live,
+    /// Replayed from a snapshot.
+    Snapshot {
+        recorded_for: Option<NaiveDate>,
+        age_days: Option<i64>,
+    },
+}
+
+impl UpstreamData {
+    fn of(snapshot: Option<crate::resolve::SnapshotInfo>, today: NaiveDate) -> UpstreamData {
+        match snapshot {
+            None => UpstreamData::Live,
+            Some(s) => UpstreamData::Snapshot {
+                recorded_for: s.as_of,
+                age_days: s.as_of.map(|d| days_between(d, today)),
+            },
+        }
+    }
+
+    /// `upstream data read now`, `upstream snapshot of 2026-05-01 (214 days old)`.
+    pub fn words(&self) -> String {
+        match self {
+            UpstreamData::Live => "upstream data read now".into(),
+            UpstreamData::Snapshot {
+                recorded_for: Some(d),
+                age_days: Some(0),
+            } => format!("upstream snapshot of {d}"),
+            UpstreamData::Snapshot {
+                recorded_for: Some(d),
+                age_days: Some(n),
+            } => format!("upstream snapshot of {d}, {n} days old"),
+            UpstreamData::Snapshot { .. } => "upstream snapshot of an unrecorded day".into(),
+        }
+    }
 }
 
 /// The dashboard's headline verdict.
@@ -256,18 +304,48 @@ pub struct Summary {
     pub tenant_errors: usize,
 }
 
-/// Compute the report. Pure.
-pub fn compute(f: &Facts) -> Status {
-    let stacks: Vec<StackStatus> = f
+/// The stack and tenant rows for `inputs`.
+fn rows(f: &Facts, inputs: &Inputs) -> (Vec<StackStatus>, Vec<TenantStatus>) {
+    let stacks = f
         .minors
         .iter()
-        .map(|m| stacks::status(m, &f.releases, &f.release_pulls, &f.compliance, f.today))
+        .map(|m| stacks::status(m, &f.releases, &f.release_pulls, inputs, f.today))
         .collect();
-    let tenants: Vec<TenantStatus> = f
+    let tenants = f
         .tenants
         .iter()
-        .flat_map(|t| tenants::status(t, &f.releases, &f.compliance, f.today))
+        .flat_map(|t| tenants::status(t, &f.releases, inputs, f.today))
         .collect();
+    (stacks, tenants)
+}
+
+/// An `unknown` verdict keeps what the last known facts said, marked stale with their date.
+fn keep_last_known(
+    now: &mut crate::compliance::Scs0210,
+    then: &crate::compliance::Scs0210,
+    from: Option<DateTime<Utc>>,
+) {
+    if now.verdict == Verdict::Unknown && then.verdict != Verdict::Unknown {
+        now.last_known = Some(Box::new(crate::compliance::Stale {
+            verdict: then.verdict,
+            reasons: then.reasons.clone(),
+            facts_from: from,
+        }));
+    }
+}
+
+/// Compute the report. Pure.
+pub fn compute(f: &Facts) -> Status {
+    let (mut stacks, mut tenants) = rows(f, &f.compliance);
+    if let Some((inputs, from)) = &f.last_known {
+        let (old_stacks, old_tenants) = rows(f, inputs);
+        for (now, then) in stacks.iter_mut().zip(&old_stacks) {
+            keep_last_known(&mut now.scs0210, &then.scs0210, *from);
+        }
+        for (now, then) in tenants.iter_mut().zip(&old_tenants) {
+            keep_last_known(&mut now.scs0210, &then.scs0210, *from);
+        }
+    }
     let timeline = timeline::entries(f);
     let summary = Summary {
         overdue: stacks.iter().filter(|s| s.overdue).count(),
@@ -306,6 +384,7 @@ pub fn compute(f: &Facts) -> Status {
         // Missing data is never compliance: `unknown` is not compliant.
         compliant: summary.overdue == 0 && matches!(scs0210.verdict, Verdict::Pass | Verdict::Warn),
         scs0210,
+        upstream_data: UpstreamData::of(f.snapshot, f.today),
         summary,
         stacks,
         tenants,

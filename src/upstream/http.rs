@@ -139,6 +139,10 @@ struct CacheEntry {
     #[serde(default)]
     link: Option<String>,
     body: String,
+    /// When this body was last confirmed (read or revalidated): how old the last known facts
+    /// are when the source later fails.
+    #[serde(default)]
+    fetched_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// The shared blocking client.
@@ -219,6 +223,13 @@ impl HttpClient {
         Some(dir.join(format!("{key}.json")))
     }
 
+    /// The last body this client read from `url` (kept by the ETag cache) and when it was
+    /// read: the last known facts to show, marked stale, while the source fails.
+    pub fn last_known(&self, url: &str) -> Option<(String, Option<chrono::DateTime<chrono::Utc>>)> {
+        let entry = self.read_cache(&self.effective_url(url))?;
+        Some((entry.body, entry.fetched_at))
+    }
+
     fn read_cache(&self, url: &str) -> Option<CacheEntry> {
         let text = std::fs::read_to_string(self.cache_path(url)?).ok()?;
         let entry: CacheEntry = serde_json::from_str(&text).ok()?;
@@ -291,6 +302,16 @@ impl HttpClient {
                         && let Some(c) = &cached
                     {
                         self.counters.not_modified.fetch_add(1, Ordering::Relaxed);
+                        // Confirmed current: the last known facts are as of now.
+                        if let Some(clock) = &self.opts.clock {
+                            self.write_cache(&CacheEntry {
+                                url: c.url.clone(),
+                                etag: c.etag.clone(),
+                                link: c.link.clone(),
+                                body: c.body.clone(),
+                                fetched_at: Some(clock.now()),
+                            });
+                        }
                         return Ok(Response {
                             body: c.body.clone(),
                             link: c.link.clone(),
@@ -378,6 +399,7 @@ impl HttpClient {
                 etag,
                 link: link.clone(),
                 body: body.clone(),
+                fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
             });
         }
         Ok(Response { body, link })

@@ -79,6 +79,18 @@ pub enum Fetched {
 pub struct UpstreamData {
     /// [`Key::id`] → outcome; a `BTreeMap` so snapshots are written in a stable order.
     pub entries: BTreeMap<String, Fetched>,
+    /// For a source that failed this run: the body it last answered (from the ETag cache) and
+    /// when. Reports show these facts marked stale; decisions never use them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub last_known: BTreeMap<String, LastKnown>,
+}
+
+/// A source's last successful answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastKnown {
+    pub body: String,
+    /// When it was read (`None`: a cache entry older than this field).
+    pub fetched_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl UpstreamData {
@@ -102,6 +114,12 @@ impl UpstreamData {
 pub trait Fetch {
     /// Read one source. Never fails as a whole: failures are recorded as [`Fetched::Error`].
     fn fetch(&mut self, key: &Key) -> Fetched;
+
+    /// What `key` last answered successfully, if the fetcher remembers it (HTTP with an ETag
+    /// cache does).
+    fn last_known(&self, _key: &Key) -> Option<LastKnown> {
+        None
+    }
 }
 
 /// Reads sources over HTTP, from the URLs in the configuration.
@@ -125,7 +143,30 @@ fn text_outcome(http: &HttpClient, url: &str) -> Fetched {
     }
 }
 
+impl HttpFetcher {
+    /// The URL a key is read from (`None` for the paginated releases list).
+    fn url_of(&self, key: &Key) -> Option<String> {
+        let up = &self.upstream;
+        match key {
+            Key::Releases => None,
+            Key::Schedule => Some(up.schedule_url.clone()),
+            Key::Marker(m) => Some(kubernetes::marker_url(&up.markers_url, *m)),
+            Key::Checksum(url) => Some(url.clone()),
+            Key::HelmIndex(repo) => Some(helm::index_url(repo)),
+            Key::CveFeed => Some(up.cve_feed_url.clone()),
+            Key::CveRecord(id) => {
+                cve::is_cve_id(id).then(|| cve::record_url(&up.cve_record_url, id))
+            }
+        }
+    }
+}
+
 impl Fetch for HttpFetcher {
+    fn last_known(&self, key: &Key) -> Option<LastKnown> {
+        let (body, fetched_at) = self.http.last_known(&self.url_of(key)?)?;
+        Some(LastKnown { body, fetched_at })
+    }
+
     fn fetch(&mut self, key: &Key) -> Fetched {
         let up = &self.upstream;
         match key {
@@ -259,6 +300,13 @@ impl Fetch for Source {
             Source::Http(f) => f.fetch(key),
         }
     }
+
+    fn last_known(&self, key: &Key) -> Option<LastKnown> {
+        match self {
+            Source::Replay(r) => r.last_known(key),
+            Source::Http(f) => f.last_known(key),
+        }
+    }
 }
 
 /// Bound on fetch rounds; each round only fetches keys not yet read, so this is a safety net.
@@ -280,6 +328,11 @@ pub fn collect(
         for key in keys {
             let outcome = fetcher.fetch(&key);
             tracing::debug!("fetched {}", key.id());
+            if matches!(outcome, Fetched::Error { .. })
+                && let Some(last) = fetcher.last_known(&key)
+            {
+                data.last_known.insert(key.id(), last);
+            }
             data.insert(&key, outcome);
         }
     }

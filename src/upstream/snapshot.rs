@@ -15,6 +15,10 @@ pub const FORMAT: &str = "stackbot-upstream-snapshot/v1";
 #[serde(deny_unknown_fields)]
 struct File {
     format: String,
+    /// The day it was recorded for (`--now` of the `detect --save` run): a replay is evaluated
+    /// as of that day unless `--now` says otherwise, so the demo stays coherent on any date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    as_of: Option<chrono::NaiveDate>,
     #[serde(flatten)]
     data: UpstreamData,
 }
@@ -22,8 +26,18 @@ struct File {
 /// Write `data` as a snapshot (pretty JSON, keys sorted, so diffs of re-recorded snapshots
 /// are readable).
 pub fn save(path: &Path, data: &UpstreamData) -> Result<(), UpstreamError> {
+    save_as_of(path, data, None)
+}
+
+/// [`save`], recording the day the data is "as of".
+pub fn save_as_of(
+    path: &Path,
+    data: &UpstreamData,
+    as_of: Option<chrono::NaiveDate>,
+) -> Result<(), UpstreamError> {
     let file = File {
         format: FORMAT.into(),
+        as_of,
         data: data.clone(),
     };
     let text = serde_json::to_string_pretty(&file).expect("serializable") + "\n";
@@ -35,6 +49,10 @@ pub fn save(path: &Path, data: &UpstreamData) -> Result<(), UpstreamError> {
 
 /// Read a snapshot file.
 pub fn load(path: &Path) -> Result<UpstreamData, UpstreamError> {
+    load_file(path).map(|(data, _)| data)
+}
+
+fn load_file(path: &Path) -> Result<(UpstreamData, Option<chrono::NaiveDate>), UpstreamError> {
     let err = |message: String| UpstreamError::Snapshot {
         path: path.to_path_buf(),
         message,
@@ -51,7 +69,14 @@ pub fn load(path: &Path) -> Result<UpstreamData, UpstreamError> {
             file.format
         )));
     }
-    Ok(file.data)
+    Ok((file.data, file.as_of))
+}
+
+/// The day a snapshot was recorded for, if it says (older snapshots do not). Unreadable files
+/// answer `None`: reading them properly reports the problem.
+pub fn recorded_on(path: &Path) -> Option<chrono::NaiveDate> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str::<File>(&text).ok()?.as_of
 }
 
 /// Replays a snapshot. A source the snapshot lacks is an error *for that source* (e.g. the
@@ -59,19 +84,27 @@ pub fn load(path: &Path) -> Result<UpstreamData, UpstreamError> {
 pub struct Replay {
     path: PathBuf,
     data: UpstreamData,
+    as_of: Option<chrono::NaiveDate>,
 }
 
 impl Replay {
     /// Open a snapshot for replay.
     pub fn open(path: &Path) -> Result<Self, UpstreamError> {
+        let (data, as_of) = load_file(path)?;
         Ok(Replay {
             path: path.to_path_buf(),
-            data: load(path)?,
+            data,
+            as_of,
         })
     }
 }
 
 impl Replay {
+    /// The day the snapshot was recorded for (`None`: an older snapshot that does not say).
+    pub fn as_of(&self) -> Option<chrono::NaiveDate> {
+        self.as_of
+    }
+
     /// Whether the snapshot recorded `key`.
     pub fn has(&self, key: &Key) -> bool {
         self.data.has(key)
@@ -79,6 +112,10 @@ impl Replay {
 }
 
 impl Fetch for Replay {
+    fn last_known(&self, key: &Key) -> Option<super::LastKnown> {
+        self.data.last_known.get(&key.id()).cloned()
+    }
+
     fn fetch(&mut self, key: &Key) -> Fetched {
         self.data
             .get(key)

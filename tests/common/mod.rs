@@ -64,6 +64,7 @@ pub fn target() -> Target {
             now: "2026-05-01".parse().unwrap(),
             oci: None,
             bot_email: "stackbot@example.org".into(),
+            compliance: Default::default(),
         },
         oci: None,
     }

@@ -123,6 +123,14 @@ fn verdict_cell<'a>(v: &Scs0210, cves: impl Iterator<Item = &'a str>) -> String 
     if !links.is_empty() {
         out.push_str(&format!(" ({})", links.join(", ")));
     }
+    if let Some(stale) = &v.last_known {
+        out.push_str(&format!(
+            "; last known {} {} ({}, stale)",
+            stale.verdict.icon(),
+            stale.verdict.word(),
+            crate::report::verdict::stale_age(stale, None)
+        ));
+    }
     out
 }
 

@@ -144,8 +144,9 @@ pub fn headline(s: &Status) -> String {
         tests.push_str(&format!("; tenants {}", counts(&h.tenants)));
     }
     format!(
-        "SCS 0210 status as of {}: {verdict}, conformance verdict {} ({}) ({})",
+        "SCS 0210 status as of {} ({}): {verdict}, conformance verdict {} ({}) ({})",
         s.as_of,
+        s.upstream_data.words(),
         h.verdict.word(),
         if h.stacks == crate::status::VerdictCounts::default() {
             "nothing tracked".to_string()
