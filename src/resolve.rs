@@ -153,14 +153,7 @@ pub struct Report {
     /// Set when upstream came from a snapshot (filled by the pipeline): the data is as old as
     /// the snapshot, and reports say so.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub snapshot: Option<SnapshotInfo>,
-}
-
-/// A replayed snapshot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct SnapshotInfo {
-    /// The day it was recorded for (`None`: an older snapshot that does not say).
-    pub as_of: Option<NaiveDate>,
+    pub snapshot: Option<crate::upstream::snapshot::SnapshotInfo>,
 }
 
 /// What the Kubernetes sources say, after fallback.

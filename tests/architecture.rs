@@ -260,3 +260,24 @@ fn nothing_below_the_cli_reads_the_environment_or_the_clock() {
         offenders.join("\n")
     );
 }
+
+#[test]
+fn every_doc_a_source_comment_points_at_exists() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let re = regex::Regex::new(r"docs/[a-z0-9-]+\.md").unwrap();
+    let mut missing = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for m in re.find_iter(&text) {
+            if !root().join(m.as_str()).exists() {
+                missing.push(format!("{}: {}", f.display(), m.as_str()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "pointers to docs that do not exist:\n{}",
+        missing.join("\n")
+    );
+}

@@ -9,10 +9,13 @@
 
 use std::collections::BTreeMap;
 
+#[cfg(any(test, feature = "test-doubles"))]
 pub mod counting;
+#[cfg(any(test, feature = "test-doubles"))]
 pub mod faulty;
 pub mod github;
 pub mod local;
+#[cfg(any(test, feature = "test-doubles"))]
 mod wrap;
 
 pub use crate::model::RepoRef;

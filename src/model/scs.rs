@@ -94,7 +94,7 @@ mod tests {
                 .unwrap()
                 .to_string(),
             "2026-08-20",
-            "the worked example of docs/upstream-sources.md"
+            "v1.36.0 published 2026-04-22 must be offered by 2026-08-20"
         );
         assert_eq!(deadline(patch, None), None, "no date, no deadline");
     }

@@ -61,7 +61,7 @@ pub fn detect_with(
     mark_degraded(&mut report, ctx);
     assess(&mut report, &data, ctx, live);
     if !live {
-        report.snapshot = Some(crate::resolve::SnapshotInfo { as_of: data_as_of });
+        report.snapshot = Some(crate::upstream::snapshot::SnapshotInfo { as_of: data_as_of });
     }
     Ok((report, data, source.stats()))
 }

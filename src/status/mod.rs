@@ -56,7 +56,7 @@ pub struct Facts {
     /// What the SCS 0210 verdicts read: release dates, end of life, critical CVEs.
     pub compliance: Inputs,
     /// Upstream came from a snapshot (`Some`), recorded for that day when it says.
-    pub snapshot: Option<crate::resolve::SnapshotInfo>,
+    pub snapshot: Option<crate::upstream::snapshot::SnapshotInfo>,
     /// The verdict inputs as the failing sources last answered, and when (reports only).
     pub last_known: Option<(Inputs, Option<DateTime<Utc>>)>,
 }
@@ -206,7 +206,10 @@ pub enum UpstreamData {
 }
 
 impl UpstreamData {
-    fn of(snapshot: Option<crate::resolve::SnapshotInfo>, today: NaiveDate) -> UpstreamData {
+    fn of(
+        snapshot: Option<crate::upstream::snapshot::SnapshotInfo>,
+        today: NaiveDate,
+    ) -> UpstreamData {
         match snapshot {
             None => UpstreamData::Live,
             Some(s) => UpstreamData::Snapshot {

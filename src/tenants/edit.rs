@@ -1,7 +1,8 @@
 //! Format-preserving edits of tenant YAML files.
 //!
 //! Users keep comments, quoting, indentation and several documents per file in their GitOps
-//! repositories, and bots that re-serialise YAML lose them (see `docs/anchors.md` §3). So an
+//! repositories, and bots that re-serialise YAML lose them (Renovate and Dependabot users keep
+//! reporting diffs that rewrite whole files for a one-line bump). So an
 //! edit here is a list of byte splices computed by [`super::scan`], and every result is
 //! verified before it is accepted: the edited documents must re-parse to exactly the intended
 //! values and every other document must be byte-identical. If not, the edit is refused.

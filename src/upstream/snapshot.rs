@@ -8,6 +8,13 @@ use serde::{Deserialize, Serialize};
 
 use super::{Fetch, Fetched, Key, UpstreamData, UpstreamError};
 
+/// A replayed snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SnapshotInfo {
+    /// The day it was recorded for (`None`: an older snapshot that does not say).
+    pub as_of: Option<chrono::NaiveDate>,
+}
+
 /// Format marker of snapshot files; bump when [`Key::id`] or [`Fetched`] change shape.
 pub const FORMAT: &str = "stackbot-upstream-snapshot/v1";
 
