@@ -369,6 +369,8 @@ fn one_minor_against(s: &UpstreamServer) -> tempfile::TempDir {
   kubernetes_repo: kubernetes/kubernetes
   markers_url: {u}/dl
   schedule_url: {u}/web/k8s-schedule.yaml
+  cve_feed_url: {u}/web/cve/index.json
+  cve_record_url: {u}/web/cve/records/{{id}}
   token_env: STACKBOT_TEST_NO_TOKEN
 stacks:
   - provider: openstack
