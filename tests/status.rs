@@ -542,3 +542,42 @@ fn merging_a_demo_pull_request_with_the_forge_command_shows_in_the_status() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("did you mean `acme`?"), "{err}");
 }
+
+/// One rule on one clock: `detect` and `status` give every stack × minor the same SCS 0210
+/// verdict and deadline (detect reads what the local forge's base branch records).
+#[test]
+fn detect_and_status_agree_on_every_verdict_and_deadline() {
+    let demo = Demo::new();
+    demo.release("2026-05-01T06:00:00Z");
+    let cfg = demo.dir.path().join("examples/local/stackbot.yaml");
+    let run = |cmd: &str| -> serde_json::Value {
+        let out = assert_cmd::Command::cargo_bin("stackbot")
+            .unwrap()
+            .env_remove("GITHUB_ACTIONS")
+            .args(["-c", cfg.to_str().unwrap(), "--format", "json", "--now", "2026-05-04", cmd])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{cmd}: {e}: {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let detect = run("detect");
+    let status = run("status");
+    for m in ["1.33", "1.34", "1.35", "1.36"] {
+        let d = detect["minors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["minor"] == m)
+            .unwrap();
+        let s = status["stacks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["minor"] == m)
+            .unwrap();
+        assert_eq!(d["scs0210"]["verdict"], s["scs0210"]["verdict"], "{m}");
+        assert_eq!(d["due"], s["due"], "{m}");
+    }
+    assert_eq!(status["as_of"], "2026-05-04");
+    assert_eq!(status["upstream_data"]["recorded_for"], "2026-05-01");
+}

@@ -72,10 +72,17 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         http: None,
         clock: None,
     };
-    let (report, _, stats) = crate::pipeline::detect::detect(&ctx, &opts).map_err(|e| match e {
-        UpstreamError::Snapshot { .. } => anyhow::Error::new(InvalidInput::from_display(e)),
-        other => anyhow::Error::new(other),
-    })?;
+    let (mut report, data, stats) =
+        crate::pipeline::detect::detect(&ctx, &opts).map_err(|e| match e {
+            UpstreamError::Snapshot { .. } => anyhow::Error::new(InvalidInput::from_display(e)),
+            other => anyhow::Error::new(other),
+        })?;
+    // On the local forge (no token, no network) the verdict is for what its base branch
+    // records, as `status` sees it; elsewhere the checkout's `stackbot.lock` (in the hourly
+    // workflow, a checkout of that very base branch) is.
+    if let Some(lock) = local_base_lock(g, &ctx) {
+        crate::pipeline::detect::assess_against(&mut report, &data, Some(&lock), ctx.today);
+    }
     tracing::info!(
         "upstream requests: {} ({} conditional, {} not modified, {} retries)",
         stats.requests,
@@ -101,6 +108,15 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         return Ok(ExitStatus::Failure);
     }
     Ok(ExitStatus::Success)
+}
+
+/// `stackbot.lock` on the local forge's base branch, if the configuration names a local forge.
+fn local_base_lock(g: &Global, ctx: &crate::pipeline::Context) -> Option<crate::lock::Lock> {
+    if ctx.loaded.config.forge.kind != crate::config::ForgeKind::Local {
+        return None;
+    }
+    let forge = g.open_forge(ctx).ok()?;
+    crate::pipeline::detect::base_lock(ctx, forge.as_ref())
 }
 
 fn status_word(s: Status) -> &'static str {

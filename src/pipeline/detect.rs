@@ -86,50 +86,13 @@ fn mark_degraded(report: &mut Report, ctx: &Context) {
 /// it: the same rule `status` applies to the releases on the forge. A live run also records
 /// the verdict's sources that could not be read: `detect` and `release` exit 1 for them.
 fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
-    let inputs = crate::compliance::Inputs::from_data(data);
-    // Without a lock in the checkout (the demo's working directory, a fresh clone) what is
-    // offered is unknown here: only the newest patch's own deadline is shown.
     let path = ctx.loaded.base_dir.join(crate::lock::LOCK_FILE);
     let lock = path
         .exists()
         .then(|| crate::lock::Lock::load(&path).ok())
         .flatten();
-    for m in &mut report.minors {
-        let Some(lock) = &lock else {
-            if let Some(newest) = m.patches.last() {
-                let previous = m.patches.iter().rev().nth(1).map(|p| p.version);
-                if !crate::compliance::fixed_between(previous, newest.version, &inputs).is_empty() {
-                    m.due = newest.published_at.and_then(|p| {
-                        p.date_naive()
-                            .checked_add_days(chrono::Days::new(crate::compliance::CVE_DAYS))
-                    });
-                    m.overdue = m.due.is_some_and(|d| ctx.today > d)
-                        && m.release_set
-                            .as_ref()
-                            .is_none_or(|s| s.kubernetes != newest.version);
-                }
-            }
-            continue;
-        };
-        let offered = lock.get(&m.stack, m.minor).map(|s| s.kubernetes);
-        let verdict = crate::compliance::evaluate_series(offered, &m.patches, &inputs, ctx.today);
-        let applying = verdict
-            .reasons
-            .iter()
-            .filter(|r| r.deadline.is_some())
-            .min_by_key(|r| r.deadline);
-        m.due = applying.and_then(|r| r.deadline);
-        m.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
-        m.cves = offered
-            .map(|v| crate::compliance::critical_cves(v, &inputs))
-            .unwrap_or_default();
-        m.scs0210 = Some(verdict);
-    }
-    for n in &mut report.new_minors {
-        let verdict = crate::compliance::evaluate_series(None, &n.patches, &inputs, ctx.today);
-        n.due = verdict.reasons.first().and_then(|r| r.deadline).or(n.due);
-        n.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
-    }
+    assess_against(report, data, lock.as_ref(), ctx.today);
+    let inputs = crate::compliance::Inputs::from_data(data);
     if live {
         report.unreadable = inputs.problems();
         for p in &report.unreadable {
@@ -143,6 +106,62 @@ fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
             "the snapshot has no CVE data (recorded before stackbot read the Kubernetes CVE feed): critical-CVE verdicts are unknown; re-record it with `stackbot detect --save FILE`".into(),
         );
     }
+}
+
+/// The verdict and deadline of every stack × minor against `lock` (what the base branch
+/// records as last released; `None`: unknown, so only the newest patch's own deadline). Pure.
+pub fn assess_against(
+    report: &mut Report,
+    data: &UpstreamData,
+    lock: Option<&crate::lock::Lock>,
+    today: chrono::NaiveDate,
+) {
+    let inputs = crate::compliance::Inputs::from_data(data);
+    // Without a lock in the checkout (the demo's working directory, a fresh clone) what is
+    // offered is unknown here: only the newest patch's own deadline is shown.
+    for m in &mut report.minors {
+        let Some(lock) = lock else {
+            if let Some(newest) = m.patches.last() {
+                let previous = m.patches.iter().rev().nth(1).map(|p| p.version);
+                if !crate::compliance::fixed_between(previous, newest.version, &inputs).is_empty() {
+                    m.due = newest.published_at.and_then(|p| {
+                        p.date_naive()
+                            .checked_add_days(chrono::Days::new(crate::compliance::CVE_DAYS))
+                    });
+                    m.overdue = m.due.is_some_and(|d| today > d)
+                        && m.release_set
+                            .as_ref()
+                            .is_none_or(|s| s.kubernetes != newest.version);
+                }
+            }
+            continue;
+        };
+        let offered = lock.get(&m.stack, m.minor).map(|s| s.kubernetes);
+        let verdict = crate::compliance::evaluate_series(offered, &m.patches, &inputs, today);
+        let applying = verdict
+            .reasons
+            .iter()
+            .filter(|r| r.deadline.is_some())
+            .min_by_key(|r| r.deadline);
+        m.due = applying.and_then(|r| r.deadline);
+        m.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
+        m.cves = offered
+            .map(|v| crate::compliance::critical_cves(v, &inputs))
+            .unwrap_or_default();
+        m.scs0210 = Some(verdict);
+    }
+    for n in &mut report.new_minors {
+        let verdict = crate::compliance::evaluate_series(None, &n.patches, &inputs, today);
+        n.due = verdict.reasons.first().and_then(|r| r.deadline).or(n.due);
+        n.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
+    }
+}
+
+/// What the forge's base branch records as last released (`stackbot.lock`). Read-only;
+/// anything unreadable is "not known" here (`release` reports it).
+pub fn base_lock(ctx: &Context, forge: &dyn crate::forge::Forge) -> Option<crate::lock::Lock> {
+    let target = super::release::target(ctx).ok()?;
+    crate::observe::base_lock(forge, target.scope()).ok()?
 }
 
 /// The options a release run detects with: the selection's snapshot and cache directory, and

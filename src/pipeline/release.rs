@@ -27,7 +27,7 @@ pub struct Target {
 }
 
 impl Target {
-    fn scope(&self) -> Scope<'_> {
+    pub(crate) fn scope(&self) -> Scope<'_> {
         Scope {
             repo: &self.repo,
             base_branch: &self.base_branch,
