@@ -468,3 +468,38 @@ fn a_503_on_the_released_patch_exits_1_even_when_a_newer_patch_has_no_image_yet(
     assert_eq!(v["degraded"], serde_json::json!([]), "{v}");
     assert_eq!(released(tmp.path()), ["openstack-scs2-1-35-v1"]);
 }
+
+/// SCS 0210: a CVE record that answers 5xx leaves the verdict unknown; `release` still
+/// publishes what it can, says which record failed, and exits 1 (the next run reads again).
+#[test]
+fn a_cve_record_answering_503_makes_release_say_so_and_exit_1() {
+    let s = UpstreamServer::start();
+    serve_1_35(&s, &[("v1.35.4", "2026-04-15T16:28:00Z")]);
+    image(&s, "v1.35.4", 200);
+    s.set("/web/cve/records/CVE-2025-0426", 503, "<html>busy</html>");
+    let tmp = one_minor_against(&s);
+    let (code, v, err) = release_json(tmp.path());
+    assert_eq!(code, 1, "{v}\n{err}");
+    assert_eq!(
+        released(tmp.path()),
+        ["openstack-scs2-1-35-v1"],
+        "the release went on"
+    );
+    let failed = v["failed"].to_string();
+    assert!(
+        failed.contains("CVE-2025-0426") && failed.contains("503"),
+        "the failing record is named: {v}\n{err}"
+    );
+    // The record answers again: nothing to do, exit 0.
+    s.set(
+        "/web/cve/records/CVE-2025-0426",
+        200,
+        std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/upstream/cve/records/CVE-2025-0426"),
+        )
+        .unwrap(),
+    );
+    let (code, v, err) = release_json(tmp.path());
+    assert_eq!(code, 0, "{v}\n{err}");
+}

@@ -554,7 +554,15 @@ fn detect_and_status_agree_on_every_verdict_and_deadline() {
         let out = assert_cmd::Command::cargo_bin("stackbot")
             .unwrap()
             .env_remove("GITHUB_ACTIONS")
-            .args(["-c", cfg.to_str().unwrap(), "--format", "json", "--now", "2026-05-04", cmd])
+            .args([
+                "-c",
+                cfg.to_str().unwrap(),
+                "--format",
+                "json",
+                "--now",
+                "2026-05-04",
+                cmd,
+            ])
             .output()
             .unwrap();
         serde_json::from_slice(&out.stdout)

@@ -276,14 +276,21 @@ impl VerdictCounts {
 
 impl Headline {
     fn of(stacks: &[StackStatus], tenants: &[TenantStatus], inputs: &Inputs) -> Headline {
+        let unreadable = inputs.problems();
+        // Nothing tracked because nothing could be read is not "compliant (nothing tracked)".
+        let empty = if stacks.is_empty() && !unreadable.is_empty() {
+            Verdict::Unknown
+        } else {
+            Verdict::Pass
+        };
         Headline {
             verdict: stacks
                 .iter()
                 .map(|s| s.scs0210.verdict)
-                .fold(Verdict::Pass, Verdict::worst),
+                .fold(empty, Verdict::worst),
             stacks: VerdictCounts::count(stacks.iter().map(|s| s.scs0210.verdict)),
             tenants: VerdictCounts::count(tenants.iter().map(|t| t.scs0210.verdict)),
-            unreadable: inputs.problems(),
+            unreadable,
         }
     }
 }
