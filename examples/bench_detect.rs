@@ -19,7 +19,7 @@ fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream")
 }
 
-/// The same fixture server and mirrors as `tests/detect.rs`.
+/// The same fixture server and mirrors as `tests/integration/detect.rs`.
 fn fixture_server() -> UpstreamServer {
     let s = UpstreamServer::start();
     let text = std::fs::read_to_string(fixtures().join("kubernetes-releases.json")).unwrap();

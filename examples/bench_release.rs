@@ -88,7 +88,7 @@ impl World {
     fn new(minors: usize, tenants: usize) -> World {
         // The fake enforces GitHub's primary rate limit (5000 units an hour per token); the
         // benchmarks measure requests and units over runs larger than one hour's budget, so
-        // they lift it (the limit itself is exercised by tests/fake_github.rs).
+        // they lift it (the limit itself is exercised by tests/integration/fake_github.rs).
         let fake = FakeGithub::start_with(
             fake_github::FakeOptions::default()
                 .with_token(TOKEN)

@@ -17,14 +17,11 @@
 //! The test suite runs the same worlds with fewer runs. Violations are reported, not fatal (the
 //! exit code is 1 when there are any).
 
-#[path = "../tests/support/registry.rs"]
-mod registry;
 #[path = "../tests/sim/mod.rs"]
 mod sim;
 #[path = "../tests/support/mod.rs"]
 mod support;
-#[path = "../tests/support/upstream_server.rs"]
-mod upstream_server;
+use support::{registry, upstream_server};
 
 use std::path::Path;
 

@@ -4,12 +4,9 @@
 //! `tests/sim/mod.rs` for the design and the knobs (`SIM_SEED`, `SIM_RUNS`, …) and
 //! `examples/sim_year.rs` for the report.
 
-#[path = "support/registry.rs"]
-mod registry;
 mod sim;
 mod support;
-#[path = "support/upstream_server.rs"]
-mod upstream_server;
+use support::{registry, upstream_server};
 
 use sim::Settings;
 use sim::invariants::Invariant;

@@ -7,7 +7,7 @@
 //! in the affected range of a critical CVE (CVSS >= 8), no newer patch may be older than 14
 //! days (a warning from day 2). stackbot gives every stack × minor (its latest release) and
 //! every tenant (the releases it lists, the versions its `Cluster`s run) the verdict that test
-//! would give a cluster at that version on that day; `tests/scs0210_oracle.rs` asks the test's
+//! would give a cluster at that version on that day; `tests/integration/scs0210_oracle.rs` asks the test's
 //! own functions and compares.
 //!
 //! Two rules the test cannot check on one cluster are the provider's: a new minor must be

@@ -512,7 +512,7 @@ impl Upstream {
         }
 
         // The CVE feed: no CVE in the simulated world (its rule has its own differential test,
-        // tests/scs0210_oracle.rs); served so a live run never reaches for the network.
+        // tests/integration/scs0210_oracle.rs); served so a live run never reaches for the network.
         put(
             "/cve/index.json".into(),
             200,

@@ -2,7 +2,7 @@
 //!
 //! It keeps real state (git objects, refs, releases with assets, issues and pull requests,
 //! comments) and behaves as GitHub documents and as recorded api.github.com traffic shows
-//! (`tests/fixtures/github/octokit-fixtures/`, replayed by `tests/github_recordings.rs`):
+//! (`tests/fixtures/github/octokit-fixtures/`, replayed by `tests/integration/github_recordings.rs`):
 //!
 //! - three hosts, like GitHub: the API (`/api/v3` for Enterprise), an upload host that the
 //!   `upload_url` templates point at (uploads.github.com; Enterprise: `/api/uploads` on the API

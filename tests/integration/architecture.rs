@@ -1,0 +1,283 @@
+//! The structure the docs describe is the structure the code has.
+//!
+//! The module graph in `docs/architecture.md` is generated from the code's own `crate::`
+//! references (so it cannot go stale), it has no cycles, every dependency points down the
+//! layers below, and nothing below the CLI reads the environment or the clock.
+//!
+//! Regenerate the graph with `STACKBOT_BLESS=1 cargo test --test integration architecture::`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first. A module may use modules of lower layers only: that is what
+/// "the data flows one way" means in code. Adding a module means placing it here.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("vocabulary", &["model", "clock", "env", "net", "error"]),
+    ("configuration and state", &["config", "lock"]),
+    ("pure stages on trees", &["render", "package"]),
+    ("adapters to the world", &["upstream", "forge", "oci"]),
+    ("the standard", &["compliance"]),
+    (
+        "deciding",
+        &["resolve", "plan", "tenants", "status", "adopt"],
+    ),
+    ("observing and executing", &["observe", "apply"]),
+    ("output", &["report"]),
+    ("the pipeline", &["pipeline"]),
+    ("the edge", &["cli"]),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Source without comments (doc links are not dependencies) and without string contents.
+fn code_only(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    let b = src.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                i += 1;
+            }
+            i += 2;
+        } else if b[i] == b'"' {
+            out.push('"');
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            out.push('"');
+            i += 1;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The top-level module a file belongs to (`src/plan/series.rs` → `plan`).
+fn module_of(path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root().join("src")).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    let name = first.trim_end_matches(".rs");
+    (!matches!(name, "lib" | "main")).then(|| name.to_string())
+}
+
+/// `module → modules it references`, from `crate::x` paths (grouped imports included).
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| module_of(f)).collect();
+    let single = regex::Regex::new(r"\bcrate::([a-z_]+)").unwrap();
+    let group = regex::Regex::new(r"\bcrate::\{([^}]*)\}").unwrap();
+    let head = regex::Regex::new(r"(?:^|,)\s*([a-z_]+)").unwrap();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let Some(m) = module_of(f) else { continue };
+        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        let mut used: Vec<String> = single
+            .captures_iter(&code)
+            .map(|c| c[1].to_string())
+            .collect();
+        for g in group.captures_iter(&code) {
+            used.extend(head.captures_iter(&g[1]).map(|c| c[1].to_string()));
+        }
+        let entry = graph.entry(m.clone()).or_default();
+        for u in used {
+            if u != m && modules.contains(&u) {
+                entry.insert(u);
+            }
+        }
+    }
+    graph
+}
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|(_, ms)| ms.contains(&module))
+}
+
+#[test]
+fn every_module_has_a_layer_and_depends_only_on_lower_layers() {
+    let graph = module_graph();
+    let mut problems = Vec::new();
+    for (m, deps) in &graph {
+        let Some(lm) = layer_of(m) else {
+            problems.push(format!(
+                "module `{m}` has no layer in tests/integration/architecture.rs LAYERS"
+            ));
+            continue;
+        };
+        for d in deps {
+            match layer_of(d) {
+                Some(ld) if ld < lm => {}
+                Some(ld) => problems.push(format!(
+                    "`{m}` ({}) uses `{d}` ({}): dependencies must point to lower layers",
+                    LAYERS[lm].0, LAYERS[ld].0
+                )),
+                None => {}
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_module_graph_has_no_cycles() {
+    let graph = module_graph();
+    // Kahn's algorithm: whatever cannot be ordered is on a cycle.
+    let mut indegree: BTreeMap<&str, usize> = graph.keys().map(|k| (k.as_str(), 0)).collect();
+    for deps in graph.values() {
+        for d in deps {
+            *indegree.entry(d.as_str()).or_default() += 1;
+        }
+    }
+    let mut ready: Vec<&str> = indegree
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(k, _)| *k)
+        .collect();
+    let mut seen = 0;
+    while let Some(m) = ready.pop() {
+        seen += 1;
+        for d in graph.get(m).into_iter().flatten() {
+            let n = indegree.get_mut(d.as_str()).unwrap();
+            *n -= 1;
+            if *n == 0 {
+                ready.push(d);
+            }
+        }
+    }
+    let on_cycle: Vec<_> = indegree
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, _)| *k)
+        .collect();
+    assert_eq!(seen, indegree.len(), "modules on a cycle: {on_cycle:?}");
+}
+
+/// The Mermaid graph of the modules, by layer.
+fn mermaid(graph: &BTreeMap<String, BTreeSet<String>>) -> String {
+    let mut s = String::from("```mermaid\nflowchart BT\n");
+    for (i, (name, modules)) in LAYERS.iter().enumerate() {
+        let present: Vec<&&str> = modules.iter().filter(|m| graph.contains_key(**m)).collect();
+        if present.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("  subgraph L{i}[\"{name}\"]\n"));
+        for m in present {
+            s.push_str(&format!("    {m}\n"));
+        }
+        s.push_str("  end\n");
+    }
+    for (m, deps) in graph {
+        for d in deps {
+            s.push_str(&format!("  {m} --> {d}\n"));
+        }
+    }
+    s.push_str("```\n");
+    s
+}
+
+#[test]
+fn the_architecture_doc_shows_the_current_module_graph() {
+    let path = root().join("docs/architecture.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = ("<!-- module-graph:start -->\n", "<!-- module-graph:end -->");
+    let (Some(a), Some(b)) = (doc.find(start), doc.find(end)) else {
+        panic!("docs/architecture.md lacks the {start:?} … {end:?} markers");
+    };
+    let generated = mermaid(&module_graph());
+    let current = &doc[a + start.len()..b];
+    if current != generated && std::env::var_os("STACKBOT_BLESS").is_some() {
+        let fresh = format!("{}{start}{generated}{}", &doc[..a], &doc[b..]);
+        std::fs::write(&path, fresh).unwrap();
+        return;
+    }
+    assert!(
+        current == generated,
+        "docs/architecture.md shows a stale module graph; regenerate it with\n  \
+         STACKBOT_BLESS=1 cargo test --test integration architecture::\nand commit the result."
+    );
+}
+
+/// Code below the CLI gets the environment and the clock as values ([`stackbot::env::Env`],
+/// [`stackbot::clock::Clock`]); only the edge reads them.
+#[test]
+fn nothing_below_the_cli_reads_the_environment_or_the_clock() {
+    let forbidden = regex::Regex::new(
+        r"std::env::var|env::var_os|env::vars|Utc::now\(|Local::now\(|Instant::now\(|SystemTime::now\(|thread::sleep\(",
+    )
+    .unwrap();
+    // The edge itself, and the two values that carry the world into the library.
+    let allowed = ["cli", "clock.rs", "env.rs", "main.rs"];
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut offenders = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(root().join("src")).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap();
+        if allowed.contains(&first) {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(&f).unwrap());
+        // Unit tests may use the real clock for timeouts.
+        let code = code.split("#[cfg(test)]").next().unwrap_or("");
+        for m in forbidden.find_iter(code) {
+            offenders.push(format!("{}: {}", rel.display(), m.as_str()));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "read the environment or the clock below the CLI (take an `Env` / `SharedClock` instead):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn every_doc_a_source_comment_points_at_exists() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let re = regex::Regex::new(r"docs/[a-z0-9-]+\.md").unwrap();
+    let mut missing = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for m in re.find_iter(&text) {
+            if !root().join(m.as_str()).exists() {
+                missing.push(format!("{}: {}", f.display(), m.as_str()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "pointers to docs that do not exist:\n{}",
+        missing.join("\n")
+    );
+}

@@ -1,0 +1,116 @@
+//! The user documentation stays true: the configuration reference is exactly what the
+//! generator produces from the current config types, and every relative link in `docs/`
+//! and the README points at a file that exists.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn configuration_reference_is_generated_from_the_current_schema() {
+    let out = Command::new(env!("CARGO_BIN_EXE_stackbot"))
+        .args(["schema", "--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let generated = String::from_utf8(out.stdout).unwrap();
+    let path = root().join("docs/configuration.md");
+    if std::env::var_os("STACKBOT_BLESS").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/configuration.md is stale: the config types changed. Regenerate it with\n  \
+         cargo run -q -- schema --format markdown > docs/configuration.md\n\
+         (or STACKBOT_BLESS=1 cargo test --test integration docs::) and commit the result."
+    );
+}
+
+fn markdown_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.push(root().join("README.md"));
+    files.sort();
+    files
+}
+
+#[test]
+fn relative_links_in_the_docs_resolve() {
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut checked = 0;
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let dir = file.parent().unwrap();
+        for cap in link.captures_iter(&text) {
+            let target = &cap[1];
+            if target.contains("://") || target.starts_with('#') || target.starts_with("mailto:") {
+                continue;
+            }
+            let path = target.split('#').next().unwrap();
+            checked += 1;
+            assert!(
+                Path::new(dir).join(path).exists(),
+                "{}: link to `{target}` points at nothing",
+                file.display()
+            );
+        }
+    }
+    assert!(checked > 0, "the docs link to each other");
+}
+
+#[test]
+fn the_docs_a_newcomer_needs_exist() {
+    for doc in [
+        "quickstart.md",
+        "configuration.md",
+        "github-setup.md",
+        "operations.md",
+        "csctl-comparison.md",
+        "architecture.md",
+    ] {
+        let text = std::fs::read_to_string(root().join("docs").join(doc))
+            .unwrap_or_else(|_| panic!("docs/{doc} exists"));
+        assert!(text.starts_with("# "), "docs/{doc} starts with a title");
+    }
+}
+
+/// The pages people read speak about what stackbot does for them, not about how it is coded
+/// (that is `docs/architecture.md`'s and the code's business).
+#[test]
+fn user_docs_carry_no_implementation_notes() {
+    let leaks = [
+        "yaml_serde",
+        "serde is implemented",
+        "implemented by hand",
+        "untagged enum",
+    ];
+    for file in markdown_files() {
+        if file.ends_with("architecture.md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for leak in leaks {
+            assert!(
+                !text.contains(leak),
+                "{}: mentions `{leak}`, an implementation note",
+                file.display()
+            );
+        }
+    }
+}
+
+/// The quick start shows the whole demo loop, with the commands that exist.
+#[test]
+fn the_quickstart_plays_the_demo_loop() {
+    let text = std::fs::read_to_string(root().join("docs/quickstart.md")).unwrap();
+    for step in ["forge list", "forge merge", "status", "--now 2026-06-01"] {
+        assert!(text.contains(step), "docs/quickstart.md lacks `{step}`");
+    }
+}

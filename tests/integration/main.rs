@@ -1,0 +1,55 @@
+//! Every integration test in one binary: the crate is linked once, not once per file, and
+//! the helpers (`common`, `support`) are compiled once. Each former test file is a module;
+//! run one with `cargo test --test integration <module>::`. The world simulator stays a
+//! binary of its own (`tests/world_sim.rs`): it is slow, and the developer loop skips it
+//! with `cargo test --test integration`.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod adopt_cli;
+mod architecture;
+mod cli_errors;
+mod crash_sweep;
+mod dashboard_github;
+mod detect;
+mod distribution;
+mod docs;
+mod fake_github;
+mod forge_github;
+mod forge_github_real_behaviour;
+mod forge_local_conformance;
+mod github_app;
+mod github_cache;
+mod github_conformance;
+mod github_origins;
+mod github_recordings;
+mod github_redirects;
+mod hostile;
+mod oci_registry;
+mod package_cli;
+mod package_props;
+mod parser_props;
+mod plan_cli;
+mod release_github;
+mod release_github_cli;
+mod release_local;
+mod release_oci;
+mod release_oci_over_runs;
+mod release_over_runs;
+mod release_over_runs_cli;
+mod render_cli;
+mod scs0210_oracle;
+mod scs2_parity;
+mod secrets;
+mod status;
+mod tenant_edit_props;
+mod tenant_edits;
+mod tenant_runs;
+mod tenants_cli;
+mod tenants_github;
+mod tenants_local;
+mod tenants_oci;
+mod workflows;
