@@ -144,8 +144,8 @@ pub struct TenantStatus {
     pub note: Option<String>,
     pub error: Option<String>,
     /// What the standard's conformance test says of the versions this tenant runs: the
-    /// newest release it lists of each minor, and the `spec.topology.version` of each of its
-    /// `Cluster`s (the worst of them).
+    /// `spec.topology.version` of each of its `Cluster`s when its `clusters` files hold any,
+    /// else the newest release of each minor it lists (the worst of them).
     pub scs0210: Scs0210,
 }
 
@@ -264,30 +264,28 @@ fn verdict(r: &TenantStatus, s: &TenantStackFacts, inputs: &Inputs, today: Naive
     }
     let mut versions: Vec<KubeVersion> = Vec::new();
     let mut problems: Vec<String> = Vec::new();
-    for m in &r.minors {
-        let v = if m.auto_subscribe {
-            m.latest_kubernetes
-        } else {
-            m.kubernetes
-        };
-        match v {
-            Some(v) => versions.push(v),
-            None if m.releases.is_empty() && !m.auto_subscribe => {
-                problems.push(format!("{} lists no release", m.minor))
+    if s.clusters.is_empty() {
+        // No `Cluster` to read: each minor the tenant lists stands for the newest release that
+        // minor has (what its ClusterStack can run once the bot's pull request is merged).
+        for m in &r.minors {
+            match m.latest_kubernetes {
+                Some(v) => versions.push(v),
+                None => problems.push(format!(
+                    "{}: no release of this minor with a known Kubernetes version",
+                    m.minor
+                )),
             }
-            None => problems.push(format!(
-                "{}: the Kubernetes version of its newest release is not known",
-                m.minor
-            )),
         }
-    }
-    for c in &s.clusters {
-        match c.version.parse::<KubeVersion>() {
-            Ok(v) => versions.push(v),
-            Err(_) => problems.push(format!(
-                "{}:{}: `spec.topology.version: {}` is not a Kubernetes version",
-                c.file, c.line, c.version
-            )),
+    } else {
+        // The clusters themselves: what they run is what the conformance test would see.
+        for c in &s.clusters {
+            match c.version.parse::<KubeVersion>() {
+                Ok(v) => versions.push(v),
+                Err(_) => problems.push(format!(
+                    "{}:{}: `spec.topology.version: {}` is not a Kubernetes version",
+                    c.file, c.line, c.version
+                )),
+            }
         }
     }
     versions.sort();
@@ -509,6 +507,43 @@ mod tests {
                 .as_ref()
                 .unwrap()
                 .contains("no ClusterStack resource")
+        );
+    }
+
+    fn inputs_2026() -> Inputs {
+        let m33 = upstream(
+            "1.33",
+            &[("v1.33.10", "2026-03-18"), ("v1.33.11", "2026-04-15")],
+        );
+        let m34 = upstream(
+            "1.34",
+            &[("v1.34.6", "2026-03-18"), ("v1.34.7", "2026-04-15")],
+        );
+        inputs_of(&[m33, m34])
+    }
+
+    #[test]
+    fn a_tenant_is_judged_on_its_clusters_when_it_has_any() {
+        let mut t = tenant("acme", vec![resource("1.34", &["v2"])], vec![]);
+        let today = day("2026-06-01");
+        // No Cluster: the newest release of its minor (v1.34.7, current) passes.
+        let s = &status(&t, &releases(), &inputs_2026(), today)[0];
+        assert_eq!(s.scs0210.verdict, crate::compliance::Verdict::Pass);
+        // A Cluster still on v1.34.6, whose successor is out for more than 31 days, fails.
+        t.stacks[0].clusters = vec![super::super::ClusterVersion {
+            file: "clusters/prod.yaml".into(),
+            line: 1,
+            class: "openstack-scs2-1-34-v1".into(),
+            version: "v1.34.6".into(),
+        }];
+        let s = &status(&t, &releases(), &inputs_2026(), today)[0];
+        assert_eq!(s.scs0210.verdict, crate::compliance::Verdict::Fail);
+        assert_eq!(
+            s.scs0210.reasons[0]
+                .version
+                .map(|v| v.to_string())
+                .as_deref(),
+            Some("v1.34.6")
         );
     }
 }
