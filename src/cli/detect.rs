@@ -1,11 +1,9 @@
 //! `stackbot detect`: what upstream has published, and what each stack × minor could release.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::{Format, Global};
 use crate::error::{ExitStatus, InvalidInput};
-use crate::resolve::{Report, Status};
 use crate::upstream::{DetectOptions, UpstreamError};
 
 const EXAMPLES: &str = "\
@@ -92,8 +90,8 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     );
     let out = match g.format {
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
-        Format::Text => text(&report),
-        Format::Markdown => markdown(&report),
+        Format::Text => crate::report::detect::text(&report),
+        Format::Markdown => crate::report::detect::markdown(&report),
     };
     super::emit(&out)?;
     for w in &report.warnings {
@@ -117,130 +115,4 @@ fn local_base_lock(g: &Global, ctx: &crate::pipeline::Context) -> Option<crate::
     }
     let forge = g.open_forge(ctx).ok()?;
     crate::pipeline::detect::base_lock(ctx, forge.as_ref())
-}
-
-fn status_word(s: Status) -> &'static str {
-    match s {
-        Status::Complete => "complete",
-        Status::Waiting => "waiting",
-        Status::Error => "error",
-    }
-}
-
-fn or_dash<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
-}
-
-/// One row per stack × minor, then details (what is missing, release-set fallbacks).
-pub fn text(r: &Report) -> String {
-    let header = [
-        "STACK",
-        "MINOR",
-        "KUBERNETES",
-        "PUBLISHED",
-        "STATUS",
-        "DUE",
-        "RELEASE SET",
-        "SCS 0210",
-    ];
-    let rows: Vec<Vec<String>> = r
-        .minors
-        .iter()
-        .map(|m| {
-            let due = match (m.due, m.overdue) {
-                (Some(d), true) => format!("{d} OVERDUE"),
-                (d, _) => or_dash(d),
-            };
-            vec![
-                m.stack.to_string(),
-                m.minor.to_string(),
-                or_dash(m.kubernetes),
-                or_dash(m.published_at.map(|p| p.date_naive())),
-                if m.degraded.is_empty() {
-                    status_word(m.status).to_string()
-                } else {
-                    "degraded".to_string()
-                },
-                due,
-                or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
-                m.scs0210
-                    .as_ref()
-                    .map_or("-".to_string(), |v| v.verdict.word().to_string()),
-            ]
-        })
-        .collect();
-    let mut out = crate::report::text::columns(&header, &rows);
-    for m in &r.minors {
-        for x in &m.missing {
-            let _ = writeln!(out, "{} {}: waiting for {x}", m.stack, m.minor);
-        }
-        for x in &m.errors {
-            let _ = writeln!(out, "{} {}: error: {x}", m.stack, m.minor);
-        }
-        if let Some(v) = &m.scs0210 {
-            for line in crate::report::verdict_lines(v, None) {
-                let _ = writeln!(out, "{} {}: SCS 0210 {line}", m.stack, m.minor);
-            }
-        }
-        if !m.degraded.is_empty() {
-            let _ = writeln!(
-                out,
-                "{} {}: degraded: the release set is older than stackbot.lock's ({}); `release` keeps the series where it is",
-                m.stack,
-                m.minor,
-                m.degraded.join("; ")
-            );
-        }
-    }
-    for n in &r.new_minors {
-        let _ = writeln!(
-            out,
-            "{}: new minor {} available ({}), offer it by {}{}",
-            n.stack,
-            n.minor,
-            n.kubernetes,
-            or_dash(n.due),
-            if n.overdue { " (OVERDUE)" } else { "" }
-        );
-    }
-    out
-}
-
-fn markdown(r: &Report) -> String {
-    let mut out = String::from(
-        "| stack | minor | kubernetes | published | status | due | release set | SCS 0210 | missing |\n|---|---|---|---|---|---|---|---|---|\n",
-    );
-    for m in &r.minors {
-        let mut notes: Vec<String> = m.missing.clone();
-        notes.extend(m.errors.iter().map(|e| format!("error: {e}")));
-        notes.extend(m.degraded.iter().map(|e| format!("degraded: {e}")));
-        if let Some(v) = &m.scs0210 {
-            notes.extend(crate::report::verdict_lines(v, None));
-        }
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} |",
-            m.stack,
-            m.minor,
-            or_dash(m.kubernetes),
-            or_dash(m.published_at.map(|p| p.date_naive())),
-            status_word(m.status),
-            or_dash(m.due),
-            if m.overdue { " **overdue**" } else { "" },
-            or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
-            m.scs0210.as_ref().map_or("-", |v| v.verdict.word()),
-            notes.join("; ").replace('|', "\\|")
-        );
-    }
-    for n in &r.new_minors {
-        let _ = writeln!(
-            out,
-            "\nNew minor **{}** for {} ({}), due {}.",
-            n.minor,
-            n.stack,
-            n.kubernetes,
-            or_dash(n.due)
-        );
-    }
-    out
 }

@@ -175,33 +175,26 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let r = pipeline::release::release(&ctx, forge.as_ref(), &sel)?;
     match g.format {
         Format::Json => {
-            let v = serde_json::json!({
-                "released": r.outcome.released,
-                "skipped": r.outcome.skipped,
-                "pull_requests": r.outcome.pull_requests,
-                "actions": r.outcome.actions,
-                "oci": r.outcome.oci,
-                "tenants": r.tenants,
-                "dashboard": r.dashboard,
-                "warnings": r.plan.warnings,
-                "degraded": r.plan.degraded,
-                "failed": r.failed,
-            });
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            let json = crate::report::release::ReleaseJson::new(
+                &r.outcome,
+                &r.plan,
+                &r.tenants,
+                r.dashboard.as_ref(),
+                &r.failed,
+            );
+            print!("{}", json.render());
         }
         Format::Text | Format::Markdown => {
             print!(
                 "{}",
-                crate::report::text::outcome_text(&r.outcome, &r.plan, &r.tenants)
+                crate::report::release::release_text(
+                    &r.outcome,
+                    &r.plan,
+                    &r.tenants,
+                    &r.failed,
+                    r.dashboard.as_ref().map(|d| d as &dyn std::fmt::Display),
+                )
             );
-            for f in &r.failed {
-                if !r.outcome.failed.contains(f) && !r.plan.failed.contains(f) {
-                    println!("failed {}: {}", f.what, f.reason);
-                }
-            }
-            if let Some(d) = &r.dashboard {
-                println!("{d}");
-            }
         }
     }
     for d in r.plan.degraded.iter().filter(|d| d.transient) {

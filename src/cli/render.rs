@@ -79,7 +79,7 @@ fn report(outcomes: &[Outcome], lock_stale: bool, diff: &str, g: &Global) -> any
                 );
             }
             for o in outcomes {
-                if g.quiet && o.status == "unchanged" {
+                if g.quiet && o.status == crate::pipeline::render::RenderStatus::Unchanged {
                     continue;
                 }
                 let files = if o.changed_files.is_empty() {
@@ -102,7 +102,10 @@ fn report(outcomes: &[Outcome], lock_stale: bool, diff: &str, g: &Global) -> any
             if lock_stale {
                 println!("stackbot.lock: stale (run without --check to record the release sets)");
             }
-            if outcomes.iter().any(|o| o.status == "stale") {
+            if outcomes
+                .iter()
+                .any(|o| o.status == crate::pipeline::render::RenderStatus::Stale)
+            {
                 eprintln!("rendered output is stale: run `stackbot render` and commit the result");
             }
         }

@@ -25,6 +25,28 @@ pub struct Request {
     pub minor: Option<Minor>,
 }
 
+/// What `render` did with one stack × minor's directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RenderStatus {
+    /// The directory already holds exactly the rendering.
+    Unchanged,
+    /// Written.
+    Updated,
+    /// `--check`: the committed directory differs from the rendering.
+    Stale,
+}
+
+impl std::fmt::Display for RenderStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RenderStatus::Unchanged => "unchanged",
+            RenderStatus::Updated => "updated",
+            RenderStatus::Stale => "stale",
+        })
+    }
+}
+
 /// What happened to one stack × minor.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
@@ -32,8 +54,7 @@ pub struct Outcome {
     pub minor: String,
     pub kubernetes: String,
     pub dir: String,
-    /// `unchanged`, `updated` (written) or `stale` (`--check`).
-    pub status: &'static str,
+    pub status: RenderStatus,
     pub changed_files: Vec<String>,
 }
 
@@ -50,7 +71,11 @@ pub struct Rendered {
 impl Rendered {
     /// Whether `--check` found anything stale.
     pub fn is_stale(&self) -> bool {
-        self.lock_stale || self.outcomes.iter().any(|o| o.status == "stale")
+        self.lock_stale
+            || self
+                .outcomes
+                .iter()
+                .any(|o| o.status == RenderStatus::Stale)
     }
 }
 
@@ -174,15 +199,15 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
             .into_iter()
             .collect();
         let status = if changed_files.is_empty() {
-            "unchanged"
+            RenderStatus::Unchanged
         } else if req.check {
             out.diff
                 .push_str(&render::diff_trees(&existing, &tree, &label));
-            "stale"
+            RenderStatus::Stale
         } else {
             // Written below, once every set has rendered: one bad set changes nothing.
             writes.push((dir, tree));
-            "updated"
+            RenderStatus::Updated
         };
         out.outcomes.push(Outcome {
             stack: set.stack.to_string(),

@@ -19,10 +19,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+pub mod detect;
 pub mod from_plan;
 pub mod github;
 pub mod markdown;
 pub mod preview;
+pub mod release;
 pub mod schema_doc;
 pub mod status;
 pub mod text;
