@@ -31,7 +31,7 @@ impl Versions {
 pub enum VersionSelection {
     /// csctl `--mode hash`: `v0-sha.<first 7 of the clusterStack hash>` for all three.
     Hash,
-    /// Versions decided by the caller (e.g. [`super::versions::next_stable`] or `--version`).
+    /// Versions decided by the caller (e.g. [`super::versions::for_release`] or `--version`).
     Explicit(Versions),
 }
 

@@ -12,35 +12,32 @@ pub struct Previous {
     pub metadata: Metadata,
 }
 
-/// The versions of the next stable release, or `None` when nothing changed.
+/// The component versions of stable release `n` (its clusterStack version is `vN`).
 ///
-/// `highest_n` is the highest `N` among existing `…-vN` tags of the series (which may be
-/// higher than `previous`'s if its assets were lost); `clusterStack` becomes `v(N+1)`.
-/// `clusterAddon` is bumped only when `clusterAddonDir` or `clusterAddonValues` changed and
-/// `nodeImage` only when `nodeImageDir` changed, as csctl does; the first release is
-/// `v1/v1/v1`. A previous non-stable component version restarts at `v1`.
-pub fn next_stable(
-    current: &ReleaseHashes,
-    highest_n: Option<u64>,
-    previous: Option<&Previous>,
-) -> Option<Versions> {
+/// Which `N` comes next, and whether a release is due at all, are the plan's decisions
+/// ([`crate::plan`]: one more than the highest number the series ever used; nothing when the
+/// clusterStack hash is what the latest release shipped). Here only csctl's component rule:
+/// `clusterAddon` is bumped when `clusterAddonDir` or `clusterAddonValues` changed and
+/// `nodeImage` when `nodeImageDir` changed; the first release is `v1` for both; a previous
+/// non-stable component version restarts at `v1`. The same content as `previous` (an
+/// unfinished release being finished) keeps `previous`'s component versions as they are.
+pub fn for_release(n: u64, current: &ReleaseHashes, previous: Option<&Previous>) -> Versions {
+    let cluster_stack = StackVersion::stable(n);
     let Some(prev) = previous else {
-        let n = highest_n.map_or(1, |n| n + 1);
-        return Some(Versions {
-            cluster_stack: StackVersion::stable(n),
+        return Versions {
+            cluster_stack,
             cluster_addon: StackVersion::stable(1),
             node_image: StackVersion::stable(1),
-        });
+        };
     };
-    if prev.hashes.cluster_stack == current.cluster_stack {
-        return None;
-    }
     let pv = &prev.metadata.versions;
-    let n = highest_n.unwrap_or(0).max(if pv.cluster_stack.is_stable() {
-        pv.cluster_stack.major
-    } else {
-        0
-    });
+    if prev.hashes.cluster_stack == current.cluster_stack {
+        return Versions {
+            cluster_stack,
+            cluster_addon: pv.cluster_addon.clone(),
+            node_image: pv.node_image.clone(),
+        };
+    }
     let bump = |v: &StackVersion, changed: bool| {
         if !v.is_stable() {
             StackVersion::stable(1)
@@ -53,11 +50,11 @@ pub fn next_stable(
     let addon_changed = prev.hashes.cluster_addon_dir != current.cluster_addon_dir
         || prev.hashes.cluster_addon_values != current.cluster_addon_values;
     let node_changed = prev.hashes.node_image_dir != current.node_image_dir;
-    Some(Versions {
-        cluster_stack: StackVersion::stable(n + 1),
+    Versions {
+        cluster_stack,
         cluster_addon: bump(&pv.cluster_addon, addon_changed),
         node_image: bump(&pv.node_image, node_changed),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -96,27 +93,30 @@ mod tests {
 
     #[test]
     fn first_release_is_v1_everywhere() {
-        let v = next_stable(&h("a", "b"), None, None).unwrap();
+        let v = for_release(1, &h("a", "b"), None);
         assert_eq!(dots(&v), ["v1", "v1", "v1"]);
     }
 
     #[test]
-    fn unchanged_stack_needs_no_release() {
-        let p = prev(1, 1, 1, h("a", "b"));
-        assert_eq!(next_stable(&h("a", "b"), Some(1), Some(&p)), None);
+    fn finishing_the_same_content_keeps_the_component_versions() {
+        let p = prev(1, 3, 2, h("a", "b"));
+        assert_eq!(
+            dots(&for_release(2, &h("a", "b"), Some(&p))),
+            ["v2", "v3", "v2"]
+        );
     }
 
     #[test]
     fn k8s_patch_only_bumps_cluster_stack_unlike_csctl_refusing() {
         let p = prev(1, 1, 1, h("a", "b"));
-        let v = next_stable(&h("changed", "b"), Some(1), Some(&p)).unwrap();
+        let v = for_release(2, &h("changed", "b"), Some(&p));
         assert_eq!(dots(&v), ["v2", "v1", "v1"]);
     }
 
     #[test]
-    fn addon_change_bumps_addon_and_highest_tag_wins() {
+    fn addon_change_bumps_addon_whatever_number_the_plan_chose() {
         let p = prev(2, 1, 1, h("a", "b"));
-        let v = next_stable(&h("c", "d"), Some(4), Some(&p)).unwrap();
+        let v = for_release(5, &h("c", "d"), Some(&p));
         assert_eq!(dots(&v), ["v5", "v2", "v1"]);
     }
 }

@@ -15,7 +15,7 @@
 //! `stackbot.lock` (see [`series`]); there is no release when the rendered stack's clusterStack
 //! hash equals the latest release's `hashes.json` (a Kubernetes patch changes `csctl.yaml`, so
 //! it changes the hash and does release, unlike csctl); `clusterAddon` and `nodeImage` follow
-//! csctl's rule via [`crate::package::versions::next_stable`]. An unfinished release of an
+//! csctl's rule via [`crate::package::versions::for_release`]. An unfinished release of an
 //! earlier run is finished under its number; a withdrawn one is never reissued.
 //!
 //! Step order (the evidence of a release precedes its commit, so "withdrawn" and "unfinished"
@@ -38,12 +38,10 @@ use sha2::{Digest, Sha256};
 
 use crate::forge::{FileChanges, PullInfo, PullState, ReleaseInfo};
 use crate::lock::Lock;
-use crate::model::{
-    FileTree, Minor, ReleaseName, ReleaseSet, StackId, StackVersion, series_prefix,
-};
+use crate::model::{FileTree, Minor, ReleaseName, ReleaseSet, StackId, series_prefix};
 use crate::oci::manifest::LayerDescription;
 use crate::oci::publish::OciPlanSettings;
-use crate::package::versions::{Previous, next_stable};
+use crate::package::versions::{Previous, for_release};
 use crate::package::{Metadata, ReleaseHashes, SHA256SUMS, Versions, sha256sums};
 
 pub use guard::Degraded;
@@ -580,24 +578,8 @@ pub fn plan_with(
                 }
             },
         };
-        // Ask for exactly `n`: `next_stable` numbers `highest + 1`.
-        let versions = match next_stable(&hashes, Some(n - 1).filter(|x| *x > 0), previous.as_ref())
-            .filter(|v| v.cluster_stack == StackVersion::stable(n))
-        {
-            Some(v) => v,
-            None if previous.is_some() => {
-                // Same hash as the latest release but an unfinished newer release (or the
-                // latest itself, still untagged): finish it with the latest release's
-                // component versions.
-                let p = previous.as_ref().expect("checked");
-                Versions {
-                    cluster_stack: StackVersion::stable(n),
-                    cluster_addon: p.metadata.versions.cluster_addon.clone(),
-                    node_image: p.metadata.versions.node_image.clone(),
-                }
-            }
-            None => Versions::all(StackVersion::stable(n)),
-        };
+        // The number is decided above; the component versions follow csctl's rule.
+        let versions = for_release(n, &hashes, previous.as_ref());
         let name = ReleaseName {
             stack: d.stack.clone(),
             minor: d.minor,
