@@ -175,17 +175,34 @@ impl Drop for FileLock {
 
 impl LocalForge {
     /// A forge rooted at `root` (created on first write). `committer` signs commits and tags.
-    /// Commits and tags are dated by the system clock unless [`LocalForge::with_clock`] says
-    /// otherwise ([`LocalForge::from_config`], the CLI's way in, always passes the run's clock).
-    pub fn new(root: impl Into<PathBuf>, committer_name: &str, committer_email: &str) -> Self {
+    /// A local forge at `root` whose commits and tags are dated by `clock` (the run's clock:
+    /// the CLI's, or a test's manual one).
+    pub fn on_clock(
+        root: impl Into<PathBuf>,
+        committer_name: &str,
+        committer_email: &str,
+        clock: SharedClock,
+    ) -> Self {
         LocalForge {
             root: normalize(root.into()),
             committer_name: committer_name.into(),
             committer_email: committer_email.into(),
             seeds: BTreeMap::new(),
             creatable: None,
-            clock: std::sync::Arc::new(crate::clock::SystemClock),
+            clock,
         }
+    }
+
+    /// [`LocalForge::on_clock`] on the system clock: a convenience for tests and benchmarks
+    /// (behind the `test-doubles` feature; the program passes the run's clock).
+    #[cfg(any(test, feature = "test-doubles"))]
+    pub fn new(root: impl Into<PathBuf>, committer_name: &str, committer_email: &str) -> Self {
+        Self::on_clock(
+            root,
+            committer_name,
+            committer_email,
+            std::sync::Arc::new(crate::clock::SystemClock),
+        )
     }
 
     /// The local forge `stackbot.yaml` configures: `forge.local.path` and its seeds (paths
@@ -196,12 +213,12 @@ impl LocalForge {
         clock: SharedClock,
     ) -> Result<Self, crate::error::InvalidInput> {
         let fc = &loaded.config.forge;
-        let mut f = LocalForge::new(
+        let mut f = LocalForge::on_clock(
             loaded.resolve(&fc.local.path),
             &fc.committer.name,
             &fc.committer.email,
-        )
-        .with_clock(clock);
+            clock,
+        );
         for (repo, dir) in &fc.local.seed {
             let r = RepoRef::parse(repo).ok_or_else(|| {
                 crate::error::InvalidInput(format!(
