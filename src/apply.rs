@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef, upsert_comment};
+use crate::forge::{FileChanges, Forge, ForgeError, ReleaseInfo, RepoRef, upsert_comment};
 use crate::model::FileTree;
 use crate::oci::{Publisher, PushOutcome};
 use crate::plan::{BranchPush, Observed, Plan, PlannedRelease, PullAction, Skipped, Step};
@@ -84,46 +84,43 @@ pub fn apply_with_oci(
         skipped: plan.skipped.clone(),
         ..Outcome::default()
     };
-    let mut head = observed.base_head.clone();
+    let mut run = Run {
+        forge,
+        repo,
+        oci,
+        head: observed.base_head.clone(),
+        last_commit: None,
+        out: &mut out,
+    };
     for step in &plan.cleanup {
-        run_step(step, None, forge, repo, oci, &mut head, &mut None, &mut out)?;
+        run.last_commit = None;
+        run.step(step, None)?;
     }
     let mut earlier_failed = false;
     for r in &plan.releases {
         let commits = r.steps.iter().any(|s| matches!(s, Step::Commit { .. }));
         if earlier_failed && commits {
             // Its commit was planned on top of the failed release's (and its lock entry).
-            out.failed.push(Skipped {
+            run.out.failed.push(Skipped {
                 what: r.tag.clone(),
                 reason: "not attempted: an earlier release of this run failed and this one's commit builds on it; the next run makes it".into(),
             });
             continue;
         }
-        let mut last_commit = None;
-        let done = r.steps.iter().try_for_each(|step| {
-            run_step(
-                step,
-                Some(r),
-                forge,
-                repo,
-                oci,
-                &mut head,
-                &mut last_commit,
-                &mut out,
-            )
-        });
+        run.last_commit = None;
+        let done = r.steps.iter().try_for_each(|step| run.step(step, Some(r)));
         match done {
             Ok(()) => {
                 if r.steps
                     .iter()
                     .any(|s| matches!(s, Step::Publish { .. } | Step::OciPush { .. }))
                 {
-                    out.released.push(r.tag.clone());
+                    run.out.released.push(r.tag.clone());
                 }
             }
             // A problem of this release only: report it, go on with the others.
             Err(ApplyError::Inconsistent(reason)) => {
-                out.failed.push(Skipped {
+                run.out.failed.push(Skipped {
                     what: r.tag.clone(),
                     reason,
                 });
@@ -136,159 +133,217 @@ pub fn apply_with_oci(
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_step(
-    step: &Step,
-    release: Option<&PlannedRelease>,
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    oci: Option<&Publisher>,
-    head: &mut Option<String>,
-    last_commit: &mut Option<String>,
-    out: &mut Outcome,
-) -> Result<(), ApplyError> {
-    match step {
-        Step::OciPush {
-            tag,
-            target,
-            assets,
-            ..
-        } => {
-            let Some(publisher) = oci else {
-                return Err(ApplyError::Inconsistent(format!(
-                    "the plan pushes {tag} to {target} but no OCI publisher was set up"
-                )));
-            };
-            let published = publisher.publish(tag, assets)?;
-            if let PushOutcome::Pushed { digest, .. } = &published.outcome {
-                out.actions
-                    .push(format!("push {tag} to {target} ({digest}), verified"));
+/// One execution of a plan: where it writes, the base branch head as the run moves it, and
+/// what it did. Each step checks whether it is already done before writing (a resumed run
+/// finishes the job without duplicates); a step that finds the world inconsistent with the
+/// plan fails its release alone ([`ApplyError::Inconsistent`]).
+struct Run<'a> {
+    forge: &'a dyn Forge,
+    repo: &'a RepoRef,
+    oci: Option<&'a Publisher>,
+    /// The base branch's head, moved by each direct-mode commit.
+    head: Option<String>,
+    /// The commit the current release made (what its tag points at).
+    last_commit: Option<String>,
+    out: &'a mut Outcome,
+}
+
+impl Run<'_> {
+    /// Execute one step of `release` (`None`: a cleanup step).
+    fn step(&mut self, step: &Step, release: Option<&PlannedRelease>) -> Result<(), ApplyError> {
+        let (forge, repo) = (self.forge, self.repo);
+        match step {
+            Step::OciPush {
+                tag,
+                target,
+                assets,
+                ..
+            } => self.oci_push(tag, target, assets),
+            Step::Commit {
+                branch,
+                message,
+                changes,
+                ..
+            } => self.commit(branch, message, changes),
+            Step::ReleasePull {
+                branch,
+                base,
+                title,
+                body,
+                changes,
+                push,
+                pull,
+                ..
+            } => self.release_pull(branch, base, title, body, changes, push, pull),
+            Step::Tag {
+                tag,
+                commit,
+                message,
+            } => self.tag(tag, commit.as_deref(), message),
+            Step::Draft { tag } => {
+                let rel = release.expect("drafts belong to a release");
+                ensure_draft(forge, repo, rel, tag, self.out)
             }
-            out.oci.push(published);
-        }
-        Step::Commit {
-            branch,
-            message,
-            changes,
-            ..
-        } => {
-            let Some(parent) = head.clone() else {
-                return Err(ApplyError::Inconsistent(format!(
-                    "branch `{branch}` of {repo} does not exist: create it (with any first commit) and re-run"
-                )));
-            };
-            let c = forge.commit(repo, branch, &parent, Some(&parent), changes, message)?;
-            out.actions
-                .push(format!("commit {} to {branch}", short(&c)));
-            *head = Some(c.clone());
-            *last_commit = Some(c);
-        }
-        Step::ReleasePull {
-            branch,
-            base,
-            title,
-            body,
-            changes,
-            push,
-            pull,
-            ..
-        } => {
-            let Some(base_head) = head.clone() else {
-                return Err(ApplyError::Inconsistent(format!(
-                    "branch `{base}` of {repo} does not exist: create it and re-run"
-                )));
-            };
-            match push {
-                BranchPush::Keep => {}
-                BranchPush::Create => {
-                    let c = forge.commit(repo, branch, &base_head, None, changes, title)?;
-                    out.actions
-                        .push(format!("commit {} to {branch}", short(&c)));
-                }
-                BranchPush::Reset { from } => {
-                    forge.force_branch(repo, branch, &base_head)?;
-                    out.actions
-                        .push(format!("reset {branch} (was {})", short(from)));
-                    let c =
-                        forge.commit(repo, branch, &base_head, Some(&base_head), changes, title)?;
-                    out.actions
-                        .push(format!("commit {} to {branch}", short(&c)));
-                }
+            Step::Publish { tag, latest } => publish(forge, repo, tag, *latest, self.out),
+            Step::Announce { number, tag } => {
+                upsert_comment(
+                    forge,
+                    repo,
+                    *number,
+                    crate::plan::marker::PUBLISHED,
+                    &format!("Publishing this as `{tag}`."),
+                )?;
+                self.out.actions.push(format!(
+                    "comment on pull request #{number}: {tag} published"
+                ));
+                Ok(())
             }
-            let url = match pull {
-                PullAction::Keep { url, .. } => url.clone(),
-                PullAction::Update { number, url } => {
-                    forge.update_pull(repo, *number, title, body)?;
-                    out.actions.push(format!("update pull request #{number}"));
-                    url.clone()
+            Step::DeleteDraft { id, tag, reason } => match forge.delete_release(repo, *id) {
+                Ok(()) | Err(ForgeError::NotFound { .. }) => {
+                    self.out
+                        .actions
+                        .push(format!("delete draft {id} of {tag} ({reason})"));
+                    Ok(())
                 }
-                PullAction::Open => {
-                    let p = forge.open_pull(repo, branch, base, title, body)?;
-                    out.actions.push(format!("open pull request #{}", p.number));
-                    p.html_url
-                }
-            };
-            out.pull_requests.push(url);
+                Err(e) => Err(e.into()),
+            },
         }
-        Step::Tag {
-            tag,
-            commit,
-            message,
-        } => {
-            let Some(target) = commit
-                .clone()
-                .or_else(|| last_commit.clone())
-                .or_else(|| head.clone())
-            else {
-                return Err(ApplyError::Inconsistent(format!(
-                    "no commit to tag {tag} on"
-                )));
-            };
-            match forge.tag_target(repo, tag)? {
-                Some(t) if t == target => {}
-                Some(t) => {
-                    return Err(ApplyError::Inconsistent(format!(
-                        "tag {tag} already points at {} instead of {}; another release run got there first — re-run to reconcile",
-                        short(&t),
-                        short(&target)
-                    )));
-                }
-                None => match forge.create_tag(repo, tag, &target, message) {
-                    Ok(()) => out.actions.push(format!("tag {tag} at {}", short(&target))),
-                    Err(ForgeError::AlreadyExists { .. })
-                        if forge.tag_target(repo, tag)?.as_deref() == Some(target.as_str()) => {}
-                    Err(e) => return Err(e.into()),
-                },
-            }
-        }
-        Step::Draft { tag } => {
-            let rel = release.expect("drafts belong to a release");
-            ensure_draft(forge, repo, rel, tag, out)?;
-        }
-        Step::Publish { tag, latest } => {
-            publish(forge, repo, tag, *latest, out)?;
-        }
-        Step::Announce { number, tag } => {
-            upsert_comment(
-                forge,
-                repo,
-                *number,
-                crate::plan::marker::PUBLISHED,
-                &format!("Publishing this as `{tag}`."),
-            )?;
-            out.actions.push(format!(
-                "comment on pull request #{number}: {tag} published"
-            ));
-        }
-        Step::DeleteDraft { id, tag, reason } => match forge.delete_release(repo, *id) {
-            Ok(()) | Err(ForgeError::NotFound { .. }) => {
-                out.actions
-                    .push(format!("delete draft {id} of {tag} ({reason})"));
-            }
-            Err(e) => return Err(e.into()),
-        },
     }
-    Ok(())
+
+    /// Push (or find already pushed, and verify) the release's OCI artifact.
+    fn oci_push(&mut self, tag: &str, target: &str, assets: &FileTree) -> Result<(), ApplyError> {
+        let Some(publisher) = self.oci else {
+            return Err(ApplyError::Inconsistent(format!(
+                "the plan pushes {tag} to {target} but no OCI publisher was set up"
+            )));
+        };
+        let published = publisher.publish(tag, assets)?;
+        if let PushOutcome::Pushed { digest, .. } = &published.outcome {
+            self.out
+                .actions
+                .push(format!("push {tag} to {target} ({digest}), verified"));
+        }
+        self.out.oci.push(published);
+        Ok(())
+    }
+
+    /// Direct mode: commit the rendering on top of the base head (compare-and-swap).
+    fn commit(
+        &mut self,
+        branch: &str,
+        message: &str,
+        changes: &FileChanges,
+    ) -> Result<(), ApplyError> {
+        let Some(parent) = self.head.clone() else {
+            return Err(ApplyError::Inconsistent(format!(
+                "branch `{branch}` of {} does not exist: create it (with any first commit) and re-run",
+                self.repo
+            )));
+        };
+        let c = self
+            .forge
+            .commit(self.repo, branch, &parent, Some(&parent), changes, message)?;
+        self.out
+            .actions
+            .push(format!("commit {} to {branch}", short(&c)));
+        self.head = Some(c.clone());
+        self.last_commit = Some(c);
+        Ok(())
+    }
+
+    /// Pull-request mode: bring the release branch to the rendering and open or update its
+    /// pull request.
+    #[allow(clippy::too_many_arguments)]
+    fn release_pull(
+        &mut self,
+        branch: &str,
+        base: &str,
+        title: &str,
+        body: &str,
+        changes: &FileChanges,
+        push: &BranchPush,
+        pull: &PullAction,
+    ) -> Result<(), ApplyError> {
+        let (forge, repo) = (self.forge, self.repo);
+        let Some(base_head) = self.head.clone() else {
+            return Err(ApplyError::Inconsistent(format!(
+                "branch `{base}` of {repo} does not exist: create it and re-run"
+            )));
+        };
+        match push {
+            BranchPush::Keep => {}
+            BranchPush::Create => {
+                let c = forge.commit(repo, branch, &base_head, None, changes, title)?;
+                self.out
+                    .actions
+                    .push(format!("commit {} to {branch}", short(&c)));
+            }
+            BranchPush::Reset { from } => {
+                forge.force_branch(repo, branch, &base_head)?;
+                self.out
+                    .actions
+                    .push(format!("reset {branch} (was {})", short(from)));
+                let c = forge.commit(repo, branch, &base_head, Some(&base_head), changes, title)?;
+                self.out
+                    .actions
+                    .push(format!("commit {} to {branch}", short(&c)));
+            }
+        }
+        let url = match pull {
+            PullAction::Keep { url, .. } => url.clone(),
+            PullAction::Update { number, url } => {
+                forge.update_pull(repo, *number, title, body)?;
+                self.out
+                    .actions
+                    .push(format!("update pull request #{number}"));
+                url.clone()
+            }
+            PullAction::Open => {
+                let p = forge.open_pull(repo, branch, base, title, body)?;
+                self.out
+                    .actions
+                    .push(format!("open pull request #{}", p.number));
+                p.html_url
+            }
+        };
+        self.out.pull_requests.push(url);
+        Ok(())
+    }
+
+    /// Tag the release's commit (or the one the plan names); a tag already there is done,
+    /// one pointing elsewhere means another run got there first.
+    fn tag(&mut self, tag: &str, commit: Option<&str>, message: &str) -> Result<(), ApplyError> {
+        let (forge, repo) = (self.forge, self.repo);
+        let Some(target) = commit
+            .map(str::to_string)
+            .or_else(|| self.last_commit.clone())
+            .or_else(|| self.head.clone())
+        else {
+            return Err(ApplyError::Inconsistent(format!(
+                "no commit to tag {tag} on"
+            )));
+        };
+        match forge.tag_target(repo, tag)? {
+            Some(t) if t == target => {}
+            Some(t) => {
+                return Err(ApplyError::Inconsistent(format!(
+                    "tag {tag} already points at {} instead of {}; another release run got there first — re-run to reconcile",
+                    short(&t),
+                    short(&target)
+                )));
+            }
+            None => match forge.create_tag(repo, tag, &target, message) {
+                Ok(()) => self
+                    .out
+                    .actions
+                    .push(format!("tag {tag} at {}", short(&target))),
+                Err(ForgeError::AlreadyExists { .. })
+                    if forge.tag_target(repo, tag)?.as_deref() == Some(target.as_str()) => {}
+                Err(e) => return Err(e.into()),
+            },
+        }
+        Ok(())
+    }
 }
 
 fn short(sha: &str) -> &str {
