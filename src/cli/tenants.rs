@@ -91,73 +91,17 @@ pub fn warn_blocked(reports: &[TenantReport], g: &Global) {
     }
 }
 
-/// Print the per-tenant summary in the requested format.
+/// Print the per-tenant summary in the requested format (rendered by
+/// [`crate::report::tenants`]); the counts line goes to stderr unless `--quiet`.
 pub fn print_reports(reports: &[TenantReport], g: &Global, diffs: bool) -> anyhow::Result<()> {
-    match g.format {
-        Format::Json => {
-            println!("{}", serde_json::to_string_pretty(&reports)?);
-        }
-        Format::Text | Format::Markdown => {
-            let md = g.format == Format::Markdown;
-            if md {
-                println!("| tenant | repository | branch | action | outcome | files | note |");
-                println!("|---|---|---|---|---|---|---|");
-            } else if !reports.is_empty() {
-                println!("tenant\trepository\tbranch\taction\toutcome\tfiles\tnote");
-            }
-            for r in reports {
-                let outcome = match (&r.outcome, &r.error) {
-                    (Outcome::Failed, Some(e)) => format!("failed ({e})"),
-                    (o, _) => serde_json::to_value(o)?.as_str().unwrap_or("").to_string(),
-                };
-                let branch = r.branch.as_deref().unwrap_or("-");
-                let files = r.files.join(", ");
-                let note = r.note.as_deref().unwrap_or("");
-                if md {
-                    println!(
-                        "| {} | {} | {branch} | {} | {outcome} | {files} | {note} |",
-                        r.tenant, r.repository, r.action
-                    );
-                } else {
-                    let or_dash = |s: &str| {
-                        if s.is_empty() {
-                            "-".to_string()
-                        } else {
-                            s.to_string()
-                        }
-                    };
-                    println!(
-                        "{}\t{}\t{branch}\t{}\t{outcome}\t{}\t{}",
-                        r.tenant,
-                        r.repository,
-                        r.action,
-                        or_dash(&files),
-                        or_dash(note),
-                    );
-                }
-                // A diff only shows a change: `none` means the tenant already has it.
-                if diffs && !r.diff.is_empty() && r.action != crate::tenants::Action::None {
-                    if md {
-                        println!("\n```diff\n{}```\n", r.diff);
-                    } else {
-                        print!("{}", r.diff);
-                    }
-                }
-            }
-            if !g.quiet && !md {
-                let count = |o: Outcome| reports.iter().filter(|r| r.outcome == o).count();
-                eprintln!(
-                    "tenants: {} opened, {} updated, {} unchanged, {} closed, {} blocked, {} planned, {} failed",
-                    count(Outcome::Opened),
-                    count(Outcome::Updated),
-                    count(Outcome::Unchanged),
-                    count(Outcome::Closed),
-                    count(Outcome::Blocked),
-                    count(Outcome::Planned),
-                    count(Outcome::Failed)
-                );
-            }
-        }
+    let out = match g.format {
+        Format::Json => serde_json::to_string_pretty(&reports)? + "\n",
+        Format::Text => crate::report::tenants::text(reports, diffs),
+        Format::Markdown => crate::report::tenants::markdown(reports, diffs),
+    };
+    print!("{out}");
+    if !g.quiet && g.format == Format::Text {
+        eprintln!("{}", crate::report::tenants::counts(reports));
     }
     Ok(())
 }

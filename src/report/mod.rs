@@ -27,6 +27,7 @@ pub mod preview;
 pub mod release;
 pub mod schema_doc;
 pub mod status;
+pub mod tenants;
 pub mod text;
 pub mod verdict;
 
