@@ -1,6 +1,7 @@
 //! How failures reach people: a readable error with a next step on stderr, the documented exit
 //! code, and under GitHub Actions an `::error` annotation on the offending file and line.
 
+use crate::common::copy_dir;
 use std::process::Command;
 
 fn stackbot(dir: &std::path::Path) -> Command {
@@ -112,19 +113,6 @@ fn completions_are_generated_for_common_shells() {
 }
 
 // ---- The first hour of a new user: every mistake is named, none is silently ignored ----
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
 
 /// A fresh copy of the README demo (configuration, tenant seeds, templates).
 fn demo() -> tempfile::TempDir {

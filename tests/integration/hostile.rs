@@ -6,6 +6,7 @@
 //! [`cases`] and checked by `corpus_table_in_docs_is_current` (regenerate with
 //! `STACKBOT_BLESS=1 cargo test --test integration hostile::`).
 
+use crate::common::copy_dir;
 use crate::support::shared;
 use crate::support::upstream_server;
 
@@ -958,19 +959,6 @@ fn mkfifo(p: &Path) {
         .status()
         .unwrap();
     assert!(st.success());
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Everything `render`, `package` and `detect` read and write.

@@ -3,21 +3,9 @@
 //! planned releases, and the Markdown preview's rendered diffs are exactly the diff of the
 //! commit the real run makes.
 
+use crate::common::copy_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
 
 /// A fresh copy of the demo (configuration, tenant seeds, templates) in a temp dir.
 fn demo() -> tempfile::TempDir {

@@ -3,6 +3,7 @@
 //! registry's tags; a run that stopped before the push is completed; re-runs are no-ops.
 
 use crate::common;
+use crate::common::copy_dir;
 use crate::support::registry as registry_support;
 
 use std::collections::BTreeMap;
@@ -282,19 +283,6 @@ fn publishing_only_to_oci_reads_the_latest_release_from_the_registry() {
     let registry = Registry::connect(oci_target(&reg)).unwrap();
     let v2 = registry.pull_release("openstack-scs2-1-34-v2").unwrap();
     assert!(String::from_utf8_lossy(&v2["metadata.yaml"]).contains("kubernetes: v1.34.8"));
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

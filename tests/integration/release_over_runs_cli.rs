@@ -2,25 +2,13 @@
 //! side): upstream flickers between runs (a `CHECKSUM` answering 503 or 404, the releases API
 //! down) and the exit codes, outputs and tenant propagation that follow.
 
+use crate::common::copy_dir;
 use std::path::Path;
 
 use serde_json::Value;
 
 const IMAGES: &str =
     "https://nbg1.your-objectstorage.com/osism/openstack-k8s-capi-images/ubuntu-2404-kube-v1.34";
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
 
 /// A copy of the demo (configuration, snapshot, templates) in a temp dir.
 fn demo() -> tempfile::TempDir {

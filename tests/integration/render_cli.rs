@@ -1,6 +1,7 @@
 //! `stackbot render` / `validate` / `schema` as users and CI run them: the committed
 //! `cluster-stacks/` must be exactly what the templates and `stackbot.lock` produce.
 
+use crate::common::copy_dir;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -11,19 +12,6 @@ fn repo() -> PathBuf {
 
 fn stackbot() -> Command {
     Command::cargo_bin("stackbot").unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A scratch copy of everything `render` reads and writes.
