@@ -52,63 +52,16 @@ fn releases() -> Vec<serde_json::Value> {
 /// The fixture server: the releases list in pages of 25 (3 pages), markers, schedule, images,
 /// and the cloud-provider-openstack Helm index.
 fn fixture_server() -> UpstreamServer {
-    let s = UpstreamServer::start();
-    s.paginate_json(RELEASES, &releases(), 25);
-    s.serve_dir("/dl", &fixtures().join("dl.k8s.io/release"));
-    s.serve_dir("/capi", &fixtures().join("capi-images"));
-    s.serve_dir("/web", &fixtures());
-    s.serve_dir("/cve", &fixtures().join("cve"));
-    serve_helm(&s);
-    s
+    UpstreamServer::with_fixtures()
 }
 
 fn serve_helm(s: &UpstreamServer) {
-    for (path, file) in [
-        ("/cpo/index.yaml", "helm-index-cpo.yaml"),
-        ("/cilium/index.yaml", "helm-index-cilium.yaml"),
-        (
-            "/metrics-server/index.yaml",
-            "helm-index-metrics-server.yaml",
-        ),
-    ] {
-        s.set(path, 200, std::fs::read(fixtures().join(file)).unwrap());
-    }
+    s.serve_helm_fixtures();
 }
 
 /// Real upstream URL prefixes (as in the demo config) → the fixture server.
 fn mirrors(s: &UpstreamServer) -> Vec<(String, String)> {
-    let u = s.url();
-    vec![
-        ("https://api.github.com".into(), format!("{u}/github")),
-        ("https://dl.k8s.io/release".into(), format!("{u}/dl")),
-        (
-            "https://raw.githubusercontent.com/kubernetes/website/main/data/releases/schedule.yaml"
-                .into(),
-            format!("{u}/web/k8s-schedule.yaml"),
-        ),
-        (
-            "https://nbg1.your-objectstorage.com/osism/openstack-k8s-capi-images".into(),
-            format!("{u}/capi"),
-        ),
-        (
-            "https://kubernetes.github.io/cloud-provider-openstack".into(),
-            format!("{u}/cpo"),
-        ),
-        ("https://helm.cilium.io".into(), format!("{u}/cilium")),
-        (
-            "https://kubernetes.io/docs/reference/issues-security/official-cve-feed/index.json"
-                .into(),
-            format!("{u}/cve/index.json"),
-        ),
-        (
-            "https://cveawg.mitre.org/api/cve".into(),
-            format!("{u}/cve/records"),
-        ),
-        (
-            "https://kubernetes-sigs.github.io/metrics-server".into(),
-            format!("{u}/metrics-server"),
-        ),
-    ]
+    s.fixture_mirrors()
 }
 
 fn fast_http() -> HttpOptions {

@@ -138,76 +138,16 @@ fn detect(c: &Ctx) -> Vec<String> {
 }
 
 fn detect_with(c: &Ctx, config: &str) -> Vec<String> {
-    let u = c.server().url();
     let mut a = args(&["-c", config, "detect", "--live", "--now", "2026-05-01"]);
-    for (from, to) in [
-        ("https://api.github.com", format!("{u}/github")),
-        ("https://dl.k8s.io/release", format!("{u}/dl")),
-        (
-            "https://raw.githubusercontent.com/kubernetes/website/main/data/releases/schedule.yaml",
-            format!("{u}/web/k8s-schedule.yaml"),
-        ),
-        (
-            "https://nbg1.your-objectstorage.com/osism/openstack-k8s-capi-images",
-            format!("{u}/capi"),
-        ),
-        (
-            "https://kubernetes.github.io/cloud-provider-openstack",
-            format!("{u}/cpo"),
-        ),
-        ("https://helm.cilium.io", format!("{u}/cilium")),
-        (
-            "https://kubernetes.io/docs/reference/issues-security/official-cve-feed/index.json",
-            format!("{u}/cve/index.json"),
-        ),
-        (
-            "https://cveawg.mitre.org/api/cve",
-            format!("{u}/cve/records"),
-        ),
-        (
-            "https://kubernetes-sigs.github.io/metrics-server",
-            format!("{u}/metrics-server"),
-        ),
-    ] {
+    for (from, to) in c.server().fixture_mirrors() {
         a.push("--mirror".into());
         a.push(format!("{from}={to}"));
     }
     a
 }
 
-fn upstream_fixtures() -> PathBuf {
-    repo().join("tests/fixtures/upstream")
-}
-
 fn fixture_server() -> UpstreamServer {
-    let s = UpstreamServer::start();
-    let text =
-        std::fs::read_to_string(upstream_fixtures().join("kubernetes-releases.json")).unwrap();
-    let releases: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    s.paginate_json(
-        "/github/repos/kubernetes/kubernetes/releases",
-        &releases,
-        25,
-    );
-    s.serve_dir("/dl", &upstream_fixtures().join("dl.k8s.io/release"));
-    s.serve_dir("/capi", &upstream_fixtures().join("capi-images"));
-    s.serve_dir("/web", &upstream_fixtures());
-    s.serve_dir("/cve", &upstream_fixtures().join("cve"));
-    for (path, file) in [
-        ("/cpo/index.yaml", "helm-index-cpo.yaml"),
-        ("/cilium/index.yaml", "helm-index-cilium.yaml"),
-        (
-            "/metrics-server/index.yaml",
-            "helm-index-metrics-server.yaml",
-        ),
-    ] {
-        s.set(
-            path,
-            200,
-            std::fs::read(upstream_fixtures().join(file)).unwrap(),
-        );
-    }
-    s
+    UpstreamServer::with_fixtures()
 }
 
 const GOOD_TENANT: &str = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-33\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.33\"\n  channel: stable\n  autoSubscribe: false\n  noProvider: true\n  versions: [v2]\n";

@@ -49,7 +49,88 @@ pub struct UpstreamServer {
     state: Arc<Mutex<State>>,
 }
 
+/// Where the vendored upstream snapshot lives (`tests/fixtures/upstream/`).
+pub fn upstream_fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream")
+}
+
 impl UpstreamServer {
+    /// The upstream of 2026-05-01 (`tests/fixtures/upstream/`) on loopback: the GitHub
+    /// releases list in pages of 25 under `/github`, the version markers under `/dl`, node
+    /// images under `/capi`, the schedule under `/web`, the CVE feed and records under `/cve`,
+    /// and the three Helm indexes. [`UpstreamServer::fixture_mirrors`] maps the real URLs here.
+    pub fn with_fixtures() -> Self {
+        let s = UpstreamServer::start();
+        let f = upstream_fixtures();
+        let text = std::fs::read_to_string(f.join("kubernetes-releases.json")).unwrap();
+        let releases: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+        s.paginate_json(
+            "/github/repos/kubernetes/kubernetes/releases",
+            &releases,
+            25,
+        );
+        s.serve_dir("/dl", &f.join("dl.k8s.io/release"));
+        s.serve_dir("/capi", &f.join("capi-images"));
+        s.serve_dir("/web", &f);
+        s.serve_dir("/cve", &f.join("cve"));
+        s.serve_helm_fixtures();
+        s
+    }
+
+    /// The Helm indexes of `tests/fixtures/upstream/` under `/cpo`, `/cilium` and
+    /// `/metrics-server`.
+    pub fn serve_helm_fixtures(&self) {
+        for (path, file) in [
+            ("/cpo/index.yaml", "helm-index-cpo.yaml"),
+            ("/cilium/index.yaml", "helm-index-cilium.yaml"),
+            (
+                "/metrics-server/index.yaml",
+                "helm-index-metrics-server.yaml",
+            ),
+        ] {
+            self.set(
+                path,
+                200,
+                std::fs::read(upstream_fixtures().join(file)).unwrap(),
+            );
+        }
+    }
+
+    /// `(real URL prefix, this server)` for every upstream the demo configuration reads, laid
+    /// out as [`UpstreamServer::with_fixtures`] serves them (`--mirror FROM=TO`).
+    pub fn fixture_mirrors(&self) -> Vec<(String, String)> {
+        let u = self.url();
+        [
+            ("https://api.github.com", format!("{u}/github")),
+            ("https://dl.k8s.io/release", format!("{u}/dl")),
+            (
+                "https://raw.githubusercontent.com/kubernetes/website/main/data/releases/schedule.yaml",
+                format!("{u}/web/k8s-schedule.yaml"),
+            ),
+            (
+                "https://nbg1.your-objectstorage.com/osism/openstack-k8s-capi-images",
+                format!("{u}/capi"),
+            ),
+            (
+                "https://kubernetes.github.io/cloud-provider-openstack",
+                format!("{u}/cpo"),
+            ),
+            ("https://helm.cilium.io", format!("{u}/cilium")),
+            (
+                "https://kubernetes-sigs.github.io/metrics-server",
+                format!("{u}/metrics-server"),
+            ),
+            (
+                "https://kubernetes.io/docs/reference/issues-security/official-cve-feed/index.json",
+                format!("{u}/cve/index.json"),
+            ),
+            ("https://cveawg.mitre.org/api/cve", format!("{u}/cve/records")),
+        ]
+        .into_iter()
+        .map(|(from, to)| (from.to_string(), to))
+        .collect()
+    }
+
     /// Start on an ephemeral loopback port, ETags on.
     pub fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
