@@ -12,6 +12,7 @@
 //! | [`actors`] | people between runs |
 //! | [`observe`] | the world read before and after each run |
 //! | [`ledger`] | what was ever published, declined, merged; what each run cost |
+//! | [`read`] | the oracles' own readers of raw state (tags, `metadata.yaml`, archives, tenant files) |
 //! | [`invariants`] | the promises, checked after every run |
 //! | [`world`] | one world: plan the hours, act, run, check |
 //! | [`report`] | the figures, as Markdown |
@@ -30,6 +31,7 @@ pub mod invariants;
 pub mod ledger;
 pub mod observe;
 pub mod oci;
+pub mod read;
 pub mod report;
 pub mod tenants;
 pub mod timeline;

@@ -118,14 +118,12 @@ impl Summary<'_> {
     }
 
     /// Runs in which the situation `inv` guards occurred, and of those the runs in which it
-    /// held, over every world; `None` when its check does not record its situation.
-    pub fn coverage(&self, inv: Invariant) -> Option<(usize, usize)> {
-        inv.records_coverage().then(|| {
-            self.worlds
-                .iter()
-                .filter_map(|w| w.coverage.get(&inv))
-                .fold((0, 0), |(o, h), (a, b)| (o + a, h + b))
-        })
+    /// held, over every world.
+    pub fn coverage(&self, inv: Invariant) -> (usize, usize) {
+        self.worlds
+            .iter()
+            .filter_map(|w| w.coverage.get(&inv))
+            .fold((0, 0), |(o, h), (a, b)| (o + a, h + b))
     }
 
     /// Violations per invariant: runs that broke it, distinct findings, the first one.
@@ -133,7 +131,7 @@ impl Summary<'_> {
         let all = self.violations();
         let findings = self.findings();
         let mut s = String::from(
-            "| invariant | guarded situation occurred / held (runs) | violations (runs) | distinct findings | first seen (world, seed, budget, run) | where the rule lives |\n|---|---|---|---|---|---|\n",
+            "| invariant | guarded situation | occurred / held (runs) | violations (runs) | distinct findings | first seen (world, seed, budget, run) | where the rule lives |\n|---|---|---|---|---|---|---|\n",
         );
         for inv in Invariant::ALL {
             let of = all.iter().filter(|v| v.invariant == inv).count();
@@ -151,15 +149,14 @@ impl Summary<'_> {
                     )
                 })
                 .unwrap_or_else(|| "—".into());
-            let coverage = match self.coverage(inv) {
-                Some((occurred, held)) => format!("{occurred} / {held}"),
-                None => "—".into(),
-            };
+            let (occurred, held) = self.coverage(inv);
+            let coverage = format!("{occurred} / {held}");
             let _ = writeln!(
                 s,
-                "| `{}`: {} | {coverage} | {of} | {} | {first} | {} |",
+                "| `{}`: {} | {} | {coverage} | {of} | {} | {first} | {} |",
                 inv.name(),
                 inv.promise(),
+                inv.situation(),
                 distinct.len(),
                 inv.home()
             );

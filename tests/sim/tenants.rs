@@ -5,9 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use stackbot::model::{Minor, ReleaseName, StackVersion};
-
 use super::forge::{Files, MergeMethod};
+use super::read;
+
+/// A Kubernetes minor of the stack (`1.33` → 33): the simulator keys tenant proposals by it.
+pub type Minor = u64;
 
 /// How a team handles the bot's pull requests.
 #[derive(Debug, Clone)]
@@ -261,9 +263,7 @@ impl Proposal {
                         if spec["name"].as_str() != Some("scs2") {
                             continue;
                         }
-                        let Some(minor) = spec["kubernetesVersion"]
-                            .as_str()
-                            .and_then(|m| m.parse::<Minor>().ok())
+                        let Some(minor) = spec["kubernetesVersion"].as_str().and_then(read::minor)
                         else {
                             continue;
                         };
@@ -272,9 +272,7 @@ impl Proposal {
                             .into_iter()
                             .flatten()
                             .filter_map(|x| x.as_str())
-                            .filter_map(|x| StackVersion::parse_dot(x).ok())
-                            .filter(|x| x.is_stable())
-                            .map(|x| x.major)
+                            .filter_map(read::stable)
                             .collect();
                         list.sort();
                         p.stacks.entry(minor).or_default().extend(list);
@@ -299,9 +297,9 @@ impl Proposal {
             .and_then(|l| l.iter().max().copied())
     }
 
-    /// The release a Cluster's class names (`openstack-scs2-1-33-v2` → 2).
-    pub fn cluster_release(class: &str) -> Option<ReleaseName> {
-        ReleaseName::parse(class).ok()
+    /// The release a Cluster's class names (`openstack-scs2-1-33-v2` → minor 33, number 2).
+    pub fn cluster_release(class: &str) -> Option<(Minor, u64)> {
+        read::tag(class).map(|(_, m, n)| (m, n))
     }
 
     /// Whether this proposal lists at least what `other` lists, minor by minor and cluster by
@@ -312,12 +310,12 @@ impl Proposal {
                 .max()
                 .is_none_or(|want| self.newest(*m).is_some_and(|have| have >= *want))
         }) && other.clusters.iter().all(|(k, c)| {
-            let want = Self::cluster_release(c).map(|r| r.version.major);
+            let want = Self::cluster_release(c).map(|r| r.1);
             let have = self
                 .clusters
                 .get(k)
                 .and_then(|c| Self::cluster_release(c))
-                .map(|r| r.version.major);
+                .map(|r| r.1);
             match (want, have) {
                 (Some(w), Some(h)) => h >= w,
                 (None, _) => true,
@@ -333,7 +331,7 @@ impl Proposal {
             .iter()
             .map(|(m, l)| {
                 format!(
-                    "{m} [{}]",
+                    "1.{m} [{}]",
                     l.iter()
                         .map(|n| format!("v{n}"))
                         .collect::<Vec<_>>()

@@ -16,7 +16,7 @@ use chrono::{DateTime, Duration, Timelike, Utc};
 use stackbot::clock::{Clock as _, ManualClock};
 use stackbot::config::Loaded;
 use stackbot::forge::faulty::FaultMode;
-use stackbot::model::{KubeVersion, StackId};
+use stackbot::model::KubeVersion;
 use stackbot::pipeline::{Context, Selection};
 
 use super::actors::{self, Agenda, Human, MAINTAINER, RENOVATE, member};
@@ -89,7 +89,6 @@ pub struct World {
     tenants: Vec<Tenant>,
     active: Vec<bool>,
     loaded: Loaded,
-    stack: StackId,
     ledger: Ledger,
     rng: fastrand::Rng,
     agenda: Agenda,
@@ -203,7 +202,6 @@ impl World {
         Some(World {
             loaded,
             oci,
-            stack: StackId::new("openstack", "scs2").expect("stack"),
             sc,
             dir,
             clock,
@@ -290,7 +288,13 @@ impl World {
     }
 
     /// Run the world to its end.
-    pub fn simulate(mut self) -> WorldReport {
+    pub fn simulate(self) -> WorldReport {
+        self.simulate_until(None)
+    }
+
+    /// Run the world to its end, or only until a run breaks `stop` (the mutation check: a
+    /// disabled guard is caught as soon as its invariant fails once).
+    pub fn simulate_until(mut self, stop: Option<Invariant>) -> WorldReport {
         let wall = Instant::now();
         let end = self.sc.start + Duration::days(self.sc.days);
         let runs = self.plan();
@@ -314,6 +318,9 @@ impl World {
                 }
             }
             self.run(t);
+            if stop.is_some_and(|s| self.violations.iter().any(|v| v.invariant == s)) {
+                break;
+            }
         }
         WorldReport {
             name: self.sc.name.clone(),
@@ -352,6 +359,11 @@ impl World {
             .latest_per_series()
             .values()
             .filter_map(|p| p.kubernetes)
+            .map(|k| KubeVersion {
+                major: k.major,
+                minor: k.minor,
+                patch: k.patch,
+            })
             .filter(|k| self.upstream.timeline.image_at(*k, t))
             .collect();
         let target_version = |rng: &mut fastrand::Rng| -> Option<KubeVersion> {
@@ -856,6 +868,11 @@ impl World {
             gone,
             occurred: Default::default(),
             forge_clean: flaky.is_none() && !crashed,
+            resumes: self.ledger.runs.last().is_some_and(|r| {
+                r.faults
+                    .iter()
+                    .any(|f| f.starts_with("forge crash") || f.starts_with("flaky"))
+            }),
             faults: &fault_labels,
             tenant_outcomes: outcomes,
             forge_calls: reads + writes,
@@ -864,7 +881,6 @@ impl World {
             tenants: self.active.iter().filter(|a| **a).count(),
             new_tags,
             history,
-            stack: &self.stack,
             oci_only: self.sc.oci_only,
         };
         let published = self.new_publications(&before, &after, index, t);
@@ -959,23 +975,7 @@ impl World {
                     continue;
                 };
                 let files = oci.pull(tag).unwrap_or_default();
-                let hashes = files.get("hashes.json").cloned();
-                let (mut kubernetes, components, content) = invariants::read_published(
-                    self.backend.as_ref(),
-                    &self.stack,
-                    tag,
-                    after.tags.get(tag).map(String::as_str),
-                    hashes,
-                );
-                if kubernetes.is_none() {
-                    kubernetes = files.get("metadata.yaml").and_then(|m| {
-                        stackbot::tenants::apply::kubernetes_of(
-                            &stackbot::model::ReleaseName::parse(tag).ok()?,
-                            Some(m),
-                            "",
-                        )
-                    });
-                }
+                let (kubernetes, components, content) = invariants::read_published(&files);
                 out.push(Published {
                     tag: tag.to_string(),
                     series,
@@ -1002,17 +1002,12 @@ impl World {
             let Some((series, n)) = Ledger::parse(tag) else {
                 continue;
             };
-            let Some(commit) = after.tags.get(tag) else {
-                continue;
-            };
-            let hashes = self.backend.asset(STACKS, rel, "hashes.json");
-            let (kubernetes, components, content) = invariants::read_published(
-                self.backend.as_ref(),
-                &self.stack,
-                tag,
-                Some(commit),
-                hashes,
-            );
+            let files: Files = rel
+                .assets
+                .iter()
+                .filter_map(|a| Some((a.clone(), self.backend.asset(STACKS, rel, a)?)))
+                .collect();
+            let (kubernetes, components, content) = invariants::read_published(&files);
             out.push(Published {
                 tag: tag.to_string(),
                 series,
