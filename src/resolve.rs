@@ -108,7 +108,7 @@ pub struct HeldBack {
 impl HeldBack {
     /// Whether an upstream error is among the reasons: the next run may well get further.
     pub fn is_transient(&self) -> bool {
-        !self.errors.is_empty()
+        !self.errors.is_empty() && !crate::mutation::active("upstream-error-exits-1")
     }
 
     /// Every reason, errors first (they are what a reader must see).

@@ -517,7 +517,9 @@ pub fn plan_with(
         }
         let hashes = crate::package::hashes(&d.rendered);
         if state.resume.is_none() {
-            if let Some(deg) = guard::check(d, state.latest, &base_lock) {
+            if let Some(deg) = guard::check(d, state.latest, &base_lock)
+                .filter(|_| !crate::mutation::active("no-downgrade"))
+            {
                 if overrides.allow_downgrade {
                     plan.warnings.push(format!(
                         "{series}: releasing a downgrade from {} as asked (--allow-downgrade): {}",
