@@ -17,6 +17,12 @@ pub const NAMES: &[&str] = &[
     "gone-exits-0-with-a-warning",
     "failure-exits-1",
     "tenant-failure-exits-3",
+    "no-rewrite-on-base-move",
+    "merges-recognised-by-content",
+    "merged-tenant-gets-next-release",
+    "tenants-follow-every-target",
+    "no-duplicates",
+    "cost-bounded-by-series-and-tenants",
 ];
 
 #[cfg(feature = "mutation")]

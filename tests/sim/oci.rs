@@ -18,6 +18,13 @@ pub struct Oci {
     server: TestRegistry,
 }
 
+/// A plain HTTP client (the registry is on loopback without TLS; reqwest still wants a
+/// crypto provider chosen, as the bot's own clients do).
+fn client() -> reqwest::blocking::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::blocking::Client::new()
+}
+
 impl Oci {
     /// A fresh registry; `None` when `STACKBOT_SKIP_REGISTRY=1` says to skip registry tests.
     pub fn start() -> Option<Oci> {
@@ -29,7 +36,7 @@ impl Oci {
     /// A client per use: a pooled connection kept idle between two runs of a simulation can
     /// hang on a registry that dropped it.
     fn get(&self, path: &str) -> Option<reqwest::blocking::Response> {
-        let r = reqwest::blocking::Client::new()
+        let r = client()
             .get(format!(
                 "http://{}/v2/{REPOSITORY}/{path}",
                 self.server.addr
@@ -107,7 +114,7 @@ impl Oci {
             "http://{}/v2/{REPOSITORY}/manifests/{digest}",
             self.server.addr
         );
-        reqwest::blocking::Client::new()
+        client()
             .delete(url)
             .send()
             .is_ok_and(|r| r.status().is_success())
