@@ -23,6 +23,7 @@ pub const NAMES: &[&str] = &[
     "tenants-follow-every-target",
     "no-duplicates",
     "cost-bounded-by-series-and-tenants",
+    "every-target-gets-the-latest-release",
 ];
 
 #[cfg(feature = "mutation")]

@@ -18,13 +18,15 @@ use sim::invariants::Invariant;
 use sim::world::{ForgeKind, World};
 
 /// Disable `guard`, simulate a world of `cargo test` until its invariant fails, and say in
-/// which run it did (`None`: never, within the budget). The local world, except for the guard
-/// that lets tenants follow OCI-only releases: only the world published to OCI has them.
+/// which run it did (`None`: never, within the budget). The local world, except for the guards
+/// that need a registry: OCI-only releases (the world published to OCI alone) and both
+/// targets (the world published to the fake GitHub and OCI).
 fn caught(guard: &'static str) -> Option<(usize, String)> {
     let inv = Invariant::by_name(guard).expect("a mutation is named after its invariant");
     let settings = Settings::from_env();
     let scenario = match inv {
         Invariant::FollowEveryTarget => settings.oci_scenario(0),
+        Invariant::EveryTarget => settings.both_scenario(0),
         _ => settings.scenario(ForgeKind::Local, 0),
     };
     let Some(world) = World::new(scenario) else {

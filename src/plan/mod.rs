@@ -503,6 +503,7 @@ pub fn plan_with(
             .oci_tags
             .as_ref()
             .is_some_and(|t| t.contains(&latest.tag))
+            && !crate::mutation::active("every-target-gets-the-latest-release")
         {
             plan.cleanup.push(oci_step(oci, &latest.tag, assets)?);
         }
@@ -719,7 +720,9 @@ pub fn plan_with(
                     tag: tag.clone(),
                     latest: false, // decided below, once every release is planned
                 });
-                if let Some(oci) = &settings.oci {
+                if let Some(oci) = &settings.oci
+                    && !crate::mutation::active("every-target-gets-the-latest-release")
+                {
                     steps.push(oci_step(oci, &tag, &assets)?);
                 }
             }

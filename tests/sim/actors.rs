@@ -54,6 +54,13 @@ pub enum Human {
     Join {
         tenant: usize,
     },
+    /// A maintainer merges a release pull request of the cluster-stacks repository
+    /// (`mode: pull-request`).
+    MergeRelease {
+        pull: u64,
+        kind: MergeMethod,
+        attempt: u32,
+    },
 }
 
 /// Who does it.
@@ -85,7 +92,10 @@ impl Human {
             | Human::CommitOnBranch { tenant, .. }
             | Human::Renovate { tenant, .. }
             | Human::Join { tenant } => Some(*tenant),
-            Human::Withdraw { .. } | Human::EditTemplate | Human::StacksCommit => None,
+            Human::Withdraw { .. }
+            | Human::EditTemplate
+            | Human::StacksCommit
+            | Human::MergeRelease { .. } => None,
         }
     }
 
@@ -112,6 +122,7 @@ impl Human {
             Human::EditTemplate => "template edited".into(),
             Human::StacksCommit => "unrelated commit on cluster-stacks main".into(),
             Human::Join { .. } => "tenant added".into(),
+            Human::MergeRelease { .. } => "release pull request merged".into(),
         }
     }
 }

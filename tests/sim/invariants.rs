@@ -30,10 +30,11 @@ pub enum Invariant {
     GoneExits0,
     FailureExits1,
     TenantFailureExits3,
+    EveryTarget,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 14] = [
+    pub const ALL: [Invariant; 15] = [
         Invariant::NoDowngrade,
         Invariant::NumberNeverReused,
         Invariant::NoRewriteOnBaseMove,
@@ -48,6 +49,7 @@ impl Invariant {
         Invariant::GoneExits0,
         Invariant::FailureExits1,
         Invariant::TenantFailureExits3,
+        Invariant::EveryTarget,
     ];
 
     /// The invariant called `name` (its [`Invariant::name`]).
@@ -71,6 +73,7 @@ impl Invariant {
             Invariant::GoneExits0 => "gone-exits-0-with-a-warning",
             Invariant::FailureExits1 => "failure-exits-1",
             Invariant::TenantFailureExits3 => "tenant-failure-exits-3",
+            Invariant::EveryTarget => "every-target-gets-the-latest-release",
         }
     }
 
@@ -115,6 +118,9 @@ impl Invariant {
             Invariant::TenantFailureExits3 => {
                 "failed tenants alone exit 3, after every release-stage failure (1); a blocked tenant is no failure"
             }
+            Invariant::EveryTarget => {
+                "with `publish: [forge, oci]` the latest release of each series is on both targets after a run without forge faults (a run stopped between them leaves the next to finish)"
+            }
         }
     }
 
@@ -155,6 +161,9 @@ impl Invariant {
             Invariant::GoneExits0 => "a series kept back while only something was gone",
             Invariant::FailureExits1 => "a run that listed a failure or stopped",
             Invariant::TenantFailureExits3 => "a run with a failed or blocked tenant",
+            Invariant::EveryTarget => {
+                "a clean run publishing to the forge and OCI, with a live release"
+            }
         }
     }
 
@@ -174,6 +183,7 @@ impl Invariant {
             }
             Invariant::FailureExits1 | Invariant::TenantFailureExits3 => "`pipeline::exit`",
             Invariant::NoDuplicates => "`plan/series.rs`, `apply.rs`, `tenants/apply.rs`",
+            Invariant::EveryTarget => "`plan/mod.rs`",
         }
     }
 }
@@ -255,6 +265,8 @@ pub struct RunFacts<'a> {
     pub history: usize,
     /// OCI is the only publish target (tenants must follow it).
     pub oci_only: bool,
+    /// The forge and OCI are both publish targets.
+    pub both_targets: bool,
 }
 
 impl RunFacts<'_> {
@@ -1127,6 +1139,45 @@ pub fn check_blocked(
                     } else {
                         String::new()
                     }
+                ),
+            );
+        }
+    }
+    out.v
+}
+
+/// With two publish targets, the latest live release of each series is on both after a run
+/// that returned without a forge fault: a run stopped between the forge release and the push
+/// leaves the next one to finish it.
+pub fn check_targets(f: &RunFacts, ledger: &Ledger, after: &Observation) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    if !f.both_targets || !f.tenants_clean() {
+        return out.v;
+    }
+    let latest = ledger.latest_per_series();
+    if !latest.is_empty() {
+        f.occurred(Invariant::EveryTarget);
+    }
+    let forge = after.published();
+    for p in latest.values() {
+        let (on_forge, on_oci) = (
+            forge.contains_key(p.tag.as_str()),
+            after.oci_tags.contains(&p.tag),
+        );
+        if !(on_forge && on_oci) {
+            out.push(
+                Invariant::EveryTarget,
+                &p.tag,
+                format!(
+                    "{} (published in run {}) is {} after a clean run; {}",
+                    p.tag,
+                    p.run,
+                    if on_forge {
+                        "on the forge but not in the OCI registry"
+                    } else {
+                        "in the OCI registry but not on the forge"
+                    },
+                    out.faults()
                 ),
             );
         }

@@ -94,6 +94,8 @@ impl Settings {
                 forge,
                 http_upstream: false,
                 oci_only: false,
+                oci_too: false,
+                pull_request: false,
                 seed,
                 start: self.start,
                 days: self.days,
@@ -108,6 +110,8 @@ impl Settings {
                 forge,
                 http_upstream: true,
                 oci_only: false,
+                oci_too: false,
+                pull_request: false,
                 seed,
                 start: self.start,
                 days: self.days,
@@ -127,12 +131,37 @@ impl Settings {
             forge: ForgeKind::Local,
             http_upstream: false,
             oci_only: true,
+            oci_too: false,
+            pull_request: false,
             seed,
             start: self.start,
             days: self.days,
             runs: self.runs.unwrap_or(30),
             upstream_faults: 0.15,
             forge_faults: 0.05,
+        }
+    }
+
+    /// `publish: [forge, oci]` on the fake GitHub with upstream over HTTP: every release goes
+    /// to both, and a run stopped between them must leave the next one to finish the other.
+    pub fn both_scenario(&self, i: u64) -> Scenario {
+        Scenario {
+            name: "github+oci".into(),
+            oci_only: false,
+            oci_too: true,
+            runs: self.runs.unwrap_or(25),
+            ..self.scenario(ForgeKind::Github, i)
+        }
+    }
+
+    /// `mode: pull-request` on the local forge: a release pull request per series, merged by
+    /// a maintainer hours later (now and then declined), published by the next run.
+    pub fn pull_request_scenario(&self, i: u64) -> Scenario {
+        Scenario {
+            name: "local-pr".into(),
+            pull_request: true,
+            runs: self.runs.unwrap_or(40),
+            ..self.scenario(ForgeKind::Local, i)
         }
     }
 }

@@ -47,10 +47,10 @@ impl Oci {
         r.status().is_success().then_some(r)
     }
 
-    /// The `publish:` and `oci:` sections: publish to the registry only.
-    pub fn yaml(&self) -> String {
+    /// The `publish:` (`[oci]` or `[forge, oci]`) and `oci:` sections.
+    pub fn yaml(&self, publish: &str) -> String {
         format!(
-            "publish: [oci]\noci:\n  registry: \"{a}\"\n  repository: \"{a}/{REPOSITORY}\"\n  plain_http: true\n",
+            "publish: {publish}\noci:\n  registry: \"{a}\"\n  repository: \"{a}/{REPOSITORY}\"\n  plain_http: true\n",
             a = self.server.addr
         )
     }

@@ -190,7 +190,12 @@ impl Summary<'_> {
         // the local forge but costs differently (no forge releases to list).
         let mut by: BTreeMap<String, Vec<&WorldReport>> = BTreeMap::new();
         for w in self.worlds {
-            let publish = if w.name == "oci" { "oci" } else { "forge" };
+            let publish = match w.name.as_str() {
+                "oci" => "oci",
+                "github+oci" => "forge + oci",
+                "local-pr" => "forge, pull-request mode",
+                _ => "forge",
+            };
             by.entry(format!("{} ({}, {publish})", w.name, w.forge))
                 .or_default()
                 .push(w);

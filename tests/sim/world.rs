@@ -20,7 +20,7 @@ use stackbot::model::KubeVersion;
 use stackbot::pipeline::{Context, Selection};
 
 use super::actors::{self, Agenda, Human, MAINTAINER, RENOVATE, member};
-use super::forge::{Backend, Crash, Files, PrState, fake::Fake, local::Local};
+use super::forge::{Backend, Crash, Files, MergeMethod, PrState, fake::Fake, local::Local};
 use super::invariants::{self, Invariant, RunFacts, Violation};
 use super::ledger::{Declined, Ledger, Merged, Published, RunRecord, Withdrawal};
 use super::observe::{self, Observation, STACKS};
@@ -45,6 +45,11 @@ pub struct Scenario {
     pub http_upstream: bool,
     /// `publish: [oci]`: releases go to a real OCI registry only (no forge releases).
     pub oci_only: bool,
+    /// `publish: [forge, oci]`: releases go to the forge and to a real OCI registry.
+    pub oci_too: bool,
+    /// `mode: pull-request`: the bot opens a release pull request per series on the
+    /// cluster-stacks repository, a maintainer merges it, the next run publishes.
+    pub pull_request: bool,
     pub seed: u64,
     pub start: DateTime<Utc>,
     pub days: i64,
@@ -185,7 +190,7 @@ impl World {
                 backend.create_repo(&t.repo, &t.initial_files());
             }
         }
-        let oci = if sc.oci_only {
+        let oci = if sc.oci_only || sc.oci_too {
             Some(Oci::start()?)
         } else {
             None
@@ -193,6 +198,7 @@ impl World {
         let rng = fastrand::Rng::with_seed(sc.seed);
         let loaded = write_config(
             dir.path(),
+            &sc,
             &upstream,
             backend.as_ref(),
             oci.as_ref(),
@@ -225,6 +231,7 @@ impl World {
     fn rewrite_config(&mut self) {
         self.loaded = write_config(
             self.dir.path(),
+            &self.sc,
             &self.upstream,
             self.backend.as_ref(),
             self.oci.as_ref(),
@@ -426,6 +433,12 @@ impl World {
 
     fn act(&mut self, h: Human) -> Option<String> {
         let label = match (&h, &self.oci) {
+            (Human::Withdraw { delete_tag: false }, Some(_)) if self.sc.oci_too => {
+                "release deleted on the forge and in OCI (git tag kept)".to_string()
+            }
+            (Human::Withdraw { delete_tag: true }, Some(_)) if self.sc.oci_too => {
+                "release deleted on the forge and in OCI, git tag deleted".to_string()
+            }
             (Human::Withdraw { delete_tag: false }, Some(_)) => {
                 "OCI release deleted (git tag kept)".to_string()
             }
@@ -653,6 +666,40 @@ impl World {
                 )
                 .ok()?;
                 Some(label)
+            }
+            Human::MergeRelease {
+                pull,
+                kind,
+                attempt,
+            } => {
+                let open = b
+                    .pulls(STACKS)
+                    .iter()
+                    .any(|p| p.number == pull && p.state == PrState::Open);
+                if !open {
+                    return None; // superseded or closed by the bot meanwhile
+                }
+                match b.merge(STACKS, pull, kind, MAINTAINER) {
+                    Ok(_) => {
+                        if let Some(p) = b.pulls(STACKS).iter().find(|p| p.number == pull) {
+                            b.delete_branch(STACKS, &p.head);
+                        }
+                        Some(label)
+                    }
+                    Err(_) if attempt < 3 => {
+                        let later = now + Duration::hours(self.rng.i64(2..24));
+                        self.agenda.at(
+                            later,
+                            Human::MergeRelease {
+                                pull,
+                                kind,
+                                attempt: attempt + 1,
+                            },
+                        );
+                        None
+                    }
+                    Err(_) => None,
+                }
             }
             Human::Join { tenant } => {
                 let t = self.tenants[tenant].clone();
@@ -882,6 +929,7 @@ impl World {
             new_tags,
             history,
             oci_only: self.sc.oci_only,
+            both_targets: self.sc.oci_too,
         };
         let published = self.new_publications(&before, &after, index, t);
         let tenants = active(&self.tenants, &self.active);
@@ -903,6 +951,7 @@ impl World {
             &before,
             &after,
         ));
+        v.extend(invariants::check_targets(&facts, &self.ledger, &after));
         v.extend(invariants::check_blocked(
             &facts,
             &self.ledger,
@@ -1025,8 +1074,33 @@ impl World {
         out
     }
 
-    /// Teams notice new bot pull requests and plan what they will do about them.
+    /// Teams notice new bot pull requests and plan what they will do about them; in
+    /// pull-request mode a maintainer plans to merge each new release pull request.
     fn react(&mut self, after: &Observation, now: DateTime<Utc>) {
+        if self.sc.pull_request {
+            for p in self.backend.pulls(STACKS) {
+                if p.state == PrState::Open
+                    && p.head.starts_with("stackbot/release/")
+                    && self.handled.insert((usize::MAX, p.number))
+                {
+                    self.pulls_seen.insert((usize::MAX, p.number));
+                    let kind = if self.rng.f64() < 0.7 {
+                        MergeMethod::Merge
+                    } else {
+                        MergeMethod::Squash
+                    };
+                    let at = now + Duration::minutes(self.rng.i64(30..36 * 60));
+                    self.agenda.at(
+                        at,
+                        Human::MergeRelease {
+                            pull: p.number,
+                            kind,
+                            attempt: 0,
+                        },
+                    );
+                }
+            }
+        }
         for (i, t) in self.tenants.iter().enumerate() {
             if !self.active[i] {
                 continue;
@@ -1059,6 +1133,7 @@ fn active<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
 /// scs2 templates, the forge, the active tenants) and load it as the CLI would.
 fn write_config(
     dir: &Path,
+    sc: &Scenario,
     upstream: &Upstream,
     backend: &dyn Backend,
     oci: Option<&Oci>,
@@ -1068,7 +1143,7 @@ fn write_config(
     let u = &upstream.urls;
     let mut y = upstream.upstream_yaml(dir);
     if let Some(o) = oci {
-        y.push_str(&o.yaml());
+        y.push_str(&o.yaml(if sc.oci_too { "[forge, oci]" } else { "[oci]" }));
     }
     y.push_str(&format!(
         r#"stacks:
@@ -1105,7 +1180,7 @@ fn write_config(
 forge:
 {forge}  repository: {STACKS}
   base_branch: main
-  mode: direct
+  mode: {mode}
   committer:
     name: stackbot
     email: stackbot@users.noreply.github.com
@@ -1116,6 +1191,11 @@ tenants:
         cilium = u.cilium,
         metrics = u.metrics_server,
         forge = backend.forge_yaml(),
+        mode = if sc.pull_request {
+            "pull-request"
+        } else {
+            "direct"
+        },
     ));
     for (t, a) in tenants.iter().zip(active) {
         if *a {
