@@ -24,6 +24,7 @@ pub const NAMES: &[&str] = &[
     "no-duplicates",
     "cost-bounded-by-series-and-tenants",
     "every-target-gets-the-latest-release",
+    "overlapping-runs-take-turns",
 ];
 
 #[cfg(feature = "mutation")]

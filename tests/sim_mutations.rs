@@ -20,13 +20,15 @@ use sim::world::{ForgeKind, World};
 /// Disable `guard`, simulate a world of `cargo test` until its invariant fails, and say in
 /// which run it did (`None`: never, within the budget). The local world, except for the guards
 /// that need a registry: OCI-only releases (the world published to OCI alone) and both
-/// targets (the world published to the fake GitHub and OCI).
+/// targets (the world published to the fake GitHub and OCI); overlapping runs happen in the
+/// pull-request world.
 fn caught(guard: &'static str) -> Option<(usize, String)> {
     let inv = Invariant::by_name(guard).expect("a mutation is named after its invariant");
     let settings = Settings::from_env();
     let scenario = match inv {
         Invariant::FollowEveryTarget => settings.oci_scenario(0),
         Invariant::EveryTarget => settings.both_scenario(0),
+        Invariant::RunsTakeTurns => settings.pull_request_scenario(0),
         _ => settings.scenario(ForgeKind::Local, 0),
     };
     let Some(world) = World::new(scenario) else {

@@ -31,10 +31,11 @@ pub enum Invariant {
     FailureExits1,
     TenantFailureExits3,
     EveryTarget,
+    RunsTakeTurns,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 15] = [
+    pub const ALL: [Invariant; 16] = [
         Invariant::NoDowngrade,
         Invariant::NumberNeverReused,
         Invariant::NoRewriteOnBaseMove,
@@ -50,6 +51,7 @@ impl Invariant {
         Invariant::FailureExits1,
         Invariant::TenantFailureExits3,
         Invariant::EveryTarget,
+        Invariant::RunsTakeTurns,
     ];
 
     /// The invariant called `name` (its [`Invariant::name`]).
@@ -74,6 +76,7 @@ impl Invariant {
             Invariant::FailureExits1 => "failure-exits-1",
             Invariant::TenantFailureExits3 => "tenant-failure-exits-3",
             Invariant::EveryTarget => "every-target-gets-the-latest-release",
+            Invariant::RunsTakeTurns => "overlapping-runs-take-turns",
         }
     }
 
@@ -121,6 +124,9 @@ impl Invariant {
             Invariant::EveryTarget => {
                 "with `publish: [forge, oci]` the latest release of each series is on both targets after a run without forge faults (a run stopped between them leaves the next to finish)"
             }
+            Invariant::RunsTakeTurns => {
+                "two runs started at once on the local forge take turns through the run lock; after a first run that finished cleanly the second writes nothing and exits as the first"
+            }
         }
     }
 
@@ -164,6 +170,9 @@ impl Invariant {
             Invariant::EveryTarget => {
                 "a clean run publishing to the forge and OCI, with a live release"
             }
+            Invariant::RunsTakeTurns => {
+                "a second run started at the same moment as the scheduled one"
+            }
         }
     }
 
@@ -184,6 +193,7 @@ impl Invariant {
             Invariant::FailureExits1 | Invariant::TenantFailureExits3 => "`pipeline::exit`",
             Invariant::NoDuplicates => "`plan/series.rs`, `apply.rs`, `tenants/apply.rs`",
             Invariant::EveryTarget => "`plan/mod.rs`",
+            Invariant::RunsTakeTurns => "`forge::local::LocalForge::lock_run`",
         }
     }
 }
@@ -267,6 +277,8 @@ pub struct RunFacts<'a> {
     pub oci_only: bool,
     /// The forge and OCI are both publish targets.
     pub both_targets: bool,
+    /// A second run started at the same moment (this run's facts are the scheduled one's).
+    pub overlap: Option<Overlap>,
 }
 
 impl RunFacts<'_> {
@@ -1181,6 +1193,58 @@ pub fn check_targets(f: &RunFacts, ledger: &Ledger, after: &Observation) -> Vec<
                 ),
             );
         }
+    }
+    out.v
+}
+
+/// Two runs started at the same moment: when each held the run lock, and what the other one
+/// (not the scheduled run) did.
+pub struct Overlap {
+    pub first: (std::time::Instant, std::time::Instant),
+    pub second: (std::time::Instant, std::time::Instant),
+    pub second_writes: u64,
+    pub second_exit: i32,
+}
+
+/// Overlapping runs take turns: the spans during which each held the run lock do not overlap,
+/// and when the scheduled run went first and finished without a forge fault, the other finds
+/// nothing left to do (no write) and sees the same world (the same exit code).
+pub fn check_overlap(f: &RunFacts) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    let Some(o) = &f.overlap else {
+        return out.v;
+    };
+    f.occurred(Invariant::RunsTakeTurns);
+    let (a, b) = (o.first, o.second);
+    if a.0 < b.1 && b.0 < a.1 {
+        out.push(
+            Invariant::RunsTakeTurns,
+            "run lock",
+            format!(
+                "two runs worked at the same time: the scheduled one for {} ms, the other for {} ms, overlapping by {} ms",
+                (a.1 - a.0).as_millis(),
+                (b.1 - b.0).as_millis(),
+                (a.1.min(b.1) - a.0.max(b.0)).as_millis()
+            ),
+        );
+    } else if a.1 <= b.0 && f.forge_clean && f.returned && o.second_writes > 0 {
+        out.push(
+            Invariant::RunsTakeTurns,
+            "second run",
+            format!(
+                "the second of two overlapping runs made {} write(s) after the first finished cleanly (exit {})",
+                o.second_writes, f.exit
+            ),
+        );
+    } else if a.1 <= b.0 && f.forge_clean && f.returned && o.second_exit != f.exit {
+        out.push(
+            Invariant::RunsTakeTurns,
+            "second run",
+            format!(
+                "the second of two overlapping runs exited {} after the first exited {} in the same world",
+                o.second_exit, f.exit
+            ),
+        );
     }
     out.v
 }

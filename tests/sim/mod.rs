@@ -96,6 +96,7 @@ impl Settings {
                 oci_only: false,
                 oci_too: false,
                 pull_request: false,
+                overlap: false,
                 seed,
                 start: self.start,
                 days: self.days,
@@ -112,6 +113,7 @@ impl Settings {
                 oci_only: false,
                 oci_too: false,
                 pull_request: false,
+                overlap: false,
                 seed,
                 start: self.start,
                 days: self.days,
@@ -133,6 +135,7 @@ impl Settings {
             oci_only: true,
             oci_too: false,
             pull_request: false,
+            overlap: false,
             seed,
             start: self.start,
             days: self.days,
@@ -160,6 +163,7 @@ impl Settings {
         Scenario {
             name: "local-pr".into(),
             pull_request: true,
+            overlap: true,
             runs: self.runs.unwrap_or(40),
             ..self.scenario(ForgeKind::Local, i)
         }

@@ -50,6 +50,9 @@ pub struct Scenario {
     /// `mode: pull-request`: the bot opens a release pull request per series on the
     /// cluster-stacks repository, a maintainer merges it, the next run publishes.
     pub pull_request: bool,
+    /// Now and then a second `stackbot release` starts at the same moment as the scheduled
+    /// one (a manual dispatch, a slow runner), both through the local forge's run lock.
+    pub overlap: bool,
     pub seed: u64,
     pub start: DateTime<Utc>,
     pub days: i64,
@@ -104,6 +107,9 @@ pub struct World {
     coverage: BTreeMap<Invariant, (usize, usize)>,
     pulls_seen: BTreeSet<(usize, u64)>,
     edits: u32,
+    /// The acts added by issue 23 draw from their own generator, so the worlds that existed
+    /// before keep their seeded sequence of people and faults.
+    acts: fastrand::Rng,
 }
 
 fn root() -> PathBuf {
@@ -196,6 +202,7 @@ impl World {
             None
         };
         let rng = fastrand::Rng::with_seed(sc.seed);
+        let seed = sc.seed;
         let loaded = write_config(
             dir.path(),
             &sc,
@@ -225,6 +232,7 @@ impl World {
             coverage: BTreeMap::new(),
             pulls_seen: BTreeSet::new(),
             edits: 0,
+            acts: fastrand::Rng::with_seed(seed ^ 0x5eed_ac75),
         })
     }
 
@@ -765,13 +773,53 @@ impl World {
             snapshot: self.upstream.snapshot_path(),
             ..Selection::default()
         };
+        // A second run started at the same moment, on its own thread, through the same run
+        // lock as the command line (`LocalForge::lock_run`).
+        let overlap = (self.sc.overlap && self.acts.f64() < 0.15).then(|| {
+            let bot = self.backend.bot(&self.loaded, self.clock.clone(), None);
+            let ctx = ctx.clone();
+            let sel = sel.clone();
+            std::thread::spawn(move || {
+                let lock =
+                    stackbot::forge::local::LocalForge::from_config(&ctx.loaded, ctx.clock.clone())
+                        .expect("local forge")
+                        .lock_run()
+                        .expect("run lock");
+                let start = Instant::now();
+                let r = stackbot::pipeline::release::release(&ctx, &*bot, &sel);
+                let end = Instant::now();
+                drop(lock);
+                Overlap {
+                    held: (start, end),
+                    writes: bot.writes(),
+                    exit: stackbot::pipeline::exit::of_release(&r) as i32,
+                }
+            })
+        });
         let started = Instant::now();
-        let result = {
+        let (result, held) = {
+            let lock = overlap.as_ref().map(|_| {
+                stackbot::forge::local::LocalForge::from_config(&ctx.loaded, ctx.clock.clone())
+                    .expect("local forge")
+                    .lock_run()
+                    .expect("run lock")
+            });
+            let start = Instant::now();
             let forge: &dyn stackbot::forge::Forge = &*bot;
-            stackbot::pipeline::release::release(&ctx, forge, &sel)
+            let r = stackbot::pipeline::release::release(&ctx, forge, &sel);
+            let held = (start, Instant::now());
+            drop(lock);
+            (r, held)
         };
+        let overlap = overlap.map(|h| (held, h.join().expect("second run")));
         let millis = started.elapsed().as_millis();
         let http = self.backend.end_run();
+        if overlap.is_some() {
+            *self
+                .humans
+                .entry("a second run started at the same time".into())
+                .or_default() += 1;
+        }
         let upstream_requests = self.upstream.take_requests();
         let (reads, writes, by_method) = (bot.reads(), bot.writes(), bot.by_method());
         drop(bot);
@@ -930,6 +978,12 @@ impl World {
             history,
             oci_only: self.sc.oci_only,
             both_targets: self.sc.oci_too,
+            overlap: overlap.as_ref().map(|(held, second)| invariants::Overlap {
+                first: *held,
+                second: second.held,
+                second_writes: second.writes,
+                second_exit: second.exit,
+            }),
         };
         let published = self.new_publications(&before, &after, index, t);
         let tenants = active(&self.tenants, &self.active);
@@ -952,6 +1006,7 @@ impl World {
             &after,
         ));
         v.extend(invariants::check_targets(&facts, &self.ledger, &after));
+        v.extend(invariants::check_overlap(&facts));
         v.extend(invariants::check_blocked(
             &facts,
             &self.ledger,
@@ -1118,6 +1173,14 @@ impl World {
             }
         }
     }
+}
+
+/// What the second of two overlapping runs did: while it held the run lock, its writes, its
+/// exit code.
+struct Overlap {
+    held: (Instant, Instant),
+    writes: u64,
+    exit: i32,
 }
 
 fn active<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
