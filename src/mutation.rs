@@ -25,6 +25,7 @@ pub const NAMES: &[&str] = &[
     "cost-bounded-by-series-and-tenants",
     "every-target-gets-the-latest-release",
     "overlapping-runs-take-turns",
+    "only-configured-minors-released",
 ];
 
 #[cfg(feature = "mutation")]

@@ -3,8 +3,8 @@
 //! the seed of `cargo test` simulates must catch it — the invariant that states the promise
 //! fails. An invariant that stays green with its guard gone proves nothing.
 //!
-//! Its own test binary: the switch is global to the process, so the worlds run one after
-//! another here, apart from the unmutated worlds of `tests/world_sim.rs`.
+//! Its own test binary: the switch is global to the process, so each mutated world runs in a
+//! child process of this binary, apart from the unmutated worlds of `tests/world_sim.rs`.
 
 #[path = "support/registry.rs"]
 mod registry;
@@ -44,18 +44,53 @@ fn caught(guard: &'static str) -> Option<(usize, String)> {
         .map(|v| (v.run, v.to_string()))
 }
 
+/// The test below runs each mutation in a child process of this test binary (the switch is
+/// global to a process), a few at a time: the worlds of different mutations run in parallel.
+const CHILD: &str = "SIM_MUTATION";
+const TEST: &str = "every_guard_disabled_in_turn_is_caught_by_its_invariant_within_the_short_run";
+
 #[test]
 fn every_guard_disabled_in_turn_is_caught_by_its_invariant_within_the_short_run() {
-    let mut missed = Vec::new();
-    for guard in stackbot::mutation::NAMES {
+    if let Ok(guard) = std::env::var(CHILD) {
+        let guard = stackbot::mutation::NAMES
+            .iter()
+            .find(|n| **n == guard)
+            .expect("a known mutation");
         match caught(guard) {
-            Some((run, v)) => eprintln!("{guard}: caught in run {run}: {v}"),
-            None => missed.push(*guard),
+            Some((run, v)) => println!("caught in run {run}: {v}"),
+            None => panic!("{guard}: not caught"),
+        }
+        return;
+    }
+    let exe = std::env::current_exe().expect("test binary");
+    let spawn = |guard: &str| {
+        std::process::Command::new(&exe)
+            .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+            .env(CHILD, guard)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn a child test")
+    };
+    let mut missed = Vec::new();
+    for batch in stackbot::mutation::NAMES.chunks(4) {
+        let children: Vec<_> = batch.iter().map(|g| (*g, spawn(g))).collect();
+        for (guard, child) in children {
+            let out = child.wait_with_output().expect("child test");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            // libtest prints `test <name> ... ` before the child's own line.
+            match stdout
+                .lines()
+                .find_map(|l| l.find("caught in run").map(|i| &l[i..]))
+            {
+                Some(line) if out.status.success() => eprintln!("{guard}: {line}"),
+                _ => missed.push(guard),
+            }
         }
     }
     assert!(
         missed.is_empty(),
-        "with these guards disabled the short local world stayed green, so their invariants \
-         test nothing: {missed:?}"
+        "with these guards disabled the short worlds stayed green, so their invariants test \
+         nothing: {missed:?}"
     );
 }

@@ -74,7 +74,8 @@ fn year_of(scenario: impl Fn(&Settings, u64) -> sim::world::Scenario, guaranteed
 /// concurrency, so situations that follow from a forge fault (`failure-exits-1`,
 /// `no-duplicates`: a run resuming after one) are required only on the local forge, whose
 /// crashes are the only forge fault and occur several times.
-const LOCAL: [Invariant; 14] = [
+const LOCAL: [Invariant; 15] = [
+    Invariant::OnlyConfiguredMinors,
     Invariant::NoDowngrade,
     Invariant::NumberNeverReused,
     Invariant::NoRewriteOnBaseMove,
@@ -90,7 +91,8 @@ const LOCAL: [Invariant; 14] = [
     Invariant::FailureExits1,
     Invariant::TenantFailureExits3,
 ];
-const GITHUB: [Invariant; 11] = [
+const GITHUB: [Invariant; 12] = [
+    Invariant::OnlyConfiguredMinors,
     Invariant::NoDowngrade,
     Invariant::NumberNeverReused,
     Invariant::NoRewriteOnBaseMove,
@@ -105,7 +107,8 @@ const GITHUB: [Invariant; 11] = [
 ];
 /// Published only to OCI, every tenant follows an OCI-only release: `tenants-follow-every-target`
 /// stands for `merged-tenant-gets-next-release` there.
-const OCI: [Invariant; 9] = [
+const OCI: [Invariant; 10] = [
+    Invariant::OnlyConfiguredMinors,
     Invariant::NoDowngrade,
     Invariant::NumberNeverReused,
     Invariant::NoRewriteOnBaseMove,
@@ -144,7 +147,8 @@ fn a_year_published_only_to_oci_keeps_every_promise() {
 }
 
 /// Measured with the default seed and budget (25 runs, fake GitHub, HTTP upstream).
-const BOTH: [Invariant; 10] = [
+const BOTH: [Invariant; 11] = [
+    Invariant::OnlyConfiguredMinors,
     Invariant::EveryTarget,
     Invariant::NoDowngrade,
     Invariant::NumberNeverReused,
@@ -164,7 +168,8 @@ fn a_year_published_to_forge_and_oci_on_the_fake_github_keeps_every_promise() {
 
 /// Measured with the default seed and budget (40 runs, local forge, release pull requests
 /// merged by a maintainer hours after they open; now and then a second run at the same time).
-const PULL_REQUEST: [Invariant; 10] = [
+const PULL_REQUEST: [Invariant; 11] = [
+    Invariant::OnlyConfiguredMinors,
     Invariant::RunsTakeTurns,
     Invariant::NoDowngrade,
     Invariant::NumberNeverReused,

@@ -32,10 +32,11 @@ pub enum Invariant {
     TenantFailureExits3,
     EveryTarget,
     RunsTakeTurns,
+    OnlyConfiguredMinors,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 16] = [
+    pub const ALL: [Invariant; 17] = [
         Invariant::NoDowngrade,
         Invariant::NumberNeverReused,
         Invariant::NoRewriteOnBaseMove,
@@ -52,6 +53,7 @@ impl Invariant {
         Invariant::TenantFailureExits3,
         Invariant::EveryTarget,
         Invariant::RunsTakeTurns,
+        Invariant::OnlyConfiguredMinors,
     ];
 
     /// The invariant called `name` (its [`Invariant::name`]).
@@ -77,6 +79,7 @@ impl Invariant {
             Invariant::TenantFailureExits3 => "tenant-failure-exits-3",
             Invariant::EveryTarget => "every-target-gets-the-latest-release",
             Invariant::RunsTakeTurns => "overlapping-runs-take-turns",
+            Invariant::OnlyConfiguredMinors => "only-configured-minors-released",
         }
     }
 
@@ -127,6 +130,9 @@ impl Invariant {
             Invariant::RunsTakeTurns => {
                 "two runs started at once on the local forge take turns through the run lock; after a first run that finished cleanly the second writes nothing and exits as the first"
             }
+            Invariant::OnlyConfiguredMinors => {
+                "no new release of a minor past its end of life (with `minors: supported`, by the runner's date) or left out of an explicit `minors:` list; its releases stay, tenants listing it keep them"
+            }
         }
     }
 
@@ -173,6 +179,9 @@ impl Invariant {
             Invariant::RunsTakeTurns => {
                 "a second run started at the same moment as the scheduled one"
             }
+            Invariant::OnlyConfiguredMinors => {
+                "a run while a minor with releases is excluded (past end of life, or not in the list)"
+            }
         }
     }
 
@@ -194,6 +203,7 @@ impl Invariant {
             Invariant::NoDuplicates => "`plan/series.rs`, `apply.rs`, `tenants/apply.rs`",
             Invariant::EveryTarget => "`plan/mod.rs`",
             Invariant::RunsTakeTurns => "`forge::local::LocalForge::lock_run`",
+            Invariant::OnlyConfiguredMinors => "`resolve::tracked`",
         }
     }
 }
@@ -279,6 +289,8 @@ pub struct RunFacts<'a> {
     pub both_targets: bool,
     /// A second run started at the same moment (this run's facts are the scheduled one's).
     pub overlap: Option<Overlap>,
+    /// Minors the run's configuration excludes, with why (end of life, not in the list).
+    pub excluded: BTreeMap<u64, String>,
 }
 
 impl RunFacts<'_> {
@@ -1245,6 +1257,39 @@ pub fn check_overlap(f: &RunFacts) -> Vec<Violation> {
                 o.second_exit, f.exit
             ),
         );
+    }
+    out.v
+}
+
+/// A minor left out (past its end of life, or not in an explicit `minors:` list) gets no new
+/// release. When the Kubernetes schedule could not be read the bot tracks the newest minors
+/// instead (a documented fallback with a warning), so such runs are not judged.
+pub fn check_minors(f: &RunFacts, ledger: &Ledger) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    if f.warnings
+        .iter()
+        .any(|w| w.contains("without lifecycle data"))
+    {
+        return out.v;
+    }
+    let minor_of = |tag: &str| read::tag(tag).map(|(_, m, _)| m);
+    if ledger
+        .published
+        .keys()
+        .any(|tag| minor_of(tag).is_some_and(|m| f.excluded.contains_key(&m)))
+    {
+        f.occurred(Invariant::OnlyConfiguredMinors);
+    }
+    for p in ledger.published.values().filter(|p| p.run == f.run) {
+        if let Some(m) = minor_of(&p.tag)
+            && let Some(why) = f.excluded.get(&m)
+        {
+            out.push(
+                Invariant::OnlyConfiguredMinors,
+                &p.tag,
+                format!("{} was published although 1.{m} is {why}", p.tag),
+            );
+        }
     }
     out.v
 }

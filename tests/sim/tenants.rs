@@ -163,8 +163,18 @@ pub fn roster() -> Vec<Tenant> {
 }
 
 fn stack_doc(minor: u64, header: &str) -> String {
+    stack_doc_with(minor, header, &[])
+}
+
+/// A ClusterStack resource for `1.<minor>` listing `versions` (`v3`, …).
+fn stack_doc_with(minor: u64, header: &str, versions: &[u64]) -> String {
+    let list = versions
+        .iter()
+        .map(|n| format!("\"v{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
-        "{header}apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-{minor}\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.{minor}\"\n  channel: stable\n  autoSubscribe: false\n  noProvider: true\n  versions: []\n"
+        "{header}apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-{minor}\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.{minor}\"\n  channel: stable\n  autoSubscribe: false\n  noProvider: true\n  versions: [{list}]\n"
     )
 }
 
@@ -202,6 +212,19 @@ impl Tenant {
             b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: podinfo\nspec:\n  template:\n    spec:\n      containers:\n      - name: podinfo\n        image: ghcr.io/stefanprodan/podinfo:6.7.0\n".to_vec(),
         );
         f
+    }
+
+    /// The tenant's ClusterStack file as a person writes it by hand: one resource per minor,
+    /// listing exactly `stacks` (pinning back, moving to another minor).
+    pub fn stack_file_by_hand(&self, stacks: &BTreeMap<Minor, Vec<u64>>) -> String {
+        let mut text = format!("# {} follows openstack/scs2; edited by hand.\n", self.name);
+        for (i, (m, versions)) in stacks.iter().enumerate() {
+            if i > 0 {
+                text.push_str("---\n");
+            }
+            text.push_str(&stack_doc_with(*m, "", versions));
+        }
+        text
     }
 
     /// The tenant's entry in `stackbot.yaml`.

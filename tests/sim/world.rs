@@ -110,6 +110,12 @@ pub struct World {
     /// The acts added by issue 23 draw from their own generator, so the worlds that existed
     /// before keep their seeded sequence of people and faults.
     acts: fastrand::Rng,
+    /// The next run's clock is behind by this many hours.
+    clock_back: Option<i64>,
+    /// Template edits, oldest first: the file and its text before the edit (for reverts).
+    template_edits: Vec<(PathBuf, String)>,
+    /// `minors:` as an explicit list (`None`: `supported`).
+    minors: Option<Vec<u64>>,
 }
 
 fn root() -> PathBuf {
@@ -206,6 +212,7 @@ impl World {
         let loaded = write_config(
             dir.path(),
             &sc,
+            None,
             &upstream,
             backend.as_ref(),
             oci.as_ref(),
@@ -233,6 +240,9 @@ impl World {
             pulls_seen: BTreeSet::new(),
             edits: 0,
             acts: fastrand::Rng::with_seed(seed ^ 0x5eed_ac75),
+            clock_back: None,
+            template_edits: Vec::new(),
+            minors: None,
         })
     }
 
@@ -240,6 +250,7 @@ impl World {
         self.loaded = write_config(
             self.dir.path(),
             &self.sc,
+            self.minors.as_deref(),
             &self.upstream,
             self.backend.as_ref(),
             self.oci.as_ref(),
@@ -321,6 +332,13 @@ impl World {
             actors::background(&mut self.rng, &mut self.agenda, from, end, i, &t.persona);
         }
         actors::maintainers(&mut self.rng, &mut self.agenda, self.sc.start, end);
+        actors::by_hand(
+            &mut self.acts,
+            &mut self.agenda,
+            self.sc.start,
+            end,
+            self.tenants.len(),
+        );
         for t in runs {
             for (at, h) in self.agenda.due(t) {
                 self.clock.set(at);
@@ -652,6 +670,7 @@ impl World {
                     .join("templates/openstack/scs2")
                     .join(files[self.rng.usize(0..files.len())]);
                 let mut text = std::fs::read_to_string(&f).ok()?;
+                self.template_edits.push((f.clone(), text.clone()));
                 text.push_str(&format!(
                     "# maintainer note {} ({})\n",
                     self.edits,
@@ -709,6 +728,67 @@ impl World {
                     Err(_) => None,
                 }
             }
+            Human::RevertTemplate => {
+                let (f, old) = self.template_edits.pop()?;
+                std::fs::write(&f, old).ok()?;
+                Some(label)
+            }
+            Human::ClockBack { hours } => {
+                self.clock_back = Some(hours);
+                Some(label)
+            }
+            Human::SetMinors { explicit } => {
+                let now_supported = self.upstream.timeline.supported_at(now);
+                self.minors = if explicit {
+                    let list: Vec<u64> = now_supported.iter().skip(1).map(|m| m.minor).collect();
+                    (!list.is_empty()).then_some(list)
+                } else {
+                    None
+                };
+                if explicit && self.minors.is_none() {
+                    return None;
+                }
+                self.rewrite_config();
+                Some(label)
+            }
+            Human::ByHand { tenant, move_minor } => {
+                if !self.active[tenant] {
+                    return None;
+                }
+                let t = self.tenants[tenant].clone();
+                let main = b.head(&t.repo, "main")?;
+                let file = b.file_at(&t.repo, &main, t.stack_file)?;
+                let mut stacks =
+                    tenants::Proposal::of(&Files::from([(t.stack_file.to_string(), file)])).stacks;
+                if move_minor {
+                    let avail = invariants::available(&self.ledger);
+                    let top = *stacks.keys().max()?;
+                    let next = *avail.keys().find(|m| **m > top)?;
+                    stacks.remove(&top);
+                    stacks.insert(next, Vec::new());
+                } else {
+                    let (_, list) = stacks
+                        .iter_mut()
+                        .rev()
+                        .find(|(_, l)| l.iter().max().is_some_and(|n| *n >= 2))?;
+                    let newest = *list.iter().max()?;
+                    *list = vec![newest - 1];
+                }
+                let text = t.stack_file_by_hand(&stacks);
+                b.push(
+                    &t.repo,
+                    "main",
+                    &BTreeMap::from([(t.stack_file.to_string(), Some(text.into_bytes()))]),
+                    if move_minor {
+                        "Move the cluster stack to the next minor"
+                    } else {
+                        "Pin the cluster stack back"
+                    },
+                    member(t.name),
+                )
+                .ok()?;
+                Some(label)
+            }
             Human::Join { tenant } => {
                 let t = self.tenants[tenant].clone();
                 b.create_repo(&t.repo, &t.initial_files());
@@ -722,6 +802,9 @@ impl World {
     // ---- runs ----
 
     fn run(&mut self, t: DateTime<Utc>) {
+        // The runner's clock (and so "today") may be behind; upstream is fed as of `t`.
+        let skew = self.clock_back.take().map(Duration::hours);
+        let runner_now = t - skew.unwrap_or_else(Duration::zero);
         self.clock.set(t);
         let index = self.ledger.runs.len() + 1;
         let mut up_faults = Vec::new();
@@ -762,10 +845,11 @@ impl World {
         let history = self.ledger.history();
 
         self.backend.begin_run(flaky);
+        self.clock.set(runner_now);
         let bot = self.backend.bot(&self.loaded, self.clock.clone(), crash);
         let ctx = Context::new(
             self.loaded.clone(),
-            t.date_naive(),
+            runner_now.date_naive(),
             self.backend.env(),
             self.clock.clone(),
         );
@@ -941,6 +1025,7 @@ impl World {
         drop(result);
 
         let t1 = Instant::now();
+        self.clock.set(t);
         let after = self.observe();
         let new_tags = after
             .tags
@@ -978,6 +1063,27 @@ impl World {
             history,
             oci_only: self.sc.oci_only,
             both_targets: self.sc.oci_too,
+            excluded: {
+                // What the run's `minors:` excludes on the runner's day: every minor past its
+                // end of life (a day of slack for the boundary), and with an explicit list
+                // every supported minor not on it.
+                let today = runner_now.date_naive();
+                let tl = &self.upstream.timeline;
+                let mut out: BTreeMap<u64, String> = tl
+                    .minors
+                    .iter()
+                    .filter(|m| m.eol + Duration::days(1) < today)
+                    .map(|m| (m.minor.minor, format!("past its end of life ({})", m.eol)))
+                    .collect();
+                if let Some(list) = &self.minors {
+                    for m in tl.supported_at(runner_now).into_iter().map(|m| m.minor) {
+                        if !list.contains(&m) {
+                            out.insert(m, "not in the explicit `minors:` list".into());
+                        }
+                    }
+                }
+                out
+            },
             overlap: overlap.as_ref().map(|(held, second)| invariants::Overlap {
                 first: *held,
                 second: second.held,
@@ -1007,6 +1113,7 @@ impl World {
         ));
         v.extend(invariants::check_targets(&facts, &self.ledger, &after));
         v.extend(invariants::check_overlap(&facts));
+        v.extend(invariants::check_minors(&facts, &self.ledger));
         v.extend(invariants::check_blocked(
             &facts,
             &self.ledger,
@@ -1197,6 +1304,7 @@ fn active<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
 fn write_config(
     dir: &Path,
     sc: &Scenario,
+    minors: Option<&[u64]>,
     upstream: &Upstream,
     backend: &dyn Backend,
     oci: Option<&Oci>,
@@ -1214,7 +1322,7 @@ fn write_config(
     name: scs2
     templates: templates/openstack/scs2
     output: cluster-stacks/openstack/scs2
-    minors: supported
+    minors: {minors}
     node_image:
       url: "{capi}/ubuntu-{{ubuntu}}-kube-v{{minor}}/ubuntu-{{ubuntu}}-kube-{{version}}.qcow2"
       name: "ubuntu-capi-image-{{version}}"
@@ -1254,6 +1362,16 @@ tenants:
         cilium = u.cilium,
         metrics = u.metrics_server,
         forge = backend.forge_yaml(),
+        minors = match minors {
+            Some(list) => format!(
+                "[{}]",
+                list.iter()
+                    .map(|m| format!("\"1.{m}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => "supported".to_string(),
+        },
         mode = if sc.pull_request {
             "pull-request"
         } else {
