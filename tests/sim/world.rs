@@ -85,6 +85,10 @@ pub struct WorldReport {
     pub pulls_opened: usize,
     pub provenance: String,
     pub wall: std::time::Duration,
+    /// Per release that upstream caused: minutes from the last piece of its release set
+    /// appearing upstream (the Kubernetes tag, the node image's CHECKSUM, a chart version) to
+    /// the start of the run that published it.
+    pub latency: Vec<i64>,
 }
 
 pub struct World {
@@ -375,6 +379,7 @@ impl World {
                 .count(),
             pulls_opened: self.pulls_seen.len(),
             provenance: self.upstream.timeline.provenance(),
+            latency: self.latency(),
             records: std::mem::take(&mut self.ledger.runs),
             humans: self.humans,
             faults: self.faults,
@@ -382,6 +387,51 @@ impl World {
             coverage: self.coverage,
             wall: wall.elapsed(),
         }
+    }
+
+    /// Upstream-to-release delay of every release whose release set became complete upstream
+    /// after the previous release of its series (the releases upstream caused; a template
+    /// edit's or a revert's release is not one), read from the ledger and the timeline.
+    fn latency(&self) -> Vec<i64> {
+        let tl = &self.upstream.timeline;
+        let ready = |p: &Published| -> Option<DateTime<Utc>> {
+            let k = p.kubernetes?;
+            let tag = k.to_string();
+            let ga = tl.kube.iter().find(|r| r.tag == tag)?.at;
+            let image = tl
+                .images
+                .iter()
+                .find(|(v, _)| v.to_string() == tag)
+                .and_then(|(_, i)| i.at)?;
+            let mut at = ga.max(image);
+            for (chart, v) in &p.components {
+                let version = v.to_string();
+                if let Some(c) = tl
+                    .charts
+                    .iter()
+                    .find(|c| &c.chart == chart && c.version == version)
+                {
+                    at = at.max(c.at);
+                }
+            }
+            Some(at)
+        };
+        let mut by_series: BTreeMap<&str, Vec<&Published>> = BTreeMap::new();
+        for p in self.ledger.published.values() {
+            by_series.entry(p.series.as_str()).or_default().push(p);
+        }
+        let mut out = Vec::new();
+        for list in by_series.values_mut() {
+            list.sort_by_key(|p| p.n);
+            for (i, p) in list.iter().enumerate() {
+                let Some(r) = ready(p) else { continue };
+                let after_previous = i == 0 || list[i - 1].at < r;
+                if after_previous && r >= self.sc.start {
+                    out.push((p.at - r).num_minutes());
+                }
+            }
+        }
+        out
     }
 
     // ---- faults ----
