@@ -72,6 +72,9 @@ pub enum Human {
     SetMinors {
         explicit: bool,
     },
+    /// Upstream rebuilds the node image of the newest release of a series: its `CHECKSUM`
+    /// names a new sha256 for the same Kubernetes patch.
+    RebuildImage,
     /// A maintainer merges a release pull request of the cluster-stacks repository
     /// (`mode: pull-request`).
     MergeRelease {
@@ -116,6 +119,7 @@ impl Human {
             | Human::StacksCommit
             | Human::MergeRelease { .. }
             | Human::RevertTemplate
+            | Human::RebuildImage
             | Human::ClockBack { .. }
             | Human::SetMinors { .. } => None,
         }
@@ -152,6 +156,7 @@ impl Human {
                 move_minor: true, ..
             } => "tenant moved its ClusterStack to another minor by hand".into(),
             Human::RevertTemplate => "template edit reverted".into(),
+            Human::RebuildImage => "node image rebuilt upstream (new CHECKSUM, same patch)".into(),
             Human::ClockBack { .. } => "runner clock behind (next run)".into(),
             Human::SetMinors { explicit: true } => {
                 "`minors:` set to an explicit list without the oldest minor".into()
@@ -328,6 +333,7 @@ pub fn by_hand(
         move_minor: true,
     });
     every(45.0, &mut |_| Human::RevertTemplate);
+    every(40.0, &mut |_| Human::RebuildImage);
     every(25.0, &mut |r| Human::ClockBack {
         hours: r.i64(1..72),
     });

@@ -778,6 +778,20 @@ impl World {
                     Err(_) => None,
                 }
             }
+            Human::RebuildImage => {
+                let latest: Vec<String> = self
+                    .ledger
+                    .latest_per_series()
+                    .values()
+                    .filter_map(|p| p.kubernetes.map(|k| k.to_string()))
+                    .collect();
+                if latest.is_empty() {
+                    return None;
+                }
+                let pick = latest[self.acts.usize(0..latest.len())].clone();
+                self.upstream.rebuild_image(&pick);
+                Some(label)
+            }
             Human::RevertTemplate => {
                 let (f, old) = self.template_edits.pop()?;
                 std::fs::write(&f, old).ok()?;
