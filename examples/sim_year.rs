@@ -13,7 +13,8 @@
 //!
 //! The same knobs as `tests/world_sim.rs` (`SIM_SEED`, `SIM_SEEDS`, `SIM_DAYS`, `SIM_START`,
 //! `SIM_RUNS`), with report-sized defaults: every hour of the year on the local forge, 1500 runs
-//! on the fake GitHub, 400 published to OCI (`STACKBOT_SKIP_REGISTRY=1` leaves that world out).
+//! on the fake GitHub, 400 published to OCI, 300 on the fake GitHub with OCI, 1500 in
+//! pull-request mode (`STACKBOT_SKIP_REGISTRY=1` leaves the OCI worlds out).
 //! The test suite runs the same worlds with fewer runs. Violations are reported, not fatal (the
 //! exit code is 1 when there are any).
 
@@ -94,7 +95,11 @@ fn main() {
         github.runs = runs(1500);
         let mut oci = settings.oci_scenario(i);
         oci.runs = runs(400);
-        for sc in [local, github, oci] {
+        let mut both = settings.both_scenario(i);
+        both.runs = runs(300);
+        let mut pr = settings.pull_request_scenario(i);
+        pr.runs = runs(1500);
+        for sc in [local, github, oci, both, pr] {
             eprintln!(
                 "simulating {} seed {} ({} runs)…",
                 sc.name, sc.seed, sc.runs

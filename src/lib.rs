@@ -16,6 +16,7 @@ pub mod error;
 pub mod forge;
 pub mod lock;
 pub mod model;
+pub mod mutation;
 pub mod net;
 pub mod observe;
 pub mod oci;

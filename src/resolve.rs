@@ -108,7 +108,7 @@ pub struct HeldBack {
 impl HeldBack {
     /// Whether an upstream error is among the reasons: the next run may well get further.
     pub fn is_transient(&self) -> bool {
-        !self.errors.is_empty()
+        !self.errors.is_empty() && !crate::mutation::active("upstream-error-exits-1")
     }
 
     /// Every reason, errors first (they are what a reader must see).
@@ -247,6 +247,12 @@ fn facts(data: &UpstreamData, now: NaiveDate) -> Facts {
 
 /// The minors a stack tracks on `now`, plus a warning when a fallback was needed.
 fn tracked(stack: &StackConfig, facts: &Facts, now: NaiveDate) -> (Vec<Minor>, Option<String>) {
+    if crate::mutation::active("only-configured-minors-released")
+        && let Some(l) = &facts.lifecycle
+    {
+        // Mutated: every minor the schedule knows, listed or not, supported or not.
+        return (l.iter().map(|x| x.minor).collect(), None);
+    }
     match &stack.minors {
         MinorSelection::List(list) => {
             let mut m: Vec<Minor> = list.iter().filter_map(|s| s.parse().ok()).collect();

@@ -42,7 +42,8 @@ pub fn is_denied(cause: &(dyn StdError + 'static)) -> bool {
 pub fn of_error_chain<'a>(
     chain: impl IntoIterator<Item = &'a (dyn StdError + 'static)>,
 ) -> ExitStatus {
-    if chain.into_iter().any(is_invalid_input) {
+    if chain.into_iter().any(is_invalid_input) || crate::mutation::active("transient-never-exit-2")
+    {
         ExitStatus::Invalid
     } else {
         ExitStatus::Failure
@@ -58,7 +59,11 @@ pub fn of_error(err: &Error) -> ExitStatus {
 /// Tenants alone: 3 when some tenant failed (the others were processed). A blocked tenant is a
 /// person's decision, not a failure: 0 (the command prints a warning line for it).
 pub fn of_tenants(reports: &[TenantReport]) -> ExitStatus {
-    if reports.iter().any(|r| r.outcome == Outcome::Failed) {
+    let mutated = crate::mutation::active("tenant-failure-exits-3");
+    if reports
+        .iter()
+        .any(|r| r.outcome == Outcome::Failed || (mutated && r.outcome == Outcome::Blocked))
+    {
         ExitStatus::Partial
     } else {
         ExitStatus::Success
@@ -79,6 +84,7 @@ pub fn of_released(r: &Released) -> ExitStatus {
 pub fn of_release(result: &Result<Released, Error>) -> ExitStatus {
     match result {
         Ok(r) => of_released(r),
+        Err(_) if crate::mutation::active("failure-exits-1") => ExitStatus::Success,
         Err(e) => of_error(e),
     }
 }

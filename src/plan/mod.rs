@@ -504,6 +504,7 @@ pub fn plan_with(
             .oci_tags
             .as_ref()
             .is_some_and(|t| t.contains(&latest.tag))
+            && !crate::mutation::active("every-target-gets-the-latest-release")
         {
             plan.cleanup.push(oci_step(oci, &latest.tag, assets)?);
         }
@@ -518,7 +519,9 @@ pub fn plan_with(
         }
         let hashes = crate::package::hashes(&d.rendered);
         if state.resume.is_none() {
-            if let Some(deg) = guard::check(d, state.latest, &base_lock) {
+            if let Some(deg) = guard::check(d, state.latest, &base_lock)
+                .filter(|_| !crate::mutation::active("no-downgrade"))
+            {
                 if overrides.allow_downgrade {
                     plan.warnings.push(format!(
                         "{series}: releasing a downgrade from {} as asked (--allow-downgrade): {}",
@@ -714,7 +717,9 @@ pub fn plan_with(
                     tag: tag.clone(),
                     latest: false, // decided below, once every release is planned
                 });
-                if let Some(oci) = &settings.oci {
+                if let Some(oci) = &settings.oci
+                    && !crate::mutation::active("every-target-gets-the-latest-release")
+                {
                     steps.push(oci_step(oci, &tag, &assets)?);
                 }
             }

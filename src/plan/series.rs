@@ -152,16 +152,20 @@ pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
         .filter_map(|m| ReleaseName::parse(&m.tag).ok())
         .map(|n| n.version.major)
         .collect();
-    let highest = f
-        .releases
-        .iter()
-        .map(|r| r.n)
-        .chain(so.tags.keys().copied())
-        .chain(latest.map(|l| l.n))
-        .chain(oci_highest)
-        .chain(so.base_released)
-        .chain(so.latest_released)
-        .max();
+    let highest = if crate::mutation::active("number-never-reused") {
+        // Mutated: only the releases that still exist count, so a withdrawn number comes back.
+        f.releases.iter().map(|r| r.n).chain(oci_highest).max()
+    } else {
+        f.releases
+            .iter()
+            .map(|r| r.n)
+            .chain(so.tags.keys().copied())
+            .chain(latest.map(|l| l.n))
+            .chain(oci_highest)
+            .chain(so.base_released)
+            .chain(so.latest_released)
+            .max()
+    };
     let has_release = |n: u64| {
         if f.oci_only {
             oci_has(n)

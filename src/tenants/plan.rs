@@ -539,7 +539,8 @@ fn decide(
     } else {
         Vec::new()
     };
-    let current = state.head.is_some()
+    let current = !crate::mutation::active("no-rewrite-on-base-move")
+        && state.head.is_some()
         && (branch::holds(&state.commits, &pr.id, bot_email)
             || branch::holds_files(state.files.as_ref(), observed, &files));
     let short = |v: &[String]| {
@@ -557,7 +558,7 @@ fn decide(
                 "no release of {stack} is published to the configured targets; nothing to propose"
             )),
         )
-    } else if files.is_empty() {
+    } else if files.is_empty() && !crate::mutation::active("merges-recognised-by-content") {
         match open {
             Some(p) if !human.is_empty() => (
                 Action::None,
@@ -597,6 +598,16 @@ fn decide(
                 (Action::None, false, Some("pull request is current".into()))
             }
             (Some(_), _) => (Action::Update, !current, None),
+            (None, Some(p))
+                if p.state == crate::forge::PullState::Merged
+                    && crate::mutation::active("merged-tenant-gets-next-release") =>
+            {
+                (
+                    Action::None,
+                    false,
+                    Some("mutated: merged once, never again".into()),
+                )
+            }
             (None, Some(p)) if branch::declined(p, &stack, &pr.id, &pr.releases) => (
                 Action::None,
                 false,

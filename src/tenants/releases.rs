@@ -44,12 +44,21 @@ pub fn available_releases(
     repo: &RepoRef,
     stacks: &BTreeSet<StackId>,
 ) -> Result<Vec<AvailableRelease>, ForgeError> {
-    let releases = forge
+    let releases: Vec<_> = forge
         .list_releases(repo)?
         .into_iter()
         .filter(|r| !r.draft)
-        .filter_map(|r| Some((ReleaseName::parse(&r.tag).ok()?, r)));
-    let newest = newest_per_series(stacks, releases);
+        .filter_map(|r| Some((ReleaseName::parse(&r.tag).ok()?, r)))
+        .collect();
+    if crate::mutation::active("cost-bounded-by-series-and-tenants") {
+        // Mutated: walk the whole history, every asset of every release.
+        for (_, r) in &releases {
+            for a in &r.assets {
+                forge.download_asset(repo, r.id, a)?;
+            }
+        }
+    }
+    let newest = newest_per_series(stacks, releases.into_iter());
     let mut out = Vec::new();
     for (name, r) in newest {
         let meta = match r.assets.iter().find(|a| a.name == "metadata.yaml") {
@@ -79,6 +88,9 @@ pub fn oci_releases(
     stacks: &BTreeSet<StackId>,
     known: &[AvailableRelease],
 ) -> Result<Vec<AvailableRelease>, OciError> {
+    if crate::mutation::active("tenants-follow-every-target") {
+        return Ok(Vec::new()); // mutated: tenants see forge releases only
+    }
     let tags = registry
         .list_tags()?
         .into_iter()

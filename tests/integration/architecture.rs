@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 /// The layers, lowest first. A module may use modules of lower layers only: that is what
 /// "the data flows one way" means in code. Adding a module means placing it here.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("vocabulary", &["model", "clock", "env", "net", "error"]),
+    (
+        "vocabulary",
+        &["model", "clock", "env", "net", "error", "mutation"],
+    ),
     ("configuration and state", &["config", "lock"]),
     ("pure stages on trees", &["render", "package"]),
     ("adapters to the world", &["upstream", "forge", "oci"]),

@@ -54,6 +54,34 @@ pub enum Human {
     Join {
         tenant: usize,
     },
+    /// A team changes its ClusterStack file on `main` by hand: pins its newest minor back to
+    /// the release before the newest, or moves it to the next minor with a release.
+    ByHand {
+        tenant: usize,
+        move_minor: bool,
+    },
+    /// A maintainer reverts the last template edit (the old content comes back).
+    RevertTemplate,
+    /// The runner's clock is behind by this many hours for the next run (a stale `--now`, an
+    /// NTP step back); upstream is what it is.
+    ClockBack {
+        hours: i64,
+    },
+    /// A maintainer replaces `minors: supported` by an explicit list without the oldest
+    /// supported minor (`explicit`), or goes back to `supported`.
+    SetMinors {
+        explicit: bool,
+    },
+    /// Upstream rebuilds the node image of the newest release of a series: its `CHECKSUM`
+    /// names a new sha256 for the same Kubernetes patch.
+    RebuildImage,
+    /// A maintainer merges a release pull request of the cluster-stacks repository
+    /// (`mode: pull-request`).
+    MergeRelease {
+        pull: u64,
+        kind: MergeMethod,
+        attempt: u32,
+    },
 }
 
 /// Who does it.
@@ -84,8 +112,16 @@ impl Human {
             | Human::DeleteBranch { tenant }
             | Human::CommitOnBranch { tenant, .. }
             | Human::Renovate { tenant, .. }
-            | Human::Join { tenant } => Some(*tenant),
-            Human::Withdraw { .. } | Human::EditTemplate | Human::StacksCommit => None,
+            | Human::Join { tenant }
+            | Human::ByHand { tenant, .. } => Some(*tenant),
+            Human::Withdraw { .. }
+            | Human::EditTemplate
+            | Human::StacksCommit
+            | Human::MergeRelease { .. }
+            | Human::RevertTemplate
+            | Human::RebuildImage
+            | Human::ClockBack { .. }
+            | Human::SetMinors { .. } => None,
         }
     }
 
@@ -112,6 +148,20 @@ impl Human {
             Human::EditTemplate => "template edited".into(),
             Human::StacksCommit => "unrelated commit on cluster-stacks main".into(),
             Human::Join { .. } => "tenant added".into(),
+            Human::MergeRelease { .. } => "release pull request merged".into(),
+            Human::ByHand {
+                move_minor: false, ..
+            } => "tenant pinned its ClusterStack back by hand".into(),
+            Human::ByHand {
+                move_minor: true, ..
+            } => "tenant moved its ClusterStack to another minor by hand".into(),
+            Human::RevertTemplate => "template edit reverted".into(),
+            Human::RebuildImage => "node image rebuilt upstream (new CHECKSUM, same patch)".into(),
+            Human::ClockBack { .. } => "runner clock behind (next run)".into(),
+            Human::SetMinors { explicit: true } => {
+                "`minors:` set to an explicit list without the oldest minor".into()
+            }
+            Human::SetMinors { explicit: false } => "`minors:` back to `supported`".into(),
         }
     }
 }
@@ -250,4 +300,50 @@ pub fn open_bot_pull(pulls: &[super::forge::Pull]) -> Option<u64> {
         .rev()
         .find(|p| p.head == BRANCH && p.state == PrState::Open)
         .map(|p| p.number)
+}
+
+/// The acts of issue 23, from their own generator (`rng`), so the worlds that existed before
+/// keep their sequence of people: tenants editing their ClusterStack by hand, a template edit
+/// reverted, the runner's clock behind, `minors:` made explicit for a while.
+pub fn by_hand(
+    rng: &mut fastrand::Rng,
+    agenda: &mut Agenda,
+    from: DateTime<Utc>,
+    until: DateTime<Utc>,
+    tenants: usize,
+) {
+    let mut every = |mean_days: f64, make: &mut dyn FnMut(&mut fastrand::Rng) -> Human| {
+        let mut t = from + Duration::days(10);
+        loop {
+            let gap = -(1.0 - rng.f64()).ln() * mean_days * 24.0;
+            t += Duration::minutes((gap * 60.0) as i64 + 1);
+            if t >= until {
+                break;
+            }
+            let h = make(rng);
+            agenda.at(t, h);
+        }
+    };
+    every(30.0, &mut |r| Human::ByHand {
+        tenant: r.usize(0..tenants),
+        move_minor: false,
+    });
+    every(60.0, &mut |r| Human::ByHand {
+        tenant: r.usize(0..tenants),
+        move_minor: true,
+    });
+    every(45.0, &mut |_| Human::RevertTemplate);
+    every(40.0, &mut |_| Human::RebuildImage);
+    every(25.0, &mut |r| Human::ClockBack {
+        hours: r.i64(1..72),
+    });
+    let days = (until - from).num_days();
+    if days > 60 {
+        let at = from + Duration::days(rng.i64(20..days / 2));
+        agenda.at(at, Human::SetMinors { explicit: true });
+        agenda.at(
+            at + Duration::days(rng.i64(20..60)),
+            Human::SetMinors { explicit: false },
+        );
+    }
 }

@@ -3,15 +3,14 @@
 //! violation names the world, the seed, the run, the invariant and the evidence.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use stackbot::model::{Minor, ReleaseName, StackId};
 
 use super::forge::{Backend, PrState};
 use super::ledger::{Ledger, Published};
-use super::observe::{Observation, STACKS, TenantObs};
-use super::tenants::{Proposal, Tenant};
+use super::observe::{Observation, TenantObs};
+use super::read::{self, Kube};
+use super::tenants::{Minor, Proposal, Tenant};
 use crate::support::fake_github::merge;
 
 /// The promises, as issue 12 lists them, plus the two the simulator adds from its text.
@@ -31,10 +30,13 @@ pub enum Invariant {
     GoneExits0,
     FailureExits1,
     TenantFailureExits3,
+    EveryTarget,
+    RunsTakeTurns,
+    OnlyConfiguredMinors,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 14] = [
+    pub const ALL: [Invariant; 17] = [
         Invariant::NoDowngrade,
         Invariant::NumberNeverReused,
         Invariant::NoRewriteOnBaseMove,
@@ -49,7 +51,15 @@ impl Invariant {
         Invariant::GoneExits0,
         Invariant::FailureExits1,
         Invariant::TenantFailureExits3,
+        Invariant::EveryTarget,
+        Invariant::RunsTakeTurns,
+        Invariant::OnlyConfiguredMinors,
     ];
+
+    /// The invariant called `name` (its [`Invariant::name`]).
+    pub fn by_name(name: &str) -> Option<Invariant> {
+        Invariant::ALL.into_iter().find(|i| i.name() == name)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -67,6 +77,9 @@ impl Invariant {
             Invariant::GoneExits0 => "gone-exits-0-with-a-warning",
             Invariant::FailureExits1 => "failure-exits-1",
             Invariant::TenantFailureExits3 => "tenant-failure-exits-3",
+            Invariant::EveryTarget => "every-target-gets-the-latest-release",
+            Invariant::RunsTakeTurns => "overlapping-runs-take-turns",
+            Invariant::OnlyConfiguredMinors => "only-configured-minors-released",
         }
     }
 
@@ -111,21 +124,65 @@ impl Invariant {
             Invariant::TenantFailureExits3 => {
                 "failed tenants alone exit 3, after every release-stage failure (1); a blocked tenant is no failure"
             }
+            Invariant::EveryTarget => {
+                "with `publish: [forge, oci]` the latest release of each series is on both targets after a run without forge faults (a run stopped between them leaves the next to finish)"
+            }
+            Invariant::RunsTakeTurns => {
+                "two runs started at once on the local forge take turns through the run lock; after a first run that finished cleanly the second writes nothing and exits as the first"
+            }
+            Invariant::OnlyConfiguredMinors => {
+                "no new release of a minor past its end of life (with `minors: supported`, by the runner's date) or left out of an explicit `minors:` list; its releases stay, tenants listing it keep them"
+            }
         }
     }
 
-    /// Whether its check records when the situation it guards occurred (coverage): a promise
-    /// whose situation never arises is not tested, however many runs pass.
-    pub fn records_coverage(self) -> bool {
-        matches!(
-            self,
-            Invariant::DeclinedStaysClosed
-                | Invariant::TransientNotExit2
-                | Invariant::UpstreamErrorExits1
-                | Invariant::GoneExits0
-                | Invariant::FailureExits1
-                | Invariant::TenantFailureExits3
-        )
+    /// The situation whose occurrence the coverage column counts: a run in which the promise
+    /// could have been broken. A promise whose situation never arises is not tested, however
+    /// many runs pass.
+    pub fn situation(self) -> &'static str {
+        match self {
+            Invariant::NoDowngrade => {
+                "a release published in a series with a live release before it (both read from their own bytes)"
+            }
+            Invariant::NumberNeverReused => {
+                "a release published in a series one of whose numbers a human withdrew"
+            }
+            Invariant::NoRewriteOnBaseMove => {
+                "a bot branch that existed before the run while `main` had commits the branch lacks"
+            }
+            Invariant::DeclinedStaysClosed => {
+                "a tenant with a declined pull request and none open before the run"
+            }
+            Invariant::MergesByContent => {
+                "the first clean run after a human merged a bot pull request (any button)"
+            }
+            Invariant::FollowEveryTarget => {
+                "a tenant behind the newest live release, never merged before (or behind an OCI-only release)"
+            }
+            Invariant::BoundedCost => "a run without forge faults after a release history exists",
+            Invariant::TransientNotExit2 => "a run with an injected fault or that stopped",
+            Invariant::NoDuplicates => {
+                "the first clean run after a run a forge fault interrupted (its work resumed)"
+            }
+            Invariant::MergedGetsNext => {
+                "a tenant behind the newest live release after one of its pull requests was merged"
+            }
+            Invariant::UpstreamErrorExits1 => {
+                "a series kept back while a CHECKSUM answered 5xx or timed out"
+            }
+            Invariant::GoneExits0 => "a series kept back while only something was gone",
+            Invariant::FailureExits1 => "a run that listed a failure or stopped",
+            Invariant::TenantFailureExits3 => "a run with a failed or blocked tenant",
+            Invariant::EveryTarget => {
+                "a clean run publishing to the forge and OCI, with a live release"
+            }
+            Invariant::RunsTakeTurns => {
+                "a second run started at the same moment as the scheduled one"
+            }
+            Invariant::OnlyConfiguredMinors => {
+                "a run while a minor with releases is excluded (past end of life, or not in the list)"
+            }
+        }
     }
 
     /// Where the rule lives in `src/`: the one place a fix belongs.
@@ -144,6 +201,9 @@ impl Invariant {
             }
             Invariant::FailureExits1 | Invariant::TenantFailureExits3 => "`pipeline::exit`",
             Invariant::NoDuplicates => "`plan/series.rs`, `apply.rs`, `tenants/apply.rs`",
+            Invariant::EveryTarget => "`plan/mod.rs`",
+            Invariant::RunsTakeTurns => "`forge::local::LocalForge::lock_run`",
+            Invariant::OnlyConfiguredMinors => "`resolve::tracked`",
         }
     }
 }
@@ -208,6 +268,8 @@ pub struct RunFacts<'a> {
     pub occurred: std::cell::RefCell<BTreeSet<Invariant>>,
     /// No forge fault was injected (a flaky forge or a crash may leave work for the next run).
     pub forge_clean: bool,
+    /// The previous run had a forge fault: this run resumes its interrupted work.
+    pub resumes: bool,
     /// Labels of the faults injected.
     pub faults: &'a [String],
     /// Tenant → outcome (`blocked`, `failed`, …) reported by the run.
@@ -221,10 +283,14 @@ pub struct RunFacts<'a> {
     pub new_tags: usize,
     /// Releases published before the run.
     pub history: usize,
-    /// Stack of the simulation.
-    pub stack: &'a StackId,
     /// OCI is the only publish target (tenants must follow it).
     pub oci_only: bool,
+    /// The forge and OCI are both publish targets.
+    pub both_targets: bool,
+    /// A second run started at the same moment (this run's facts are the scheduled one's).
+    pub overlap: Option<Overlap>,
+    /// Minors the run's configuration excludes, with why (end of life, not in the list).
+    pub excluded: BTreeMap<u64, String>,
 }
 
 impl RunFacts<'_> {
@@ -267,45 +333,25 @@ impl Out<'_> {
     }
 }
 
-/// The release set a published tag shipped, from `stackbot.lock` at its commit.
+/// What a published release shipped, read from its own bytes as CSO would get them: the
+/// Kubernetes version of its `metadata.yaml`, the charts of its cluster-addon archive, and the
+/// sha256 of its `hashes.json` (its content identity). `files` are the release's files (forge
+/// assets or the OCI artifact's layers) by name.
 pub fn read_published(
-    b: &dyn Backend,
-    stack: &StackId,
-    tag: &str,
-    commit: Option<&str>,
-    hashes: Option<Vec<u8>>,
-) -> (
-    Option<stackbot::model::KubeVersion>,
-    BTreeMap<String, semver::Version>,
-    String,
-) {
+    files: &BTreeMap<String, Vec<u8>>,
+) -> (Option<Kube>, BTreeMap<String, semver::Version>, String) {
     use sha2::Digest as _;
-    let content = hashes
-        .as_deref()
+    let content = files
+        .get("hashes.json")
         .map(|h| hex::encode(sha2::Sha256::digest(h)))
-        .unwrap_or_else(|| format!("(no hashes.json; commit {})", commit.unwrap_or("?")));
-    let minor = ReleaseName::parse(tag).map(|n| n.minor).ok();
-    let set = commit
-        .and_then(|c| b.file_at(STACKS, c, "stackbot.lock"))
-        .and_then(|bytes| {
-            stackbot::lock::Lock::parse(
-                &String::from_utf8_lossy(&bytes),
-                Path::new("stackbot.lock"),
-            )
-            .ok()
-        })
-        .and_then(|l| minor.and_then(|m| l.get(stack, m).cloned()));
-    match set {
-        Some(s) => (
-            Some(s.kubernetes),
-            s.components
-                .values()
-                .filter_map(|c| Some((c.chart.clone(), semver::Version::parse(&c.version).ok()?)))
-                .collect(),
-            content,
-        ),
-        None => (None, BTreeMap::new(), content),
-    }
+        .unwrap_or_else(|| "(no hashes.json)".to_string());
+    let kubernetes = files
+        .get("metadata.yaml")
+        .and_then(|m| read::metadata_kubernetes(m));
+    let components = read::addon_archive(files.keys())
+        .map(|a| read::addon_charts(&files[a]))
+        .unwrap_or_default();
+    (kubernetes, components, content)
 }
 
 /// How two releases of one number differ, in words.
@@ -389,6 +435,21 @@ pub fn check_publications(
                 old.targets.extend(p.targets.iter().copied());
             }
             None => {
+                if ledger
+                    .published
+                    .values()
+                    .any(|o| o.series == p.series && o.withdrawn.is_some())
+                {
+                    f.occurred(Invariant::NumberNeverReused);
+                }
+                let complete = |x: &Published| x.kubernetes.is_some() && !x.components.is_empty();
+                if let Some(prev) = ledger.latest(&p.series)
+                    && prev.n < p.n
+                    && complete(prev)
+                    && complete(&p)
+                {
+                    f.occurred(Invariant::NoDowngrade);
+                }
                 if let Some(prev) = ledger.latest(&p.series)
                     && prev.n < p.n
                     && let Some(d) = downgrade(&p, prev)
@@ -594,6 +655,9 @@ pub fn check_cost(f: &RunFacts) -> Vec<Violation> {
     if !f.forge_clean {
         return out.v;
     }
+    if f.history > 0 {
+        f.occurred(Invariant::BoundedCost);
+    }
     let bound = cost_bound(f.series, f.tenants);
     let http_bound = bound * 2;
     if f.forge_calls > bound {
@@ -625,6 +689,9 @@ pub fn check_duplicates(f: &RunFacts, ledger: &Ledger, after: &Observation) -> V
     let mut out = Out { f, v: Vec::new() };
     if !f.tenants_clean() {
         return out.v;
+    }
+    if f.resumes {
+        f.occurred(Invariant::NoDuplicates);
     }
     let mut by_tag: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for r in &after.releases {
@@ -720,8 +787,8 @@ fn marker(body: &str) -> Option<&str> {
 pub fn available(ledger: &Ledger) -> BTreeMap<Minor, (u64, String, bool)> {
     let mut out = BTreeMap::new();
     for p in ledger.latest_per_series().values() {
-        if let Ok(n) = ReleaseName::parse(&p.tag) {
-            out.insert(n.minor, (p.n, p.tag.clone(), !p.targets.contains("forge")));
+        if let Some((_, minor, _)) = read::tag(&p.tag) {
+            out.insert(minor, (p.n, p.tag.clone(), !p.targets.contains("forge")));
         }
     }
     out
@@ -748,9 +815,9 @@ pub fn required(
         }
     }
     for (k, class) in &main.clusters {
-        if let Some(r) = Proposal::cluster_release(class)
-            && let Some((n, tag, _)) = avail.get(&r.minor)
-            && *n > r.version.major
+        if let Some((minor, have)) = Proposal::cluster_release(class)
+            && let Some((n, tag, _)) = avail.get(&minor)
+            && *n > have
         {
             want.clusters.insert(k.clone(), tag.clone());
         }
@@ -792,6 +859,9 @@ fn rewrites(out: &mut Out, b: &dyn Backend, t: &Tenant, pre: &TenantObs, post: &
     let (Some(h0), Some(h1)) = (&pre.branch, &post.branch) else {
         return;
     };
+    if !b.is_ancestor(&t.repo, &post.main, h0) {
+        out.f.occurred(Invariant::NoRewriteOnBaseMove);
+    }
     if h0 == h1 || b.is_ancestor(&t.repo, h0, h1) {
         return; // untouched, or extended (never a rewrite)
     }
@@ -916,6 +986,24 @@ fn merged_and_following(
     let human_on_branch = ledger.human_commits_on(t.name, &post.branch_commits);
     let open = post.open_pull();
     let behind = !main.covers(&want);
+    if ledger
+        .last_merge(t.name)
+        .is_some_and(|m| m.after_run + 1 == out.f.run)
+    {
+        out.f.occurred(Invariant::MergesByContent);
+    }
+    let oci_only = want
+        .stacks
+        .keys()
+        .any(|m| avail.get(m).is_some_and(|a| a.2));
+    if behind {
+        out.f
+            .occurred(if oci_only || ledger.last_merge(t.name).is_none() {
+                Invariant::FollowEveryTarget
+            } else {
+                Invariant::MergedGetsNext
+            });
+    }
     if !behind {
         // Up to date: a new pull request for what main already has is a merge not recognised.
         if let Some(p) = open
@@ -976,7 +1064,7 @@ fn merged_and_following(
         .stacks
         .iter()
         .filter(|(m, l)| main.newest(**m) < l.iter().max().copied())
-        .map(|(m, l)| format!("{m} v{}", l[0]))
+        .map(|(m, l)| format!("1.{m} v{}", l[0]))
         .chain(
             want.clusters
                 .iter()
@@ -984,10 +1072,6 @@ fn merged_and_following(
                 .map(|(k, c)| format!("{} → {c}", k.rsplit(':').next().unwrap_or(k))),
         )
         .collect();
-    let oci_only = want
-        .stacks
-        .keys()
-        .any(|m| avail.get(m).is_some_and(|a| a.2));
     let state = match (open, &post.branch) {
         (Some(p), _) => format!(
             "#{} is open for {}",
@@ -1080,6 +1164,130 @@ pub fn check_blocked(
                         String::new()
                     }
                 ),
+            );
+        }
+    }
+    out.v
+}
+
+/// With two publish targets, the latest live release of each series is on both after a run
+/// that returned without a forge fault: a run stopped between the forge release and the push
+/// leaves the next one to finish it.
+pub fn check_targets(f: &RunFacts, ledger: &Ledger, after: &Observation) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    if !f.both_targets || !f.tenants_clean() {
+        return out.v;
+    }
+    let latest = ledger.latest_per_series();
+    if !latest.is_empty() {
+        f.occurred(Invariant::EveryTarget);
+    }
+    let forge = after.published();
+    for p in latest.values() {
+        let (on_forge, on_oci) = (
+            forge.contains_key(p.tag.as_str()),
+            after.oci_tags.contains(&p.tag),
+        );
+        if !(on_forge && on_oci) {
+            out.push(
+                Invariant::EveryTarget,
+                &p.tag,
+                format!(
+                    "{} (published in run {}) is {} after a clean run; {}",
+                    p.tag,
+                    p.run,
+                    if on_forge {
+                        "on the forge but not in the OCI registry"
+                    } else {
+                        "in the OCI registry but not on the forge"
+                    },
+                    out.faults()
+                ),
+            );
+        }
+    }
+    out.v
+}
+
+/// Two runs started at the same moment: when each held the run lock, and what the other one
+/// (not the scheduled run) did.
+pub struct Overlap {
+    pub first: (std::time::Instant, std::time::Instant),
+    pub second: (std::time::Instant, std::time::Instant),
+    pub second_writes: u64,
+    pub second_exit: i32,
+}
+
+/// Overlapping runs take turns: the spans during which each held the run lock do not overlap,
+/// and when the scheduled run went first and finished without a forge fault, the other finds
+/// nothing left to do (no write) and sees the same world (the same exit code).
+pub fn check_overlap(f: &RunFacts) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    let Some(o) = &f.overlap else {
+        return out.v;
+    };
+    f.occurred(Invariant::RunsTakeTurns);
+    let (a, b) = (o.first, o.second);
+    if a.0 < b.1 && b.0 < a.1 {
+        out.push(
+            Invariant::RunsTakeTurns,
+            "run lock",
+            format!(
+                "two runs worked at the same time: the scheduled one for {} ms, the other for {} ms, overlapping by {} ms",
+                (a.1 - a.0).as_millis(),
+                (b.1 - b.0).as_millis(),
+                (a.1.min(b.1) - a.0.max(b.0)).as_millis()
+            ),
+        );
+    } else if a.1 <= b.0 && f.forge_clean && f.returned && o.second_writes > 0 {
+        out.push(
+            Invariant::RunsTakeTurns,
+            "second run",
+            format!(
+                "the second of two overlapping runs made {} write(s) after the first finished cleanly (exit {})",
+                o.second_writes, f.exit
+            ),
+        );
+    } else if a.1 <= b.0 && f.forge_clean && f.returned && o.second_exit != f.exit {
+        out.push(
+            Invariant::RunsTakeTurns,
+            "second run",
+            format!(
+                "the second of two overlapping runs exited {} after the first exited {} in the same world",
+                o.second_exit, f.exit
+            ),
+        );
+    }
+    out.v
+}
+
+/// A minor left out (past its end of life, or not in an explicit `minors:` list) gets no new
+/// release. When the Kubernetes schedule could not be read the bot tracks the newest minors
+/// instead (a documented fallback with a warning), so such runs are not judged.
+pub fn check_minors(f: &RunFacts, ledger: &Ledger) -> Vec<Violation> {
+    let mut out = Out { f, v: Vec::new() };
+    if f.warnings
+        .iter()
+        .any(|w| w.contains("without lifecycle data"))
+    {
+        return out.v;
+    }
+    let minor_of = |tag: &str| read::tag(tag).map(|(_, m, _)| m);
+    if ledger
+        .published
+        .keys()
+        .any(|tag| minor_of(tag).is_some_and(|m| f.excluded.contains_key(&m)))
+    {
+        f.occurred(Invariant::OnlyConfiguredMinors);
+    }
+    for p in ledger.published.values().filter(|p| p.run == f.run) {
+        if let Some(m) = minor_of(&p.tag)
+            && let Some(why) = f.excluded.get(&m)
+        {
+            out.push(
+                Invariant::OnlyConfiguredMinors,
+                &p.tag,
+                format!("{} was published although 1.{m} is {why}", p.tag),
             );
         }
     }

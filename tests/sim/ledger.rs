@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
-use stackbot::model::{KubeVersion, ReleaseName};
 
 use super::forge::{Commit, HttpCost, MergeMethod};
+use super::read::{self, Kube};
 use super::tenants::Proposal;
 
 /// A release number as it was first published.
@@ -18,7 +18,7 @@ pub struct Published {
     pub n: u64,
     /// sha256 of its `hashes.json` (the content identity of a cluster-stack release).
     pub content: String,
-    pub kubernetes: Option<KubeVersion>,
+    pub kubernetes: Option<Kube>,
     /// Chart name → version.
     pub components: BTreeMap<String, semver::Version>,
     /// Where it was seen: `forge`, `oci`.
@@ -144,10 +144,9 @@ impl Ledger {
         self.published.len()
     }
 
-    /// The series prefix and number of a tag.
+    /// The series prefix and number of a stable tag (the simulator's own reader).
     pub fn parse(tag: &str) -> Option<(String, u64)> {
-        let n = ReleaseName::parse(tag).ok()?;
-        n.version.is_stable().then(|| (n.prefix(), n.version.major))
+        read::tag(tag).map(|(series, _, n)| (series, n))
     }
 
     /// The last merge of a tenant's bot pull request, if any.

@@ -12,6 +12,7 @@
 //! | [`actors`] | people between runs |
 //! | [`observe`] | the world read before and after each run |
 //! | [`ledger`] | what was ever published, declined, merged; what each run cost |
+//! | [`read`] | the oracles' own readers of raw state (tags, `metadata.yaml`, archives, tenant files) |
 //! | [`invariants`] | the promises, checked after every run |
 //! | [`world`] | one world: plan the hours, act, run, check |
 //! | [`report`] | the figures, as Markdown |
@@ -30,6 +31,7 @@ pub mod invariants;
 pub mod ledger;
 pub mod observe;
 pub mod oci;
+pub mod read;
 pub mod report;
 pub mod tenants;
 pub mod timeline;
@@ -92,6 +94,9 @@ impl Settings {
                 forge,
                 http_upstream: false,
                 oci_only: false,
+                oci_too: false,
+                pull_request: false,
+                overlap: false,
                 seed,
                 start: self.start,
                 days: self.days,
@@ -106,6 +111,9 @@ impl Settings {
                 forge,
                 http_upstream: true,
                 oci_only: false,
+                oci_too: false,
+                pull_request: false,
+                overlap: false,
                 seed,
                 start: self.start,
                 days: self.days,
@@ -125,12 +133,39 @@ impl Settings {
             forge: ForgeKind::Local,
             http_upstream: false,
             oci_only: true,
+            oci_too: false,
+            pull_request: false,
+            overlap: false,
             seed,
             start: self.start,
             days: self.days,
             runs: self.runs.unwrap_or(30),
             upstream_faults: 0.15,
             forge_faults: 0.05,
+        }
+    }
+
+    /// `publish: [forge, oci]` on the fake GitHub with upstream over HTTP: every release goes
+    /// to both, and a run stopped between them must leave the next one to finish the other.
+    pub fn both_scenario(&self, i: u64) -> Scenario {
+        Scenario {
+            name: "github+oci".into(),
+            oci_only: false,
+            oci_too: true,
+            runs: self.runs.unwrap_or(25),
+            ..self.scenario(ForgeKind::Github, i)
+        }
+    }
+
+    /// `mode: pull-request` on the local forge: a release pull request per series, merged by
+    /// a maintainer hours later (now and then declined), published by the next run.
+    pub fn pull_request_scenario(&self, i: u64) -> Scenario {
+        Scenario {
+            name: "local-pr".into(),
+            pull_request: true,
+            overlap: true,
+            runs: self.runs.unwrap_or(40),
+            ..self.scenario(ForgeKind::Local, i)
         }
     }
 }

@@ -5,9 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use stackbot::model::{Minor, ReleaseName, StackVersion};
-
 use super::forge::{Files, MergeMethod};
+use super::read;
+
+/// A Kubernetes minor of the stack (`1.33` → 33): the simulator keys tenant proposals by it.
+pub type Minor = u64;
 
 /// How a team handles the bot's pull requests.
 #[derive(Debug, Clone)]
@@ -161,8 +163,18 @@ pub fn roster() -> Vec<Tenant> {
 }
 
 fn stack_doc(minor: u64, header: &str) -> String {
+    stack_doc_with(minor, header, &[])
+}
+
+/// A ClusterStack resource for `1.<minor>` listing `versions` (`v3`, …).
+fn stack_doc_with(minor: u64, header: &str, versions: &[u64]) -> String {
+    let list = versions
+        .iter()
+        .map(|n| format!("\"v{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
-        "{header}apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-{minor}\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.{minor}\"\n  channel: stable\n  autoSubscribe: false\n  noProvider: true\n  versions: []\n"
+        "{header}apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-{minor}\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.{minor}\"\n  channel: stable\n  autoSubscribe: false\n  noProvider: true\n  versions: [{list}]\n"
     )
 }
 
@@ -200,6 +212,19 @@ impl Tenant {
             b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: podinfo\nspec:\n  template:\n    spec:\n      containers:\n      - name: podinfo\n        image: ghcr.io/stefanprodan/podinfo:6.7.0\n".to_vec(),
         );
         f
+    }
+
+    /// The tenant's ClusterStack file as a person writes it by hand: one resource per minor,
+    /// listing exactly `stacks` (pinning back, moving to another minor).
+    pub fn stack_file_by_hand(&self, stacks: &BTreeMap<Minor, Vec<u64>>) -> String {
+        let mut text = format!("# {} follows openstack/scs2; edited by hand.\n", self.name);
+        for (i, (m, versions)) in stacks.iter().enumerate() {
+            if i > 0 {
+                text.push_str("---\n");
+            }
+            text.push_str(&stack_doc_with(*m, "", versions));
+        }
+        text
     }
 
     /// The tenant's entry in `stackbot.yaml`.
@@ -261,9 +286,7 @@ impl Proposal {
                         if spec["name"].as_str() != Some("scs2") {
                             continue;
                         }
-                        let Some(minor) = spec["kubernetesVersion"]
-                            .as_str()
-                            .and_then(|m| m.parse::<Minor>().ok())
+                        let Some(minor) = spec["kubernetesVersion"].as_str().and_then(read::minor)
                         else {
                             continue;
                         };
@@ -272,9 +295,7 @@ impl Proposal {
                             .into_iter()
                             .flatten()
                             .filter_map(|x| x.as_str())
-                            .filter_map(|x| StackVersion::parse_dot(x).ok())
-                            .filter(|x| x.is_stable())
-                            .map(|x| x.major)
+                            .filter_map(read::stable)
                             .collect();
                         list.sort();
                         p.stacks.entry(minor).or_default().extend(list);
@@ -299,9 +320,9 @@ impl Proposal {
             .and_then(|l| l.iter().max().copied())
     }
 
-    /// The release a Cluster's class names (`openstack-scs2-1-33-v2` → 2).
-    pub fn cluster_release(class: &str) -> Option<ReleaseName> {
-        ReleaseName::parse(class).ok()
+    /// The release a Cluster's class names (`openstack-scs2-1-33-v2` → minor 33, number 2).
+    pub fn cluster_release(class: &str) -> Option<(Minor, u64)> {
+        read::tag(class).map(|(_, m, n)| (m, n))
     }
 
     /// Whether this proposal lists at least what `other` lists, minor by minor and cluster by
@@ -312,12 +333,12 @@ impl Proposal {
                 .max()
                 .is_none_or(|want| self.newest(*m).is_some_and(|have| have >= *want))
         }) && other.clusters.iter().all(|(k, c)| {
-            let want = Self::cluster_release(c).map(|r| r.version.major);
+            let want = Self::cluster_release(c).map(|r| r.1);
             let have = self
                 .clusters
                 .get(k)
                 .and_then(|c| Self::cluster_release(c))
-                .map(|r| r.version.major);
+                .map(|r| r.1);
             match (want, have) {
                 (Some(w), Some(h)) => h >= w,
                 (None, _) => true,
@@ -333,7 +354,7 @@ impl Proposal {
             .iter()
             .map(|(m, l)| {
                 format!(
-                    "{m} [{}]",
+                    "1.{m} [{}]",
                     l.iter()
                         .map(|n| format!("v{n}"))
                         .collect::<Vec<_>>()

@@ -121,6 +121,8 @@ pub struct Upstream {
     pub feed: Feed,
     /// Node image file name → the real sha256 the fixtures know.
     real_sha: BTreeMap<String, String>,
+    /// Node image file name → how often it was rebuilt (a new sha256 for the same patch).
+    rebuilt: BTreeMap<String, u32>,
     cilium_index: String,
     metrics_index: String,
 }
@@ -191,6 +193,7 @@ impl Upstream {
             urls,
             feed,
             real_sha: known_checksums(),
+            rebuilt: BTreeMap::new(),
             cilium_index: fixture("helm-index-cilium.yaml"),
             metrics_index: fixture("helm-index-metrics-server.yaml"),
         }
@@ -228,12 +231,36 @@ impl Upstream {
     fn checksum_body(&self, url: &str) -> String {
         let image = url.strip_suffix(".CHECKSUM").unwrap_or(url);
         let file = image.rsplit('/').next().unwrap_or(image).to_string();
-        let sha = self
-            .real_sha
-            .get(&file)
-            .cloned()
-            .unwrap_or_else(|| synthetic_sha(&format!("image {file}")));
+        let sha = match self.rebuilt.get(&file) {
+            Some(n) => synthetic_sha(&format!("image {file} rebuilt {n}")),
+            None => self
+                .real_sha
+                .get(&file)
+                .cloned()
+                .unwrap_or_else(|| synthetic_sha(&format!("image {file}"))),
+        };
         format!("{sha}  {file}\n")
+    }
+
+    /// The node image of `version` is rebuilt: from now on its `CHECKSUM` names a new sha256
+    /// (same file name, same Kubernetes patch).
+    pub fn rebuild_image(&mut self, version: &str) {
+        let minor = version.split('.').nth(1).unwrap_or_default();
+        let ubuntu = match version
+            .split('.')
+            .nth(2)
+            .and_then(|p| p.parse::<u64>().ok())
+        {
+            // `vars_by_version` of the world's configuration: 2404 from v1.33.4 on.
+            Some(p) if minor.parse::<u64>().unwrap_or(0) > 33 || (minor == "33" && p >= 4) => {
+                "2404"
+            }
+            _ => "2204",
+        };
+        *self
+            .rebuilt
+            .entry(format!("ubuntu-{ubuntu}-kube-{version}.qcow2"))
+            .or_default() += 1;
     }
 
     fn releases_reduced(&self, t: DateTime<Utc>) -> String {

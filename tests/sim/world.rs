@@ -16,11 +16,11 @@ use chrono::{DateTime, Duration, Timelike, Utc};
 use stackbot::clock::{Clock as _, ManualClock};
 use stackbot::config::Loaded;
 use stackbot::forge::faulty::FaultMode;
-use stackbot::model::{KubeVersion, StackId};
+use stackbot::model::KubeVersion;
 use stackbot::pipeline::{Context, Selection};
 
 use super::actors::{self, Agenda, Human, MAINTAINER, RENOVATE, member};
-use super::forge::{Backend, Crash, Files, PrState, fake::Fake, local::Local};
+use super::forge::{Backend, Crash, Files, MergeMethod, PrState, fake::Fake, local::Local};
 use super::invariants::{self, Invariant, RunFacts, Violation};
 use super::ledger::{Declined, Ledger, Merged, Published, RunRecord, Withdrawal};
 use super::observe::{self, Observation, STACKS};
@@ -45,6 +45,14 @@ pub struct Scenario {
     pub http_upstream: bool,
     /// `publish: [oci]`: releases go to a real OCI registry only (no forge releases).
     pub oci_only: bool,
+    /// `publish: [forge, oci]`: releases go to the forge and to a real OCI registry.
+    pub oci_too: bool,
+    /// `mode: pull-request`: the bot opens a release pull request per series on the
+    /// cluster-stacks repository, a maintainer merges it, the next run publishes.
+    pub pull_request: bool,
+    /// Now and then a second `stackbot release` starts at the same moment as the scheduled
+    /// one (a manual dispatch, a slow runner), both through the local forge's run lock.
+    pub overlap: bool,
     pub seed: u64,
     pub start: DateTime<Utc>,
     pub days: i64,
@@ -77,6 +85,10 @@ pub struct WorldReport {
     pub pulls_opened: usize,
     pub provenance: String,
     pub wall: std::time::Duration,
+    /// Per release that upstream caused: minutes from the last piece of its release set
+    /// appearing upstream (the Kubernetes tag, the node image's CHECKSUM, a chart version) to
+    /// the start of the run that published it.
+    pub latency: Vec<i64>,
 }
 
 pub struct World {
@@ -89,7 +101,6 @@ pub struct World {
     tenants: Vec<Tenant>,
     active: Vec<bool>,
     loaded: Loaded,
-    stack: StackId,
     ledger: Ledger,
     rng: fastrand::Rng,
     agenda: Agenda,
@@ -100,6 +111,15 @@ pub struct World {
     coverage: BTreeMap<Invariant, (usize, usize)>,
     pulls_seen: BTreeSet<(usize, u64)>,
     edits: u32,
+    /// The acts added by issue 23 draw from their own generator, so the worlds that existed
+    /// before keep their seeded sequence of people and faults.
+    acts: fastrand::Rng,
+    /// The next run's clock is behind by this many hours.
+    clock_back: Option<i64>,
+    /// Template edits, oldest first: the file and its text before the edit (for reverts).
+    template_edits: Vec<(PathBuf, String)>,
+    /// `minors:` as an explicit list (`None`: `supported`).
+    minors: Option<Vec<u64>>,
 }
 
 fn root() -> PathBuf {
@@ -186,14 +206,17 @@ impl World {
                 backend.create_repo(&t.repo, &t.initial_files());
             }
         }
-        let oci = if sc.oci_only {
+        let oci = if sc.oci_only || sc.oci_too {
             Some(Oci::start()?)
         } else {
             None
         };
         let rng = fastrand::Rng::with_seed(sc.seed);
+        let seed = sc.seed;
         let loaded = write_config(
             dir.path(),
+            &sc,
+            None,
             &upstream,
             backend.as_ref(),
             oci.as_ref(),
@@ -203,7 +226,6 @@ impl World {
         Some(World {
             loaded,
             oci,
-            stack: StackId::new("openstack", "scs2").expect("stack"),
             sc,
             dir,
             clock,
@@ -221,12 +243,18 @@ impl World {
             coverage: BTreeMap::new(),
             pulls_seen: BTreeSet::new(),
             edits: 0,
+            acts: fastrand::Rng::with_seed(seed ^ 0x5eed_ac75),
+            clock_back: None,
+            template_edits: Vec::new(),
+            minors: None,
         })
     }
 
     fn rewrite_config(&mut self) {
         self.loaded = write_config(
             self.dir.path(),
+            &self.sc,
+            self.minors.as_deref(),
             &self.upstream,
             self.backend.as_ref(),
             self.oci.as_ref(),
@@ -290,7 +318,13 @@ impl World {
     }
 
     /// Run the world to its end.
-    pub fn simulate(mut self) -> WorldReport {
+    pub fn simulate(self) -> WorldReport {
+        self.simulate_until(None)
+    }
+
+    /// Run the world to its end, or only until a run breaks `stop` (the mutation check: a
+    /// disabled guard is caught as soon as its invariant fails once).
+    pub fn simulate_until(mut self, stop: Option<Invariant>) -> WorldReport {
         let wall = Instant::now();
         let end = self.sc.start + Duration::days(self.sc.days);
         let runs = self.plan();
@@ -302,6 +336,13 @@ impl World {
             actors::background(&mut self.rng, &mut self.agenda, from, end, i, &t.persona);
         }
         actors::maintainers(&mut self.rng, &mut self.agenda, self.sc.start, end);
+        actors::by_hand(
+            &mut self.acts,
+            &mut self.agenda,
+            self.sc.start,
+            end,
+            self.tenants.len(),
+        );
         for t in runs {
             for (at, h) in self.agenda.due(t) {
                 self.clock.set(at);
@@ -314,6 +355,9 @@ impl World {
                 }
             }
             self.run(t);
+            if stop.is_some_and(|s| self.violations.iter().any(|v| v.invariant == s)) {
+                break;
+            }
         }
         WorldReport {
             name: self.sc.name.clone(),
@@ -335,6 +379,7 @@ impl World {
                 .count(),
             pulls_opened: self.pulls_seen.len(),
             provenance: self.upstream.timeline.provenance(),
+            latency: self.latency(),
             records: std::mem::take(&mut self.ledger.runs),
             humans: self.humans,
             faults: self.faults,
@@ -342,6 +387,51 @@ impl World {
             coverage: self.coverage,
             wall: wall.elapsed(),
         }
+    }
+
+    /// Upstream-to-release delay of every release whose release set became complete upstream
+    /// after the previous release of its series (the releases upstream caused; a template
+    /// edit's or a revert's release is not one), read from the ledger and the timeline.
+    fn latency(&self) -> Vec<i64> {
+        let tl = &self.upstream.timeline;
+        let ready = |p: &Published| -> Option<DateTime<Utc>> {
+            let k = p.kubernetes?;
+            let tag = k.to_string();
+            let ga = tl.kube.iter().find(|r| r.tag == tag)?.at;
+            let image = tl
+                .images
+                .iter()
+                .find(|(v, _)| v.to_string() == tag)
+                .and_then(|(_, i)| i.at)?;
+            let mut at = ga.max(image);
+            for (chart, v) in &p.components {
+                let version = v.to_string();
+                if let Some(c) = tl
+                    .charts
+                    .iter()
+                    .find(|c| &c.chart == chart && c.version == version)
+                {
+                    at = at.max(c.at);
+                }
+            }
+            Some(at)
+        };
+        let mut by_series: BTreeMap<&str, Vec<&Published>> = BTreeMap::new();
+        for p in self.ledger.published.values() {
+            by_series.entry(p.series.as_str()).or_default().push(p);
+        }
+        let mut out = Vec::new();
+        for list in by_series.values_mut() {
+            list.sort_by_key(|p| p.n);
+            for (i, p) in list.iter().enumerate() {
+                let Some(r) = ready(p) else { continue };
+                let after_previous = i == 0 || list[i - 1].at < r;
+                if after_previous && r >= self.sc.start {
+                    out.push((p.at - r).num_minutes());
+                }
+            }
+        }
+        out
     }
 
     // ---- faults ----
@@ -352,6 +442,11 @@ impl World {
             .latest_per_series()
             .values()
             .filter_map(|p| p.kubernetes)
+            .map(|k| KubeVersion {
+                major: k.major,
+                minor: k.minor,
+                patch: k.patch,
+            })
             .filter(|k| self.upstream.timeline.image_at(*k, t))
             .collect();
         let target_version = |rng: &mut fastrand::Rng| -> Option<KubeVersion> {
@@ -414,6 +509,12 @@ impl World {
 
     fn act(&mut self, h: Human) -> Option<String> {
         let label = match (&h, &self.oci) {
+            (Human::Withdraw { delete_tag: false }, Some(_)) if self.sc.oci_too => {
+                "release deleted on the forge and in OCI (git tag kept)".to_string()
+            }
+            (Human::Withdraw { delete_tag: true }, Some(_)) if self.sc.oci_too => {
+                "release deleted on the forge and in OCI, git tag deleted".to_string()
+            }
             (Human::Withdraw { delete_tag: false }, Some(_)) => {
                 "OCI release deleted (git tag kept)".to_string()
             }
@@ -619,6 +720,7 @@ impl World {
                     .join("templates/openstack/scs2")
                     .join(files[self.rng.usize(0..files.len())]);
                 let mut text = std::fs::read_to_string(&f).ok()?;
+                self.template_edits.push((f.clone(), text.clone()));
                 text.push_str(&format!(
                     "# maintainer note {} ({})\n",
                     self.edits,
@@ -642,6 +744,115 @@ impl World {
                 .ok()?;
                 Some(label)
             }
+            Human::MergeRelease {
+                pull,
+                kind,
+                attempt,
+            } => {
+                let open = b
+                    .pulls(STACKS)
+                    .iter()
+                    .any(|p| p.number == pull && p.state == PrState::Open);
+                if !open {
+                    return None; // superseded or closed by the bot meanwhile
+                }
+                match b.merge(STACKS, pull, kind, MAINTAINER) {
+                    Ok(_) => {
+                        if let Some(p) = b.pulls(STACKS).iter().find(|p| p.number == pull) {
+                            b.delete_branch(STACKS, &p.head);
+                        }
+                        Some(label)
+                    }
+                    Err(_) if attempt < 3 => {
+                        let later = now + Duration::hours(self.rng.i64(2..24));
+                        self.agenda.at(
+                            later,
+                            Human::MergeRelease {
+                                pull,
+                                kind,
+                                attempt: attempt + 1,
+                            },
+                        );
+                        None
+                    }
+                    Err(_) => None,
+                }
+            }
+            Human::RebuildImage => {
+                let latest: Vec<String> = self
+                    .ledger
+                    .latest_per_series()
+                    .values()
+                    .filter_map(|p| p.kubernetes.map(|k| k.to_string()))
+                    .collect();
+                if latest.is_empty() {
+                    return None;
+                }
+                let pick = latest[self.acts.usize(0..latest.len())].clone();
+                self.upstream.rebuild_image(&pick);
+                Some(label)
+            }
+            Human::RevertTemplate => {
+                let (f, old) = self.template_edits.pop()?;
+                std::fs::write(&f, old).ok()?;
+                Some(label)
+            }
+            Human::ClockBack { hours } => {
+                self.clock_back = Some(hours);
+                Some(label)
+            }
+            Human::SetMinors { explicit } => {
+                let now_supported = self.upstream.timeline.supported_at(now);
+                self.minors = if explicit {
+                    let list: Vec<u64> = now_supported.iter().skip(1).map(|m| m.minor).collect();
+                    (!list.is_empty()).then_some(list)
+                } else {
+                    None
+                };
+                if explicit && self.minors.is_none() {
+                    return None;
+                }
+                self.rewrite_config();
+                Some(label)
+            }
+            Human::ByHand { tenant, move_minor } => {
+                if !self.active[tenant] {
+                    return None;
+                }
+                let t = self.tenants[tenant].clone();
+                let main = b.head(&t.repo, "main")?;
+                let file = b.file_at(&t.repo, &main, t.stack_file)?;
+                let mut stacks =
+                    tenants::Proposal::of(&Files::from([(t.stack_file.to_string(), file)])).stacks;
+                if move_minor {
+                    let avail = invariants::available(&self.ledger);
+                    let top = *stacks.keys().max()?;
+                    let next = *avail.keys().find(|m| **m > top)?;
+                    stacks.remove(&top);
+                    stacks.insert(next, Vec::new());
+                } else {
+                    let (_, list) = stacks
+                        .iter_mut()
+                        .rev()
+                        .find(|(_, l)| l.iter().max().is_some_and(|n| *n >= 2))?;
+                    let newest = *list.iter().max()?;
+                    *list = vec![newest - 1];
+                }
+                let text = t.stack_file_by_hand(&stacks);
+                b.push(
+                    &t.repo,
+                    "main",
+                    &BTreeMap::from([(t.stack_file.to_string(), Some(text.into_bytes()))]),
+                    if move_minor {
+                        "Move the cluster stack to the next minor"
+                    } else {
+                        "Pin the cluster stack back"
+                    },
+                    member(t.name),
+                )
+                .ok()?;
+                Some(label)
+            }
             Human::Join { tenant } => {
                 let t = self.tenants[tenant].clone();
                 b.create_repo(&t.repo, &t.initial_files());
@@ -655,6 +866,9 @@ impl World {
     // ---- runs ----
 
     fn run(&mut self, t: DateTime<Utc>) {
+        // The runner's clock (and so "today") may be behind; upstream is fed as of `t`.
+        let skew = self.clock_back.take().map(Duration::hours);
+        let runner_now = t - skew.unwrap_or_else(Duration::zero);
         self.clock.set(t);
         let index = self.ledger.runs.len() + 1;
         let mut up_faults = Vec::new();
@@ -695,10 +909,11 @@ impl World {
         let history = self.ledger.history();
 
         self.backend.begin_run(flaky);
+        self.clock.set(runner_now);
         let bot = self.backend.bot(&self.loaded, self.clock.clone(), crash);
         let ctx = Context::new(
             self.loaded.clone(),
-            t.date_naive(),
+            runner_now.date_naive(),
             self.backend.env(),
             self.clock.clone(),
         );
@@ -706,13 +921,53 @@ impl World {
             snapshot: self.upstream.snapshot_path(),
             ..Selection::default()
         };
+        // A second run started at the same moment, on its own thread, through the same run
+        // lock as the command line (`LocalForge::lock_run`).
+        let overlap = (self.sc.overlap && self.acts.f64() < 0.15).then(|| {
+            let bot = self.backend.bot(&self.loaded, self.clock.clone(), None);
+            let ctx = ctx.clone();
+            let sel = sel.clone();
+            std::thread::spawn(move || {
+                let lock =
+                    stackbot::forge::local::LocalForge::from_config(&ctx.loaded, ctx.clock.clone())
+                        .expect("local forge")
+                        .lock_run()
+                        .expect("run lock");
+                let start = Instant::now();
+                let r = stackbot::pipeline::release::release(&ctx, &*bot, &sel);
+                let end = Instant::now();
+                drop(lock);
+                Overlap {
+                    held: (start, end),
+                    writes: bot.writes(),
+                    exit: stackbot::pipeline::exit::of_release(&r) as i32,
+                }
+            })
+        });
         let started = Instant::now();
-        let result = {
+        let (result, held) = {
+            let lock = overlap.as_ref().map(|_| {
+                stackbot::forge::local::LocalForge::from_config(&ctx.loaded, ctx.clock.clone())
+                    .expect("local forge")
+                    .lock_run()
+                    .expect("run lock")
+            });
+            let start = Instant::now();
             let forge: &dyn stackbot::forge::Forge = &*bot;
-            stackbot::pipeline::release::release(&ctx, forge, &sel)
+            let r = stackbot::pipeline::release::release(&ctx, forge, &sel);
+            let held = (start, Instant::now());
+            drop(lock);
+            (r, held)
         };
+        let overlap = overlap.map(|h| (held, h.join().expect("second run")));
         let millis = started.elapsed().as_millis();
         let http = self.backend.end_run();
+        if overlap.is_some() {
+            *self
+                .humans
+                .entry("a second run started at the same time".into())
+                .or_default() += 1;
+        }
         let upstream_requests = self.upstream.take_requests();
         let (reads, writes, by_method) = (bot.reads(), bot.writes(), bot.by_method());
         drop(bot);
@@ -834,6 +1089,7 @@ impl World {
         drop(result);
 
         let t1 = Instant::now();
+        self.clock.set(t);
         let after = self.observe();
         let new_tags = after
             .tags
@@ -856,6 +1112,11 @@ impl World {
             gone,
             occurred: Default::default(),
             forge_clean: flaky.is_none() && !crashed,
+            resumes: self.ledger.runs.last().is_some_and(|r| {
+                r.faults
+                    .iter()
+                    .any(|f| f.starts_with("forge crash") || f.starts_with("flaky"))
+            }),
             faults: &fault_labels,
             tenant_outcomes: outcomes,
             forge_calls: reads + writes,
@@ -864,8 +1125,35 @@ impl World {
             tenants: self.active.iter().filter(|a| **a).count(),
             new_tags,
             history,
-            stack: &self.stack,
             oci_only: self.sc.oci_only,
+            both_targets: self.sc.oci_too,
+            excluded: {
+                // What the run's `minors:` excludes on the runner's day: every minor past its
+                // end of life (a day of slack for the boundary), and with an explicit list
+                // every supported minor not on it.
+                let today = runner_now.date_naive();
+                let tl = &self.upstream.timeline;
+                let mut out: BTreeMap<u64, String> = tl
+                    .minors
+                    .iter()
+                    .filter(|m| m.eol + Duration::days(1) < today)
+                    .map(|m| (m.minor.minor, format!("past its end of life ({})", m.eol)))
+                    .collect();
+                if let Some(list) = &self.minors {
+                    for m in tl.supported_at(runner_now).into_iter().map(|m| m.minor) {
+                        if !list.contains(&m) {
+                            out.insert(m, "not in the explicit `minors:` list".into());
+                        }
+                    }
+                }
+                out
+            },
+            overlap: overlap.as_ref().map(|(held, second)| invariants::Overlap {
+                first: *held,
+                second: second.held,
+                second_writes: second.writes,
+                second_exit: second.exit,
+            }),
         };
         let published = self.new_publications(&before, &after, index, t);
         let tenants = active(&self.tenants, &self.active);
@@ -887,6 +1175,9 @@ impl World {
             &before,
             &after,
         ));
+        v.extend(invariants::check_targets(&facts, &self.ledger, &after));
+        v.extend(invariants::check_overlap(&facts));
+        v.extend(invariants::check_minors(&facts, &self.ledger));
         v.extend(invariants::check_blocked(
             &facts,
             &self.ledger,
@@ -959,23 +1250,7 @@ impl World {
                     continue;
                 };
                 let files = oci.pull(tag).unwrap_or_default();
-                let hashes = files.get("hashes.json").cloned();
-                let (mut kubernetes, components, content) = invariants::read_published(
-                    self.backend.as_ref(),
-                    &self.stack,
-                    tag,
-                    after.tags.get(tag).map(String::as_str),
-                    hashes,
-                );
-                if kubernetes.is_none() {
-                    kubernetes = files.get("metadata.yaml").and_then(|m| {
-                        stackbot::tenants::apply::kubernetes_of(
-                            &stackbot::model::ReleaseName::parse(tag).ok()?,
-                            Some(m),
-                            "",
-                        )
-                    });
-                }
+                let (kubernetes, components, content) = invariants::read_published(&files);
                 out.push(Published {
                     tag: tag.to_string(),
                     series,
@@ -1002,17 +1277,12 @@ impl World {
             let Some((series, n)) = Ledger::parse(tag) else {
                 continue;
             };
-            let Some(commit) = after.tags.get(tag) else {
-                continue;
-            };
-            let hashes = self.backend.asset(STACKS, rel, "hashes.json");
-            let (kubernetes, components, content) = invariants::read_published(
-                self.backend.as_ref(),
-                &self.stack,
-                tag,
-                Some(commit),
-                hashes,
-            );
+            let files: Files = rel
+                .assets
+                .iter()
+                .filter_map(|a| Some((a.clone(), self.backend.asset(STACKS, rel, a)?)))
+                .collect();
+            let (kubernetes, components, content) = invariants::read_published(&files);
             out.push(Published {
                 tag: tag.to_string(),
                 series,
@@ -1030,8 +1300,33 @@ impl World {
         out
     }
 
-    /// Teams notice new bot pull requests and plan what they will do about them.
+    /// Teams notice new bot pull requests and plan what they will do about them; in
+    /// pull-request mode a maintainer plans to merge each new release pull request.
     fn react(&mut self, after: &Observation, now: DateTime<Utc>) {
+        if self.sc.pull_request {
+            for p in self.backend.pulls(STACKS) {
+                if p.state == PrState::Open
+                    && p.head.starts_with("stackbot/release/")
+                    && self.handled.insert((usize::MAX, p.number))
+                {
+                    self.pulls_seen.insert((usize::MAX, p.number));
+                    let kind = if self.rng.f64() < 0.7 {
+                        MergeMethod::Merge
+                    } else {
+                        MergeMethod::Squash
+                    };
+                    let at = now + Duration::minutes(self.rng.i64(30..36 * 60));
+                    self.agenda.at(
+                        at,
+                        Human::MergeRelease {
+                            pull: p.number,
+                            kind,
+                            attempt: 0,
+                        },
+                    );
+                }
+            }
+        }
         for (i, t) in self.tenants.iter().enumerate() {
             if !self.active[i] {
                 continue;
@@ -1051,6 +1346,14 @@ impl World {
     }
 }
 
+/// What the second of two overlapping runs did: while it held the run lock, its writes, its
+/// exit code.
+struct Overlap {
+    held: (Instant, Instant),
+    writes: u64,
+    exit: i32,
+}
+
 fn active<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
     tenants
         .iter()
@@ -1062,8 +1365,11 @@ fn active<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
 
 /// Write the world's `stackbot.yaml` (real upstream URLs or the fixture server, the real
 /// scs2 templates, the forge, the active tenants) and load it as the CLI would.
+#[allow(clippy::too_many_arguments)]
 fn write_config(
     dir: &Path,
+    sc: &Scenario,
+    minors: Option<&[u64]>,
     upstream: &Upstream,
     backend: &dyn Backend,
     oci: Option<&Oci>,
@@ -1073,7 +1379,7 @@ fn write_config(
     let u = &upstream.urls;
     let mut y = upstream.upstream_yaml(dir);
     if let Some(o) = oci {
-        y.push_str(&o.yaml());
+        y.push_str(&o.yaml(if sc.oci_too { "[forge, oci]" } else { "[oci]" }));
     }
     y.push_str(&format!(
         r#"stacks:
@@ -1081,7 +1387,7 @@ fn write_config(
     name: scs2
     templates: templates/openstack/scs2
     output: cluster-stacks/openstack/scs2
-    minors: supported
+    minors: {minors}
     node_image:
       url: "{capi}/ubuntu-{{ubuntu}}-kube-v{{minor}}/ubuntu-{{ubuntu}}-kube-{{version}}.qcow2"
       name: "ubuntu-capi-image-{{version}}"
@@ -1110,7 +1416,7 @@ fn write_config(
 forge:
 {forge}  repository: {STACKS}
   base_branch: main
-  mode: direct
+  mode: {mode}
   committer:
     name: stackbot
     email: stackbot@users.noreply.github.com
@@ -1121,6 +1427,21 @@ tenants:
         cilium = u.cilium,
         metrics = u.metrics_server,
         forge = backend.forge_yaml(),
+        minors = match minors {
+            Some(list) => format!(
+                "[{}]",
+                list.iter()
+                    .map(|m| format!("\"1.{m}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => "supported".to_string(),
+        },
+        mode = if sc.pull_request {
+            "pull-request"
+        } else {
+            "direct"
+        },
     ));
     for (t, a) in tenants.iter().zip(active) {
         if *a {

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use stackbot::clock::SharedClock;
 use stackbot::config::Loaded;
 use stackbot::env::Env;
-use stackbot::forge::counting::Counting;
 use stackbot::forge::faulty::{FaultMode, Faulty};
 use stackbot::forge::github::GithubForge;
 
@@ -59,7 +58,7 @@ impl Backend for Fake {
             .expect("GitHub client")
             .with_committer(&c.committer);
         let (k, mode) = crash.map_or((0, FaultMode::Before), |c| (c.at_write, c.mode));
-        Box::new(Counting::new(Faulty::new(forge, k, mode)))
+        Box::new(super::log::Logged::new(Faulty::new(forge, k, mode)))
     }
 
     fn begin_run(&self, flaky: Option<u64>) {

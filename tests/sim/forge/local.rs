@@ -1,7 +1,9 @@
 //! The local forge: bare git repositories and release folders in the world's directory. People
 //! act through the forge's own API, with their own identity: commits, closing pull requests,
 //! deleting releases, and its web-UI stand-ins (`forge::local::human`: the three merge
-//! buttons, "Update branch", deleting a branch); only deleting a tag is plain git2.
+//! buttons, "Update branch", deleting a branch); only deleting a tag is plain git2. The checks
+//! read the forge's folder directly (git2 on the bare repositories, the JSON records of
+//! releases, pull requests and comments), never through the forge's API.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,10 +12,9 @@ use git2::{ObjectType, Oid, Repository};
 use stackbot::clock::SharedClock;
 use stackbot::config::Loaded;
 use stackbot::env::Env;
-use stackbot::forge::counting::Counting;
 use stackbot::forge::faulty::{FaultMode, Faulty};
 use stackbot::forge::local::LocalForge;
-use stackbot::forge::{Forge, PullInfo, PullState, RepoRef};
+use stackbot::forge::{Forge, RepoRef};
 
 use super::{
     Backend, Commit, Crash, Files, HttpCost, MergeMethod, Metered, PrState, Pull, Release, Who,
@@ -42,27 +43,43 @@ impl Local {
         LocalForge::new(&self.root, who.0, who.1).with_clock(self.clock.clone())
     }
 
-    fn reader(&self) -> LocalForge {
-        self.as_person(("reader", "reader@example.invalid"))
-    }
-
+    /// `<forge>/repos/<owner>/<name>.git`, opened with git2 directly.
     fn git(&self, repo: &str) -> Repository {
-        Repository::open_bare(self.reader().repo_path(&rr(repo))).expect("bare repository")
+        let (owner, name) = repo.split_once('/').expect("owner/name");
+        Repository::open_bare(
+            self.root
+                .join("repos")
+                .join(owner)
+                .join(format!("{name}.git")),
+        )
+        .expect("bare repository")
     }
 
-    fn pull_path(&self, repo: &str, number: u64) -> PathBuf {
-        let r = rr(repo);
-        self.root
-            .join("pulls")
-            .join(&r.owner)
-            .join(&r.name)
-            .join(format!("{number}.json"))
+    /// `<forge>/<kind>/<owner>/<name>`: where the forge keeps a repository's releases, pull
+    /// requests and comments on disk.
+    fn dir(&self, kind: &str, repo: &str) -> PathBuf {
+        let (owner, name) = repo.split_once('/').expect("owner/name");
+        self.root.join(kind).join(owner).join(name)
     }
+}
 
-    fn read_pull(&self, repo: &str, number: u64) -> Option<PullInfo> {
-        let bytes = std::fs::read(self.pull_path(repo, number)).ok()?;
-        serde_json::from_slice(&bytes).ok()
-    }
+/// The JSON records in `dir`: `<n>.json` files, or with `nested` `<id>/release.json`.
+fn json_files(dir: &Path, nested: bool) -> Vec<serde_json::Value> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let p = if nested {
+                e.path().join("release.json")
+            } else if e.file_name().to_string_lossy().ends_with(".json") {
+                e.path()
+            } else {
+                return None;
+            };
+            serde_json::from_slice(&std::fs::read(p).ok()?).ok()
+        })
+        .collect()
 }
 
 impl Backend for Local {
@@ -84,7 +101,7 @@ impl Backend for Local {
     fn bot(&self, loaded: &Loaded, clock: SharedClock, crash: Option<Crash>) -> Box<dyn Metered> {
         let forge = LocalForge::from_config(loaded, clock).expect("local forge");
         let (k, mode) = crash.map_or((0, FaultMode::Before), |c| (c.at_write, c.mode));
-        Box::new(Counting::new(Faulty::new(forge, k, mode)))
+        Box::new(super::log::Logged::new(Faulty::new(forge, k, mode)))
     }
 
     fn begin_run(&self, _flaky: Option<u64>) {}
@@ -108,32 +125,40 @@ impl Backend for Local {
     }
 
     fn releases(&self, repo: &str) -> Vec<Release> {
-        self.reader()
-            .list_releases(&rr(repo))
-            .expect("releases")
+        // `releases/<owner>/<name>/<id>/release.json`, read as plain JSON.
+        let mut out: Vec<Release> = json_files(&self.dir("releases", repo), true)
             .into_iter()
-            .map(|r| Release {
-                id: r.id,
-                tag: r.tag,
-                draft: r.draft,
-                assets: r.assets.into_iter().map(|a| a.name).collect(),
+            .filter_map(|v| {
+                Some(Release {
+                    id: v["id"].as_u64()?,
+                    tag: v["tag"].as_str()?.to_string(),
+                    draft: v["draft"].as_bool()?,
+                    assets: v["assets"]
+                        .as_array()?
+                        .iter()
+                        .filter_map(|a| Some(a["name"].as_str()?.to_string()))
+                        .collect(),
+                })
             })
-            .collect()
+            .collect();
+        out.sort_by_key(|r| r.id);
+        out
     }
 
     fn asset(&self, repo: &str, release: &Release, name: &str) -> Option<Vec<u8>> {
-        let f = self.reader();
-        let info = f
-            .list_releases(&rr(repo))
-            .ok()?
-            .into_iter()
-            .find(|r| r.id == release.id)?;
-        let a = info.assets.iter().find(|a| a.name == name)?;
-        f.download_asset(&rr(repo), release.id, a).ok()
+        std::fs::read(
+            self.dir("releases", repo)
+                .join(release.id.to_string())
+                .join("assets")
+                .join(name),
+        )
+        .ok()
     }
 
     fn head(&self, repo: &str, branch: &str) -> Option<String> {
-        self.reader().branch_head(&rr(repo), branch).ok().flatten()
+        let r = self.git(repo);
+        let b = r.find_branch(branch, git2::BranchType::Local).ok()?;
+        Some(b.get().peel_to_commit().ok()?.id().to_string())
     }
 
     fn files_at(&self, repo: &str, commit: &str) -> Files {
@@ -198,25 +223,22 @@ impl Backend for Local {
     }
 
     fn pulls(&self, repo: &str) -> Vec<Pull> {
-        let r = rr(repo);
-        let dir = self.root.join("pulls").join(&r.owner).join(&r.name);
-        let mut out: Vec<Pull> = std::fs::read_dir(&dir)
+        // `pulls/<owner>/<name>/<number>.json`, read as plain JSON.
+        let mut out: Vec<Pull> = json_files(&self.dir("pulls", repo), false)
             .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-            .filter_map(|e| serde_json::from_slice::<PullInfo>(&std::fs::read(e.path()).ok()?).ok())
-            .map(|p| Pull {
-                number: p.number,
-                head: p.head,
-                base: p.base,
-                title: p.title,
-                body: p.body,
-                state: match p.state {
-                    PullState::Open => PrState::Open,
-                    PullState::Closed => PrState::Closed,
-                    PullState::Merged => PrState::Merged,
-                },
+            .filter_map(|p| {
+                Some(Pull {
+                    number: p["number"].as_u64()?,
+                    head: p["head"].as_str()?.to_string(),
+                    base: p["base"].as_str()?.to_string(),
+                    title: p["title"].as_str()?.to_string(),
+                    body: p["body"].as_str()?.to_string(),
+                    state: match p["state"].as_str()? {
+                        "open" => PrState::Open,
+                        "merged" => PrState::Merged,
+                        _ => PrState::Closed,
+                    },
+                })
             })
             .collect();
         out.sort_by_key(|p| p.number);
@@ -224,12 +246,14 @@ impl Backend for Local {
     }
 
     fn comments(&self, repo: &str, number: u64) -> Vec<(u64, String)> {
-        self.reader()
-            .list_comments(&rr(repo), number)
-            .unwrap_or_default()
+        // `comments/<owner>/<name>/<id>.json`: `{id, issue, body}`, oldest (lowest id) first.
+        let mut out: Vec<(u64, String)> = json_files(&self.dir("comments", repo), false)
             .into_iter()
-            .map(|c| (c.id, c.body))
-            .collect()
+            .filter(|c| c["issue"].as_u64() == Some(number))
+            .filter_map(|c| Some((c["id"].as_u64()?, c["body"].as_str()?.to_string())))
+            .collect();
+        out.sort_by_key(|c| c.0);
+        out
     }
 
     fn create_repo(&self, repo: &str, files: &Files) {
@@ -282,7 +306,9 @@ impl Backend for Local {
     fn update_branch(&self, repo: &str, number: u64, who: Who) -> Result<String, String> {
         let f = self.as_person(who);
         let head = self
-            .read_pull(repo, number)
+            .pulls(repo)
+            .into_iter()
+            .find(|p| p.number == number)
             .ok_or("no such pull request")?
             .head;
         let before = f.branch_head(&rr(repo), &head).map_err(|e| e.to_string())?;

@@ -5,6 +5,7 @@
 
 pub mod fake;
 pub mod local;
+pub mod log;
 
 use std::collections::BTreeMap;
 
@@ -12,7 +13,6 @@ use stackbot::clock::SharedClock;
 use stackbot::config::Loaded;
 use stackbot::env::Env;
 use stackbot::forge::Forge;
-use stackbot::forge::counting::Counting;
 use stackbot::forge::faulty::FaultMode;
 
 /// Path → bytes.
@@ -76,22 +76,22 @@ pub struct HttpCost {
     pub not_modified: usize,
 }
 
-/// The bot's handle for one run: a forge that counts its calls.
+/// The bot's handle for one run: a forge whose calls the world logs ([`log::Logged`]).
 pub trait Metered: Forge {
     fn reads(&self) -> u64;
     fn writes(&self) -> u64;
     fn by_method(&self) -> BTreeMap<&'static str, u64>;
 }
 
-impl<F: Forge> Metered for Counting<F> {
+impl<F: Forge> Metered for log::Logged<F> {
     fn reads(&self) -> u64 {
-        Counting::reads(self)
+        log::Logged::reads(self)
     }
     fn writes(&self) -> u64 {
-        Counting::writes(self)
+        log::Logged::writes(self)
     }
     fn by_method(&self) -> BTreeMap<&'static str, u64> {
-        Counting::by_method(self)
+        log::Logged::by_method(self)
     }
 }
 
