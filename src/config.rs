@@ -700,6 +700,12 @@ pub struct TenantPolicy {
     pub minor: PolicyAction,
     /// How many versions stay in `spec.versions` (at least 1).
     pub keep: u32,
+    /// Minor upgrades of the tenant's `Cluster` resources (those matched by `clusters`).
+    pub upgrade: UpgradePolicy,
+    /// Label put on a pull request that fixes a critical CVE (CVSS 8 or more) of the version
+    /// the tenant lists or runs, besides saying so in its title and body: tenants route such
+    /// pull requests by label. Created in the repository when missing; empty: no label.
+    pub security_label: String,
 }
 
 impl Default for TenantPolicy {
@@ -708,8 +714,38 @@ impl Default for TenantPolicy {
             patch: PolicyAction::PullRequest,
             minor: PolicyAction::PullRequest,
             keep: 2,
+            upgrade: UpgradePolicy::default(),
+            security_label: "security".into(),
         }
     }
+}
+
+/// Minor upgrades of `Cluster` resources: one minor at a time (Kubernetes upgrades a control
+/// plane one minor per step), one pull request per Cluster and step on its own branch, the
+/// next step only once the previous one is merged. Off by default: a minor upgrade changes
+/// what runs in a tenant's cluster, so a tenant opts in.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct UpgradePolicy {
+    /// Whether a Cluster running a minor older than the newest released one gets a pull request
+    /// moving it to the next minor.
+    pub clusters: UpgradeAction,
+    /// Propose the step only once the Cluster's minor is this close (in days) to its end of
+    /// life, or past it. Unset: as soon as the next minor has a release. With it set, a run
+    /// that could not read the Kubernetes schedule proposes nothing new (and says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_end_of_life_days: Option<u32>,
+}
+
+/// Whether a Cluster's minor upgrade becomes a pull request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpgradeAction {
+    /// Open a pull request for each step.
+    PullRequest,
+    /// Propose nothing.
+    #[default]
+    Ignore,
 }
 
 /// Whether a kind of update becomes a PR.
@@ -1029,6 +1065,16 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
                 &at,
                 format!("tenant `{}`: `policy.keep` is 0", t.name),
                 "keep at least 1 version, or set `patch: ignore`",
+            ));
+        }
+        if t.policy.upgrade.clusters != UpgradeAction::Ignore && t.clusters.is_empty() {
+            return Err(err(
+                &at,
+                format!(
+                    "tenant `{}`: `policy.upgrade.clusters` is set but `clusters` is empty",
+                    t.name
+                ),
+                "list the files or globs holding the tenant's Cluster resources under `clusters`",
             ));
         }
         if crate::model::RepoRef::parse(&t.repository).is_none() {

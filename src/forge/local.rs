@@ -1086,6 +1086,7 @@ impl Forge for LocalForge {
             html_url: format!("file://{}", self.pull_path(repo, number).display()),
             created_at: Some(self.clock.now()),
             merged_at: None,
+            labels: Vec::new(),
         };
         self.write_pull(repo, &p)?;
         Ok(p)
@@ -1096,6 +1097,21 @@ impl Forge for LocalForge {
         let mut p = self.read_pull(repo, number)?;
         p.title = title.into();
         p.body = body.into();
+        self.write_pull(repo, &p)
+    }
+
+    fn add_labels(&self, repo: &RepoRef, number: u64, labels: &[String]) -> ForgeResult<()> {
+        let _g = self.repo_lock(repo)?;
+        let mut p = self.read_pull(repo, number)?;
+        let before = p.labels.len();
+        for l in labels {
+            if !p.labels.iter().any(|x| x.eq_ignore_ascii_case(l)) {
+                p.labels.push(l.clone());
+            }
+        }
+        if p.labels.len() == before {
+            return Ok(());
+        }
         self.write_pull(repo, &p)
     }
 

@@ -92,6 +92,9 @@ pub struct PullInfo {
     /// When it was merged: the "first tenant merge" point of `stackbot status`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Its labels' names (the security label of a tenant pull request fixing a critical CVE).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 /// Issue state.
@@ -275,6 +278,10 @@ pub trait Forge: Send + Sync {
     fn update_pull(&self, repo: &RepoRef, number: u64, title: &str, body: &str) -> ForgeResult<()>;
     /// Close without merging.
     fn close_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<()>;
+    /// Add `labels` to pull request `number` (created in the repository when missing); the
+    /// labels it already carries stay. Adding a label it has is no change, so a repeated call
+    /// is harmless.
+    fn add_labels(&self, repo: &RepoRef, number: u64, labels: &[String]) -> ForgeResult<()>;
     /// Comments on an issue or PR, oldest first.
     fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>>;
     /// Add a comment.

@@ -173,6 +173,16 @@ macro_rules! forge_wrapper {
             fn close_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<()> {
                 self.intercept("close_pull", true, || self.inner.close_pull(repo, number))
             }
+            fn add_labels(
+                &self,
+                repo: &RepoRef,
+                number: u64,
+                labels: &[String],
+            ) -> ForgeResult<()> {
+                self.intercept("add_labels", true, || {
+                    self.inner.add_labels(repo, number, labels)
+                })
+            }
             fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>> {
                 self.intercept("list_comments", false, || {
                     self.inner.list_comments(repo, number)

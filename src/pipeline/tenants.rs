@@ -5,7 +5,10 @@ use crate::config::PublishTarget;
 use crate::error::InvalidInput;
 use crate::forge::{Forge, RepoRef};
 use crate::plan::{Plan, Step};
-use crate::tenants::{self, AvailableRelease, Observations, Options, TenantReport, TenantsError};
+use crate::compliance::Inputs;
+use crate::tenants::{
+    self, AvailableRelease, Facts, Observations, Options, TenantReport, TenantsError,
+};
 
 use super::{Context, Error};
 
@@ -69,21 +72,39 @@ fn oci_error(ctx: &Context, e: crate::oci::OciError) -> Error {
     }
 }
 
-/// Open, update or close tenant pull requests for the releases published to every target.
-pub fn run(ctx: &Context, forge: &dyn Forge, opts: &Options) -> Result<Vec<TenantReport>, Error> {
-    run_observed(ctx, forge, opts).map(|(reports, _)| reports)
+/// What the tenant plans know of upstream: the day, and what detection read for the SCS 0210
+/// verdicts (end of life, critical CVEs), or nothing when this run did not detect.
+fn facts(ctx: &Context, inputs: Option<&Inputs>) -> Facts {
+    Facts {
+        today: ctx.today,
+        inputs: inputs.cloned().unwrap_or_default(),
+    }
 }
 
-/// [`run`], also returning what was read of the tenants it left unchanged (for the status
-/// report that ends a `release` run).
+/// Open, update or close tenant pull requests for the releases published to every target.
+/// Without detection no pull request claims a CVE fix, and a Cluster upgrade waiting for an
+/// end-of-life window is not proposed (the `release` run, which detects, does both).
+pub fn run(ctx: &Context, forge: &dyn Forge, opts: &Options) -> Result<Vec<TenantReport>, Error> {
+    run_observed(ctx, forge, opts, None).map(|(reports, _)| reports)
+}
+
+/// [`run`] with what detection read (`None`: nothing), also returning what was read of the
+/// tenants it left unchanged (for the status report that ends a `release` run).
 pub fn run_observed(
     ctx: &Context,
     forge: &dyn Forge,
     opts: &Options,
+    inputs: Option<&Inputs>,
 ) -> Result<(Vec<TenantReport>, Observations), Error> {
     let releases = published(ctx, forge)?;
-    tenants::apply::propagate_observed(forge, &ctx.loaded.config, &releases, opts)
-        .map_err(|m| TenantsError::Config(m).into())
+    tenants::apply::propagate_observed(
+        forge,
+        &ctx.loaded.config,
+        &releases,
+        &facts(ctx, inputs),
+        opts,
+    )
+    .map_err(|m| TenantsError::Config(m).into())
 }
 
 /// The releases a plan would publish, as the tenant planner sees published releases: tag,
@@ -99,6 +120,7 @@ pub fn planned_releases(p: &Plan) -> Vec<AvailableRelease> {
                 kubernetes: r.kubernetes.parse().ok()?,
                 html_url: String::new(),
                 body: r.notes.clone(),
+                earlier: Default::default(),
             })
         })
         .collect()
@@ -113,6 +135,7 @@ pub fn plan_after(
     forge: &dyn Forge,
     opts: &Options,
     planned: &[AvailableRelease],
+    inputs: Option<&Inputs>,
 ) -> Result<Vec<TenantReport>, Error> {
     let opts = Options {
         dry_run: true,
@@ -120,8 +143,14 @@ pub fn plan_after(
     };
     let followed = tenants::apply::followed_stacks(&ctx.loaded.config);
     let releases = tenants::with_planned(published(ctx, forge)?, planned, &followed);
-    tenants::apply::propagate(forge, &ctx.loaded.config, &releases, &opts)
-        .map_err(|m| TenantsError::Config(m).into())
+    tenants::apply::propagate(
+        forge,
+        &ctx.loaded.config,
+        &releases,
+        &facts(ctx, inputs),
+        &opts,
+    )
+    .map_err(|m| TenantsError::Config(m).into())
 }
 
 /// The tenant lines of a release preview (JSON objects as `plan --format json` prints them).
@@ -129,11 +158,12 @@ pub fn preview(
     ctx: &Context,
     forge: &dyn Forge,
     p: &Plan,
+    inputs: Option<&Inputs>,
 ) -> Result<Vec<serde_json::Value>, Error> {
     if ctx.loaded.config.tenants.is_empty() {
         return Ok(Vec::new());
     }
-    let reports = plan_after(ctx, forge, &options(true), &planned_releases(p))?;
+    let reports = plan_after(ctx, forge, &options(true), &planned_releases(p), inputs)?;
     Ok(reports
         .iter()
         .map(|r| serde_json::to_value(r).expect("reports serialize"))

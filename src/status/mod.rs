@@ -467,6 +467,7 @@ pub(crate) mod testing {
             html_url: format!("https://example.org/pull/{number}"),
             created_at: at(created),
             merged_at: None,
+            labels: Vec::new(),
         }
     }
 

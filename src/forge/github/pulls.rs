@@ -77,6 +77,24 @@ impl GithubForge {
         self.write_ok(&what, &req).await.map(|_| ())
     }
 
+    /// Labels through the issues API (a pull request is an issue there). GitHub creates a label
+    /// the repository does not have yet, and adding one the pull request carries changes
+    /// nothing, so a retry after an ambiguous failure is safe.
+    pub(super) async fn add_labels_a(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        labels: &[String],
+    ) -> ForgeResult<()> {
+        let what = format!("labels of pull request #{number} of {repo}");
+        let req = Req::json(
+            Method::POST,
+            format!("{}/issues/{number}/labels", Self::repo_path(repo)),
+            &json!({ "labels": labels }),
+        );
+        self.write_ok(&what, &req).await.map(|_| ())
+    }
+
     pub(super) async fn list_comments_a(
         &self,
         repo: &RepoRef,
@@ -161,6 +179,13 @@ fn pull_of(v: &Value) -> PullInfo {
         html_url: str_of(&v["html_url"]),
         created_at: time_of(&v["created_at"]),
         merged_at: time_of(&v["merged_at"]),
+        labels: v["labels"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|l| str_of(&l["name"]))
+            .collect(),
     }
 }
 

@@ -388,7 +388,10 @@ pub fn pull(u: &Urls, repo: &Repo, full: &str, p: &Pull, single: bool) -> Value 
         "comments_url": format!("{api}/issues/{n}/comments"),
         "statuses_url": format!("{api}/statuses/{}", sha(&p.head)),
         "number": n, "state": p.state, "locked": false, "title": p.title, "user": viewer(u),
-        "body": p.body, "labels": [], "milestone": null, "active_lock_reason": null,
+        "body": p.body,
+        "labels": p.labels.iter().filter_map(|l| repo.labels.iter().find(|x| x.name == *l))
+            .map(|l| label(u, full, l)).collect::<Vec<_>>(),
+        "milestone": null, "active_lock_reason": null,
         "created_at": date_of(p.seq), "updated_at": date_of(p.updated),
         "closed_at": p.closed.map(date_of),
         "merged_at": if p.merged { p.closed.map(date_of).map(Value::from).unwrap_or(Value::Null) } else { Value::Null },

@@ -108,6 +108,8 @@ pub struct Pull {
     pub seq: u64,
     pub updated: u64,
     pub closed: Option<u64>,
+    /// Label names, as the issues API adds them.
+    pub labels: Vec<String>,
 }
 
 /// An issue (pull requests are issues too on GitHub; both share one number sequence).
