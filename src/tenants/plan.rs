@@ -905,6 +905,57 @@ mod tests {
     }
 
     #[test]
+    fn a_pull_request_fixing_a_critical_cve_says_so_and_carries_the_security_label() {
+        use crate::compliance::{Inputs, Lifecycles, Security};
+        use crate::upstream::cve::{Cve, Version, VersionRange};
+        let mut r = release("openstack-scs2-1-33-v3", "notes");
+        r.kubernetes = "v1.33.6".parse().unwrap();
+        // v2, which the tenant lists, ships v1.33.5 (as its notes said).
+        r.earlier.insert(2, "v1.33.5".parse().unwrap());
+        let facts = Facts {
+            today: "2026-05-01".parse().unwrap(),
+            inputs: Inputs {
+                releases: Ok(Vec::new()),
+                lifecycles: Lifecycles::Unknown("not read".into()),
+                security: Security::Known {
+                    cves: vec![Cve {
+                        id: "CVE-2026-1000".into(),
+                        score: Some(9.8),
+                        critical: true,
+                        affected: vec![VersionRange {
+                            lower: Version(1, 33, 0),
+                            upper: Some(Version(1, 33, 6)),
+                            inclusive: false,
+                        }],
+                    }],
+                    unreadable: Vec::new(),
+                },
+            },
+        };
+        let p = &plan_tenant(&tenant(), std::slice::from_ref(&r), &observed(), &facts, "bot@x")
+            .unwrap()[0];
+        assert_eq!(
+            p.title,
+            "Security fix: Update ClusterStack openstack/scs2 to openstack-scs2-1-33-v3"
+        );
+        assert!(p.body.contains("[CVE-2026-1000](https://www.cve.org/CVERecord?id=CVE-2026-1000) | 9.8 | v1.33.6"), "{}", p.body);
+        assert_eq!(p.labels, ["security"]);
+
+        let mut quiet = tenant();
+        quiet.policy.security_label = String::new();
+        let p = &plan_tenant(&quiet, std::slice::from_ref(&r), &observed(), &facts, "bot@x")
+            .unwrap()[0];
+        assert!(p.title.starts_with("Security fix:"));
+        assert!(p.labels.is_empty(), "an empty security_label adds no label");
+
+        // Without knowing what v2 ships, nothing is claimed.
+        r.earlier.clear();
+        let p = &plan_tenant(&tenant(), &[r], &observed(), &facts, "bot@x").unwrap()[0];
+        assert!(!p.title.contains("Security"));
+        assert!(p.labels.is_empty());
+    }
+
+    #[test]
     fn ignore_policies_propose_nothing() {
         let mut t = tenant();
         t.policy.patch = PolicyAction::Ignore;

@@ -389,8 +389,14 @@ pub fn pull(u: &Urls, repo: &Repo, full: &str, p: &Pull, single: bool) -> Value 
         "statuses_url": format!("{api}/statuses/{}", sha(&p.head)),
         "number": n, "state": p.state, "locked": false, "title": p.title, "user": viewer(u),
         "body": p.body,
+        // The pulls API's label items declare `description` a string (never null).
         "labels": p.labels.iter().filter_map(|l| repo.labels.iter().find(|x| x.name == *l))
-            .map(|l| label(u, full, l)).collect::<Vec<_>>(),
+            .map(|l| {
+                let mut v = label(u, full, l);
+                v["description"] = json!(l.description.clone().unwrap_or_default());
+                v
+            })
+            .collect::<Vec<_>>(),
         "milestone": null, "active_lock_reason": null,
         "created_at": date_of(p.seq), "updated_at": date_of(p.updated),
         "closed_at": p.closed.map(date_of),
