@@ -166,7 +166,10 @@ fn a_declined_step_stays_declined_until_a_newer_release<F: Forge>(w: World<F>) {
     let step = line(&r, STEP_34);
     assert_eq!(step.action, Action::None);
     assert!(
-        step.note.as_deref().unwrap_or("").contains("closed by a human"),
+        step.note
+            .as_deref()
+            .unwrap_or("")
+            .contains("closed by a human"),
         "{step:?}"
     );
 
@@ -190,9 +193,7 @@ fn a_declined_step_stays_declined_until_a_newer_release_github() {
     a_declined_step_stays_declined_until_a_newer_release(world(World::github_with));
 }
 
-fn the_base_moving_is_no_reason_to_write_and_a_person_is_never_pushed_over<F: Forge>(
-    w: World<F>,
-) {
+fn the_base_moving_is_no_reason_to_write_and_a_person_is_never_pushed_over<F: Forge>(w: World<F>) {
     w.publish("openstack-scs2-1-34-v1", "v1.34.2");
     w.run();
     let head = w.head(ACME, STEP_34);
@@ -204,10 +205,15 @@ fn the_base_moving_is_no_reason_to_write_and_a_person_is_never_pushed_over<F: Fo
     );
     w.run();
     nothing_written(&w);
-    assert_eq!(w.head(ACME, STEP_34), head, "no force-push because the base moved");
+    assert_eq!(
+        w.head(ACME, STEP_34),
+        head,
+        "no force-push because the base moved"
+    );
 
     // A person adjusts the upgrade on the bot's branch; a newer release must not push over it.
-    let adjusted = cluster("openstack-scs2-1-34-v1", "v1.34.2").replace("replicas: 3", "replicas: 5");
+    let adjusted =
+        cluster("openstack-scs2-1-34-v1", "v1.34.2").replace("replicas: 3", "replicas: 5");
     let by_jane = w.humans.commit(
         ACME,
         STEP_34,
@@ -294,9 +300,7 @@ fn inputs(eol_133: &str) -> Inputs {
     };
     Inputs {
         releases: Ok(Vec::new()),
-        lifecycles: Lifecycles::Known(
-            [("1.33".parse().unwrap(), eol_133.parse().unwrap())].into(),
-        ),
+        lifecycles: Lifecycles::Known([("1.33".parse().unwrap(), eol_133.parse().unwrap())].into()),
         security: Security::Known {
             cves: vec![Cve {
                 id: "CVE-2026-1000".into(),
@@ -315,7 +319,8 @@ fn a_step_fixing_a_critical_cve_says_so_and_is_labelled<F: Forge>(w: World<F>) {
     assert_eq!(line(&r, STEP_34).outcome, Outcome::Opened, "{r:#?}");
     let pull = &w.pulls_of(ACME, STEP_34)[0];
     assert!(
-        pull.title.starts_with("Security fix: Upgrade Cluster team-a/prod"),
+        pull.title
+            .starts_with("Security fix: Upgrade Cluster team-a/prod"),
         "{}",
         pull.title
     );
@@ -357,7 +362,10 @@ fn a_step_waits_for_the_end_of_life_window() {
     let r = w.run();
     let step = line(&r, STEP_34);
     assert!(
-        step.note.as_deref().unwrap_or("").contains("end of life of 1.33 is unknown"),
+        step.note
+            .as_deref()
+            .unwrap_or("")
+            .contains("end of life of 1.33 is unknown"),
         "{step:?}"
     );
     nothing_written(&w);

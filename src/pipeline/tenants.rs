@@ -1,11 +1,11 @@
 //! Published releases (forge, OCI, or both) → tenant pull requests: `stackbot tenants`, the
 //! last stage of `stackbot release`, and the tenant lines of every preview.
 
+use crate::compliance::Inputs;
 use crate::config::PublishTarget;
 use crate::error::InvalidInput;
 use crate::forge::{Forge, RepoRef};
 use crate::plan::{Plan, Step};
-use crate::compliance::Inputs;
 use crate::tenants::{
     self, AvailableRelease, Facts, Observations, Options, TenantReport, TenantsError,
 };

@@ -932,19 +932,37 @@ mod tests {
                 },
             },
         };
-        let p = &plan_tenant(&tenant(), std::slice::from_ref(&r), &observed(), &facts, "bot@x")
-            .unwrap()[0];
+        let p = &plan_tenant(
+            &tenant(),
+            std::slice::from_ref(&r),
+            &observed(),
+            &facts,
+            "bot@x",
+        )
+        .unwrap()[0];
         assert_eq!(
             p.title,
             "Security fix: Update ClusterStack openstack/scs2 to openstack-scs2-1-33-v3"
         );
-        assert!(p.body.contains("[CVE-2026-1000](https://www.cve.org/CVERecord?id=CVE-2026-1000) | 9.8 | v1.33.6"), "{}", p.body);
+        assert!(
+            p.body.contains(
+                "[CVE-2026-1000](https://www.cve.org/CVERecord?id=CVE-2026-1000) | 9.8 | v1.33.6"
+            ),
+            "{}",
+            p.body
+        );
         assert_eq!(p.labels, ["security"]);
 
         let mut quiet = tenant();
         quiet.policy.security_label = String::new();
-        let p = &plan_tenant(&quiet, std::slice::from_ref(&r), &observed(), &facts, "bot@x")
-            .unwrap()[0];
+        let p = &plan_tenant(
+            &quiet,
+            std::slice::from_ref(&r),
+            &observed(),
+            &facts,
+            "bot@x",
+        )
+        .unwrap()[0];
         assert!(p.title.starts_with("Security fix:"));
         assert!(p.labels.is_empty(), "an empty security_label adds no label");
 

@@ -27,9 +27,7 @@ use crate::model::{KubeVersion, Minor, ReleaseName, StackId};
 
 /// The Kubernetes changelog of a minor: its "Urgent Upgrade Notes" and removed APIs.
 pub fn kubernetes_notes(minor: Minor) -> String {
-    format!(
-        "https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-{minor}.md"
-    )
+    format!("https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-{minor}.md")
 }
 
 /// Kubernetes' guide to the APIs each minor removes.
@@ -125,9 +123,10 @@ fn due(t: &TenantConfig, minor: Minor, facts: &Facts) -> Result<Option<chrono::N
         return Ok(None);
     };
     let eol = match &facts.inputs.lifecycles {
-        Lifecycles::Known(m) => m.get(&minor).copied().ok_or_else(|| {
-            format!("the Kubernetes schedule lists no end of life for {minor}")
-        })?,
+        Lifecycles::Known(m) => m
+            .get(&minor)
+            .copied()
+            .ok_or_else(|| format!("the Kubernetes schedule lists no end of life for {minor}"))?,
         Lifecycles::Unknown(cause) => {
             return Err(format!(
                 "the end of life of {minor} is unknown this run ({cause})"
@@ -159,7 +158,9 @@ pub fn plan(
         // The step that brought the Cluster here: an open pull request for it is done.
         let arrived = branch_name(stack, &c, cur.minor);
         let s = state(&arrived);
-        if s.pull().is_some_and(|p| p.state == crate::forge::PullState::Open) {
+        if s.pull()
+            .is_some_and(|p| p.state == crate::forge::PullState::Open)
+        {
             out.push(plan::decide(
                 t,
                 stack.clone(),
@@ -347,16 +348,19 @@ impl Step<'_> {
             .filter(|(_, d)| d.minor < to)
             .max_by_key(|(_, d)| (d.minor == self.from.minor, d.minor))
         {
-            edits.entry(f.path.clone()).or_default().push(Edit::AddMinor {
-                after_doc: d.doc,
-                from: d.minor,
-                minor: to,
-                versions: if d.versions.is_some() {
-                    vec![new.clone()]
-                } else {
-                    Vec::new()
-                },
-            });
+            edits
+                .entry(f.path.clone())
+                .or_default()
+                .push(Edit::AddMinor {
+                    after_doc: d.doc,
+                    from: d.minor,
+                    minor: to,
+                    versions: if d.versions.is_some() {
+                        vec![new.clone()]
+                    } else {
+                        Vec::new()
+                    },
+                });
         }
         let mut files = Vec::new();
         for f in stack_files.iter().chain(cluster_files) {

@@ -370,12 +370,20 @@ pub fn pulls_and_comments(forge: &dyn Forge, repo: &RepoRef) {
     );
 
     // Labels are added, kept, and adding one again changes nothing.
-    assert!(forge.find_pulls(repo, "conf-pr").unwrap()[0].labels.is_empty());
+    assert!(
+        forge.find_pulls(repo, "conf-pr").unwrap()[0]
+            .labels
+            .is_empty()
+    );
     forge
         .add_labels(repo, pr.number, &["security".to_string()])
         .unwrap();
     forge
-        .add_labels(repo, pr.number, &["security".to_string(), "tenant".to_string()])
+        .add_labels(
+            repo,
+            pr.number,
+            &["security".to_string(), "tenant".to_string()],
+        )
         .unwrap();
     assert_eq!(
         forge.find_pulls(repo, "conf-pr").unwrap()[0].labels,
