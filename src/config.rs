@@ -706,6 +706,9 @@ pub struct TenantPolicy {
     /// the tenant lists or runs, besides saying so in its title and body: tenants route such
     /// pull requests by label. Created in the repository when missing; empty: no label.
     pub security_label: String,
+    /// Auto-merge (as `patch: automerge`) every stack pull request that fixes a critical CVE,
+    /// whatever `patch` says; a pull request that also brings a new minor is left to people.
+    pub automerge_security: bool,
 }
 
 impl Default for TenantPolicy {
@@ -716,6 +719,7 @@ impl Default for TenantPolicy {
             keep: 2,
             upgrade: UpgradePolicy::default(),
             security_label: "security".into(),
+            automerge_security: false,
         }
     }
 }
@@ -752,7 +756,13 @@ pub enum UpgradeAction {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PolicyAction {
+    /// Open a pull request for people to merge.
     PullRequest,
+    /// `patch` only: open the pull request and ask the forge to merge it once its required
+    /// checks pass (GitHub's native auto-merge). A pull request that also brings a new minor is
+    /// left to people.
+    Automerge,
+    /// Propose nothing.
     Ignore,
 }
 
@@ -1067,6 +1077,16 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
                 "keep at least 1 version, or set `patch: ignore`",
             ));
         }
+        if t.policy.minor == PolicyAction::Automerge {
+            return Err(err(
+                "automerge",
+                format!(
+                    "tenant `{}`: `policy.minor: automerge`: auto-merge is for patches only",
+                    t.name
+                ),
+                "a new minor changes what the tenant's clusters can run; use `minor: pull-request` and `patch: automerge`",
+            ));
+        }
         if t.policy.upgrade.clusters != UpgradeAction::Ignore && t.clusters.is_empty() {
             return Err(err(
                 &at,
@@ -1188,6 +1208,31 @@ stacks:
         format!(
             "{BASE}tenants:\n  - name: acme\n    repository: acme/gitops\n    files: [\"clusters/*.yaml\"]\n{extra}"
         )
+    }
+
+    #[test]
+    fn upgrades_need_cluster_files_and_auto_merge_is_for_patches_only() {
+        let ok = parse_str(&tenant(
+            "    stacks: [openstack/scs2]\n    clusters: [\"k8s/*.yaml\"]\n    policy: {patch: automerge, automerge_security: true, upgrade: {clusters: pull-request, before_end_of_life_days: 30}}\n",
+        ))
+        .unwrap();
+        let p = &ok.tenants[0].policy;
+        assert_eq!(p.patch, PolicyAction::Automerge);
+        assert_eq!(p.upgrade.clusters, UpgradeAction::PullRequest);
+        assert_eq!(p.upgrade.before_end_of_life_days, Some(30));
+        assert_eq!(p.security_label, "security", "the default label");
+
+        let e = parse_str(&tenant(
+            "    stacks: [openstack/scs2]\n    policy: {upgrade: {clusters: pull-request}}\n",
+        ))
+        .unwrap_err();
+        assert!(e.message.contains("`clusters` is empty"), "{e}");
+        let e = parse_str(&tenant(
+            "    stacks: [openstack/scs2]\n    policy: {minor: automerge}\n",
+        ))
+        .unwrap_err();
+        assert!(e.message.contains("patches only"), "{e}");
+        assert_eq!(e.line, Some(30), "{e}");
     }
 
     #[test]

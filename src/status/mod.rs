@@ -468,6 +468,7 @@ pub(crate) mod testing {
             created_at: at(created),
             merged_at: None,
             labels: Vec::new(),
+            auto_merge: false,
         }
     }
 

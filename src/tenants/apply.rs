@@ -15,7 +15,7 @@ use super::plan::{
     commit_message, match_globs,
 };
 use crate::config::{Config, TenantConfig, UpgradeAction};
-use crate::forge::{FileChanges, Forge, ForgeError, PullState, RepoRef, upsert_comment};
+use crate::forge::{AutoMerge, FileChanges, Forge, ForgeError, PullState, RepoRef, upsert_comment};
 use crate::model::StackId;
 
 /// How a run behaves.
@@ -341,6 +341,7 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
             if !p.labels.is_empty() {
                 forge.add_labels(&repo, pull.number, &p.labels)?;
             }
+            auto_merge(forge, &repo, p, pull.number)?;
             Ok(Outcome::Opened)
         }
         Action::Update => {
@@ -351,6 +352,7 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
             if !p.labels.is_empty() {
                 forge.add_labels(&repo, n, &p.labels)?;
             }
+            auto_merge(forge, &repo, p, n)?;
             Ok(Outcome::Updated)
         }
         Action::Close => {
@@ -369,6 +371,21 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
             )?;
             forge.close_pull(&repo, n)?;
             Ok(Outcome::Closed)
+        }
+    }
+}
+
+/// Ask for auto-merge when the plan says so; a refusal is written into the body once (the
+/// next runs read it there and do not ask again for this content).
+fn auto_merge(forge: &dyn Forge, repo: &RepoRef, p: &TenantPlan, n: u64) -> Result<(), ForgeError> {
+    if !p.automerge {
+        return Ok(());
+    }
+    match forge.enable_auto_merge(repo, n)? {
+        AutoMerge::Enabled => Ok(()),
+        AutoMerge::Unavailable(why) => {
+            tracing::warn!("{repo}#{n}: auto-merge is not available: {why}");
+            forge.update_pull(repo, n, &p.title, &plan::with_automerge_note(&p.body, &why))
         }
     }
 }

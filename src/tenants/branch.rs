@@ -261,6 +261,7 @@ mod tests {
             created_at: None,
             merged_at: None,
             labels: Vec::new(),
+            auto_merge: false,
         };
         let closed = pull(PullState::Closed, "");
         assert!(declined(&closed, &stack(), "zzz", &rel(&["a-1-33-v3"])));

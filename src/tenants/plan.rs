@@ -156,6 +156,22 @@ pub struct TenantPlan {
     /// Labels to add to the pull request (the security label of a PR that fixes a critical
     /// CVE), those it does not carry yet: empty when there is nothing to add.
     pub labels: Vec<String>,
+    /// Ask the forge to merge the pull request once its checks pass (`patch: automerge`,
+    /// `automerge_security`): set when it is opened, or open without auto-merge requested and
+    /// without the note that the forge refused it for this content.
+    pub automerge: bool,
+}
+
+/// Starts the note a pull request body gets when the forge refused auto-merge: the next runs
+/// read it there and do not ask again until the content changes (a new release), so the
+/// refusal is said once and costs no request per run.
+pub const AUTOMERGE_UNAVAILABLE: &str = "<!-- stackbot:automerge-unavailable -->";
+
+/// The body of a pull request whose auto-merge the forge refused for `why`.
+pub fn with_automerge_note(body: &str, why: &str) -> String {
+    format!(
+        "{body}\n{AUTOMERGE_UNAVAILABLE}\n> **Auto-merge is not available:** {why}. Merge this pull request by hand, or allow auto-merge in the repository's settings and require a status check on the base branch; stackbot asks again with the next update.\n"
+    )
 }
 
 /// The branch of a tenant stack PR.
@@ -216,6 +232,8 @@ struct Desired {
     /// Critical CVEs the changes fix (affecting what the tenant lists or runs now, not what it
     /// gets).
     fixes: Vec<CveFact>,
+    /// A `ClusterStack` for a new minor is added: never merged without a person.
+    new_minor: bool,
 }
 
 fn desired(
@@ -253,7 +271,7 @@ fn desired(
         }
         d.changes.push(change);
     };
-    if t.policy.patch == PolicyAction::PullRequest {
+    if t.policy.patch != PolicyAction::Ignore {
         for (f, doc) in &docs {
             let Some(r) = latest.get(&doc.minor) else {
                 continue;
@@ -307,7 +325,7 @@ fn desired(
                 });
         }
     }
-    if t.policy.minor == PolicyAction::PullRequest {
+    if t.policy.minor != PolicyAction::Ignore {
         let top = docs.iter().map(|(_, d)| d.minor).max().expect("not empty");
         for (f, doc) in docs.iter().filter(|(_, d)| d.minor == top) {
             for (m, r) in latest.range(top..).filter(|(m, _)| **m > top) {
@@ -320,6 +338,7 @@ fn desired(
                         f.path, doc.line
                     ),
                 );
+                d.new_minor = true;
                 d.edits
                     .entry(f.path.clone())
                     .or_default()
@@ -332,7 +351,7 @@ fn desired(
             }
         }
     }
-    if t.policy.patch == PolicyAction::PullRequest {
+    if t.policy.patch != PolicyAction::Ignore {
         for f in cluster_files {
             for c in f.clusters() {
                 let Some(cur) = cluster_release(&c, stack) else {
@@ -603,6 +622,9 @@ pub fn plan_tenant(
                 releases: release_names,
                 nothing_published: latest.is_empty(),
                 labels: security_labels(t, &d.fixes),
+                automerge: !d.new_minor
+                    && (t.policy.patch == PolicyAction::Automerge
+                        || (t.policy.automerge_security && !d.fixes.is_empty())),
             },
             bot_email,
         ));
@@ -632,6 +654,8 @@ pub(super) struct DesiredPr {
     pub nothing_published: bool,
     /// Labels the pull request must carry.
     pub labels: Vec<String>,
+    /// The forge should merge it once its checks pass.
+    pub automerge: bool,
 }
 
 /// What to do with one tenant stack's branch and pull request. In order:
@@ -651,7 +675,7 @@ pub(super) fn decide(
     observed: &Observed,
     state: BranchState,
     files: Vec<FileEdit>,
-    pr: DesiredPr,
+    mut pr: DesiredPr,
     bot_email: &str,
 ) -> TenantPlan {
     let open = state
@@ -666,6 +690,16 @@ pub(super) fn decide(
     let current = state.head.is_some()
         && (branch::holds(&state.commits, &pr.id, bot_email)
             || branch::holds_files(state.files.as_ref(), observed, &files));
+    // The forge refused auto-merge for this very content: the note stays, nothing is asked.
+    let refused = pr.automerge
+        && current
+        && match open.and_then(|p| p.body.find(AUTOMERGE_UNAVAILABLE).map(|i| (p, i))) {
+            Some((p, i)) => {
+                pr.body = format!("{}\n{}", pr.body, &p.body[i..]);
+                true
+            }
+            None => false,
+        };
     let short = |v: &[String]| {
         v.iter()
             .map(|s| format!("`{}`", &s[..s.len().min(12)]))
@@ -748,6 +782,21 @@ pub(super) fn decide(
         }
         _ => (pr.title, pr.body),
     };
+    // Auto-merge is asked for on opening, and on an open pull request that lacks it (a run that
+    // stopped after opening, or one refused for older content).
+    let automerge = pr.automerge
+        && !refused
+        && match (action, open) {
+            (Action::Open, _) => true,
+            (Action::Update, Some(p)) => !p.auto_merge,
+            (Action::None, Some(p)) if blocking.is_empty() => !p.auto_merge,
+            _ => false,
+        };
+    let action = if automerge && action == Action::None {
+        Action::Update
+    } else {
+        action
+    };
     // Labels are added when the pull request is opened or updated, never taken away: a label a
     // person removed comes back only with new content.
     let labels = match (action, open) {
@@ -762,6 +811,7 @@ pub(super) fn decide(
     };
     TenantPlan {
         labels,
+        automerge,
         tenant: t.name.clone(),
         repository: t.repository.clone(),
         branch,

@@ -175,6 +175,7 @@ pub fn plan(
                     releases: Vec::new(),
                     nothing_published: false,
                     labels: Vec::new(),
+                    automerge: false,
                 },
                 bot_email,
             ));
@@ -246,6 +247,8 @@ pub fn plan(
                 releases: vec![r.name.to_string()],
                 nothing_published: false,
                 labels: plan::security_labels(t, &fixes),
+                // A minor upgrade needs a person's steps (its body lists them).
+                automerge: false,
             },
             bot_email,
         ));
@@ -283,6 +286,7 @@ fn idle(
         releases: vec![r.name.to_string()],
         note: Some(note),
         labels: Vec::new(),
+        automerge: false,
     }
 }
 

@@ -51,6 +51,8 @@ pub trait Humans {
     fn delete_branch(&self, r: &str, branch: &str);
     /// Jane closes pull request `number` without merging.
     fn close(&self, r: &str, number: u64);
+    /// The required checks of pull request `number` pass; returns whether auto-merge merged it.
+    fn checks_pass(&self, r: &str, number: u64) -> bool;
 }
 
 /// The tenant world on one forge: `bot` is what stackbot talks to.
@@ -120,6 +122,13 @@ impl Humans for LocalHumans {
     fn close(&self, r: &str, number: u64) {
         self.jane.close_pull(&repo(r), number).unwrap()
     }
+
+    fn checks_pass(&self, r: &str, number: u64) -> bool {
+        self.maintainer
+            .checks_passed(&repo(r), number)
+            .unwrap()
+            .is_some()
+    }
 }
 
 /// The people on the fake GitHub: its web UI.
@@ -148,6 +157,10 @@ impl Humans for GithubHumans {
 
     fn close(&self, r: &str, number: u64) {
         self.0.close_pull(r, number)
+    }
+
+    fn checks_pass(&self, r: &str, number: u64) -> bool {
+        self.0.checks_pass(r, number)
     }
 }
 

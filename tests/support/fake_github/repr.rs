@@ -144,7 +144,7 @@ pub fn repo(u: &Urls, r: &Repo, full_name: &str, full: bool) -> Value {
     if full {
         let extra = json!({
             "temp_clone_token": "", "allow_squash_merge": true, "allow_merge_commit": true,
-            "allow_rebase_merge": true, "allow_auto_merge": false, "delete_branch_on_merge": false,
+            "allow_rebase_merge": true, "allow_auto_merge": r.allow_auto_merge, "delete_branch_on_merge": false,
             "allow_update_branch": false, "use_squash_pr_title_as_default": false,
             "squash_merge_commit_title": "COMMIT_OR_PR_TITLE", "squash_merge_commit_message": "COMMIT_MESSAGES",
             "merge_commit_title": "MERGE_MESSAGE", "merge_commit_message": "PR_TITLE",
@@ -405,7 +405,13 @@ pub fn pull(u: &Urls, repo: &Repo, full: &str, p: &Pull, single: bool) -> Value 
         "requested_reviewers": [], "requested_teams": [], "draft": false,
         "head": side(&p.head), "base": side(&p.base),
         "_links": links,
-        "author_association": "MEMBER", "auto_merge": null,
+        "author_association": "MEMBER",
+        "auto_merge": if p.auto_merge {
+            json!({"enabled_by": viewer(u), "merge_method": "merge",
+                   "commit_title": p.title, "commit_message": ""})
+        } else {
+            Value::Null
+        },
     });
     if single {
         let comments = repo.comments.iter().filter(|c| c.issue == n).count();

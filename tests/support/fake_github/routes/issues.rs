@@ -427,6 +427,7 @@ fn open_pull(repo: &mut Repo, cx: &Ctx, full: &str, owner: &str, body: &Value, f
         updated: f.seq,
         closed: None,
         labels: Vec::new(),
+        auto_merge: false,
     };
     repo.next_number += 1;
     let j = repr::pull(cx.urls, repo, full, &p, true);
