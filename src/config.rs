@@ -747,6 +747,9 @@ pub struct UpgradePolicy {
 pub enum UpgradeAction {
     /// Open a pull request for each step.
     PullRequest,
+    /// List each step on the dashboard issue as a checkbox; open its pull request once a person
+    /// ticks it (unticking withdraws it). Needs `dashboard.enabled`.
+    Approval,
     /// Propose nothing.
     #[default]
     Ignore,
@@ -1075,6 +1078,16 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
                 &at,
                 format!("tenant `{}`: `policy.keep` is 0", t.name),
                 "keep at least 1 version, or set `patch: ignore`",
+            ));
+        }
+        if t.policy.upgrade.clusters == UpgradeAction::Approval && !c.dashboard.enabled {
+            return Err(err(
+                "approval",
+                format!(
+                    "tenant `{}`: `policy.upgrade.clusters: approval` needs the dashboard, and `dashboard.enabled` is false",
+                    t.name
+                ),
+                "approvals are ticked on the dashboard issue: enable it, or use `clusters: pull-request`",
             ));
         }
         if t.policy.minor == PolicyAction::Automerge {

@@ -121,6 +121,7 @@ mod tests {
             note: None,
             error: None,
             diff: String::new(),
+            approval: None,
         }
     }
 

@@ -78,7 +78,47 @@ fn facts(ctx: &Context, inputs: Option<&Inputs>) -> Facts {
     Facts {
         today: ctx.today,
         inputs: inputs.cloned().unwrap_or_default(),
+        approvals: Default::default(),
     }
+}
+
+/// Whether some tenant waits for approvals on the dashboard (then, and only then, the run
+/// reads the dashboard issue).
+fn uses_approval(ctx: &Context) -> bool {
+    let c = &ctx.loaded.config;
+    c.dashboard.enabled
+        && c.tenants
+            .iter()
+            .any(|t| t.policy.upgrade.clusters == crate::config::UpgradeAction::Approval)
+}
+
+/// The steps ticked on the dashboard. A dashboard that cannot be read fails the run
+/// (transient): planning without the ticks would withdraw every approved pull request.
+fn approvals(
+    ctx: &Context,
+    forge: &dyn Forge,
+) -> Result<std::collections::BTreeSet<(String, String)>, Error> {
+    if !uses_approval(ctx) {
+        return Ok(Default::default());
+    }
+    Ok(super::dashboard::find(ctx, forge)?
+        .map(|i| tenants::approval::ticked(&i.body))
+        .unwrap_or_default())
+}
+
+/// After a run that wrote: the approvals section lists the steps waiting now.
+fn list_approvals(ctx: &Context, forge: &dyn Forge, reports: &[TenantReport]) -> Result<(), Error> {
+    if !uses_approval(ctx) {
+        return Ok(());
+    }
+    let items: Vec<_> = reports.iter().filter_map(|r| r.approval.clone()).collect();
+    // Tenants that failed before planning keep their lines.
+    let planned = reports
+        .iter()
+        .filter(|r| r.branch.is_some())
+        .map(|r| r.tenant.clone())
+        .collect();
+    super::dashboard::update_approvals(ctx, forge, &items, &planned)
 }
 
 /// Open, update or close tenant pull requests for the releases published to every target.
@@ -97,14 +137,20 @@ pub fn run_observed(
     inputs: Option<&Inputs>,
 ) -> Result<(Vec<TenantReport>, Observations), Error> {
     let releases = published(ctx, forge)?;
-    tenants::apply::propagate_observed(
-        forge,
-        &ctx.loaded.config,
-        &releases,
-        &facts(ctx, inputs),
-        opts,
-    )
-    .map_err(|m| TenantsError::Config(m).into())
+    let facts = Facts {
+        approvals: approvals(ctx, forge)?,
+        ..facts(ctx, inputs)
+    };
+    let (reports, observed) =
+        tenants::apply::propagate_observed(forge, &ctx.loaded.config, &releases, &facts, opts)
+            .map_err(|m| Error::from(TenantsError::Config(m)))?;
+    if !opts.dry_run
+        && let Err(e) = list_approvals(ctx, forge, &reports)
+    {
+        // The pull requests are done; the next run lists the steps again.
+        tracing::warn!("the approvals on the dashboard were not updated: {e}");
+    }
+    Ok((reports, observed))
 }
 
 /// The releases a plan would publish, as the tenant planner sees published releases: tag,
@@ -143,14 +189,12 @@ pub fn plan_after(
     };
     let followed = tenants::apply::followed_stacks(&ctx.loaded.config);
     let releases = tenants::with_planned(published(ctx, forge)?, planned, &followed);
-    tenants::apply::propagate(
-        forge,
-        &ctx.loaded.config,
-        &releases,
-        &facts(ctx, inputs),
-        &opts,
-    )
-    .map_err(|m| TenantsError::Config(m).into())
+    let facts = Facts {
+        approvals: approvals(ctx, forge)?,
+        ..facts(ctx, inputs)
+    };
+    tenants::apply::propagate(forge, &ctx.loaded.config, &releases, &facts, &opts)
+        .map_err(|m| TenantsError::Config(m).into())
 }
 
 /// The tenant lines of a release preview (JSON objects as `plan --format json` prints them).

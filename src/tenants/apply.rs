@@ -81,6 +81,9 @@ pub struct TenantReport {
     /// Unified diff of every changed file (shown by `--dry-run`).
     #[serde(skip)]
     pub diff: String,
+    /// A step waiting for (or opened by) approval on the dashboard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<super::approval::Approval>,
 }
 
 impl TenantReport {
@@ -98,6 +101,7 @@ impl TenantReport {
             note: None,
             error: Some(reason),
             diff: String::new(),
+            approval: None,
         }
     }
 
@@ -115,6 +119,7 @@ impl TenantReport {
             note: p.note.clone(),
             error: None,
             diff: p.files.iter().map(plan::unified_diff).collect(),
+            approval: p.approval.clone(),
         }
     }
 }
@@ -367,7 +372,9 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
                 &repo,
                 n,
                 CLOSE_MARKER,
-                "The tenant repository already holds what this pull request proposes (the newest releases, or the upgrade made another way), so it is no longer needed. Closing it.",
+                p.close_comment.as_deref().unwrap_or(
+                    "The tenant repository already holds what this pull request proposes (the newest releases, or the upgrade made another way), so it is no longer needed. Closing it.",
+                ),
             )?;
             forge.close_pull(&repo, n)?;
             Ok(Outcome::Closed)

@@ -6,6 +6,7 @@
 //! (which releases, which tenants) is [`crate::pipeline::tenants`].
 
 pub mod apply;
+pub mod approval;
 pub mod branch;
 pub mod edit;
 pub mod plan;

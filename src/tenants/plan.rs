@@ -110,6 +110,8 @@ pub struct Observed {
 pub struct Facts {
     pub today: chrono::NaiveDate,
     pub inputs: crate::compliance::Inputs,
+    /// The steps ticked on the dashboard, as `(tenant, branch)` (see [`super::approval`]).
+    pub approvals: std::collections::BTreeSet<(String, String)>,
 }
 
 impl Facts {
@@ -118,6 +120,7 @@ impl Facts {
         Facts {
             today,
             inputs: crate::compliance::Inputs::default(),
+            approvals: Default::default(),
         }
     }
 }
@@ -160,6 +163,10 @@ pub struct TenantPlan {
     /// `automerge_security`): set when it is opened, or open without auto-merge requested and
     /// without the note that the forge refused it for this content.
     pub automerge: bool,
+    /// A step waiting for (or opened by) a person's approval on the dashboard.
+    pub approval: Option<super::approval::Approval>,
+    /// What the comment closing the pull request says, when not "already up to date".
+    pub close_comment: Option<String>,
 }
 
 /// Starts the note a pull request body gets when the forge refused auto-merge: the next runs
@@ -812,6 +819,8 @@ pub(super) fn decide(
     TenantPlan {
         labels,
         automerge,
+        approval: None,
+        close_comment: None,
         tenant: t.name.clone(),
         repository: t.repository.clone(),
         branch,
@@ -963,6 +972,7 @@ mod tests {
         // v2, which the tenant lists, ships v1.33.5 (as its notes said).
         r.earlier.insert(2, "v1.33.5".parse().unwrap());
         let facts = Facts {
+            approvals: Default::default(),
             today: "2026-05-01".parse().unwrap(),
             inputs: Inputs {
                 releases: Ok(Vec::new()),

@@ -16,13 +16,14 @@
 
 use std::collections::BTreeMap;
 
+use super::approval::Approval;
 use super::edit::{ClusterDoc, Edit, EditError, TenantFile};
 use super::plan::{
     self, AvailableRelease, BranchState, DesiredPr, Facts, FileEdit, Observed, TenantPlan,
     content_id,
 };
 use crate::compliance::{self, CveFact, Lifecycles};
-use crate::config::TenantConfig;
+use crate::config::{TenantConfig, UpgradeAction};
 use crate::model::{KubeVersion, Minor, ReleaseName, StackId};
 
 /// The Kubernetes changelog of a minor: its "Urgent Upgrade Notes" and removed APIs.
@@ -219,6 +220,67 @@ pub fn plan(
                 continue;
             }
         }
+        // With `approval`, the step waits for a tick on the dashboard; an untick withdraws it.
+        let approval = (t.policy.upgrade.clusters == UpgradeAction::Approval).then(|| Approval {
+            tenant: t.name.clone(),
+            approved: facts.approvals.contains(&(t.name.clone(), branch.clone())),
+            branch: branch.clone(),
+            words: format!(
+                "Cluster `{}` from {} to {to} (`{}`, Kubernetes {})",
+                cluster_label(&c),
+                cur.minor,
+                r.name,
+                r.kubernetes
+            ),
+        });
+        if let Some(a) = approval.as_ref().filter(|a| !a.approved) {
+            let open = s
+                .pull()
+                .is_some_and(|p| p.state == crate::forge::PullState::Open);
+            let mut p = if open {
+                let mut p = plan::decide(
+                    t,
+                    stack.clone(),
+                    branch,
+                    observed,
+                    s,
+                    Vec::new(),
+                    DesiredPr {
+                        id: content_id(stack, &[]),
+                        title: String::new(),
+                        body: String::new(),
+                        releases: Vec::new(),
+                        nothing_published: false,
+                        labels: Vec::new(),
+                        automerge: false,
+                    },
+                    bot_email,
+                );
+                if p.action == plan::Action::Close {
+                    p.note = Some("the approval was withdrawn on the dashboard".into());
+                    p.close_comment = Some(
+                        "The step was unticked on the dashboard, which withdraws this pull request. Tick it again to have it proposed again.".into(),
+                    );
+                }
+                p
+            } else {
+                idle(
+                    t,
+                    stack,
+                    branch,
+                    observed,
+                    &s,
+                    r,
+                    format!(
+                        "the upgrade of {} to {to} waits for approval on the dashboard",
+                        cluster_label(&c)
+                    ),
+                )
+            };
+            p.approval = Some(a.clone());
+            out.push(p);
+            continue;
+        }
         let step = Step {
             cluster: &c,
             file,
@@ -252,6 +314,9 @@ pub fn plan(
             },
             bot_email,
         ));
+        if let Some(p) = out.last_mut() {
+            p.approval = approval;
+        }
     }
     Ok(out)
 }
@@ -287,6 +352,8 @@ fn idle(
         note: Some(note),
         labels: Vec::new(),
         automerge: false,
+        approval: None,
+        close_comment: None,
     }
 }
 
