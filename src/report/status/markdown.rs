@@ -162,6 +162,29 @@ fn tenant_row(t: &TenantStatus) -> Vec<String> {
     ]
 }
 
+fn cluster_row(tenant: &str, c: &crate::status::ClusterStatus) -> Vec<String> {
+    let upgrade = c.upgrade.as_ref().map_or("—".into(), |p| {
+        let words = pull_words(p);
+        let number = format!("#{}", p.number);
+        words.replacen(&number, &link(&number, Some(&p.url)), 1)
+    });
+    vec![
+        escape_inline(tenant),
+        escape_inline(&c.cluster),
+        escape_inline(&format!("{} ({})", c.version, c.class)),
+        date(c.end_of_life),
+        c.next.as_deref().map_or("—".into(), escape_inline),
+        upgrade,
+        verdict_cell(
+            &c.scs0210,
+            c.scs0210
+                .reasons
+                .iter()
+                .flat_map(|r| r.cves.iter().map(String::as_str)),
+        ),
+    ]
+}
+
 const HOW_TO_READ: &str = "<details>\n<summary>How to read this</summary>\n\n\
 - **SCS 0210** is what the standard's own conformance test says of a cluster at the latest \
 release's version (a tenant: at the versions it lists and its Clusters run): ✅ pass, ⚠️ warn (a \
@@ -276,6 +299,32 @@ pub fn blocks(s: &Status) -> Vec<Block> {
         }
         out.push(Block::Text("\n".into()));
     }
+    if s.tenants.iter().any(|t| !t.clusters.is_empty()) {
+        out.push(Block::Text(format!(
+            "### Clusters\n\n{}",
+            table(
+                &[
+                    "Tenant",
+                    "Cluster",
+                    "Runs",
+                    "End of life",
+                    "Next minor",
+                    "Upgrade",
+                    "SCS 0210",
+                ],
+                &[]
+            )
+        )));
+        for t in &s.tenants {
+            for c in &t.clusters {
+                out.push(Block::Text(format!(
+                    "| {} |\n",
+                    cluster_row(&t.tenant, c).join(" | ")
+                )));
+            }
+        }
+        out.push(Block::Text("\n".into()));
+    }
     let cves = cve_block(s);
     if !cves.is_empty() {
         out.push(Block::Text(cves));
@@ -339,6 +388,7 @@ mod tests {
         });
         for i in 0..tenants {
             s.tenants.push(TenantStatus {
+                clusters: Vec::new(),
                 tenant: format!("tenant-{i:05}-with-a-rather-long-name"),
                 repository: format!("org/tenant-{i}"),
                 stack: Some("openstack/scs2".parse().unwrap()),
