@@ -185,3 +185,43 @@ fn the_ticked_steps_are_opened_and_an_untick_withdraws_local() {
 fn the_ticked_steps_are_opened_and_an_untick_withdraws_github() {
     the_ticked_steps_are_opened_and_an_untick_withdraws(world(World::github_with));
 }
+
+/// A run that cannot tell whether a step is due (the schedule was not read) keeps the step's
+/// line and tick: transient trouble never withdraws an approved pull request.
+#[test]
+fn an_unknown_end_of_life_keeps_the_tick_and_the_pull_request() {
+    use stackbot::compliance::{Inputs, Lifecycles, Security};
+    let stacks = stack_doc("1.33", "[v1, v2]");
+    let c = "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: prod\n  namespace: team-a\nspec:\n  topology:\n    class: openstack-scs2-1-33-v2\n    version: v1.33.5\n";
+    let w = World::local_with(
+        &[(
+            "acme",
+            ACME,
+            &[(STACKS_FILE, stacks.as_str()), (CLUSTER_FILE, c)],
+        )],
+        "    clusters: [\"clusters/*.yaml\"]\n    policy: {minor: ignore, upgrade: {clusters: approval, before_end_of_life_days: 90}}\n",
+    );
+    w.publish("openstack-scs2-1-33-v2", "v1.33.5");
+    w.publish("openstack-scs2-1-34-v1", "v1.34.2");
+    let known = Inputs {
+        releases: Ok(Vec::new()),
+        lifecycles: Lifecycles::Known(
+            [("1.33".parse().unwrap(), "2026-06-28".parse().unwrap())].into(),
+        ),
+        security: Security::Unknown("not read".into()),
+    };
+    w.run_with(&known);
+    w.tick(STEP_34, true);
+    let r = w.run_with(&known);
+    assert_eq!(line(&r, STEP_34).outcome, Outcome::Opened, "{r:#?}");
+
+    // The schedule is not read: the step cannot be judged, and is left as it is.
+    let r = w.run();
+    let step = line(&r, STEP_34);
+    assert_eq!(step.action, Action::None, "{step:?}");
+    nothing_written(&w);
+    assert!(dashboard(&w).contains("- [x] `acme`"), "{}", dashboard(&w));
+    assert_eq!(w.pulls_of(ACME, STEP_34)[0].state, PullState::Open);
+    w.run_with(&known);
+    nothing_written(&w);
+}

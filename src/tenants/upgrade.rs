@@ -188,6 +188,20 @@ pub fn plan(
         let branch = branch_name(stack, &c, to);
         let s = state(&branch);
         let has_pull = s.pull().is_some();
+        // With `approval`, the step waits for a tick on the dashboard; an untick withdraws it. A
+        // step held back this run (its end of life unknown) keeps its line and tick.
+        let approval = (t.policy.upgrade.clusters == UpgradeAction::Approval).then(|| Approval {
+            tenant: t.name.clone(),
+            approved: facts.approvals.contains(&(t.name.clone(), branch.clone())),
+            branch: branch.clone(),
+            words: format!(
+                "Cluster `{}` from {} to {to} (`{}`, Kubernetes {})",
+                cluster_label(&c),
+                cur.minor,
+                r.name,
+                r.kubernetes
+            ),
+        });
         match due(t, cur.minor, facts) {
             Ok(None) => {}
             // Not yet: nothing to say unless a pull request exists (then it is left as it is).
@@ -202,6 +216,9 @@ pub fn plan(
                     r,
                     format!("the upgrade of {} to {to} is due from {day}; its pull request is left as it is", cluster_label(&c)),
                 ));
+                if let Some(p) = out.last_mut() {
+                    p.approval = approval;
+                }
                 continue;
             }
             Err(why) => {
@@ -217,22 +234,12 @@ pub fn plan(
                         cluster_label(&c)
                     ),
                 ));
+                if let Some(p) = out.last_mut() {
+                    p.approval = approval;
+                }
                 continue;
             }
         }
-        // With `approval`, the step waits for a tick on the dashboard; an untick withdraws it.
-        let approval = (t.policy.upgrade.clusters == UpgradeAction::Approval).then(|| Approval {
-            tenant: t.name.clone(),
-            approved: facts.approvals.contains(&(t.name.clone(), branch.clone())),
-            branch: branch.clone(),
-            words: format!(
-                "Cluster `{}` from {} to {to} (`{}`, Kubernetes {})",
-                cluster_label(&c),
-                cur.minor,
-                r.name,
-                r.kubernetes
-            ),
-        });
         if let Some(a) = approval.as_ref().filter(|a| !a.approved) {
             let open = s
                 .pull()
