@@ -253,18 +253,7 @@ fn cluster(
             _ => None,
         },
         next,
-        upgrade: c.upgrade.as_ref().map(|p| TenantPull {
-            number: p.number,
-            url: p.html_url.clone(),
-            state: p.state,
-            created_at: p.created_at,
-            age_days: p
-                .created_at
-                .map(|x| days_between(x.date_naive(), today).max(0)),
-            merged_at: p.merged_at,
-            releases: proposed_releases(p).iter().map(|n| n.to_string()).collect(),
-            blocked: None,
-        }),
+        upgrade: c.upgrade.as_ref().map(|p| tenant_pull(p, today)),
         scs0210: match version {
             Some(v) => compliance::evaluate(v, inputs, today),
             None => Scs0210::unknown(format!(
@@ -275,8 +264,9 @@ fn cluster(
     }
 }
 
-fn fill(r: &mut TenantStatus, s: &TenantStackFacts, releases: &[Release], today: NaiveDate) {
-    r.pull = s.pulls.first().map(|p| TenantPull {
+/// A bot pull request as the report shows it, on `today`.
+fn tenant_pull(p: &crate::forge::PullInfo, today: NaiveDate) -> TenantPull {
+    TenantPull {
         number: p.number,
         url: p.html_url.clone(),
         state: p.state,
@@ -286,6 +276,12 @@ fn fill(r: &mut TenantStatus, s: &TenantStackFacts, releases: &[Release], today:
             .map(|c| days_between(c.date_naive(), today).max(0)),
         merged_at: p.merged_at,
         releases: proposed_releases(p).iter().map(|n| n.to_string()).collect(),
+        blocked: None,
+    }
+}
+
+fn fill(r: &mut TenantStatus, s: &TenantStackFacts, releases: &[Release], today: NaiveDate) {
+    r.pull = s.pulls.first().map(|p| TenantPull {
         blocked: (p.state == PullState::Open && !s.human_commits.is_empty()).then(|| {
             format!(
                 "commits by someone else on `{}` ({}): the bot no longer updates it; close it \
@@ -294,6 +290,7 @@ fn fill(r: &mut TenantStatus, s: &TenantStackFacts, releases: &[Release], today:
                 s.human_commits.join(", ")
             )
         }),
+        ..tenant_pull(p, today)
     });
     if let Some(e) = &s.error {
         r.error = Some(e.clone());

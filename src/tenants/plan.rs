@@ -398,6 +398,29 @@ fn desired(
     Ok(d)
 }
 
+/// The files `edits` change (by path), applied and verified, in file order; an edit that
+/// changes nothing is no change.
+pub(super) fn file_edits(
+    stack_files: &[TenantFile],
+    cluster_files: &[TenantFile],
+    edits: &BTreeMap<String, Vec<Edit>>,
+) -> Result<Vec<FileEdit>, EditError> {
+    let mut files = Vec::new();
+    for f in stack_files.iter().chain(cluster_files) {
+        if let Some(e) = edits.get(&f.path) {
+            let after = f.apply(e)?;
+            if after != f.text {
+                files.push(FileEdit {
+                    path: f.path.clone(),
+                    before: f.text.clone().into_bytes(),
+                    after: after.into_bytes(),
+                });
+            }
+        }
+    }
+    Ok(files)
+}
+
 /// The stable release of `stack` a Cluster's `spec.topology.class` names, if it names one.
 pub fn cluster_release(c: &super::edit::ClusterDoc, stack: &StackId) -> Option<ReleaseName> {
     ReleaseName::parse(&c.class.replacen('.', "-", 1))
@@ -591,19 +614,7 @@ pub fn plan_tenant(
         })?;
         let latest = latest_per_minor(&stack, releases);
         let d = desired(t, &stack, &latest, &stack_files, &cluster_files, facts)?;
-        let mut files = Vec::new();
-        for f in stack_files.iter().chain(&cluster_files) {
-            if let Some(edits) = d.edits.get(&f.path) {
-                let after = f.apply(edits)?;
-                if after != f.text {
-                    files.push(FileEdit {
-                        path: f.path.clone(),
-                        before: f.text.clone().into_bytes(),
-                        after: after.into_bytes(),
-                    });
-                }
-            }
-        }
+        let files = file_edits(&stack_files, &cluster_files, &d.edits)?;
         let id = content_id(&stack, &files);
         let used: Vec<&AvailableRelease> = latest
             .values()

@@ -440,20 +440,7 @@ impl Step<'_> {
                     },
                 });
         }
-        let mut files = Vec::new();
-        for f in stack_files.iter().chain(cluster_files) {
-            if let Some(e) = edits.get(&f.path) {
-                let after = f.apply(e)?;
-                if after != f.text {
-                    files.push(FileEdit {
-                        path: f.path.clone(),
-                        before: f.text.clone().into_bytes(),
-                        after: after.into_bytes(),
-                    });
-                }
-            }
-        }
-        Ok(files)
+        plan::file_edits(stack_files, cluster_files, &edits)
     }
 
     fn title(&self, fixes: &[CveFact]) -> String {

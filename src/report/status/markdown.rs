@@ -126,12 +126,17 @@ fn verdict_cell<'a>(v: &Scs0210, cves: impl Iterator<Item = &'a str>) -> String 
     out
 }
 
-fn tenant_row(t: &TenantStatus) -> Vec<String> {
-    let pull = t.pull.as_ref().map_or("—".into(), |p| {
+/// A pull request's words with its number linked; `—` without one.
+fn pull_cell(p: Option<&crate::status::TenantPull>) -> String {
+    p.map_or("—".into(), |p| {
         let words = pull_words(p);
         let number = format!("#{}", p.number);
         words.replacen(&number, &link(&number, Some(&p.url)), 1)
-    });
+    })
+}
+
+fn tenant_row(t: &TenantStatus) -> Vec<String> {
+    let pull = pull_cell(t.pull.as_ref());
     let mut state = format!("{} {}", tenant_icon(t), t.state.word());
     for extra in [
         t.error.as_ref(),
@@ -163,11 +168,7 @@ fn tenant_row(t: &TenantStatus) -> Vec<String> {
 }
 
 fn cluster_row(tenant: &str, c: &crate::status::ClusterStatus) -> Vec<String> {
-    let upgrade = c.upgrade.as_ref().map_or("—".into(), |p| {
-        let words = pull_words(p);
-        let number = format!("#{}", p.number);
-        words.replacen(&number, &link(&number, Some(&p.url)), 1)
-    });
+    let upgrade = pull_cell(c.upgrade.as_ref());
     vec![
         escape_inline(tenant),
         escape_inline(&c.cluster),
