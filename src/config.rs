@@ -700,6 +700,15 @@ pub struct TenantPolicy {
     pub minor: PolicyAction,
     /// How many versions stay in `spec.versions` (at least 1).
     pub keep: u32,
+    /// Minor upgrades of the tenant's `Cluster` resources (those matched by `clusters`).
+    pub upgrade: UpgradePolicy,
+    /// Label put on a pull request that fixes a critical CVE (CVSS 8 or more) of the version
+    /// the tenant lists or runs, besides saying so in its title and body: tenants route such
+    /// pull requests by label. Created in the repository when missing; empty: no label.
+    pub security_label: String,
+    /// Auto-merge (as `patch: automerge`) every stack pull request that fixes a critical CVE,
+    /// whatever `patch` says; a pull request that also brings a new minor is left to people.
+    pub automerge_security: bool,
 }
 
 impl Default for TenantPolicy {
@@ -708,15 +717,55 @@ impl Default for TenantPolicy {
             patch: PolicyAction::PullRequest,
             minor: PolicyAction::PullRequest,
             keep: 2,
+            upgrade: UpgradePolicy::default(),
+            security_label: "security".into(),
+            automerge_security: false,
         }
     }
+}
+
+/// Minor upgrades of `Cluster` resources: one minor at a time (Kubernetes upgrades a control
+/// plane one minor per step), one pull request per Cluster and step on its own branch, the
+/// next step only once the previous one is merged. Off by default: a minor upgrade changes
+/// what runs in a tenant's cluster, so a tenant opts in.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct UpgradePolicy {
+    /// Whether a Cluster running a minor older than the newest released one gets a pull request
+    /// moving it to the next minor.
+    pub clusters: UpgradeAction,
+    /// Propose the step only once the Cluster's minor is this close (in days) to its end of
+    /// life, or past it. Unset: as soon as the next minor has a release. With it set, a run
+    /// that could not read the Kubernetes schedule proposes nothing new (and says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_end_of_life_days: Option<u32>,
+}
+
+/// Whether a Cluster's minor upgrade becomes a pull request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpgradeAction {
+    /// Open a pull request for each step.
+    PullRequest,
+    /// List each step on the dashboard issue as a checkbox; open its pull request once a person
+    /// ticks it (unticking withdraws it). Needs `dashboard.enabled`.
+    Approval,
+    /// Propose nothing.
+    #[default]
+    Ignore,
 }
 
 /// Whether a kind of update becomes a PR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PolicyAction {
+    /// Open a pull request for people to merge.
     PullRequest,
+    /// `patch` only: open the pull request and ask the forge to merge it once its required
+    /// checks pass (GitHub's native auto-merge). A pull request that also brings a new minor is
+    /// left to people.
+    Automerge,
+    /// Propose nothing.
     Ignore,
 }
 
@@ -1031,6 +1080,36 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
                 "keep at least 1 version, or set `patch: ignore`",
             ));
         }
+        if t.policy.upgrade.clusters == UpgradeAction::Approval && !c.dashboard.enabled {
+            return Err(err(
+                "approval",
+                format!(
+                    "tenant `{}`: `policy.upgrade.clusters: approval` needs the dashboard, and `dashboard.enabled` is false",
+                    t.name
+                ),
+                "approvals are ticked on the dashboard issue: enable it, or use `clusters: pull-request`",
+            ));
+        }
+        if t.policy.minor == PolicyAction::Automerge {
+            return Err(err(
+                "automerge",
+                format!(
+                    "tenant `{}`: `policy.minor: automerge`: auto-merge is for patches only",
+                    t.name
+                ),
+                "a new minor changes what the tenant's clusters can run; use `minor: pull-request` and `patch: automerge`",
+            ));
+        }
+        if t.policy.upgrade.clusters != UpgradeAction::Ignore && t.clusters.is_empty() {
+            return Err(err(
+                &at,
+                format!(
+                    "tenant `{}`: `policy.upgrade.clusters` is set but `clusters` is empty",
+                    t.name
+                ),
+                "list the files or globs holding the tenant's Cluster resources under `clusters`",
+            ));
+        }
         if crate::model::RepoRef::parse(&t.repository).is_none() {
             return Err(err(
                 &format!("repository: {}", t.repository),
@@ -1142,6 +1221,31 @@ stacks:
         format!(
             "{BASE}tenants:\n  - name: acme\n    repository: acme/gitops\n    files: [\"clusters/*.yaml\"]\n{extra}"
         )
+    }
+
+    #[test]
+    fn upgrades_need_cluster_files_and_auto_merge_is_for_patches_only() {
+        let ok = parse_str(&tenant(
+            "    stacks: [openstack/scs2]\n    clusters: [\"k8s/*.yaml\"]\n    policy: {patch: automerge, automerge_security: true, upgrade: {clusters: pull-request, before_end_of_life_days: 30}}\n",
+        ))
+        .unwrap();
+        let p = &ok.tenants[0].policy;
+        assert_eq!(p.patch, PolicyAction::Automerge);
+        assert_eq!(p.upgrade.clusters, UpgradeAction::PullRequest);
+        assert_eq!(p.upgrade.before_end_of_life_days, Some(30));
+        assert_eq!(p.security_label, "security", "the default label");
+
+        let e = parse_str(&tenant(
+            "    stacks: [openstack/scs2]\n    policy: {upgrade: {clusters: pull-request}}\n",
+        ))
+        .unwrap_err();
+        assert!(e.message.contains("`clusters` is empty"), "{e}");
+        let e = parse_str(&tenant(
+            "    stacks: [openstack/scs2]\n    policy: {minor: automerge}\n",
+        ))
+        .unwrap_err();
+        assert!(e.message.contains("patches only"), "{e}");
+        assert_eq!(e.line, Some(30), "{e}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `stackbot forge merge|close|list`: the other side of the demo. On GitHub a person merges
+//! `stackbot forge merge|close|checks-pass|list`: the other side of the demo. On GitHub a person merges
 //! or closes the bot's pull requests in the web UI; on the local forge these commands do the
 //! same to its pull requests (real git merges, squashes and rebases), so the loop release →
 //! merge → `status` → next release can be played without editing the forge folder by hand.
@@ -16,6 +16,7 @@ Examples (the local demo; REPO is a tenant name or `owner/name`):
   stackbot -c examples/local/stackbot.yaml forge merge acme 5         # \"Create a merge commit\"
   stackbot -c examples/local/stackbot.yaml forge merge globex/platform 6 --squash
   stackbot -c examples/local/stackbot.yaml forge close acme 5         # close without merging
+  stackbot -c examples/local/stackbot.yaml forge checks-pass acme 5   # CI passed: auto-merge merges
 
 Only for `forge.kind: local`: on GitHub, merge and close in the web UI or with `gh pr merge`.
 A pull request that is not open, or a merge with conflicts, is refused with exit 2.";
@@ -37,6 +38,10 @@ pub enum Action {
     /// Close an open pull request without merging it.
     #[command(after_help = EXAMPLES)]
     Close(PullArgs),
+    /// The pull request's required checks passed: merge it if auto-merge was requested (as
+    /// GitHub's native auto-merge does), else nothing happens.
+    #[command(after_help = EXAMPLES)]
+    ChecksPass(PullArgs),
     /// List pull requests: of one repository, or of the cluster-stacks repository and every tenant.
     #[command(after_help = EXAMPLES)]
     List(ListArgs),
@@ -123,6 +128,24 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
                 "closed pull request #{} of {repo} without merging\n",
                 p.number
             ))?;
+        }
+        Action::ChecksPass(p) => {
+            let repo = repository(loaded, &p.repo)?;
+            let merged = forge
+                .checks_passed(&repo, p.number)
+                .map_err(|e| refused(e, &repo, p.number))?;
+            super::emit(&match merged {
+                Some(head) => format!(
+                    "checks of pull request #{} of {repo} passed; auto-merge merged it ({} is now at {})\n",
+                    p.number,
+                    base_of(&forge, &repo, p.number),
+                    &head[..head.len().min(12)]
+                ),
+                None => format!(
+                    "checks of pull request #{} of {repo} passed; auto-merge is not requested, so it stays open\n",
+                    p.number
+                ),
+            })?;
         }
         Action::List(l) => {
             let repos = match &l.repo {

@@ -41,8 +41,8 @@ pub use human::{MergeMethod, state_word};
 mod issues;
 
 use super::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, IssueInfo,
-    IssueState, PullInfo, PullState, ReleaseInfo, RepoRef,
+    AssetInfo, AutoMerge, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult,
+    IssueInfo, IssueState, PullInfo, PullState, ReleaseInfo, RepoRef,
 };
 
 /// A forge living in a folder: bare repositories plus release, pull and comment files.
@@ -1110,6 +1110,8 @@ impl Forge for LocalForge {
             html_url: format!("file://{}", self.pull_path(repo, number).display()),
             created_at: Some(self.clock.now()),
             merged_at: None,
+            labels: Vec::new(),
+            auto_merge: false,
         };
         self.write_pull(repo, &p)?;
         Ok(p)
@@ -1121,6 +1123,39 @@ impl Forge for LocalForge {
         p.title = title.into();
         p.body = body.into();
         self.write_pull(repo, &p)
+    }
+
+    fn add_labels(&self, repo: &RepoRef, number: u64, labels: &[String]) -> ForgeResult<()> {
+        let _g = self.repo_lock(repo)?;
+        let mut p = self.read_pull(repo, number)?;
+        let before = p.labels.len();
+        for l in labels {
+            if !p.labels.iter().any(|x| x.eq_ignore_ascii_case(l)) {
+                p.labels.push(l.clone());
+            }
+        }
+        if p.labels.len() == before {
+            return Ok(());
+        }
+        self.write_pull(repo, &p)
+    }
+
+    /// Recorded in the pull request (`auto_merge: true`); `stackbot forge checks-pass` plays the
+    /// checks passing, and merges it.
+    fn enable_auto_merge(&self, repo: &RepoRef, number: u64) -> ForgeResult<AutoMerge> {
+        let _g = self.repo_lock(repo)?;
+        let mut p = self.read_pull(repo, number)?;
+        if p.state != PullState::Open {
+            return Err(ForgeError::Rejected {
+                what: format!("auto-merge of pull request #{number} of {repo}"),
+                reason: "the pull request is not open".into(),
+            });
+        }
+        if !p.auto_merge {
+            p.auto_merge = true;
+            self.write_pull(repo, &p)?;
+        }
+        Ok(AutoMerge::Enabled)
     }
 
     fn close_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<()> {

@@ -95,6 +95,23 @@ pub struct PullInfo {
     /// When it was merged: the "first tenant merge" point of `stackbot status`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Its labels' names (the security label of a tenant pull request fixing a critical CVE).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// Auto-merge is requested: the forge merges it once the required checks pass.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_merge: bool,
+}
+
+/// What became of a request to merge a pull request once its checks pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AutoMerge {
+    /// Requested: the forge merges it when the required checks pass.
+    Enabled,
+    /// The forge refused for a reason a person must change (auto-merge not allowed in the
+    /// repository, no required check so nothing to wait for, no permission): said once in the
+    /// pull request, not retried until its content changes.
+    Unavailable(String),
 }
 
 /// Issue state.
@@ -278,6 +295,13 @@ pub trait Forge: Send + Sync {
     fn update_pull(&self, repo: &RepoRef, number: u64, title: &str, body: &str) -> ForgeResult<()>;
     /// Close without merging.
     fn close_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<()>;
+    /// Add `labels` to pull request `number` (created in the repository when missing); the
+    /// labels it already carries stay. Adding a label it has is no change, so a repeated call
+    /// is harmless.
+    fn add_labels(&self, repo: &RepoRef, number: u64, labels: &[String]) -> ForgeResult<()>;
+    /// Ask the forge to merge pull request `number` once its required checks pass (GitHub's
+    /// native auto-merge). Asking again while it is requested changes nothing.
+    fn enable_auto_merge(&self, repo: &RepoRef, number: u64) -> ForgeResult<AutoMerge>;
     /// Comments on an issue or PR, oldest first.
     fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>>;
     /// Add a comment.

@@ -173,6 +173,25 @@ macro_rules! forge_wrapper {
             fn close_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<()> {
                 self.intercept("close_pull", true, || self.inner.close_pull(repo, number))
             }
+            fn enable_auto_merge(
+                &self,
+                repo: &RepoRef,
+                number: u64,
+            ) -> ForgeResult<crate::forge::AutoMerge> {
+                self.intercept("enable_auto_merge", true, || {
+                    self.inner.enable_auto_merge(repo, number)
+                })
+            }
+            fn add_labels(
+                &self,
+                repo: &RepoRef,
+                number: u64,
+                labels: &[String],
+            ) -> ForgeResult<()> {
+                self.intercept("add_labels", true, || {
+                    self.inner.add_labels(repo, number, labels)
+                })
+            }
             fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>> {
                 self.intercept("list_comments", false, || {
                     self.inner.list_comments(repo, number)

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::forge::Forge;
+use crate::forge::{Forge, IssueInfo};
 use crate::status::{Status, dashboard};
 use crate::tenants::Observations;
 
@@ -50,6 +50,51 @@ impl std::fmt::Display for Dashboard {
     }
 }
 
+/// The dashboard issue as it is now: among the issues with the dashboard label (one request),
+/// else among all issues.
+pub fn find(ctx: &Context, forge: &dyn Forge) -> Result<Option<IssueInfo>, Error> {
+    let cfg = &ctx.loaded.config.dashboard;
+    let repo = super::release::target(ctx)?.repo;
+    let labelled = forge.list_issues(&repo, Some(&cfg.label))?;
+    if let Some(i) = dashboard::find(&labelled) {
+        return Ok(Some(i.clone()));
+    }
+    let all = forge.list_issues(&repo, None)?;
+    Ok(dashboard::find(&all).cloned())
+}
+
+/// Keep the approvals section of the dashboard listing `items` (the steps of the tenants in
+/// `planned`), with the ticks as people left them: read again right before writing, written
+/// only when the section changes. Creates the dashboard when there is none yet (the next
+/// `release` fills in the status).
+pub fn update_approvals(
+    ctx: &Context,
+    forge: &dyn Forge,
+    items: &[crate::tenants::approval::Approval],
+    planned: &std::collections::BTreeSet<String>,
+) -> Result<(), Error> {
+    use crate::tenants::approval;
+    let cfg = &ctx.loaded.config.dashboard;
+    let repo = super::release::target(ctx)?.repo;
+    match find(ctx, forge)? {
+        Some(i) => {
+            let section = approval::render(&i.body, items, planned);
+            let body = approval::splice(&i.body, &section, dashboard::FOOTER);
+            if body != i.body {
+                forge.update_issue(&repo, i.number, &i.title, &body)?;
+            }
+        }
+        None => {
+            let section = approval::render("", items, planned);
+            if !section.is_empty() {
+                let body = format!("{}\n{section}", dashboard::MARKER);
+                forge.create_issue(&repo, &cfg.title, &body, std::slice::from_ref(&cfg.label))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Keep the dashboard issue showing `status`: create it once, edit it when its content
 /// differs, otherwise write nothing. `None` when `dashboard.enabled` is off.
 pub fn update_dashboard(
@@ -62,18 +107,14 @@ pub fn update_dashboard(
         return Ok(None);
     }
     let repo = super::release::target(ctx)?.repo;
-    let labelled = forge.list_issues(&repo, Some(&cfg.label))?;
-    let all;
-    let found = match dashboard::find(&labelled) {
-        Some(i) => Some(i),
-        None => {
-            all = forge.list_issues(&repo, None)?;
-            dashboard::find(&all)
-        }
-    };
+    let found = find(ctx, forge)?;
+    let found = found.as_ref();
     let run_url =
         crate::report::github::Actions::from_lookup(|k| ctx.env.get(k).map(str::to_string)).run_url;
     let body = crate::report::status::dashboard_body(status, run_url.as_deref(), ctx.clock.now());
+    // The approvals section is the tenant stage's: carried over as people left it.
+    let body =
+        crate::tenants::approval::carry(found.map(|i| i.body.as_str()), &body, dashboard::FOOTER);
     let url = |n: u64| {
         found
             .filter(|i| i.number == n)

@@ -127,6 +127,7 @@ mod tests {
             note: None,
             error: None,
             diff: String::new(),
+            approval: None,
         }
     }
 

@@ -161,7 +161,8 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
 /// PR preview). Writes nothing.
 pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
     let mut planned = plan(ctx, forge, sel)?;
-    planned.plan.tenants = super::tenants::preview(ctx, forge, &planned.plan)?;
+    let inputs = planned.detected.as_ref().map(|d| &d.compliance);
+    planned.plan.tenants = super::tenants::preview(ctx, forge, &planned.plan, inputs)?;
     Ok(planned)
 }
 
@@ -266,7 +267,12 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {
         Default::default()
     } else {
-        super::tenants::run_observed(ctx, forge, &super::tenants::options(false))?
+        super::tenants::run_observed(
+            ctx,
+            forge,
+            &super::tenants::options(false),
+            detected.as_ref().map(|d| &d.compliance),
+        )?
     };
     let dashboard =
         super::dashboard::dashboard_after_release(ctx, forge, detected.as_ref(), &known);

@@ -348,10 +348,22 @@ fn tenant(t: &TenantConfig, read: Result<Observed, String>, bot: &str) -> Tenant
                             ReleaseName::parse(&c.class).is_ok_and(|n| n.stack == facts.stack)
                         })
                         .map(|(file, c)| ClusterVersion {
+                            cluster: crate::tenants::upgrade::cluster_label(c),
                             file: file.clone(),
                             line: c.line,
                             class: c.class.clone(),
                             version: c.version.clone(),
+                            // The step to the next minor, read when upgrades are on.
+                            upgrade: crate::tenants::plan::cluster_release(c, &facts.stack)
+                                .map(|cur| {
+                                    crate::tenants::upgrade::branch_name(
+                                        &facts.stack,
+                                        c,
+                                        crate::tenants::upgrade::next_minor(cur.minor),
+                                    )
+                                })
+                                .and_then(|b| o.upgrades.get(&b))
+                                .and_then(|s| s.pulls.first().cloned()),
                         })
                         .collect();
                     Some(facts)

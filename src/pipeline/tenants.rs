@@ -1,11 +1,14 @@
 //! Published releases (forge, OCI, or both) → tenant pull requests: `stackbot tenants`, the
 //! last stage of `stackbot release`, and the tenant lines of every preview.
 
+use crate::compliance::Inputs;
 use crate::config::PublishTarget;
 use crate::error::InvalidInput;
 use crate::forge::{Forge, RepoRef};
 use crate::plan::{Plan, Step};
-use crate::tenants::{self, AvailableRelease, Observations, Options, TenantReport, TenantsError};
+use crate::tenants::{
+    self, AvailableRelease, Facts, Observations, Options, TenantReport, TenantsError,
+};
 
 use super::{Context, Error};
 
@@ -69,21 +72,85 @@ fn oci_error(ctx: &Context, e: crate::oci::OciError) -> Error {
     }
 }
 
-/// Open, update or close tenant pull requests for the releases published to every target.
-pub fn run(ctx: &Context, forge: &dyn Forge, opts: &Options) -> Result<Vec<TenantReport>, Error> {
-    run_observed(ctx, forge, opts).map(|(reports, _)| reports)
+/// What the tenant plans know of upstream: the day, and what detection read for the SCS 0210
+/// verdicts (end of life, critical CVEs), or nothing when this run did not detect.
+fn facts(ctx: &Context, inputs: Option<&Inputs>) -> Facts {
+    Facts {
+        today: ctx.today,
+        inputs: inputs.cloned().unwrap_or_default(),
+        approvals: Default::default(),
+    }
 }
 
-/// [`run`], also returning what was read of the tenants it left unchanged (for the status
-/// report that ends a `release` run).
+/// Whether some tenant waits for approvals on the dashboard (then, and only then, the run
+/// reads the dashboard issue).
+fn uses_approval(ctx: &Context) -> bool {
+    let c = &ctx.loaded.config;
+    c.dashboard.enabled
+        && c.tenants
+            .iter()
+            .any(|t| t.policy.upgrade.clusters == crate::config::UpgradeAction::Approval)
+}
+
+/// The steps ticked on the dashboard. A dashboard that cannot be read fails the run
+/// (transient): planning without the ticks would withdraw every approved pull request.
+fn approvals(
+    ctx: &Context,
+    forge: &dyn Forge,
+) -> Result<std::collections::BTreeSet<(String, String)>, Error> {
+    if !uses_approval(ctx) {
+        return Ok(Default::default());
+    }
+    Ok(super::dashboard::find(ctx, forge)?
+        .map(|i| tenants::approval::ticked(&i.body))
+        .unwrap_or_default())
+}
+
+/// After a run that wrote: the approvals section lists the steps waiting now.
+fn list_approvals(ctx: &Context, forge: &dyn Forge, reports: &[TenantReport]) -> Result<(), Error> {
+    if !uses_approval(ctx) {
+        return Ok(());
+    }
+    let items: Vec<_> = reports.iter().filter_map(|r| r.approval.clone()).collect();
+    // Tenants that failed before planning keep their lines.
+    let planned = reports
+        .iter()
+        .filter(|r| r.branch.is_some())
+        .map(|r| r.tenant.clone())
+        .collect();
+    super::dashboard::update_approvals(ctx, forge, &items, &planned)
+}
+
+/// Open, update or close tenant pull requests for the releases published to every target.
+/// Without detection no pull request claims a CVE fix, and a Cluster upgrade waiting for an
+/// end-of-life window is not proposed (the `release` run, which detects, does both).
+pub fn run(ctx: &Context, forge: &dyn Forge, opts: &Options) -> Result<Vec<TenantReport>, Error> {
+    run_observed(ctx, forge, opts, None).map(|(reports, _)| reports)
+}
+
+/// [`run`] with what detection read (`None`: nothing), also returning what was read of the
+/// tenants it left unchanged (for the status report that ends a `release` run).
 pub fn run_observed(
     ctx: &Context,
     forge: &dyn Forge,
     opts: &Options,
+    inputs: Option<&Inputs>,
 ) -> Result<(Vec<TenantReport>, Observations), Error> {
     let releases = published(ctx, forge)?;
-    tenants::apply::propagate_observed(forge, &ctx.loaded.config, &releases, opts)
-        .map_err(|m| TenantsError::Config(m).into())
+    let facts = Facts {
+        approvals: approvals(ctx, forge)?,
+        ..facts(ctx, inputs)
+    };
+    let (reports, observed) =
+        tenants::apply::propagate_observed(forge, &ctx.loaded.config, &releases, &facts, opts)
+            .map_err(|m| Error::from(TenantsError::Config(m)))?;
+    if !opts.dry_run
+        && let Err(e) = list_approvals(ctx, forge, &reports)
+    {
+        // The pull requests are done; the next run lists the steps again.
+        tracing::warn!("the approvals on the dashboard were not updated: {e}");
+    }
+    Ok((reports, observed))
 }
 
 /// The releases a plan would publish, as the tenant planner sees published releases: tag,
@@ -99,6 +166,7 @@ pub fn planned_releases(p: &Plan) -> Vec<AvailableRelease> {
                 kubernetes: r.kubernetes.parse().ok()?,
                 html_url: String::new(),
                 body: r.notes.clone(),
+                earlier: Default::default(),
             })
         })
         .collect()
@@ -113,6 +181,7 @@ pub fn plan_after(
     forge: &dyn Forge,
     opts: &Options,
     planned: &[AvailableRelease],
+    inputs: Option<&Inputs>,
 ) -> Result<Vec<TenantReport>, Error> {
     let opts = Options {
         dry_run: true,
@@ -120,7 +189,11 @@ pub fn plan_after(
     };
     let followed = tenants::apply::followed_stacks(&ctx.loaded.config);
     let releases = tenants::with_planned(published(ctx, forge)?, planned, &followed);
-    tenants::apply::propagate(forge, &ctx.loaded.config, &releases, &opts)
+    let facts = Facts {
+        approvals: approvals(ctx, forge)?,
+        ..facts(ctx, inputs)
+    };
+    tenants::apply::propagate(forge, &ctx.loaded.config, &releases, &facts, &opts)
         .map_err(|m| TenantsError::Config(m).into())
 }
 
@@ -129,11 +202,12 @@ pub fn preview(
     ctx: &Context,
     forge: &dyn Forge,
     p: &Plan,
+    inputs: Option<&Inputs>,
 ) -> Result<Vec<serde_json::Value>, Error> {
     if ctx.loaded.config.tenants.is_empty() {
         return Ok(Vec::new());
     }
-    let reports = plan_after(ctx, forge, &options(true), &planned_releases(p))?;
+    let reports = plan_after(ctx, forge, &options(true), &planned_releases(p), inputs)?;
     Ok(reports
         .iter()
         .map(|r| serde_json::to_value(r).expect("reports serialize"))

@@ -31,7 +31,7 @@ use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, ReleaseName, StackId};
 
 pub use stacks::{StackState, StackStatus, WaitingFor, WaitingKind, Window};
-pub use tenants::{Behind, TenantMinor, TenantPull, TenantState, TenantStatus};
+pub use tenants::{Behind, ClusterStatus, TenantMinor, TenantPull, TenantState, TenantStatus};
 pub use timeline::TimelineEntry;
 
 /// A deadline this close (in days) counts as "due soon" in the summary.
@@ -149,12 +149,18 @@ pub struct TenantStackFacts {
 /// A Cluster API `Cluster` of a tenant: the Kubernetes version it runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ClusterVersion {
+    /// `namespace/name` (`name` alone without a namespace).
+    pub cluster: String,
     pub file: String,
     pub line: usize,
     /// `spec.topology.class`.
     pub class: String,
     /// `spec.topology.version` as written.
     pub version: String,
+    /// The newest pull request of the bot's step moving it to the next minor, if any
+    /// (`policy.upgrade.clusters`).
+    #[serde(skip)]
+    pub upgrade: Option<PullInfo>,
 }
 
 /// A `ClusterStack` resource as a tenant wrote it.
@@ -556,6 +562,8 @@ pub(crate) mod testing {
             html_url: format!("https://example.org/pull/{number}"),
             created_at: at(created),
             merged_at: None,
+            labels: Vec::new(),
+            auto_merge: false,
         }
     }
 

@@ -13,8 +13,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use super::{
-    Release, StackResource, TenantFacts, TenantStackFacts, days_between, proposed_releases,
-    releases_of,
+    ClusterVersion, Release, StackResource, TenantFacts, TenantStackFacts, days_between,
+    proposed_releases, releases_of,
 };
 use crate::compliance::{self, Inputs, Scs0210};
 use crate::config::PolicyAction;
@@ -147,6 +147,30 @@ pub struct TenantStatus {
     /// `spec.topology.version` of each of its `Cluster`s when its `clusters` files hold any,
     /// else the newest release of each minor it lists (the worst of them).
     pub scs0210: Scs0210,
+    /// The tenant's `Cluster`s of this stack (its `clusters` files), each with its verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<ClusterStatus>,
+}
+
+/// One `Cluster` of a tenant: what it runs, until when, and the way to the next minor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClusterStatus {
+    /// `namespace/name`.
+    pub cluster: String,
+    pub file: String,
+    pub line: usize,
+    /// `spec.topology.class`.
+    pub class: String,
+    /// `spec.topology.version` as written.
+    pub version: String,
+    /// The end of life of its minor (when the schedule was read).
+    pub end_of_life: Option<NaiveDate>,
+    /// The newest release of the next minor: where a minor upgrade takes it.
+    pub next: Option<String>,
+    /// The bot's pull request of that step.
+    pub upgrade: Option<TenantPull>,
+    /// What the conformance test says of a cluster at its version.
+    pub scs0210: Scs0210,
 }
 
 /// The rows of one tenant. Pure.
@@ -174,6 +198,7 @@ pub fn status(
                 .clone()
                 .unwrap_or_else(|| "the tenant's repository could not be read".into()),
         ),
+        clusters: Vec::new(),
     };
     if t.error.is_some() || t.stacks.is_empty() {
         return vec![row(None)];
@@ -184,13 +209,64 @@ pub fn status(
             let mut r = row(Some(s.stack.clone()));
             fill(&mut r, s, releases, today);
             r.scs0210 = verdict(&r, s, inputs, today);
+            r.clusters = s
+                .clusters
+                .iter()
+                .map(|c| cluster(&s.stack, c, releases, inputs, today))
+                .collect();
             r
         })
         .collect()
 }
 
-fn fill(r: &mut TenantStatus, s: &TenantStackFacts, releases: &[Release], today: NaiveDate) {
-    r.pull = s.pulls.first().map(|p| TenantPull {
+/// A tenant's `Cluster`: its verdict at the version it runs, its minor's end of life, and the
+/// next minor's newest release with the bot's pull request moving it there.
+fn cluster(
+    stack: &StackId,
+    c: &ClusterVersion,
+    releases: &[Release],
+    inputs: &Inputs,
+    today: NaiveDate,
+) -> ClusterStatus {
+    let version = c.version.parse::<KubeVersion>().ok();
+    let minor = version.map(|v| v.minor());
+    let next = minor.and_then(|m| {
+        releases
+            .iter()
+            .filter(|x| {
+                &x.name.stack == stack
+                    && x.name.version.is_stable()
+                    && x.name.minor.major == m.major
+                    && x.name.minor.minor == m.minor + 1
+            })
+            .max_by_key(|x| x.name.version.major)
+            .map(|x| x.name.to_string())
+    });
+    ClusterStatus {
+        cluster: c.cluster.clone(),
+        file: c.file.clone(),
+        line: c.line,
+        class: c.class.clone(),
+        version: c.version.clone(),
+        end_of_life: match (&inputs.lifecycles, minor) {
+            (compliance::Lifecycles::Known(m), Some(minor)) => m.get(&minor).copied(),
+            _ => None,
+        },
+        next,
+        upgrade: c.upgrade.as_ref().map(|p| tenant_pull(p, today)),
+        scs0210: match version {
+            Some(v) => compliance::evaluate(v, inputs, today),
+            None => Scs0210::unknown(format!(
+                "{}:{}: `spec.topology.version: {}` is not a Kubernetes version",
+                c.file, c.line, c.version
+            )),
+        },
+    }
+}
+
+/// A bot pull request as the report shows it, on `today`.
+fn tenant_pull(p: &crate::forge::PullInfo, today: NaiveDate) -> TenantPull {
+    TenantPull {
         number: p.number,
         url: p.html_url.clone(),
         state: p.state,
@@ -200,6 +276,12 @@ fn fill(r: &mut TenantStatus, s: &TenantStackFacts, releases: &[Release], today:
             .map(|c| days_between(c.date_naive(), today).max(0)),
         merged_at: p.merged_at,
         releases: proposed_releases(p).iter().map(|n| n.to_string()).collect(),
+        blocked: None,
+    }
+}
+
+fn fill(r: &mut TenantStatus, s: &TenantStackFacts, releases: &[Release], today: NaiveDate) {
+    r.pull = s.pulls.first().map(|p| TenantPull {
         blocked: (p.state == PullState::Open && !s.human_commits.is_empty()).then(|| {
             format!(
                 "commits by someone else on `{}` ({}): the bot no longer updates it; close it \
@@ -208,6 +290,7 @@ fn fill(r: &mut TenantStatus, s: &TenantStackFacts, releases: &[Release], today:
                 s.human_commits.join(", ")
             )
         }),
+        ..tenant_pull(p, today)
     });
     if let Some(e) = &s.error {
         r.error = Some(e.clone());
@@ -377,6 +460,42 @@ mod tests {
     }
 
     #[test]
+    fn each_cluster_shows_its_end_of_life_the_next_minor_and_its_upgrade() {
+        let mut t = tenant("acme", vec![resource("1.33", &["v2"])], vec![]);
+        let mut upgrade = pull(
+            12,
+            "Upgrade Cluster team-a/prod",
+            PullState::Open,
+            "2026-04-28",
+        );
+        upgrade.head = "stackbot/upgrade-openstack-scs2-team-a-prod-1-34".into();
+        t.stacks[0].clusters = vec![ClusterVersion {
+            cluster: "team-a/prod".into(),
+            file: "clusters/prod.yaml".into(),
+            line: 1,
+            class: "openstack-scs2-1-33-v2".into(),
+            version: "v1.33.11".into(),
+            upgrade: Some(upgrade),
+        }];
+        let inputs = Inputs {
+            lifecycles: compliance::Lifecycles::Known(
+                [("1.33".parse::<Minor>().unwrap(), day("2026-06-28"))].into(),
+            ),
+            ..inputs_none()
+        };
+        let s = &status(&t, &releases(), &inputs, day("2026-05-01"))[0];
+        let c = &s.clusters[0];
+        assert_eq!(c.cluster, "team-a/prod");
+        assert_eq!(c.end_of_life, Some(day("2026-06-28")));
+        assert_eq!(c.next.as_deref(), Some("openstack-scs2-1-34-v2"));
+        let p = c.upgrade.as_ref().unwrap();
+        assert_eq!(
+            (p.number, p.state, p.age_days),
+            (12, PullState::Open, Some(3))
+        );
+    }
+
+    #[test]
     fn behind_by_one_patch_and_behind_by_a_minor_are_told_apart() {
         let by_patch = tenant("acme", vec![resource("1.34", &["v1"])], vec![]);
         let by_minor = tenant("globex", vec![resource("1.33", &["v2"])], vec![]);
@@ -531,6 +650,8 @@ mod tests {
         assert_eq!(s.scs0210.verdict, crate::compliance::Verdict::Pass);
         // A Cluster still on v1.34.6, whose successor is out for more than 31 days, fails.
         t.stacks[0].clusters = vec![super::super::ClusterVersion {
+            cluster: "prod".into(),
+            upgrade: None,
             file: "clusters/prod.yaml".into(),
             line: 1,
             class: "openstack-scs2-1-34-v1".into(),

@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 
 use super::plan::{
-    self, Action, AvailableRelease, BranchState, Observed, TenantPlan, branch_name, commit_message,
-    match_globs,
+    self, Action, AvailableRelease, BranchState, Facts, Observed, TenantPlan, branch_name,
+    commit_message, match_globs,
 };
-use crate::config::{Config, TenantConfig};
-use crate::forge::{FileChanges, Forge, ForgeError, PullState, RepoRef, upsert_comment};
+use crate::config::{Config, TenantConfig, UpgradeAction};
+use crate::forge::{AutoMerge, FileChanges, Forge, ForgeError, PullState, RepoRef, upsert_comment};
 use crate::model::StackId;
 
 /// How a run behaves.
@@ -81,6 +81,9 @@ pub struct TenantReport {
     /// Unified diff of every changed file (shown by `--dry-run`).
     #[serde(skip)]
     pub diff: String,
+    /// A step waiting for (or opened by) approval on the dashboard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<super::approval::Approval>,
 }
 
 impl TenantReport {
@@ -98,6 +101,7 @@ impl TenantReport {
             note: None,
             error: Some(reason),
             diff: String::new(),
+            approval: None,
         }
     }
 
@@ -115,6 +119,7 @@ impl TenantReport {
             note: p.note.clone(),
             error: None,
             diff: p.files.iter().map(plan::unified_diff).collect(),
+            approval: p.approval.clone(),
         }
     }
 }
@@ -187,6 +192,7 @@ pub fn observe(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Obs
                     .into_iter()
                     .map(|s| (s, BranchState::default()))
                     .collect(),
+                upgrades: BTreeMap::new(),
             });
         }
     } else {
@@ -240,37 +246,59 @@ pub fn read(forge: &dyn Forge, t: &TenantConfig) -> Result<Observed, String> {
     };
     let stack_files = read(match_globs(&t.files, &paths).map_err(in_repo)?)?;
     let cluster_files = read(match_globs(&t.clusters, &paths).map_err(in_repo)?)?;
+    let paths: Vec<&String> = stack_files.keys().chain(cluster_files.keys()).collect();
+    let branch = |name: &str| read_branch(forge, &repo, &base_head, name, &paths).map_err(e);
     let mut branches = BTreeMap::new();
-    for stack in stacks {
-        let branch = branch_name(&stack);
-        let head = forge.branch_head(&repo, &branch).map_err(e)?;
-        let mut state = BranchState {
-            pulls: forge.find_pulls(&repo, &branch).map_err(e)?,
-            ..BranchState::default()
-        };
-        if let Some(h) = &head {
-            state.commits = forge.commits_between(&repo, &base_head, h).map_err(e)?;
-            // A branch with a merge of the base may hold content its bot commit does not
-            // name: its files are read (a few reads, only in that case).
-            if state.commits.iter().any(|c| c.parents.len() > 1) {
-                let mut files = BTreeMap::new();
-                for p in stack_files.keys().chain(cluster_files.keys()) {
-                    if let Some(b) = forge.read_file(&repo, h, p).map_err(e)? {
-                        files.insert(p.clone(), b);
-                    }
-                }
-                state.files = Some(files);
-            }
+    for stack in &stacks {
+        branches.insert(stack.clone(), branch(&branch_name(stack))?);
+    }
+    let mut upgrades = BTreeMap::new();
+    if t.policy.upgrade.clusters != UpgradeAction::Ignore {
+        // A file that does not parse fails the tenant in the plan, with its line.
+        for name in super::upgrade::branches(&stacks, &cluster_files).unwrap_or_default() {
+            let state = branch(&name)?;
+            upgrades.insert(name, state);
         }
-        state.head = head;
-        branches.insert(stack, state);
     }
     Ok(Observed {
         base_head,
         stack_files,
         cluster_files,
         branches,
+        upgrades,
     })
+}
+
+/// One bot branch: its head, the commits the base lacks, its pull requests, and (only when it
+/// holds a merge of the base) its versions of the tenant's files.
+fn read_branch(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    base_head: &str,
+    branch: &str,
+    paths: &[&String],
+) -> Result<BranchState, ForgeError> {
+    let head = forge.branch_head(repo, branch)?;
+    let mut state = BranchState {
+        pulls: forge.find_pulls(repo, branch)?,
+        ..BranchState::default()
+    };
+    if let Some(h) = &head {
+        state.commits = forge.commits_between(repo, base_head, h)?;
+        // A branch with a merge of the base may hold content its bot commit does not
+        // name: its files are read (a few reads, only in that case).
+        if state.commits.iter().any(|c| c.parents.len() > 1) {
+            let mut files = BTreeMap::new();
+            for p in paths {
+                if let Some(b) = forge.read_file(repo, h, p)? {
+                    files.insert((*p).clone(), b);
+                }
+            }
+            state.files = Some(files);
+        }
+    }
+    state.head = head;
+    Ok(state)
 }
 
 const HUMAN_MARKER: &str = "<!-- stackbot:human-commits -->";
@@ -312,7 +340,13 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
     match p.action {
         Action::None => Ok(Outcome::Unchanged),
         Action::Open => {
-            forge.open_pull(&repo, &p.branch, &p.base_branch, &p.title, &p.body)?;
+            let pull = forge.open_pull(&repo, &p.branch, &p.base_branch, &p.title, &p.body)?;
+            // A crash between the two is finished by the next run: the open pull request
+            // lacks the label, so the plan updates it.
+            if !p.labels.is_empty() {
+                forge.add_labels(&repo, pull.number, &p.labels)?;
+            }
+            auto_merge(forge, &repo, p, pull.number)?;
             Ok(Outcome::Opened)
         }
         Action::Update => {
@@ -320,6 +354,10 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
             if p.pull_stale {
                 forge.update_pull(&repo, n, &p.title, &p.body)?;
             }
+            if !p.labels.is_empty() {
+                forge.add_labels(&repo, n, &p.labels)?;
+            }
+            auto_merge(forge, &repo, p, n)?;
             Ok(Outcome::Updated)
         }
         Action::Close => {
@@ -334,10 +372,27 @@ fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
                 &repo,
                 n,
                 CLOSE_MARKER,
-                "The tenant repository already uses the newest releases, so this pull request is no longer needed. Closing it.",
+                p.close_comment.as_deref().unwrap_or(
+                    "The tenant repository already holds what this pull request proposes (the newest releases, or the upgrade made another way), so it is no longer needed. Closing it.",
+                ),
             )?;
             forge.close_pull(&repo, n)?;
             Ok(Outcome::Closed)
+        }
+    }
+}
+
+/// Ask for auto-merge when the plan says so; a refusal is written into the body once (the
+/// next runs read it there and do not ask again for this content).
+fn auto_merge(forge: &dyn Forge, repo: &RepoRef, p: &TenantPlan, n: u64) -> Result<(), ForgeError> {
+    if !p.automerge {
+        return Ok(());
+    }
+    match forge.enable_auto_merge(repo, n)? {
+        AutoMerge::Enabled => Ok(()),
+        AutoMerge::Unavailable(why) => {
+            tracing::warn!("{repo}#{n}: auto-merge is not available: {why}");
+            forge.update_pull(repo, n, &p.title, &plan::with_automerge_note(&p.body, &why))
         }
     }
 }
@@ -374,6 +429,7 @@ fn one_tenant(
     forge: &dyn Forge,
     t: &TenantConfig,
     releases: &[AvailableRelease],
+    facts: &Facts,
     bot_email: &str,
     opts: &Options,
 ) -> (Vec<TenantReport>, Option<Observed>) {
@@ -381,7 +437,7 @@ fn one_tenant(
         Ok(o) => o,
         Err(e) => return (vec![TenantReport::failed(t, e)], None),
     };
-    let plans = match plan::plan_tenant(t, releases, &observed, bot_email) {
+    let plans = match plan::plan_tenant(t, releases, &observed, facts, bot_email) {
         Ok(p) => p,
         Err(e) => return (vec![TenantReport::failed(t, e.to_string())], None),
     };
@@ -415,9 +471,10 @@ pub fn propagate(
     forge: &dyn Forge,
     config: &Config,
     releases: &[AvailableRelease],
+    facts: &Facts,
     opts: &Options,
 ) -> Result<Vec<TenantReport>, String> {
-    propagate_observed(forge, config, releases, opts).map(|(reports, _)| reports)
+    propagate_observed(forge, config, releases, facts, opts).map(|(reports, _)| reports)
 }
 
 /// [`propagate`], also returning what was read of the tenants the run left unchanged.
@@ -425,6 +482,7 @@ pub fn propagate_observed(
     forge: &dyn Forge,
     config: &Config,
     releases: &[AvailableRelease],
+    facts: &Facts,
     opts: &Options,
 ) -> Result<(Vec<TenantReport>, Observations), String> {
     let tenants = selected(config, opts)?;
@@ -442,7 +500,7 @@ pub fn propagate_observed(
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(t) = tenants.get(i) else { break };
                     bar.set_message(t.name.clone());
-                    let r = one_tenant(forge, t, releases, bot, opts);
+                    let r = one_tenant(forge, t, releases, facts, bot, opts);
                     results.lock().expect("results lock").push((i, r));
                     bar.inc(1);
                 }

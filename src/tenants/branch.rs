@@ -263,6 +263,8 @@ mod tests {
             html_url: String::new(),
             created_at: None,
             merged_at: None,
+            labels: Vec::new(),
+            auto_merge: false,
         };
         let closed = pull(PullState::Closed, "");
         assert!(declined(&closed, &stack(), "zzz", &rel(&["a-1-33-v3"])));

@@ -54,6 +54,10 @@ pub struct StackDoc {
 pub struct ClusterDoc {
     pub doc: usize,
     pub line: usize,
+    /// `metadata.name` (empty when missing).
+    pub name: String,
+    /// `metadata.namespace`, if written.
+    pub namespace: Option<String>,
     /// `spec.topology.class`, e.g. `openstack-scs2-1-33-v2`.
     pub class: String,
     /// `spec.topology.version`, e.g. `v1.33.4`.
@@ -218,6 +222,10 @@ impl TenantFile {
                 out.push(ClusterDoc {
                     doc: i,
                     line: scan::line_number(&self.text, self.docs[i].start),
+                    name: get_str(v, &["metadata", "name"])
+                        .unwrap_or_default()
+                        .to_string(),
+                    namespace: get_str(v, &["metadata", "namespace"]).map(str::to_string),
                     class: c.to_string(),
                     version: ver.to_string(),
                 });

@@ -6,14 +6,16 @@
 //! (which releases, which tenants) is [`crate::pipeline::tenants`].
 
 pub mod apply;
+pub mod approval;
 pub mod branch;
 pub mod edit;
 pub mod plan;
 pub mod releases;
 pub mod scan;
+pub mod upgrade;
 
 pub use apply::{Observations, Options, Outcome, TenantReport};
-pub use plan::{Action, AvailableRelease, FileEdit, TenantPlan};
+pub use plan::{Action, AvailableRelease, Facts, FileEdit, TenantPlan};
 
 /// Why propagation could not start at all (per-tenant failures are in the reports instead).
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +42,14 @@ pub fn with_planned(
             .iter_mut()
             .find(|r| r.name.stack == p.name.stack && r.name.minor == p.name.minor)
         {
-            Some(r) if r.name.version.major < p.name.version.major => *r = p.clone(),
+            Some(r) if r.name.version.major < p.name.version.major => {
+                let mut earlier = std::mem::take(&mut r.earlier);
+                earlier.insert(r.name.version.major, r.kubernetes);
+                *r = AvailableRelease {
+                    earlier,
+                    ..p.clone()
+                };
+            }
             Some(_) => {}
             None => out.push(p.clone()),
         }

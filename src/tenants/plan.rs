@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use super::branch;
 use super::edit::{Edit, EditError, TenantFile};
-use crate::config::{PolicyAction, TenantConfig};
+use crate::compliance::{CveFact, fixed_between};
+use crate::config::{PolicyAction, TenantConfig, UpgradeAction};
 use crate::forge::{CommitInfo, PullInfo};
 use crate::model::{KubeVersion, Minor, ReleaseName, StackId, StackVersion};
 
@@ -23,6 +24,11 @@ pub struct AvailableRelease {
     pub html_url: String,
     /// The release notes (components, image sha256), quoted in the PR body.
     pub body: String,
+    /// The Kubernetes version of each earlier release of the same series (by stack version
+    /// major), as its notes name it: what a tenant listing an older release runs, so a pull
+    /// request can say which critical CVEs it fixes. Read from the same release listing, at
+    /// no extra cost; empty where unknown (OCI, planned releases).
+    pub earlier: BTreeMap<u64, KubeVersion>,
 }
 
 /// One changed file.
@@ -91,6 +97,32 @@ pub struct Observed {
     pub cluster_files: BTreeMap<String, Vec<u8>>,
     /// Per followed stack.
     pub branches: BTreeMap<StackId, BranchState>,
+    /// Per Cluster minor-upgrade branch (see [`super::upgrade`]), read only when the tenant's
+    /// `policy.upgrade.clusters` is on.
+    pub upgrades: BTreeMap<String, BranchState>,
+}
+
+/// What a plan knows beyond the tenant repository and the releases: the day (end-of-life
+/// windows of Cluster upgrades) and what the SCS 0210 verdicts read (end of life, critical
+/// CVEs). A run that did not read them plans with [`Facts::unread`]: no pull request then
+/// claims a CVE fix, and an upgrade waiting for an end-of-life window is not proposed.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    pub today: chrono::NaiveDate,
+    pub inputs: crate::compliance::Inputs,
+    /// The steps ticked on the dashboard, as `(tenant, branch)` (see [`super::approval`]).
+    pub approvals: std::collections::BTreeSet<(String, String)>,
+}
+
+impl Facts {
+    /// `today`, with every upstream source unknown.
+    pub fn unread(today: chrono::NaiveDate) -> Facts {
+        Facts {
+            today,
+            inputs: crate::compliance::Inputs::default(),
+            approvals: Default::default(),
+        }
+    }
 }
 
 /// The plan for one tenant and stack.
@@ -124,6 +156,29 @@ pub struct TenantPlan {
     pub releases: Vec<String>,
     /// Why the action is what it is, for reports.
     pub note: Option<String>,
+    /// Labels to add to the pull request (the security label of a PR that fixes a critical
+    /// CVE), those it does not carry yet: empty when there is nothing to add.
+    pub labels: Vec<String>,
+    /// Ask the forge to merge the pull request once its checks pass (`patch: automerge`,
+    /// `automerge_security`): set when it is opened, or open without auto-merge requested and
+    /// without the note that the forge refused it for this content.
+    pub automerge: bool,
+    /// A step waiting for (or opened by) a person's approval on the dashboard.
+    pub approval: Option<super::approval::Approval>,
+    /// What the comment closing the pull request says, when not "already up to date".
+    pub close_comment: Option<String>,
+}
+
+/// Starts the note a pull request body gets when the forge refused auto-merge: the next runs
+/// read it there and do not ask again until the content changes (a new release), so the
+/// refusal is said once and costs no request per run.
+pub const AUTOMERGE_UNAVAILABLE: &str = "<!-- stackbot:automerge-unavailable -->";
+
+/// The body of a pull request whose auto-merge the forge refused for `why`.
+pub fn with_automerge_note(body: &str, why: &str) -> String {
+    format!(
+        "{body}\n{AUTOMERGE_UNAVAILABLE}\n> **Auto-merge is not available:** {why}. Merge this pull request by hand, or allow auto-merge in the repository's settings and require a status check on the base branch; stackbot asks again with the next update.\n"
+    )
 }
 
 /// The branch of a tenant stack PR.
@@ -181,6 +236,11 @@ struct Desired {
     edits: BTreeMap<String, Vec<Edit>>,
     releases: Vec<String>,
     changes: Vec<String>,
+    /// Critical CVEs the changes fix (affecting what the tenant lists or runs now, not what it
+    /// gets).
+    fixes: Vec<CveFact>,
+    /// A `ClusterStack` for a new minor is added: never merged without a person.
+    new_minor: bool,
 }
 
 fn desired(
@@ -189,6 +249,7 @@ fn desired(
     latest: &BTreeMap<Minor, &AvailableRelease>,
     stack_files: &[TenantFile],
     cluster_files: &[TenantFile],
+    facts: &Facts,
 ) -> Result<Desired, EditError> {
     let mut d = Desired::default();
     let mut docs = Vec::new();
@@ -217,7 +278,7 @@ fn desired(
         }
         d.changes.push(change);
     };
-    if t.policy.patch == PolicyAction::PullRequest {
+    if t.policy.patch != PolicyAction::Ignore {
         for (f, doc) in &docs {
             let Some(r) = latest.get(&doc.minor) else {
                 continue;
@@ -244,6 +305,11 @@ fn desired(
             if current.is_some_and(|c| c >= r.name.version.major) {
                 continue;
             }
+            let running = current.and_then(|c| r.earlier.get(&c).copied());
+            add_fixes(
+                &mut d.fixes,
+                fixed_between(running, r.kubernetes, &facts.inputs),
+            );
             let versions = next_versions(list, &new, keep);
             note_release(
                 &mut d,
@@ -266,7 +332,7 @@ fn desired(
                 });
         }
     }
-    if t.policy.minor == PolicyAction::PullRequest {
+    if t.policy.minor != PolicyAction::Ignore {
         let top = docs.iter().map(|(_, d)| d.minor).max().expect("not empty");
         for (f, doc) in docs.iter().filter(|(_, d)| d.minor == top) {
             for (m, r) in latest.range(top..).filter(|(m, _)| **m > top) {
@@ -279,6 +345,7 @@ fn desired(
                         f.path, doc.line
                     ),
                 );
+                d.new_minor = true;
                 d.edits
                     .entry(f.path.clone())
                     .or_default()
@@ -291,21 +358,22 @@ fn desired(
             }
         }
     }
-    if t.policy.patch == PolicyAction::PullRequest {
+    if t.policy.patch != PolicyAction::Ignore {
         for f in cluster_files {
             for c in f.clusters() {
-                let Ok(cur) = ReleaseName::parse(&c.class.replacen('.', "-", 1)) else {
+                let Some(cur) = cluster_release(&c, stack) else {
                     continue;
                 };
-                if &cur.stack != stack || !cur.version.is_stable() {
-                    continue;
-                }
                 let Some(r) = latest.get(&cur.minor) else {
                     continue;
                 };
                 if r.name.version.major <= cur.version.major {
                     continue;
                 }
+                add_fixes(
+                    &mut d.fixes,
+                    fixed_between(c.version.parse().ok(), r.kubernetes, &facts.inputs),
+                );
                 let class = format!("{}-{}", r.name.prefix(), r.name.version.dot());
                 let version = r.kubernetes.to_string();
                 note_release(
@@ -328,6 +396,36 @@ fn desired(
         }
     }
     Ok(d)
+}
+
+/// The files `edits` change (by path), applied and verified, in file order; an edit that
+/// changes nothing is no change.
+pub(super) fn file_edits(
+    stack_files: &[TenantFile],
+    cluster_files: &[TenantFile],
+    edits: &BTreeMap<String, Vec<Edit>>,
+) -> Result<Vec<FileEdit>, EditError> {
+    let mut files = Vec::new();
+    for f in stack_files.iter().chain(cluster_files) {
+        if let Some(e) = edits.get(&f.path) {
+            let after = f.apply(e)?;
+            if after != f.text {
+                files.push(FileEdit {
+                    path: f.path.clone(),
+                    before: f.text.clone().into_bytes(),
+                    after: after.into_bytes(),
+                });
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// The stable release of `stack` a Cluster's `spec.topology.class` names, if it names one.
+pub fn cluster_release(c: &super::edit::ClusterDoc, stack: &StackId) -> Option<ReleaseName> {
+    ReleaseName::parse(&c.class.replacen('.', "-", 1))
+        .ok()
+        .filter(|n| &n.stack == stack && n.version.is_stable())
 }
 
 /// Identity of the desired content: each changed file as the base has it and as the bot
@@ -361,8 +459,56 @@ pub fn unified_diff(f: &FileEdit) -> String {
         .to_string()
 }
 
-fn title(stack: &StackId, releases: &[String]) -> String {
-    format!("Update ClusterStack {stack} to {}", releases.join(", "))
+fn title(stack: &StackId, releases: &[String], fixes: &[CveFact]) -> String {
+    let t = format!("Update ClusterStack {stack} to {}", releases.join(", "));
+    if fixes.is_empty() {
+        t
+    } else {
+        format!("{SECURITY_PREFIX} {t}")
+    }
+}
+
+/// The start of the title of a pull request that fixes a critical CVE: visible in every list
+/// of pull requests and in notifications, before anyone opens it.
+pub const SECURITY_PREFIX: &str = "Security fix:";
+
+/// The labels of a pull request fixing `fixes` (none when it fixes nothing, or when the tenant
+/// set `policy.security_label` to the empty string).
+pub fn security_labels(t: &TenantConfig, fixes: &[CveFact]) -> Vec<String> {
+    if fixes.is_empty() || t.policy.security_label.is_empty() {
+        Vec::new()
+    } else {
+        vec![t.policy.security_label.clone()]
+    }
+}
+
+/// The section of a pull request body naming the critical CVEs it fixes (empty without any).
+pub fn security_section(fixes: &[CveFact]) -> String {
+    if fixes.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\n**Security:** this pull request fixes critical CVEs (CVSS 8 or more). SCS 0210 gives 14 days (2 recommended) to offer such a fix, and clusters still run the affected version until it is merged.\n\n| CVE | CVSS | fixed in |\n|---|---|---|\n",
+    );
+    for f in fixes {
+        s.push_str(&format!(
+            "| [{}]({}) | {} | {} |\n",
+            f.id,
+            f.url,
+            f.score.map_or("?".to_string(), |x| format!("{x:.1}")),
+            f.fixed_in.map_or("?".to_string(), |v| v.to_string())
+        ));
+    }
+    s
+}
+
+/// `fixes` plus `more`, each CVE once.
+fn add_fixes(fixes: &mut Vec<CveFact>, more: Vec<CveFact>) {
+    for f in more {
+        if !fixes.iter().any(|x| x.id == f.id) {
+            fixes.push(f);
+        }
+    }
 }
 
 fn body(
@@ -389,10 +535,17 @@ fn body(
             ));
         }
     }
+    head.push_str(&security_section(&d.fixes));
     head.push_str("\n**Changes**\n\n");
     for c in &d.changes {
         head.push_str(&format!("- {c}\n"));
     }
+    fit_body(head, releases, files)
+}
+
+/// A pull request body: `head`, then the release notes and the diff as far as GitHub's limit
+/// allows (cut with a note saying so), then the trailer.
+pub(super) fn fit_body(head: String, releases: &[&AvailableRelease], files: &[FileEdit]) -> String {
     let mut notes = String::new();
     for r in releases {
         notes.push_str(&format!(
@@ -442,6 +595,7 @@ pub fn plan_tenant(
     t: &TenantConfig,
     releases: &[AvailableRelease],
     observed: &Observed,
+    facts: &Facts,
     bot_email: &str,
 ) -> Result<Vec<TenantPlan>, EditError> {
     let parse = |m: &BTreeMap<String, Vec<u8>>| {
@@ -459,20 +613,8 @@ pub fn plan_tenant(
             message: format!("tenant `{}`: {e}", t.name),
         })?;
         let latest = latest_per_minor(&stack, releases);
-        let d = desired(t, &stack, &latest, &stack_files, &cluster_files)?;
-        let mut files = Vec::new();
-        for f in stack_files.iter().chain(&cluster_files) {
-            if let Some(edits) = d.edits.get(&f.path) {
-                let after = f.apply(edits)?;
-                if after != f.text {
-                    files.push(FileEdit {
-                        path: f.path.clone(),
-                        before: f.text.clone().into_bytes(),
-                        after: after.into_bytes(),
-                    });
-                }
-            }
-        }
+        let d = desired(t, &stack, &latest, &stack_files, &cluster_files, facts)?;
+        let files = file_edits(&stack_files, &cluster_files, &d.edits)?;
         let id = content_id(&stack, &files);
         let used: Vec<&AvailableRelease> = latest
             .values()
@@ -480,12 +622,14 @@ pub fn plan_tenant(
             .copied()
             .collect();
         let release_names: Vec<String> = used.iter().map(|r| r.name.to_string()).collect();
-        let title = title(&stack, &release_names);
+        let title = title(&stack, &release_names, &d.fixes);
         let body = body(t, &stack, &id, &d, &used, &files);
         let state = observed.branches.get(&stack).cloned().unwrap_or_default();
+        let branch = branch_name(&stack);
         out.push(decide(
             t,
-            stack,
+            stack.clone(),
+            branch,
             observed,
             state,
             files,
@@ -495,21 +639,41 @@ pub fn plan_tenant(
                 body,
                 releases: release_names,
                 nothing_published: latest.is_empty(),
+                labels: security_labels(t, &d.fixes),
+                automerge: !d.new_minor
+                    && (t.policy.patch == PolicyAction::Automerge
+                        || (t.policy.automerge_security && !d.fixes.is_empty())),
             },
             bot_email,
         ));
+        if t.policy.upgrade.clusters != UpgradeAction::Ignore {
+            out.extend(super::upgrade::plan(
+                t,
+                &stack,
+                &latest,
+                &stack_files,
+                &cluster_files,
+                observed,
+                facts,
+                bot_email,
+            )?);
+        }
     }
     Ok(out)
 }
 
-struct DesiredPr {
-    id: String,
-    title: String,
-    body: String,
-    releases: Vec<String>,
+pub(super) struct DesiredPr {
+    pub id: String,
+    pub title: String,
+    pub body: String,
+    pub releases: Vec<String>,
     /// No release of the stack was found at all: no evidence that the tenant is up to date
     /// (a wrong target, an empty registry), so an open pull request is not closed for it.
-    nothing_published: bool,
+    pub nothing_published: bool,
+    /// Labels the pull request must carry.
+    pub labels: Vec<String>,
+    /// The forge should merge it once its checks pass.
+    pub automerge: bool,
 }
 
 /// What to do with one tenant stack's branch and pull request. In order:
@@ -521,13 +685,15 @@ struct DesiredPr {
 /// - otherwise a pull request is opened. A merged or closed pull request's leftover branch is
 ///   the bot's: it is reset onto the base (only a branch with a person's commits and no pull
 ///   request at all is left alone).
-fn decide(
+#[allow(clippy::too_many_arguments)]
+pub(super) fn decide(
     t: &TenantConfig,
     stack: StackId,
+    branch: String,
     observed: &Observed,
     state: BranchState,
     files: Vec<FileEdit>,
-    pr: DesiredPr,
+    mut pr: DesiredPr,
     bot_email: &str,
 ) -> TenantPlan {
     let open = state
@@ -543,6 +709,16 @@ fn decide(
         && state.head.is_some()
         && (branch::holds(&state.commits, &pr.id, bot_email)
             || branch::holds_files(state.files.as_ref(), observed, &files));
+    // The forge refused auto-merge for this very content: the note stays, nothing is asked.
+    let refused = pr.automerge
+        && current
+        && match open.and_then(|p| p.body.find(AUTOMERGE_UNAVAILABLE).map(|i| (p, i))) {
+            Some((p, i)) => {
+                pr.body = format!("{}\n{}", pr.body, &p.body[i..]);
+                true
+            }
+            None => false,
+        };
     let short = |v: &[String]| {
         v.iter()
             .map(|s| format!("`{}`", &s[..s.len().min(12)]))
@@ -580,21 +756,24 @@ fn decide(
         blocking = human.clone();
         let note = match open {
             Some(p) => format!(
-                "{} has commits by someone else ({}); pull request #{} is left alone: to let the bot update it, close it and delete the branch",
-                branch_name(&stack),
+                "{branch} has commits by someone else ({}); pull request #{} is left alone: to let the bot update it, close it and delete the branch",
                 short(&human),
                 p.number
             ),
             None => format!(
-                "{} has commits by someone else ({}) and no pull request; delete the branch to let the bot open one",
-                branch_name(&stack),
+                "{branch} has commits by someone else ({}) and no pull request; delete the branch to let the bot open one",
                 short(&human)
             ),
         };
         (Action::None, false, Some(note))
     } else {
         match (open, state.pull()) {
-            (Some(p), _) if current && p.title == pr.title && p.body == pr.body => {
+            (Some(p), _)
+                if current
+                    && p.title == pr.title
+                    && p.body == pr.body
+                    && pr.labels.iter().all(|l| p.labels.contains(l)) =>
+            {
                 (Action::None, false, Some("pull request is current".into()))
             }
             (Some(_), _) => (Action::Update, !current, None),
@@ -632,10 +811,41 @@ fn decide(
         }
         _ => (pr.title, pr.body),
     };
+    // Auto-merge is asked for on opening, and on an open pull request that lacks it (a run that
+    // stopped after opening, or one refused for older content).
+    let automerge = pr.automerge
+        && !refused
+        && match (action, open) {
+            (Action::Open, _) => true,
+            (Action::Update, Some(p)) => !p.auto_merge,
+            (Action::None, Some(p)) if blocking.is_empty() => !p.auto_merge,
+            _ => false,
+        };
+    let action = if automerge && action == Action::None {
+        Action::Update
+    } else {
+        action
+    };
+    // Labels are added when the pull request is opened or updated, never taken away: a label a
+    // person removed comes back only with new content.
+    let labels = match (action, open) {
+        (Action::Open, _) => pr.labels.clone(),
+        (Action::Update, Some(p)) => pr
+            .labels
+            .iter()
+            .filter(|l| !p.labels.contains(l))
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    };
     TenantPlan {
+        labels,
+        automerge,
+        approval: None,
+        close_comment: None,
         tenant: t.name.clone(),
         repository: t.repository.clone(),
-        branch: branch_name(&stack),
+        branch,
         stack,
         base_branch: t.base_branch.clone(),
         base_head: observed.base_head.clone(),
@@ -707,10 +917,15 @@ mod tests {
             kubernetes: "v1.33.5".parse().unwrap(),
             html_url: format!("https://example.org/{name}"),
             body: body.into(),
+            earlier: BTreeMap::new(),
         }
     }
 
     const FILE: &str = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: x-1-33\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.33\"\n  versions: [v2]\n";
+
+    fn facts() -> Facts {
+        Facts::unread("2026-05-01".parse().unwrap())
+    }
 
     fn observed() -> Observed {
         let mut o = Observed {
@@ -741,6 +956,7 @@ mod tests {
             &tenant(),
             &[release("openstack-scs2-1-33-v3", &notes)],
             &observed(),
+            &facts(),
             "bot@x",
         )
         .unwrap();
@@ -755,8 +971,8 @@ mod tests {
     #[test]
     fn the_plan_is_deterministic_and_names_the_branch() {
         let r = [release("openstack-scs2-1-33-v3", "notes")];
-        let a = plan_tenant(&tenant(), &r, &observed(), "bot@x").unwrap();
-        let b = plan_tenant(&tenant(), &r, &observed(), "bot@x").unwrap();
+        let a = plan_tenant(&tenant(), &r, &observed(), &facts(), "bot@x").unwrap();
+        let b = plan_tenant(&tenant(), &r, &observed(), &facts(), "bot@x").unwrap();
         assert_eq!(a[0].branch, "stackbot/openstack-scs2");
         assert_eq!(a[0].action, Action::Open);
         assert_eq!(
@@ -770,6 +986,76 @@ mod tests {
     }
 
     #[test]
+    fn a_pull_request_fixing_a_critical_cve_says_so_and_carries_the_security_label() {
+        use crate::compliance::{Inputs, Lifecycles, Security};
+        use crate::upstream::cve::{Cve, Version, VersionRange};
+        let mut r = release("openstack-scs2-1-33-v3", "notes");
+        r.kubernetes = "v1.33.6".parse().unwrap();
+        // v2, which the tenant lists, ships v1.33.5 (as its notes said).
+        r.earlier.insert(2, "v1.33.5".parse().unwrap());
+        let facts = Facts {
+            approvals: Default::default(),
+            today: "2026-05-01".parse().unwrap(),
+            inputs: Inputs {
+                releases: Ok(Vec::new()),
+                lifecycles: Lifecycles::Unknown("not read".into()),
+                security: Security::Known {
+                    cves: vec![Cve {
+                        id: "CVE-2026-1000".into(),
+                        score: Some(9.8),
+                        critical: true,
+                        affected: vec![VersionRange {
+                            lower: Version(1, 33, 0),
+                            upper: Some(Version(1, 33, 6)),
+                            inclusive: false,
+                        }],
+                    }],
+                    unreadable: Vec::new(),
+                },
+            },
+        };
+        let p = &plan_tenant(
+            &tenant(),
+            std::slice::from_ref(&r),
+            &observed(),
+            &facts,
+            "bot@x",
+        )
+        .unwrap()[0];
+        assert_eq!(
+            p.title,
+            "Security fix: Update ClusterStack openstack/scs2 to openstack-scs2-1-33-v3"
+        );
+        assert!(
+            p.body.contains(
+                "[CVE-2026-1000](https://www.cve.org/CVERecord?id=CVE-2026-1000) | 9.8 | v1.33.6"
+            ),
+            "{}",
+            p.body
+        );
+        assert_eq!(p.labels, ["security"]);
+
+        let mut quiet = tenant();
+        quiet.policy.security_label = String::new();
+        let p = &plan_tenant(
+            &quiet,
+            std::slice::from_ref(&r),
+            &observed(),
+            &facts,
+            "bot@x",
+        )
+        .unwrap()[0];
+        assert!(p.title.starts_with("Security fix:"));
+        assert!(p.labels.is_empty(), "an empty security_label adds no label");
+
+        // Without knowing what v2 ships, nothing is claimed.
+        r.earlier.clear();
+        let p = &plan_tenant(&tenant(), &[r], &observed(), &facts, "bot@x").unwrap()[0];
+        assert!(!p.title.contains("Security"));
+        assert!(p.labels.is_empty());
+    }
+
+    #[test]
     fn ignore_policies_propose_nothing() {
         let mut t = tenant();
         t.policy.patch = PolicyAction::Ignore;
@@ -778,7 +1064,7 @@ mod tests {
             release("openstack-scs2-1-33-v3", ""),
             release("openstack-scs2-1-34-v1", ""),
         ];
-        let p = plan_tenant(&t, &r, &observed(), "bot@x").unwrap();
+        let p = plan_tenant(&t, &r, &observed(), &facts(), "bot@x").unwrap();
         assert!(p[0].files.is_empty());
         assert_eq!(p[0].action, Action::None);
     }

@@ -44,7 +44,7 @@ pub fn available_releases(
     repo: &RepoRef,
     stacks: &BTreeSet<StackId>,
 ) -> Result<Vec<AvailableRelease>, ForgeError> {
-    let releases: Vec<_> = forge
+    let releases: Vec<(ReleaseName, crate::forge::ReleaseInfo)> = forge
         .list_releases(repo)?
         .into_iter()
         .filter(|r| !r.draft)
@@ -58,6 +58,16 @@ pub fn available_releases(
             }
         }
     }
+    // What each older release ships, as its notes say: no request beyond the listing.
+    let mut earlier: BTreeMap<(StackId, Minor), BTreeMap<u64, KubeVersion>> = BTreeMap::new();
+    for (name, r) in &releases {
+        if let Some(k) = kubernetes_of(name, None, &r.body) {
+            earlier
+                .entry((name.stack.clone(), name.minor))
+                .or_default()
+                .insert(name.version.major, k);
+        }
+    }
     let newest = newest_per_series(stacks, releases.into_iter());
     let mut out = Vec::new();
     for (name, r) in newest {
@@ -69,11 +79,16 @@ pub fn available_releases(
             tracing::warn!("release {name} names no Kubernetes version; skipped");
             continue;
         };
+        let mut earlier = earlier
+            .remove(&(name.stack.clone(), name.minor))
+            .unwrap_or_default();
+        earlier.retain(|major, _| *major < name.version.major);
         out.push(AvailableRelease {
             name,
             kubernetes,
             html_url: r.html_url,
             body: r.body,
+            earlier,
         });
     }
     Ok(out)
@@ -120,6 +135,7 @@ pub fn oci_releases(
             name,
             kubernetes,
             html_url: String::new(),
+            earlier: BTreeMap::new(),
         });
     }
     Ok(out)
@@ -156,9 +172,16 @@ pub fn newest(
     let mut out: BTreeMap<(StackId, Minor), AvailableRelease> = BTreeMap::new();
     for r in first.into_iter().chain(second) {
         let key = (r.name.stack.clone(), r.name.minor);
-        match out.get(&key) {
+        match out.get_mut(&key) {
             Some(o) if o.name.version.major >= r.name.version.major => {}
-            _ => {
+            Some(o) => {
+                let mut earlier = std::mem::take(&mut o.earlier);
+                earlier.extend(r.earlier.clone());
+                earlier.insert(o.name.version.major, o.kubernetes);
+                earlier.retain(|major, _| *major < r.name.version.major);
+                *o = AvailableRelease { earlier, ..r };
+            }
+            None => {
                 out.insert(key, r);
             }
         }
@@ -176,6 +199,7 @@ mod tests {
             kubernetes: "v1.33.5".parse().unwrap(),
             html_url: url.into(),
             body: String::new(),
+            earlier: BTreeMap::new(),
         }
     }
 

@@ -589,3 +589,56 @@ fn detect_and_status_agree_on_every_verdict_and_deadline() {
     assert_eq!(status["as_of"], "2026-05-04");
     assert_eq!(status["upstream_data"]["recorded_for"], "2026-05-01");
 }
+
+/// `forge checks-pass` plays CI passing on the local forge: a tenant pull request opened with
+/// auto-merge requested (`policy.patch: automerge`) is merged, as GitHub's native auto-merge
+/// would; one without it stays open.
+#[test]
+fn checks_passing_merges_a_pull_request_with_auto_merge_on_the_local_forge() {
+    let demo = Demo::edited(|dir| {
+        let cfg = dir.join("examples/local/stackbot.yaml");
+        let text = std::fs::read_to_string(&cfg).unwrap().replace(
+            "    files: [\"clusters/*.yaml\"]\n    stacks: [openstack/scs2]\n",
+            "    files: [\"clusters/*.yaml\"]\n    stacks: [openstack/scs2]\n    policy: {patch: automerge, minor: ignore}\n",
+        );
+        std::fs::write(cfg, text).unwrap();
+    });
+    demo.release("2026-05-01T00:00:00Z");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(demo.dir.path())
+            .args(["-c", "examples/local/stackbot.yaml", "--now", "2026-05-02"])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let number = |tenant: &str| {
+        let (_, list, _) = run(&["--format", "json", "forge", "list", tenant]);
+        let pulls: serde_json::Value = serde_json::from_str(&list).unwrap();
+        assert_eq!(pulls[0]["state"], "open", "{list}");
+        pulls[0]["number"].as_u64().unwrap().to_string()
+    };
+    let (acme, globex) = (number("acme"), number("globex"));
+
+    let (code, out, err) = run(&["forge", "checks-pass", "globex", &globex]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("auto-merge is not requested, so it stays open"),
+        "{out}"
+    );
+
+    let (code, out, err) = run(&["forge", "checks-pass", "acme", &acme]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("auto-merge merged it"), "{out}");
+    let (_, list, _) = run(&["--format", "json", "forge", "list", "acme"]);
+    let pulls: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(pulls[0]["state"], "merged", "{list}");
+}

@@ -35,6 +35,7 @@ fn releases(c: &Case) -> Vec<AvailableRelease> {
                 kubernetes: k.parse().unwrap(),
                 html_url: format!("https://example.org/releases/{n}"),
                 body: format!("Release {n}"),
+                earlier: Default::default(),
             }
         })
         .collect()
@@ -64,6 +65,7 @@ fn run_case(dir: &Path) -> Result<(), String> {
             patch: case.patch.unwrap_or(PolicyAction::PullRequest),
             minor: case.minor.unwrap_or(PolicyAction::PullRequest),
             keep: case.keep.unwrap_or(2),
+            ..TenantPolicy::default()
         },
         clusters: if clusters {
             vec!["input.yaml".into()]
@@ -87,7 +89,13 @@ fn run_case(dir: &Path) -> Result<(), String> {
             .stack_files
             .insert("input.yaml".into(), input.clone());
     }
-    let result = plan_tenant(&tenant, &releases(&case), &observed, "bot@example.org");
+    let result = plan_tenant(
+        &tenant,
+        &releases(&case),
+        &observed,
+        &stackbot::tenants::Facts::unread("2026-05-01".parse().unwrap()),
+        "bot@example.org",
+    );
     if let Ok(want) = std::fs::read_to_string(dir.join("expected.error")) {
         let want = want.trim();
         return match result {

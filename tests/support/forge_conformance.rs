@@ -369,6 +369,27 @@ pub fn pulls_and_comments(forge: &dyn Forge, repo: &RepoRef) {
         ("Title 2", "Body 2")
     );
 
+    // Labels are added, kept, and adding one again changes nothing.
+    assert!(
+        forge.find_pulls(repo, "conf-pr").unwrap()[0]
+            .labels
+            .is_empty()
+    );
+    forge
+        .add_labels(repo, pr.number, &["security".to_string()])
+        .unwrap();
+    forge
+        .add_labels(
+            repo,
+            pr.number,
+            &["security".to_string(), "tenant".to_string()],
+        )
+        .unwrap();
+    assert_eq!(
+        forge.find_pulls(repo, "conf-pr").unwrap()[0].labels,
+        ["security", "tenant"]
+    );
+
     assert!(forge.list_comments(repo, pr.number).unwrap().is_empty());
     let c1 = forge.create_comment(repo, pr.number, "first").unwrap();
     let c2 = forge.create_comment(repo, pr.number, "second").unwrap();

@@ -51,6 +51,8 @@ pub trait Humans {
     fn delete_branch(&self, r: &str, branch: &str);
     /// Jane closes pull request `number` without merging.
     fn close(&self, r: &str, number: u64);
+    /// The required checks of pull request `number` pass; returns whether auto-merge merged it.
+    fn checks_pass(&self, r: &str, number: u64) -> bool;
 }
 
 /// The tenant world on one forge: `bot` is what stackbot talks to.
@@ -62,14 +64,14 @@ pub struct World<F: Forge> {
     _dir: tempfile::TempDir,
 }
 
-fn config_yaml(forge: &str, tenants: &[Tenant]) -> String {
+fn config_yaml(forge: &str, tenants: &[Tenant], extra: &str) -> String {
     let mut yaml = format!(
         "stacks:\n  - provider: openstack\n    name: scs2\n    templates: t\n    output: o\n    minors: [\"1.33\"]\n    node_image: {{url: \"https://img/{{version}}.qcow2\", name: \"ubuntu-capi-image-{{version}}\"}}\nforge:\n  repository: {STACKS}\n  committer: {{name: {}, email: {}}}\n{forge}tenants:\n",
         BOT.0, BOT.1
     );
     for (name, r, _) in tenants {
         yaml.push_str(&format!(
-            "  - name: {name}\n    repository: {r}\n    files: [\"clusterstacks/*.yaml\"]\n    stacks: [openstack/scs2]\n"
+            "  - name: {name}\n    repository: {r}\n    files: [\"clusterstacks/*.yaml\"]\n    stacks: [openstack/scs2]\n{extra}"
         ));
     }
     yaml
@@ -120,6 +122,13 @@ impl Humans for LocalHumans {
     fn close(&self, r: &str, number: u64) {
         self.jane.close_pull(&repo(r), number).unwrap()
     }
+
+    fn checks_pass(&self, r: &str, number: u64) -> bool {
+        self.maintainer
+            .checks_passed(&repo(r), number)
+            .unwrap()
+            .is_some()
+    }
 }
 
 /// The people on the fake GitHub: its web UI.
@@ -149,11 +158,20 @@ impl Humans for GithubHumans {
     fn close(&self, r: &str, number: u64) {
         self.0.close_pull(r, number)
     }
+
+    fn checks_pass(&self, r: &str, number: u64) -> bool {
+        self.0.checks_pass(r, number)
+    }
 }
 
 impl World<LocalForge> {
     /// Tenants on the local forge; each repository is seeded with its files.
     pub fn local(tenants: &[Tenant]) -> Self {
+        Self::local_with(tenants, "")
+    }
+
+    /// [`World::local`], with `extra` YAML lines added to every tenant's entry.
+    pub fn local_with(tenants: &[Tenant], extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("forge");
         let mut forge = LocalForge::new(&root, BOT.0, BOT.1);
@@ -172,7 +190,7 @@ impl World<LocalForge> {
         std::fs::write(stacks_seed.join("README.md"), "stacks\n").unwrap();
         let forge = forge.with_seed(repo(STACKS), &stacks_seed);
         forge.ensure_repo(&repo(STACKS), "main").unwrap();
-        let loaded = load(&dir, &config_yaml("", tenants));
+        let loaded = load(&dir, &config_yaml("", tenants, extra));
         World {
             bot: Counting::new(forge),
             humans: Box::new(LocalHumans {
@@ -189,6 +207,11 @@ impl World<LocalForge> {
 impl World<GithubForge> {
     /// Tenants on the fake GitHub.
     pub fn github(tenants: &[Tenant]) -> Self {
+        Self::github_with(tenants, "")
+    }
+
+    /// [`World::github`], with `extra` YAML lines added to every tenant's entry.
+    pub fn github_with(tenants: &[Tenant], extra: &str) -> Self {
         let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
         fake.create_repo(STACKS, "main", &[("README.md", b"stacks\n")]);
         for (_, r, files) in tenants {
@@ -201,7 +224,7 @@ impl World<GithubForge> {
             fake.api_url(),
             fake.upload_url()
         );
-        let loaded = load(&dir, &config_yaml(&forge_yaml, tenants));
+        let loaded = load(&dir, &config_yaml(&forge_yaml, tenants, extra));
         let cfg = GithubForgeConfig {
             api_url: fake.api_url(),
             upload_url: Some(fake.upload_url()),
@@ -262,6 +285,27 @@ impl<F: Forge> World<F> {
             f.reset_counts();
         }
         stackbot::pipeline::tenants::run(&self.ctx(), &self.bot, &Options::default()).unwrap()
+    }
+
+    /// One run with what detection read (end of life, critical CVEs), as `release` runs it.
+    pub fn run_with(&self, inputs: &stackbot::compliance::Inputs) -> Vec<TenantReport> {
+        self.bot.reset();
+        if let Some(f) = &self.fake {
+            f.reset_counts();
+        }
+        stackbot::pipeline::tenants::run_observed(
+            &self.ctx(),
+            &self.bot,
+            &Options::default(),
+            Some(inputs),
+        )
+        .unwrap()
+        .0
+    }
+
+    /// Pull requests of any branch.
+    pub fn pulls_of(&self, r: &str, branch: &str) -> Vec<PullInfo> {
+        self.bot.inner().find_pulls(&repo(r), branch).unwrap()
     }
 
     /// Writes of the last run, with the per-method tally for messages.

@@ -367,6 +367,18 @@ impl Forge for GithubForge {
             .block_on(self.patch_pull(repo, number, json!({"state": "closed"})))
     }
 
+    fn enable_auto_merge(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+    ) -> ForgeResult<crate::forge::AutoMerge> {
+        self.rt.block_on(self.enable_auto_merge_a(repo, number))
+    }
+
+    fn add_labels(&self, repo: &RepoRef, number: u64, labels: &[String]) -> ForgeResult<()> {
+        self.rt.block_on(self.add_labels_a(repo, number, labels))
+    }
+
     fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>> {
         self.rt.block_on(self.list_comments_a(repo, number))
     }

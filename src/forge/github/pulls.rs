@@ -5,7 +5,12 @@ use serde_json::{Value, json};
 
 use super::transport::Req;
 use super::{GithubForge, enc, str_of, time_of};
-use crate::forge::{CommentInfo, ForgeResult, PULLS_WINDOW, PullInfo, PullState, RepoRef};
+use crate::forge::{
+    AutoMerge, CommentInfo, ForgeResult, PULLS_WINDOW, PullInfo, PullState, RepoRef,
+};
+
+/// The mutation enabling auto-merge, with the repository's default merge method.
+const ENABLE_AUTO_MERGE: &str = "mutation($id: ID!) { enablePullRequestAutoMerge(input: {pullRequestId: $id}) { pullRequest { number } } }";
 
 impl GithubForge {
     pub(super) async fn find_pulls_a(
@@ -75,6 +80,66 @@ impl GithubForge {
             &body,
         );
         self.write_ok(&what, &req).await.map(|_| ())
+    }
+
+    /// Labels through the issues API (a pull request is an issue there). GitHub creates a label
+    /// the repository does not have yet, and adding one the pull request carries changes
+    /// nothing, so a retry after an ambiguous failure is safe.
+    pub(super) async fn add_labels_a(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        labels: &[String],
+    ) -> ForgeResult<()> {
+        let what = format!("labels of pull request #{number} of {repo}");
+        let req = Req::json(
+            Method::POST,
+            format!("{}/issues/{number}/labels", Self::repo_path(repo)),
+            &json!({ "labels": labels }),
+        );
+        self.write_ok(&what, &req).await.map(|_| ())
+    }
+
+    /// GitHub's native auto-merge, which only the GraphQL API enables
+    /// (`enablePullRequestAutoMerge`, by the pull request's node id). GitHub answers a refusal
+    /// with `200` and an `errors` list ("Auto merge is not allowed for this repository", "Pull
+    /// request is in clean status" when no required check is pending): that is
+    /// [`AutoMerge::Unavailable`], for a person to change. Enabling it twice changes nothing, so
+    /// a retry after an ambiguous failure is safe.
+    pub(super) async fn enable_auto_merge_a(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+    ) -> ForgeResult<AutoMerge> {
+        let what = format!("auto-merge of pull request #{number} of {repo}");
+        let pull: Value = self
+            .get(&what, &format!("{}/pulls/{number}", Self::repo_path(repo)))
+            .await?
+            .json(&what)?;
+        if !pull["auto_merge"].is_null() {
+            return Ok(AutoMerge::Enabled);
+        }
+        let mut req = Req::json(
+            Method::POST,
+            "/graphql".to_string(),
+            &json!({
+                "query": ENABLE_AUTO_MERGE,
+                "variables": {"id": str_of(&pull["node_id"])},
+            }),
+        );
+        // The installation token of the repository (a GitHub App has one per repository).
+        req.scope = Some(super::wire::scope_of(repo));
+        let answer: Value = self.write_ok(&what, &req).await?.json(&what)?;
+        match answer["errors"].as_array().filter(|e| !e.is_empty()) {
+            None => Ok(AutoMerge::Enabled),
+            Some(errors) => Ok(AutoMerge::Unavailable(
+                errors
+                    .iter()
+                    .map(|e| str_of(&e["message"]))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )),
+        }
     }
 
     pub(super) async fn list_comments_a(
@@ -161,6 +226,14 @@ fn pull_of(v: &Value) -> PullInfo {
         html_url: str_of(&v["html_url"]),
         created_at: time_of(&v["created_at"]),
         merged_at: time_of(&v["merged_at"]),
+        labels: v["labels"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|l| str_of(&l["name"]))
+            .collect(),
+        auto_merge: !v["auto_merge"].is_null(),
     }
 }
 

@@ -41,6 +41,17 @@ impl LocalForge {
         self.merge(repo, number, Some(method))
     }
 
+    /// The required checks of pull request `number` passed: with auto-merge requested it is
+    /// merged now (a merge commit, as GitHub's default), as GitHub would; `None` when it was
+    /// not requested (nothing happens, as on GitHub).
+    pub fn checks_passed(&self, repo: &RepoRef, number: u64) -> ForgeResult<Option<String>> {
+        let pull = self.read_pull(repo, number)?;
+        if pull.state != PullState::Open || !pull.auto_merge {
+            return Ok(None);
+        }
+        self.merge(repo, number, Some(MergeMethod::Merge)).map(Some)
+    }
+
     /// GitHub's "Update branch" button: merge the base into the pull request's head branch
     /// (a merge commit by this forge's committer). Nothing happens when the head already
     /// contains the base. Returns the head after the update.

@@ -1,5 +1,7 @@
 //! Issues on the local forge: one JSON file per issue, numbered from the forge-wide id counter
-//! (like GitHub, issues and pull requests never share a number).
+//! (like GitHub, issues and pull requests never share a number), and its body beside it as
+//! `<number>.md`: the file a person edits (ticking an approval on the dashboard, as in the
+//! web UI), which wins over the body in the JSON record.
 
 use std::fs;
 use std::path::PathBuf;
@@ -10,6 +12,11 @@ use crate::forge::{ForgeError, ForgeResult, IssueInfo, RepoRef};
 impl LocalForge {
     pub(super) fn issue_path(&self, repo: &RepoRef, number: u64) -> PathBuf {
         self.issues_dir(repo).join(format!("{number}.json"))
+    }
+
+    /// The editable body of issue `number`.
+    pub fn issue_body_path(&self, repo: &RepoRef, number: u64) -> PathBuf {
+        self.issues_dir(repo).join(format!("{number}.md"))
     }
 
     pub(super) fn read_issue(&self, repo: &RepoRef, number: u64) -> ForgeResult<IssueInfo> {
@@ -23,10 +30,21 @@ impl LocalForge {
                 io_err(path.display().to_string(), e)
             }
         })?;
-        serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))
+        let mut issue: IssueInfo =
+            serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))?;
+        let md = self.issue_body_path(repo, number);
+        match fs::read_to_string(&md) {
+            Ok(body) => issue.body = body,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(md.display().to_string(), e)),
+        }
+        Ok(issue)
     }
 
     pub(super) fn write_issue(&self, repo: &RepoRef, issue: &IssueInfo) -> ForgeResult<()> {
+        let md = self.issue_body_path(repo, issue.number);
+        write_atomic(&md, issue.body.as_bytes())
+            .map_err(|e| io_err(md.display().to_string(), e))?;
         let path = self.issue_path(repo, issue.number);
         write_atomic(
             &path,

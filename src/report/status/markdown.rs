@@ -134,12 +134,17 @@ fn verdict_cell<'a>(v: &Scs0210, cves: impl Iterator<Item = &'a str>) -> String 
     out
 }
 
-fn tenant_row(t: &TenantStatus) -> Vec<String> {
-    let pull = t.pull.as_ref().map_or("—".into(), |p| {
+/// A pull request's words with its number linked; `—` without one.
+fn pull_cell(p: Option<&crate::status::TenantPull>) -> String {
+    p.map_or("—".into(), |p| {
         let words = pull_words(p);
         let number = format!("#{}", p.number);
         words.replacen(&number, &link(&number, Some(&p.url)), 1)
-    });
+    })
+}
+
+fn tenant_row(t: &TenantStatus) -> Vec<String> {
+    let pull = pull_cell(t.pull.as_ref());
     let mut state = format!("{} {}", tenant_icon(t), t.state.word());
     for extra in [
         t.error.as_ref(),
@@ -167,6 +172,25 @@ fn tenant_row(t: &TenantStatus) -> Vec<String> {
         pull,
         state,
         verdict_cell(&t.scs0210, cves.into_iter()),
+    ]
+}
+
+fn cluster_row(tenant: &str, c: &crate::status::ClusterStatus) -> Vec<String> {
+    let upgrade = pull_cell(c.upgrade.as_ref());
+    vec![
+        escape_inline(tenant),
+        escape_inline(&c.cluster),
+        escape_inline(&format!("{} ({})", c.version, c.class)),
+        date(c.end_of_life),
+        c.next.as_deref().map_or("—".into(), escape_inline),
+        upgrade,
+        verdict_cell(
+            &c.scs0210,
+            c.scs0210
+                .reasons
+                .iter()
+                .flat_map(|r| r.cves.iter().map(String::as_str)),
+        ),
     ]
 }
 
@@ -284,6 +308,32 @@ pub fn blocks(s: &Status) -> Vec<Block> {
         }
         out.push(Block::Text("\n".into()));
     }
+    if s.tenants.iter().any(|t| !t.clusters.is_empty()) {
+        out.push(Block::Text(format!(
+            "### Clusters\n\n{}",
+            table(
+                &[
+                    "Tenant",
+                    "Cluster",
+                    "Runs",
+                    "End of life",
+                    "Next minor",
+                    "Upgrade",
+                    "SCS 0210",
+                ],
+                &[]
+            )
+        )));
+        for t in &s.tenants {
+            for c in &t.clusters {
+                out.push(Block::Text(format!(
+                    "| {} |\n",
+                    cluster_row(&t.tenant, c).join(" | ")
+                )));
+            }
+        }
+        out.push(Block::Text("\n".into()));
+    }
     let cves = cve_block(s);
     if !cves.is_empty() {
         out.push(Block::Text(cves));
@@ -347,6 +397,7 @@ mod tests {
         });
         for i in 0..tenants {
             s.tenants.push(TenantStatus {
+                clusters: Vec::new(),
                 tenant: format!("tenant-{i:05}-with-a-rather-long-name"),
                 repository: format!("org/tenant-{i}"),
                 stack: Some("openstack/scs2".parse().unwrap()),

@@ -61,6 +61,24 @@ fn waiting_kind_short(w: &WaitingFor) -> String {
     }
 }
 
+/// One `Cluster` of a tenant in words: `Cluster team-a/prod runs v1.33.5
+/// (openstack-scs2-1-33-v2), end of life 2026-06-28, SCS 0210 pass; next minor:
+/// openstack-scs2-1-34-v1; upgrade: #12 open, 3 days`.
+pub fn cluster_words(c: &crate::status::ClusterStatus) -> String {
+    let mut out = format!("Cluster {} runs {} ({})", c.cluster, c.version, c.class);
+    if let Some(eol) = c.end_of_life {
+        out.push_str(&format!(", end of life {eol}"));
+    }
+    out.push_str(&format!(", SCS 0210 {}", c.scs0210.verdict.word()));
+    if let Some(next) = &c.next {
+        out.push_str(&format!("; next minor: {next}"));
+        if let Some(p) = &c.upgrade {
+            out.push_str(&format!("; upgrade: {}", pull_words(p)));
+        }
+    }
+    out
+}
+
 /// `#15 open, 3 days` / `#15 merged` / `#15 closed`.
 pub fn pull_words(p: &TenantPull) -> String {
     let state = match p.state {
@@ -159,4 +177,45 @@ pub fn headline(s: &Status) -> String {
             parts.join(", ")
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compliance::Scs0210;
+    use crate::status::ClusterStatus;
+
+    #[test]
+    fn a_cluster_reads_as_what_it_runs_until_when_and_its_next_step() {
+        let mut c = ClusterStatus {
+            cluster: "team-a/prod".into(),
+            file: "clusters/prod.yaml".into(),
+            line: 1,
+            class: "openstack-scs2-1-33-v2".into(),
+            version: "v1.33.11".into(),
+            end_of_life: "2026-06-28".parse().ok(),
+            next: Some("openstack-scs2-1-34-v2".into()),
+            upgrade: Some(TenantPull {
+                number: 12,
+                url: "https://example.org/pull/12".into(),
+                state: crate::forge::PullState::Open,
+                created_at: None,
+                age_days: Some(3),
+                merged_at: None,
+                releases: vec!["openstack-scs2-1-34-v2".into()],
+                blocked: None,
+            }),
+            scs0210: Scs0210::unknown("not read"),
+        };
+        assert_eq!(
+            cluster_words(&c),
+            "Cluster team-a/prod runs v1.33.11 (openstack-scs2-1-33-v2), end of life 2026-06-28, SCS 0210 unknown; next minor: openstack-scs2-1-34-v2; upgrade: #12 open, 3 days"
+        );
+        c.next = None;
+        c.end_of_life = None;
+        assert_eq!(
+            cluster_words(&c),
+            "Cluster team-a/prod runs v1.33.11 (openstack-scs2-1-33-v2), SCS 0210 unknown"
+        );
+    }
 }

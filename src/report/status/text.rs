@@ -143,6 +143,9 @@ pub fn text(s: &Status) -> String {
                     let _ = writeln!(out, "  {}: SCS 0210 {line}", t.tenant);
                 }
             }
+            for c in &t.clusters {
+                let _ = writeln!(out, "  {}: {}", t.tenant, super::cluster_words(c));
+            }
         }
     }
     for w in &s.warnings {

@@ -198,6 +198,18 @@ impl<F: Forge> Forge for Logged<F> {
         self.note("close_pull", true);
         self.inner.close_pull(repo, number)
     }
+    fn add_labels(&self, repo: &RepoRef, number: u64, labels: &[String]) -> ForgeResult<()> {
+        self.note("add_labels", true);
+        self.inner.add_labels(repo, number, labels)
+    }
+    fn enable_auto_merge(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+    ) -> ForgeResult<stackbot::forge::AutoMerge> {
+        self.note("enable_auto_merge", true);
+        self.inner.enable_auto_merge(repo, number)
+    }
     fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>> {
         self.note("list_comments", false);
         self.inner.list_comments(repo, number)

@@ -193,6 +193,32 @@ impl FakeGithub {
 
     /// Archive a repository (Settings → Archive): it stays readable, every write is refused
     /// with `403 Repository was archived so is read-only.`
+    /// The repository's settings: "Allow auto-merge", and a required status check on the
+    /// base branch (without one GitHub refuses auto-merge: there is nothing to wait for).
+    pub fn set_auto_merge(&self, full: &str, allowed: bool, required_checks: bool) {
+        let mut st = self.shared.state.lock().unwrap();
+        let r = st.repos.get_mut(full).expect("repo exists");
+        r.allow_auto_merge = allowed;
+        r.required_checks = required_checks;
+    }
+
+    /// The required checks of pull request `number` pass: with auto-merge requested GitHub
+    /// merges it (a merge commit by the person who enabled it; here the maintainer). Returns
+    /// whether it was merged.
+    pub fn checks_pass(&self, full: &str, number: u64) -> bool {
+        let requested = {
+            let st = self.shared.state.lock().unwrap();
+            st.repos[full]
+                .pulls
+                .iter()
+                .any(|p| p.number == number && p.state == "open" && p.auto_merge)
+        };
+        if requested {
+            self.merge_pull_with(full, number, MergeMethod::Merge);
+        }
+        requested
+    }
+
     pub fn archive_repo(&self, full: &str) {
         let mut st = self.shared.state.lock().unwrap();
         st.repos.get_mut(full).expect("repo exists").archived = true;

@@ -144,7 +144,7 @@ pub fn repo(u: &Urls, r: &Repo, full_name: &str, full: bool) -> Value {
     if full {
         let extra = json!({
             "temp_clone_token": "", "allow_squash_merge": true, "allow_merge_commit": true,
-            "allow_rebase_merge": true, "allow_auto_merge": false, "delete_branch_on_merge": false,
+            "allow_rebase_merge": true, "allow_auto_merge": r.allow_auto_merge, "delete_branch_on_merge": false,
             "allow_update_branch": false, "use_squash_pr_title_as_default": false,
             "squash_merge_commit_title": "COMMIT_OR_PR_TITLE", "squash_merge_commit_message": "COMMIT_MESSAGES",
             "merge_commit_title": "MERGE_MESSAGE", "merge_commit_message": "PR_TITLE",
@@ -388,7 +388,16 @@ pub fn pull(u: &Urls, repo: &Repo, full: &str, p: &Pull, single: bool) -> Value 
         "comments_url": format!("{api}/issues/{n}/comments"),
         "statuses_url": format!("{api}/statuses/{}", sha(&p.head)),
         "number": n, "state": p.state, "locked": false, "title": p.title, "user": viewer(u),
-        "body": p.body, "labels": [], "milestone": null, "active_lock_reason": null,
+        "body": p.body,
+        // The pulls API's label items declare `description` a string (never null).
+        "labels": p.labels.iter().filter_map(|l| repo.labels.iter().find(|x| x.name == *l))
+            .map(|l| {
+                let mut v = label(u, full, l);
+                v["description"] = json!(l.description.clone().unwrap_or_default());
+                v
+            })
+            .collect::<Vec<_>>(),
+        "milestone": null, "active_lock_reason": null,
         "created_at": date_of(p.seq), "updated_at": date_of(p.updated),
         "closed_at": p.closed.map(date_of),
         "merged_at": if p.merged { p.closed.map(date_of).map(Value::from).unwrap_or(Value::Null) } else { Value::Null },
@@ -396,7 +405,13 @@ pub fn pull(u: &Urls, repo: &Repo, full: &str, p: &Pull, single: bool) -> Value 
         "requested_reviewers": [], "requested_teams": [], "draft": false,
         "head": side(&p.head), "base": side(&p.base),
         "_links": links,
-        "author_association": "MEMBER", "auto_merge": null,
+        "author_association": "MEMBER",
+        "auto_merge": if p.auto_merge {
+            json!({"enabled_by": viewer(u), "merge_method": "merge",
+                   "commit_title": p.title, "commit_message": ""})
+        } else {
+            Value::Null
+        },
     });
     if single {
         let comments = repo.comments.iter().filter(|c| c.issue == n).count();

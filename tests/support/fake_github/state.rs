@@ -108,6 +108,10 @@ pub struct Pull {
     pub seq: u64,
     pub updated: u64,
     pub closed: Option<u64>,
+    /// Label names, as the issues API adds them.
+    pub labels: Vec<String>,
+    /// Auto-merge requested (GraphQL `enablePullRequestAutoMerge`).
+    pub auto_merge: bool,
 }
 
 /// An issue (pull requests are issues too on GitHub; both share one number sequence).
@@ -170,6 +174,11 @@ pub struct Repo {
     pub archived: bool,
     /// Branch protections: (exact name, or prefix ending in `*`), and how GitHub refuses.
     pub protected: Vec<(String, Protection)>,
+    /// The setting "Allow auto-merge" (off by default, as on GitHub).
+    pub allow_auto_merge: bool,
+    /// The base branch requires a status check: without one GitHub refuses auto-merge ("Pull
+    /// request is in clean status": it could be merged right away).
+    pub required_checks: bool,
 }
 
 /// How GitHub refuses a write to a protected branch.
@@ -215,6 +224,8 @@ impl Repo {
             next_number: 1,
             archived: false,
             protected: Vec::new(),
+            allow_auto_merge: false,
+            required_checks: false,
         }
     }
 

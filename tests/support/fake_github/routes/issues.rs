@@ -256,6 +256,59 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             }
         }
         // ------------------------------------------------------------ labels
+        // Adds to what the issue or pull request carries; a label the repository does not
+        // know yet is created (colour `ededed`), as GitHub does. Answers the full list.
+        (Method::POST, ["issues", n, "labels"]) if is_num(n) => {
+            let n: u64 = n.parse().unwrap();
+            let Some(names) = body["labels"].as_array() else {
+                return Some(Ans::invalid("Issue", "missing_field", "labels"));
+            };
+            let names: Vec<String> = names
+                .iter()
+                .filter_map(|l| l.as_str().map(str::to_string))
+                .collect();
+            for name in &names {
+                if !repo
+                    .labels
+                    .iter()
+                    .any(|l| l.name.eq_ignore_ascii_case(name))
+                {
+                    repo.labels.push(Label {
+                        id: f.id + 1_000_000 + repo.labels.len() as u64,
+                        name: name.clone(),
+                        color: "ededed".into(),
+                        description: None,
+                    });
+                }
+            }
+            let known = |name: &String| {
+                repo.labels
+                    .iter()
+                    .find(|l| l.name.eq_ignore_ascii_case(name))
+                    .map(|l| l.name.clone())
+                    .expect("created above")
+            };
+            let names: Vec<String> = names.iter().map(known).collect();
+            let carried = if let Some(p) = repo.pulls.iter_mut().find(|p| p.number == n) {
+                &mut p.labels
+            } else if let Some(i) = repo.issues.iter_mut().find(|i| i.number == n) {
+                &mut i.labels
+            } else {
+                return Some(Ans::not_found());
+            };
+            for name in names {
+                if !carried.contains(&name) {
+                    carried.push(name);
+                }
+            }
+            let carried = carried.clone();
+            let items: Vec<Value> = carried
+                .iter()
+                .filter_map(|l| repo.labels.iter().find(|x| &x.name == l))
+                .map(|l| repr::label(u, full, l))
+                .collect();
+            Ans::json(200, Value::Array(items))
+        }
         (Method::GET, ["labels"]) => {
             let items = repo
                 .labels
@@ -316,7 +369,7 @@ fn pull_as_issue(cx: &Ctx, repo: &Repo, full: &str, p: &Pull) -> Value {
         title: p.title.clone(),
         body: Some(p.body.clone()),
         state: p.state.clone(),
-        labels: vec![],
+        labels: p.labels.clone(),
         seq: p.seq,
     };
     let mut v = repr::issue(cx.urls, repo, full, &i);
@@ -373,6 +426,8 @@ fn open_pull(repo: &mut Repo, cx: &Ctx, full: &str, owner: &str, body: &Value, f
         seq: f.seq,
         updated: f.seq,
         closed: None,
+        labels: Vec::new(),
+        auto_merge: false,
     };
     repo.next_number += 1;
     let j = repr::pull(cx.urls, repo, full, &p, true);

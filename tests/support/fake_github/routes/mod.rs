@@ -11,7 +11,7 @@ mod repos;
 use std::collections::BTreeMap;
 
 use axum::http::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::answer::Ans;
 use super::app::Principal;
@@ -97,6 +97,62 @@ impl Ctx<'_> {
     }
 }
 
+/// `POST /graphql`, the one mutation stackbot sends: `enablePullRequestAutoMerge` with the pull
+/// request's node id in `variables.id`. GitHub answers `200` either way; a refusal is an
+/// `errors` entry (type `UNPROCESSABLE`, or `NOT_FOUND` for an unknown node) with `data` null,
+/// with GitHub's own words.
+fn graphql(w: &mut World, raw: &[u8]) -> Ans {
+    let Ok(body) = serde_json::from_slice::<Value>(raw) else {
+        return Ans::msg(400, "Problems parsing JSON");
+    };
+    let query = body["query"].as_str().unwrap_or_default();
+    if !query.contains("enablePullRequestAutoMerge") {
+        panic!("fake github: unsupported GraphQL query {query:?}");
+    }
+    let id = body["variables"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let refuse = |kind: &str, message: String| {
+        Ans::json(
+            200,
+            json!({"data": {"enablePullRequestAutoMerge": null},
+                   "errors": [{"type": kind, "path": ["enablePullRequestAutoMerge"],
+                               "locations": [{"line": 1, "column": 21}], "message": message}]}),
+        )
+    };
+    let found = w.repos.values_mut().find_map(|r| {
+        let (allowed, checks) = (r.allow_auto_merge, r.required_checks);
+        r.pulls
+            .iter_mut()
+            .find(|p| format!("PR_{}", p.id) == id)
+            .map(|p| (p, allowed, checks))
+    });
+    let Some((p, allowed, checks)) = found else {
+        return refuse(
+            "NOT_FOUND",
+            format!("Could not resolve to a node with the global id of '{id}'."),
+        );
+    };
+    if !allowed {
+        return refuse(
+            "UNPROCESSABLE",
+            "Auto merge is not allowed for this repository".into(),
+        );
+    }
+    if p.state != "open" {
+        return refuse("UNPROCESSABLE", "Pull request is closed".into());
+    }
+    if !checks {
+        return refuse("UNPROCESSABLE", "Pull request is in clean status".into());
+    }
+    p.auto_merge = true;
+    Ans::json(
+        200,
+        json!({"data": {"enablePullRequestAutoMerge": {"pullRequest": {"number": p.number}}}}),
+    )
+}
+
 pub fn is_num(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
@@ -124,6 +180,9 @@ pub struct Fresh {
 
 pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]) -> Ans {
     let s: Vec<&str> = segs.iter().map(|s| s.as_str()).collect();
+    if *m == Method::POST && s.as_slice() == ["graphql"] && !cx.upload {
+        return graphql(w, raw);
+    }
     // Uploads belong on the upload host: the API host does not know the route.
     if let ["repos", _, _, "releases", _, "assets"] = s.as_slice()
         && *m == Method::POST
