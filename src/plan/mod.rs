@@ -471,29 +471,7 @@ pub fn plan_with(
             .filter(|r| !r.release.draft)
             .map(|r| r.n)
             .max();
-        // Drafts nobody will publish: duplicates of a published tag, or older than the latest
-        // published release (or than the release about to be made).
-        let stale_below = |limit: Option<u64>| -> Vec<Step> {
-            releases
-                .iter()
-                .filter(|r| r.release.draft)
-                .filter_map(|r| {
-                    let dup = releases
-                        .iter()
-                        .any(|o| !o.release.draft && o.release.tag == r.release.tag);
-                    let old = limit.is_some_and(|p| r.n < p);
-                    (dup || old).then(|| Step::DeleteDraft {
-                        id: r.release.id,
-                        tag: r.release.tag.clone(),
-                        reason: if dup {
-                            "duplicate draft of a published release".into()
-                        } else {
-                            "draft superseded by a newer release".into()
-                        },
-                    })
-                })
-                .collect()
-        };
+        let stale_below = |limit: Option<u64>| stale_drafts(releases, limit);
         // The latest forge release is missing from OCI (OCI newly enabled, or a run stopped
         // between the forge release and the push): push it as published.
         if let (Some(oci), Some(latest), Some(assets)) = (
@@ -568,19 +546,7 @@ pub fn plan_with(
             }),
             _ => None,
         });
-        let (n, resumed_commit) = match &state.resume {
-            Some(r) => (r.n, r.commit.clone()),
-            None => match state.pending.filter(|_| settings.mode == Mode::PullRequest) {
-                Some(k) => (k, None),
-                None => {
-                    let highest = state.highest.unwrap_or(0);
-                    let Some(n) = highest.checked_add(1) else {
-                        return Err(PlanError::Exhausted { series, highest });
-                    };
-                    (n, None)
-                }
-            },
-        };
+        let (n, resumed_commit) = release_number(&state, settings.mode, &series)?;
         // The number is decided above; the component versions follow csctl's rule.
         let versions = for_release(n, &hashes, previous.as_ref());
         let name = ReleaseName {
@@ -725,34 +691,16 @@ pub fn plan_with(
             }
             steps.extend(stale_below(Some(n)));
         }
-        let planned_assets = assets
-            .iter()
-            .map(|(name, bytes)| PlannedAsset {
-                name: name.clone(),
-                size: bytes.len() as u64,
-                sha256: hex::encode(Sha256::digest(bytes)),
-            })
-            .collect();
-        plan.releases.push(PlannedRelease {
+        plan.releases.push(planned_release(
             tag,
-            stack: d.stack.to_string(),
-            minor: d.minor.to_string(),
-            kubernetes: d.set.kubernetes.to_string(),
-            version: versions.cluster_stack.dot(),
-            versions: PlannedVersions {
-                cluster_stack: versions.cluster_stack.dot(),
-                cluster_addon: versions.cluster_addon.dot(),
-                node_image: versions.node_image.dot(),
-            },
-            assets: planned_assets,
-            resumed: state.resume.is_some(),
+            d,
+            &versions,
+            state.resume.is_some(),
             notes,
             steps,
-            asset_bytes: assets,
-            path: d.path.clone(),
+            assets,
             base_files,
-            rendered: d.rendered.clone(),
-        });
+        ));
     }
     if let Some(tag) = overrides
         .republish
@@ -766,6 +714,98 @@ pub fn plan_with(
     }
     series::mark_latest(&mut plan, &index);
     Ok(plan)
+}
+
+/// Drafts nobody will publish: duplicates of a published tag, or older than `limit` (the latest
+/// published release, or the release about to be made).
+fn stale_drafts(releases: &[series::SeriesRelease<'_>], limit: Option<u64>) -> Vec<Step> {
+    releases
+        .iter()
+        .filter(|r| r.release.draft)
+        .filter_map(|r| {
+            let dup = releases
+                .iter()
+                .any(|o| !o.release.draft && o.release.tag == r.release.tag);
+            let old = limit.is_some_and(|p| r.n < p);
+            (dup || old).then(|| Step::DeleteDraft {
+                id: r.release.id,
+                tag: r.release.tag.clone(),
+                reason: if dup {
+                    "duplicate draft of a published release".into()
+                } else {
+                    "draft superseded by a newer release".into()
+                },
+            })
+        })
+        .collect()
+}
+
+/// The number of the series' next release and, when an unfinished one is resumed, its commit:
+/// the unfinished release's own number, else (pull-request mode) the number its open pull
+/// request carries, else one more than the highest number the series ever used.
+fn release_number(
+    state: &series::SeriesState<'_>,
+    mode: Mode,
+    series: &str,
+) -> Result<(u64, Option<String>), PlanError> {
+    Ok(match &state.resume {
+        Some(r) => (r.n, r.commit.clone()),
+        None => match state.pending.filter(|_| mode == Mode::PullRequest) {
+            Some(k) => (k, None),
+            None => {
+                let highest = state.highest.unwrap_or(0);
+                let Some(n) = highest.checked_add(1) else {
+                    return Err(PlanError::Exhausted {
+                        series: series.to_string(),
+                        highest,
+                    });
+                };
+                (n, None)
+            }
+        },
+    })
+}
+
+/// The planned release as reports and `apply` see it.
+#[allow(clippy::too_many_arguments)]
+fn planned_release(
+    tag: String,
+    d: &Desired,
+    versions: &Versions,
+    resumed: bool,
+    notes: String,
+    steps: Vec<Step>,
+    assets: FileTree,
+    base_files: FileTree,
+) -> PlannedRelease {
+    let planned_assets = assets
+        .iter()
+        .map(|(name, bytes)| PlannedAsset {
+            name: name.clone(),
+            size: bytes.len() as u64,
+            sha256: hex::encode(Sha256::digest(bytes)),
+        })
+        .collect();
+    PlannedRelease {
+        tag,
+        stack: d.stack.to_string(),
+        minor: d.minor.to_string(),
+        kubernetes: d.set.kubernetes.to_string(),
+        version: versions.cluster_stack.dot(),
+        versions: PlannedVersions {
+            cluster_stack: versions.cluster_stack.dot(),
+            cluster_addon: versions.cluster_addon.dot(),
+            node_image: versions.node_image.dot(),
+        },
+        assets: planned_assets,
+        resumed,
+        notes,
+        steps,
+        asset_bytes: assets,
+        path: d.path.clone(),
+        base_files,
+        rendered: d.rendered.clone(),
+    }
 }
 
 #[cfg(test)]
