@@ -220,8 +220,7 @@ impl World {
             &upstream,
             backend.as_ref(),
             oci.as_ref(),
-            &tenants,
-            &active,
+            &active_tenants(&tenants, &active),
         );
         Some(World {
             loaded,
@@ -258,13 +257,12 @@ impl World {
             &self.upstream,
             self.backend.as_ref(),
             self.oci.as_ref(),
-            &self.tenants,
-            &self.active,
+            &active_tenants(&self.tenants, &self.active),
         );
     }
 
     fn active_tenants(&self) -> Vec<&Tenant> {
-        active(&self.tenants, &self.active)
+        active_tenants(&self.tenants, &self.active)
     }
 
     fn observe(&self) -> Observation {
@@ -1156,7 +1154,7 @@ impl World {
             }),
         };
         let published = self.new_publications(&before, &after, index, t);
-        let tenants = active(&self.tenants, &self.active);
+        let tenants = active_tenants(&self.tenants, &self.active);
         let mut v = invariants::check_publications(&facts, &mut self.ledger, published);
         v.extend(invariants::check_tags(
             &facts,
@@ -1354,7 +1352,7 @@ struct Overlap {
     exit: i32,
 }
 
-fn active<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
+fn active_tenants<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
     tenants
         .iter()
         .zip(on)
@@ -1372,8 +1370,7 @@ fn write_config(
     upstream: &Upstream,
     backend: &dyn Backend,
     oci: Option<&Oci>,
-    tenants: &[Tenant],
-    active: &[bool],
+    tenants: &[&Tenant],
 ) -> Loaded {
     let u = &upstream.urls;
     let mut y = upstream.upstream_yaml(dir);
@@ -1442,10 +1439,8 @@ tenants:
             "direct"
         },
     ));
-    for (t, a) in tenants.iter().zip(active) {
-        if *a {
-            y.push_str(&t.config_yaml());
-        }
+    for t in tenants {
+        y.push_str(&t.config_yaml());
     }
     let path = dir.join("stackbot.yaml");
     std::fs::write(&path, y).expect("write stackbot.yaml");
