@@ -120,6 +120,8 @@ pub struct World {
     template_edits: Vec<(PathBuf, String)>,
     /// `minors:` as an explicit list (`None`: `supported`).
     minors: Option<Vec<u64>>,
+    /// Tenants whose repository is taken away (deleted or archived) until restored.
+    gone: BTreeSet<usize>,
 }
 
 fn root() -> PathBuf {
@@ -246,6 +248,7 @@ impl World {
             clock_back: None,
             template_edits: Vec::new(),
             minors: None,
+            gone: BTreeSet::new(),
         })
     }
 
@@ -775,6 +778,26 @@ impl World {
                     }
                     Err(_) => None,
                 }
+            }
+            Human::RepoGone { tenant, gone } => {
+                if !self.active[tenant] || self.gone.contains(&tenant) == gone {
+                    return None;
+                }
+                b.take_away(&self.tenants[tenant].repo, gone);
+                if gone {
+                    self.gone.insert(tenant);
+                    let back = now + Duration::days(self.acts.i64(1..10));
+                    self.agenda.at(
+                        back,
+                        Human::RepoGone {
+                            tenant,
+                            gone: false,
+                        },
+                    );
+                } else {
+                    self.gone.remove(&tenant);
+                }
+                Some(label)
             }
             Human::RebuildImage => {
                 let latest: Vec<String> = self
