@@ -72,6 +72,12 @@ pub enum Human {
     SetMinors {
         explicit: bool,
     },
+    /// A tenant's repository is taken away (deleted on the local forge, archived on GitHub)
+    /// or, later, brought back as it was.
+    RepoGone {
+        tenant: usize,
+        gone: bool,
+    },
     /// Upstream rebuilds the node image of the newest release of a series: its `CHECKSUM`
     /// names a new sha256 for the same Kubernetes patch.
     RebuildImage,
@@ -113,7 +119,8 @@ impl Human {
             | Human::CommitOnBranch { tenant, .. }
             | Human::Renovate { tenant, .. }
             | Human::Join { tenant }
-            | Human::ByHand { tenant, .. } => Some(*tenant),
+            | Human::ByHand { tenant, .. }
+            | Human::RepoGone { tenant, .. } => Some(*tenant),
             Human::Withdraw { .. }
             | Human::EditTemplate
             | Human::StacksCommit
@@ -157,6 +164,10 @@ impl Human {
             } => "tenant moved its ClusterStack to another minor by hand".into(),
             Human::RevertTemplate => "template edit reverted".into(),
             Human::RebuildImage => "node image rebuilt upstream (new CHECKSUM, same patch)".into(),
+            Human::RepoGone { gone: true, .. } => {
+                "tenant repository deleted (local) or archived (GitHub)".into()
+            }
+            Human::RepoGone { gone: false, .. } => "tenant repository restored".into(),
             Human::ClockBack { .. } => "runner clock behind (next run)".into(),
             Human::SetMinors { explicit: true } => {
                 "`minors:` set to an explicit list without the oldest minor".into()
@@ -334,6 +345,10 @@ pub fn by_hand(
     });
     every(45.0, &mut |_| Human::RevertTemplate);
     every(40.0, &mut |_| Human::RebuildImage);
+    every(90.0, &mut |r| Human::RepoGone {
+        tenant: r.usize(0..tenants),
+        gone: true,
+    });
     every(25.0, &mut |r| Human::ClockBack {
         hours: r.i64(1..72),
     });

@@ -120,6 +120,8 @@ pub struct World {
     template_edits: Vec<(PathBuf, String)>,
     /// `minors:` as an explicit list (`None`: `supported`).
     minors: Option<Vec<u64>>,
+    /// Tenants whose repository is taken away (deleted or archived) until restored.
+    gone: BTreeSet<usize>,
 }
 
 fn root() -> PathBuf {
@@ -220,8 +222,7 @@ impl World {
             &upstream,
             backend.as_ref(),
             oci.as_ref(),
-            &tenants,
-            &active,
+            &active_tenants(&tenants, &active),
         );
         Some(World {
             loaded,
@@ -247,6 +248,7 @@ impl World {
             clock_back: None,
             template_edits: Vec::new(),
             minors: None,
+            gone: BTreeSet::new(),
         })
     }
 
@@ -258,13 +260,12 @@ impl World {
             &self.upstream,
             self.backend.as_ref(),
             self.oci.as_ref(),
-            &self.tenants,
-            &self.active,
+            &active_tenants(&self.tenants, &self.active),
         );
     }
 
     fn active_tenants(&self) -> Vec<&Tenant> {
-        active(&self.tenants, &self.active)
+        active_tenants(&self.tenants, &self.active)
     }
 
     fn observe(&self) -> Observation {
@@ -778,6 +779,26 @@ impl World {
                     Err(_) => None,
                 }
             }
+            Human::RepoGone { tenant, gone } => {
+                if !self.active[tenant] || self.gone.contains(&tenant) == gone {
+                    return None;
+                }
+                b.take_away(&self.tenants[tenant].repo, gone);
+                if gone {
+                    self.gone.insert(tenant);
+                    let back = now + Duration::days(self.acts.i64(1..10));
+                    self.agenda.at(
+                        back,
+                        Human::RepoGone {
+                            tenant,
+                            gone: false,
+                        },
+                    );
+                } else {
+                    self.gone.remove(&tenant);
+                }
+                Some(label)
+            }
             Human::RebuildImage => {
                 let latest: Vec<String> = self
                     .ledger
@@ -1156,7 +1177,7 @@ impl World {
             }),
         };
         let published = self.new_publications(&before, &after, index, t);
-        let tenants = active(&self.tenants, &self.active);
+        let tenants = active_tenants(&self.tenants, &self.active);
         let mut v = invariants::check_publications(&facts, &mut self.ledger, published);
         v.extend(invariants::check_tags(
             &facts,
@@ -1354,7 +1375,7 @@ struct Overlap {
     exit: i32,
 }
 
-fn active<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
+fn active_tenants<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {
     tenants
         .iter()
         .zip(on)
@@ -1373,8 +1394,7 @@ fn write_config(
     upstream: &Upstream,
     backend: &dyn Backend,
     oci: Option<&Oci>,
-    tenants: &[Tenant],
-    active: &[bool],
+    tenants: &[&Tenant],
 ) -> Loaded {
     let u = &upstream.urls;
     let mut y = upstream.upstream_yaml(dir);
@@ -1443,10 +1463,8 @@ tenants:
             "direct"
         },
     ));
-    for (t, a) in tenants.iter().zip(active) {
-        if *a {
-            y.push_str(&t.config_yaml());
-        }
+    for t in tenants {
+        y.push_str(&t.config_yaml());
     }
     let path = dir.join("stackbot.yaml");
     std::fs::write(&path, y).expect("write stackbot.yaml");

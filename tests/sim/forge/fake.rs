@@ -167,6 +167,14 @@ impl Backend for Fake {
             .collect()
     }
 
+    fn take_away(&self, repo: &str, gone: bool) {
+        if gone {
+            self.fake.archive_repo(repo);
+        } else {
+            self.fake.unarchive_repo(repo);
+        }
+    }
+
     fn create_repo(&self, repo: &str, files: &Files) {
         self.fake.create_repo_tree(repo, "main", files);
     }

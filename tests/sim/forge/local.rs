@@ -156,6 +156,16 @@ impl Backend for Local {
     }
 
     fn head(&self, repo: &str, branch: &str) -> Option<String> {
+        let (owner, name) = repo.split_once('/').expect("owner/name");
+        if !self
+            .root
+            .join("repos")
+            .join(owner)
+            .join(format!("{name}.git"))
+            .exists()
+        {
+            return None; // deleted
+        }
         let r = self.git(repo);
         let b = r.find_branch(branch, git2::BranchType::Local).ok()?;
         Some(b.get().peel_to_commit().ok()?.id().to_string())
@@ -254,6 +264,20 @@ impl Backend for Local {
             .collect();
         out.sort_by_key(|c| c.0);
         out
+    }
+
+    fn take_away(&self, repo: &str, gone: bool) {
+        let (owner, name) = repo.split_once('/').expect("owner/name");
+        let dir = self.root.join("repos").join(owner);
+        let (here, aside) = (
+            dir.join(format!("{name}.git")),
+            dir.join(format!("{name}.gone")),
+        );
+        let _ = if gone {
+            std::fs::rename(here, aside)
+        } else {
+            std::fs::rename(aside, here)
+        };
     }
 
     fn create_repo(&self, repo: &str, files: &Files) {

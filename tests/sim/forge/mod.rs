@@ -128,6 +128,9 @@ pub trait Backend {
 
     // ---- what people do ----
     fn create_repo(&self, repo: &str, files: &Files);
+    /// Take a repository away (the local forge: deleted, kept aside; GitHub: archived,
+    /// read-only) or bring it back as it was.
+    fn take_away(&self, repo: &str, gone: bool);
     /// Commit `changes` (`None` deletes) on `branch` (created from the default branch if
     /// missing) as `who`.
     fn push(

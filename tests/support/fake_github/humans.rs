@@ -224,6 +224,12 @@ impl FakeGithub {
         st.repos.get_mut(full).expect("repo exists").archived = true;
     }
 
+    /// Unarchive a repository: writable again.
+    pub fn unarchive_repo(&self, full: &str) {
+        let mut st = self.shared.state.lock().unwrap();
+        st.repos.get_mut(full).expect("repo exists").archived = false;
+    }
+
     /// Protect the branches matching `pattern` (an exact name, or a prefix ending in `*`):
     /// creating, updating or deleting them through the API is refused as `how` refuses it.
     pub fn protect_branch(&self, full: &str, pattern: &str, how: Protection) {
