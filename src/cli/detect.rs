@@ -79,7 +79,8 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     // records, as `status` sees it; elsewhere the checkout's `stackbot.lock` (in the hourly
     // workflow, a checkout of that very base branch) is.
     if let Some(lock) = local_base_lock(g, &ctx) {
-        crate::pipeline::detect::assess_against(&mut report, &data, Some(&lock), ctx.today);
+        let inputs = crate::compliance::Inputs::from_data(&data);
+        crate::pipeline::detect::assess_against(&mut report, &inputs, Some(&lock), ctx.today);
     }
     tracing::info!(
         "upstream requests: {} ({} conditional, {} not modified, {} retries)",

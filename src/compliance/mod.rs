@@ -248,6 +248,14 @@ impl Scs0210 {
         out
     }
 
+    /// The reason whose deadline comes first (the deadline that applies now).
+    pub fn applying(&self) -> Option<&Reason> {
+        self.reasons
+            .iter()
+            .filter(|r| r.deadline.is_some())
+            .min_by_key(|r| r.deadline)
+    }
+
     /// The critical-CVE reason, when one applies.
     pub fn critical_cve(&self) -> Option<&Reason> {
         self.reasons.iter().find(|r| r.rule == Rule::CriticalCve)
@@ -278,6 +286,21 @@ impl Scs0210 {
 fn plus(day: NaiveDate, days: u64) -> NaiveDate {
     day.checked_add_days(Days::new(days))
         .unwrap_or(NaiveDate::MAX)
+}
+
+/// The last day `version`, published at `published`, may go unoffered: 14 days when it fixes
+/// a critical CVE, else the window of [`crate::model::scs::deadline`] (31 days a patch, 120 a
+/// new minor). `None` without a publication date.
+pub fn offer_deadline(
+    version: KubeVersion,
+    published: Option<chrono::DateTime<chrono::Utc>>,
+    fixes_critical: bool,
+) -> Option<NaiveDate> {
+    if fixes_critical {
+        published.map(|p| plus(p.date_naive(), CVE_DAYS))
+    } else {
+        crate::model::scs::deadline(version, published)
+    }
 }
 
 /// The verdict of the conformance test for a cluster at `version` on `today`, with the GA

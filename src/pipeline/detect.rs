@@ -91,8 +91,8 @@ fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
         .exists()
         .then(|| crate::lock::Lock::load(&path).ok())
         .flatten();
-    assess_against(report, data, lock.as_ref(), ctx.today);
     let inputs = crate::compliance::Inputs::from_data(data);
+    assess_against(report, &inputs, lock.as_ref(), ctx.today);
     if live {
         report.unreadable = inputs.problems();
         for p in &report.unreadable {
@@ -112,22 +112,22 @@ fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
 /// records as last released; `None`: unknown, so only the newest patch's own deadline). Pure.
 pub fn assess_against(
     report: &mut Report,
-    data: &UpstreamData,
+    inputs: &crate::compliance::Inputs,
     lock: Option<&crate::lock::Lock>,
     today: chrono::NaiveDate,
 ) {
-    let inputs = crate::compliance::Inputs::from_data(data);
     // Without a lock in the checkout (the demo's working directory, a fresh clone) what is
     // offered is unknown here: only the newest patch's own deadline is shown.
     for m in &mut report.minors {
         let Some(lock) = lock else {
             if let Some(newest) = m.patches.last() {
                 let previous = m.patches.iter().rev().nth(1).map(|p| p.version);
-                if !crate::compliance::fixed_between(previous, newest.version, &inputs).is_empty() {
-                    m.due = newest.published_at.and_then(|p| {
-                        p.date_naive()
-                            .checked_add_days(chrono::Days::new(crate::compliance::CVE_DAYS))
-                    });
+                if !crate::compliance::fixed_between(previous, newest.version, inputs).is_empty() {
+                    m.due = crate::compliance::offer_deadline(
+                        newest.version,
+                        newest.published_at,
+                        true,
+                    );
                     m.overdue = m.due.is_some_and(|d| today > d)
                         && m.release_set
                             .as_ref()
@@ -137,21 +137,16 @@ pub fn assess_against(
             continue;
         };
         let offered = lock.get(&m.stack, m.minor).map(|s| s.kubernetes);
-        let verdict = crate::compliance::evaluate_series(offered, &m.patches, &inputs, today);
-        let applying = verdict
-            .reasons
-            .iter()
-            .filter(|r| r.deadline.is_some())
-            .min_by_key(|r| r.deadline);
-        m.due = applying.and_then(|r| r.deadline);
+        let verdict = crate::compliance::evaluate_series(offered, &m.patches, inputs, today);
+        m.due = verdict.applying().and_then(|r| r.deadline);
         m.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
         m.cves = offered
-            .map(|v| crate::compliance::critical_cves(v, &inputs))
+            .map(|v| crate::compliance::critical_cves(v, inputs))
             .unwrap_or_default();
         m.scs0210 = Some(verdict);
     }
     for n in &mut report.new_minors {
-        let verdict = crate::compliance::evaluate_series(None, &n.patches, &inputs, today);
+        let verdict = crate::compliance::evaluate_series(None, &n.patches, inputs, today);
         n.due = verdict.reasons.first().and_then(|r| r.deadline).or(n.due);
         n.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
     }

@@ -46,7 +46,7 @@ use crate::package::{Metadata, ReleaseHashes, SHA256SUMS, Versions, sha256sums};
 
 pub use guard::Degraded;
 use notes::commit_summary;
-pub use notes::{release_notes, scs_deadline};
+pub use notes::release_notes;
 pub use pull::{BranchPush, PullAction, ReleaseBranch};
 pub use series::{SeriesRelease, index_releases, latest_published};
 

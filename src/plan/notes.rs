@@ -15,12 +15,6 @@ pub(crate) fn commit_summary(d: &Desired) -> String {
     )
 }
 
-/// SCS 0210: the day by which the set's Kubernetes version must be offered (the rule lives in
-/// [`crate::model::scs::deadline`]).
-pub fn scs_deadline(set: &ReleaseSet) -> Option<chrono::NaiveDate> {
-    crate::model::scs::deadline(set.kubernetes, set.published_at)
-}
-
 /// The release notes: what is in the release and what changed since the previous one.
 pub fn release_notes(
     tag: &str,
@@ -105,16 +99,7 @@ pub fn release_notes(
         }
         s.push('\n');
     }
-    let due = if fixed.is_empty() {
-        scs_deadline(set)
-    } else {
-        // SCS 0210: two weeks for a patch that addresses a critical CVE.
-        set.published_at.and_then(|p| {
-            p.date_naive()
-                .checked_add_days(chrono::Days::new(crate::compliance::CVE_DAYS))
-        })
-    };
-    match due {
+    match crate::compliance::offer_deadline(set.kubernetes, set.published_at, !fixed.is_empty()) {
         Some(due) if now <= due => s.push_str(&format!(
             "SCS 0210 deadline for {}: {due} — met (released {now}).\n",
             set.kubernetes

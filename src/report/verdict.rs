@@ -65,24 +65,9 @@ pub fn stale_age(stale: &crate::compliance::Stale, today: Option<NaiveDate>) -> 
     }
 }
 
-/// `3 days left`, `due today`, `2 days overdue`.
+/// `3 days left`, `due today`, `2 days overdue` ([`crate::status::days_words`]).
 pub fn days(deadline: NaiveDate, today: NaiveDate) -> String {
-    let n = (deadline - today).num_days();
-    match n {
-        0 => "due today".into(),
-        1 => "1 day left".into(),
-        n if n > 1 => format!("{n} days left"),
-        -1 => "1 day overdue".into(),
-        n => format!("{} days overdue", -n),
-    }
-}
-
-/// The urgency of a critical-CVE fix still waiting for something: `critical CVE: 9 days
-/// left` (`None` when no critical CVE applies or its deadline passed long ago is still said).
-pub fn urgency(v: &Scs0210, today: NaiveDate) -> Option<String> {
-    let r = v.critical_cve()?;
-    let d = r.deadline?;
-    Some(format!("critical CVE: {}", days(d, today)))
+    crate::status::days_words((deadline - today).num_days())
 }
 
 /// A Markdown link to a CVE's record page.

@@ -414,6 +414,18 @@ pub fn days_between(today: NaiveDate, day: NaiveDate) -> i64 {
     (day - today).num_days()
 }
 
+/// `9 days left`, `1 day left`, `due today`, `1 day overdue`, `2 days overdue`: the words of
+/// every form for days until a deadline.
+pub fn days_words(days_left: i64) -> String {
+    match days_left {
+        0 => "due today".into(),
+        1 => "1 day left".into(),
+        n if n > 1 => format!("{n} days left"),
+        -1 => "1 day overdue".into(),
+        n => format!("{} days overdue", -n),
+    }
+}
+
 /// The releases of one stack × minor, deduplicated across targets (a release on the forge and
 /// in the registry is one release), newest first. A date or Kubernetes version known on one
 /// target only is kept.

@@ -223,11 +223,7 @@ pub fn status(
             .collect();
         compliance::evaluate_series(offered, &patches, inputs, today)
     };
-    let applying = scs0210
-        .reasons
-        .iter()
-        .filter(|r| r.deadline.is_some())
-        .min_by_key(|r| r.deadline);
+    let applying = scs0210.applying();
     let due = applying.and_then(|r| r.deadline);
     let due_for = applying.and_then(|r| r.newer);
     let overdue = scs0210.verdict == Verdict::Fail;
@@ -284,14 +280,7 @@ pub fn status(
     }
     // A critical-CVE fix that waits for its node image or a chart carries its clock.
     if let Some(d) = scs0210.critical_cve().and_then(|r| r.deadline) {
-        let n = days_between(today, d);
-        let words = match n {
-            0 => "due today".to_string(),
-            1 => "1 day left".to_string(),
-            n if n > 1 => format!("{n} days left"),
-            -1 => "1 day overdue".to_string(),
-            n => format!("{} days overdue", -n),
-        };
+        let words = super::days_words(days_between(today, d));
         for w in waiting_for
             .iter_mut()
             .filter(|w| matches!(w.kind, WaitingKind::NodeImage | WaitingKind::Chart))

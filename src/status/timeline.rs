@@ -12,7 +12,6 @@ use serde::Serialize;
 
 use super::{Facts, proposed_releases, releases_of};
 use crate::forge::PullState;
-use crate::model::scs;
 use crate::model::{KubeVersion, Minor, StackId};
 
 /// Patches published longer ago than this are history, not news.
@@ -108,14 +107,8 @@ pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
                     .into_iter()
                     .map(|c| c.id)
                     .collect();
-            let due = if critical_cves.is_empty() {
-                scs::deadline(*version, published)
-            } else {
-                published.and_then(|p| {
-                    p.date_naive()
-                        .checked_add_days(chrono::Days::new(crate::compliance::CVE_DAYS))
-                })
-            };
+            let due =
+                crate::compliance::offer_deadline(*version, published, !critical_cves.is_empty());
             let released_at = shipping.as_ref().and_then(|(d, _)| *d);
             let met = match (due, released_at, &shipping) {
                 (Some(d), Some(r), _) => Some(r <= d),

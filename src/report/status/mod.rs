@@ -22,14 +22,10 @@ pub fn json(s: &Status) -> String {
 /// `2026-05-16 (15 days left)`, `2026-04-16 (15 days overdue)`, `2026-05-01 (due today)`.
 pub fn deadline_words(s: &StackStatus) -> Option<String> {
     let due = s.due?;
-    let when = match s.days_left {
-        Some(0) => "due today".to_string(),
-        Some(1) => "1 day left".to_string(),
-        Some(n) if n > 1 => format!("{n} days left"),
-        Some(-1) => "1 day overdue".to_string(),
-        Some(n) => format!("{} days overdue", -n),
-        None => String::new(),
-    };
+    let when = s
+        .days_left
+        .map(crate::status::days_words)
+        .unwrap_or_default();
     use crate::status::Window;
     let why = match (s.due_window, s.due_for) {
         (Some(Window::Minor), _) => format!(", {} minor window", s.minor),
