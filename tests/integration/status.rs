@@ -77,6 +77,25 @@ impl Demo {
         stackbot::pipeline::status::status(&ctx, &self.forge(&ctx), &Selection::default()).unwrap()
     }
 
+    /// `stackbot -c examples/local/stackbot.yaml --now DAY ARGS…` in the demo, as on a laptop
+    /// (no token; the local forge is refused under GitHub Actions): exit code, stdout, stderr.
+    fn cli(&self, day: &str, args: &[&str]) -> (Option<i32>, String, String) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(self.dir.path())
+            .args(["-c", "examples/local/stackbot.yaml", "--now", day])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     fn issues(&self) -> Vec<IssueInfo> {
         let (ctx, _) = self.at("2026-05-01T00:00:00Z");
         self.forge(&ctx).list_issues(&repo(), None).unwrap()
@@ -433,22 +452,8 @@ fn the_cli_prints_the_status_in_every_format_without_a_token() {
     let demo = Demo::new();
     demo.release("2026-05-01T00:00:00Z");
     for format in ["text", "json", "markdown"] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
-            .current_dir(demo.dir.path())
-            .args(["-c", "examples/local/stackbot.yaml", "--now", "2026-05-02"])
-            .args(["status", "--format", format])
-            .env("NO_COLOR", "1")
-            .env_remove("GITHUB_TOKEN")
-            // The local forge is refused under GitHub Actions: the demo runs as on a laptop.
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{format}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (code, stdout, stderr) = demo.cli("2026-05-02", &["status", "--format", format]);
+        assert_eq!(code, Some(0), "{format}: {stderr}");
         match format {
             "json" => {
                 let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -490,22 +495,7 @@ fn the_cli_prints_the_status_in_every_format_without_a_token() {
 fn merging_a_demo_pull_request_with_the_forge_command_shows_in_the_status() {
     let demo = Demo::new();
     demo.release("2026-05-01T00:00:00Z");
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
-            .current_dir(demo.dir.path())
-            .args(["-c", "examples/local/stackbot.yaml", "--now", "2026-05-02"])
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("GITHUB_TOKEN")
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| demo.cli("2026-05-02", args);
     let acme = |json: &str| -> serde_json::Value {
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
         v["tenants"]
@@ -549,24 +539,9 @@ fn merging_a_demo_pull_request_with_the_forge_command_shows_in_the_status() {
 fn detect_and_status_agree_on_every_verdict_and_deadline() {
     let demo = Demo::new();
     demo.release("2026-05-01T06:00:00Z");
-    let cfg = demo.dir.path().join("examples/local/stackbot.yaml");
     let run = |cmd: &str| -> serde_json::Value {
-        let out = assert_cmd::Command::cargo_bin("stackbot")
-            .unwrap()
-            .env_remove("GITHUB_ACTIONS")
-            .args([
-                "-c",
-                cfg.to_str().unwrap(),
-                "--format",
-                "json",
-                "--now",
-                "2026-05-04",
-                cmd,
-            ])
-            .output()
-            .unwrap();
-        serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{cmd}: {e}: {}", String::from_utf8_lossy(&out.stderr)))
+        let (_, out, err) = demo.cli("2026-05-04", &["--format", "json", cmd]);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{cmd}: {e}: {err}"))
     };
     let detect = run("detect");
     let status = run("status");
@@ -604,22 +579,7 @@ fn checks_passing_merges_a_pull_request_with_auto_merge_on_the_local_forge() {
         std::fs::write(cfg, text).unwrap();
     });
     demo.release("2026-05-01T00:00:00Z");
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
-            .current_dir(demo.dir.path())
-            .args(["-c", "examples/local/stackbot.yaml", "--now", "2026-05-02"])
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("GITHUB_TOKEN")
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| demo.cli("2026-05-02", args);
     let number = |tenant: &str| {
         let (_, list, _) = run(&["--format", "json", "forge", "list", tenant]);
         let pulls: serde_json::Value = serde_json::from_str(&list).unwrap();
