@@ -24,6 +24,9 @@
 //! wherever it could change the answer.
 
 use std::fmt;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use serde::Serialize;
 
@@ -260,23 +263,9 @@ pub fn parse_record(id: &str, body: &str) -> Result<Cve, String> {
 
 /// The test's metric-key pattern `[cC][vV][sS]{1,2}V\d`, anywhere in the key.
 fn is_cvss_key(key: &str) -> bool {
-    let b = key.as_bytes();
-    (0..b.len()).any(|i| {
-        let at = |j: usize| b.get(i + j).copied();
-        if !matches!(at(0), Some(b'c' | b'C')) || !matches!(at(1), Some(b'v' | b'V')) {
-            return false;
-        }
-        let mut j = 2;
-        let mut s = 0;
-        while s < 2 && matches!(at(j), Some(b's' | b'S')) {
-            j += 1;
-            s += 1;
-        }
-        // `{1,2}` backtracks: `cvsSV1` with two s's, or one s followed by `SV`? Only `V`
-        // follows the s's, so trying the greedy count and one less covers every match.
-        let ok = |j: usize| at(j) == Some(b'V') && at(j + 1).is_some_and(|c| c.is_ascii_digit());
-        (s >= 1 && ok(j)) || (s == 2 && ok(j - 1))
-    })
+    static RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[cC][vV][sS]{1,2}V\d").expect("static regex"));
+    RE.is_match(key)
 }
 
 /// Python's `int()` on a string: surrounding whitespace, an optional sign, digits with single
@@ -375,16 +364,17 @@ fn parse_version_info(vi: &serde_json::Value) -> Result<VersionRange, String> {
 
 /// `v?\d+\.\d+\.x` anywhere.
 fn loose_x(s: &str) -> bool {
-    regex::Regex::new(r"v?\d+\.\d+\.x")
-        .expect("static regex")
-        .is_match(s)
+    static RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"v?\d+\.\d+\.x").expect("static regex"));
+    RE.is_match(s)
 }
 
 /// `v?\d+\.\d+\.\d+\s+-\s+v?\d+\.\d+\.\d+` anywhere.
 fn loose_dash(s: &str) -> bool {
-    regex::Regex::new(r"v?\d+\.\d+\.\d+\s+-\s+v?\d+\.\d+\.\d+")
-        .expect("static regex")
-        .is_match(s)
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"v?\d+\.\d+\.\d+\s+-\s+v?\d+\.\d+\.\d+").expect("static regex")
+    });
+    RE.is_match(s)
 }
 
 #[cfg(test)]
