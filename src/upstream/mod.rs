@@ -144,7 +144,8 @@ fn text_outcome(http: &HttpClient, url: &str) -> Fetched {
 }
 
 impl HttpFetcher {
-    /// The URL a key is read from (`None` for the paginated releases list).
+    /// The URL a key is read from (`None` for the paginated releases list, and for a record
+    /// id that is not a CVE id).
     fn url_of(&self, key: &Key) -> Option<String> {
         let up = &self.upstream;
         match key {
@@ -168,35 +169,32 @@ impl Fetch for HttpFetcher {
     }
 
     fn fetch(&mut self, key: &Key) -> Fetched {
-        let up = &self.upstream;
-        match key {
-            Key::Releases => {
-                match kubernetes::fetch_releases(&self.http, &up.github_api, &up.kubernetes_repo) {
-                    Ok(body) => Fetched::Ok { body },
-                    Err(message) => Fetched::Error { message },
-                }
-            }
-            Key::Schedule => text_outcome(&self.http, &up.schedule_url),
-            Key::Marker(m) => {
-                let url = kubernetes::marker_url(&up.markers_url, *m);
-                match text_outcome(&self.http, &url) {
-                    // GCS answers a missing marker with 403/404 and an XML "NoSuchKey" body.
-                    Fetched::Error { message } if message.contains("HTTP 403") => {
-                        Fetched::Missing { url: url.clone() }
-                    }
-                    other => other,
-                }
-            }
-            Key::Checksum(url) => text_outcome(&self.http, url),
-            Key::HelmIndex(repo) => text_outcome(&self.http, &helm::index_url(repo)),
-            Key::CveFeed => text_outcome(&self.http, &up.cve_feed_url),
-            // The id comes from the feed (untrusted): only a CVE id is put into a URL.
-            Key::CveRecord(id) if cve::is_cve_id(id) => {
-                text_outcome(&self.http, &cve::record_url(&up.cve_record_url, id))
-            }
-            Key::CveRecord(id) => Fetched::Error {
+        if let Key::Releases = key {
+            let up = &self.upstream;
+            return match kubernetes::fetch_releases(&self.http, &up.github_api, &up.kubernetes_repo)
+            {
+                Ok(body) => Fetched::Ok { body },
+                Err(message) => Fetched::Error { message },
+            };
+        }
+        // The id comes from the feed (untrusted): only a CVE id is put into a URL.
+        let Some(url) = self.url_of(key) else {
+            let id = match key {
+                Key::CveRecord(id) => id.as_str(),
+                other => unreachable!("{} has a URL", other.id()),
+            };
+            return Fetched::Error {
                 message: format!("`{id}` is not a CVE id; not requested"),
-            },
+            };
+        };
+        match text_outcome(&self.http, &url) {
+            // GCS answers a missing marker with 403/404 and an XML "NoSuchKey" body.
+            Fetched::Error { message }
+                if matches!(key, Key::Marker(_)) && message.contains("HTTP 403") =>
+            {
+                Fetched::Missing { url }
+            }
+            other => other,
         }
     }
 }
