@@ -100,6 +100,7 @@ impl LocalForge {
                 author_email: c.author().email().unwrap_or_default().to_string(),
                 message: c.message().unwrap_or_default().to_string(),
                 parents: c.parent_ids().map(|p| p.to_string()).collect(),
+                by_app: false,
             });
         }
         Ok(out)
