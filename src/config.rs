@@ -455,7 +455,8 @@ pub struct ForgeConfig {
     pub local: LocalForgeConfig,
     /// GitHub settings.
     pub github: GithubForgeConfig,
-    /// Author and committer of the bot's commits.
+    /// Author and committer of the bot's commits (with a GitHub App: of its tags only; GitHub
+    /// authors and signs the App's commits as its bot account).
     pub committer: Committer,
 }
 
@@ -607,7 +608,9 @@ impl Default for DashboardConfig {
     }
 }
 
-/// Identity used for commits and annotated tags.
+/// Identity used for commits and annotated tags. As a GitHub App, commits carry no custom
+/// identity, so that GitHub signs them (see docs/github-setup.md, "Branches that require
+/// signed commits"); the bot also knows those commits as its own.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Committer {

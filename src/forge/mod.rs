@@ -60,13 +60,18 @@ pub struct CommitInfo {
     /// GitHub's "Update branch", which merges the base into a pull request branch).
     #[serde(default)]
     pub parents: Vec<String>,
+    /// Authored by the GitHub App the forge authenticates as: GitHub's bot account for the App
+    /// (`<slug>[bot]`), which authors, and signs, the commits the bot makes as an App.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_app: bool,
 }
 
 impl CommitInfo {
-    /// Whether the commit was authored by `email` (the bot's `forge.committer.email`). The one
-    /// rule for telling the bot's commits from a human's: by author, never by message.
+    /// Whether the commit is the bot's: authored by `email` (the bot's
+    /// `forge.committer.email`), or by the bot's own GitHub App (commits GitHub signed for it).
+    /// The one rule for telling the bot's commits from a human's: by author, never by message.
     pub fn is_by(&self, email: &str) -> bool {
-        self.author_email.eq_ignore_ascii_case(email)
+        self.by_app || self.author_email.eq_ignore_ascii_case(email)
     }
 }
 

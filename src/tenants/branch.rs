@@ -164,6 +164,7 @@ mod tests {
             author_email: email.into(),
             message: message.into(),
             parents: parents.iter().map(|p| p.to_string()).collect(),
+            by_app: false,
         }
     }
 

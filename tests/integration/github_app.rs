@@ -16,10 +16,10 @@ use stackbot::forge::github::{AppCredentials, GithubForge, RetryPolicy};
 use stackbot::forge::{Forge, ForgeError, RepoRef};
 use support::fake_github::{FakeGithub, FakeOptions};
 
-const APP_ID: u64 = 424_242;
-const KEY_ENV: &str = "STACKBOT_TEST_APP_PRIVATE_KEY";
+pub(crate) const APP_ID: u64 = 424_242;
+pub(crate) const KEY_ENV: &str = "STACKBOT_TEST_APP_PRIVATE_KEY";
 
-fn key() -> String {
+pub(crate) fn key() -> String {
     std::fs::read_to_string(root().join("tests/fixtures/github/app/test-app-private-key.pem"))
         .unwrap()
 }
@@ -28,11 +28,11 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn repo(s: &str) -> RepoRef {
+pub(crate) fn repo(s: &str) -> RepoRef {
     RepoRef::parse(s).unwrap()
 }
 
-fn fake_with_app(installed_on: &[&str]) -> FakeGithub {
+pub(crate) fn fake_with_app(installed_on: &[&str]) -> FakeGithub {
     // No personal token is accepted at all: everything must go through the App.
     let fake = FakeGithub::start_with(FakeOptions::default().with_token("ghp_NOBODY_HAS_THIS"));
     fake.register_app(APP_ID, &key());
@@ -42,7 +42,7 @@ fn fake_with_app(installed_on: &[&str]) -> FakeGithub {
     fake
 }
 
-fn app_forge(fake: &FakeGithub) -> GithubForge {
+pub(crate) fn app_forge(fake: &FakeGithub) -> GithubForge {
     let cfg = GithubForgeConfig {
         api_url: fake.api_url(),
         upload_url: Some(fake.upload_url()),
@@ -121,7 +121,7 @@ fn a_repository_of_an_owner_without_the_app_is_a_clear_error() {
     assert_eq!(fake.installation_tokens_minted(), 0);
 }
 
-fn write_config(dir: &Path, fake: &FakeGithub) -> PathBuf {
+pub(crate) fn write_config(dir: &Path, fake: &FakeGithub) -> PathBuf {
     let stack = |versions: &str| {
         format!(
             "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-33\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.33\"\n  versions: {versions}\n"

@@ -44,6 +44,7 @@ mod render_cli;
 mod scs0210_oracle;
 mod scs2_parity;
 mod secrets;
+mod signed_commits;
 mod status;
 mod tenant_approvals;
 mod tenant_automerge;

@@ -136,6 +136,9 @@ pub struct AppAuth {
     /// cluster-stacks repository when the status dashboard is on. Every other token stays at
     /// [`PERMISSIONS`].
     pub issue_writers: Vec<String>,
+    /// The App's slug, as the first installation lookup reports it (`app_slug`): GitHub
+    /// authors the commits it signs for the App as `<slug>[bot]`.
+    pub slug: Mutex<Option<String>>,
 }
 
 impl AppAuth {
@@ -146,6 +149,7 @@ impl AppAuth {
             installations: Mutex::new(HashMap::new()),
             tokens: Mutex::new(HashMap::new()),
             issue_writers: Vec::new(),
+            slug: Mutex::new(None),
         }
     }
 
@@ -163,6 +167,12 @@ impl AppAuth {
             expires_at,
         });
         Ok((token, true))
+    }
+
+    /// The App's bot account (`<slug>[bot]`), once an installation lookup has named the slug.
+    pub fn bot_login(&self) -> Option<String> {
+        let slug = self.slug.lock().unwrap_or_else(|p| p.into_inner());
+        slug.as_ref().map(|s| format!("{s}[bot]"))
     }
 
     /// The cached, still fresh installation token of `repo`.

@@ -135,6 +135,9 @@ impl Transport {
                 reason: "GitHub's answer has no installation id".into(),
             })
         })?;
+        if let Some(slug) = v["app_slug"].as_str().filter(|s| !s.is_empty()) {
+            *app.slug.lock().unwrap_or_else(|p| p.into_inner()) = Some(slug.to_string());
+        }
         app.installations
             .lock()
             .unwrap_or_else(|p| p.into_inner())

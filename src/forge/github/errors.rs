@@ -37,6 +37,32 @@ impl GithubForge {
                      stackbot.yaml"
                 ),
             },
+            // Checked before the other protections: "Protected branch update failed" is how
+            // this refusal starts too, but here exempting the bot is not the only way out.
+            StatusCode::FORBIDDEN
+            | StatusCode::UNPROCESSABLE_ENTITY
+            | StatusCode::CONFLICT
+            | StatusCode::METHOD_NOT_ALLOWED
+                if is_signature_requirement(&all) =>
+            {
+                let msg = msg.trim().replace("\n\n", ": ").replace('\n', " ");
+                ForgeError::Rejected {
+                    reason: format!(
+                        "the branch requires signed commits, and GitHub signs the bot's commits \
+                         only when it authenticates as a GitHub App (GitHub: {msg}); \
+                         {}",
+                        if self.commits_signed_by_github() {
+                            "the commits refused were not made by the bot: remove them from the \
+                             branch, or lift the rule"
+                        } else {
+                            "authenticate stackbot as a GitHub App (`forge.github.app`, see \
+                             docs/github-setup.md), or lift the \"Require signed commits\" \
+                             rule for this branch"
+                        }
+                    ),
+                    what,
+                }
+            }
             StatusCode::FORBIDDEN | StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT
                 if is_protection(&all) =>
             {
@@ -84,6 +110,14 @@ impl GithubForge {
             },
         }
     }
+}
+
+/// GitHub's refusal of commits without a verified signature on a branch that requires signed
+/// commits (a classic rule's "Require signed commits", or a ruleset's): "Commits must have
+/// verified signatures."
+fn is_signature_requirement(lowercase_message: &str) -> bool {
+    lowercase_message.contains("verified signature")
+        || lowercase_message.contains("requires signed commits")
 }
 
 /// GitHub's ways of refusing a write to a protected branch: a classic protection rule

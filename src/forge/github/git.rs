@@ -182,12 +182,18 @@ impl GithubForge {
                 v["commits"].take().as_array().cloned().unwrap_or_default()
             })
             .await?;
+        // Known once the first request of this run reached a repository (the installation
+        // lookup names the App), so it is known here.
+        let bot = self.app_bot_login();
         Ok(commits
             .iter()
             .map(|c| CommitInfo {
                 sha: str_of(&c["sha"]),
                 author_name: str_of(&c["commit"]["author"]["name"]),
                 author_email: str_of(&c["commit"]["author"]["email"]),
+                by_app: bot
+                    .as_deref()
+                    .is_some_and(|b| is_app_bot_email(b, &str_of(&c["commit"]["author"]["email"]))),
                 message: str_of(&c["commit"]["message"]),
                 parents: c["parents"]
                     .as_array()
@@ -198,6 +204,18 @@ impl GithubForge {
     }
 }
 
+/// Whether `email` is the no-reply address GitHub gives the bot account `login`
+/// (`<slug>[bot]`) on the commits it signs for the App: `<user id>+<login>@users.noreply.
+/// github.com`. Only GitHub hands out these addresses, and a `[bot]` login cannot be a
+/// person's, so the suffix is proof enough without knowing the user id.
+pub(super) fn is_app_bot_email(login: &str, email: &str) -> bool {
+    let email = email.to_ascii_lowercase();
+    let suffix = format!("+{}@users.noreply.github.com", login.to_ascii_lowercase());
+    email
+        .strip_suffix(&suffix)
+        .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+}
+
 fn decode_b64(what: &str, s: &str) -> ForgeResult<Vec<u8>> {
     let clean: String = s.chars().filter(|c| !c.is_whitespace()).collect();
     base64::engine::general_purpose::STANDARD
@@ -206,4 +224,32 @@ fn decode_b64(what: &str, s: &str) -> ForgeResult<Vec<u8>> {
             what: what.into(),
             reason: format!("GitHub sent invalid base64: {e}"),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_app_bot_email;
+
+    #[test]
+    fn an_app_s_bot_address_is_recognised_and_look_alikes_are_not() {
+        let bot = "stackbot[bot]";
+        assert!(is_app_bot_email(
+            bot,
+            "12345+stackbot[bot]@users.noreply.github.com"
+        ));
+        assert!(is_app_bot_email(
+            bot,
+            "12345+StackBot[bot]@Users.NoReply.GitHub.com"
+        ));
+        for other in [
+            "stackbot[bot]@users.noreply.github.com",
+            "+stackbot[bot]@users.noreply.github.com",
+            "x1+stackbot[bot]@users.noreply.github.com",
+            "12345+other[bot]@users.noreply.github.com",
+            "12345+stackbot[bot]@example.com",
+            "12345+stackbot@users.noreply.github.com",
+        ] {
+            assert!(!is_app_bot_email(bot, other), "{other}");
+        }
+    }
 }

@@ -207,6 +207,22 @@ impl GithubForge {
         )
     }
 
+    /// Whether GitHub signs the commits this forge creates: only for a GitHub App, and only
+    /// when the commit names no author or committer (GitHub then authors it as the App's bot
+    /// account and marks it Verified). A token's commits are never signed.
+    pub(super) fn commits_signed_by_github(&self) -> bool {
+        matches!(self.t.auth, Auth::App(_))
+    }
+
+    /// The App's bot account (`<slug>[bot]`), the author of the commits GitHub signed for
+    /// this forge; `None` with a token, or before any repository was looked up.
+    pub(super) fn app_bot_login(&self) -> Option<String> {
+        match &self.t.auth {
+            Auth::App(app) => app.bot_login(),
+            Auth::Token(_) => None,
+        }
+    }
+
     pub(super) fn repo_path(repo: &RepoRef) -> String {
         format!(
             "/repos/{}/{}",

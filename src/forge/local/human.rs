@@ -5,7 +5,8 @@
 
 use git2::{Oid, Repository};
 
-use super::{LocalForge, git_err};
+use super::LocalForge;
+use super::files::git_err;
 use crate::forge::{ForgeError, ForgeResult, PullInfo, PullState, RepoRef};
 
 /// How a maintainer merges a pull request (GitHub's three buttons).

@@ -6,10 +6,62 @@
 use std::fs;
 use std::path::PathBuf;
 
-use super::{LocalForge, io_err, numbered_records, write_atomic};
-use crate::forge::{ForgeError, ForgeResult, IssueInfo, RepoRef};
+use super::LocalForge;
+use super::files::{io_err, numbered_records, write_atomic};
+use crate::forge::{ForgeError, ForgeResult, IssueInfo, IssueState, RepoRef};
 
 impl LocalForge {
+    pub(super) fn issues_dir(&self, repo: &RepoRef) -> PathBuf {
+        self.root.join("issues").join(&repo.owner).join(&repo.name)
+    }
+
+    pub(super) fn list_issues_impl(
+        &self,
+        repo: &RepoRef,
+        label: Option<&str>,
+    ) -> ForgeResult<Vec<IssueInfo>> {
+        Ok(self
+            .all_issues(repo)?
+            .into_iter()
+            .filter(|i| label.is_none_or(|l| i.labels.iter().any(|x| x.eq_ignore_ascii_case(l))))
+            .collect())
+    }
+
+    pub(super) fn create_issue_impl(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo> {
+        let _g = self.repo_lock(repo)?;
+        let number = self.next_id()?;
+        let issue = IssueInfo {
+            number,
+            title: title.into(),
+            body: body.into(),
+            state: IssueState::Open,
+            labels: labels.to_vec(),
+            html_url: format!("file://{}", self.issue_path(repo, number).display()),
+        };
+        self.write_issue(repo, &issue)?;
+        Ok(issue)
+    }
+
+    pub(super) fn update_issue_impl(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<()> {
+        let _g = self.repo_lock(repo)?;
+        let mut issue = self.read_issue(repo, number)?;
+        issue.title = title.into();
+        issue.body = body.into();
+        self.write_issue(repo, &issue)
+    }
+
     pub(super) fn issue_path(&self, repo: &RepoRef, number: u64) -> PathBuf {
         self.issues_dir(repo).join(format!("{number}.json"))
     }

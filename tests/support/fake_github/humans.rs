@@ -1,6 +1,6 @@
 //! What people do on github.com between two runs of the bot, as the web UI does it: the three
 //! merge buttons, "Update branch", closing a pull request, deleting a branch, a tag or a
-//! release, archiving a repository, protecting a branch. They change the fake's state directly
+//! release, archiving a repository, protecting a branch, requiring signed commits. They change the fake's state directly
 //! (they are not API calls the bot makes, and no request is counted), the way GitHub's own UI
 //! would. Merges are three-way and line by line ([`super::merge`]): changes to different lines
 //! of a file merge, overlapping ones are refused as GitHub refuses them.
@@ -37,7 +37,10 @@ impl FakeGithub {
     }
 
     /// Press a merge button on an open pull request as `who` (`(name, email)`). `Err` when
-    /// GitHub would refuse: not open, head branch gone, or a conflict with the base.
+    /// GitHub would refuse: not open, head branch gone, a conflict with the base, or a base
+    /// that requires signed commits and a merge that would bring unsigned ones (a merge
+    /// commit keeps the head's commits; a rebase re-creates them unsigned). GitHub signs the
+    /// merge and squash commits it makes itself.
     pub fn try_merge_pull(
         &self,
         full: &str,
@@ -61,6 +64,18 @@ impl FakeGithub {
                 .cloned()
                 .ok_or("head branch is gone")?;
             let base_sha = repo.refs[&format!("refs/heads/{base}")].clone();
+            let base_ref = format!("refs/heads/{base}");
+            match method {
+                MergeMethod::Merge if repo.unsigned_refusal(&base_ref, &head_sha).is_some() => {
+                    return Err("405 Commits must have verified signatures.".into());
+                }
+                MergeMethod::Rebase if repo.requires_signatures(&base_ref) => {
+                    return Err("405 Base branch requires signed commits. Rebase merges \
+                                cannot be automatically signed by GitHub"
+                        .into());
+                }
+                _ => {}
+            }
             let merged = merged_files(repo, &base_sha, &head_sha)?;
             let new = match method {
                 MergeMethod::Merge => {
@@ -85,6 +100,11 @@ impl FakeGithub {
                 }
                 MergeMethod::Rebase => rebase(repo, &base_sha, &head_sha, who, seq)?,
             };
+            if method != MergeMethod::Rebase
+                && let Some(Obj::Commit(c)) = repo.objects.get_mut(&new)
+            {
+                c.verified = true;
+            }
             repo.refs.insert(format!("refs/heads/{base}"), new.clone());
             let p = repo.pulls.iter_mut().find(|p| p.number == number).unwrap();
             p.state = "closed".into();
@@ -230,6 +250,19 @@ impl FakeGithub {
         st.repos.get_mut(full).expect("repo exists").archived = false;
     }
 
+    /// Require signed commits on the branches matching `pattern` (an exact name, or a prefix
+    /// ending in `*`), as the protection rule's "Require signed commits" does (`Classic`) or a
+    /// ruleset's (`Ruleset`): a ref update bringing a commit without a verified signature is
+    /// refused (`422 … Commits must have verified signatures.`), and so are merges that would.
+    pub fn require_signed_commits(&self, full: &str, pattern: &str, how: Protection) {
+        let mut st = self.shared.state.lock().unwrap();
+        st.repos
+            .get_mut(full)
+            .expect("repo exists")
+            .signatures_required
+            .push((pattern.to_string(), how));
+    }
+
     /// Protect the branches matching `pattern` (an exact name, or a prefix ending in `*`):
     /// creating, updating or deleting them through the API is refused as `how` refuses it.
     pub fn protect_branch(&self, full: &str, pattern: &str, how: Protection) {
@@ -305,6 +338,7 @@ fn rebase(
                 author: commit.author.clone(),
                 committer: person(who.0, who.1, seq),
                 seq,
+                verified: false,
             }),
         );
         tip = sha;

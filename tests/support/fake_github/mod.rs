@@ -404,6 +404,29 @@ impl FakeGithub {
             .cloned()
     }
 
+    /// A commit's author and `verification` as `GET /repos/{full}/git/commits/{sha}` answers
+    /// them: `((name, email), verification)`.
+    pub fn commit_signature(
+        &self,
+        full: &str,
+        sha: &str,
+    ) -> Option<((String, String), serde_json::Value)> {
+        let st = self.shared.state.lock().unwrap();
+        let repo = st.repos.get(full)?;
+        let urls = repr::Urls {
+            api: String::new(),
+            web: String::new(),
+            uploads: String::new(),
+            objects: String::new(),
+        };
+        let v = repr::git_commit(&urls, repo, full, sha);
+        let c = repo.commit(sha)?;
+        Some((
+            (c.author.name.clone(), c.author.email.clone()),
+            v["verification"].clone(),
+        ))
+    }
+
     /// A file's bytes at a branch head.
     pub fn file(&self, full: &str, branch: &str, path: &str) -> Option<Vec<u8>> {
         let st = self.shared.state.lock().unwrap();

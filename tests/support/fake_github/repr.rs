@@ -4,7 +4,8 @@
 use serde_json::{Value, json};
 
 use super::state::{
-    Asset, Comment, Issue, Label, Obj, Person, Pull, Rel, Repo, date_of, sha256_hex,
+    Asset, Comment, CommitObj, Issue, Label, Obj, Person, Pull, Rel, Repo, date_of, hash_hex,
+    sha256_hex,
 };
 
 /// The bases of every URL the fake writes into its answers.
@@ -162,6 +163,35 @@ fn git_person(p: &Person) -> Value {
     json!({"name": p.name, "email": p.email, "date": p.date})
 }
 
+/// A commit's `verification`: GitHub's signature of the commits it signs itself, checked
+/// against GitHub's key (`valid`), or none (`unsigned`).
+fn verification(c: &CommitObj) -> Value {
+    if !c.verified {
+        return unsigned();
+    }
+    let payload = format!(
+        "tree {}\n{}author {} <{}> {}\ncommitter {} <{}> {}\n\n{}",
+        c.tree,
+        c.parents
+            .iter()
+            .map(|p| format!("parent {p}\n"))
+            .collect::<String>(),
+        c.author.name,
+        c.author.email,
+        c.author.date,
+        c.committer.name,
+        c.committer.email,
+        c.committer.date,
+        c.message
+    );
+    let signature = format!(
+        "-----BEGIN PGP SIGNATURE-----\n\nwsBcBAABCAAQBQJ{}\n-----END PGP SIGNATURE-----\n",
+        hash_hex("signature", &[payload.as_bytes()])
+    );
+    json!({"verified": true, "reason": "valid", "signature": signature, "payload": payload,
+           "verified_at": c.committer.date})
+}
+
 fn unsigned() -> Value {
     json!({"verified": false, "reason": "unsigned", "signature": null, "payload": null,
            "verified_at": null})
@@ -193,7 +223,7 @@ pub fn git_commit(u: &Urls, repo: &Repo, full: &str, sha: &str) -> Value {
         "tree": {"sha": c.tree, "url": format!("{api}/git/trees/{}", c.tree)},
         "parents": c.parents.iter().map(|p| json!({"sha": p, "url": format!("{api}/git/commits/{p}"),
             "html_url": format!("{}/{full}/commit/{p}", u.web)})).collect::<Vec<_>>(),
-        "verification": unsigned(),
+        "verification": verification(c),
     })
 }
 
@@ -210,7 +240,7 @@ pub fn commit(u: &Urls, repo: &Repo, full: &str, sha: &str) -> Value {
             "author": git_person(&c.author), "committer": git_person(&c.committer),
             "message": c.message, "comment_count": 0,
             "tree": {"sha": c.tree, "url": format!("{api}/git/trees/{}", c.tree)},
-            "verification": unsigned(),
+            "verification": verification(c),
         },
         "author": null, "committer": null,
         "parents": c.parents.iter().map(|p| json!({"sha": p, "url": format!("{api}/commits/{p}"),

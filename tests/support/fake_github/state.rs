@@ -40,6 +40,9 @@ pub struct CommitObj {
     pub author: Person,
     pub committer: Person,
     pub seq: u64,
+    /// Signed by GitHub, so `verification.verified` (a commit an App installation created
+    /// through the API without a custom author or committer, or a merge made on the web).
+    pub verified: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -174,6 +177,10 @@ pub struct Repo {
     pub archived: bool,
     /// Branch protections: (exact name, or prefix ending in `*`), and how GitHub refuses.
     pub protected: Vec<(String, Protection)>,
+    /// Branches that require signed commits ("Require signed commits" of a classic rule, or a
+    /// ruleset's "Require signed commits"): (exact name, or prefix ending in `*`), and how
+    /// GitHub refuses a commit without a verified signature.
+    pub signatures_required: Vec<(String, Protection)>,
     /// The setting "Allow auto-merge" (off by default, as on GitHub).
     pub allow_auto_merge: bool,
     /// The base branch requires a status check: without one GitHub refuses auto-merge ("Pull
@@ -190,6 +197,19 @@ pub enum Protection {
     /// A repository ruleset ("Restrict updates", "Block force pushes"): `422 Repository rule
     /// violations found` with the violated rules listed.
     Ruleset,
+}
+
+/// How the first rule of `rules` whose pattern (an exact branch name, or a prefix ending in
+/// `*`) matches the branch of `full_ref` refuses; `None` for a tag or an unmatched branch.
+fn matching(rules: &[(String, Protection)], full_ref: &str) -> Option<Protection> {
+    let branch = full_ref.strip_prefix("refs/heads/")?;
+    rules.iter().find_map(|(pattern, how)| {
+        let hit = match pattern.strip_suffix('*') {
+            Some(prefix) => branch.starts_with(prefix),
+            None => branch == pattern,
+        };
+        hit.then_some(*how)
+    })
 }
 
 pub fn hash_hex(kind: &str, parts: &[&[u8]]) -> String {
@@ -224,6 +244,7 @@ impl Repo {
             next_number: 1,
             archived: false,
             protected: Vec::new(),
+            signatures_required: Vec::new(),
             allow_auto_merge: false,
             required_checks: false,
         }
@@ -324,6 +345,7 @@ impl Repo {
                 message: message.into(),
                 author: who.clone(),
                 committer: who,
+                verified: false,
                 seq,
             }),
         );
@@ -410,14 +432,33 @@ impl Repo {
 
     /// How a write to `refs/heads/<branch>` is refused, if the branch is protected.
     pub fn protection(&self, full_ref: &str) -> Option<Protection> {
-        let branch = full_ref.strip_prefix("refs/heads/")?;
-        self.protected.iter().find_map(|(pattern, how)| {
-            let hit = match pattern.strip_suffix('*') {
-                Some(prefix) => branch.starts_with(prefix),
-                None => branch == pattern,
-            };
-            hit.then_some(*how)
-        })
+        matching(&self.protected, full_ref)
+    }
+
+    /// Whether the branch of `full_ref` requires signed commits.
+    pub fn requires_signatures(&self, full_ref: &str) -> bool {
+        matching(&self.signatures_required, full_ref).is_some()
+    }
+
+    /// How moving `refs/heads/<branch>` to `new` is refused for bringing commits without a
+    /// verified signature, if the branch requires signed commits. The commits brought are
+    /// those `new` reaches and the branch did not (for a new branch: that no branch or tag
+    /// of the repository reached).
+    pub fn unsigned_refusal(&self, full_ref: &str, new: &str) -> Option<Protection> {
+        let how = matching(&self.signatures_required, full_ref)?;
+        let known: BTreeSet<String> = match self.refs.get(full_ref) {
+            Some(cur) => self.ancestors(cur),
+            None => self
+                .refs
+                .values()
+                .flat_map(|sha| self.ancestors(sha))
+                .collect(),
+        };
+        self.ancestors(new)
+            .iter()
+            .filter(|c| !known.contains(*c))
+            .any(|c| self.commit(c).is_some_and(|c| !c.verified))
+            .then_some(how)
     }
 
     pub fn ancestors(&self, sha: &str) -> BTreeSet<String> {

@@ -26,6 +26,33 @@ fn protected(how: Protection, full_ref: &str, rule: &str) -> Ans {
     }
 }
 
+/// GitHub's refusal of a ref write that brings commits without a verified signature onto a
+/// branch that requires signed commits (as `git push` shows it: `GH006: Protected branch
+/// update failed for refs/heads/main. Commits must have verified signatures.`).
+fn unsigned(how: Protection, full_ref: &str) -> Ans {
+    const RULE: &str = "Commits must have verified signatures.";
+    match how {
+        Protection::Classic => Ans::msg(
+            422,
+            &format!("Protected branch update failed for {full_ref}.\n\n{RULE}"),
+        ),
+        Protection::Ruleset => Ans::msg(
+            422,
+            &format!("Repository rule violations found\n\n{RULE}\n\n"),
+        ),
+    }
+}
+
+/// The author GitHub gives a commit an App installation creates without one, and signs:
+/// the App's bot account, with its no-reply address (`<id>+<slug>[bot]@…`).
+pub fn bot_person(bot: &str, seq: u64) -> super::super::state::Person {
+    person(
+        bot,
+        &format!("{}+{bot}@users.noreply.github.com", repr::account_id(bot)),
+        seq,
+    )
+}
+
 pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
     let Route {
         cx,
@@ -34,6 +61,7 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
         rest,
         body,
         f,
+        bot,
         ..
     } = *r;
     let u = cx.urls;
@@ -97,6 +125,9 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             if repo.refs.contains_key(&r) {
                 return Some(Ans::msg(422, "Reference already exists"));
             }
+            if let Some(how) = repo.unsigned_refusal(&r, &sha) {
+                return Some(unsigned(how, &r));
+            }
             repo.refs.insert(r.clone(), sha.clone());
             Ans::json(201, repr::git_ref(u, repo, full, &r, &sha))
         }
@@ -120,6 +151,9 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             }
             if !force && !repo.ancestors(&sha).contains(&cur) {
                 return Some(Ans::msg(422, "Update is not a fast forward"));
+            }
+            if let Some(how) = repo.unsigned_refusal(&full_ref, &sha) {
+                return Some(unsigned(how, &full_ref));
             }
             repo.refs.insert(full_ref.clone(), sha.clone());
             Ans::json(200, repr::git_ref(u, repo, full, &full_ref, &sha))
@@ -191,8 +225,14 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
                     f.seq,
                 )
             };
+            // GitHub signs a commit it creates for an App installation when the request names
+            // no author and no committer: the App's bot account is then both.
+            let custom = body["author"].is_object() || body["committer"].is_object();
+            let signed = bot.is_some() && !custom;
             let author = if body["author"].is_object() {
                 who(&body["author"])
+            } else if let Some(bot) = bot {
+                bot_person(bot, f.seq)
             } else {
                 person(repr::VIEWER, "viewer@example.com", f.seq)
             };
@@ -205,6 +245,7 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             let sha = repo.put_commit(tree, parents, &message, author, f.seq);
             if let Some(Obj::Commit(c)) = repo.objects.get_mut(&sha) {
                 c.committer = committer;
+                c.verified = signed;
             }
             Ans::json(201, repr::git_commit(u, repo, full, &sha))
         }

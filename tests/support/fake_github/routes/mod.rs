@@ -169,6 +169,9 @@ pub struct Route<'a> {
     pub body: &'a Value,
     pub raw: &'a [u8],
     pub f: Fresh,
+    /// The App's bot account (`<slug>[bot]`) when an installation token sent the request:
+    /// the author GitHub puts on the commits it creates, and signs, for the App.
+    pub bot: Option<&'a str>,
 }
 
 /// Ids and timestamps a write may use, drawn before the repository is borrowed.
@@ -237,6 +240,16 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
     if let Some(a) = repos::handle(w, cx, m, &full, rest, &body) {
         return a;
     }
+    let bot = match cx.principal {
+        super::app::Principal::Installation { id, .. } => w
+            .apps
+            .installations
+            .iter()
+            .find(|i| i.id == *id)
+            .and_then(|i| w.apps.apps.iter().find(|a| a.id == i.app_id))
+            .map(|a| format!("{}[bot]", a.slug)),
+        _ => None,
+    };
     let repo = w.repos.get_mut(&full).expect("found above");
     let r = Route {
         cx,
@@ -246,6 +259,7 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         body: &body,
         raw,
         f: fresh,
+        bot: bot.as_deref(),
     };
     git::handle(repo, &r)
         .or_else(|| contents::handle(repo, &r))

@@ -19,6 +19,7 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
         body,
         raw,
         f,
+        ..
     } = *r;
     let u = cx.urls;
     let rj = |r: &Rel| repr::release(u, full, r);
