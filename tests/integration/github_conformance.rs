@@ -233,6 +233,10 @@ fn the_forge_trait_specification_sends_only_conformant_requests() {
         // Only after a lost answer or an upload URL not cached: see tests/integration/forge_github.rs.
         "GET /repos/{owner}/{repo}/releases/{release_id}",
         "GET /repos/{owner}/{repo}/releases/{release_id}/assets",
+        // Sent by an administrator, not by stackbot: see tests/integration/signed_commits.rs.
+        "GET /repos/{owner}/{repo}/branches/{branch}/protection/required_signatures",
+        "POST /repos/{owner}/{repo}/branches/{branch}/protection/required_signatures",
+        "DELETE /repos/{owner}/{repo}/branches/{branch}/protection/required_signatures",
     ]
     .into_iter()
     .map(String::from)

@@ -5,7 +5,10 @@
 //!   names the repository and branch and says what to change (an App, or lift the rule);
 //! - as an App, the commit lands, Verified, authored by the App's bot account;
 //! - the bot recognises those commits as its own: its signed commits on its pull request
-//!   branch are never taken for a person's edits.
+//!   branch are never taken for a person's edits;
+//! - the rule is GitHub's own: an administrator turns it on and off through the REST API
+//!   (`…/branches/{branch}/protection/required_signatures`) on a protected branch, and the
+//!   bot's commits follow it.
 
 use crate::github_app::{APP_ID, KEY_ENV, app_forge, fake_with_app, key, repo, write_config};
 use crate::support;
@@ -13,6 +16,7 @@ use crate::support;
 use std::sync::Arc;
 
 use assert_cmd::Command;
+use serde_json::{Value, json};
 use stackbot::clock::SystemClock;
 use stackbot::config::GithubForgeConfig;
 use stackbot::forge::github::GithubForge;
@@ -39,6 +43,43 @@ fn change(path: &str, text: &str) -> FileChanges {
     [(path.to_string(), Some(text.as_bytes().to_vec()))]
         .into_iter()
         .collect()
+}
+
+/// A person with administrator rights on the repositories, at GitHub's REST API with their own
+/// token: how "Require signed commits" of a branch protection rule is read and set.
+struct Admin<'a> {
+    fake: &'a FakeGithub,
+    http: reqwest::blocking::Client,
+}
+
+impl<'a> Admin<'a> {
+    fn new(fake: &'a FakeGithub) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Admin {
+            fake,
+            http: reqwest::blocking::Client::new(),
+        }
+    }
+
+    /// `METHOD /repos/{full}/branches/{branch}/protection/required_signatures`: the status and
+    /// the JSON body (`null` for none).
+    fn required_signatures(&self, method: &str, full: &str, branch: &str) -> (u16, Value) {
+        let r = self
+            .http
+            .request(
+                method.parse().unwrap(),
+                format!(
+                    "{}/repos/{full}/branches/{branch}/protection/required_signatures",
+                    self.fake.api_url()
+                ),
+            )
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("accept", "application/vnd.github+json")
+            .send()
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().unwrap_or(Value::Null))
+    }
 }
 
 /// A fake with the cluster-stacks repository, whose `main` requires signed commits.
@@ -248,6 +289,146 @@ fn a_pull_request_with_unsigned_commits_cannot_be_merged_keeping_them() {
         .unwrap();
     let (_, verification) = fake.commit_signature(STACKS, &squashed).unwrap();
     assert_eq!(verification["verified"], true, "{verification}");
+}
+
+#[test]
+fn an_administrator_requires_signed_commits_through_the_api_and_the_bot_s_commits_follow() {
+    let fake = fake_with_app(&["scs", "acme", "beta"]);
+    fake.create_repo(STACKS, "main", &[("README.md", b"# s\n")]);
+    // `main` has a branch protection rule (Settings → Branches), so far without signatures.
+    fake.add_protection_rule(STACKS, "main");
+    let admin = Admin::new(&fake);
+    let url = format!(
+        "{}/repos/{STACKS}/branches/main/protection/required_signatures",
+        fake.api_url()
+    );
+    assert_eq!(
+        admin.required_signatures("GET", STACKS, "main"),
+        (200, json!({"url": url, "enabled": false}))
+    );
+
+    // The administrator turns "Require signed commits" on.
+    assert_eq!(
+        admin.required_signatures("POST", STACKS, "main"),
+        (200, json!({"url": url, "enabled": true}))
+    );
+    assert_eq!(
+        admin.required_signatures("GET", STACKS, "main"),
+        (200, json!({"url": url, "enabled": true}))
+    );
+
+    // A token's commit onto `main` is refused, saying what to change; nothing lands.
+    let f = token_forge(&fake);
+    let stacks = repo(STACKS);
+    let head = f.branch_head(&stacks, "main").unwrap().unwrap();
+    let commit = || {
+        f.commit(
+            &stacks,
+            "main",
+            &head,
+            Some(&head),
+            &change("a.txt", "a\n"),
+            "release",
+        )
+    };
+    let e = commit().unwrap_err();
+    let msg = e.to_string();
+    for says in [
+        "`main`",
+        "requires signed commits",
+        "Commits must have verified signatures",
+        "GitHub App",
+        "lift",
+    ] {
+        assert!(msg.contains(says), "`{says}` missing from: {msg}");
+    }
+    assert_eq!(fake.branch_head(STACKS, "main"), Some(head.clone()));
+
+    // The administrator lifts the rule: the same commit goes through, unsigned.
+    assert_eq!(
+        admin.required_signatures("DELETE", STACKS, "main"),
+        (204, Value::Null)
+    );
+    assert_eq!(
+        admin.required_signatures("GET", STACKS, "main"),
+        (200, json!({"url": url, "enabled": false}))
+    );
+    let sha = commit().unwrap();
+    assert_eq!(fake.branch_head(STACKS, "main"), Some(sha.clone()));
+    let (_, verification) = fake.commit_signature(STACKS, &sha).unwrap();
+    assert_eq!(verification["verified"], false, "{verification}");
+}
+
+#[test]
+fn the_rule_is_read_and_set_only_on_a_branch_protected_by_a_rule_of_its_own_name() {
+    let fake = fake_with_app(&["scs", "acme", "beta"]);
+    fake.create_repo(STACKS, "main", &[("README.md", b"# s\n")]);
+    let admin = Admin::new(&fake);
+    let not_protected = |method: &str, branch: &str| {
+        let (status, body) = admin.required_signatures(method, STACKS, branch);
+        assert_eq!(
+            (status, &body["message"]),
+            (404, &json!("Branch not protected")),
+            "{method} {branch}: {body}"
+        );
+    };
+
+    // No protection rule: GitHub's 404, for reading and writing alike, and nothing changes.
+    for method in ["GET", "POST", "DELETE"] {
+        not_protected(method, "main");
+    }
+    let f = token_forge(&fake);
+    let stacks = repo(STACKS);
+    let head = f.branch_head(&stacks, "main").unwrap().unwrap();
+    let tip = f
+        .commit(
+            &stacks,
+            "main",
+            &head,
+            Some(&head),
+            &change("a.txt", "a\n"),
+            "release",
+        )
+        .expect("an unprotected branch takes unsigned commits");
+
+    // A branch that does not exist is not found at all.
+    let (status, body) = admin.required_signatures("GET", STACKS, "no-such-branch");
+    assert_eq!(
+        (status, &body["message"]),
+        (404, &json!("Branch not found"))
+    );
+
+    // The REST API only reaches a rule naming the branch exactly (a pattern's rule is GraphQL
+    // only), and a ruleset is no branch protection rule: still 404, although both refuse the
+    // token's commits.
+    fake.push_commit(STACKS, "release-1", &[], "cut", MAINTAINER);
+    fake.require_signed_commits(STACKS, "release-*", Protection::Classic);
+    fake.require_signed_commits(STACKS, "main", Protection::Ruleset);
+    not_protected("GET", "release-1");
+    not_protected("GET", "main");
+    let e = f
+        .commit(
+            &stacks,
+            "main",
+            &tip,
+            Some(&tip),
+            &change("b.txt", "b\n"),
+            "release",
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("requires signed commits"), "{e}");
+
+    // The test helper is a person ticking the box of the branch's rule: the API sees the same
+    // rule, and lifting it there lifts it for the helper's rule too.
+    fake.require_signed_commits(STACKS, "release-1", Protection::Classic);
+    let (status, body) = admin.required_signatures("GET", STACKS, "release-1");
+    assert_eq!((status, &body["enabled"]), (200, &json!(true)), "{body}");
+    assert_eq!(
+        admin.required_signatures("DELETE", STACKS, "release-1").0,
+        204
+    );
+    let (status, body) = admin.required_signatures("GET", STACKS, "release-1");
+    assert_eq!((status, &body["enabled"]), (200, &json!(false)), "{body}");
 }
 
 /// Publish a release of the stack with its `metadata.yaml`, through the App.

@@ -280,6 +280,8 @@ pub fn needed_permission(
     let level = if write { "write" } else { "read" };
     match rest {
         [] if !write => None,
+        // Branch protection: "Administration" (`…/branches/{branch}/protection[/…]`).
+        ["branches", ..] if rest.contains(&"protection") => Some((&["administration"], level)),
         ["pulls", ..] => Some((&["pull_requests"], level)),
         ["issues", ..] => Some((&["issues", "pull_requests"], level)),
         _ => Some((&["contents"], level)),

@@ -28,6 +28,14 @@ impl FakeGithub {
         f(repo, seq)
     }
 
+    /// Change a repository's settings (no event: nothing in the repository changes).
+    fn settings(&self, full: &str, f: impl FnOnce(&mut Repo)) {
+        let mut st = self.shared.state.lock().unwrap();
+        f(st.repos
+            .get_mut(full)
+            .unwrap_or_else(|| panic!("fake github: no repository {full}")))
+    }
+
     /// Merge an open pull request with one of GitHub's three buttons, as [`MAINTAINER`]. The
     /// head branch stays (automatic deletion of head branches is off). Returns the base's
     /// new head; panics where GitHub would refuse (see [`FakeGithub::try_merge_pull`]).
@@ -254,24 +262,31 @@ impl FakeGithub {
     /// ending in `*`), as the protection rule's "Require signed commits" does (`Classic`) or a
     /// ruleset's (`Ruleset`): a ref update bringing a commit without a verified signature is
     /// refused (`422 … Commits must have verified signatures.`), and so are merges that would.
+    /// For `Classic`, the rule for `pattern` (created if there is none) gets the setting: the
+    /// same state `POST …/branches/{branch}/protection/required_signatures` sets.
     pub fn require_signed_commits(&self, full: &str, pattern: &str, how: Protection) {
-        let mut st = self.shared.state.lock().unwrap();
-        st.repos
-            .get_mut(full)
-            .expect("repo exists")
-            .signatures_required
-            .push((pattern.to_string(), how));
+        self.settings(full, |repo| {
+            repo.rule_mut(pattern, how).required_signatures = true;
+        })
     }
 
     /// Protect the branches matching `pattern` (an exact name, or a prefix ending in `*`):
     /// creating, updating or deleting them through the API is refused as `how` refuses it.
     pub fn protect_branch(&self, full: &str, pattern: &str, how: Protection) {
-        let mut st = self.shared.state.lock().unwrap();
-        st.repos
-            .get_mut(full)
-            .expect("repo exists")
-            .protected
-            .push((pattern.to_string(), how));
+        self.settings(full, |repo| {
+            repo.rule_mut(pattern, how).restrict_updates = true;
+        })
+    }
+
+    /// Add a classic branch protection rule for `pattern` with nothing the fake models ticked
+    /// (Settings → Branches → "Add classic branch protection rule"): writes still go through,
+    /// but the branch is now protected, so an administrator can manage the rule's settings
+    /// through the REST API (`…/branches/{branch}/protection/…`, for a rule naming the branch
+    /// exactly).
+    pub fn add_protection_rule(&self, full: &str, pattern: &str) {
+        self.settings(full, |repo| {
+            repo.rule_mut(pattern, Protection::Classic);
+        })
     }
 }
 

@@ -175,12 +175,11 @@ pub struct Repo {
     pub next_number: u64,
     /// Archived: readable, every write refused (`403`).
     pub archived: bool,
-    /// Branch protections: (exact name, or prefix ending in `*`), and how GitHub refuses.
-    pub protected: Vec<(String, Protection)>,
-    /// Branches that require signed commits ("Require signed commits" of a classic rule, or a
-    /// ruleset's "Require signed commits"): (exact name, or prefix ending in `*`), and how
-    /// GitHub refuses a commit without a verified signature.
-    pub signatures_required: Vec<(String, Protection)>,
+    /// Branch protection: classic rules (at most one per pattern) and rulesets, with the
+    /// settings the fake models. People set them ([`super::humans`]); "Require signed
+    /// commits" of a classic rule is also read and set through the REST API
+    /// (`branches/{branch}/protection/required_signatures`).
+    pub rules: Vec<BranchRule>,
     /// The setting "Allow auto-merge" (off by default, as on GitHub).
     pub allow_auto_merge: bool,
     /// The base branch requires a status check: without one GitHub refuses auto-merge ("Pull
@@ -199,17 +198,30 @@ pub enum Protection {
     Ruleset,
 }
 
-/// How the first rule of `rules` whose pattern (an exact branch name, or a prefix ending in
-/// `*`) matches the branch of `full_ref` refuses; `None` for a tag or an unmatched branch.
-fn matching(rules: &[(String, Protection)], full_ref: &str) -> Option<Protection> {
-    let branch = full_ref.strip_prefix("refs/heads/")?;
-    rules.iter().find_map(|(pattern, how)| {
-        let hit = match pattern.strip_suffix('*') {
+/// A branch protection rule: a classic one (Settings → Branches → "Add classic branch
+/// protection rule") or a repository ruleset targeting branches, with the settings the fake
+/// models. A classic rule with neither setting still protects its branch: GitHub's branch
+/// protection endpoints answer for it instead of `404 Branch not protected`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchRule {
+    /// An exact branch name, or a prefix ending in `*`.
+    pub pattern: String,
+    pub kind: Protection,
+    /// Ref creations, updates and deletions through the API are refused ("Restrict who can
+    /// push", "Require a pull request before merging"; a ruleset's "Restrict updates").
+    pub restrict_updates: bool,
+    /// "Require signed commits": a ref update bringing a commit without a verified signature
+    /// is refused, and so are merges that would.
+    pub required_signatures: bool,
+}
+
+impl BranchRule {
+    fn matches(&self, branch: &str) -> bool {
+        match self.pattern.strip_suffix('*') {
             Some(prefix) => branch.starts_with(prefix),
-            None => branch == pattern,
-        };
-        hit.then_some(*how)
-    })
+            None => branch == self.pattern,
+        }
+    }
 }
 
 pub fn hash_hex(kind: &str, parts: &[&[u8]]) -> String {
@@ -243,8 +255,7 @@ impl Repo {
             latest: Latest::Legacy,
             next_number: 1,
             archived: false,
-            protected: Vec::new(),
-            signatures_required: Vec::new(),
+            rules: Vec::new(),
             allow_auto_merge: false,
             required_checks: false,
         }
@@ -430,14 +441,84 @@ impl Repo {
         None
     }
 
+    /// The rules that apply to the branch of `full_ref` (none for a tag): as on GitHub, one
+    /// classic rule (a rule naming the branch exactly wins over patterns; among patterns the
+    /// first added) and every matching ruleset, classic first.
+    pub fn rules_for(&self, full_ref: &str) -> Vec<&BranchRule> {
+        let Some(branch) = full_ref.strip_prefix("refs/heads/") else {
+            return Vec::new();
+        };
+        let classic = |r: &&BranchRule| r.kind == Protection::Classic;
+        let exact = self
+            .rules
+            .iter()
+            .filter(classic)
+            .find(|r| r.pattern == branch);
+        let classic_rule = exact.or_else(|| {
+            self.rules
+                .iter()
+                .filter(classic)
+                .find(|r| r.matches(branch))
+        });
+        classic_rule
+            .into_iter()
+            .chain(
+                self.rules
+                    .iter()
+                    .filter(|r| r.kind == Protection::Ruleset && r.matches(branch)),
+            )
+            .collect()
+    }
+
+    /// The rule of `kind` whose pattern is exactly `pattern`, added (with no setting) if there
+    /// is none: what a person edits in the settings.
+    pub fn rule_mut(&mut self, pattern: &str, kind: Protection) -> &mut BranchRule {
+        let i = match self
+            .rules
+            .iter()
+            .position(|r| r.pattern == pattern && r.kind == kind)
+        {
+            Some(i) => i,
+            None => {
+                self.rules.push(BranchRule {
+                    pattern: pattern.to_string(),
+                    kind,
+                    restrict_updates: false,
+                    required_signatures: false,
+                });
+                self.rules.len() - 1
+            }
+        };
+        &mut self.rules[i]
+    }
+
+    /// The classic rule protecting `branch` as GitHub's REST API sees it: only a rule naming
+    /// the branch exactly (rules with a pattern are reachable through GraphQL only).
+    pub fn classic_rule_of(&mut self, branch: &str) -> Option<&mut BranchRule> {
+        self.rules
+            .iter_mut()
+            .find(|r| r.kind == Protection::Classic && r.pattern == branch)
+    }
+
     /// How a write to `refs/heads/<branch>` is refused, if the branch is protected.
     pub fn protection(&self, full_ref: &str) -> Option<Protection> {
-        matching(&self.protected, full_ref)
+        self.rules_for(full_ref)
+            .into_iter()
+            .find(|r| r.restrict_updates)
+            .map(|r| r.kind)
+    }
+
+    /// How the branch of `full_ref` requires signed commits, if it does.
+    fn signatures_rule(&self, full_ref: &str) -> Option<Protection> {
+        self.rules_for(full_ref)
+            .into_iter()
+            .find(|r| r.required_signatures)
+            .map(|r| r.kind)
     }
 
     /// Whether the branch of `full_ref` requires signed commits.
     pub fn requires_signatures(&self, full_ref: &str) -> bool {
-        matching(&self.signatures_required, full_ref).is_some()
+        self.signatures_rule(full_ref).is_some()
     }
 
     /// How moving `refs/heads/<branch>` to `new` is refused for bringing commits without a
@@ -445,7 +526,7 @@ impl Repo {
     /// those `new` reaches and the branch did not (for a new branch: that no branch or tag
     /// of the repository reached).
     pub fn unsigned_refusal(&self, full_ref: &str, new: &str) -> Option<Protection> {
-        let how = matching(&self.signatures_required, full_ref)?;
+        let how = self.signatures_rule(full_ref)?;
         let known: BTreeSet<String> = match self.refs.get(full_ref) {
             Some(cur) => self.ancestors(cur),
             None => self

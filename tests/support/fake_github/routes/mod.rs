@@ -1,7 +1,9 @@
 //! The REST API, one module per resource: repositories, the git database, contents and
-//! compare, releases and assets, issues and pull requests with their comments.
+//! compare, releases and assets, issues and pull requests with their comments, branch
+//! protection's "Require signed commits".
 
 mod apps;
+mod branches;
 mod contents;
 mod git;
 mod issues;
@@ -262,6 +264,7 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         bot: bot.as_deref(),
     };
     git::handle(repo, &r)
+        .or_else(|| branches::handle(repo, &r))
         .or_else(|| contents::handle(repo, &r))
         .or_else(|| releases::handle(repo, &r))
         .or_else(|| issues::handle(repo, &r))
