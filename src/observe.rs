@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::forge::{Forge, ForgeError, PullState, ReleaseInfo, RepoRef, read_subtree};
+use crate::index::{Numbered, ReleaseIndex};
 use crate::lock::Lock;
 use crate::model::{FileTree, ReleaseName, ReleaseSet, StackVersion};
 use crate::oci::Publisher;
@@ -60,44 +61,29 @@ pub fn observe(
     scope: Scope<'_>,
     desired: &[Desired],
 ) -> Result<Observed, ObserveError> {
-    let releases = forge.list_releases(scope.repo)?;
-    let (index, warnings) = plan::index_releases(&releases);
+    let index = release_index(forge, scope.repo, oci)?;
     let mut obs = Observed {
         base_branch: scope.base_branch.to_string(),
-        releases: releases.clone(),
-        warnings,
+        warnings: index.warnings().to_vec(),
+        index,
         ..Observed::default()
     };
-    if let Some(oci) = oci {
-        let tags = oci.tags()?;
-        let mut unparsable: Vec<&String> = tags
-            .iter()
-            .filter(|t| ReleaseName::parse(t).is_err())
-            .collect();
-        unparsable.dedup();
-        for t in unparsable {
-            obs.warnings.push(format!(
-                "OCI tag `{t}` skipped: not a cluster-stack release name CSO can parse"
-            ));
-        }
-        obs.oci_tags = Some(tags);
-    }
+    let index = &obs.index;
     let mut base: Option<Base> = None;
     for d in desired {
         let series = d.series();
-        let empty = Vec::new();
-        let rels = index.get(&series).unwrap_or(&empty);
+        let rels = index.forge(&d.stack, d.minor);
         let mut so = SeriesObserved::default();
-        let forge_latest = plan::latest_published(rels);
+        let forge_latest = index.newest_on_forge(&d.stack, d.minor);
         if let Some(l) = forge_latest {
             so.forge_latest = Some(recorded(forge, scope.repo, l, &mut obs.warnings)?);
         }
-        if let (Some(oci), Some(tags)) = (oci, obs.oci_tags.as_deref()) {
-            so.oci_latest = oci_latest(oci, tags, d, so.forge_latest.as_ref(), &mut obs.warnings)?;
+        if let Some(oci) = oci {
+            so.oci_latest = oci_latest(oci, index, d, so.forge_latest.as_ref(), &mut obs.warnings)?;
             // The forge's latest release is not in the registry yet: its assets are what a
             // push would send.
             if let Some(l) = forge_latest
-                && !tags.contains(&l.tag)
+                && !index.in_oci(&l.tag)
             {
                 let mut assets = FileTree::new();
                 for a in &l.assets {
@@ -188,6 +174,60 @@ pub fn observe(
         obs.series.insert(series, so);
     }
     Ok(obs)
+}
+
+/// The release index of this run: one release listing of the forge and, when OCI is a target,
+/// one tag listing of the registry. Every "newest" and "highest number" of the run is read
+/// from it.
+pub fn release_index(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    oci: Option<&Publisher>,
+) -> Result<ReleaseIndex, ObserveError> {
+    published(forge, repo, true, oci)
+}
+
+/// The release index of what tenants can move to: the forge's releases only when `on_forge`
+/// (with `publish: [oci]` alone the forge's release list is not read at all), the OCI tags
+/// when OCI is a target.
+pub fn published(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    on_forge: bool,
+    oci: Option<&Publisher>,
+) -> Result<ReleaseIndex, ObserveError> {
+    index_of(forge, repo, on_forge, oci, false)
+}
+
+/// [`published`] for a report: a repository the first release run has not created yet has no
+/// releases (rather than failing the report).
+pub fn published_if_any(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    on_forge: bool,
+    oci: Option<&Publisher>,
+) -> Result<ReleaseIndex, ObserveError> {
+    index_of(forge, repo, on_forge, oci, true)
+}
+
+fn index_of(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    on_forge: bool,
+    oci: Option<&Publisher>,
+    missing_is_empty: bool,
+) -> Result<ReleaseIndex, ObserveError> {
+    let releases = match on_forge.then(|| forge.list_releases(repo)) {
+        None => Vec::new(),
+        Some(Ok(l)) => l,
+        Some(Err(ForgeError::NotFound { .. })) if missing_is_empty => Vec::new(),
+        Some(Err(e)) => return Err(e.into()),
+    };
+    let tags = match oci {
+        Some(oci) => Some(oci.tags()?),
+        None => None,
+    };
+    Ok(ReleaseIndex::new(releases, tags))
 }
 
 /// `stackbot.lock` on the base branch, if there is a readable one (an unreadable one is
@@ -281,7 +321,7 @@ fn tags_above(
     repo: &RepoRef,
     d: &Desired,
     so: &SeriesObserved,
-    rels: &[plan::SeriesRelease<'_>],
+    rels: &[Numbered],
 ) -> Result<BTreeMap<u64, TaggedTree>, ObserveError> {
     let p = plan::series::newest(so).map_or(0, |l| l.n);
     let named: BTreeSet<u64> = rels
@@ -351,12 +391,12 @@ fn recorded(
 /// (then the forge's copy is already known and the pull would cost a request per layer).
 fn oci_latest(
     oci: &Publisher,
-    tags: &[String],
+    index: &ReleaseIndex,
     d: &Desired,
     forge_latest: Option<&Latest>,
     warnings: &mut Vec<String>,
 ) -> Result<Option<Latest>, ObserveError> {
-    let Some(n) = crate::oci::versioning::scan_tags(tags, &d.stack, d.minor).highest else {
+    let Some(n) = index.newest_in_oci(&d.stack, d.minor) else {
         return Ok(None);
     };
     if forge_latest.is_some_and(|l| l.n >= n) {

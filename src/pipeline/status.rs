@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::config::{PublishTarget, ReleaseMode, TenantConfig};
 use crate::forge::{Forge, ForgeError, PullState, RepoRef};
+use crate::index::ReleaseIndex;
 use crate::model::{KubeVersion, ReleaseName, StackId};
 use crate::status::{
     self, ClusterVersion, Facts, Patch, Release, ReleasePull, StackResource, Status, Target,
@@ -72,20 +73,21 @@ pub fn gather(
     let mut warnings = detected.report.warnings.clone();
     let minors = upstream_minors(detected);
     let tenants = tenants(forge, ctx, known);
-    let mut releases = Vec::new();
-    if config.publish.contains(&PublishTarget::Forge) {
-        releases.extend(forge_releases(forge, &repo, &stacks, &mut warnings)?);
-    }
-    if config.publish.contains(&PublishTarget::Oci) {
+    let on_forge = config.publish.contains(&PublishTarget::Forge);
+    let oci = target
+        .oci
+        .as_deref()
+        .filter(|_| config.publish.contains(&PublishTarget::Oci));
+    let index = crate::observe::published_if_any(forge, &repo, on_forge, oci)?;
+    let mut releases = forge_releases(forge, &repo, &index, &stacks, &mut warnings)?;
+    if let Some(oci) = oci {
         let listed: BTreeSet<String> = tenants
             .iter()
             .flat_map(|t| &t.stacks)
             .flat_map(listed_names)
             .map(|n| n.to_string())
             .collect();
-        if let Some(oci) = target.oci.as_deref() {
-            releases.extend(oci_releases(oci, &minors, &listed, &mut warnings)?);
-        }
+        releases.extend(oci_releases(oci, &index, &minors, &listed, &mut warnings)?);
     }
     let release_pulls = if config.forge.mode == ReleaseMode::PullRequest {
         release_pulls(forge, &repo, &minors)?
@@ -144,17 +146,12 @@ fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
 fn forge_releases(
     forge: &dyn Forge,
     repo: &RepoRef,
+    index: &ReleaseIndex,
     stacks: &BTreeSet<StackId>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Release>, Error> {
-    let list = match forge.list_releases(repo) {
-        Ok(l) => l,
-        // The repository is created by the first release run.
-        Err(ForgeError::NotFound { .. }) => Vec::new(),
-        Err(e) => return Err(e.into()),
-    };
     let mut out = Vec::new();
-    for r in list.into_iter().filter(|r| !r.draft) {
+    for r in index.listed().iter().filter(|r| !r.draft) {
         let Ok(name) = ReleaseName::parse(&r.tag) else {
             continue;
         };
@@ -178,7 +175,7 @@ fn forge_releases(
             target: Target::Forge,
             kubernetes,
             published_at: r.published_at,
-            url: Some(r.html_url),
+            url: Some(r.html_url.clone()),
         });
     }
     Ok(out)
@@ -189,26 +186,19 @@ fn forge_releases(
 /// and, with `oci.created_annotation`, the date).
 fn oci_releases(
     oci: &crate::oci::Publisher,
+    index: &ReleaseIndex,
     minors: &[UpstreamMinor],
     listed: &BTreeSet<String>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Release>, Error> {
-    let tags = oci.tags()?;
     let reference = oci.registry().target().reference();
     let mut wanted: BTreeSet<String> = BTreeSet::new();
     for m in minors {
-        if let Some(n) = crate::oci::versioning::highest_stable(&tags, &m.stack, m.minor) {
-            wanted.insert(
-                ReleaseName {
-                    stack: m.stack.clone(),
-                    minor: m.minor,
-                    version: crate::model::StackVersion::stable(n),
-                }
-                .to_string(),
-            );
+        if let Some(n) = index.newest_in_oci(&m.stack, m.minor) {
+            wanted.insert(crate::index::name_of(&m.stack, m.minor, n).to_string());
         }
     }
-    wanted.extend(listed.iter().filter(|t| tags.contains(t)).cloned());
+    wanted.extend(listed.iter().filter(|t| index.in_oci(t)).cloned());
     let mut out = Vec::new();
     for tag in wanted {
         let Some((bytes, _)) = oci.registry().manifest(&tag)? else {

@@ -5,6 +5,7 @@ use crate::compliance::Inputs;
 use crate::config::PublishTarget;
 use crate::error::InvalidInput;
 use crate::forge::{Forge, RepoRef};
+use crate::observe::ObserveError;
 use crate::plan::{Plan, Step};
 use crate::tenants::{
     self, AvailableRelease, Facts, Observations, Options, TenantReport, TenantsError,
@@ -41,21 +42,31 @@ fn published(ctx: &Context, forge: &dyn Forge) -> Result<Vec<AvailableRelease>, 
     let config = &ctx.loaded.config;
     let repo = cluster_stacks_repo(ctx)?;
     let followed = tenants::apply::followed_stacks(config);
-    let mut out = Vec::new();
-    if config.publish.contains(&PublishTarget::Forge) {
-        out = tenants::releases::available_releases(forge, &repo, &followed).map_err(|source| {
-            TenantsError::Releases {
-                repo: repo.to_string(),
-                source,
-            }
-        })?;
-    }
     let oci = crate::oci::Publisher::from_config(config, ctx.today, |k| {
         ctx.env.get(k).map(str::to_string)
     })
     .map_err(|e| oci_error(ctx, e))?;
+    let on_forge = config.publish.contains(&PublishTarget::Forge);
+    let index =
+        crate::observe::published(forge, &repo, on_forge, oci.as_ref()).map_err(|e| match e {
+            ObserveError::Forge(source) => TenantsError::Releases {
+                repo: repo.to_string(),
+                source,
+            }
+            .into(),
+            ObserveError::Oci(e) => oci_error(ctx, e),
+        })?;
+    let mut out = Vec::new();
+    if on_forge {
+        out = tenants::releases::available_releases(forge, &repo, &index, &followed).map_err(
+            |source| TenantsError::Releases {
+                repo: repo.to_string(),
+                source,
+            },
+        )?;
+    }
     if let Some(oci) = oci {
-        let more = tenants::releases::oci_releases(oci.registry(), &followed, &out)
+        let more = tenants::releases::oci_releases(oci.registry(), &index, &followed, &out)
             .map_err(|e| oci_error(ctx, e))?;
         out = tenants::releases::newest(out, more);
     }

@@ -36,7 +36,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::forge::{FileChanges, PullInfo, PullState, ReleaseInfo};
+use crate::forge::{FileChanges, PullInfo, PullState};
+use crate::index::{Numbered, ReleaseIndex};
 use crate::lock::Lock;
 use crate::model::{FileTree, Minor, ReleaseName, ReleaseSet, StackId, series_prefix};
 use crate::oci::manifest::LayerDescription;
@@ -48,7 +49,6 @@ pub use guard::Degraded;
 use notes::commit_summary;
 pub use notes::release_notes;
 pub use pull::{BranchPush, PullAction, ReleaseBranch};
-pub use series::{SeriesRelease, index_releases, latest_published};
 
 /// What one stack × minor should look like: a complete release set and its rendering.
 #[derive(Debug, Clone)]
@@ -126,16 +126,15 @@ pub struct SeriesObserved {
 pub struct Observed {
     pub base_branch: String,
     pub base_head: Option<String>,
-    /// Every release of the cluster-stacks repository, drafts included.
-    pub releases: Vec<ReleaseInfo>,
+    /// Every release of the cluster-stacks repository (drafts included) and, when `publish`
+    /// lists `oci`, every tag of the OCI repository.
+    pub index: ReleaseIndex,
     /// `stackbot.lock` at the base head.
     pub base_lock: Option<Vec<u8>>,
     /// By series prefix.
     pub series: BTreeMap<String, SeriesObserved>,
     /// Release pull requests by head branch (pull-request mode only).
     pub pulls: BTreeMap<String, Vec<PullInfo>>,
-    /// Every tag of the OCI repository, when `publish` lists `oci`.
-    pub oci_tags: Option<Vec<String>>,
     pub warnings: Vec<String>,
 }
 
@@ -204,7 +203,7 @@ pub enum Step {
     Publish {
         tag: String,
         /// Whether this release becomes the repository's *Latest* release (see
-        /// [`series::latest_of_repository`]); said out loud to the forge either way.
+        /// [`crate::index::latest_of_repository`]); said out loud to the forge either way.
         latest: bool,
     },
     /// Push the release's assets to the OCI repository as csctl pushes them (after the forge
@@ -434,7 +433,7 @@ pub fn plan_with(
         warnings: observed.warnings.clone(),
         ..Plan::default()
     };
-    let (index, _) = index_releases(&observed.releases);
+    let index = &observed.index;
     let base_lock = match &observed.base_lock {
         Some(b) => Lock::parse(&String::from_utf8_lossy(b), settings.lock_path.as_ref())?,
         None => Lock::default(),
@@ -448,8 +447,7 @@ pub fn plan_with(
     let mut withdrawn_tags = std::collections::BTreeSet::new();
     for d in desired {
         let series = d.series();
-        let empty = Vec::new();
-        let releases = index.get(&series).unwrap_or(&empty);
+        let releases = index.forge(&d.stack, d.minor);
         let so = observed.series.get(&series).cloned().unwrap_or_default();
         let pulls = observed
             .pulls
@@ -459,8 +457,7 @@ pub fn plan_with(
             d,
             &series::Facts {
                 observed: &so,
-                releases,
-                oci_tags: observed.oci_tags.as_deref(),
+                index,
                 pulls,
                 oci_only,
             },
@@ -478,10 +475,7 @@ pub fn plan_with(
             &settings.oci,
             so.forge_latest.as_ref(),
             so.latest_assets.as_ref(),
-        ) && !observed
-            .oci_tags
-            .as_ref()
-            .is_some_and(|t| t.contains(&latest.tag))
+        ) && !index.in_oci(&latest.tag)
             && !crate::mutation::active("every-target-gets-the-latest-release")
         {
             plan.cleanup.push(oci_step(oci, &latest.tag, assets)?);
@@ -712,13 +706,13 @@ pub fn plan_with(
             withdrawn: withdrawn_tags.into_iter().collect(),
         });
     }
-    series::mark_latest(&mut plan, &index);
+    series::mark_latest(&mut plan, index);
     Ok(plan)
 }
 
 /// Drafts nobody will publish: duplicates of a published tag, or older than `limit` (the latest
 /// published release, or the release about to be made).
-fn stale_drafts(releases: &[series::SeriesRelease<'_>], limit: Option<u64>) -> Vec<Step> {
+fn stale_drafts(releases: &[Numbered], limit: Option<u64>) -> Vec<Step> {
     releases
         .iter()
         .filter(|r| r.release.draft)
@@ -882,7 +876,14 @@ mod tests {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
             // The forge's numbers reach v3.
-            releases: vec![rel(9, "openstack-scs2-1-34-v3", false)],
+            index: ReleaseIndex::new(
+                vec![rel(9, "openstack-scs2-1-34-v3", false)],
+                Some(vec![
+                    "openstack-scs2-1-34-v7".into(),
+                    "openstack-scs2-1-33-v9".into(),
+                    "latest".into(),
+                ]),
+            ),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
@@ -890,11 +891,6 @@ mod tests {
                     ..Default::default()
                 },
             )]),
-            oci_tags: Some(vec![
-                "openstack-scs2-1-34-v7".into(),
-                "openstack-scs2-1-33-v9".into(),
-                "latest".into(),
-            ]),
             ..Default::default()
         };
         let oci = OciPlanSettings {
@@ -954,32 +950,12 @@ mod tests {
     }
 
     #[test]
-    fn unparsable_names_warn_and_other_channels_are_not_numbered() {
-        let rels = vec![
-            rel(1, "latest", false),
-            rel(2, "openstack-scs2-1-34-v2", false),
-            rel(3, "openstack-scs2-1-34-v0-sha-azlfam7", false),
-            rel(4, "openstack-scs2-1-34-v3", true),
-        ];
-        let (idx, warnings) = index_releases(&rels);
-        assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].contains("`latest`"));
-        let s = &idx["openstack-scs2-1-34"];
-        assert_eq!(s.iter().map(|r| r.n).collect::<Vec<_>>(), vec![2, 3]);
-        assert_eq!(
-            latest_published(s).unwrap().id,
-            2,
-            "drafts are not the latest"
-        );
-    }
-
-    #[test]
     fn next_number_counts_drafts_and_the_plan_is_deterministic() {
         let d = vec![desired("v1.34.7")];
         let obs = Observed {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
-            releases: vec![rel(7, "openstack-scs2-1-34-v3", true)],
+            index: ReleaseIndex::new(vec![rel(7, "openstack-scs2-1-34-v3", true)], None),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
@@ -1021,7 +997,7 @@ mod tests {
             set: None,
         };
         let obs = Observed {
-            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            index: ReleaseIndex::new(vec![rel(1, "openstack-scs2-1-34-v2", false)], None),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
@@ -1061,7 +1037,7 @@ mod tests {
         let observed = |base_lock: Option<Vec<u8>>| Observed {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
-            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            index: ReleaseIndex::new(vec![rel(1, "openstack-scs2-1-34-v2", false)], None),
             base_lock,
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
@@ -1081,7 +1057,7 @@ mod tests {
         assert_eq!(notes, &fresh.releases[0].notes);
         // Without a previous release there is nothing to compare, whatever main holds.
         let mut first = observed(Some(committed.to_yaml().into_bytes()));
-        first.releases.clear();
+        first.index = ReleaseIndex::default();
         first
             .series
             .get_mut("openstack-scs2-1-34")
@@ -1113,7 +1089,7 @@ mod tests {
         let obs = |releases: Vec<ReleaseInfo>| Observed {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
-            releases,
+            index: ReleaseIndex::new(releases, None),
             ..Default::default()
         };
         // Both minors in one run: 1.34 is the Latest.
@@ -1144,7 +1120,10 @@ mod tests {
             [("openstack-scs2-1-33-v1".to_string(), false)]
         );
         assert_eq!(
-            series::latest_of_repository(["openstack-scs2-1-34-v9", "openstack-scs2-1-35-v1"]),
+            crate::index::latest_of_repository([
+                "openstack-scs2-1-34-v9",
+                "openstack-scs2-1-35-v1"
+            ]),
             Some("openstack-scs2-1-35-v1".to_string())
         );
     }
@@ -1164,13 +1143,16 @@ mod tests {
         let observed = |draft_body: String| Observed {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
-            releases: vec![
-                rel(1, "openstack-scs2-1-34-v1", false),
-                ReleaseInfo {
-                    body: draft_body,
-                    ..rel(2, "openstack-scs2-1-34-v2", true)
-                },
-            ],
+            index: ReleaseIndex::new(
+                vec![
+                    rel(1, "openstack-scs2-1-34-v1", false),
+                    ReleaseInfo {
+                        body: draft_body,
+                        ..rel(2, "openstack-scs2-1-34-v2", true)
+                    },
+                ],
+                None,
+            ),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
@@ -1216,7 +1198,7 @@ mod tests {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
             base_lock: Some(lock.to_yaml().into_bytes()),
-            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            index: ReleaseIndex::new(vec![rel(1, "openstack-scs2-1-34-v2", false)], None),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {

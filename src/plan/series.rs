@@ -26,63 +26,18 @@
 //! tag, and the lock's recorded number at the base branch and at the latest tag; an open
 //! release pull request keeps its (uncommitted, unpublished) number.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use crate::forge::{PullInfo, PullState, ReleaseInfo};
+use crate::forge::{PullInfo, PullState};
+use crate::index::{Rank, ReleaseIndex};
 use crate::model::{ReleaseName, StackVersion};
-
-/// One parsed release of a series.
-#[derive(Debug, Clone)]
-pub struct SeriesRelease<'a> {
-    pub n: u64,
-    pub release: &'a ReleaseInfo,
-}
-
-/// Group stable releases by series prefix; names CSO cannot parse are skipped with a warning
-/// (csctl aborts on them; one stray `latest` tag must not stop every release).
-pub fn index_releases(
-    releases: &[ReleaseInfo],
-) -> (BTreeMap<String, Vec<SeriesRelease<'_>>>, Vec<String>) {
-    let mut out: BTreeMap<String, Vec<SeriesRelease<'_>>> = BTreeMap::new();
-    let mut warnings = Vec::new();
-    for r in releases {
-        match ReleaseName::parse(&r.tag) {
-            Ok(name) if name.version.is_stable() => {
-                out.entry(name.prefix()).or_default().push(SeriesRelease {
-                    n: name.version.major,
-                    release: r,
-                });
-            }
-            Ok(_) => {} // hash-mode and custom channels are not ours to number
-            Err(_) => warnings.push(format!(
-                "release `{}` is not a cluster-stack release name; ignored",
-                r.tag
-            )),
-        }
-    }
-    for v in out.values_mut() {
-        v.sort_by_key(|r| (r.n, r.release.id));
-    }
-    (out, warnings)
-}
-
-/// The latest published release of a series, if any.
-pub fn latest_published<'a>(series: &[SeriesRelease<'a>]) -> Option<&'a ReleaseInfo> {
-    series
-        .iter()
-        .filter(|r| !r.release.draft)
-        .max_by_key(|r| (r.n, r.release.id))
-        .map(|r| r.release)
-}
 
 /// Everything known about one series, as `decide` reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct Facts<'a> {
     pub observed: &'a super::SeriesObserved,
-    /// The series' forge releases, drafts included.
-    pub releases: &'a [SeriesRelease<'a>],
-    /// Every tag of the OCI repository, when `oci` is a target.
-    pub oci_tags: Option<&'a [String]>,
+    /// Every release of the forge and the OCI repository (the latter when `oci` is a target).
+    pub index: &'a ReleaseIndex,
     /// Release pull requests of the series (pull-request mode), any state.
     pub pulls: &'a [PullInfo],
     /// `publish: [oci]` alone: the OCI tag is the publication and its evidence.
@@ -126,6 +81,7 @@ pub struct SeriesState<'a> {
 /// Decide the state of `d`'s series from what was observed.
 pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
     let so = f.observed;
+    let releases = f.index.forge(&d.stack, d.minor);
     let latest = newest(so);
     let p = latest.map_or(0, |l| l.n);
     let tag_of = |n: u64| {
@@ -137,10 +93,7 @@ pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
         .to_string()
     };
     let hash = crate::package::hashes(&d.rendered).cluster_stack;
-    let oci_has = |n: u64| f.oci_tags.is_some_and(|t| t.contains(&tag_of(n)));
-    let oci_highest = f
-        .oci_tags
-        .and_then(|t| crate::oci::versioning::scan_tags(t, &d.stack, d.minor).highest);
+    let oci_has = |n: u64| f.index.in_oci(&tag_of(n));
     // Merged release pull requests naming `v<n>` with the desired content, not yet announced
     // as published: their release is still to be made.
     let merged: BTreeSet<u64> = f
@@ -154,14 +107,13 @@ pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
         .collect();
     let highest = if crate::mutation::active("number-never-reused") {
         // Mutated: only the releases that still exist count, so a withdrawn number comes back.
-        f.releases.iter().map(|r| r.n).chain(oci_highest).max()
+        f.index.high_water(&d.stack, d.minor)
     } else {
-        f.releases
-            .iter()
-            .map(|r| r.n)
+        f.index
+            .high_water(&d.stack, d.minor)
+            .into_iter()
             .chain(so.tags.keys().copied())
             .chain(latest.map(|l| l.n))
-            .chain(oci_highest)
             .chain(so.base_released)
             .chain(so.latest_released)
             .max()
@@ -170,15 +122,14 @@ pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
         if f.oci_only {
             oci_has(n)
         } else {
-            f.releases.iter().any(|r| r.n == n)
+            releases.iter().any(|r| r.n == n)
         }
     };
     let committed = |n: u64| {
         so.tags.contains_key(&n) || so.base_released == Some(n) || so.latest_released == Some(n)
     };
     // Candidates above the latest release, ascending: every number some evidence names.
-    let candidates: BTreeSet<u64> = f
-        .releases
+    let candidates: BTreeSet<u64> = releases
         .iter()
         .map(|r| r.n)
         .chain(so.tags.keys().copied())
@@ -195,7 +146,7 @@ pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
             continue; // its tag holds other content: not this release
         }
         let ours = !f.oci_only
-            && f.releases.iter().any(|r| {
+            && releases.iter().any(|r| {
                 r.n == n
                     && r.release.draft
                     && (super::marker::parse(&r.release.body).is_some_and(|m| m.hash == hash)
@@ -253,7 +204,7 @@ pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
             n > p
                 && !committed(n)
                 && !oci_has(n)
-                && !f.releases.iter().any(|r| r.n == n && !r.release.draft)
+                && !releases.iter().any(|r| r.n == n && !r.release.draft)
         });
 
     SeriesState {
@@ -273,41 +224,21 @@ pub fn needs_details(d: &super::Desired, so: &super::SeriesObserved) -> bool {
     !super::up_to_date(d, newest(so)) || so.latest_tagged == Some(false)
 }
 
-/// The newest release of any target.
+/// The newest release of any target, by the index's one tie-break ([`Rank`]).
 pub fn newest(so: &super::SeriesObserved) -> Option<&super::Latest> {
-    [so.forge_latest.as_ref(), so.oci_latest.as_ref()]
-        .into_iter()
-        .flatten()
-        .max_by_key(|l| l.n)
-}
-
-/// The release that should carry the repository's *Latest* badge: the newest release of the
-/// newest Kubernetes minor (ties between stacks go to the stack that sorts last, so the rule is
-/// total). GitHub, left to itself, marks whatever was published last, so an older minor's patch
-/// would steal the badge; the bot therefore says `make_latest` on every publication.
-pub fn latest_of_repository<'a>(published: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    published
-        .into_iter()
-        .filter_map(|t| ReleaseName::parse(t).ok())
-        .filter(|n| n.version.is_stable())
-        .max_by(|a, b| {
-            (a.minor, &a.stack, a.version.major).cmp(&(b.minor, &b.stack, b.version.major))
-        })
-        .map(|n| n.to_string())
+    let forge = so.forge_latest.as_ref().map(|l| (Rank::forge(l.n, 0), l));
+    let oci = so.oci_latest.as_ref().map(|l| (Rank::oci(l.n), l));
+    match (forge, oci) {
+        (Some(f), Some(o)) if o.0.replaces(f.0) => Some(o.1),
+        (f, o) => f.or(o).map(|(_, l)| l),
+    }
 }
 
 /// Decide `latest` on every `Publish` step: true for the one release that will be the
 /// repository's newest minor's newest release once the plan is applied (among the releases
 /// already published and the ones this plan publishes), false for the others.
-pub(super) fn mark_latest(
-    plan: &mut super::Plan,
-    index: &BTreeMap<String, Vec<SeriesRelease<'_>>>,
-) {
-    let published = index
-        .values()
-        .flatten()
-        .filter(|r| !r.release.draft)
-        .map(|r| r.release.tag.clone());
+pub(super) fn mark_latest(plan: &mut super::Plan, index: &ReleaseIndex) {
+    let published = index.published_on_forge().map(str::to_string);
     let planned: Vec<String> = plan
         .releases
         .iter()
@@ -318,7 +249,7 @@ pub(super) fn mark_latest(
         })
         .collect();
     let all: Vec<String> = published.chain(planned.iter().cloned()).collect();
-    let winner = latest_of_repository(all.iter().map(String::as_str));
+    let winner = crate::index::latest_of_repository(all.iter().map(String::as_str));
     for step in plan.releases.iter_mut().flat_map(|r| r.steps.iter_mut()) {
         if let super::Step::Publish { tag, latest } = step {
             *latest = winner.as_deref() == Some(tag.as_str());

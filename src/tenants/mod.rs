@@ -14,6 +14,8 @@ pub mod releases;
 pub mod scan;
 pub mod upgrade;
 
+use crate::index::Rank;
+
 pub use apply::{Observations, Options, Outcome, TenantReport};
 pub use plan::{Action, AvailableRelease, Facts, FileEdit, TenantPlan};
 
@@ -30,7 +32,8 @@ pub enum TenantsError {
 }
 
 /// The newest release per stack × minor once `planned` are published (stacks nobody follows
-/// are left out). Pure.
+/// are left out), by the release index's tie-break (a planned release replaces a published
+/// one only with a higher number). Pure.
 pub fn with_planned(
     published: Vec<AvailableRelease>,
     planned: &[AvailableRelease],
@@ -42,7 +45,10 @@ pub fn with_planned(
             .iter_mut()
             .find(|r| r.name.stack == p.name.stack && r.name.minor == p.name.minor)
         {
-            Some(r) if r.name.version.major < p.name.version.major => {
+            Some(r)
+                if Rank::of_number(p.name.version.major)
+                    .replaces(Rank::of_number(r.name.version.major)) =>
+            {
                 let mut earlier = std::mem::take(&mut r.earlier);
                 earlier.insert(r.name.version.major, r.kubernetes);
                 *r = AvailableRelease {

@@ -189,22 +189,20 @@ pub fn branch_name(stack: &StackId) -> String {
 /// GitHub rejects PR bodies of 65,536 characters or more.
 pub const BODY_LIMIT: usize = 65_000;
 
-/// The newest stable release per minor of `stack`.
+/// The newest stable release per minor of `stack`, by the release index's tie-break.
 pub fn latest_per_minor<'a>(
     stack: &StackId,
     releases: &'a [AvailableRelease],
 ) -> BTreeMap<Minor, &'a AvailableRelease> {
-    let mut out: BTreeMap<Minor, &AvailableRelease> = BTreeMap::new();
-    for r in releases
-        .iter()
-        .filter(|r| &r.name.stack == stack && r.name.version.is_stable())
-    {
-        let e = out.entry(r.name.minor).or_insert(r);
-        if r.name.version.major > e.name.version.major {
-            *e = r;
-        }
-    }
-    out
+    crate::index::newest_per_series(releases.iter().filter(|r| &r.name.stack == stack), |r| {
+        Some((
+            r.name.clone(),
+            crate::index::Rank::of_number(r.name.version.major),
+        ))
+    })
+    .into_iter()
+    .map(|((_, minor), r)| (minor, r))
+    .collect()
 }
 
 fn stable_major(v: &str) -> Option<u64> {

@@ -19,6 +19,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("configuration and state", &["config", "lock"]),
     ("pure stages on trees", &["render", "package"]),
     ("adapters to the world", &["upstream", "forge", "oci"]),
+    ("the release index", &["index"]),
     ("the standard", &["compliance"]),
     (
         "deciding",
