@@ -226,7 +226,7 @@ impl Released {
 /// write: the forge is in trouble and the next run finishes the job.
 pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Released, Error> {
     let t = target(ctx)?;
-    forge.ensure_repo(&t.repo, &t.base_branch)?;
+    apply::ensure_repository(forge, &t.repo, &t.base_branch)?;
     let mut failed = Vec::new();
     let (plan, outcome, detected) = match plan(ctx, forge, sel) {
         Ok(planned) => {

@@ -2,22 +2,23 @@
 //! and stack.
 //!
 //! `scan` and `edit` change YAML bytes without re-serialising; `plan` decides, purely, what
-//! each tenant should get; `apply` is the only part that talks to the forge. The run itself
-//! (which releases, which tenants) is [`crate::pipeline::tenants`].
+//! each tenant should get; the reading is [`crate::observe::tenants`], the
+//! writing [`crate::apply::tenants`], and the run itself (which releases, which tenants,
+//! concurrently) is [`crate::pipeline::tenants`].
 
-pub mod apply;
 pub mod approval;
 pub mod branch;
 pub mod edit;
 pub mod plan;
 pub mod releases;
+pub mod run;
 pub mod scan;
 pub mod upgrade;
 
 use crate::index::Rank;
 
-pub use apply::{Observations, Options, Outcome, TenantReport};
 pub use plan::{Action, AvailableRelease, Facts, FileEdit, TenantPlan};
+pub use run::{Observations, Options, Outcome, TenantReport};
 
 /// Why propagation could not start at all (per-tenant failures are in the reports instead).
 #[derive(Debug, thiserror::Error)]

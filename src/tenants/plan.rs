@@ -169,6 +169,14 @@ pub struct TenantPlan {
     pub close_comment: Option<String>,
 }
 
+impl TenantPlan {
+    /// Whether someone else's commits on the bot branch block this plan: then nothing is
+    /// pushed, updated or closed, and the pull request gets a comment saying why.
+    pub fn blocked(&self) -> bool {
+        !self.human_commits.is_empty()
+    }
+}
+
 /// Starts the note a pull request body gets when the forge refused auto-merge: the next runs
 /// read it there and do not ask again until the content changes (a new release), so the
 /// refusal is said once and costs no request per run.

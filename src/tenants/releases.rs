@@ -2,17 +2,14 @@
 //! run's [`ReleaseIndex`] (the forge's releases, the OCI repository's tags, or both, as the
 //! configuration publishes), with the Kubernetes version each one ships.
 //!
-//! Cost is bounded by the number of series, never by history: the forge is one release
-//! listing plus one `metadata.yaml` per series; OCI is one tag listing plus, per series whose
-//! newest release the forge does not already have, one manifest and one blob.
+//! Reading them is [`crate::observe::tenants::releases`]; here are the pure rules (the
+//! Kubernetes version of a release, the newest of the forge's and the registry's).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::plan::AvailableRelease;
-use crate::forge::{Forge, ForgeError, RepoRef};
-use crate::index::{Rank, ReleaseIndex};
+use crate::index::Rank;
 use crate::model::{KubeVersion, Minor, ReleaseName, StackId};
-use crate::oci::{OciError, Registry};
 
 /// The Kubernetes version of a release: `versions.kubernetes` of its `metadata.yaml`, else
 /// the first `vX.Y.Z` of the minor in its notes.
@@ -36,109 +33,6 @@ pub fn kubernetes_of(
     re.find_iter(body)
         .filter_map(|m| m.as_str().parse::<KubeVersion>().ok())
         .find(|k| k.minor() == name.minor)
-}
-
-/// The newest published forge release of each series of `stacks` in `index`, with its
-/// Kubernetes version (one `metadata.yaml` download each, when it has one) and the versions
-/// its earlier releases ship, as their notes say.
-pub fn available_releases(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    index: &ReleaseIndex,
-    stacks: &BTreeSet<StackId>,
-) -> Result<Vec<AvailableRelease>, ForgeError> {
-    if crate::mutation::active("cost-bounded-by-series-and-tenants") {
-        // Mutated: walk the whole history, every asset of every release.
-        for r in index.listed().iter().filter(|r| !r.draft) {
-            if ReleaseName::parse(&r.tag).is_ok() {
-                for a in &r.assets {
-                    forge.download_asset(repo, r.id, a)?;
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for ((stack, minor), releases) in index.forge_series() {
-        if !stacks.contains(stack) {
-            continue;
-        }
-        let Some(r) = index.newest_on_forge(stack, *minor) else {
-            continue;
-        };
-        let name = ReleaseName::parse(&r.tag).expect("indexed by its name");
-        let meta = match r.assets.iter().find(|a| a.name == "metadata.yaml") {
-            Some(a) => Some(forge.download_asset(repo, r.id, a)?),
-            None => None,
-        };
-        let Some(kubernetes) = kubernetes_of(&name, meta.as_deref(), &r.body) else {
-            tracing::warn!("release {name} names no Kubernetes version; skipped");
-            continue;
-        };
-        // What each older release ships, as its notes say: no request beyond the listing.
-        let earlier = releases
-            .iter()
-            .filter(|o| !o.release.draft && o.n < name.version.major)
-            .filter_map(|o| {
-                let n = ReleaseName::parse(&o.release.tag).ok()?;
-                Some((o.n, kubernetes_of(&n, None, &o.release.body)?))
-            })
-            .collect();
-        out.push(AvailableRelease {
-            name,
-            kubernetes,
-            html_url: r.html_url.clone(),
-            body: r.body.clone(),
-            earlier,
-        });
-    }
-    Ok(out)
-}
-
-/// The newest stable release per stack × minor among the OCI repository's tags in `index`,
-/// for the series where it is newer than every release in `known` (read from the forge
-/// already): for each such series the manifest and `metadata.yaml` of its newest tag only. A
-/// release without a readable Kubernetes version is skipped with a warning.
-pub fn oci_releases(
-    registry: &Registry,
-    index: &ReleaseIndex,
-    stacks: &BTreeSet<StackId>,
-    known: &[AvailableRelease],
-) -> Result<Vec<AvailableRelease>, OciError> {
-    if crate::mutation::active("tenants-follow-every-target") {
-        return Ok(Vec::new()); // mutated: tenants see forge releases only
-    }
-    let reference = registry.target().reference();
-    let mut out = Vec::new();
-    for ((stack, minor), n) in index.oci_series() {
-        if !stacks.contains(stack) {
-            continue;
-        }
-        let name = crate::index::name_of(stack, *minor, n);
-        let covered = known.iter().any(|k| {
-            k.name.stack == name.stack
-                && k.name.minor == name.minor
-                && !Rank::oci(n).replaces(Rank::forge(k.name.version.major, 0))
-        });
-        if covered {
-            continue;
-        }
-        let tag = name.to_string();
-        let meta = registry.pull_file(&tag, "metadata.yaml")?;
-        let Some(kubernetes) = kubernetes_of(&name, meta.as_deref(), "") else {
-            tracing::warn!(
-                "OCI release {reference}:{tag} names no Kubernetes version in its metadata.yaml; skipped"
-            );
-            continue;
-        };
-        out.push(AvailableRelease {
-            body: format!("Published to the OCI repository as `{reference}:{tag}`."),
-            name,
-            kubernetes,
-            html_url: String::new(),
-            earlier: BTreeMap::new(),
-        });
-    }
-    Ok(out)
 }
 
 /// The newest release per stack × minor of the forge's and the OCI repository's, by the

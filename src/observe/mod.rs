@@ -12,6 +12,9 @@
 //! requests. The probe starts above the newest release of *any* target and walks only the
 //! numbers some evidence names plus the first gap, so its cost never grows with history.
 
+pub mod status;
+pub mod tenants;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::forge::{Forge, ForgeError, PullState, ReleaseInfo, RepoRef, read_subtree};
