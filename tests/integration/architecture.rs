@@ -430,10 +430,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "the evidence rules of one series, each a few lines; to split into numbering, resume and withdrawn",
     ),
     (
-        "src/plan/mod.rs::plan_with",
-        "to split at its seams: per series state, the release's assets, its steps",
-    ),
-    (
         "src/pipeline/render.rs::render",
         "render's stages in order; to split",
     ),
