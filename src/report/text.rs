@@ -113,7 +113,7 @@ pub fn plan_text(p: &Plan) -> String {
         .tenants
         .iter()
         .filter_map(crate::report::from_plan::tenant_from_json)
-        .filter(|t| t.action != "none")
+        .filter(|t| t.action != crate::tenants::Action::None)
     {
         let _ = writeln!(
             s,

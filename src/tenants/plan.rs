@@ -40,12 +40,13 @@ pub struct FileEdit {
 }
 
 /// What happens to the tenant's pull request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     Open,
     Update,
     Close,
+    #[default]
     None,
 }
 
