@@ -80,139 +80,200 @@ pub struct SeriesState<'a> {
 
 /// Decide the state of `d`'s series from what was observed.
 pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
-    let so = f.observed;
-    let releases = f.index.forge(&d.stack, d.minor);
-    let latest = newest(so);
-    let p = latest.map_or(0, |l| l.n);
-    let tag_of = |n: u64| {
+    let e = Evidence::of(d, f);
+    let resume = e.resume();
+    let withdrawn = e.withdrawn(resume.as_ref());
+    SeriesState {
+        latest: e.latest,
+        highest: e.highest(),
+        pending: e.pending(),
+        resume,
+        withdrawn,
+    }
+}
+
+/// What one series' facts say about its numbers, read once for the rules below.
+struct Evidence<'a, 'f> {
+    d: &'f super::Desired,
+    f: &'f Facts<'a>,
+    so: &'a super::SeriesObserved,
+    releases: &'a [crate::index::Numbered],
+    latest: Option<&'a super::Latest>,
+    /// The latest release's number (0: none).
+    p: u64,
+    /// The desired content's clusterStack hash.
+    hash: String,
+    /// Merged release pull requests naming `v<n>` with the desired content, not yet announced
+    /// as published: their release is still to be made.
+    merged: BTreeSet<u64>,
+    /// Every number above the latest release some evidence names, ascending.
+    candidates: BTreeSet<u64>,
+}
+
+impl<'a, 'f> Evidence<'a, 'f> {
+    fn of(d: &'f super::Desired, f: &'f Facts<'a>) -> Self {
+        let so = f.observed;
+        let releases = f.index.forge(&d.stack, d.minor);
+        let latest = newest(so);
+        let p = latest.map_or(0, |l| l.n);
+        let hash = crate::package::hashes(&d.rendered).cluster_stack;
+        let merged: BTreeSet<u64> = f
+            .pulls
+            .iter()
+            .filter(|p| p.state == PullState::Merged && !so.announced.contains(&p.number))
+            .filter_map(|p| super::marker::parse(&p.body))
+            .filter(|m| m.hash == hash)
+            .filter_map(|m| ReleaseName::parse(&m.tag).ok())
+            .map(|n| n.version.major)
+            .collect();
+        let candidates = releases
+            .iter()
+            .map(|r| r.n)
+            .chain(so.tags.keys().copied())
+            .chain(so.base_released)
+            .chain(so.latest_released)
+            .chain(merged.iter().copied())
+            .filter(|n| *n > p)
+            .collect();
+        Evidence {
+            d,
+            f,
+            so,
+            releases,
+            latest,
+            p,
+            hash,
+            merged,
+            candidates,
+        }
+    }
+
+    fn tag_of(&self, n: u64) -> String {
         ReleaseName {
-            stack: d.stack.clone(),
-            minor: d.minor,
+            stack: self.d.stack.clone(),
+            minor: self.d.minor,
             version: StackVersion::stable(n),
         }
         .to_string()
-    };
-    let hash = crate::package::hashes(&d.rendered).cluster_stack;
-    let oci_has = |n: u64| f.index.in_oci(&tag_of(n));
-    // Merged release pull requests naming `v<n>` with the desired content, not yet announced
-    // as published: their release is still to be made.
-    let merged: BTreeSet<u64> = f
-        .pulls
-        .iter()
-        .filter(|p| p.state == PullState::Merged && !so.announced.contains(&p.number))
-        .filter_map(|p| super::marker::parse(&p.body))
-        .filter(|m| m.hash == hash)
-        .filter_map(|m| ReleaseName::parse(&m.tag).ok())
-        .map(|n| n.version.major)
-        .collect();
-    let highest = if crate::mutation::active("number-never-reused") {
-        // Mutated: only the releases that still exist count, so a withdrawn number comes back.
-        f.index.high_water(&d.stack, d.minor)
-    } else {
-        f.index
-            .high_water(&d.stack, d.minor)
+    }
+
+    fn oci_has(&self, n: u64) -> bool {
+        self.f.index.in_oci(&self.tag_of(n))
+    }
+
+    /// `n` is on the base branch's lock, at the latest tag's lock, or tagged.
+    fn committed(&self, n: u64) -> bool {
+        let so = self.so;
+        so.tags.contains_key(&n) || so.base_released == Some(n) || so.latest_released == Some(n)
+    }
+
+    /// `v<n>` has a release (a draft counts; with `oci` alone its OCI tag).
+    fn has_release(&self, n: u64) -> bool {
+        if self.f.oci_only {
+            self.oci_has(n)
+        } else {
+            self.releases.iter().any(|r| r.n == n)
+        }
+    }
+
+    /// The highest number the series ever used: the index's high-water mark, the tags, the
+    /// latest release and the numbers the locks record.
+    fn highest(&self) -> Option<u64> {
+        let (d, so) = (self.d, self.so);
+        let high_water = self.f.index.high_water(&d.stack, d.minor);
+        if crate::mutation::active("number-never-reused") {
+            // Mutated: only the releases that still exist count, so a withdrawn number comes back.
+            return high_water;
+        }
+        high_water
             .into_iter()
             .chain(so.tags.keys().copied())
-            .chain(latest.map(|l| l.n))
+            .chain(self.latest.map(|l| l.n))
             .chain(so.base_released)
             .chain(so.latest_released)
             .max()
-    };
-    let has_release = |n: u64| {
-        if f.oci_only {
-            oci_has(n)
-        } else {
-            releases.iter().any(|r| r.n == n)
-        }
-    };
-    let committed = |n: u64| {
-        so.tags.contains_key(&n) || so.base_released == Some(n) || so.latest_released == Some(n)
-    };
-    // Candidates above the latest release, ascending: every number some evidence names.
-    let candidates: BTreeSet<u64> = releases
-        .iter()
-        .map(|r| r.n)
-        .chain(so.tags.keys().copied())
-        .chain(so.base_released)
-        .chain(so.latest_released)
-        .chain(merged.iter().copied())
-        .filter(|n| *n > p)
-        .collect();
-
-    let mut resume = None;
-    for &n in &candidates {
-        let tagged = so.tags.get(&n);
-        if tagged.is_some_and(|t| t.tree != d.rendered) {
-            continue; // its tag holds other content: not this release
-        }
-        let ours = !f.oci_only
-            && releases.iter().any(|r| {
-                r.n == n
-                    && r.release.draft
-                    && (super::marker::parse(&r.release.body).is_some_and(|m| m.hash == hash)
-                        || tagged.is_some())
-            });
-        if ours || merged.contains(&n) {
-            resume = Some(Resume {
-                n,
-                commit: tagged.map(|t| t.commit.clone()),
-            });
-            break;
-        }
-    }
-    // `oci` alone: the latest release is published, but its commit or tag never happened.
-    if resume.is_none()
-        && f.oci_only
-        && so.latest_tagged == Some(false)
-        && let Some(l) = latest
-        && super::up_to_date(d, Some(l))
-    {
-        resume = Some(Resume {
-            n: l.n,
-            commit: None,
-        });
     }
 
-    let withdrawn = candidates
-        .iter()
-        .copied()
-        .filter(|&n| resume.as_ref().is_none_or(|r| r.n != n))
-        .filter(|&n| committed(n) && !has_release(n) && !merged.contains(&n))
-        .map(|n| {
-            let shipped = match so.tags.get(&n) {
-                Some(t) => Some(&t.tree),
-                None if so.base_released == Some(n) => so.base_tree.as_ref(),
-                None => None,
-            };
-            Withdrawn {
-                n,
-                tag: tag_of(n),
-                same_content: shipped == Some(&d.rendered),
+    /// The unfinished release to finish: the lowest candidate whose draft carries the desired
+    /// content (marker, or a tag on the desired tree) or whose merged pull request does; with
+    /// `oci` alone, a published latest release that lacks its git tag.
+    fn resume(&self) -> Option<Resume> {
+        let (d, so) = (self.d, self.so);
+        for &n in &self.candidates {
+            let tagged = so.tags.get(&n);
+            if tagged.is_some_and(|t| t.tree != d.rendered) {
+                continue; // its tag holds other content: not this release
             }
-        })
-        .collect();
+            let ours = !self.f.oci_only
+                && self.releases.iter().any(|r| {
+                    r.n == n
+                        && r.release.draft
+                        && (super::marker::parse(&r.release.body)
+                            .is_some_and(|m| m.hash == self.hash)
+                            || tagged.is_some())
+                });
+            if ours || self.merged.contains(&n) {
+                return Some(Resume {
+                    n,
+                    commit: tagged.map(|t| t.commit.clone()),
+                });
+            }
+        }
+        // `oci` alone: the latest release is published, but its commit or tag never happened.
+        if self.f.oci_only
+            && so.latest_tagged == Some(false)
+            && let Some(l) = self.latest
+            && super::up_to_date(d, Some(l))
+        {
+            return Some(Resume {
+                n: l.n,
+                commit: None,
+            });
+        }
+        None
+    }
 
-    let pending = f
-        .pulls
-        .iter()
-        .filter(|p| p.state == PullState::Open)
-        .filter_map(|p| super::marker::parse(&p.body))
-        .filter_map(|m| ReleaseName::parse(&m.tag).ok())
-        .filter(|n| n.stack == d.stack && n.minor == d.minor && n.version.is_stable())
-        .map(|n| n.version.major)
-        .find(|&n| {
-            n > p
-                && !committed(n)
-                && !oci_has(n)
-                && !releases.iter().any(|r| r.n == n && !r.release.draft)
-        });
+    /// Numbers above the latest release that were committed (lock or tag) but have no release
+    /// and no merged pull request to finish: a human withdrew them.
+    fn withdrawn(&self, resume: Option<&Resume>) -> Vec<Withdrawn> {
+        let (d, so) = (self.d, self.so);
+        self.candidates
+            .iter()
+            .copied()
+            .filter(|&n| resume.is_none_or(|r| r.n != n))
+            .filter(|&n| self.committed(n) && !self.has_release(n) && !self.merged.contains(&n))
+            .map(|n| {
+                let shipped = match so.tags.get(&n) {
+                    Some(t) => Some(&t.tree),
+                    None if so.base_released == Some(n) => so.base_tree.as_ref(),
+                    None => None,
+                };
+                Withdrawn {
+                    n,
+                    tag: self.tag_of(n),
+                    same_content: shipped == Some(&d.rendered),
+                }
+            })
+            .collect()
+    }
 
-    SeriesState {
-        latest,
-        highest,
-        resume,
-        withdrawn,
-        pending,
+    /// The number an open release pull request of the series carries, while it is still free.
+    fn pending(&self) -> Option<u64> {
+        let d = self.d;
+        self.f
+            .pulls
+            .iter()
+            .filter(|p| p.state == PullState::Open)
+            .filter_map(|p| super::marker::parse(&p.body))
+            .filter_map(|m| ReleaseName::parse(&m.tag).ok())
+            .filter(|n| n.stack == d.stack && n.minor == d.minor && n.version.is_stable())
+            .map(|n| n.version.major)
+            .find(|&n| {
+                n > self.p
+                    && !self.committed(n)
+                    && !self.oci_has(n)
+                    && !self.releases.iter().any(|r| r.n == n && !r.release.draft)
+            })
     }
 }
 

@@ -422,14 +422,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "the dashboard's sections in order; to split per section",
     ),
     (
-        "src/observe/mod.rs::observe",
-        "one series' readings in cost order (each read only when the plan can change); to split into the cheap and the detailed reads",
-    ),
-    (
-        "src/plan/series.rs::decide",
-        "the evidence rules of one series, each a few lines; to split into numbering, resume and withdrawn",
-    ),
-    (
         "src/pipeline/render.rs::render",
         "render's stages in order; to split",
     ),
