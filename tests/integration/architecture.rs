@@ -451,10 +451,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "src/tenants/plan.rs::desired",
         "to split per ClusterStack document and per cluster",
     ),
-    (
-        "src/tenants/plan.rs::decide",
-        "to split into push, pull request and close decisions",
-    ),
     ("src/tenants/upgrade.rs::plan", "to split per cluster step"),
     (
         "src/config.rs::validate",
