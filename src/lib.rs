@@ -14,6 +14,7 @@ pub mod config;
 pub mod env;
 pub mod error;
 pub mod forge;
+pub mod index;
 pub mod lock;
 pub mod model;
 pub mod mutation;

@@ -40,7 +40,7 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
     let shard = a
         .shard
         .as_deref()
-        .map(tenants::apply::parse_shard)
+        .map(tenants::run::parse_shard)
         .transpose()
         .map_err(InvalidInput)?;
     Ok(Options {

@@ -3,8 +3,8 @@
 //! The SCS cluster-stacks releases live in an OCI registry and the Cluster Stack Operator's
 //! Helm chart reads from there by default (`--source oci`), so a release that only exists as
 //! a forge release reaches half the users. This module keeps the split the rest of the bot
-//! uses: [`manifest`], [`verify`] and [`versioning`] are pure functions of the release files
-//! (unit-tested without I/O); [`target`] resolves where and as whom to push (config + env,
+//! uses: [`manifest`] and [`verify`] are pure functions of the release files (unit-tested
+//! without I/O; numbering over tags is the release index's, [`crate::index`]); [`target`] resolves where and as whom to push (config + env,
 //! secrets redacted); [`registry`] is the thin adapter over the `oci-client` crate that
 //! reconciles one tag (push only what is missing, never overwrite a published tag).
 
@@ -13,13 +13,11 @@ pub mod publish;
 pub mod registry;
 pub mod target;
 pub mod verify;
-pub mod versioning;
 
 pub use manifest::{BuiltManifest, PushDescription, ReleaseFacts, build_manifest, describe_push};
 pub use publish::{Published, Publisher};
 pub use registry::{PushOutcome, Registry};
 pub use target::{Credentials, OciTarget};
-pub use versioning::highest_stable;
 
 /// Everything that can go wrong talking to a registry or checking what it holds. Messages
 /// never contain credentials: registry answers are passed through [`target::Credentials::redact`].

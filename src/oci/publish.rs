@@ -138,7 +138,7 @@ impl Publisher {
         &self.registry
     }
 
-    /// Every tag of the repository: feed to [`super::versioning::highest_stable`].
+    /// Every tag of the repository: the run's [`crate::index::ReleaseIndex`] reads them.
     pub fn tags(&self) -> Result<Vec<String>, OciError> {
         self.registry.list_tags()
     }

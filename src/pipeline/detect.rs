@@ -67,7 +67,8 @@ pub fn detect_with(
 }
 
 /// Mark the stack × minors whose release set is older than what the checkout's
-/// `stackbot.lock` records (the last release's set): `release` keeps those where they are. An
+/// `stackbot.lock` records (the last release's set), by the no-downgrade rule
+/// ([`crate::plan::guard`]): `release` keeps those where they are. An
 /// unreadable lock marks nothing (`release` reports it).
 fn mark_degraded(report: &mut Report, ctx: &Context) {
     let Ok(lock) = crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE))
@@ -76,7 +77,7 @@ fn mark_degraded(report: &mut Report, ctx: &Context) {
     };
     for m in &mut report.minors {
         if let (Some(set), Some(recorded)) = (&m.release_set, lock.get(&m.stack, m.minor)) {
-            m.degraded = set.regressions_since(recorded);
+            m.degraded = crate::plan::guard::regressions(set, recorded);
         }
     }
 }

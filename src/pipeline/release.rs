@@ -166,26 +166,20 @@ pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Plan
     Ok(planned)
 }
 
-/// Say why each degraded series was offered an older set, from everything detection found
-/// kept it back ([`crate::resolve::HeldBack`], whichever patch each reason belongs to): an
-/// upstream error is transient (the run exits 1), a 404 or a stale index is not (exit 0, with a
-/// warning).
+/// Each degraded series' cause, from everything detection found kept it back
+/// ([`crate::resolve::HeldBack`], whichever patch each reason belongs to); the rule is
+/// [`crate::plan::guard::explain`]'s.
 fn explain_degraded(
     p: &mut Plan,
     held_back: &std::collections::BTreeMap<String, crate::resolve::HeldBack>,
 ) {
-    for d in &mut p.degraded {
-        let h = held_back.get(&d.series).cloned().unwrap_or_default();
-        d.transient = h.is_transient();
-        d.cause = h.reasons().cloned().collect();
-        if d.cause.is_empty() {
-            d.cause
-                .push("upstream offers only older versions (a stale Helm index?)".into());
+    crate::plan::guard::explain(p, |series| {
+        let h = held_back.get(series).cloned().unwrap_or_default();
+        crate::plan::guard::Cause {
+            transient: h.is_transient(),
+            reasons: h.reasons().cloned().collect(),
         }
-        if !d.transient {
-            p.warnings.push(d.to_string());
-        }
-    }
+    });
 }
 
 /// What a release run did.
@@ -226,7 +220,7 @@ impl Released {
 /// write: the forge is in trouble and the next run finishes the job.
 pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Released, Error> {
     let t = target(ctx)?;
-    forge.ensure_repo(&t.repo, &t.base_branch)?;
+    apply::ensure_repository(forge, &t.repo, &t.base_branch)?;
     let mut failed = Vec::new();
     let (plan, outcome, detected) = match plan(ctx, forge, sel) {
         Ok(planned) => {

@@ -1,22 +1,18 @@
 //! detect → releases (forge, OCI) → tenants → status, and the dashboard issue.
 //!
-//! `stackbot status` and the end of every `release` run read the facts here and hand them to
-//! the pure [`crate::status::compute`]. Reads only, no token needed on the local forge: one
-//! release listing (plus a `metadata.yaml` for a release whose notes name no Kubernetes
-//! version), one manifest per OCI series, and per tenant its base branch, listing, matched
-//! files, and per followed stack the bot branch's pull requests, head and commits.
+//! `stackbot status` and the end of every `release` run: observe (upstream through detect, the
+//! rest through [`crate::observe::status`]), shape the readings into [`Facts`], then the pure
+//! [`crate::status::compute`].
 //! The dashboard issue that shows it is [`super::dashboard`]'s.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::config::{PublishTarget, ReleaseMode, TenantConfig};
-use crate::forge::{Forge, ForgeError, PullState, RepoRef};
-use crate::model::{KubeVersion, ReleaseName, StackId};
+use crate::forge::Forge;
+use crate::model::{ReleaseName, StackId};
 use crate::status::{
-    self, ClusterVersion, Facts, Patch, Release, ReleasePull, StackResource, Status, Target,
-    TenantFacts, TenantStackFacts, UpstreamMinor,
+    self, ClusterVersion, Facts, Patch, StackResource, Status, TenantFacts, TenantStackFacts,
+    UpstreamMinor,
 };
 use crate::tenants::Observations;
 use crate::tenants::edit::TenantFile;
@@ -24,9 +20,7 @@ use crate::tenants::plan::{BranchState, Observed};
 
 use super::detect::Detected;
 use super::{Context, Error, Selection};
-
-/// Tenants read at the same time.
-const CONCURRENCY: usize = 8;
+use crate::observe::status as read;
 
 /// Detect (with the schedule, for end-of-life dates), then [`status_from`].
 pub fn status(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Status, Error> {
@@ -71,24 +65,34 @@ pub fn gather(
     let stacks: BTreeSet<StackId> = config.stacks.iter().map(|s| s.id()).collect();
     let mut warnings = detected.report.warnings.clone();
     let minors = upstream_minors(detected);
-    let tenants = tenants(forge, ctx, known);
-    let mut releases = Vec::new();
-    if config.publish.contains(&PublishTarget::Forge) {
-        releases.extend(forge_releases(forge, &repo, &stacks, &mut warnings)?);
-    }
-    if config.publish.contains(&PublishTarget::Oci) {
+    let bot = &config.forge.committer.email;
+    let tenants: Vec<TenantFacts> = config
+        .tenants
+        .iter()
+        .zip(read::tenants(forge, &config.tenants, known))
+        .map(|(t, r)| tenant(t, r, bot))
+        .collect();
+    let on_forge = config.publish.contains(&PublishTarget::Forge);
+    let oci = target
+        .oci
+        .as_deref()
+        .filter(|_| config.publish.contains(&PublishTarget::Oci));
+    let index = crate::observe::published_if_any(forge, &repo, on_forge, oci).map_err(as_read)?;
+    let mut releases =
+        read::forge_releases(forge, &repo, &index, &stacks, &mut warnings).map_err(as_read)?;
+    if let Some(oci) = oci {
         let listed: BTreeSet<String> = tenants
             .iter()
             .flat_map(|t| &t.stacks)
             .flat_map(listed_names)
             .map(|n| n.to_string())
             .collect();
-        if let Some(oci) = target.oci.as_deref() {
-            releases.extend(oci_releases(oci, &minors, &listed, &mut warnings)?);
-        }
+        releases.extend(
+            read::oci_releases(oci, &index, &minors, &listed, &mut warnings).map_err(as_read)?,
+        );
     }
     let release_pulls = if config.forge.mode == ReleaseMode::PullRequest {
-        release_pulls(forge, &repo, &minors)?
+        read::release_pulls(forge, &repo, &minors).map_err(as_read)?
     } else {
         Vec::new()
     };
@@ -103,6 +107,15 @@ pub fn gather(
         snapshot: detected.report.snapshot,
         last_known: detected.last_known.clone(),
     })
+}
+
+/// A reading's failure as the pipeline classifies it (a forge that denies access is a
+/// person's to fix; a misconfigured registry too).
+fn as_read(e: crate::observe::ObserveError) -> Error {
+    match e {
+        crate::observe::ObserveError::Forge(e) => e.into(),
+        crate::observe::ObserveError::Oci(e) => e.into(),
+    }
 }
 
 fn patches(list: &[crate::upstream::kubernetes::KubeRelease]) -> Vec<Patch> {
@@ -139,131 +152,6 @@ fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
     tracked.chain(new).collect()
 }
 
-/// The published stable releases of the configured stacks on the forge. The Kubernetes
-/// version comes from the notes (no request), else from `metadata.yaml` (one download).
-fn forge_releases(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    stacks: &BTreeSet<StackId>,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<Release>, Error> {
-    let list = match forge.list_releases(repo) {
-        Ok(l) => l,
-        // The repository is created by the first release run.
-        Err(ForgeError::NotFound { .. }) => Vec::new(),
-        Err(e) => return Err(e.into()),
-    };
-    let mut out = Vec::new();
-    for r in list.into_iter().filter(|r| !r.draft) {
-        let Ok(name) = ReleaseName::parse(&r.tag) else {
-            continue;
-        };
-        if !stacks.contains(&name.stack) || !name.version.is_stable() {
-            continue;
-        }
-        let mut kubernetes = crate::tenants::apply::kubernetes_of(&name, None, &r.body);
-        if kubernetes.is_none()
-            && let Some(a) = r.assets.iter().find(|a| a.name == "metadata.yaml")
-        {
-            let meta = forge.download_asset(repo, r.id, a)?;
-            kubernetes = crate::tenants::apply::kubernetes_of(&name, Some(&meta), &r.body);
-        }
-        if kubernetes.is_none() {
-            warnings.push(format!(
-                "release {name} names no Kubernetes version (notes or metadata.yaml)"
-            ));
-        }
-        out.push(Release {
-            name,
-            target: Target::Forge,
-            kubernetes,
-            published_at: r.published_at,
-            url: Some(r.html_url),
-        });
-    }
-    Ok(out)
-}
-
-/// The releases in the OCI repository the status looks at: the newest of every series, and
-/// every tag a tenant lists. One manifest each (its annotations name the Kubernetes version
-/// and, with `oci.created_annotation`, the date).
-fn oci_releases(
-    oci: &crate::oci::Publisher,
-    minors: &[UpstreamMinor],
-    listed: &BTreeSet<String>,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<Release>, Error> {
-    let tags = oci.tags()?;
-    let reference = oci.registry().target().reference();
-    let mut wanted: BTreeSet<String> = BTreeSet::new();
-    for m in minors {
-        if let Some(n) = crate::oci::versioning::highest_stable(&tags, &m.stack, m.minor) {
-            wanted.insert(
-                ReleaseName {
-                    stack: m.stack.clone(),
-                    minor: m.minor,
-                    version: crate::model::StackVersion::stable(n),
-                }
-                .to_string(),
-            );
-        }
-    }
-    wanted.extend(listed.iter().filter(|t| tags.contains(t)).cloned());
-    let mut out = Vec::new();
-    for tag in wanted {
-        let Some((bytes, _)) = oci.registry().manifest(&tag)? else {
-            continue;
-        };
-        let name = ReleaseName::parse(&tag).expect("built or listed as a release name");
-        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        let note = |k: &str| v["annotations"][k].as_str().map(str::to_string);
-        let kubernetes = note("kubernetesVersion").and_then(|k| k.parse::<KubeVersion>().ok());
-        if kubernetes.is_none() {
-            warnings.push(format!(
-                "OCI {reference}:{tag} has no `kubernetesVersion` annotation"
-            ));
-        }
-        out.push(Release {
-            name,
-            target: Target::Oci,
-            kubernetes,
-            published_at: note(crate::oci::manifest::CREATED_ANNOTATION)
-                .and_then(|c| chrono::DateTime::parse_from_rfc3339(&c).ok())
-                .map(|c| c.with_timezone(&chrono::Utc)),
-            url: Some(format!("{reference}:{tag}")),
-        });
-    }
-    Ok(out)
-}
-
-/// Open release pull requests of the series upstream has news for (`mode: pull-request`).
-fn release_pulls(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    minors: &[UpstreamMinor],
-) -> Result<Vec<ReleasePull>, Error> {
-    let mut out = Vec::new();
-    for m in minors
-        .iter()
-        .filter(|m| m.tracked && m.releasable.is_some())
-    {
-        let series = crate::model::series_prefix(&m.stack, m.minor);
-        let pulls = match forge.find_pulls(repo, &crate::plan::release_branch(&series)) {
-            Ok(p) => p,
-            Err(ForgeError::NotFound { .. }) => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
-        if let Some(pull) = pulls.into_iter().find(|p| p.state == PullState::Open) {
-            out.push(ReleasePull {
-                stack: m.stack.clone(),
-                minor: m.minor,
-                pull,
-            });
-        }
-    }
-    Ok(out)
-}
-
 /// The release names a tenant stack's resources list.
 fn listed_names(s: &TenantStackFacts) -> Vec<ReleaseName> {
     s.resources
@@ -278,34 +166,6 @@ fn listed_names(s: &TenantStackFacts) -> Vec<ReleaseName> {
             })
         })
         .collect()
-}
-
-/// Every tenant, read concurrently unless `known` holds it; each one's trouble stays in its
-/// own facts.
-fn tenants(forge: &dyn Forge, ctx: &Context, known: &Observations) -> Vec<TenantFacts> {
-    let all = &ctx.loaded.config.tenants;
-    let bot = &ctx.loaded.config.forge.committer.email;
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, TenantFacts)>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..CONCURRENCY.clamp(1, all.len().max(1)) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(t) = all.get(i) else { break };
-                    let read = match known.get(&t.name) {
-                        Some(o) => Ok(o.clone()),
-                        None => crate::tenants::apply::read(forge, t),
-                    };
-                    let facts = tenant(t, read, bot);
-                    results.lock().expect("results lock").push((i, facts));
-                }
-            });
-        }
-    });
-    let mut out = results.into_inner().expect("results lock");
-    out.sort_by_key(|(i, _)| *i);
-    out.into_iter().map(|(_, f)| f).collect()
 }
 
 fn tenant(t: &TenantConfig, read: Result<Observed, String>, bot: &str) -> TenantFacts {

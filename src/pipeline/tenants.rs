@@ -1,13 +1,19 @@
 //! Published releases (forge, OCI, or both) → tenant pull requests: `stackbot tenants`, the
 //! last stage of `stackbot release`, and the tenant lines of every preview.
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::compliance::Inputs;
 use crate::config::PublishTarget;
+use crate::config::{Config, TenantConfig};
 use crate::error::InvalidInput;
 use crate::forge::{Forge, RepoRef};
+use crate::observe::ObserveError;
 use crate::plan::{Plan, Step};
+use crate::tenants::plan::Observed;
 use crate::tenants::{
-    self, AvailableRelease, Facts, Observations, Options, TenantReport, TenantsError,
+    self, AvailableRelease, Facts, Observations, Options, Outcome, TenantReport, TenantsError,
 };
 
 use super::{Context, Error};
@@ -40,22 +46,31 @@ fn cluster_stacks_repo(ctx: &Context) -> Result<RepoRef, Error> {
 fn published(ctx: &Context, forge: &dyn Forge) -> Result<Vec<AvailableRelease>, Error> {
     let config = &ctx.loaded.config;
     let repo = cluster_stacks_repo(ctx)?;
-    let followed = tenants::apply::followed_stacks(config);
-    let mut out = Vec::new();
-    if config.publish.contains(&PublishTarget::Forge) {
-        out = tenants::releases::available_releases(forge, &repo, &followed).map_err(|source| {
-            TenantsError::Releases {
-                repo: repo.to_string(),
-                source,
-            }
-        })?;
-    }
+    let followed = tenants::run::followed_stacks(config);
     let oci = crate::oci::Publisher::from_config(config, ctx.today, |k| {
         ctx.env.get(k).map(str::to_string)
     })
     .map_err(|e| oci_error(ctx, e))?;
+    let on_forge = config.publish.contains(&PublishTarget::Forge);
+    let index =
+        crate::observe::published(forge, &repo, on_forge, oci.as_ref()).map_err(|e| match e {
+            ObserveError::Forge(source) => TenantsError::Releases {
+                repo: repo.to_string(),
+                source,
+            }
+            .into(),
+            ObserveError::Oci(e) => oci_error(ctx, e),
+        })?;
+    let mut out = Vec::new();
+    if on_forge {
+        out = crate::observe::tenants::available_releases(forge, &repo, &index, &followed)
+            .map_err(|source| TenantsError::Releases {
+                repo: repo.to_string(),
+                source,
+            })?;
+    }
     if let Some(oci) = oci {
-        let more = tenants::releases::oci_releases(oci.registry(), &followed, &out)
+        let more = crate::observe::tenants::oci_releases(oci.registry(), &index, &followed, &out)
             .map_err(|e| oci_error(ctx, e))?;
         out = tenants::releases::newest(out, more);
     }
@@ -142,7 +157,7 @@ pub fn run_observed(
         ..facts(ctx, inputs)
     };
     let (reports, observed) =
-        tenants::apply::propagate_observed(forge, &ctx.loaded.config, &releases, &facts, opts)
+        propagate_observed(forge, &ctx.loaded.config, &releases, &facts, opts)
             .map_err(|m| Error::from(TenantsError::Config(m)))?;
     if !opts.dry_run
         && let Err(e) = list_approvals(ctx, forge, &reports)
@@ -151,6 +166,103 @@ pub fn run_observed(
         tracing::warn!("the approvals on the dashboard were not updated: {e}");
     }
     Ok((reports, observed))
+}
+
+/// One tenant: its reports, and what was read of it when the run did not change it.
+fn one_tenant(
+    forge: &dyn Forge,
+    t: &TenantConfig,
+    releases: &[AvailableRelease],
+    facts: &Facts,
+    bot_email: &str,
+    opts: &Options,
+) -> (Vec<TenantReport>, Option<Observed>) {
+    let observed = match crate::observe::tenants::tenant(forge, t, opts.dry_run) {
+        Ok(o) => o,
+        Err(e) => return (vec![TenantReport::failed(t, e)], None),
+    };
+    let plans = match tenants::plan::plan_tenant(t, releases, &observed, facts, bot_email) {
+        Ok(p) => p,
+        Err(e) => return (vec![TenantReport::failed(t, e.to_string())], None),
+    };
+    let reports: Vec<TenantReport> = plans
+        .iter()
+        .map(|p| {
+            if opts.dry_run {
+                return TenantReport::from_plan(p, Outcome::Planned);
+            }
+            match crate::apply::tenants::execute(forge, p) {
+                Ok(o) => TenantReport::from_plan(p, o),
+                Err(e) => {
+                    let mut r = TenantReport::from_plan(p, Outcome::Failed);
+                    r.error = Some(e.to_string());
+                    r
+                }
+            }
+        })
+        .collect();
+    // A blocked tenant got at most a comment: its branches, files and pull requests are as read.
+    let untouched = !opts.dry_run
+        && reports
+            .iter()
+            .all(|r| matches!(r.outcome, Outcome::Unchanged | Outcome::Blocked));
+    (reports, untouched.then_some(observed))
+}
+
+/// Propagate `releases` to every selected tenant, concurrently. Never fails as a whole: each
+/// tenant's failure is in its report. With `dry_run`, nothing is written.
+pub fn propagate(
+    forge: &dyn Forge,
+    config: &Config,
+    releases: &[AvailableRelease],
+    facts: &Facts,
+    opts: &Options,
+) -> Result<Vec<TenantReport>, String> {
+    propagate_observed(forge, config, releases, facts, opts).map(|(reports, _)| reports)
+}
+
+/// [`propagate`], also returning what was read of the tenants the run left unchanged.
+pub fn propagate_observed(
+    forge: &dyn Forge,
+    config: &Config,
+    releases: &[AvailableRelease],
+    facts: &Facts,
+    opts: &Options,
+) -> Result<(Vec<TenantReport>, Observations), String> {
+    let tenants = tenants::run::selected(config, opts)?;
+    let bot = &config.forge.committer.email;
+    let next = AtomicUsize::new(0);
+    type Done = (Vec<TenantReport>, Option<Observed>);
+    let results: Mutex<Vec<(usize, Done)>> = Mutex::new(Vec::new());
+    let workers = opts.concurrency.clamp(1, tenants.len().max(1));
+    let bar = &opts.progress;
+    bar.set_length(tenants.len() as u64);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(t) = tenants.get(i) else { break };
+                    bar.set_message(t.name.clone());
+                    let r = one_tenant(forge, t, releases, facts, bot, opts);
+                    results.lock().expect("results lock").push((i, r));
+                    bar.inc(1);
+                }
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut all = results.into_inner().expect("results lock");
+    all.sort_by_key(|(i, _)| *i);
+    let mut reports = Vec::new();
+    let mut observations = Observations::new();
+    for (i, (r, observed)) in all {
+        reports.extend(r);
+        if let Some(o) = observed {
+            observations.insert(tenants[i].name.clone(), o);
+        }
+    }
+    Ok((reports, observations))
 }
 
 /// The releases a plan would publish, as the tenant planner sees published releases: tag,
@@ -187,13 +299,13 @@ pub fn plan_after(
         dry_run: true,
         ..opts.clone()
     };
-    let followed = tenants::apply::followed_stacks(&ctx.loaded.config);
+    let followed = tenants::run::followed_stacks(&ctx.loaded.config);
     let releases = tenants::with_planned(published(ctx, forge)?, planned, &followed);
     let facts = Facts {
         approvals: approvals(ctx, forge)?,
         ..facts(ctx, inputs)
     };
-    tenants::apply::propagate(forge, &ctx.loaded.config, &releases, &facts, &opts)
+    propagate(forge, &ctx.loaded.config, &releases, &facts, &opts)
         .map_err(|m| TenantsError::Config(m).into())
 }
 

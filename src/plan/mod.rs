@@ -31,12 +31,13 @@ mod notes;
 pub mod pull;
 pub mod series;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::forge::{FileChanges, PullInfo, PullState, ReleaseInfo};
+use crate::forge::{FileChanges, PullInfo, PullState};
+use crate::index::{Numbered, ReleaseIndex};
 use crate::lock::Lock;
 use crate::model::{FileTree, Minor, ReleaseName, ReleaseSet, StackId, series_prefix};
 use crate::oci::manifest::LayerDescription;
@@ -48,7 +49,6 @@ pub use guard::Degraded;
 use notes::commit_summary;
 pub use notes::release_notes;
 pub use pull::{BranchPush, PullAction, ReleaseBranch};
-pub use series::{SeriesRelease, index_releases, latest_published};
 
 /// What one stack × minor should look like: a complete release set and its rendering.
 #[derive(Debug, Clone)]
@@ -126,16 +126,15 @@ pub struct SeriesObserved {
 pub struct Observed {
     pub base_branch: String,
     pub base_head: Option<String>,
-    /// Every release of the cluster-stacks repository, drafts included.
-    pub releases: Vec<ReleaseInfo>,
+    /// Every release of the cluster-stacks repository (drafts included) and, when `publish`
+    /// lists `oci`, every tag of the OCI repository.
+    pub index: ReleaseIndex,
     /// `stackbot.lock` at the base head.
     pub base_lock: Option<Vec<u8>>,
     /// By series prefix.
     pub series: BTreeMap<String, SeriesObserved>,
     /// Release pull requests by head branch (pull-request mode only).
     pub pulls: BTreeMap<String, Vec<PullInfo>>,
-    /// Every tag of the OCI repository, when `publish` lists `oci`.
-    pub oci_tags: Option<Vec<String>>,
     pub warnings: Vec<String>,
 }
 
@@ -204,7 +203,7 @@ pub enum Step {
     Publish {
         tag: String,
         /// Whether this release becomes the repository's *Latest* release (see
-        /// [`series::latest_of_repository`]); said out loud to the forge either way.
+        /// [`crate::index::latest_of_repository`]); said out loud to the forge either way.
         latest: bool,
     },
     /// Push the release's assets to the OCI repository as csctl pushes them (after the forge
@@ -430,278 +429,32 @@ pub fn plan_with(
     overrides: &Overrides,
     package: &Packager<'_>,
 ) -> Result<Plan, PlanError> {
-    let mut plan = Plan {
-        warnings: observed.warnings.clone(),
-        ..Plan::default()
-    };
-    let (index, _) = index_releases(&observed.releases);
     let base_lock = match &observed.base_lock {
         Some(b) => Lock::parse(&String::from_utf8_lossy(b), settings.lock_path.as_ref())?,
         None => Lock::default(),
     };
-    // Direct mode: each release commit builds on the one before, so its lock carries the
-    // entries committed before it (and only those). Pull-request mode: every release branch
-    // starts from the base, so its lock is the base lock plus its own entry.
-    let mut committed_lock = base_lock.clone();
-    let oci_only = settings.oci.as_ref().is_some_and(|o| o.only);
-    let no_pulls = Vec::new();
-    let mut withdrawn_tags = std::collections::BTreeSet::new();
+    let mut run = Run {
+        observed,
+        settings,
+        overrides,
+        package,
+        committed_lock: base_lock.clone(),
+        base_lock,
+        oci_only: settings.oci.as_ref().is_some_and(|o| o.only),
+        withdrawn_tags: BTreeSet::new(),
+        plan: Plan {
+            warnings: observed.warnings.clone(),
+            ..Plan::default()
+        },
+    };
     for d in desired {
-        let series = d.series();
-        let empty = Vec::new();
-        let releases = index.get(&series).unwrap_or(&empty);
-        let so = observed.series.get(&series).cloned().unwrap_or_default();
-        let pulls = observed
-            .pulls
-            .get(&release_branch(&series))
-            .unwrap_or(&no_pulls);
-        let state = series::decide(
-            d,
-            &series::Facts {
-                observed: &so,
-                releases,
-                oci_tags: observed.oci_tags.as_deref(),
-                pulls,
-                oci_only,
-            },
-        );
-        withdrawn_tags.extend(state.withdrawn.iter().map(|w| w.tag.clone()));
-        let published_n = releases
-            .iter()
-            .filter(|r| !r.release.draft)
-            .map(|r| r.n)
-            .max();
-        let stale_below = |limit: Option<u64>| stale_drafts(releases, limit);
-        // The latest forge release is missing from OCI (OCI newly enabled, or a run stopped
-        // between the forge release and the push): push it as published.
-        if let (Some(oci), Some(latest), Some(assets)) = (
-            &settings.oci,
-            so.forge_latest.as_ref(),
-            so.latest_assets.as_ref(),
-        ) && !observed
-            .oci_tags
-            .as_ref()
-            .is_some_and(|t| t.contains(&latest.tag))
-            && !crate::mutation::active("every-target-gets-the-latest-release")
-        {
-            plan.cleanup.push(oci_step(oci, &latest.tag, assets)?);
-        }
-        if state.resume.is_none() && up_to_date(d, state.latest) {
-            let tag = state.latest.map(|l| l.tag.clone()).unwrap_or_default();
-            plan.skipped.push(Skipped {
-                what: series.clone(),
-                reason: format!("unchanged since {tag} (same clusterStack hash)"),
-            });
-            plan.cleanup.extend(stale_below(published_n));
-            continue;
-        }
-        let hashes = crate::package::hashes(&d.rendered);
-        if state.resume.is_none() {
-            if let Some(deg) = guard::check(d, state.latest, &base_lock)
-                .filter(|_| !crate::mutation::active("no-downgrade"))
-            {
-                if overrides.allow_downgrade {
-                    plan.warnings.push(format!(
-                        "{series}: releasing a downgrade from {} as asked (--allow-downgrade): {}",
-                        deg.latest,
-                        deg.regressions.join("; ")
-                    ));
-                } else {
-                    plan.degraded.push(deg);
-                    plan.cleanup.extend(stale_below(published_n));
-                    continue;
-                }
-            }
-            if let Some(w) = state
-                .withdrawn
-                .iter()
-                .find(|w| w.same_content && !overrides.republish.contains(&w.tag))
-            {
-                plan.skipped.push(Skipped {
-                    what: series.clone(),
-                    reason: format!(
-                        "{} was withdrawn (its release was deleted) and the rendered stack is what it shipped: not published again (its number is never reused); to publish this content anyway under a new number: `stackbot release --republish {}`",
-                        w.tag, w.tag
-                    ),
-                });
-                plan.cleanup.extend(stale_below(published_n));
-                continue;
-            }
-            if settings.mode == Mode::PullRequest
-                && let Some(number) = pull::declined(pulls, &hashes.cluster_stack)
-            {
-                plan.skipped.push(Skipped {
-                    what: series.clone(),
-                    reason: format!(
-                        "release pull request #{number} for this content was closed without merging: not opened again (a new content opens a new pull request; reopen #{number} to release this one)"
-                    ),
-                });
-                continue;
-            }
-        }
-        let previous = state.latest.and_then(|l| match (&l.hashes, &l.metadata) {
-            (Some(h), Some(m)) => Some(Previous {
-                hashes: h.clone(),
-                metadata: m.clone(),
-            }),
-            _ => None,
-        });
-        let (n, resumed_commit) = release_number(&state, settings.mode, &series)?;
-        // The number is decided above; the component versions follow csctl's rule.
-        let versions = for_release(n, &hashes, previous.as_ref());
-        let name = ReleaseName {
-            stack: d.stack.clone(),
-            minor: d.minor,
-            version: versions.cluster_stack.clone(),
-        };
-        let tag = name.to_string();
-        let mut assets = package(&d.rendered, &versions).map_err(|message| PlanError::Package {
-            series: series.clone(),
-            message,
-        })?;
-        if !assets.contains_key(SHA256SUMS) {
-            let sums = sha256sums(&assets);
-            assets.insert(SHA256SUMS.to_string(), sums);
-        }
-
-        let previous_set = state.latest.and_then(|l| l.set.clone());
-        let fixed = crate::compliance::fixed_between(
-            previous_set.as_ref().map(|p| p.kubernetes),
-            d.set.kubernetes,
-            &settings.compliance,
-        );
-        let words = release_notes(
-            &tag,
-            d,
-            previous_set.as_ref(),
-            &versions,
-            &fixed,
-            settings.now,
-        );
-        let release_marker = marker::line(&tag, &hashes.cluster_stack);
-        let notes = format!("{words}\n{release_marker}\n");
-
-        let mut series_lock = match settings.mode {
-            Mode::Direct => committed_lock.clone(),
-            Mode::PullRequest => base_lock.clone(),
-        };
-        series_lock.upsert(d.set.clone());
-        series_lock.record_release(&d.stack, d.minor, n);
-        let lock_text = series_lock.to_yaml();
-        let entry_done = base_lock.get(&d.stack, d.minor) == Some(&d.set)
-            && base_lock
-                .released_as(&d.stack, d.minor)
-                .is_some_and(|r| r >= n);
-        let base_files = so.base_tree.clone().unwrap_or_default();
-        let mut changes = tree_changes(&d.path, &base_files, &d.rendered);
-        let needs_commit = resumed_commit.is_none() && (!changes.is_empty() || !entry_done);
-        if needs_commit {
-            changes.insert(
-                settings.lock_path.clone(),
-                Some(lock_text.clone().into_bytes()),
-            );
-        }
-        let forge_target = !oci_only;
-        let mut steps = Vec::new();
-        if settings.mode == Mode::PullRequest && needs_commit {
-            // Before the merge: only the branch and its pull request. The merged pull request
-            // (with its release marker) is the evidence until the release is announced.
-            let wanted = pull::Wanted {
-                branch: release_branch(&series),
-                base: &observed.base_branch,
-                title: format!("Release {tag}"),
-                body: format!(
-                    "{words}\nMerging this pull request publishes `{tag}`.\n\n{release_marker}\n"
-                ),
-                rendered: &d.rendered,
-                lock_text: &lock_text,
-                changes: changes.clone(),
-            };
-            match pull::step(wanted, so.release_branch.as_ref(), pulls) {
-                Ok(step) => steps.push(step),
-                Err(reason) => {
-                    plan.failed.push(Skipped {
-                        what: series.clone(),
-                        reason,
-                    });
-                    continue;
-                }
-            }
-            let open = pulls.iter().any(|p| p.state == PullState::Open);
-            plan.skipped.push(Skipped {
-                what: tag.clone(),
-                reason: if open {
-                    "waiting for the release pull request to be merged".into()
-                } else {
-                    "release pull request to be opened; published after it is merged".into()
-                },
-            });
-        } else {
-            if forge_target {
-                steps.push(Step::Draft { tag: tag.clone() });
-            } else {
-                // `oci` alone: the push is the publication, and the evidence the commit needs.
-                steps.push(oci_step(
-                    settings.oci.as_ref().expect("oci only"),
-                    &tag,
-                    &assets,
-                )?);
-            }
-            // Pull-request mode: once the draft (or the push) holds the evidence, the merged
-            // pull request stops being it.
-            if settings.mode == Mode::PullRequest
-                && let Some(p) = pulls.iter().find(|p| {
-                    p.state == PullState::Merged
-                        && !so.announced.contains(&p.number)
-                        && marker::parse(&p.body).is_some_and(|m| m.tag == tag)
-                })
-            {
-                steps.push(Step::Announce {
-                    number: p.number,
-                    tag: tag.clone(),
-                });
-            }
-            let mut tag_commit = resumed_commit.clone();
-            if needs_commit {
-                steps.push(Step::Commit {
-                    branch: observed.base_branch.clone(),
-                    message: format!("Release {tag}\n\n{}", commit_summary(d)),
-                    files: changes.keys().cloned().collect(),
-                    changes: changes.clone(),
-                });
-                committed_lock = series_lock;
-            } else if tag_commit.is_none() {
-                tag_commit = observed.base_head.clone();
-            }
-            steps.push(Step::Tag {
-                tag: tag.clone(),
-                commit: tag_commit,
-                message: format!("Release {tag}"),
-            });
-            if forge_target {
-                steps.push(Step::Publish {
-                    tag: tag.clone(),
-                    latest: false, // decided below, once every release is planned
-                });
-                if let Some(oci) = &settings.oci
-                    && !crate::mutation::active("every-target-gets-the-latest-release")
-                {
-                    steps.push(oci_step(oci, &tag, &assets)?);
-                }
-            }
-            steps.extend(stale_below(Some(n)));
-        }
-        plan.releases.push(planned_release(
-            tag,
-            d,
-            &versions,
-            state.resume.is_some(),
-            notes,
-            steps,
-            assets,
-            base_files,
-        ));
+        run.series(d)?;
     }
+    let Run {
+        mut plan,
+        withdrawn_tags,
+        ..
+    } = run;
     if let Some(tag) = overrides
         .republish
         .iter()
@@ -712,13 +465,400 @@ pub fn plan_with(
             withdrawn: withdrawn_tags.into_iter().collect(),
         });
     }
-    series::mark_latest(&mut plan, &index);
+    series::mark_latest(&mut plan, &observed.index);
     Ok(plan)
+}
+
+/// One planning run over the desired series: the inputs, and what it has decided so far.
+struct Run<'a> {
+    observed: &'a Observed,
+    settings: &'a Settings,
+    overrides: &'a Overrides,
+    package: &'a Packager<'a>,
+    base_lock: Lock,
+    /// Direct mode: each release commit builds on the one before, so its lock carries the
+    /// entries committed before it (and only those). Pull-request mode: every release branch
+    /// starts from the base, so its lock is the base lock plus its own entry.
+    committed_lock: Lock,
+    oci_only: bool,
+    withdrawn_tags: BTreeSet<String>,
+    plan: Plan,
+}
+
+/// What one series' facts say, as the steps of its release read them.
+struct SeriesInput<'a> {
+    d: &'a Desired,
+    series: String,
+    so: SeriesObserved,
+    pulls: &'a [PullInfo],
+    releases: &'a [Numbered],
+    /// The newest published forge release's number (drafts below it are stale).
+    published_n: Option<u64>,
+}
+
+/// A release's number, files and words, before its steps.
+struct Release {
+    n: u64,
+    resumed_commit: Option<String>,
+    versions: Versions,
+    tag: String,
+    assets: FileTree,
+    words: String,
+    release_marker: String,
+    notes: String,
+}
+
+impl Run<'_> {
+    /// Plan one series: finish what an earlier run left, then release, hold back or skip it.
+    fn series(&mut self, d: &Desired) -> Result<(), PlanError> {
+        let observed = self.observed;
+        let index = &observed.index;
+        let series = d.series();
+        let releases = index.forge(&d.stack, d.minor);
+        let so = observed.series.get(&series).cloned().unwrap_or_default();
+        let pulls = observed
+            .pulls
+            .get(&release_branch(&series))
+            .map_or(&[][..], Vec::as_slice);
+        let published_n = releases
+            .iter()
+            .filter(|r| !r.release.draft)
+            .map(|r| r.n)
+            .max();
+        let input = SeriesInput {
+            d,
+            series,
+            so,
+            pulls,
+            releases,
+            published_n,
+        };
+        let state = series::decide(
+            d,
+            &series::Facts {
+                observed: &input.so,
+                index,
+                pulls,
+                oci_only: self.oci_only,
+            },
+        );
+        self.withdrawn_tags
+            .extend(state.withdrawn.iter().map(|w| w.tag.clone()));
+        self.catch_up_oci(&input)?;
+        if self.held(&input, &state) {
+            return Ok(());
+        }
+        let release = self.release(&input, &state)?;
+        self.steps(&input, &state, release)
+    }
+
+    /// The latest forge release is missing from OCI (OCI newly enabled, or a run stopped
+    /// between the forge release and the push): push it as published.
+    fn catch_up_oci(&mut self, input: &SeriesInput<'_>) -> Result<(), PlanError> {
+        if let (Some(oci), Some(latest), Some(assets)) = (
+            &self.settings.oci,
+            input.so.forge_latest.as_ref(),
+            input.so.latest_assets.as_ref(),
+        ) && !self.observed.index.in_oci(&latest.tag)
+            && !crate::mutation::active("every-target-gets-the-latest-release")
+        {
+            self.plan.cleanup.push(oci_step(oci, &latest.tag, assets)?);
+        }
+        Ok(())
+    }
+
+    /// Whether the series gets no release this run: it is up to date, its set would move it
+    /// backwards ([`guard`]), its content was withdrawn, or its release pull request was
+    /// declined. Says why in the plan.
+    fn held(&mut self, input: &SeriesInput<'_>, state: &series::SeriesState<'_>) -> bool {
+        let (d, series) = (input.d, &input.series);
+        let stale_below = |limit: Option<u64>| stale_drafts(input.releases, limit);
+        if state.resume.is_some() {
+            return false; // an unfinished release is finished whatever it holds
+        }
+        if up_to_date(d, state.latest) {
+            let tag = state.latest.map(|l| l.tag.clone()).unwrap_or_default();
+            self.plan.skipped.push(Skipped {
+                what: series.clone(),
+                reason: format!("unchanged since {tag} (same clusterStack hash)"),
+            });
+            self.plan.cleanup.extend(stale_below(input.published_n));
+            return true;
+        }
+        if let Some(deg) = guard::check(d, state.latest, &self.base_lock)
+            .filter(|_| !crate::mutation::active("no-downgrade"))
+        {
+            if !self.overrides.allow_downgrade {
+                self.plan.degraded.push(deg);
+                self.plan.cleanup.extend(stale_below(input.published_n));
+                return true;
+            }
+            self.plan.warnings.push(format!(
+                "{series}: releasing a downgrade from {} as asked (--allow-downgrade): {}",
+                deg.latest,
+                deg.regressions.join("; ")
+            ));
+        }
+        if let Some(w) = state
+            .withdrawn
+            .iter()
+            .find(|w| w.same_content && !self.overrides.republish.contains(&w.tag))
+        {
+            self.plan.skipped.push(Skipped {
+                what: series.clone(),
+                reason: format!(
+                    "{} was withdrawn (its release was deleted) and the rendered stack is what it shipped: not published again (its number is never reused); to publish this content anyway under a new number: `stackbot release --republish {}`",
+                    w.tag, w.tag
+                ),
+            });
+            self.plan.cleanup.extend(stale_below(input.published_n));
+            return true;
+        }
+        let hash = crate::package::hashes(&d.rendered).cluster_stack;
+        if self.settings.mode == Mode::PullRequest
+            && let Some(number) = pull::declined(input.pulls, &hash)
+        {
+            self.plan.skipped.push(Skipped {
+                what: series.clone(),
+                reason: format!(
+                    "release pull request #{number} for this content was closed without merging: not opened again (a new content opens a new pull request; reopen #{number} to release this one)"
+                ),
+            });
+            return true;
+        }
+        false
+    }
+
+    /// The release's number, component versions, assets and notes.
+    fn release(
+        &self,
+        input: &SeriesInput<'_>,
+        state: &series::SeriesState<'_>,
+    ) -> Result<Release, PlanError> {
+        let (d, series) = (input.d, &input.series);
+        let hashes = crate::package::hashes(&d.rendered);
+        let previous = state.latest.and_then(|l| match (&l.hashes, &l.metadata) {
+            (Some(h), Some(m)) => Some(Previous {
+                hashes: h.clone(),
+                metadata: m.clone(),
+            }),
+            _ => None,
+        });
+        let (n, resumed_commit) = release_number(state, self.settings.mode, series)?;
+        // The number is decided above; the component versions follow csctl's rule.
+        let versions = for_release(n, &hashes, previous.as_ref());
+        let tag = ReleaseName {
+            stack: d.stack.clone(),
+            minor: d.minor,
+            version: versions.cluster_stack.clone(),
+        }
+        .to_string();
+        let mut assets =
+            (self.package)(&d.rendered, &versions).map_err(|message| PlanError::Package {
+                series: series.clone(),
+                message,
+            })?;
+        if !assets.contains_key(SHA256SUMS) {
+            let sums = sha256sums(&assets);
+            assets.insert(SHA256SUMS.to_string(), sums);
+        }
+        let previous_set = state.latest.and_then(|l| l.set.clone());
+        let fixed = crate::compliance::fixed_between(
+            previous_set.as_ref().map(|p| p.kubernetes),
+            d.set.kubernetes,
+            &self.settings.compliance,
+        );
+        let words = release_notes(
+            &tag,
+            d,
+            previous_set.as_ref(),
+            &versions,
+            &fixed,
+            self.settings.now,
+        );
+        let release_marker = marker::line(&tag, &hashes.cluster_stack);
+        let notes = format!("{words}\n{release_marker}\n");
+        Ok(Release {
+            n,
+            resumed_commit,
+            versions,
+            tag,
+            assets,
+            words,
+            release_marker,
+            notes,
+        })
+    }
+
+    /// The release's commit (the rendered tree and the lock), then its steps: in pull-request
+    /// mode the release branch and pull request until the merge, else draft (or push), commit,
+    /// tag and publish.
+    fn steps(
+        &mut self,
+        input: &SeriesInput<'_>,
+        state: &series::SeriesState<'_>,
+        r: Release,
+    ) -> Result<(), PlanError> {
+        let d = input.d;
+        let mut series_lock = match self.settings.mode {
+            Mode::Direct => self.committed_lock.clone(),
+            Mode::PullRequest => self.base_lock.clone(),
+        };
+        series_lock.upsert(d.set.clone());
+        series_lock.record_release(&d.stack, d.minor, r.n);
+        let lock_text = series_lock.to_yaml();
+        let entry_done = self.base_lock.get(&d.stack, d.minor) == Some(&d.set)
+            && self
+                .base_lock
+                .released_as(&d.stack, d.minor)
+                .is_some_and(|x| x >= r.n);
+        let base_files = input.so.base_tree.clone().unwrap_or_default();
+        let mut changes = tree_changes(&d.path, &base_files, &d.rendered);
+        let needs_commit = r.resumed_commit.is_none() && (!changes.is_empty() || !entry_done);
+        if needs_commit {
+            changes.insert(
+                self.settings.lock_path.clone(),
+                Some(lock_text.clone().into_bytes()),
+            );
+        }
+        let steps = if self.settings.mode == Mode::PullRequest && needs_commit {
+            let Some(steps) = self.pull_request_steps(input, &r, &lock_text, changes) else {
+                return Ok(());
+            };
+            steps
+        } else {
+            let commit = needs_commit.then_some(changes);
+            let steps = self.publish_steps(input, &r, commit)?;
+            if needs_commit {
+                self.committed_lock = series_lock;
+            }
+            steps
+        };
+        self.plan.releases.push(planned_release(
+            r.tag,
+            d,
+            &r.versions,
+            state.resume.is_some(),
+            r.notes,
+            steps,
+            r.assets,
+            base_files,
+        ));
+        Ok(())
+    }
+
+    /// Pull-request mode, before the merge: only the branch and its pull request. The merged
+    /// pull request (with its release marker) is the evidence until the release is announced.
+    /// `None` when the branch cannot be updated (said in the plan's failures).
+    fn pull_request_steps(
+        &mut self,
+        input: &SeriesInput<'_>,
+        r: &Release,
+        lock_text: &str,
+        changes: FileChanges,
+    ) -> Option<Vec<Step>> {
+        let (d, tag) = (input.d, &r.tag);
+        let wanted = pull::Wanted {
+            branch: release_branch(&input.series),
+            base: &self.observed.base_branch,
+            title: format!("Release {tag}"),
+            body: format!(
+                "{}\nMerging this pull request publishes `{tag}`.\n\n{}\n",
+                r.words, r.release_marker
+            ),
+            rendered: &d.rendered,
+            lock_text,
+            changes,
+        };
+        let step = match pull::step(wanted, input.so.release_branch.as_ref(), input.pulls) {
+            Ok(step) => step,
+            Err(reason) => {
+                self.plan.failed.push(Skipped {
+                    what: input.series.clone(),
+                    reason,
+                });
+                return None;
+            }
+        };
+        let open = input.pulls.iter().any(|p| p.state == PullState::Open);
+        self.plan.skipped.push(Skipped {
+            what: tag.clone(),
+            reason: if open {
+                "waiting for the release pull request to be merged".into()
+            } else {
+                "release pull request to be opened; published after it is merged".into()
+            },
+        });
+        Some(vec![step])
+    }
+
+    /// Draft (or, with `oci` alone, the push), announce a merged pull request, commit (when
+    /// `commit` holds the changes), tag, publish and push; then the drafts it supersedes.
+    fn publish_steps(
+        &self,
+        input: &SeriesInput<'_>,
+        r: &Release,
+        commit: Option<FileChanges>,
+    ) -> Result<Vec<Step>, PlanError> {
+        let (d, tag) = (input.d, &r.tag);
+        let forge_target = !self.oci_only;
+        let mut steps = Vec::new();
+        if forge_target {
+            steps.push(Step::Draft { tag: tag.clone() });
+        } else {
+            // `oci` alone: the push is the publication, and the evidence the commit needs.
+            let oci = self.settings.oci.as_ref().expect("oci only");
+            steps.push(oci_step(oci, tag, &r.assets)?);
+        }
+        // Pull-request mode: once the draft (or the push) holds the evidence, the merged
+        // pull request stops being it.
+        if self.settings.mode == Mode::PullRequest
+            && let Some(p) = input.pulls.iter().find(|p| {
+                p.state == PullState::Merged
+                    && !input.so.announced.contains(&p.number)
+                    && marker::parse(&p.body).is_some_and(|m| &m.tag == tag)
+            })
+        {
+            steps.push(Step::Announce {
+                number: p.number,
+                tag: tag.clone(),
+            });
+        }
+        let mut tag_commit = r.resumed_commit.clone();
+        match commit {
+            Some(changes) => steps.push(Step::Commit {
+                branch: self.observed.base_branch.clone(),
+                message: format!("Release {tag}\n\n{}", commit_summary(d)),
+                files: changes.keys().cloned().collect(),
+                changes,
+            }),
+            None if tag_commit.is_none() => tag_commit = self.observed.base_head.clone(),
+            None => {}
+        }
+        steps.push(Step::Tag {
+            tag: tag.clone(),
+            commit: tag_commit,
+            message: format!("Release {tag}"),
+        });
+        if forge_target {
+            steps.push(Step::Publish {
+                tag: tag.clone(),
+                latest: false, // decided once every release is planned
+            });
+            if let Some(oci) = &self.settings.oci
+                && !crate::mutation::active("every-target-gets-the-latest-release")
+            {
+                steps.push(oci_step(oci, tag, &r.assets)?);
+            }
+        }
+        steps.extend(stale_drafts(input.releases, Some(r.n)));
+        Ok(steps)
+    }
 }
 
 /// Drafts nobody will publish: duplicates of a published tag, or older than `limit` (the latest
 /// published release, or the release about to be made).
-fn stale_drafts(releases: &[series::SeriesRelease<'_>], limit: Option<u64>) -> Vec<Step> {
+fn stale_drafts(releases: &[Numbered], limit: Option<u64>) -> Vec<Step> {
     releases
         .iter()
         .filter(|r| r.release.draft)
@@ -882,7 +1022,14 @@ mod tests {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
             // The forge's numbers reach v3.
-            releases: vec![rel(9, "openstack-scs2-1-34-v3", false)],
+            index: ReleaseIndex::new(
+                vec![rel(9, "openstack-scs2-1-34-v3", false)],
+                Some(vec![
+                    "openstack-scs2-1-34-v7".into(),
+                    "openstack-scs2-1-33-v9".into(),
+                    "latest".into(),
+                ]),
+            ),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
@@ -890,11 +1037,6 @@ mod tests {
                     ..Default::default()
                 },
             )]),
-            oci_tags: Some(vec![
-                "openstack-scs2-1-34-v7".into(),
-                "openstack-scs2-1-33-v9".into(),
-                "latest".into(),
-            ]),
             ..Default::default()
         };
         let oci = OciPlanSettings {
@@ -954,32 +1096,12 @@ mod tests {
     }
 
     #[test]
-    fn unparsable_names_warn_and_other_channels_are_not_numbered() {
-        let rels = vec![
-            rel(1, "latest", false),
-            rel(2, "openstack-scs2-1-34-v2", false),
-            rel(3, "openstack-scs2-1-34-v0-sha-azlfam7", false),
-            rel(4, "openstack-scs2-1-34-v3", true),
-        ];
-        let (idx, warnings) = index_releases(&rels);
-        assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].contains("`latest`"));
-        let s = &idx["openstack-scs2-1-34"];
-        assert_eq!(s.iter().map(|r| r.n).collect::<Vec<_>>(), vec![2, 3]);
-        assert_eq!(
-            latest_published(s).unwrap().id,
-            2,
-            "drafts are not the latest"
-        );
-    }
-
-    #[test]
     fn next_number_counts_drafts_and_the_plan_is_deterministic() {
         let d = vec![desired("v1.34.7")];
         let obs = Observed {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
-            releases: vec![rel(7, "openstack-scs2-1-34-v3", true)],
+            index: ReleaseIndex::new(vec![rel(7, "openstack-scs2-1-34-v3", true)], None),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
@@ -1021,7 +1143,7 @@ mod tests {
             set: None,
         };
         let obs = Observed {
-            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            index: ReleaseIndex::new(vec![rel(1, "openstack-scs2-1-34-v2", false)], None),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
@@ -1061,7 +1183,7 @@ mod tests {
         let observed = |base_lock: Option<Vec<u8>>| Observed {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
-            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            index: ReleaseIndex::new(vec![rel(1, "openstack-scs2-1-34-v2", false)], None),
             base_lock,
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
@@ -1081,7 +1203,7 @@ mod tests {
         assert_eq!(notes, &fresh.releases[0].notes);
         // Without a previous release there is nothing to compare, whatever main holds.
         let mut first = observed(Some(committed.to_yaml().into_bytes()));
-        first.releases.clear();
+        first.index = ReleaseIndex::default();
         first
             .series
             .get_mut("openstack-scs2-1-34")
@@ -1113,7 +1235,7 @@ mod tests {
         let obs = |releases: Vec<ReleaseInfo>| Observed {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
-            releases,
+            index: ReleaseIndex::new(releases, None),
             ..Default::default()
         };
         // Both minors in one run: 1.34 is the Latest.
@@ -1144,7 +1266,10 @@ mod tests {
             [("openstack-scs2-1-33-v1".to_string(), false)]
         );
         assert_eq!(
-            series::latest_of_repository(["openstack-scs2-1-34-v9", "openstack-scs2-1-35-v1"]),
+            crate::index::latest_of_repository([
+                "openstack-scs2-1-34-v9",
+                "openstack-scs2-1-35-v1"
+            ]),
             Some("openstack-scs2-1-35-v1".to_string())
         );
     }
@@ -1164,13 +1289,16 @@ mod tests {
         let observed = |draft_body: String| Observed {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
-            releases: vec![
-                rel(1, "openstack-scs2-1-34-v1", false),
-                ReleaseInfo {
-                    body: draft_body,
-                    ..rel(2, "openstack-scs2-1-34-v2", true)
-                },
-            ],
+            index: ReleaseIndex::new(
+                vec![
+                    rel(1, "openstack-scs2-1-34-v1", false),
+                    ReleaseInfo {
+                        body: draft_body,
+                        ..rel(2, "openstack-scs2-1-34-v2", true)
+                    },
+                ],
+                None,
+            ),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {
@@ -1216,7 +1344,7 @@ mod tests {
             base_branch: "main".into(),
             base_head: Some("abc".into()),
             base_lock: Some(lock.to_yaml().into_bytes()),
-            releases: vec![rel(1, "openstack-scs2-1-34-v2", false)],
+            index: ReleaseIndex::new(vec![rel(1, "openstack-scs2-1-34-v2", false)], None),
             series: BTreeMap::from([(
                 "openstack-scs2-1-34".to_string(),
                 SeriesObserved {

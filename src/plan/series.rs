@@ -26,63 +26,18 @@
 //! tag, and the lock's recorded number at the base branch and at the latest tag; an open
 //! release pull request keeps its (uncommitted, unpublished) number.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use crate::forge::{PullInfo, PullState, ReleaseInfo};
+use crate::forge::{PullInfo, PullState};
+use crate::index::{Rank, ReleaseIndex};
 use crate::model::{ReleaseName, StackVersion};
-
-/// One parsed release of a series.
-#[derive(Debug, Clone)]
-pub struct SeriesRelease<'a> {
-    pub n: u64,
-    pub release: &'a ReleaseInfo,
-}
-
-/// Group stable releases by series prefix; names CSO cannot parse are skipped with a warning
-/// (csctl aborts on them; one stray `latest` tag must not stop every release).
-pub fn index_releases(
-    releases: &[ReleaseInfo],
-) -> (BTreeMap<String, Vec<SeriesRelease<'_>>>, Vec<String>) {
-    let mut out: BTreeMap<String, Vec<SeriesRelease<'_>>> = BTreeMap::new();
-    let mut warnings = Vec::new();
-    for r in releases {
-        match ReleaseName::parse(&r.tag) {
-            Ok(name) if name.version.is_stable() => {
-                out.entry(name.prefix()).or_default().push(SeriesRelease {
-                    n: name.version.major,
-                    release: r,
-                });
-            }
-            Ok(_) => {} // hash-mode and custom channels are not ours to number
-            Err(_) => warnings.push(format!(
-                "release `{}` is not a cluster-stack release name; ignored",
-                r.tag
-            )),
-        }
-    }
-    for v in out.values_mut() {
-        v.sort_by_key(|r| (r.n, r.release.id));
-    }
-    (out, warnings)
-}
-
-/// The latest published release of a series, if any.
-pub fn latest_published<'a>(series: &[SeriesRelease<'a>]) -> Option<&'a ReleaseInfo> {
-    series
-        .iter()
-        .filter(|r| !r.release.draft)
-        .max_by_key(|r| (r.n, r.release.id))
-        .map(|r| r.release)
-}
 
 /// Everything known about one series, as `decide` reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct Facts<'a> {
     pub observed: &'a super::SeriesObserved,
-    /// The series' forge releases, drafts included.
-    pub releases: &'a [SeriesRelease<'a>],
-    /// Every tag of the OCI repository, when `oci` is a target.
-    pub oci_tags: Option<&'a [String]>,
+    /// Every release of the forge and the OCI repository (the latter when `oci` is a target).
+    pub index: &'a ReleaseIndex,
     /// Release pull requests of the series (pull-request mode), any state.
     pub pulls: &'a [PullInfo],
     /// `publish: [oci]` alone: the OCI tag is the publication and its evidence.
@@ -125,143 +80,200 @@ pub struct SeriesState<'a> {
 
 /// Decide the state of `d`'s series from what was observed.
 pub fn decide<'a>(d: &super::Desired, f: &Facts<'a>) -> SeriesState<'a> {
-    let so = f.observed;
-    let latest = newest(so);
-    let p = latest.map_or(0, |l| l.n);
-    let tag_of = |n: u64| {
-        ReleaseName {
-            stack: d.stack.clone(),
-            minor: d.minor,
-            version: StackVersion::stable(n),
-        }
-        .to_string()
-    };
-    let hash = crate::package::hashes(&d.rendered).cluster_stack;
-    let oci_has = |n: u64| f.oci_tags.is_some_and(|t| t.contains(&tag_of(n)));
-    let oci_highest = f
-        .oci_tags
-        .and_then(|t| crate::oci::versioning::scan_tags(t, &d.stack, d.minor).highest);
-    // Merged release pull requests naming `v<n>` with the desired content, not yet announced
-    // as published: their release is still to be made.
-    let merged: BTreeSet<u64> = f
-        .pulls
-        .iter()
-        .filter(|p| p.state == PullState::Merged && !so.announced.contains(&p.number))
-        .filter_map(|p| super::marker::parse(&p.body))
-        .filter(|m| m.hash == hash)
-        .filter_map(|m| ReleaseName::parse(&m.tag).ok())
-        .map(|n| n.version.major)
-        .collect();
-    let highest = if crate::mutation::active("number-never-reused") {
-        // Mutated: only the releases that still exist count, so a withdrawn number comes back.
-        f.releases.iter().map(|r| r.n).chain(oci_highest).max()
-    } else {
-        f.releases
+    let e = Evidence::of(d, f);
+    let resume = e.resume();
+    let withdrawn = e.withdrawn(resume.as_ref());
+    SeriesState {
+        latest: e.latest,
+        highest: e.highest(),
+        pending: e.pending(),
+        resume,
+        withdrawn,
+    }
+}
+
+/// What one series' facts say about its numbers, read once for the rules below.
+struct Evidence<'a, 'f> {
+    d: &'f super::Desired,
+    f: &'f Facts<'a>,
+    so: &'a super::SeriesObserved,
+    releases: &'a [crate::index::Numbered],
+    latest: Option<&'a super::Latest>,
+    /// The latest release's number (0: none).
+    p: u64,
+    /// The desired content's clusterStack hash.
+    hash: String,
+    /// Merged release pull requests naming `v<n>` with the desired content, not yet announced
+    /// as published: their release is still to be made.
+    merged: BTreeSet<u64>,
+    /// Every number above the latest release some evidence names, ascending.
+    candidates: BTreeSet<u64>,
+}
+
+impl<'a, 'f> Evidence<'a, 'f> {
+    fn of(d: &'f super::Desired, f: &'f Facts<'a>) -> Self {
+        let so = f.observed;
+        let releases = f.index.forge(&d.stack, d.minor);
+        let latest = newest(so);
+        let p = latest.map_or(0, |l| l.n);
+        let hash = crate::package::hashes(&d.rendered).cluster_stack;
+        let merged: BTreeSet<u64> = f
+            .pulls
+            .iter()
+            .filter(|p| p.state == PullState::Merged && !so.announced.contains(&p.number))
+            .filter_map(|p| super::marker::parse(&p.body))
+            .filter(|m| m.hash == hash)
+            .filter_map(|m| ReleaseName::parse(&m.tag).ok())
+            .map(|n| n.version.major)
+            .collect();
+        let candidates = releases
             .iter()
             .map(|r| r.n)
             .chain(so.tags.keys().copied())
-            .chain(latest.map(|l| l.n))
-            .chain(oci_highest)
+            .chain(so.base_released)
+            .chain(so.latest_released)
+            .chain(merged.iter().copied())
+            .filter(|n| *n > p)
+            .collect();
+        Evidence {
+            d,
+            f,
+            so,
+            releases,
+            latest,
+            p,
+            hash,
+            merged,
+            candidates,
+        }
+    }
+
+    fn tag_of(&self, n: u64) -> String {
+        ReleaseName {
+            stack: self.d.stack.clone(),
+            minor: self.d.minor,
+            version: StackVersion::stable(n),
+        }
+        .to_string()
+    }
+
+    fn oci_has(&self, n: u64) -> bool {
+        self.f.index.in_oci(&self.tag_of(n))
+    }
+
+    /// `n` is on the base branch's lock, at the latest tag's lock, or tagged.
+    fn committed(&self, n: u64) -> bool {
+        let so = self.so;
+        so.tags.contains_key(&n) || so.base_released == Some(n) || so.latest_released == Some(n)
+    }
+
+    /// `v<n>` has a release (a draft counts; with `oci` alone its OCI tag).
+    fn has_release(&self, n: u64) -> bool {
+        if self.f.oci_only {
+            self.oci_has(n)
+        } else {
+            self.releases.iter().any(|r| r.n == n)
+        }
+    }
+
+    /// The highest number the series ever used: the index's high-water mark, the tags, the
+    /// latest release and the numbers the locks record.
+    fn highest(&self) -> Option<u64> {
+        let (d, so) = (self.d, self.so);
+        let high_water = self.f.index.high_water(&d.stack, d.minor);
+        if crate::mutation::active("number-never-reused") {
+            // Mutated: only the releases that still exist count, so a withdrawn number comes back.
+            return high_water;
+        }
+        high_water
+            .into_iter()
+            .chain(so.tags.keys().copied())
+            .chain(self.latest.map(|l| l.n))
             .chain(so.base_released)
             .chain(so.latest_released)
             .max()
-    };
-    let has_release = |n: u64| {
-        if f.oci_only {
-            oci_has(n)
-        } else {
-            f.releases.iter().any(|r| r.n == n)
-        }
-    };
-    let committed = |n: u64| {
-        so.tags.contains_key(&n) || so.base_released == Some(n) || so.latest_released == Some(n)
-    };
-    // Candidates above the latest release, ascending: every number some evidence names.
-    let candidates: BTreeSet<u64> = f
-        .releases
-        .iter()
-        .map(|r| r.n)
-        .chain(so.tags.keys().copied())
-        .chain(so.base_released)
-        .chain(so.latest_released)
-        .chain(merged.iter().copied())
-        .filter(|n| *n > p)
-        .collect();
-
-    let mut resume = None;
-    for &n in &candidates {
-        let tagged = so.tags.get(&n);
-        if tagged.is_some_and(|t| t.tree != d.rendered) {
-            continue; // its tag holds other content: not this release
-        }
-        let ours = !f.oci_only
-            && f.releases.iter().any(|r| {
-                r.n == n
-                    && r.release.draft
-                    && (super::marker::parse(&r.release.body).is_some_and(|m| m.hash == hash)
-                        || tagged.is_some())
-            });
-        if ours || merged.contains(&n) {
-            resume = Some(Resume {
-                n,
-                commit: tagged.map(|t| t.commit.clone()),
-            });
-            break;
-        }
-    }
-    // `oci` alone: the latest release is published, but its commit or tag never happened.
-    if resume.is_none()
-        && f.oci_only
-        && so.latest_tagged == Some(false)
-        && let Some(l) = latest
-        && super::up_to_date(d, Some(l))
-    {
-        resume = Some(Resume {
-            n: l.n,
-            commit: None,
-        });
     }
 
-    let withdrawn = candidates
-        .iter()
-        .copied()
-        .filter(|&n| resume.as_ref().is_none_or(|r| r.n != n))
-        .filter(|&n| committed(n) && !has_release(n) && !merged.contains(&n))
-        .map(|n| {
-            let shipped = match so.tags.get(&n) {
-                Some(t) => Some(&t.tree),
-                None if so.base_released == Some(n) => so.base_tree.as_ref(),
-                None => None,
-            };
-            Withdrawn {
-                n,
-                tag: tag_of(n),
-                same_content: shipped == Some(&d.rendered),
+    /// The unfinished release to finish: the lowest candidate whose draft carries the desired
+    /// content (marker, or a tag on the desired tree) or whose merged pull request does; with
+    /// `oci` alone, a published latest release that lacks its git tag.
+    fn resume(&self) -> Option<Resume> {
+        let (d, so) = (self.d, self.so);
+        for &n in &self.candidates {
+            let tagged = so.tags.get(&n);
+            if tagged.is_some_and(|t| t.tree != d.rendered) {
+                continue; // its tag holds other content: not this release
             }
-        })
-        .collect();
+            let ours = !self.f.oci_only
+                && self.releases.iter().any(|r| {
+                    r.n == n
+                        && r.release.draft
+                        && (super::marker::parse(&r.release.body)
+                            .is_some_and(|m| m.hash == self.hash)
+                            || tagged.is_some())
+                });
+            if ours || self.merged.contains(&n) {
+                return Some(Resume {
+                    n,
+                    commit: tagged.map(|t| t.commit.clone()),
+                });
+            }
+        }
+        // `oci` alone: the latest release is published, but its commit or tag never happened.
+        if self.f.oci_only
+            && so.latest_tagged == Some(false)
+            && let Some(l) = self.latest
+            && super::up_to_date(d, Some(l))
+        {
+            return Some(Resume {
+                n: l.n,
+                commit: None,
+            });
+        }
+        None
+    }
 
-    let pending = f
-        .pulls
-        .iter()
-        .filter(|p| p.state == PullState::Open)
-        .filter_map(|p| super::marker::parse(&p.body))
-        .filter_map(|m| ReleaseName::parse(&m.tag).ok())
-        .filter(|n| n.stack == d.stack && n.minor == d.minor && n.version.is_stable())
-        .map(|n| n.version.major)
-        .find(|&n| {
-            n > p
-                && !committed(n)
-                && !oci_has(n)
-                && !f.releases.iter().any(|r| r.n == n && !r.release.draft)
-        });
+    /// Numbers above the latest release that were committed (lock or tag) but have no release
+    /// and no merged pull request to finish: a human withdrew them.
+    fn withdrawn(&self, resume: Option<&Resume>) -> Vec<Withdrawn> {
+        let (d, so) = (self.d, self.so);
+        self.candidates
+            .iter()
+            .copied()
+            .filter(|&n| resume.is_none_or(|r| r.n != n))
+            .filter(|&n| self.committed(n) && !self.has_release(n) && !self.merged.contains(&n))
+            .map(|n| {
+                let shipped = match so.tags.get(&n) {
+                    Some(t) => Some(&t.tree),
+                    None if so.base_released == Some(n) => so.base_tree.as_ref(),
+                    None => None,
+                };
+                Withdrawn {
+                    n,
+                    tag: self.tag_of(n),
+                    same_content: shipped == Some(&d.rendered),
+                }
+            })
+            .collect()
+    }
 
-    SeriesState {
-        latest,
-        highest,
-        resume,
-        withdrawn,
-        pending,
+    /// The number an open release pull request of the series carries, while it is still free.
+    fn pending(&self) -> Option<u64> {
+        let d = self.d;
+        self.f
+            .pulls
+            .iter()
+            .filter(|p| p.state == PullState::Open)
+            .filter_map(|p| super::marker::parse(&p.body))
+            .filter_map(|m| ReleaseName::parse(&m.tag).ok())
+            .filter(|n| n.stack == d.stack && n.minor == d.minor && n.version.is_stable())
+            .map(|n| n.version.major)
+            .find(|&n| {
+                n > self.p
+                    && !self.committed(n)
+                    && !self.oci_has(n)
+                    && !self.releases.iter().any(|r| r.n == n && !r.release.draft)
+            })
     }
 }
 
@@ -273,41 +285,21 @@ pub fn needs_details(d: &super::Desired, so: &super::SeriesObserved) -> bool {
     !super::up_to_date(d, newest(so)) || so.latest_tagged == Some(false)
 }
 
-/// The newest release of any target.
+/// The newest release of any target, by the index's one tie-break ([`Rank`]).
 pub fn newest(so: &super::SeriesObserved) -> Option<&super::Latest> {
-    [so.forge_latest.as_ref(), so.oci_latest.as_ref()]
-        .into_iter()
-        .flatten()
-        .max_by_key(|l| l.n)
-}
-
-/// The release that should carry the repository's *Latest* badge: the newest release of the
-/// newest Kubernetes minor (ties between stacks go to the stack that sorts last, so the rule is
-/// total). GitHub, left to itself, marks whatever was published last, so an older minor's patch
-/// would steal the badge; the bot therefore says `make_latest` on every publication.
-pub fn latest_of_repository<'a>(published: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    published
-        .into_iter()
-        .filter_map(|t| ReleaseName::parse(t).ok())
-        .filter(|n| n.version.is_stable())
-        .max_by(|a, b| {
-            (a.minor, &a.stack, a.version.major).cmp(&(b.minor, &b.stack, b.version.major))
-        })
-        .map(|n| n.to_string())
+    let forge = so.forge_latest.as_ref().map(|l| (Rank::forge(l.n, 0), l));
+    let oci = so.oci_latest.as_ref().map(|l| (Rank::oci(l.n), l));
+    match (forge, oci) {
+        (Some(f), Some(o)) if o.0.replaces(f.0) => Some(o.1),
+        (f, o) => f.or(o).map(|(_, l)| l),
+    }
 }
 
 /// Decide `latest` on every `Publish` step: true for the one release that will be the
 /// repository's newest minor's newest release once the plan is applied (among the releases
 /// already published and the ones this plan publishes), false for the others.
-pub(super) fn mark_latest(
-    plan: &mut super::Plan,
-    index: &BTreeMap<String, Vec<SeriesRelease<'_>>>,
-) {
-    let published = index
-        .values()
-        .flatten()
-        .filter(|r| !r.release.draft)
-        .map(|r| r.release.tag.clone());
+pub(super) fn mark_latest(plan: &mut super::Plan, index: &ReleaseIndex) {
+    let published = index.published_on_forge().map(str::to_string);
     let planned: Vec<String> = plan
         .releases
         .iter()
@@ -318,7 +310,7 @@ pub(super) fn mark_latest(
         })
         .collect();
     let all: Vec<String> = published.chain(planned.iter().cloned()).collect();
-    let winner = latest_of_repository(all.iter().map(String::as_str));
+    let winner = crate::index::latest_of_repository(all.iter().map(String::as_str));
     for step in plan.releases.iter_mut().flat_map(|r| r.steps.iter_mut()) {
         if let super::Step::Publish { tag, latest } = step {
             *latest = winner.as_deref() == Some(tag.as_str());

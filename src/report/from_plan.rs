@@ -126,7 +126,10 @@ pub fn tenant_from_json(v: &serde_json::Value) -> Option<TenantLine> {
         tenant,
         repository: s("repository"),
         branch: s("branch"),
-        action: s("action"),
+        action: v
+            .get("action")
+            .and_then(|a| serde_json::from_value(a.clone()).ok())
+            .unwrap_or_default(),
         files,
     })
 }
@@ -137,7 +140,7 @@ impl From<&TenantPlan> for TenantLine {
             tenant: t.tenant.clone(),
             repository: t.repository.clone(),
             branch: t.branch.clone(),
-            action: t.action.to_string(),
+            action: t.action,
             files: if t.action == Action::Close {
                 Vec::new()
             } else {
@@ -226,7 +229,7 @@ mod tests {
         assert!(p.diffs[0].files[2].unified.contains("--- /dev/null"));
         assert_eq!(p.notes, vec!["openstack/scs2 1.33: waiting for node image"]);
         assert_eq!(p.tenants[0].files, vec!["clusterstack.yaml"]);
-        assert_eq!(p.tenants[0].action, "open");
+        assert_eq!(p.tenants[0].action, Action::Open);
     }
 
     #[test]

@@ -56,8 +56,7 @@ pub struct TenantLine {
     pub repository: String,
     /// Bot branch, e.g. `stackbot/openstack-scs2`.
     pub branch: String,
-    /// `open`, `update`, `close` or `none`.
-    pub action: String,
+    pub action: crate::tenants::Action,
     /// Files the PR changes.
     pub files: Vec<String>,
 }
@@ -158,7 +157,11 @@ fn blocks(p: &Preview) -> Vec<Block> {
         head.push_str(&format!("Planned for commit {}.\n\n", esc(c)));
     }
     let files: usize = p.diffs.iter().map(|d| d.files.len()).sum();
-    let tenant_prs = p.tenants.iter().filter(|t| t.action != "none").count();
+    let tenant_prs = p
+        .tenants
+        .iter()
+        .filter(|t| t.action != crate::tenants::Action::None)
+        .count();
     if p.releases.is_empty() && files == 0 && tenant_prs == 0 {
         head.push_str("Merging this pull request changes no rendered file, publishes no release and opens no tenant pull request.\n");
     } else {
@@ -213,7 +216,7 @@ fn blocks(p: &Preview) -> Vec<Block> {
                     esc(&t.tenant),
                     esc(&t.repository),
                     esc(&t.branch),
-                    esc(&t.action),
+                    esc(&t.action.to_string()),
                     esc(&t.files.join(", ")),
                 ]
             })
@@ -293,7 +296,7 @@ mod tests {
                 tenant: "team|a".into(),
                 repository: "org/gitops-a".into(),
                 branch: "stackbot/openstack-scs2".into(),
-                action: "open".into(),
+                action: crate::tenants::Action::Open,
                 files: vec!["clusterstacks.yaml".into()],
             }],
             notes: vec![],

@@ -113,7 +113,7 @@ pub fn plan_text(p: &Plan) -> String {
         .tenants
         .iter()
         .filter_map(crate::report::from_plan::tenant_from_json)
-        .filter(|t| t.action != "none")
+        .filter(|t| t.action != crate::tenants::Action::None)
     {
         let _ = writeln!(
             s,
@@ -267,7 +267,7 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
         let _ = writeln!(s, "failed {}: {}", f.what, f.reason);
     }
     for t in tenants {
-        use crate::tenants::apply::Outcome as T;
+        use crate::tenants::Outcome as T;
         if t.outcome == T::Unchanged && t.pull.is_none() {
             continue; // nothing to propose
         }

@@ -87,15 +87,8 @@ pub struct Patch {
     pub published_at: Option<DateTime<Utc>>,
 }
 
-/// Where a release is published.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Target {
-    /// The forge's releases (GitHub or local).
-    Forge,
-    /// The OCI repository.
-    Oci,
-}
+use crate::index::Rank;
+pub use crate::index::Target;
 
 /// One published release on one target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -427,15 +420,16 @@ pub fn days_words(days_left: i64) -> String {
 }
 
 /// The releases of one stack × minor, deduplicated across targets (a release on the forge and
-/// in the registry is one release), newest first. A date or Kubernetes version known on one
-/// target only is kept.
+/// in the registry is one release), newest first by the release index's tie-break
+/// ([`crate::index::Rank`]: at an equal number the forge's record comes first). A date or
+/// Kubernetes version known on one target only is kept.
 pub fn releases_of(releases: &[Release], stack: &StackId, minor: Minor) -> Vec<Release> {
     let mut out: Vec<Release> = Vec::new();
     let mut of: Vec<&Release> = releases
         .iter()
         .filter(|r| &r.name.stack == stack && r.name.minor == minor && r.name.version.is_stable())
         .collect();
-    of.sort_by_key(|r| (std::cmp::Reverse(r.name.version.major), r.target));
+    of.sort_by_key(|r| std::cmp::Reverse(rank(r)));
     for r in of {
         match out.iter_mut().find(|o| o.name == r.name) {
             Some(o) => {
@@ -450,6 +444,15 @@ pub fn releases_of(releases: &[Release], stack: &StackId, minor: Minor) -> Vec<R
         }
     }
     out
+}
+
+/// A release record's rank among its series' (the forge's id is not part of a status record).
+fn rank(r: &Release) -> Rank {
+    Rank {
+        number: r.name.version.major,
+        target: r.target,
+        id: 0,
+    }
 }
 
 /// The targets a release is published to, in order.

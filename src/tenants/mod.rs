@@ -2,20 +2,23 @@
 //! and stack.
 //!
 //! `scan` and `edit` change YAML bytes without re-serialising; `plan` decides, purely, what
-//! each tenant should get; `apply` is the only part that talks to the forge. The run itself
-//! (which releases, which tenants) is [`crate::pipeline::tenants`].
+//! each tenant should get; the reading is [`crate::observe::tenants`], the
+//! writing [`crate::apply::tenants`], and the run itself (which releases, which tenants,
+//! concurrently) is [`crate::pipeline::tenants`].
 
-pub mod apply;
 pub mod approval;
 pub mod branch;
 pub mod edit;
 pub mod plan;
 pub mod releases;
+pub mod run;
 pub mod scan;
 pub mod upgrade;
 
-pub use apply::{Observations, Options, Outcome, TenantReport};
+use crate::index::Rank;
+
 pub use plan::{Action, AvailableRelease, Facts, FileEdit, TenantPlan};
+pub use run::{Observations, Options, Outcome, TenantReport};
 
 /// Why propagation could not start at all (per-tenant failures are in the reports instead).
 #[derive(Debug, thiserror::Error)]
@@ -30,7 +33,8 @@ pub enum TenantsError {
 }
 
 /// The newest release per stack × minor once `planned` are published (stacks nobody follows
-/// are left out). Pure.
+/// are left out), by the release index's tie-break (a planned release replaces a published
+/// one only with a higher number). Pure.
 pub fn with_planned(
     published: Vec<AvailableRelease>,
     planned: &[AvailableRelease],
@@ -42,7 +46,10 @@ pub fn with_planned(
             .iter_mut()
             .find(|r| r.name.stack == p.name.stack && r.name.minor == p.name.minor)
         {
-            Some(r) if r.name.version.major < p.name.version.major => {
+            Some(r)
+                if Rank::of_number(p.name.version.major)
+                    .replaces(Rank::of_number(r.name.version.major)) =>
+            {
                 let mut earlier = std::mem::take(&mut r.earlier);
                 earlier.insert(r.name.version.major, r.kubernetes);
                 *r = AvailableRelease {

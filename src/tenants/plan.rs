@@ -40,12 +40,13 @@ pub struct FileEdit {
 }
 
 /// What happens to the tenant's pull request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     Open,
     Update,
     Close,
+    #[default]
     None,
 }
 
@@ -169,6 +170,14 @@ pub struct TenantPlan {
     pub close_comment: Option<String>,
 }
 
+impl TenantPlan {
+    /// Whether someone else's commits on the bot branch block this plan: then nothing is
+    /// pushed, updated or closed, and the pull request gets a comment saying why.
+    pub fn blocked(&self) -> bool {
+        !self.human_commits.is_empty()
+    }
+}
+
 /// Starts the note a pull request body gets when the forge refused auto-merge: the next runs
 /// read it there and do not ask again until the content changes (a new release), so the
 /// refusal is said once and costs no request per run.
@@ -189,22 +198,20 @@ pub fn branch_name(stack: &StackId) -> String {
 /// GitHub rejects PR bodies of 65,536 characters or more.
 pub const BODY_LIMIT: usize = 65_000;
 
-/// The newest stable release per minor of `stack`.
+/// The newest stable release per minor of `stack`, by the release index's tie-break.
 pub fn latest_per_minor<'a>(
     stack: &StackId,
     releases: &'a [AvailableRelease],
 ) -> BTreeMap<Minor, &'a AvailableRelease> {
-    let mut out: BTreeMap<Minor, &AvailableRelease> = BTreeMap::new();
-    for r in releases
-        .iter()
-        .filter(|r| &r.name.stack == stack && r.name.version.is_stable())
-    {
-        let e = out.entry(r.name.minor).or_insert(r);
-        if r.name.version.major > e.name.version.major {
-            *e = r;
-        }
-    }
-    out
+    crate::index::newest_per_series(releases.iter().filter(|r| &r.name.stack == stack), |r| {
+        Some((
+            r.name.clone(),
+            crate::index::Rank::of_number(r.name.version.major),
+        ))
+    })
+    .into_iter()
+    .map(|((_, minor), r)| (minor, r))
+    .collect()
 }
 
 fn stable_major(v: &str) -> Option<u64> {
@@ -719,98 +726,25 @@ pub(super) fn decide(
             }
             None => false,
         };
-    let short = |v: &[String]| {
-        v.iter()
-            .map(|s| format!("`{}`", &s[..s.len().min(12)]))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut blocking = Vec::new();
-    let (action, push, note) = if files.is_empty() && pr.nothing_published {
-        (
-            Action::None,
-            false,
-            Some(format!(
-                "no release of {stack} is published to the configured targets; nothing to propose"
-            )),
-        )
-    } else if files.is_empty() && !crate::mutation::active("merges-recognised-by-content") {
-        match open {
-            Some(p) if !human.is_empty() => (
-                Action::None,
-                false,
-                Some(format!(
-                    "up to date; pull request #{} has commits by someone else ({}) and is left open",
-                    p.number,
-                    short(&human)
-                )),
-            ),
-            Some(_) => (
-                Action::Close,
-                false,
-                Some("tenant is already up to date".into()),
-            ),
-            None => (Action::None, false, Some("up to date".into())),
-        }
-    } else if !human.is_empty() {
-        blocking = human.clone();
-        let note = match open {
-            Some(p) => format!(
-                "{branch} has commits by someone else ({}); pull request #{} is left alone: to let the bot update it, close it and delete the branch",
-                short(&human),
-                p.number
-            ),
-            None => format!(
-                "{branch} has commits by someone else ({}) and no pull request; delete the branch to let the bot open one",
-                short(&human)
-            ),
-        };
-        (Action::None, false, Some(note))
+    // Human commits block only a branch with something to propose (see [`action`]).
+    let up_to_date = files.is_empty()
+        && (pr.nothing_published || !crate::mutation::active("merges-recognised-by-content"));
+    let blocking = if up_to_date || human.is_empty() {
+        Vec::new()
     } else {
-        match (open, state.pull()) {
-            (Some(p), _)
-                if current
-                    && p.title == pr.title
-                    && p.body == pr.body
-                    && pr.labels.iter().all(|l| p.labels.contains(l)) =>
-            {
-                (Action::None, false, Some("pull request is current".into()))
-            }
-            (Some(_), _) => (Action::Update, !current, None),
-            (None, Some(p))
-                if p.state == crate::forge::PullState::Merged
-                    && crate::mutation::active("merged-tenant-gets-next-release") =>
-            {
-                (
-                    Action::None,
-                    false,
-                    Some("mutated: merged once, never again".into()),
-                )
-            }
-            (None, Some(p)) if branch::declined(p, &stack, &pr.id, &pr.releases) => (
-                Action::None,
-                false,
-                Some(format!(
-                    "pull request #{} was closed by a human; not reopened for the same releases ({})",
-                    p.number,
-                    pr.releases.join(", ")
-                )),
-            ),
-            (None, _) => (Action::Open, !current, None),
-        }
+        human.clone()
     };
-    // Closing keeps the pull request's words and marks it as closed by the bot.
-    let (title, body) = match open {
-        Some(p) if action == Action::Close => {
-            let body = if p.body.contains(branch::CLOSED_BY_BOT) {
-                p.body.clone()
-            } else {
-                format!("{}\n{}\n", p.body, branch::CLOSED_BY_BOT)
-            };
-            (p.title.clone(), body)
-        }
-        _ => (pr.title, pr.body),
-    };
+    let (action, push, note) = action(&Choice {
+        stack: &stack,
+        branch: &branch,
+        files: &files,
+        pr: &pr,
+        open,
+        last: state.pull(),
+        human: &human,
+        current,
+    });
+    let (title, body) = words(action, open, pr.title, pr.body);
     // Auto-merge is asked for on opening, and on an open pull request that lacks it (a run that
     // stopped after opening, or one refused for older content).
     let automerge = pr.automerge
@@ -826,18 +760,7 @@ pub(super) fn decide(
     } else {
         action
     };
-    // Labels are added when the pull request is opened or updated, never taken away: a label a
-    // person removed comes back only with new content.
-    let labels = match (action, open) {
-        (Action::Open, _) => pr.labels.clone(),
-        (Action::Update, Some(p)) => pr
-            .labels
-            .iter()
-            .filter(|l| !p.labels.contains(l))
-            .cloned()
-            .collect(),
-        _ => Vec::new(),
-    };
+    let labels = labels(action, open, &pr.labels);
     TenantPlan {
         labels,
         automerge,
@@ -861,6 +784,151 @@ pub(super) fn decide(
         human_commits: blocking,
         releases: pr.releases,
         note,
+    }
+}
+
+/// The pull request's title and body: the desired ones, except that closing keeps the pull
+/// request's words and marks it as closed by the bot.
+fn words(
+    action: Action,
+    open: Option<&crate::forge::PullInfo>,
+    title: String,
+    body: String,
+) -> (String, String) {
+    match open {
+        Some(p) if action == Action::Close => {
+            let body = if p.body.contains(branch::CLOSED_BY_BOT) {
+                p.body.clone()
+            } else {
+                format!("{}\n{}\n", p.body, branch::CLOSED_BY_BOT)
+            };
+            (p.title.clone(), body)
+        }
+        _ => (title, body),
+    }
+}
+
+/// The labels to add. Labels are added when the pull request is opened or updated, never
+/// taken away: a label a person removed comes back only with new content.
+fn labels(action: Action, open: Option<&crate::forge::PullInfo>, wanted: &[String]) -> Vec<String> {
+    match (action, open) {
+        (Action::Open, _) => wanted.to_vec(),
+        (Action::Update, Some(p)) => wanted
+            .iter()
+            .filter(|l| !p.labels.contains(l))
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What [`action`] reads.
+struct Choice<'a> {
+    stack: &'a StackId,
+    branch: &'a str,
+    files: &'a [FileEdit],
+    pr: &'a DesiredPr,
+    /// The branch's open pull request.
+    open: Option<&'a crate::forge::PullInfo>,
+    /// The branch's newest pull request, any state.
+    last: Option<&'a crate::forge::PullInfo>,
+    /// Commits by someone else on the branch (only while its pull request is open, or when
+    /// it has none).
+    human: &'a [String],
+    /// The branch already holds the desired content.
+    current: bool,
+}
+
+/// The action on the pull request, whether to push the branch, and the note saying why (the
+/// order is [`decide`]'s).
+fn action(c: &Choice<'_>) -> (Action, bool, Option<String>) {
+    let Choice {
+        stack,
+        branch,
+        files,
+        pr,
+        open,
+        human,
+        current,
+        ..
+    } = *c;
+    let short = |v: &[String]| {
+        v.iter()
+            .map(|s| format!("`{}`", &s[..s.len().min(12)]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if files.is_empty() && pr.nothing_published {
+        (
+            Action::None,
+            false,
+            Some(format!(
+                "no release of {stack} is published to the configured targets; nothing to propose"
+            )),
+        )
+    } else if files.is_empty() && !crate::mutation::active("merges-recognised-by-content") {
+        match open {
+            Some(p) if !human.is_empty() => (
+                Action::None,
+                false,
+                Some(format!(
+                    "up to date; pull request #{} has commits by someone else ({}) and is left open",
+                    p.number,
+                    short(human)
+                )),
+            ),
+            Some(_) => (
+                Action::Close,
+                false,
+                Some("tenant is already up to date".into()),
+            ),
+            None => (Action::None, false, Some("up to date".into())),
+        }
+    } else if !human.is_empty() {
+        let note = match open {
+            Some(p) => format!(
+                "{branch} has commits by someone else ({}); pull request #{} is left alone: to let the bot update it, close it and delete the branch",
+                short(human),
+                p.number
+            ),
+            None => format!(
+                "{branch} has commits by someone else ({}) and no pull request; delete the branch to let the bot open one",
+                short(human)
+            ),
+        };
+        (Action::None, false, Some(note))
+    } else {
+        match (open, c.last) {
+            (Some(p), _)
+                if current
+                    && p.title == pr.title
+                    && p.body == pr.body
+                    && pr.labels.iter().all(|l| p.labels.contains(l)) =>
+            {
+                (Action::None, false, Some("pull request is current".into()))
+            }
+            (Some(_), _) => (Action::Update, !current, None),
+            (None, Some(p))
+                if p.state == crate::forge::PullState::Merged
+                    && crate::mutation::active("merged-tenant-gets-next-release") =>
+            {
+                (
+                    Action::None,
+                    false,
+                    Some("mutated: merged once, never again".into()),
+                )
+            }
+            (None, Some(p)) if branch::declined(p, stack, &pr.id, &pr.releases) => (
+                Action::None,
+                false,
+                Some(format!(
+                    "pull request #{} was closed by a human; not reopened for the same releases ({})",
+                    p.number,
+                    pr.releases.join(", ")
+                )),
+            ),
+            (None, _) => (Action::Open, !current, None),
+        }
     }
 }
 

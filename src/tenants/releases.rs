@@ -1,17 +1,15 @@
-//! Which releases tenants can move to: the newest stable release per stack × minor, read
-//! from every target the configuration publishes to (the forge's releases, the OCI
-//! repository's tags, or both), with the Kubernetes version each one ships.
+//! Which releases tenants can move to: the newest stable release per stack × minor of the
+//! run's [`ReleaseIndex`] (the forge's releases, the OCI repository's tags, or both, as the
+//! configuration publishes), with the Kubernetes version each one ships.
 //!
-//! Cost is bounded by the number of series, never by history: the forge is one release
-//! listing plus one `metadata.yaml` per series; OCI is one tag listing plus, per series whose
-//! newest release the forge does not already have, one manifest and one blob.
+//! Reading them is [`crate::observe::tenants::releases`]; here are the pure rules (the
+//! Kubernetes version of a release, the newest of the forge's and the registry's).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::plan::AvailableRelease;
-use crate::forge::{Forge, ForgeError, RepoRef};
+use crate::index::Rank;
 use crate::model::{KubeVersion, Minor, ReleaseName, StackId};
-use crate::oci::{OciError, Registry};
 
 /// The Kubernetes version of a release: `versions.kubernetes` of its `metadata.yaml`, else
 /// the first `vX.Y.Z` of the minor in its notes.
@@ -37,156 +35,36 @@ pub fn kubernetes_of(
         .find(|k| k.minor() == name.minor)
 }
 
-/// The published stable forge releases of `stacks` (newest per minor), with their Kubernetes
-/// versions.
-pub fn available_releases(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    stacks: &BTreeSet<StackId>,
-) -> Result<Vec<AvailableRelease>, ForgeError> {
-    let releases: Vec<(ReleaseName, crate::forge::ReleaseInfo)> = forge
-        .list_releases(repo)?
+/// The newest release per stack × minor of the forge's and the OCI repository's, by the
+/// index's one tie-break ([`Rank`]: at an equal number the forge's release, which has a web
+/// page and notes). Pure.
+pub fn newest(forge: Vec<AvailableRelease>, oci: Vec<AvailableRelease>) -> Vec<AvailableRelease> {
+    let ranked = forge
         .into_iter()
-        .filter(|r| !r.draft)
-        .filter_map(|r| Some((ReleaseName::parse(&r.tag).ok()?, r)))
-        .collect();
-    if crate::mutation::active("cost-bounded-by-series-and-tenants") {
-        // Mutated: walk the whole history, every asset of every release.
-        for (_, r) in &releases {
-            for a in &r.assets {
-                forge.download_asset(repo, r.id, a)?;
-            }
-        }
-    }
-    // What each older release ships, as its notes say: no request beyond the listing.
-    let mut earlier: BTreeMap<(StackId, Minor), BTreeMap<u64, KubeVersion>> = BTreeMap::new();
-    for (name, r) in &releases {
-        if let Some(k) = kubernetes_of(name, None, &r.body) {
-            earlier
-                .entry((name.stack.clone(), name.minor))
-                .or_default()
-                .insert(name.version.major, k);
-        }
-    }
-    let newest = newest_per_series(stacks, releases.into_iter());
-    let mut out = Vec::new();
-    for (name, r) in newest {
-        let meta = match r.assets.iter().find(|a| a.name == "metadata.yaml") {
-            Some(a) => Some(forge.download_asset(repo, r.id, a)?),
-            None => None,
-        };
-        let Some(kubernetes) = kubernetes_of(&name, meta.as_deref(), &r.body) else {
-            tracing::warn!("release {name} names no Kubernetes version; skipped");
-            continue;
-        };
-        let mut earlier = earlier
-            .remove(&(name.stack.clone(), name.minor))
-            .unwrap_or_default();
-        earlier.retain(|major, _| *major < name.version.major);
-        out.push(AvailableRelease {
-            name,
-            kubernetes,
-            html_url: r.html_url,
-            body: r.body,
-            earlier,
-        });
-    }
-    Ok(out)
-}
-
-/// The newest stable release per stack × minor among the OCI repository's tags, for the
-/// series where it is newer than every release in `known` (read from the forge already).
-/// One tag listing, then for each such series the manifest and `metadata.yaml` of its newest
-/// tag only. A release without a readable Kubernetes version is skipped with a warning.
-pub fn oci_releases(
-    registry: &Registry,
-    stacks: &BTreeSet<StackId>,
-    known: &[AvailableRelease],
-) -> Result<Vec<AvailableRelease>, OciError> {
-    if crate::mutation::active("tenants-follow-every-target") {
-        return Ok(Vec::new()); // mutated: tenants see forge releases only
-    }
-    let tags = registry
-        .list_tags()?
-        .into_iter()
-        .filter_map(|t| Some((ReleaseName::parse(&t).ok()?, ())));
-    let newest = newest_per_series(stacks, tags);
-    let reference = registry.target().reference();
-    let mut out = Vec::new();
-    for (name, ()) in newest {
-        let covered = known.iter().any(|k| {
-            k.name.stack == name.stack
-                && k.name.minor == name.minor
-                && k.name.version.major >= name.version.major
-        });
-        if covered {
-            continue;
-        }
-        let tag = name.to_string();
-        let meta = registry.pull_file(&tag, "metadata.yaml")?;
-        let Some(kubernetes) = kubernetes_of(&name, meta.as_deref(), "") else {
-            tracing::warn!(
-                "OCI release {reference}:{tag} names no Kubernetes version in its metadata.yaml; skipped"
-            );
-            continue;
-        };
-        out.push(AvailableRelease {
-            body: format!("Published to the OCI repository as `{reference}:{tag}`."),
-            name,
-            kubernetes,
-            html_url: String::new(),
-            earlier: BTreeMap::new(),
-        });
-    }
-    Ok(out)
-}
-
-/// The newest stable release per stack × minor of `stacks` among `releases` (names that are
-/// not releases are left out before), in series order. Pure.
-fn newest_per_series<T>(
-    stacks: &BTreeSet<StackId>,
-    releases: impl Iterator<Item = (ReleaseName, T)>,
-) -> Vec<(ReleaseName, T)> {
-    let mut newest: BTreeMap<(StackId, Minor), (ReleaseName, T)> = BTreeMap::new();
-    for (name, r) in releases {
-        if !stacks.contains(&name.stack) || !name.version.is_stable() {
-            continue;
-        }
-        let key = (name.stack.clone(), name.minor);
-        if newest
-            .get(&key)
-            .is_none_or(|(n, _)| n.version.major < name.version.major)
-        {
-            newest.insert(key, (name, r));
-        }
-    }
-    newest.into_values().collect()
-}
-
-/// The newest release per stack × minor of both lists (on a tie, the first list's: a forge
-/// release has a web page and notes). Pure.
-pub fn newest(
-    first: Vec<AvailableRelease>,
-    second: Vec<AvailableRelease>,
-) -> Vec<AvailableRelease> {
-    let mut out: BTreeMap<(StackId, Minor), AvailableRelease> = BTreeMap::new();
-    for r in first.into_iter().chain(second) {
+        .map(|r| (Rank::forge(r.name.version.major, 0), r))
+        .chain(
+            oci.into_iter()
+                .map(|r| (Rank::oci(r.name.version.major), r)),
+        );
+    let mut out: BTreeMap<(StackId, Minor), (Rank, AvailableRelease)> = BTreeMap::new();
+    for (rank, r) in ranked {
         let key = (r.name.stack.clone(), r.name.minor);
         match out.get_mut(&key) {
-            Some(o) if o.name.version.major >= r.name.version.major => {}
-            Some(o) => {
+            Some((current, o)) if rank.replaces(*current) => {
                 let mut earlier = std::mem::take(&mut o.earlier);
                 earlier.extend(r.earlier.clone());
                 earlier.insert(o.name.version.major, o.kubernetes);
                 earlier.retain(|major, _| *major < r.name.version.major);
                 *o = AvailableRelease { earlier, ..r };
+                *current = rank;
             }
+            Some(_) => {}
             None => {
-                out.insert(key, r);
+                out.insert(key, (rank, r));
             }
         }
     }
-    out.into_values().collect()
+    out.into_values().map(|(_, r)| r).collect()
 }
 
 #[cfg(test)]

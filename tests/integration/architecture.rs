@@ -19,6 +19,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("configuration and state", &["config", "lock"]),
     ("pure stages on trees", &["render", "package"]),
     ("adapters to the world", &["upstream", "forge", "oci"]),
+    ("the release index", &["index"]),
     ("the standard", &["compliance"]),
     (
         "deciding",
@@ -314,5 +315,254 @@ fn every_doc_a_source_comment_points_at_exists() {
         missing.is_empty(),
         "pointers to docs that do not exist:\n{}",
         missing.join("\n")
+    );
+}
+
+/// Where the forge may be called: `forge` itself (the adapters and their helpers), `observe`
+/// (reads), `apply` (writes) and the dashboard writer (`pipeline/dashboard.rs`, which keeps
+/// one issue: read it, then edit it). Every other module gets facts from observe and hands
+/// decisions to apply, so "observe gathers, plan decides, apply executes" holds for every
+/// command. Paths relative to `src/`; a directory allows everything under it.
+const FORGE_CALLERS: &[&str] = &["forge/", "observe/", "apply/", "pipeline/dashboard.rs"];
+
+/// The names of the `Forge` trait's methods and of the `forge` helpers that take a forge
+/// (`read_subtree`, `upsert_comment`), read from `src/forge/mod.rs`. `kind` is left out: it
+/// names the adapter (for messages) and never talks to the forge.
+fn forge_method_names() -> BTreeSet<String> {
+    let src = code_only(&std::fs::read_to_string(root().join("src/forge/mod.rs")).unwrap());
+    let start = src
+        .find("pub trait Forge")
+        .expect("src/forge/mod.rs defines `trait Forge`");
+    let body = &src[start..];
+    // The trait's body ends at the first `}` in column 0.
+    let end = body.find("\n}").expect("the trait's body ends");
+    let method = regex::Regex::new(r"\bfn ([a-z_][a-z0-9_]*)").unwrap();
+    let mut names: BTreeSet<String> = method
+        .captures_iter(&body[..end])
+        .map(|c| c[1].to_string())
+        .collect();
+    let helper = regex::Regex::new(r"pub fn ([a-z_][a-z0-9_]*)\(\s*forge: &dyn Forge").unwrap();
+    names.extend(helper.captures_iter(&src).map(|c| c[1].to_string()));
+    names.remove("kind");
+    names
+}
+
+#[test]
+fn only_observe_apply_and_the_dashboard_writer_call_the_forge() {
+    let names = forge_method_names();
+    assert!(
+        names.contains("list_releases") && names.contains("upsert_comment"),
+        "the Forge trait was not read: {names:?}"
+    );
+    let alternatives: Vec<&str> = names.iter().map(String::as_str).collect();
+    // A method call (`.list_releases(`) or a helper call (`upsert_comment(`).
+    let call = regex::Regex::new(&format!(r"(?:\.|\b)({})\(", alternatives.join("|"))).unwrap();
+    let definition = regex::Regex::new(r"\bfn\s+$").unwrap();
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut offenders = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(root().join("src")).unwrap();
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if FORGE_CALLERS.iter().any(|a| rel.starts_with(a)) {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(&f).unwrap());
+        // Unit tests may drive a forge.
+        let code = code.split("#[cfg(test)]").next().unwrap_or("");
+        for m in call.captures_iter(code) {
+            let at = m.get(0).unwrap().start();
+            // `fn read_file(` defines a method of the same name; it does not call the forge.
+            if definition.is_match(&code[..at]) {
+                continue;
+            }
+            let line = code[..at].lines().count().max(1);
+            offenders.push(format!("src/{rel}:{line}: {}", &m[1]));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "the forge is called outside observe / apply / the dashboard writer ({FORGE_CALLERS:?}); \
+         read through observe, write through apply:\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// The longest a function may be, in lines from its `fn` to its closing brace (doc comments
+/// and attributes not counted). A function longer than a screen does more than one thing:
+/// split it at its seams. Unit tests are exempt (a test reads top to bottom as a scenario).
+const MAX_FUNCTION_LINES: usize = 100;
+
+/// Functions allowed to be longer, each with the reason: the ones that were longer when the
+/// check came (issue #24), each to be split and then removed from here (the test fails when an
+/// entry is no longer needed). Nothing new goes on this list.
+const LONG_FUNCTIONS: &[(&str, &str)] = &[
+    (
+        "src/resolve.rs::resolve_minor",
+        "one walk over the patches of a minor, newest first; to split into the walk and the hold-back bookkeeping",
+    ),
+    (
+        "src/compliance/mod.rs::evaluate_on",
+        "the SCS 0210 rule as one reading of the standard's test, kept whole to diff against it (tests/integration/scs0210_oracle.rs)",
+    ),
+    (
+        "src/report/text.rs::outcome_text",
+        "one text block per outcome kind; to split per kind",
+    ),
+    (
+        "src/report/preview.rs::blocks",
+        "the PR preview's sections in order; to split per section",
+    ),
+    (
+        "src/report/status/text.rs::text",
+        "the status text's sections in order; to split per section",
+    ),
+    (
+        "src/report/status/markdown.rs::blocks",
+        "the dashboard's sections in order; to split per section",
+    ),
+    (
+        "src/pipeline/render.rs::render",
+        "render's stages in order; to split",
+    ),
+    (
+        "src/forge/github/commits.rs::commit_a",
+        "in src/forge/github/, being reorganised by another change; split there",
+    ),
+    (
+        "src/package/release.rs::package",
+        "the release files in csctl's order; to split per file",
+    ),
+    (
+        "src/package/chart.rs::load",
+        "one Helm chart archive read; to split",
+    ),
+    (
+        "src/package/chart.rs::metadata",
+        "Chart.yaml's fields as Helm validates them; to split",
+    ),
+    (
+        "src/package/chart.rs::glob_match",
+        "a port of Go's path/filepath.Match, kept in its shape to compare with the original",
+    ),
+    ("src/adopt/facts.rs::name_from_values", "to split"),
+    ("src/adopt/literals.rs::segments", "to split"),
+    (
+        "src/tenants/plan.rs::desired",
+        "to split per ClusterStack document and per cluster",
+    ),
+    ("src/tenants/upgrade.rs::plan", "to split per cluster step"),
+    (
+        "src/config.rs::validate",
+        "one check per field with its file:line; to split per section",
+    ),
+    (
+        "src/config.rs::validate_tenants",
+        "one check per tenant field; to split",
+    ),
+    (
+        "src/status/stacks.rs::status",
+        "to split per stack × minor fact",
+    ),
+];
+
+/// Every function of `code` (`fn` items, methods included) with its first line and its length
+/// in lines: from the line of `fn` to the line of the brace that closes its body. `code` is
+/// [`code_only`]'s (no comments, no string contents; character literals are blanked here), so
+/// braces balance.
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let re = regex::Regex::new(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)").unwrap();
+    // Character literals (`'{'`, `b'}'`) hold no braces that count (lifetimes are left alone).
+    let chars = regex::Regex::new(r"'(?:\\.|[^'\\\n])'").unwrap();
+    let code = &chars.replace_all(code, "' '").into_owned();
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    for c in re.captures_iter(code) {
+        let start = c.get(0).unwrap().start();
+        // The body opens at the first `{` before any `;` (a `;` first: a declaration).
+        let mut i = c.get(0).unwrap().end();
+        let mut depth_paren = 0i32;
+        while i < b.len() {
+            match b[i] {
+                b'(' | b'<' | b'[' => depth_paren += 1,
+                b')' | b'>' | b']' => depth_paren -= 1,
+                b';' if depth_paren <= 0 => break,
+                b'{' if depth_paren <= 0 => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        if i >= b.len() || b[i] != b'{' {
+            continue;
+        }
+        let mut depth = 0i32;
+        let mut j = i;
+        while j < b.len() {
+            match b[j] {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        let first = code[..start].lines().count().max(1);
+        let lines = code[start..=j.min(b.len() - 1)].lines().count();
+        out.push((c[1].to_string(), first, lines));
+    }
+    out
+}
+
+#[test]
+fn no_function_is_longer_than_the_limit() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut offenders = Vec::new();
+    let mut excepted_seen = BTreeSet::new();
+    for f in files {
+        let rel = f.strip_prefix(root().join("src")).unwrap();
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let code = code_only(&std::fs::read_to_string(&f).unwrap());
+        let code = code.split("#[cfg(test)]").next().unwrap_or("");
+        for (name, line, len) in functions(code) {
+            if len <= MAX_FUNCTION_LINES {
+                continue;
+            }
+            let id = format!("src/{rel}::{name}");
+            if LONG_FUNCTIONS.iter().any(|(x, _)| *x == id) {
+                excepted_seen.insert(id);
+                continue;
+            }
+            offenders.push(format!("{id} (line {line}): {len} lines"));
+        }
+    }
+    let stale: Vec<&str> = LONG_FUNCTIONS
+        .iter()
+        .map(|(x, _)| *x)
+        .filter(|x| !excepted_seen.contains(*x))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "LONG_FUNCTIONS lists functions that are short now (or gone); remove them: {stale:?}"
+    );
+    assert!(
+        offenders.is_empty(),
+        "functions longer than {MAX_FUNCTION_LINES} lines (split them at their seams):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_function_length_check_measures_from_fn_to_the_closing_brace() {
+    let code = "fn a() {\n    if x == '}' { y }\n}\nfn decl(x: u8);\nimpl T { fn b(&self) -> Vec<u8> {\n vec![]\n } }\n";
+    let got = functions(code);
+    assert_eq!(
+        got,
+        [("a".to_string(), 1, 3), ("b".to_string(), 5, 3)],
+        "a declaration without a body is not a function to measure"
     );
 }

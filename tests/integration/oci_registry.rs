@@ -11,10 +11,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use registry_support::TestRegistry;
+use stackbot::index::ReleaseIndex;
 use stackbot::model::{FileTree, StackId};
 use stackbot::oci::manifest::{ReleaseFacts, SHA256SUMS, build_manifest};
 use stackbot::oci::target::Secret;
-use stackbot::oci::{Credentials, OciError, OciTarget, PushOutcome, Registry, highest_stable};
+use stackbot::oci::{Credentials, OciError, OciTarget, PushOutcome, Registry};
 
 const TAG: &str = "openstack-scs2-1-34-v0-sha-azlfam7";
 
@@ -242,7 +243,8 @@ fn every_tag_is_listed_and_numbers_come_from_all_of_them() {
     assert_eq!(listed, want);
     let stack = StackId::new("openstack", "scs2").unwrap();
     assert_eq!(
-        highest_stable(&listed, &stack, "1.34".parse().unwrap()),
+        ReleaseIndex::new(Vec::new(), Some(listed.clone()))
+            .newest_in_oci(&stack, "1.34".parse().unwrap()),
         Some(10)
     );
 }
@@ -390,7 +392,8 @@ fn tag_listing_follows_pages_even_when_the_registry_caps_page_size() {
         assert_eq!(hits.load(Ordering::SeqCst), pages + 1);
         let stack = StackId::new("openstack", "scs2").unwrap();
         assert_eq!(
-            highest_stable(&listed, &stack, "1.34".parse().unwrap()),
+            ReleaseIndex::new(Vec::new(), Some(listed.clone()))
+                .newest_in_oci(&stack, "1.34".parse().unwrap()),
             Some(23)
         );
     }

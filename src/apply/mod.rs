@@ -21,6 +21,8 @@
 //! (the loser gets `Conflict` and stops), tags are unique (`AlreadyExists` is checked against the
 //! intended commit), and both runs fill and publish the same canonical draft.
 
+pub mod tenants;
+
 use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
@@ -58,6 +60,16 @@ pub struct Outcome {
     /// another commit, a draft deleted meanwhile): the other releases went on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<Skipped>,
+}
+
+/// Create the cluster-stacks repository with its base branch when it does not exist yet (the
+/// first release run); a no-op afterwards. A write, so it is apply's.
+pub fn ensure_repository(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    base_branch: &str,
+) -> Result<(), crate::forge::ForgeError> {
+    forge.ensure_repo(repo, base_branch)
 }
 
 /// Execute a plan. Stops at the first forge or registry error; the next run observes and

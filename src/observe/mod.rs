@@ -12,9 +12,13 @@
 //! requests. The probe starts above the newest release of *any* target and walks only the
 //! numbers some evidence names plus the first gap, so its cost never grows with history.
 
+pub mod status;
+pub mod tenants;
+
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::forge::{Forge, ForgeError, PullState, ReleaseInfo, RepoRef, read_subtree};
+use crate::forge::{Forge, ForgeError, PullInfo, PullState, ReleaseInfo, RepoRef, read_subtree};
+use crate::index::{Numbered, ReleaseIndex};
 use crate::lock::Lock;
 use crate::model::{FileTree, ReleaseName, ReleaseSet, StackVersion};
 use crate::oci::Publisher;
@@ -60,78 +64,23 @@ pub fn observe(
     scope: Scope<'_>,
     desired: &[Desired],
 ) -> Result<Observed, ObserveError> {
-    let releases = forge.list_releases(scope.repo)?;
-    let (index, warnings) = plan::index_releases(&releases);
+    let index = release_index(forge, scope.repo, oci)?;
     let mut obs = Observed {
         base_branch: scope.base_branch.to_string(),
-        releases: releases.clone(),
-        warnings,
+        warnings: index.warnings().to_vec(),
+        index,
         ..Observed::default()
     };
-    if let Some(oci) = oci {
-        let tags = oci.tags()?;
-        let mut unparsable: Vec<&String> = tags
-            .iter()
-            .filter(|t| ReleaseName::parse(t).is_err())
-            .collect();
-        unparsable.dedup();
-        for t in unparsable {
-            obs.warnings.push(format!(
-                "OCI tag `{t}` skipped: not a cluster-stack release name CSO can parse"
-            ));
-        }
-        obs.oci_tags = Some(tags);
-    }
+    let index = &obs.index;
     let mut base: Option<Base> = None;
     for d in desired {
         let series = d.series();
-        let empty = Vec::new();
-        let rels = index.get(&series).unwrap_or(&empty);
-        let mut so = SeriesObserved::default();
-        let forge_latest = plan::latest_published(rels);
-        if let Some(l) = forge_latest {
-            so.forge_latest = Some(recorded(forge, scope.repo, l, &mut obs.warnings)?);
-        }
-        if let (Some(oci), Some(tags)) = (oci, obs.oci_tags.as_deref()) {
-            so.oci_latest = oci_latest(oci, tags, d, so.forge_latest.as_ref(), &mut obs.warnings)?;
-            // The forge's latest release is not in the registry yet: its assets are what a
-            // push would send.
-            if let Some(l) = forge_latest
-                && !tags.contains(&l.tag)
-            {
-                let mut assets = FileTree::new();
-                for a in &l.assets {
-                    assets.insert(a.name.clone(), forge.download_asset(scope.repo, l.id, a)?);
-                }
-                so.latest_assets = Some(assets);
-            }
-        }
-        // With `oci` alone the push comes before the commit and the tag: a run that stopped
-        // in between left the latest release without its tag.
-        if scope.oci_only
-            && let Some(l) = &so.oci_latest
-        {
-            so.latest_tagged = Some(tag_of(forge, scope.repo, &l.tag)?.is_some());
-        }
+        let mut so = latest(forge, oci, scope, index, d, &mut obs.warnings)?;
         if !plan::series::needs_details(d, &so) {
             obs.series.insert(series, so);
             continue;
         }
-        if let (Some(l), Some(lat)) = (forge_latest, so.forge_latest.as_mut()) {
-            lat.metadata = read_asset(forge, scope.repo, l, "metadata.yaml")?.and_then(|b| {
-                parse_or_warn(&mut obs.warnings, &l.tag, "metadata.yaml", || {
-                    Metadata::parse(&String::from_utf8_lossy(&b)).map_err(|e| e.to_string())
-                })
-            });
-        }
-        for lat in [so.forge_latest.as_mut(), so.oci_latest.as_mut()]
-            .into_iter()
-            .flatten()
-        {
-            let (set, released) = released_set(forge, scope.repo, &lat.tag, d, scope.lock_path)?;
-            lat.set = set;
-            so.latest_released = so.latest_released.max(released);
-        }
+        latest_details(forge, scope, index, d, &mut so, &mut obs.warnings)?;
         if base.is_none() {
             let b = read_base(forge, scope)?;
             obs.base_lock = match &b.head {
@@ -158,36 +107,172 @@ pub fn observe(
             .lock
             .as_ref()
             .and_then(|l| l.released_as(&d.stack, d.minor));
-        so.tags = tags_above(forge, scope.repo, d, &so, rels)?;
+        so.tags = tags_above(forge, scope.repo, d, &so, index.forge(&d.stack, d.minor))?;
         if scope.mode == Mode::PullRequest {
             let branch = plan::release_branch(&series);
-            let pulls = match forge.find_pulls(scope.repo, &branch) {
-                Ok(p) => p,
-                Err(ForgeError::NotFound { .. }) => Vec::new(),
-                Err(e) => return Err(e.into()),
-            };
-            // Merged release pull requests naming a release above the latest: has the bot
-            // announced their release (then a missing release was withdrawn)?
-            let p = plan::series::newest(&so).map_or(0, |l| l.n);
-            for pr in pulls.iter().filter(|pr| pr.state == PullState::Merged) {
-                let above = plan::marker::parse(&pr.body)
-                    .and_then(|m| ReleaseName::parse(&m.tag).ok())
-                    .is_some_and(|n| n.version.major > p);
-                if above
-                    && forge
-                        .list_comments(scope.repo, pr.number)?
-                        .iter()
-                        .any(|c| c.body.starts_with(plan::marker::PUBLISHED))
-                {
-                    so.announced.insert(pr.number);
-                }
-            }
+            let pulls = release_pulls(forge, scope, &branch, &mut so)?;
             obs.pulls.insert(branch.clone(), pulls);
             so.release_branch = Some(release_branch(forge, scope, b, &branch, &d.path)?);
         }
         obs.series.insert(series, so);
     }
     Ok(obs)
+}
+
+/// The cheap reads of a series, enough to tell whether it is up to date: the latest forge
+/// release and its `hashes.json`, the latest OCI release when newer, the forge release's
+/// assets when the registry lacks it, and (with `oci` alone) whether the latest is tagged.
+fn latest(
+    forge: &dyn Forge,
+    oci: Option<&Publisher>,
+    scope: Scope<'_>,
+    index: &ReleaseIndex,
+    d: &Desired,
+    warnings: &mut Vec<String>,
+) -> Result<SeriesObserved, ObserveError> {
+    let mut so = SeriesObserved::default();
+    let forge_latest = index.newest_on_forge(&d.stack, d.minor);
+    if let Some(l) = forge_latest {
+        so.forge_latest = Some(recorded(forge, scope.repo, l, warnings)?);
+    }
+    if let Some(oci) = oci {
+        so.oci_latest = oci_latest(oci, index, d, so.forge_latest.as_ref(), warnings)?;
+        // The forge's latest release is not in the registry yet: its assets are what a
+        // push would send.
+        if let Some(l) = forge_latest
+            && !index.in_oci(&l.tag)
+        {
+            let mut assets = FileTree::new();
+            for a in &l.assets {
+                assets.insert(a.name.clone(), forge.download_asset(scope.repo, l.id, a)?);
+            }
+            so.latest_assets = Some(assets);
+        }
+    }
+    // With `oci` alone the push comes before the commit and the tag: a run that stopped
+    // in between left the latest release without its tag.
+    if scope.oci_only
+        && let Some(l) = &so.oci_latest
+    {
+        so.latest_tagged = Some(tag_of(forge, scope.repo, &l.tag)?.is_some());
+    }
+    Ok(so)
+}
+
+/// What a series that needs a release reads of its latest releases: the forge release's
+/// `metadata.yaml`, and the release set (and number) each one's lock recorded.
+fn latest_details(
+    forge: &dyn Forge,
+    scope: Scope<'_>,
+    index: &ReleaseIndex,
+    d: &Desired,
+    so: &mut SeriesObserved,
+    warnings: &mut Vec<String>,
+) -> Result<(), ObserveError> {
+    if let (Some(l), Some(lat)) = (
+        index.newest_on_forge(&d.stack, d.minor),
+        so.forge_latest.as_mut(),
+    ) {
+        lat.metadata = read_asset(forge, scope.repo, l, "metadata.yaml")?.and_then(|b| {
+            parse_or_warn(warnings, &l.tag, "metadata.yaml", || {
+                Metadata::parse(&String::from_utf8_lossy(&b)).map_err(|e| e.to_string())
+            })
+        });
+    }
+    for lat in [so.forge_latest.as_mut(), so.oci_latest.as_mut()]
+        .into_iter()
+        .flatten()
+    {
+        let (set, released) = released_set(forge, scope.repo, &lat.tag, d, scope.lock_path)?;
+        lat.set = set;
+        so.latest_released = so.latest_released.max(released);
+    }
+    Ok(())
+}
+
+/// The release pull requests of a series' branch (pull-request mode), noting in `so` the
+/// merged ones naming a release above the latest that the bot announced as published (then a
+/// missing release was withdrawn).
+fn release_pulls(
+    forge: &dyn Forge,
+    scope: Scope<'_>,
+    branch: &str,
+    so: &mut SeriesObserved,
+) -> Result<Vec<PullInfo>, ObserveError> {
+    let pulls = match forge.find_pulls(scope.repo, branch) {
+        Ok(p) => p,
+        Err(ForgeError::NotFound { .. }) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let p = plan::series::newest(so).map_or(0, |l| l.n);
+    for pr in pulls.iter().filter(|pr| pr.state == PullState::Merged) {
+        let above = plan::marker::parse(&pr.body)
+            .and_then(|m| ReleaseName::parse(&m.tag).ok())
+            .is_some_and(|n| n.version.major > p);
+        if above
+            && forge
+                .list_comments(scope.repo, pr.number)?
+                .iter()
+                .any(|c| c.body.starts_with(plan::marker::PUBLISHED))
+        {
+            so.announced.insert(pr.number);
+        }
+    }
+    Ok(pulls)
+}
+
+/// The release index of this run: one release listing of the forge and, when OCI is a target,
+/// one tag listing of the registry. Every "newest" and "highest number" of the run is read
+/// from it.
+pub fn release_index(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    oci: Option<&Publisher>,
+) -> Result<ReleaseIndex, ObserveError> {
+    published(forge, repo, true, oci)
+}
+
+/// The release index of what tenants can move to: the forge's releases only when `on_forge`
+/// (with `publish: [oci]` alone the forge's release list is not read at all), the OCI tags
+/// when OCI is a target.
+pub fn published(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    on_forge: bool,
+    oci: Option<&Publisher>,
+) -> Result<ReleaseIndex, ObserveError> {
+    index_of(forge, repo, on_forge, oci, false)
+}
+
+/// [`published`] for a report: a repository the first release run has not created yet has no
+/// releases (rather than failing the report).
+pub fn published_if_any(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    on_forge: bool,
+    oci: Option<&Publisher>,
+) -> Result<ReleaseIndex, ObserveError> {
+    index_of(forge, repo, on_forge, oci, true)
+}
+
+fn index_of(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    on_forge: bool,
+    oci: Option<&Publisher>,
+    missing_is_empty: bool,
+) -> Result<ReleaseIndex, ObserveError> {
+    let releases = match on_forge.then(|| forge.list_releases(repo)) {
+        None => Vec::new(),
+        Some(Ok(l)) => l,
+        Some(Err(ForgeError::NotFound { .. })) if missing_is_empty => Vec::new(),
+        Some(Err(e)) => return Err(e.into()),
+    };
+    let tags = match oci {
+        Some(oci) => Some(oci.tags()?),
+        None => None,
+    };
+    Ok(ReleaseIndex::new(releases, tags))
 }
 
 /// `stackbot.lock` on the base branch, if there is a readable one (an unreadable one is
@@ -281,7 +366,7 @@ fn tags_above(
     repo: &RepoRef,
     d: &Desired,
     so: &SeriesObserved,
-    rels: &[plan::SeriesRelease<'_>],
+    rels: &[Numbered],
 ) -> Result<BTreeMap<u64, TaggedTree>, ObserveError> {
     let p = plan::series::newest(so).map_or(0, |l| l.n);
     let named: BTreeSet<u64> = rels
@@ -351,12 +436,12 @@ fn recorded(
 /// (then the forge's copy is already known and the pull would cost a request per layer).
 fn oci_latest(
     oci: &Publisher,
-    tags: &[String],
+    index: &ReleaseIndex,
     d: &Desired,
     forge_latest: Option<&Latest>,
     warnings: &mut Vec<String>,
 ) -> Result<Option<Latest>, ObserveError> {
-    let Some(n) = crate::oci::versioning::scan_tags(tags, &d.stack, d.minor).highest else {
+    let Some(n) = index.newest_in_oci(&d.stack, d.minor) else {
         return Ok(None);
     };
     if forge_latest.is_some_and(|l| l.n >= n) {
