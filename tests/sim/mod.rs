@@ -14,6 +14,7 @@
 //! | [`ledger`] | what was ever published, declined, merged; what each run cost |
 //! | [`read`] | the oracles' own readers of raw state (tags, `metadata.yaml`, archives, tenant files) |
 //! | [`invariants`] | the promises, checked after every run |
+//! | [`upgrades`] | the Cluster upgrade promises (issue 22) and what the year shows for them |
 //! | [`world`] | one world: plan the hours, act, run, check |
 //! | [`report`] | the figures, as Markdown |
 //!
@@ -36,6 +37,7 @@ pub mod read;
 pub mod report;
 pub mod tenants;
 pub mod timeline;
+pub mod upgrades;
 pub mod upstream;
 pub mod world;
 
