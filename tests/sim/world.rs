@@ -91,6 +91,9 @@ pub struct WorldReport {
     /// appearing upstream (the Kubernetes tag, the node image's CHECKSUM, a chart version) to
     /// the start of the run that published it.
     pub latency: Vec<i64>,
+    /// Releases upstream caused whose minor was off the explicit `minors:` list while they
+    /// waited: not due for release, left out of `latency`.
+    pub latency_excluded: usize,
     /// Every minor an opted-in (or, as a control, `ignore`) Cluster ran on whose end of life
     /// fell in the window, and when the Cluster left it.
     pub end_of_life: Vec<EndOfLife>,
@@ -137,6 +140,8 @@ pub struct World {
     declined_first: BTreeSet<(usize, String)>,
     /// Approval steps a person has planned to tick.
     tick_planned: BTreeSet<(usize, String)>,
+    /// Every change of `minors:` (`None`: `supported`), oldest first.
+    minors_history: Vec<(DateTime<Utc>, Option<Vec<u64>>)>,
 }
 
 fn root() -> PathBuf {
@@ -268,6 +273,7 @@ impl World {
             upgrade_seen: BTreeSet::new(),
             declined_first: BTreeSet::new(),
             tick_planned: BTreeSet::new(),
+            minors_history: Vec::new(),
         })
     }
 
@@ -380,6 +386,7 @@ impl World {
                 break;
             }
         }
+        let (latency, latency_excluded) = self.latency();
         WorldReport {
             name: self.sc.name.clone(),
             forge: self.backend.kind().to_string(),
@@ -400,7 +407,8 @@ impl World {
                 .count(),
             pulls_opened: self.pulls_seen.len(),
             provenance: self.upstream.timeline.provenance(),
-            latency: self.latency(),
+            latency,
+            latency_excluded,
             end_of_life: upgrades::outcomes(
                 &self.ledger,
                 &self.active_tenants(),
@@ -423,10 +431,32 @@ impl World {
         }
     }
 
+    /// Whether minor `m` was off an explicit `minors:` list at some moment from `from` to `to`:
+    /// then it was not due for release (the promise is to release it only once it is back).
+    fn off_the_list(&self, m: u64, from: DateTime<Utc>, to: DateTime<Utc>) -> bool {
+        let at_start = self
+            .minors_history
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= from)
+            .map(|(_, l)| l);
+        let during = self
+            .minors_history
+            .iter()
+            .filter(|(at, _)| *at > from && *at <= to)
+            .map(|(_, l)| l);
+        at_start
+            .into_iter()
+            .chain(during)
+            .any(|l| l.as_ref().is_some_and(|l| !l.contains(&m)))
+    }
+
     /// Upstream-to-release delay of every release whose release set became complete upstream
     /// after the previous release of its series (the releases upstream caused; a template
-    /// edit's or a revert's release is not one), read from the ledger and the timeline.
-    fn latency(&self) -> Vec<i64> {
+    /// edit's or a revert's release is not one), read from the ledger and the timeline; and
+    /// how many such releases were left out because their minor was off the explicit
+    /// `minors:` list while it waited (not due for release: its delay is the maintainer's).
+    fn latency(&self) -> (Vec<i64>, usize) {
         let tl = &self.upstream.timeline;
         let ready = |p: &Published| -> Option<DateTime<Utc>> {
             let k = p.kubernetes?;
@@ -455,17 +485,23 @@ impl World {
             by_series.entry(p.series.as_str()).or_default().push(p);
         }
         let mut out = Vec::new();
+        let mut excluded = 0;
         for list in by_series.values_mut() {
             list.sort_by_key(|p| p.n);
             for (i, p) in list.iter().enumerate() {
                 let Some(r) = ready(p) else { continue };
                 let after_previous = i == 0 || list[i - 1].at < r;
                 if after_previous && r >= self.sc.start {
-                    out.push((p.at - r).num_minutes());
+                    let minor = read::tag(&p.tag).map(|(_, m, _)| m);
+                    if minor.is_some_and(|m| self.off_the_list(m, r, p.at)) {
+                        excluded += 1;
+                    } else {
+                        out.push((p.at - r).num_minutes());
+                    }
                 }
             }
         }
-        out
+        (out, excluded)
     }
 
     /// Minor → its end of life, from the timeline.
@@ -554,7 +590,7 @@ impl World {
     /// The dashboard issue as a person sees it in the web UI: number, title, body (the issue
     /// that lists steps for approval).
     fn dashboard(&self) -> Option<(u64, String, String)> {
-        let person = self.backend.bot(&self.loaded, self.clock.clone(), None);
+        let person = self.backend.person(&self.loaded, self.clock.clone());
         let issues = person.list_issues(&stacks_repo(), None).ok()?;
         issues
             .into_iter()
@@ -896,6 +932,7 @@ impl World {
                 if explicit && self.minors.is_none() {
                     return None;
                 }
+                self.minors_history.push((now, self.minors.clone()));
                 self.rewrite_config();
                 Some(label)
             }
@@ -1054,7 +1091,7 @@ impl World {
                     self.tick_planned.remove(&(tenant, branch));
                     return None;
                 }
-                let person = self.backend.bot(&self.loaded, self.clock.clone(), None);
+                let person = self.backend.person(&self.loaded, self.clock.clone());
                 if person
                     .update_issue(&stacks_repo(), number, &title, &new)
                     .is_err()
