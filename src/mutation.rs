@@ -26,6 +26,9 @@ pub const NAMES: &[&str] = &[
     "every-target-gets-the-latest-release",
     "overlapping-runs-take-turns",
     "only-configured-minors-released",
+    "cluster-upgrade-one-minor-per-step",
+    "cluster-upgrade-waits-for-approval",
+    "clusters-on-a-supported-minor-at-end-of-life",
 ];
 
 #[cfg(feature = "mutation")]

@@ -71,7 +71,7 @@ fn year_of(scenario: impl Fn(&Settings, u64) -> sim::world::Scenario, guaranteed
 /// concurrency, so situations that follow from a forge fault (`failure-exits-1`,
 /// `no-duplicates`: a run resuming after one) are required only on the local forge, whose
 /// crashes are the only forge fault and occur several times.
-const LOCAL: [Invariant; 15] = [
+const LOCAL: [Invariant; 18] = [
     Invariant::OnlyConfiguredMinors,
     Invariant::NoDowngrade,
     Invariant::NumberNeverReused,
@@ -87,6 +87,9 @@ const LOCAL: [Invariant; 15] = [
     Invariant::GoneExits0,
     Invariant::FailureExits1,
     Invariant::TenantFailureExits3,
+    Invariant::ClusterOneMinorPerStep,
+    Invariant::ClusterWaitsForApproval,
+    Invariant::ClusterSupportedAtEndOfLife,
 ];
 const GITHUB: [Invariant; 12] = [
     Invariant::OnlyConfiguredMinors,

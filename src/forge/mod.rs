@@ -380,7 +380,11 @@ pub fn upsert_comment(
 
 /// The GitHub answer cache of the configuration: `forge.github.cache_dir`, else `github/` in
 /// `upstream.cache_dir`, else none (answers are then reused within the run only).
-fn with_cache(f: github::GithubForge, loaded: &crate::config::Loaded) -> github::GithubForge {
+/// `f` with the GitHub answer cache the configuration names (`forge.github.cache_dir`, else
+/// `github/` in `upstream.cache_dir`; none: answers are kept for the run only), as [`open`]
+/// gives the command line. Public so that a client built elsewhere (the world simulator's)
+/// gets the same cache.
+pub fn with_cache(f: github::GithubForge, loaded: &crate::config::Loaded) -> github::GithubForge {
     let c = &loaded.config;
     let dir = c
         .forge

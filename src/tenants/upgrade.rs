@@ -134,9 +134,13 @@ fn due(t: &TenantConfig, minor: Minor, facts: &Facts) -> Result<Option<chrono::N
             ));
         }
     };
-    let from = eol
-        .checked_sub_days(chrono::Days::new(u64::from(days)))
-        .unwrap_or(eol);
+    let from = if crate::mutation::active("clusters-on-a-supported-minor-at-end-of-life") {
+        eol.checked_add_days(chrono::Days::new(u64::from(days)))
+            .unwrap_or(eol)
+    } else {
+        eol.checked_sub_days(chrono::Days::new(u64::from(days)))
+            .unwrap_or(eol)
+    };
     Ok((facts.today < from).then_some(from))
 }
 
@@ -181,7 +185,11 @@ pub fn plan(
                 bot_email,
             ));
         }
-        let to = next_minor(cur.minor);
+        let to = if crate::mutation::active("cluster-upgrade-one-minor-per-step") {
+            next_minor(next_minor(cur.minor))
+        } else {
+            next_minor(cur.minor)
+        };
         let Some(r) = latest.get(&to).copied() else {
             continue;
         };
@@ -192,7 +200,8 @@ pub fn plan(
         // step held back this run (its end of life unknown) keeps its line and tick.
         let approval = (t.policy.upgrade.clusters == UpgradeAction::Approval).then(|| Approval {
             tenant: t.name.clone(),
-            approved: facts.approvals.contains(&(t.name.clone(), branch.clone())),
+            approved: facts.approvals.contains(&(t.name.clone(), branch.clone()))
+                || crate::mutation::active("cluster-upgrade-waits-for-approval"),
             branch: branch.clone(),
             words: format!(
                 "Cluster `{}` from {} to {to} (`{}`, Kubernetes {})",
@@ -408,10 +417,18 @@ impl Step<'_> {
         }
         if let Some((f, d)) = docs.iter().find(|(_, d)| d.minor == to) {
             let edit = match &d.versions {
-                Some(list) if !list.contains(&new) => Some(Edit::SetVersions {
-                    doc: d.doc,
-                    versions: plan::next_versions(list, &new, t.policy.keep as usize),
-                }),
+                Some(list) if !list.contains(&new) => {
+                    let mut versions = plan::next_versions(list, &new, t.policy.keep as usize);
+                    // The release the Cluster moves to is listed even when the list holds newer
+                    // ones (withdrawn since): `next_versions` would drop it as the oldest.
+                    if !versions.contains(&new) {
+                        versions.push(new.clone());
+                    }
+                    Some(Edit::SetVersions {
+                        doc: d.doc,
+                        versions,
+                    })
+                }
                 None if !d.auto_subscribe => Some(Edit::SetVersions {
                     doc: d.doc,
                     versions: vec![new.clone()],

@@ -81,6 +81,24 @@ pub enum Human {
     /// Upstream rebuilds the node image of the newest release of a series: its `CHECKSUM`
     /// names a new sha256 for the same Kubernetes patch.
     RebuildImage,
+    /// A team merges a Cluster upgrade pull request (issue 22).
+    MergeUpgrade {
+        tenant: usize,
+        pull: u64,
+        kind: MergeMethod,
+        delete_branch: bool,
+        attempt: u32,
+    },
+    /// A team closes a Cluster upgrade pull request without merging it.
+    DeclineUpgrade {
+        tenant: usize,
+        pull: u64,
+    },
+    /// A person ticks a step of their tenant on the dashboard (`clusters: approval`).
+    Tick {
+        tenant: usize,
+        branch: String,
+    },
     /// A maintainer merges a release pull request of the cluster-stacks repository
     /// (`mode: pull-request`).
     MergeRelease {
@@ -120,6 +138,9 @@ impl Human {
             | Human::Renovate { tenant, .. }
             | Human::Join { tenant }
             | Human::ByHand { tenant, .. }
+            | Human::MergeUpgrade { tenant, .. }
+            | Human::DeclineUpgrade { tenant, .. }
+            | Human::Tick { tenant, .. }
             | Human::RepoGone { tenant, .. } => Some(*tenant),
             Human::Withdraw { .. }
             | Human::EditTemplate
@@ -156,6 +177,9 @@ impl Human {
             Human::StacksCommit => "unrelated commit on cluster-stacks main".into(),
             Human::Join { .. } => "tenant added".into(),
             Human::MergeRelease { .. } => "release pull request merged".into(),
+            Human::MergeUpgrade { .. } => "Cluster upgrade pull request merged".into(),
+            Human::DeclineUpgrade { .. } => "Cluster upgrade pull request closed (declined)".into(),
+            Human::Tick { .. } => "Cluster upgrade step ticked on the dashboard".into(),
             Human::ByHand {
                 move_minor: false, ..
             } => "tenant pinned its ClusterStack back by hand".into(),
@@ -202,11 +226,11 @@ impl Agenda {
     }
 }
 
-fn hours(rng: &mut fastrand::Rng, lo: i64, hi: i64) -> Duration {
+pub fn hours(rng: &mut fastrand::Rng, lo: i64, hi: i64) -> Duration {
     Duration::hours(rng.i64(lo..=hi.max(lo))) + Duration::minutes(rng.i64(0..60))
 }
 
-fn weighted<T: Copy>(rng: &mut fastrand::Rng, items: &[(T, u32)]) -> T {
+pub fn weighted<T: Copy>(rng: &mut fastrand::Rng, items: &[(T, u32)]) -> T {
     let total: u32 = items.iter().map(|(_, w)| w).sum();
     let mut r = rng.u32(0..total.max(1));
     for (x, w) in items {

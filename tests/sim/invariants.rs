@@ -33,10 +33,13 @@ pub enum Invariant {
     EveryTarget,
     RunsTakeTurns,
     OnlyConfiguredMinors,
+    ClusterOneMinorPerStep,
+    ClusterWaitsForApproval,
+    ClusterSupportedAtEndOfLife,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 17] = [
+    pub const ALL: [Invariant; 20] = [
         Invariant::NoDowngrade,
         Invariant::NumberNeverReused,
         Invariant::NoRewriteOnBaseMove,
@@ -54,6 +57,9 @@ impl Invariant {
         Invariant::EveryTarget,
         Invariant::RunsTakeTurns,
         Invariant::OnlyConfiguredMinors,
+        Invariant::ClusterOneMinorPerStep,
+        Invariant::ClusterWaitsForApproval,
+        Invariant::ClusterSupportedAtEndOfLife,
     ];
 
     /// The invariant called `name` (its [`Invariant::name`]).
@@ -80,6 +86,11 @@ impl Invariant {
             Invariant::EveryTarget => "every-target-gets-the-latest-release",
             Invariant::RunsTakeTurns => "overlapping-runs-take-turns",
             Invariant::OnlyConfiguredMinors => "only-configured-minors-released",
+            Invariant::ClusterOneMinorPerStep => "cluster-upgrade-one-minor-per-step",
+            Invariant::ClusterWaitsForApproval => "cluster-upgrade-waits-for-approval",
+            Invariant::ClusterSupportedAtEndOfLife => {
+                "clusters-on-a-supported-minor-at-end-of-life"
+            }
         }
     }
 
@@ -133,6 +144,15 @@ impl Invariant {
             Invariant::OnlyConfiguredMinors => {
                 "no new release of a minor past its end of life (with `minors: supported`, by the runner's date) or left out of an explicit `minors:` list; its releases stay, tenants listing it keep them"
             }
+            Invariant::ClusterOneMinorPerStep => {
+                "an upgrade pull request moves one Cluster of a tenant that opted in from the minor its `main` runs to the next one (class and Kubernetes version together, the ClusterStack listing the release), one open step per Cluster, never stacked on an unmerged one"
+            }
+            Invariant::ClusterWaitsForApproval => {
+                "with `clusters: approval` no upgrade pull request opens before a person ticked its step on the dashboard"
+            }
+            Invariant::ClusterSupportedAtEndOfLife => {
+                "a Cluster of a tenant that opted in runs a supported minor when its old minor reaches end of life, unless no newer minor has a release, its team declined the step, or the bot's first run after the step was due left the team less than its longest delay"
+            }
         }
     }
 
@@ -182,6 +202,15 @@ impl Invariant {
             Invariant::OnlyConfiguredMinors => {
                 "a run while a minor with releases is excluded (past end of life, or not in the list)"
             }
+            Invariant::ClusterOneMinorPerStep => {
+                "a clean run after which an upgrade pull request is open"
+            }
+            Invariant::ClusterWaitsForApproval => {
+                "a run while a step of an `approval` tenant was listed on the dashboard and not ticked"
+            }
+            Invariant::ClusterSupportedAtEndOfLife => {
+                "a run after the end of life of a minor an opted-in Cluster ran on"
+            }
         }
     }
 
@@ -204,6 +233,9 @@ impl Invariant {
             Invariant::EveryTarget => "`plan/mod.rs`",
             Invariant::RunsTakeTurns => "`forge::local::LocalForge::lock_run`",
             Invariant::OnlyConfiguredMinors => "`resolve::tracked`",
+            Invariant::ClusterOneMinorPerStep
+            | Invariant::ClusterWaitsForApproval
+            | Invariant::ClusterSupportedAtEndOfLife => "`tenants/upgrade.rs`",
         }
     }
 }
@@ -295,23 +327,23 @@ pub struct RunFacts<'a> {
 
 impl RunFacts<'_> {
     /// The run ran its tenant stage to the end without an injected forge fault.
-    fn tenants_clean(&self) -> bool {
+    pub(super) fn tenants_clean(&self) -> bool {
         self.forge_clean && self.returned
     }
 
     /// The situation `invariant` guards occurred in this run.
-    fn occurred(&self, invariant: Invariant) {
+    pub(super) fn occurred(&self, invariant: Invariant) {
         self.occurred.borrow_mut().insert(invariant);
     }
 }
 
-struct Out<'a> {
-    f: &'a RunFacts<'a>,
-    v: Vec<Violation>,
+pub(super) struct Out<'a> {
+    pub(super) f: &'a RunFacts<'a>,
+    pub(super) v: Vec<Violation>,
 }
 
 impl Out<'_> {
-    fn push(&mut self, invariant: Invariant, subject: &str, evidence: String) {
+    pub(super) fn push(&mut self, invariant: Invariant, subject: &str, evidence: String) {
         self.v.push(Violation {
             world: self.f.world.to_string(),
             seed: self.f.seed,

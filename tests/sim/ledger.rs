@@ -95,6 +95,29 @@ pub struct RunRecord {
     pub error: Option<String>,
 }
 
+/// A Cluster upgrade pull request a human declined (closed without merging).
+#[derive(Debug, Clone)]
+pub struct UpgradeDeclined {
+    pub tenant: &'static str,
+    pub pull: u64,
+    pub branch: String,
+    /// The class the step proposed (the release it moved the Cluster to).
+    pub class: String,
+    pub at: DateTime<Utc>,
+    pub after_run: usize,
+}
+
+/// A Cluster moved to another minor on its tenant's `main` (an upgrade step merged).
+#[derive(Debug, Clone)]
+pub struct ClusterMove {
+    pub tenant: &'static str,
+    /// `namespace-name`.
+    pub cluster: String,
+    pub from: u64,
+    pub to: u64,
+    pub at: DateTime<Utc>,
+}
+
 #[derive(Debug, Default)]
 pub struct Ledger {
     pub published: BTreeMap<String, Published>,
@@ -103,6 +126,13 @@ pub struct Ledger {
     /// Tenant → commits humans pushed to its bot branch (content edits, not merges).
     pub human_commits: BTreeMap<&'static str, BTreeSet<String>>,
     pub runs: Vec<RunRecord>,
+    pub upgrade_declined: Vec<UpgradeDeclined>,
+    pub upgrade_merged: usize,
+    pub cluster_moves: Vec<ClusterMove>,
+    /// `(tenant, branch)` of the steps a person ticked on the dashboard → the run after which.
+    pub ticked: BTreeMap<(&'static str, String), usize>,
+    /// `(tenant, branch)` of the steps the dashboard listed without a tick after the latest run.
+    pub waiting: BTreeSet<(&'static str, String)>,
 }
 
 impl Ledger {

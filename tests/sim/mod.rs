@@ -14,6 +14,7 @@
 //! | [`ledger`] | what was ever published, declined, merged; what each run cost |
 //! | [`read`] | the oracles' own readers of raw state (tags, `metadata.yaml`, archives, tenant files) |
 //! | [`invariants`] | the promises, checked after every run |
+//! | [`upgrades`] | the Cluster upgrade promises (issue 22) and what the year shows for them |
 //! | [`world`] | one world: plan the hours, act, run, check |
 //! | [`report`] | the figures, as Markdown |
 //!
@@ -22,8 +23,9 @@
 //! world; `24 × SIM_DAYS` runs every hour), `SIM_START`, `SIM_TRACE=1` (a line per run and per
 //! person's act), `SIM_TRACE=2` (and each run's skipped series and tenant decisions),
 //! `SIM_REPORT_ONLY=1` (print violations instead of failing). The defaults (100 local / 40
-//! GitHub / 30 OCI / 25 GitHub with OCI / 40 pull-request runs) cost about 60 s of CPU for the
-//! five worlds of `cargo test` (they run in parallel).
+//! GitHub / 30 OCI / 25 GitHub with OCI / 40 pull-request runs) cost about 95 s of CPU (user
+//! and system) for the five worlds of `cargo test` (they run in parallel), since the tenants
+//! with Clusters of issue 22 (eight tenants per run instead of five).
 #![allow(dead_code)]
 
 pub mod actors;
@@ -36,6 +38,7 @@ pub mod read;
 pub mod report;
 pub mod tenants;
 pub mod timeline;
+pub mod upgrades;
 pub mod upstream;
 pub mod world;
 

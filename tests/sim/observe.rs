@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::forge::{Backend, Commit, Files, PrState, Pull, Release, commits_between};
-use super::tenants::{BRANCH, Proposal, Tenant};
+use super::read;
+use super::tenants::{BRANCH, Proposal, Tenant, UPGRADE_BRANCH};
 
 pub const STACKS: &str = "scs/cluster-stacks";
 
@@ -43,6 +44,30 @@ impl TenantObs {
     }
 }
 
+/// A tenant's Clusters and the bot's upgrade steps for them (issue 22).
+#[derive(Debug, Clone, Default)]
+pub struct UpgradeObs {
+    /// The Clusters on `main`, read from the cluster file's bytes.
+    pub clusters: Vec<read::Cluster>,
+    /// Pull requests of upgrade branches, in number order, with the tenant's files at the
+    /// branch head for the open ones.
+    pub pulls: Vec<(Pull, Option<Files>)>,
+}
+
+impl UpgradeObs {
+    /// The open upgrade pull requests.
+    pub fn open(&self) -> impl Iterator<Item = &(Pull, Option<Files>)> {
+        self.pulls.iter().filter(|(p, _)| p.state == PrState::Open)
+    }
+
+    /// The Cluster `namespace-name` (as an upgrade branch names it).
+    pub fn cluster(&self, id: &str) -> Option<&read::Cluster> {
+        self.clusters
+            .iter()
+            .find(|c| format!("{}-{}", c.namespace, c.name) == id)
+    }
+}
+
 /// The whole world.
 #[derive(Debug, Clone, Default)]
 pub struct Observation {
@@ -52,6 +77,8 @@ pub struct Observation {
     /// Tags of the OCI repository (when it is a target).
     pub oci_tags: Vec<String>,
     pub tenants: BTreeMap<&'static str, TenantObs>,
+    /// Tenants with `policy.upgrade` → their Clusters and upgrade pull requests.
+    pub upgrades: BTreeMap<&'static str, UpgradeObs>,
 }
 
 impl Observation {
@@ -99,6 +126,26 @@ pub fn tenant(b: &dyn Backend, t: &Tenant) -> Option<TenantObs> {
     })
 }
 
+/// Read a tenant's Clusters and upgrade pull requests.
+pub fn upgrades(b: &dyn Backend, t: &Tenant) -> Option<UpgradeObs> {
+    let file = t.cluster_file?;
+    let main = b.head(&t.repo, "main")?;
+    let clusters = read::clusters(&b.file_at(&t.repo, &main, file).unwrap_or_default());
+    let pulls = b
+        .pulls(&t.repo)
+        .into_iter()
+        .filter(|p| p.head.starts_with(UPGRADE_BRANCH))
+        .map(|p| {
+            let files = (p.state == PrState::Open)
+                .then(|| b.head(&t.repo, &p.head))
+                .flatten()
+                .map(|h| t.managed(&b.files_at(&t.repo, &h)));
+            (p, files)
+        })
+        .collect();
+    Some(UpgradeObs { clusters, pulls })
+}
+
 /// Read everything.
 pub fn observe(b: &dyn Backend, tenants: &[&Tenant], oci_tags: Vec<String>) -> Observation {
     Observation {
@@ -108,6 +155,11 @@ pub fn observe(b: &dyn Backend, tenants: &[&Tenant], oci_tags: Vec<String>) -> O
         tenants: tenants
             .iter()
             .filter_map(|t| Some((t.name, tenant(b, t)?)))
+            .collect(),
+        upgrades: tenants
+            .iter()
+            .filter(|t| t.upgrade.is_some())
+            .filter_map(|t| Some((t.name, upgrades(b, t)?)))
             .collect(),
     }
 }

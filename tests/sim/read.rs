@@ -125,6 +125,117 @@ pub fn addon_archive<'a>(names: impl IntoIterator<Item = &'a String>) -> Option<
         .find(|n| n.contains("-cluster-addon-") && n.ends_with(".tgz"))
 }
 
+/// A `Cluster` resource as a tenant file has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster {
+    pub name: String,
+    pub namespace: String,
+    /// `spec.topology.class` (`openstack-scs2-1-33-v2`).
+    pub class: String,
+    /// `spec.topology.version` (`v1.33.4`).
+    pub version: String,
+}
+
+impl Cluster {
+    /// The minor its class names (`openstack-scs2-1-33-v2` → 33).
+    pub fn class_minor(&self) -> Option<u64> {
+        tag(&self.class).map(|(_, m, _)| m)
+    }
+
+    /// The minor its Kubernetes version names.
+    pub fn version_minor(&self) -> Option<u64> {
+        kube(&self.version).map(|k| k.minor)
+    }
+}
+
+/// The `Cluster` resources of a multi-document YAML file: per document the keys by their
+/// indentation (`metadata:` → `name:`, `namespace:`; `spec:` → `topology:` → `class:`,
+/// `version:`). Quotes are dropped; anything else is read as written.
+pub fn clusters(bytes: &[u8]) -> Vec<Cluster> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = Vec::new();
+    let mut docs = vec![String::new()];
+    for line in text.lines() {
+        if line.trim_end() == "---" {
+            docs.push(String::new());
+        } else {
+            let d = docs.last_mut().expect("one document");
+            d.push_str(line);
+            d.push('\n');
+        }
+    }
+    for doc in docs {
+        if !doc.lines().any(|l| l.trim_end() == "kind: Cluster") {
+            continue;
+        }
+        // The path of keys leading to each line, by indentation.
+        let mut path: Vec<(usize, String)> = Vec::new();
+        let mut c = Cluster {
+            name: String::new(),
+            namespace: String::new(),
+            class: String::new(),
+            version: String::new(),
+        };
+        for line in doc.lines() {
+            let indent = line.len() - line.trim_start().len();
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            let Some((key, value)) = l.split_once(':') else {
+                continue;
+            };
+            while path.last().is_some_and(|(i, _)| *i >= indent) {
+                path.pop();
+            }
+            let value = value.trim().trim_matches('"').to_string();
+            let at: Vec<&str> = path.iter().map(|(_, k)| k.as_str()).collect();
+            match (at.as_slice(), key) {
+                (["metadata"], "name") => c.name = value,
+                (["metadata"], "namespace") => c.namespace = value,
+                (["spec", "topology"], "class") => c.class = value,
+                (["spec", "topology"], "version") => c.version = value,
+                _ => {}
+            }
+            path.push((indent, key.to_string()));
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The branch of a Cluster upgrade step (`stackbot/upgrade-openstack-scs2-cluster-prod-1-34`)
+/// → the Cluster's `namespace-name` and the minor it moves to.
+pub fn upgrade_branch(branch: &str) -> Option<(String, u64)> {
+    let rest = branch.strip_prefix("stackbot/upgrade-openstack-scs2-")?;
+    let (id, minor) = rest.rsplit_once("-1-")?;
+    Some((id.to_string(), number(minor)?))
+}
+
+/// The steps listed on a dashboard body for approval: `(tenant, branch, ticked)` of every
+/// checkbox line carrying an approval marker (`- [x] … <!-- stackbot:approve acme b -->`).
+pub fn approvals(body: &str) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for line in body.lines() {
+        let l = line.trim_start();
+        let ticked = if l.starts_with("- [x]") || l.starts_with("- [X]") {
+            true
+        } else if l.starts_with("- [ ]") {
+            false
+        } else {
+            continue;
+        };
+        let Some((_, rest)) = l.split_once("<!-- stackbot:approve ") else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        if let (Some(tenant), Some(branch)) = (words.next(), words.next()) {
+            out.push((tenant.to_string(), branch.to_string(), ticked));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +256,37 @@ mod tests {
         );
         let meta = b"apiVersion: x\nversions:\n    clusterStack: v3\n    kubernetes: v1.34.7\n";
         assert_eq!(metadata_kubernetes(meta), kube("v1.34.7"));
+    }
+
+    #[test]
+    fn clusters_branches_and_approvals() {
+        let file = b"apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: prod\n  namespace: cluster\nspec:\n  topology:\n    class: openstack-scs2-1-33-v2\n    version: v1.33.4\n    workers: {}\n---\nkind: ClusterStack\nmetadata:\n  name: x\n---\nkind: Cluster\nmetadata:\n  name: \"edge\"\nspec:\n  topology:\n    class: \"openstack-scs2-1-34-v1\"\n    version: \"v1.34.0\"\n";
+        let cs = clusters(file);
+        assert_eq!(cs.len(), 2);
+        assert_eq!(
+            (cs[0].name.as_str(), cs[0].namespace.as_str()),
+            ("prod", "cluster")
+        );
+        assert_eq!(
+            (cs[0].class_minor(), cs[0].version_minor()),
+            (Some(33), Some(33))
+        );
+        assert_eq!(
+            (cs[1].class.as_str(), cs[1].version.as_str()),
+            ("openstack-scs2-1-34-v1", "v1.34.0")
+        );
+        assert_eq!(
+            upgrade_branch("stackbot/upgrade-openstack-scs2-cluster-prod-1-34"),
+            Some(("cluster-prod".into(), 34))
+        );
+        assert_eq!(upgrade_branch("stackbot/openstack-scs2"), None);
+        let body = "x\n- [ ] `tyrell`: Cluster `cluster/prod` from 1.32 to 1.33 <!-- stackbot:approve tyrell stackbot/upgrade-a-1-33 -->\n- [x] `t`: y <!-- stackbot:approve t b -->\n- [ ] no marker\n";
+        assert_eq!(
+            approvals(body),
+            vec![
+                ("tyrell".into(), "stackbot/upgrade-a-1-33".into(), false),
+                ("t".into(), "b".into(), true)
+            ]
+        );
     }
 }

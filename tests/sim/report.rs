@@ -8,6 +8,10 @@ use std::fmt::Write as _;
 use super::invariants::{Invariant, Violation};
 use super::world::WorldReport;
 
+/// The start delay assumed for GitHub's scheduled workflows, in minutes: GitHub starts them
+/// late under load and documents no bound (docs/reliability.md, Latency).
+pub const CRON_START_DELAY: u64 = 10;
+
 /// `(median, p95, max)` of a list.
 pub fn spread(mut xs: Vec<u64>) -> (u64, u64, u64) {
     if xs.is_empty() {
@@ -288,8 +292,8 @@ impl Summary<'_> {
     /// at minute 17 of the hours the world runs), and with the cron start delay assumed for
     /// GitHub's scheduler added.
     pub fn latency_table(&self) -> String {
-        let mut s = String::from(
-            "| world | runs | every hour? | releases caused by upstream | delay to the run that released (p50 / p95 / max, minutes) | with a 10-minute cron start delay (p50 / p95) |\n|---|---|---|---|---|---|\n",
+        let mut s = format!(
+            "| world | runs | every hour? | releases caused by upstream | left out: minor off the `minors:` list while waiting | delay to the run that released (p50 / p95 / max, minutes) | with a {CRON_START_DELAY}-minute cron start delay (p50 / p95) |\n|---|---|---|---|---|---|---|\n",
         );
         for w in self.worlds {
             if w.latency.is_empty() {
@@ -300,14 +304,83 @@ impl Summary<'_> {
             let hourly = w.records.len() as i64 >= w.days * 24;
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {p50} / {p95} / {max} | {} / {} |",
+                "| {} | {} | {} | {} | {} | {p50} / {p95} / {max} | {} / {} |",
                 w.name,
                 w.records.len(),
                 if hourly { "yes" } else { "no (chosen hours)" },
-                w.latency.len(),
-                p50 + 10,
-                p95 + 10
+                w.latency.len() + w.latency_excluded,
+                w.latency_excluded,
+                p50 + CRON_START_DELAY,
+                p95 + CRON_START_DELAY
             );
+        }
+        s
+    }
+
+    /// Cluster upgrades (issue 22): per world and policy, the Clusters × minors whose end of
+    /// life fell in the window, how many left the minor before its end of life (the upgrade
+    /// step merged) and how many days before it.
+    pub fn upgrades_table(&self) -> String {
+        use super::tenants::UpgradeMode;
+        let mut s = String::from(
+            "| world | `policy.upgrade.clusters` | Clusters × minors reaching end of life in the window | on a supported minor before end of life | days before end of life (min / median / max) | upgrade PRs opened / merged / declined | steps ticked |\n|---|---|---|---|---|---|---|\n",
+        );
+        for w in self.worlds {
+            for mode in [
+                UpgradeMode::PullRequest,
+                UpgradeMode::Approval,
+                UpgradeMode::Ignore,
+            ] {
+                let list: Vec<_> = w.end_of_life.iter().filter(|e| e.mode == mode).collect();
+                if list.is_empty() {
+                    continue;
+                }
+                let days: Vec<u64> = list
+                    .iter()
+                    .filter_map(|e| e.days_before())
+                    .map(|d| d as u64)
+                    .collect();
+                let (min, median, max) = (
+                    days.iter().min().copied().unwrap_or(0),
+                    spread(days.clone()).0,
+                    days.iter().max().copied().unwrap_or(0),
+                );
+                let (opened, merged, declined, ticked) = w.upgrade_pulls;
+                let pulls = if mode == UpgradeMode::Ignore {
+                    "— (control: none expected)".to_string()
+                } else {
+                    format!("{opened} / {merged} / {declined} (all tenants)")
+                };
+                let _ = writeln!(
+                    s,
+                    "| {} | `{}` | {} | {} of {} | {} | {pulls} | {} |",
+                    w.name,
+                    mode.yaml(),
+                    list.iter()
+                        .map(|e| format!(
+                            "{} {} 1.{} ({}{})",
+                            e.tenant,
+                            e.cluster,
+                            e.minor,
+                            e.eol,
+                            if e.declined { ", a step declined" } else { "" }
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    days.len(),
+                    list.len(),
+                    if days.is_empty() {
+                        "—".to_string()
+                    } else {
+                        format!("{min} / {median} / {max}")
+                    },
+                    if mode == UpgradeMode::Approval {
+                        ticked.to_string()
+                    } else {
+                        "—".into()
+                    }
+                );
+            }
         }
         s
     }
@@ -326,6 +399,11 @@ impl Summary<'_> {
         if !ex.is_empty() {
             let _ = writeln!(s, "First violations of each invariant:\n\n{ex}");
         }
+        let _ = writeln!(
+            s,
+            "### Cluster upgrades before end of life\n\n{}",
+            self.upgrades_table()
+        );
         let _ = writeln!(s, "### Cost per run\n\n{}", self.cost_table());
         let _ = writeln!(s, "### Upstream to release\n\n{}", self.latency_table());
         let _ = writeln!(s, "{}", self.history_table());

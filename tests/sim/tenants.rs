@@ -50,7 +50,51 @@ pub struct Tenant {
     pub persona: Persona,
     /// Day of the simulation the tenant is added on (0: from the start).
     pub joins_on_day: i64,
+    /// `policy.upgrade` (issue 22): the tenant's Clusters, on old minors, that the bot may move
+    /// one minor at a time. Tenants with it draw their people from their own generator, so the
+    /// tenants before them keep their seeded sequence.
+    pub upgrade: Option<Upgrades>,
 }
+
+/// `policy.upgrade.clusters`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpgradeMode {
+    PullRequest,
+    Approval,
+    Ignore,
+}
+
+impl UpgradeMode {
+    pub fn yaml(self) -> &'static str {
+        match self {
+            UpgradeMode::PullRequest => "pull-request",
+            UpgradeMode::Approval => "approval",
+            UpgradeMode::Ignore => "ignore",
+        }
+    }
+}
+
+/// A tenant's Cluster upgrades: its policy, its Clusters and how its team treats the steps.
+#[derive(Debug, Clone)]
+pub struct Upgrades {
+    pub mode: UpgradeMode,
+    /// `before_end_of_life_days` (unset: a step as soon as the next minor has a release).
+    pub before_eol_days: Option<u32>,
+    /// The Clusters of `cluster_file` at first (namespace `cluster`): name → minor.
+    pub clusters: &'static [(&'static str, u64)],
+    /// Hours from an upgrade pull request opening to the team merging it.
+    pub merge_hours: (i64, i64),
+    /// Hours from a step appearing on the dashboard to a person ticking it (`approval`).
+    pub tick_hours: (i64, i64),
+    /// The team declines the first upgrade pull request of this Cluster (it waits for the next
+    /// release of the minor), and merges the ones after it.
+    pub decline_first: Option<&'static str>,
+}
+
+/// The namespace of the simulated Clusters.
+pub const CLUSTER_NAMESPACE: &str = "cluster";
+/// Branches of Cluster upgrade steps start with this.
+pub const UPGRADE_BRANCH: &str = "stackbot/upgrade-";
 
 pub const STACK: &str = "openstack/scs2";
 pub const BRANCH: &str = "stackbot/openstack-scs2";
@@ -78,6 +122,7 @@ pub fn roster() -> Vec<Tenant> {
                 renovate_same_file: 0.1,
             },
             joins_on_day: 0,
+            upgrade: None,
         },
         Tenant {
             name: "globex",
@@ -98,6 +143,7 @@ pub fn roster() -> Vec<Tenant> {
                 renovate_same_file: 0.2,
             },
             joins_on_day: 0,
+            upgrade: None,
         },
         Tenant {
             name: "initech",
@@ -118,6 +164,7 @@ pub fn roster() -> Vec<Tenant> {
                 renovate_same_file: 0.3,
             },
             joins_on_day: 0,
+            upgrade: None,
         },
         Tenant {
             name: "umbrella",
@@ -138,6 +185,7 @@ pub fn roster() -> Vec<Tenant> {
                 renovate_same_file: 0.2,
             },
             joins_on_day: 100,
+            upgrade: None,
         },
         Tenant {
             name: "hooli",
@@ -158,8 +206,102 @@ pub fn roster() -> Vec<Tenant> {
                 renovate_same_file: 0.1,
             },
             joins_on_day: 220,
+            upgrade: None,
+        },
+        // Issue 22: tenants whose Clusters run old minors. After the tenants above, so theirs
+        // keep their indices and seeded acts.
+        Tenant {
+            name: "stark",
+            repo: "stark/clusters".into(),
+            stack_file: "stacks/scs2.yaml",
+            files_glob: "stacks/*.yaml",
+            cluster_file: Some("clusters/fleet.yaml"),
+            ignore_minors: true,
+            minors: &[31, 32],
+            persona: Persona {
+                merge: &[(Squash, 3), (Merge, 1)],
+                delay_hours: (4, 72),
+                update_branch: 0.1,
+                delete_branch: 0.5,
+                decline: 0.0,
+                human_commit: 0.0,
+                renovate_days: 10.0,
+                renovate_same_file: 0.1,
+            },
+            joins_on_day: 0,
+            upgrade: Some(Upgrades {
+                mode: UpgradeMode::PullRequest,
+                before_eol_days: Some(60),
+                clusters: &[("prod", 31), ("edge", 32)],
+                merge_hours: (6, 120),
+                tick_hours: (0, 0),
+                decline_first: Some("edge"),
+            }),
+        },
+        Tenant {
+            name: "tyrell",
+            repo: "tyrell/platform".into(),
+            stack_file: "gitops/clusterstacks.yaml",
+            files_glob: "gitops/clusterstacks.yaml",
+            cluster_file: Some("gitops/clusters.yaml"),
+            ignore_minors: true,
+            minors: &[32],
+            persona: Persona {
+                merge: &[(Merge, 2), (Rebase, 1)],
+                delay_hours: (12, 96),
+                update_branch: 0.2,
+                delete_branch: 0.3,
+                decline: 0.0,
+                human_commit: 0.0,
+                renovate_days: 8.0,
+                renovate_same_file: 0.1,
+            },
+            joins_on_day: 0,
+            upgrade: Some(Upgrades {
+                mode: UpgradeMode::Approval,
+                before_eol_days: Some(90),
+                clusters: &[("prod", 32)],
+                merge_hours: (12, 96),
+                tick_hours: (24, 192),
+                decline_first: None,
+            }),
+        },
+        Tenant {
+            name: "wonka",
+            repo: "wonka/infra".into(),
+            stack_file: "cs.yaml",
+            files_glob: "cs.yaml",
+            cluster_file: Some("clusters.yaml"),
+            ignore_minors: true,
+            minors: &[31],
+            persona: Persona {
+                merge: &[(Squash, 1)],
+                delay_hours: (6, 72),
+                update_branch: 0.0,
+                delete_branch: 1.0,
+                decline: 0.0,
+                human_commit: 0.0,
+                renovate_days: 15.0,
+                renovate_same_file: 0.0,
+            },
+            joins_on_day: 0,
+            upgrade: Some(Upgrades {
+                mode: UpgradeMode::Ignore,
+                before_eol_days: None,
+                clusters: &[("prod", 31)],
+                merge_hours: (6, 72),
+                tick_hours: (0, 0),
+                decline_first: None,
+            }),
         },
     ]
+}
+
+/// A Cluster of the simulated stack on `1.<minor>`, at the first release of the minor.
+fn cluster_doc(name: &str, minor: u64) -> String {
+    format!(
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: {name}\n  namespace: {CLUSTER_NAMESPACE}\nspec:\n  topology:\n    class: openstack-scs2-1-{minor}-v1\n    version: v1.{minor}.0\n"
+    )
 }
 
 fn stack_doc(minor: u64, header: &str) -> String {
@@ -193,7 +335,14 @@ impl Tenant {
             text.push_str(&stack_doc(*m, ""));
         }
         f.insert(self.stack_file.into(), text.into_bytes());
-        if let Some(c) = self.cluster_file {
+        if let (Some(c), Some(u)) = (self.cluster_file, &self.upgrade) {
+            let docs: Vec<String> = u
+                .clusters
+                .iter()
+                .map(|(name, m)| cluster_doc(name, *m))
+                .collect();
+            f.insert(c.into(), docs.join("---\n").into_bytes());
+        } else if let Some(c) = self.cluster_file {
             let m = self.minors[0];
             f.insert(
                 c.into(),
@@ -236,8 +385,20 @@ impl Tenant {
         if let Some(c) = self.cluster_file {
             s.push_str(&format!("    clusters: [\"{c}\"]\n"));
         }
+        if self.ignore_minors || self.upgrade.is_some() {
+            s.push_str("    policy:\n");
+        }
         if self.ignore_minors {
-            s.push_str("    policy:\n      minor: ignore\n");
+            s.push_str("      minor: ignore\n");
+        }
+        if let Some(u) = &self.upgrade {
+            s.push_str(&format!(
+                "      upgrade:\n        clusters: {}\n",
+                u.mode.yaml()
+            ));
+            if let Some(d) = u.before_eol_days {
+                s.push_str(&format!("        before_end_of_life_days: {d}\n"));
+            }
         }
         s
     }

@@ -25,8 +25,10 @@ use super::invariants::{self, Invariant, RunFacts, Violation};
 use super::ledger::{Declined, Ledger, Merged, Published, RunRecord, Withdrawal};
 use super::observe::{self, Observation, STACKS};
 use super::oci::Oci;
-use super::tenants::{self, BRANCH, Tenant};
+use super::read;
+use super::tenants::{self, BRANCH, Tenant, UpgradeMode};
 use super::timeline::{CCM, Timeline};
+use super::upgrades::{self, EndOfLife};
 use super::upstream::{Target, UpFault, Upstream};
 
 /// Which forge a world lives on.
@@ -89,6 +91,14 @@ pub struct WorldReport {
     /// appearing upstream (the Kubernetes tag, the node image's CHECKSUM, a chart version) to
     /// the start of the run that published it.
     pub latency: Vec<i64>,
+    /// Releases upstream caused whose minor was off the explicit `minors:` list while they
+    /// waited: not due for release, left out of `latency`.
+    pub latency_excluded: usize,
+    /// Every minor an opted-in (or, as a control, `ignore`) Cluster ran on whose end of life
+    /// fell in the window, and when the Cluster left it.
+    pub end_of_life: Vec<EndOfLife>,
+    /// Cluster upgrade pull requests: opened, merged, declined by people; steps ticked.
+    pub upgrade_pulls: (usize, usize, usize, usize),
 }
 
 pub struct World {
@@ -122,6 +132,16 @@ pub struct World {
     minors: Option<Vec<u64>>,
     /// Tenants whose repository is taken away (deleted or archived) until restored.
     gone: BTreeSet<usize>,
+    /// The people of the tenants with Cluster upgrades (issue 22) draw from their own
+    /// generator, so the worlds keep the sequence of the older tenants' acts.
+    up_rng: fastrand::Rng,
+    /// Upgrade pull requests people have planned for, and the first declines done.
+    upgrade_seen: BTreeSet<(usize, u64)>,
+    declined_first: BTreeSet<(usize, String)>,
+    /// Approval steps a person has planned to tick.
+    tick_planned: BTreeSet<(usize, String)>,
+    /// Every change of `minors:` (`None`: `supported`), oldest first.
+    minors_history: Vec<(DateTime<Utc>, Option<Vec<u64>>)>,
 }
 
 fn root() -> PathBuf {
@@ -249,6 +269,11 @@ impl World {
             template_edits: Vec::new(),
             minors: None,
             gone: BTreeSet::new(),
+            up_rng: fastrand::Rng::with_seed(seed ^ 0x0c1a_57e2),
+            upgrade_seen: BTreeSet::new(),
+            declined_first: BTreeSet::new(),
+            tick_planned: BTreeSet::new(),
+            minors_history: Vec::new(),
         })
     }
 
@@ -334,16 +359,17 @@ impl World {
             if t.joins_on_day > 0 {
                 self.agenda.at(from, Human::Join { tenant: i });
             }
-            actors::background(&mut self.rng, &mut self.agenda, from, end, i, &t.persona);
+            let rng = if t.upgrade.is_some() {
+                &mut self.up_rng
+            } else {
+                &mut self.rng
+            };
+            actors::background(rng, &mut self.agenda, from, end, i, &t.persona);
         }
         actors::maintainers(&mut self.rng, &mut self.agenda, self.sc.start, end);
-        actors::by_hand(
-            &mut self.acts,
-            &mut self.agenda,
-            self.sc.start,
-            end,
-            self.tenants.len(),
-        );
+        // The acts of issue 23 happen to the tenants that existed then.
+        let older = self.tenants.iter().filter(|t| t.upgrade.is_none()).count();
+        actors::by_hand(&mut self.acts, &mut self.agenda, self.sc.start, end, older);
         for t in runs {
             for (at, h) in self.agenda.due(t) {
                 self.clock.set(at);
@@ -360,6 +386,7 @@ impl World {
                 break;
             }
         }
+        let (latency, latency_excluded) = self.latency();
         WorldReport {
             name: self.sc.name.clone(),
             forge: self.backend.kind().to_string(),
@@ -380,7 +407,21 @@ impl World {
                 .count(),
             pulls_opened: self.pulls_seen.len(),
             provenance: self.upstream.timeline.provenance(),
-            latency: self.latency(),
+            latency,
+            latency_excluded,
+            end_of_life: upgrades::outcomes(
+                &self.ledger,
+                &self.active_tenants(),
+                &self.eol(),
+                self.sc.start,
+                end,
+            ),
+            upgrade_pulls: (
+                self.upgrade_seen.len(),
+                self.ledger.upgrade_merged,
+                self.ledger.upgrade_declined.len(),
+                self.ledger.ticked.len(),
+            ),
             records: std::mem::take(&mut self.ledger.runs),
             humans: self.humans,
             faults: self.faults,
@@ -390,10 +431,32 @@ impl World {
         }
     }
 
+    /// Whether minor `m` was off an explicit `minors:` list at some moment from `from` to `to`:
+    /// then it was not due for release (the promise is to release it only once it is back).
+    fn off_the_list(&self, m: u64, from: DateTime<Utc>, to: DateTime<Utc>) -> bool {
+        let at_start = self
+            .minors_history
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= from)
+            .map(|(_, l)| l);
+        let during = self
+            .minors_history
+            .iter()
+            .filter(|(at, _)| *at > from && *at <= to)
+            .map(|(_, l)| l);
+        at_start
+            .into_iter()
+            .chain(during)
+            .any(|l| l.as_ref().is_some_and(|l| !l.contains(&m)))
+    }
+
     /// Upstream-to-release delay of every release whose release set became complete upstream
     /// after the previous release of its series (the releases upstream caused; a template
-    /// edit's or a revert's release is not one), read from the ledger and the timeline.
-    fn latency(&self) -> Vec<i64> {
+    /// edit's or a revert's release is not one), read from the ledger and the timeline; and
+    /// how many such releases were left out because their minor was off the explicit
+    /// `minors:` list while it waited (not due for release: its delay is the maintainer's).
+    fn latency(&self) -> (Vec<i64>, usize) {
         let tl = &self.upstream.timeline;
         let ready = |p: &Published| -> Option<DateTime<Utc>> {
             let k = p.kubernetes?;
@@ -422,17 +485,33 @@ impl World {
             by_series.entry(p.series.as_str()).or_default().push(p);
         }
         let mut out = Vec::new();
+        let mut excluded = 0;
         for list in by_series.values_mut() {
             list.sort_by_key(|p| p.n);
             for (i, p) in list.iter().enumerate() {
                 let Some(r) = ready(p) else { continue };
                 let after_previous = i == 0 || list[i - 1].at < r;
                 if after_previous && r >= self.sc.start {
-                    out.push((p.at - r).num_minutes());
+                    let minor = read::tag(&p.tag).map(|(_, m, _)| m);
+                    if minor.is_some_and(|m| self.off_the_list(m, r, p.at)) {
+                        excluded += 1;
+                    } else {
+                        out.push((p.at - r).num_minutes());
+                    }
                 }
             }
         }
-        out
+        (out, excluded)
+    }
+
+    /// Minor → its end of life, from the timeline.
+    fn eol(&self) -> BTreeMap<u64, chrono::NaiveDate> {
+        self.upstream
+            .timeline
+            .minors
+            .iter()
+            .map(|m| (m.minor.minor, m.eol))
+            .collect()
     }
 
     // ---- faults ----
@@ -508,6 +587,17 @@ impl World {
             .then_some(obs)
     }
 
+    /// The dashboard issue as a person sees it in the web UI: number, title, body (the issue
+    /// that lists steps for approval).
+    fn dashboard(&self) -> Option<(u64, String, String)> {
+        let person = self.backend.person(&self.loaded, self.clock.clone());
+        let issues = person.list_issues(&stacks_repo(), None).ok()?;
+        issues
+            .into_iter()
+            .find(|i| !read::approvals(&i.body).is_empty())
+            .map(|i| (i.number, i.title, i.body))
+    }
+
     fn act(&mut self, h: Human) -> Option<String> {
         let label = match (&h, &self.oci) {
             (Human::Withdraw { delete_tag: false }, Some(_)) if self.sc.oci_too => {
@@ -560,7 +650,12 @@ impl World {
                             ))
                             .or_default() += 1;
                         if attempt < 3 {
-                            let later = now + Duration::hours(self.rng.i64(24..72));
+                            let rng = if self.tenants[tenant].upgrade.is_some() {
+                                &mut self.up_rng
+                            } else {
+                                &mut self.rng
+                            };
+                            let later = now + Duration::hours(rng.i64(24..72));
                             self.agenda.at(
                                 later,
                                 Human::Merge {
@@ -657,7 +752,11 @@ impl World {
                     let old =
                         String::from_utf8_lossy(&b.file_at(&t.repo, &main, "apps/podinfo.yaml")?)
                             .into_owned();
-                    let n = self.rng.u32(1..999);
+                    let n = if t.upgrade.is_some() {
+                        self.up_rng.u32(1..999)
+                    } else {
+                        self.rng.u32(1..999)
+                    };
                     let new = regex::Regex::new(r"podinfo:6\.7\.\d+")
                         .expect("regex")
                         .replace(&old, format!("podinfo:6.7.{n}").as_str())
@@ -833,6 +932,7 @@ impl World {
                 if explicit && self.minors.is_none() {
                     return None;
                 }
+                self.minors_history.push((now, self.minors.clone()));
                 self.rewrite_config();
                 Some(label)
             }
@@ -872,6 +972,134 @@ impl World {
                     member(t.name),
                 )
                 .ok()?;
+                Some(label)
+            }
+            Human::MergeUpgrade {
+                tenant,
+                pull,
+                kind,
+                delete_branch,
+                attempt,
+            } => {
+                let t = self.tenants[tenant].clone();
+                let obs = observe::upgrades(b, &t)?;
+                let (p, _) = obs
+                    .open()
+                    .find(|(p, _)| p.number == pull)
+                    .map(|(p, f)| (p.clone(), f.clone()))?;
+                match b.merge(&t.repo, pull, kind, member(t.name)) {
+                    Ok(_) => {
+                        if delete_branch {
+                            b.delete_branch(&t.repo, &p.head);
+                        }
+                        self.ledger.upgrade_merged += 1;
+                        // Where each Cluster runs now, against before the merge.
+                        let now_on = observe::upgrades(b, &t)?;
+                        for c in &obs.clusters {
+                            let id = format!("{}-{}", c.namespace, c.name);
+                            let (Some(from), Some(to)) = (
+                                c.version_minor(),
+                                now_on.cluster(&id).and_then(|c| c.version_minor()),
+                            ) else {
+                                continue;
+                            };
+                            if from != to {
+                                self.ledger.cluster_moves.push(super::ledger::ClusterMove {
+                                    tenant: t.name,
+                                    cluster: id,
+                                    from,
+                                    to,
+                                    at: now,
+                                });
+                            }
+                        }
+                        Some(label)
+                    }
+                    Err(e) => {
+                        *self
+                            .humans
+                            .entry(format!(
+                                "Cluster upgrade merge refused by the forge ({})",
+                                e.split(" in ").next().unwrap_or(&e)
+                            ))
+                            .or_default() += 1;
+                        if attempt < 6 {
+                            let later = now + Duration::hours(self.up_rng.i64(12..48));
+                            self.agenda.at(
+                                later,
+                                Human::MergeUpgrade {
+                                    tenant,
+                                    pull,
+                                    kind,
+                                    delete_branch,
+                                    attempt: attempt + 1,
+                                },
+                            );
+                        }
+                        None
+                    }
+                }
+            }
+            Human::DeclineUpgrade { tenant, pull } => {
+                let t = self.tenants[tenant].clone();
+                let obs = observe::upgrades(b, &t)?;
+                let (p, files) = obs.open().find(|(p, _)| p.number == pull)?;
+                let (id, _) = read::upgrade_branch(&p.head)?;
+                let class = read::clusters(files.as_ref()?.get(t.cluster_file?)?)
+                    .into_iter()
+                    .find(|c| format!("{}-{}", c.namespace, c.name) == id)?
+                    .class;
+                self.ledger
+                    .upgrade_declined
+                    .push(super::ledger::UpgradeDeclined {
+                        tenant: t.name,
+                        pull,
+                        branch: p.head.clone(),
+                        class,
+                        at: now,
+                        after_run: runs,
+                    });
+                b.close_pull(&t.repo, pull);
+                Some(label)
+            }
+            Human::Tick { tenant, branch } => {
+                let name = self.tenants[tenant].name;
+                // Not listed any more (merged, or listed only while the step's end of life was
+                // unknown): nothing to tick; a later listing is planned again.
+                let Some((number, title, body)) = self.dashboard() else {
+                    self.tick_planned.remove(&(tenant, branch));
+                    return None;
+                };
+                let mut ticked = false;
+                let new: String = body
+                    .split_inclusive('\n')
+                    .map(|l| {
+                        let listed = read::approvals(l);
+                        if !ticked
+                            && listed
+                                .first()
+                                .is_some_and(|(t, b, on)| t == name && *b == branch && !on)
+                        {
+                            ticked = true;
+                            l.replacen("- [ ]", "- [x]", 1)
+                        } else {
+                            l.to_string()
+                        }
+                    })
+                    .collect();
+                if !ticked {
+                    self.tick_planned.remove(&(tenant, branch));
+                    return None;
+                }
+                let person = self.backend.person(&self.loaded, self.clock.clone());
+                if person
+                    .update_issue(&stacks_repo(), number, &title, &new)
+                    .is_err()
+                {
+                    self.tick_planned.remove(&(tenant, branch));
+                    return None;
+                }
+                self.ledger.ticked.insert((name, branch), runs);
                 Some(label)
             }
             Human::Join { tenant } => {
@@ -1205,6 +1433,14 @@ impl World {
             &tenants,
             &after,
         ));
+        v.extend(upgrades::check_upgrades(
+            &facts,
+            &self.ledger,
+            &tenants,
+            &before,
+            &after,
+            &self.eol(),
+        ));
         for inv in facts.occurred.borrow().iter() {
             let c = self.coverage.entry(*inv).or_default();
             c.0 += 1;
@@ -1361,8 +1597,98 @@ impl World {
             if let Some(n) = actors::open_bot_pull(&obs.pulls)
                 && self.handled.insert((i, n))
             {
-                actors::react(&mut self.rng, &mut self.agenda, now, i, n, &t.persona);
+                let rng = if t.upgrade.is_some() {
+                    &mut self.up_rng
+                } else {
+                    &mut self.rng
+                };
+                actors::react(rng, &mut self.agenda, now, i, n, &t.persona);
             }
+        }
+        self.react_upgrades(after, now);
+    }
+
+    /// Teams with Cluster upgrades plan what they do about each new upgrade pull request
+    /// (merge it some hours later; the first of a Cluster named `decline_first` is closed),
+    /// and with `approval` a person ticks each step the dashboard lists, days later.
+    fn react_upgrades(&mut self, after: &Observation, now: DateTime<Utc>) {
+        let mut waiting_listed = None;
+        for (i, t) in self.tenants.clone().iter().enumerate() {
+            let Some(u) = t.upgrade.as_ref().filter(|_| self.active[i]) else {
+                continue;
+            };
+            let Some(obs) = after.upgrades.get(t.name) else {
+                continue;
+            };
+            for (p, _) in obs.open() {
+                self.pulls_seen.insert((i, p.number));
+                if !self.upgrade_seen.insert((i, p.number)) {
+                    continue;
+                }
+                let cluster = read::upgrade_branch(&p.head)
+                    .map(|(id, _)| id)
+                    .unwrap_or_default();
+                let first = u.decline_first.is_some_and(|c| {
+                    cluster == format!("{}-{c}", tenants::CLUSTER_NAMESPACE)
+                        && self.declined_first.insert((i, cluster.clone()))
+                });
+                let at = now + actors::hours(&mut self.up_rng, u.merge_hours.0, u.merge_hours.1);
+                if first {
+                    self.agenda.at(
+                        at,
+                        Human::DeclineUpgrade {
+                            tenant: i,
+                            pull: p.number,
+                        },
+                    );
+                } else {
+                    let kind = actors::weighted(&mut self.up_rng, t.persona.merge);
+                    let delete_branch = self.up_rng.f64() < t.persona.delete_branch;
+                    self.agenda.at(
+                        at,
+                        Human::MergeUpgrade {
+                            tenant: i,
+                            pull: p.number,
+                            kind,
+                            delete_branch,
+                            attempt: 1,
+                        },
+                    );
+                }
+            }
+            if u.mode != UpgradeMode::Approval {
+                continue;
+            }
+            let listed = waiting_listed.get_or_insert_with(|| {
+                self.dashboard()
+                    .map(|(_, _, body)| read::approvals(&body))
+                    .unwrap_or_default()
+            });
+            for (tenant, branch, ticked) in listed.iter() {
+                if tenant != t.name || *ticked {
+                    continue;
+                }
+                if self.tick_planned.insert((i, branch.clone())) {
+                    let at = now + actors::hours(&mut self.up_rng, u.tick_hours.0, u.tick_hours.1);
+                    self.agenda.at(
+                        at,
+                        Human::Tick {
+                            tenant: i,
+                            branch: branch.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        if let Some(listed) = waiting_listed {
+            self.ledger.waiting = listed
+                .into_iter()
+                .filter(|(_, _, ticked)| !ticked)
+                .filter_map(|(tenant, branch, _)| {
+                    let t = self.tenants.iter().find(|t| t.name == tenant)?;
+                    Some((t.name, branch))
+                })
+                .collect();
         }
     }
 }
@@ -1373,6 +1699,10 @@ struct Overlap {
     held: (Instant, Instant),
     writes: u64,
     exit: i32,
+}
+
+fn stacks_repo() -> stackbot::forge::RepoRef {
+    stackbot::forge::RepoRef::parse(STACKS).expect("owner/name")
 }
 
 fn active_tenants<'a>(tenants: &'a [Tenant], on: &[bool]) -> Vec<&'a Tenant> {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use stackbot::clock::SharedClock;
 use stackbot::config::Loaded;
 use stackbot::env::Env;
+use stackbot::forge::Forge;
 use stackbot::forge::faulty::{FaultMode, Faulty};
 use stackbot::forge::github::GithubForge;
 
@@ -42,7 +43,7 @@ impl Backend for Fake {
 
     fn forge_yaml(&self) -> String {
         format!(
-            "  kind: github\n  github:\n    api_url: {}\n    upload_url: {}\n    token_env: {TOKEN_ENV}\n    max_retries: 4\n",
+            "  kind: github\n  github:\n    api_url: {}\n    upload_url: {}\n    token_env: {TOKEN_ENV}\n    max_retries: 4\n    cache_dir: github-cache\n",
             self.fake.api_url(),
             self.fake.upload_url()
         )
@@ -54,11 +55,23 @@ impl Backend for Fake {
 
     fn bot(&self, loaded: &Loaded, clock: SharedClock, crash: Option<Crash>) -> Box<dyn Metered> {
         let c = &loaded.config.forge;
-        let forge = GithubForge::new(&c.github, Some(TOKEN.into()), clock)
-            .expect("GitHub client")
-            .with_committer(&c.committer);
+        // The answer cache of the command line (`forge::open`): ETags kept between runs in
+        // the world's `github-cache/`, so a quiet run revalidates for free.
+        let forge = stackbot::forge::with_cache(
+            GithubForge::new(&c.github, Some(TOKEN.into()), clock).expect("GitHub client"),
+            loaded,
+        )
+        .with_committer(&c.committer);
         let (k, mode) = crash.map_or((0, FaultMode::Before), |c| (c.at_write, c.mode));
         Box::new(super::log::Logged::new(Faulty::new(forge, k, mode)))
+    }
+
+    fn person(&self, loaded: &Loaded, clock: SharedClock) -> Box<dyn Forge> {
+        // A person in the web UI: no answer cache of the bot's.
+        Box::new(
+            GithubForge::new(&loaded.config.forge.github, Some(TOKEN.into()), clock)
+                .expect("GitHub client"),
+        )
     }
 
     fn begin_run(&self, flaky: Option<u64>) {

@@ -105,6 +105,11 @@ pub trait Backend {
     fn env(&self) -> Env;
     /// The forge `stackbot release` opens for `loaded`, counted, crashing as `crash` says.
     fn bot(&self, loaded: &Loaded, clock: SharedClock, crash: Option<Crash>) -> Box<dyn Metered>;
+    /// The forge's API as a person uses it between runs (the dashboard issue in the web UI):
+    /// the bot's client without its answer cache.
+    fn person(&self, loaded: &Loaded, clock: SharedClock) -> Box<dyn Forge> {
+        self.bot(loaded, clock, None)
+    }
     /// Before a run: reset the forge's own counters; `flaky` turns on seeded random failures
     /// (only the fake GitHub has them: 5xx, dropped connections, secondary rate limits).
     fn begin_run(&self, flaky: Option<u64>);
