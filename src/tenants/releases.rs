@@ -29,8 +29,11 @@ pub fn kubernetes_of(
     if let Some(m) = metadata.and_then(|b| yaml_serde::from_slice::<Meta>(b).ok()) {
         return Some(m.versions.kubernetes);
     }
-    let re = regex::Regex::new(r"v\d+\.\d+\.\d+").expect("valid regex");
-    re.find_iter(body)
+    // Compiled once: asked about every release's notes for every tenant in every run.
+    static VERSION: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"v\d+\.\d+\.\d+").expect("valid regex"));
+    VERSION
+        .find_iter(body)
         .filter_map(|m| m.as_str().parse::<KubeVersion>().ok())
         .find(|k| k.minor() == name.minor)
 }

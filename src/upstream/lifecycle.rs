@@ -29,9 +29,11 @@ impl Lifecycle {
 
 /// Quote unquoted numeric `release:` values so `1.30` stays `1.30`.
 fn quote_release_scalars(text: &str) -> String {
-    let re = regex::Regex::new(r#"(?m)^(\s*(?:-\s+)?release:\s*)(\d+(?:\.\d+)*)[ \t]*$"#)
-        .expect("static regex");
-    re.replace_all(text, "$1\"$2\"").into_owned()
+    static RELEASE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"(?m)^(\s*(?:-\s+)?release:\s*)(\d+(?:\.\d+)*)[ \t]*$"#)
+            .expect("static regex")
+    });
+    RELEASE.replace_all(text, "$1\"$2\"").into_owned()
 }
 
 fn scalar(v: &yaml_serde::Value) -> Option<String> {

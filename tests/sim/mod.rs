@@ -23,9 +23,10 @@
 //! world; `24 × SIM_DAYS` runs every hour), `SIM_START`, `SIM_TRACE=1` (a line per run and per
 //! person's act), `SIM_TRACE=2` (and each run's skipped series and tenant decisions),
 //! `SIM_REPORT_ONLY=1` (print violations instead of failing). The defaults (100 local / 40
-//! GitHub / 30 OCI / 25 GitHub with OCI / 40 pull-request runs) cost about 95 s of CPU (user
-//! and system) for the five worlds of `cargo test` (they run in parallel), since the tenants
-//! with Clusters of issue 22 (eight tenants per run instead of five).
+//! GitHub / 30 OCI / 25 GitHub with OCI / 40 pull-request runs) cost about 65 s of CPU (user
+//! and system) for the five worlds of `cargo test` (they run in parallel; 10 / 15 / 17 / 18 /
+//! 5 s, each alone), eight tenants per run; docs/reliability.md has the mutation check's
+//! share.
 #![allow(dead_code)]
 
 pub mod actors;

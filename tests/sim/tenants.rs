@@ -417,10 +417,19 @@ impl Tenant {
     }
 }
 
+/// Compiled once per glob and thread: every observation asks about every file of every
+/// tenant, and compiling a glob (a regular expression) costs more than the rest of reading.
 fn glob_match(glob: &str, path: &str) -> bool {
-    globset::Glob::new(glob)
-        .map(|g| g.compile_matcher().is_match(path))
-        .unwrap_or(false)
+    thread_local! {
+        static COMPILED: std::cell::RefCell<BTreeMap<String, Option<globset::GlobMatcher>>> =
+            Default::default();
+    }
+    COMPILED.with_borrow_mut(|c| {
+        c.entry(glob.to_string())
+            .or_insert_with(|| globset::Glob::new(glob).ok().map(|g| g.compile_matcher()))
+            .as_ref()
+            .is_some_and(|m| m.is_match(path))
+    })
 }
 
 /// What a tenant's files say: per minor, the stable versions its ClusterStack lists; per
