@@ -398,10 +398,6 @@ const MAX_FUNCTION_LINES: usize = 100;
 /// entry is no longer needed). Nothing new goes on this list.
 const LONG_FUNCTIONS: &[(&str, &str)] = &[
     (
-        "src/resolve.rs::resolve_minor",
-        "one walk over the patches of a minor, newest first; to split into the walk and the hold-back bookkeeping",
-    ),
-    (
         "src/compliance/mod.rs::evaluate_on",
         "the SCS 0210 rule as one reading of the standard's test, kept whole to diff against it (tests/integration/scs0210_oracle.rs)",
     ),
@@ -447,11 +443,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ),
     ("src/adopt/facts.rs::name_from_values", "to split"),
     ("src/adopt/literals.rs::segments", "to split"),
-    (
-        "src/tenants/plan.rs::desired",
-        "to split per ClusterStack document and per cluster",
-    ),
-    ("src/tenants/upgrade.rs::plan", "to split per cluster step"),
     (
         "src/config.rs::validate",
         "one check per field with its file:line; to split per section",
