@@ -418,10 +418,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "the dashboard's sections in order; to split per section",
     ),
     (
-        "src/pipeline/render.rs::render",
-        "render's stages in order; to split",
-    ),
-    (
         "src/forge/github/commits.rs::commit_a",
         "in src/forge/github/, being reorganised by another change; split there",
     ),
@@ -443,14 +439,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ),
     ("src/adopt/facts.rs::name_from_values", "to split"),
     ("src/adopt/literals.rs::segments", "to split"),
-    (
-        "src/config.rs::validate",
-        "one check per field with its file:line; to split per section",
-    ),
-    (
-        "src/config.rs::validate_tenants",
-        "one check per tenant field; to split",
-    ),
     (
         "src/status/stacks.rs::status",
         "to split per stack × minor fact",
