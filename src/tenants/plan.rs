@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::branch;
-use super::edit::{Edit, EditError, StackDoc, TenantFile};
+use super::edit::{Channel, Edit, EditError, StackDoc, TenantFile};
 use crate::compliance::{CveFact, fixed_between};
 use crate::config::{PolicyAction, TenantConfig, UpgradeAction};
 use crate::forge::{CommitInfo, PullInfo};
@@ -303,7 +303,7 @@ fn stable_docs<'f>(
     let mut docs = Vec::new();
     for f in stack_files {
         for doc in f.cluster_stacks(stack)? {
-            if doc.channel == "stable" {
+            if doc.channel == Channel::Stable {
                 docs.push((f, doc));
             }
         }

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use super::approval::Approval;
-use super::edit::{ClusterDoc, Edit, EditError, TenantFile};
+use super::edit::{Channel, ClusterDoc, Edit, EditError, TenantFile};
 use super::plan::{
     self, AvailableRelease, BranchState, DesiredPr, Facts, FileEdit, Observed, TenantPlan,
     content_id,
@@ -440,7 +440,7 @@ impl Step<'_> {
         let mut docs = Vec::new();
         for f in stack_files {
             for d in f.cluster_stacks(stack)? {
-                if d.channel == "stable" {
+                if d.channel == Channel::Stable {
                     docs.push((f, d));
                 }
             }
