@@ -155,61 +155,59 @@ fn chart_dependency_names(c: &Chart) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A chart's files sorted into its parts as `loader.LoadFiles` does.
+#[derive(Default)]
+struct Parts {
+    chart_yaml: Option<Vec<u8>>,
+    lock: Option<Vec<u8>>,
+    values: Option<Vec<u8>>,
+    schema: Option<Vec<u8>>,
+    templates: Vec<(String, Vec<u8>)>,
+    other: Vec<(String, Vec<u8>)>,
+    /// Per entry of `charts/` (a directory or an archive), its files below `charts/`.
+    subcharts: std::collections::BTreeMap<String, Vec<(String, Vec<u8>)>>,
+}
+
+impl Parts {
+    fn sort(files: Vec<(String, Vec<u8>)>) -> Self {
+        let mut p = Parts::default();
+        for (name, data) in files {
+            match name.as_str() {
+                "Chart.yaml" => p.chart_yaml = Some(data),
+                "Chart.lock" => p.lock = Some(data),
+                "values.yaml" => p.values = Some(data),
+                "values.schema.json" => p.schema = Some(data),
+                n if n.starts_with("templates/") => p.templates.push((name, data)),
+                n if n.starts_with("charts/") && !n.ends_with(".prov") => {
+                    let rest = &n["charts/".len()..];
+                    let cname = rest.split('/').next().unwrap_or(rest).to_string();
+                    p.subcharts
+                        .entry(cname)
+                        .or_default()
+                        .push((rest.to_string(), data));
+                }
+                _ => p.other.push((name, data)),
+            }
+        }
+        p
+    }
+}
+
 /// `loader.LoadFiles`: sort files into the chart's parts, load subcharts, validate.
 fn load(files: Vec<(String, Vec<u8>)>, dir: &str) -> Result<Chart, PackageError> {
-    let mut chart_yaml = None;
-    let mut lock = None;
-    let mut values = None;
-    let mut schema = None;
-    let mut templates = Vec::new();
-    let mut other = Vec::new();
-    let mut subcharts: std::collections::BTreeMap<String, Vec<(String, Vec<u8>)>> =
-        Default::default();
-    for (name, data) in files {
-        match name.as_str() {
-            "Chart.yaml" => chart_yaml = Some(data),
-            "Chart.lock" => lock = Some(data),
-            "values.yaml" => values = Some(data),
-            "values.schema.json" => schema = Some(data),
-            n if n.starts_with("templates/") => templates.push((name, data)),
-            n if n.starts_with("charts/") && !n.ends_with(".prov") => {
-                let rest = &n["charts/".len()..];
-                let cname = rest.split('/').next().unwrap_or(rest).to_string();
-                subcharts
-                    .entry(cname)
-                    .or_default()
-                    .push((rest.to_string(), data));
-            }
-            _ => other.push((name, data)),
-        }
-    }
+    let parts = Parts::sort(files);
     let chart_file = format!("{dir}/Chart.yaml");
-    let Some(chart_yaml) = chart_yaml else {
+    let Some(chart_yaml) = parts.chart_yaml else {
         return Err(PackageError::invalid(
             chart_file,
             "is missing: every chart needs a Chart.yaml",
         ));
     };
     let (metadata, name, api_v1) = metadata(&chart_yaml, &chart_file)?;
-    if let Some(v) = &values {
-        let parsed: Result<Yaml, _> = yaml_serde::from_slice(v);
-        match parsed {
-            Ok(Yaml::Mapping(_)) | Ok(Yaml::Null) => {}
-            Ok(_) => {
-                return Err(PackageError::invalid(
-                    format!("{dir}/values.yaml"),
-                    "must be a YAML mapping (helm refuses to load it)",
-                ));
-            }
-            Err(e) => {
-                return Err(PackageError::invalid(
-                    format!("{dir}/values.yaml"),
-                    format!("is not valid YAML (helm refuses to load it): {e}"),
-                ));
-            }
-        }
+    if let Some(v) = &parts.values {
+        check_values(v, dir)?;
     }
-    if let Some(s) = &schema
+    if let Some(s) = &parts.schema
         && serde_json::from_slice::<Json>(s).is_err()
     {
         return Err(PackageError::invalid(
@@ -217,10 +215,46 @@ fn load(files: Vec<(String, Vec<u8>)>, dir: &str) -> Result<Chart, PackageError>
             "is not valid JSON (helm refuses to package it)",
         ));
     }
-    let lock = match lock {
+    let lock = match parts.lock {
         Some(l) if !api_v1 => Some(lock_json(&l, &format!("{dir}/Chart.lock"))?),
         _ => None,
     };
+    let deps = load_subcharts(parts.subcharts, dir)?;
+    Ok(Chart {
+        name,
+        api_v1,
+        metadata,
+        lock,
+        values: parts.values,
+        schema: parts.schema,
+        templates: parts.templates,
+        files: parts.other,
+        deps,
+    })
+}
+
+/// `values.yaml` is a YAML mapping (or empty): helm refuses to load anything else.
+fn check_values(v: &[u8], dir: &str) -> Result<(), PackageError> {
+    let parsed: Result<Yaml, _> = yaml_serde::from_slice(v);
+    match parsed {
+        Ok(Yaml::Mapping(_)) | Ok(Yaml::Null) => Ok(()),
+        Ok(_) => Err(PackageError::invalid(
+            format!("{dir}/values.yaml"),
+            "must be a YAML mapping (helm refuses to load it)",
+        )),
+        Err(e) => Err(PackageError::invalid(
+            format!("{dir}/values.yaml"),
+            format!("is not valid YAML (helm refuses to load it): {e}"),
+        )),
+    }
+}
+
+/// The charts below `charts/` (directories and archives; `_` and `.` entries skipped), each
+/// loaded like its parent; two with one name are an error.
+fn load_subcharts(
+    subcharts: std::collections::BTreeMap<String, Vec<(String, Vec<u8>)>>,
+    dir: &str,
+) -> Result<Vec<Chart>, PackageError> {
     let mut deps = Vec::new();
     for (cname, files) in subcharts {
         if cname.starts_with('_') || cname.starts_with('.') {
@@ -249,17 +283,7 @@ fn load(files: Vec<(String, Vec<u8>)>, dir: &str) -> Result<Chart, PackageError>
             ));
         }
     }
-    Ok(Chart {
-        name,
-        api_v1,
-        metadata,
-        lock,
-        values,
-        schema,
-        templates,
-        files: other,
-        deps,
-    })
+    Ok(deps)
 }
 
 /// `loader.LoadArchiveFiles`: drop the top directory, skip directory entries.

@@ -422,14 +422,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "in src/forge/github/, being reorganised by another change; split there",
     ),
     (
-        "src/package/release.rs::package",
-        "the release files in csctl's order; to split per file",
-    ),
-    (
-        "src/package/chart.rs::load",
-        "one Helm chart archive read; to split",
-    ),
-    (
         "src/package/chart.rs::metadata",
         "Chart.yaml's fields as Helm validates them; to split",
     ),
