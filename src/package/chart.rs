@@ -517,34 +517,8 @@ fn metadata(bytes: &[u8], file: &str) -> Result<(Json, String, bool), PackageErr
         "keywords",
         as_string_list(&g("keywords"), file, "keywords", true)?,
     );
-    match g("maintainers") {
-        Yaml::Null => {}
-        Yaml::Sequence(ms) => {
-            let mut out = Vec::new();
-            for mt in ms {
-                if mt.is_null() {
-                    return Err(PackageError::field(
-                        file,
-                        "maintainers",
-                        "must not contain empty entries",
-                    ));
-                }
-                let mut o = Map::new();
-                for k in ["name", "email", "url"] {
-                    let v = mt.get(k).cloned().unwrap_or(Yaml::Null);
-                    put_str(
-                        &mut o,
-                        k,
-                        sanitize(&as_string(&v, file, &format!("maintainers[].{k}"))?),
-                    );
-                }
-                out.push(Json::Object(o));
-            }
-            if !out.is_empty() {
-                m.insert("maintainers".into(), Json::Array(out));
-            }
-        }
-        _ => return Err(PackageError::field(file, "maintainers", "must be a list")),
+    if let Some(ms) = maintainers_json(g("maintainers"), file)? {
+        m.insert("maintainers".into(), ms);
     }
     put_str(&mut m, "icon", sanitize(&s("icon")?));
     put_str(&mut m, "apiVersion", api.clone());
@@ -558,18 +532,54 @@ fn metadata(bytes: &[u8], file: &str) -> Result<(Json, String, bool), PackageErr
         Yaml::Bool(false) | Yaml::Null => {}
         _ => return Err(PackageError::field(file, "deprecated", "must be a boolean")),
     }
-    match g("annotations") {
-        Yaml::Null => {}
-        Yaml::Mapping(a) => {
-            let mut o = Map::new();
-            for (k, v) in a {
-                let k = as_string(&k, file, "annotations")?;
-                o.insert(k, Json::String(as_string(&v, file, "annotations")?));
-            }
-            if !o.is_empty() {
-                m.insert("annotations".into(), Json::Object(o));
-            }
+    if let Some(a) = annotations_json(g("annotations"), file)? {
+        m.insert("annotations".into(), a);
+    }
+    put_str(&mut m, "kubeVersion", sanitize(&s("kubeVersion")?));
+    if let Some(ds) = dependencies_json(g("dependencies"), file)? {
+        m.insert("dependencies".into(), ds);
+    }
+    put_str(&mut m, "type", ctype.clone());
+    check_required(file, &name, &version, &ctype)?;
+    Ok((Json::Object(m), name, api == "v1"))
+}
+
+/// `maintainers`: a list of `name`/`email`/`url` entries (sanitised), none empty; `None`
+/// when there are none (`omitempty`).
+fn maintainers_json(v: Yaml, file: &str) -> Result<Option<Json>, PackageError> {
+    let ms = match v {
+        Yaml::Null => return Ok(None),
+        Yaml::Sequence(ms) => ms,
+        _ => return Err(PackageError::field(file, "maintainers", "must be a list")),
+    };
+    let mut out = Vec::new();
+    for mt in ms {
+        if mt.is_null() {
+            return Err(PackageError::field(
+                file,
+                "maintainers",
+                "must not contain empty entries",
+            ));
         }
+        let mut o = Map::new();
+        for k in ["name", "email", "url"] {
+            let v = mt.get(k).cloned().unwrap_or(Yaml::Null);
+            put_str(
+                &mut o,
+                k,
+                sanitize(&as_string(&v, file, &format!("maintainers[].{k}"))?),
+            );
+        }
+        out.push(Json::Object(o));
+    }
+    Ok((!out.is_empty()).then_some(Json::Array(out)))
+}
+
+/// `annotations`: a map of strings; `None` when empty (`omitempty`).
+fn annotations_json(v: Yaml, file: &str) -> Result<Option<Json>, PackageError> {
+    let a = match v {
+        Yaml::Null => return Ok(None),
+        Yaml::Mapping(a) => a,
         _ => {
             return Err(PackageError::field(
                 file,
@@ -577,37 +587,48 @@ fn metadata(bytes: &[u8], file: &str) -> Result<(Json, String, bool), PackageErr
                 "must be a map of strings",
             ));
         }
+    };
+    let mut o = Map::new();
+    for (k, v) in a {
+        let k = as_string(&k, file, "annotations")?;
+        o.insert(k, Json::String(as_string(&v, file, "annotations")?));
     }
-    put_str(&mut m, "kubeVersion", sanitize(&s("kubeVersion")?));
-    match g("dependencies") {
-        Yaml::Null => {}
-        Yaml::Sequence(ds) => {
-            let mut out = Vec::new();
-            let mut keys = std::collections::BTreeSet::new();
-            for d in &ds {
-                let j = dependency_json(d, file)?;
-                let key = j
-                    .get("alias")
-                    .or_else(|| j.get("name"))
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_string();
-                if !keys.insert(key.clone()) {
-                    return Err(PackageError::field(
-                        file,
-                        "dependencies",
-                        format!("has more than one dependency with name or alias `{key}`"),
-                    ));
-                }
-                out.push(j);
-            }
-            if !out.is_empty() {
-                m.insert("dependencies".into(), Json::Array(out));
-            }
-        }
+    Ok((!o.is_empty()).then_some(Json::Object(o)))
+}
+
+/// `dependencies`: a list whose names (or aliases) are unique; `None` when empty
+/// (`omitempty`).
+fn dependencies_json(v: Yaml, file: &str) -> Result<Option<Json>, PackageError> {
+    let ds = match v {
+        Yaml::Null => return Ok(None),
+        Yaml::Sequence(ds) => ds,
         _ => return Err(PackageError::field(file, "dependencies", "must be a list")),
+    };
+    let mut out = Vec::new();
+    let mut keys = std::collections::BTreeSet::new();
+    for d in &ds {
+        let j = dependency_json(d, file)?;
+        let key = j
+            .get("alias")
+            .or_else(|| j.get("name"))
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string();
+        if !keys.insert(key.clone()) {
+            return Err(PackageError::field(
+                file,
+                "dependencies",
+                format!("has more than one dependency with name or alias `{key}`"),
+            ));
+        }
+        out.push(j);
     }
-    put_str(&mut m, "type", ctype.clone());
+    Ok((!out.is_empty()).then_some(Json::Array(out)))
+}
+
+/// helm's `Metadata.Validate` on what is left once every field has loaded: a valid name, a
+/// SemVer version, a known type.
+fn check_required(file: &str, name: &str, version: &str, ctype: &str) -> Result<(), PackageError> {
     if name.is_empty() {
         return Err(PackageError::field(file, "name", "is required"));
     }
@@ -621,15 +642,15 @@ fn metadata(bytes: &[u8], file: &str) -> Result<(Json, String, bool), PackageErr
     if version.is_empty() {
         return Err(PackageError::field(file, "version", "is required"));
     }
-    helm_version(&version).map_err(|e| PackageError::field(file, "version", e))?;
-    if !matches!(ctype.as_str(), "" | "application" | "library") {
+    helm_version(version).map_err(|e| PackageError::field(file, "version", e))?;
+    if !matches!(ctype, "" | "application" | "library") {
         return Err(PackageError::field(
             file,
             "type",
             "must be `application` or `library`",
         ));
     }
-    Ok((Json::Object(m), name, api == "v1"))
+    Ok(())
 }
 
 /// `chart.Lock` as helm re-serialises it: `generated` in Go's RFC3339Nano form.

@@ -422,10 +422,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "in src/forge/github/, being reorganised by another change; split there",
     ),
     (
-        "src/package/chart.rs::metadata",
-        "Chart.yaml's fields as Helm validates them; to split",
-    ),
-    (
         "src/package/chart.rs::glob_match",
         "a port of Go's path/filepath.Match, kept in its shape to compare with the original",
     ),
