@@ -881,15 +881,30 @@ fn line_of(text: &str, needle: &str) -> Option<usize> {
     text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
 }
 
+/// Where a semantic error of the configuration points: its file, and the first line that
+/// mentions the offending value.
+struct Loc<'a> {
+    text: &'a str,
+    path: &'a Path,
+}
+
+impl Loc<'_> {
+    fn err(&self, needle: &str, message: String, hint: &str) -> ConfigError {
+        ConfigError {
+            file: self.path.to_path_buf(),
+            line: line_of(self.text, needle),
+            message,
+            hint: hint.to_string(),
+        }
+    }
+}
+
+/// The checks serde cannot make, one per field with its file:line, section by section: the
+/// upstream patterns, every stack, the forge and publish targets, then the tenants.
 fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
-    let err = |needle: &str, message: String, hint: &str| ConfigError {
-        file: path.to_path_buf(),
-        line: line_of(text, needle),
-        message,
-        hint: hint.to_string(),
-    };
+    let loc = &Loc { text, path };
     if !c.upstream.cve_record_url.contains("{id}") {
-        return Err(err(
+        return Err(loc.err(
             "cve_record_url",
             format!(
                 "`upstream.cve_record_url` ({}) has no `{{id}}`",
@@ -899,7 +914,7 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
         ));
     }
     if c.stacks.is_empty() {
-        return Err(err(
+        return Err(loc.err(
             "stacks",
             "`stacks` is empty".into(),
             "configure at least one stack",
@@ -908,122 +923,27 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
     let mut seen = BTreeSet::new();
     for s in &c.stacks {
         let id = StackId::new(&s.provider, &s.name).map_err(|e| {
-            err(
+            loc.err(
                 &format!("name: {}", s.name),
                 format!("stack `{}/{}`: {e}", s.provider, s.name),
                 "rename the provider or stack",
             )
         })?;
         if !seen.insert(id.clone()) {
-            return Err(err(
+            return Err(loc.err(
                 &format!("name: {}", s.name),
                 format!("stack `{id}` is configured twice"),
                 "remove the duplicate entry",
             ));
         }
-        if let MinorSelection::List(list) = &s.minors {
-            if list.is_empty() {
-                return Err(err(
-                    "minors",
-                    format!("stack `{id}`: `minors` is empty"),
-                    "list minors or use `supported`",
-                ));
-            }
-            for m in list {
-                m.parse::<Minor>().map_err(|e| {
-                    err(m, format!("stack `{id}`: {e}"), "quote minors: `\"1.34\"`")
-                })?;
-            }
-        }
-        if s.node_image.url.is_empty() != s.node_image.name.is_empty() {
-            return Err(err(
-                "node_image",
-                format!("stack `{id}` node_image: `url` and `name` must be set together"),
-                "set both patterns, or leave `node_image` out for a provider without node images",
-            ));
-        }
-        for vv in &s.node_image.vars_by_version {
-            vv.since.parse::<KubeVersion>().map_err(|e| {
-                err(
-                    &vv.since,
-                    format!("stack `{id}` node_image.vars_by_version.since: {e}"),
-                    "use a full version such as `v1.33.4`",
-                )
-            })?;
-        }
-        let first_since = s
-            .node_image
-            .vars_by_version
-            .iter()
-            .filter_map(|vv| vv.since.parse::<KubeVersion>().ok())
-            .min();
-        for pattern in [&s.node_image.url, &s.node_image.name] {
-            for ph in placeholders(pattern) {
-                if ph == "version" || ph == "minor" {
-                    continue;
-                }
-                let everywhere = !s.node_image.vars_by_version.is_empty()
-                    && s.node_image
-                        .vars_by_version
-                        .iter()
-                        .all(|vv| vv.vars.contains_key(ph));
-                if !everywhere {
-                    return Err(err(
-                        &format!("{{{ph}}}"),
-                        format!(
-                            "stack `{id}` node_image: placeholder `{{{ph}}}` is not defined by every `vars_by_version` entry"
-                        ),
-                        "use `{version}`, `{minor}` or a variable every `vars_by_version` entry sets",
-                    ));
-                }
-            }
-        }
-        if let Some(first) = first_since
-            && first
-                > (KubeVersion {
-                    major: 1,
-                    minor: 0,
-                    patch: 0,
-                })
-            && !placeholders(&s.node_image.url)
-                .iter()
-                .chain(placeholders(&s.node_image.name).iter())
-                .all(|p| *p == "version" || *p == "minor")
-        {
-            return Err(err(
-                "since",
-                format!(
-                    "stack `{id}` node_image: versions before {first} would have no variables for the patterns"
-                ),
-                "add a `vars_by_version` entry with `since: v1.0.0`",
-            ));
-        }
-        for (key, comp) in &s.components {
-            let bad = match &comp.version {
-                VersionRule::Series(p) if !p.contains("{minor}") => {
-                    Some("a series rule must contain `{minor}`, e.g. `2.{minor}`")
-                }
-                VersionRule::Pin(v) if semver::Version::parse(v).is_err() => {
-                    Some("a pin must be a full semver version, e.g. `1.18.9`")
-                }
-                VersionRule::Range(r) if semver::VersionReq::parse(r).is_err() => {
-                    Some("a range must be a semver requirement, e.g. `>=1.18.0, <1.19.0`")
-                }
-                _ => None,
-            };
-            if let Some(hint) = bad {
-                return Err(err(
-                    key,
-                    format!("stack `{id}` component `{key}`: invalid version rule"),
-                    hint,
-                ));
-            }
-        }
+        validate_minors(loc, &id, s)?;
+        validate_node_image(loc, &id, s)?;
+        validate_components(loc, &id, s)?;
     }
     if let Some(app) = &c.forge.github.app
         && app.private_key_env.is_some() == app.private_key_file.is_some()
     {
-        return Err(err(
+        return Err(loc.err(
             "app:",
             "`forge.github.app` needs exactly one of `private_key_env` and `private_key_file`"
                 .into(),
@@ -1031,22 +951,132 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
         ));
     }
     if c.publish.contains(&PublishTarget::Oci) && c.oci.is_none() {
-        return Err(err(
+        return Err(loc.err(
             "publish",
             "`publish` lists `oci` but there is no `oci` section".into(),
             "add `oci: {}` (it reads OCI_REGISTRY/OCI_REPOSITORY) or remove `oci`",
         ));
     }
-    validate_tenants(c, text, path)
+    validate_tenants(c, loc)
 }
 
-fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
-    let err = |needle: &str, message: String, hint: &str| ConfigError {
-        file: path.to_path_buf(),
-        line: line_of(text, needle),
-        message,
-        hint: hint.to_string(),
-    };
+/// A stack's `minors` list: not empty, every entry a minor.
+fn validate_minors(loc: &Loc, id: &StackId, s: &StackConfig) -> Result<(), ConfigError> {
+    if let MinorSelection::List(list) = &s.minors {
+        if list.is_empty() {
+            return Err(loc.err(
+                "minors",
+                format!("stack `{id}`: `minors` is empty"),
+                "list minors or use `supported`",
+            ));
+        }
+        for m in list {
+            m.parse::<Minor>().map_err(|e| {
+                loc.err(m, format!("stack `{id}`: {e}"), "quote minors: `\"1.34\"`")
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// A stack's `node_image`: both patterns or none, and every placeholder defined for every
+/// version the patterns may be asked for.
+fn validate_node_image(loc: &Loc, id: &StackId, s: &StackConfig) -> Result<(), ConfigError> {
+    if s.node_image.url.is_empty() != s.node_image.name.is_empty() {
+        return Err(loc.err(
+            "node_image",
+            format!("stack `{id}` node_image: `url` and `name` must be set together"),
+            "set both patterns, or leave `node_image` out for a provider without node images",
+        ));
+    }
+    for vv in &s.node_image.vars_by_version {
+        vv.since.parse::<KubeVersion>().map_err(|e| {
+            loc.err(
+                &vv.since,
+                format!("stack `{id}` node_image.vars_by_version.since: {e}"),
+                "use a full version such as `v1.33.4`",
+            )
+        })?;
+    }
+    let first_since = s
+        .node_image
+        .vars_by_version
+        .iter()
+        .filter_map(|vv| vv.since.parse::<KubeVersion>().ok())
+        .min();
+    for pattern in [&s.node_image.url, &s.node_image.name] {
+        for ph in placeholders(pattern) {
+            if ph == "version" || ph == "minor" {
+                continue;
+            }
+            let everywhere = !s.node_image.vars_by_version.is_empty()
+                && s.node_image
+                    .vars_by_version
+                    .iter()
+                    .all(|vv| vv.vars.contains_key(ph));
+            if !everywhere {
+                return Err(loc.err(
+                    &format!("{{{ph}}}"),
+                    format!(
+                        "stack `{id}` node_image: placeholder `{{{ph}}}` is not defined by every `vars_by_version` entry"
+                    ),
+                    "use `{version}`, `{minor}` or a variable every `vars_by_version` entry sets",
+                ));
+            }
+        }
+    }
+    if let Some(first) = first_since
+        && first
+            > (KubeVersion {
+                major: 1,
+                minor: 0,
+                patch: 0,
+            })
+        && !placeholders(&s.node_image.url)
+            .iter()
+            .chain(placeholders(&s.node_image.name).iter())
+            .all(|p| *p == "version" || *p == "minor")
+    {
+        return Err(loc.err(
+            "since",
+            format!(
+                "stack `{id}` node_image: versions before {first} would have no variables for the patterns"
+            ),
+            "add a `vars_by_version` entry with `since: v1.0.0`",
+        ));
+    }
+    Ok(())
+}
+
+/// Every component's version rule can select a chart version.
+fn validate_components(loc: &Loc, id: &StackId, s: &StackConfig) -> Result<(), ConfigError> {
+    for (key, comp) in &s.components {
+        let bad = match &comp.version {
+            VersionRule::Series(p) if !p.contains("{minor}") => {
+                Some("a series rule must contain `{minor}`, e.g. `2.{minor}`")
+            }
+            VersionRule::Pin(v) if semver::Version::parse(v).is_err() => {
+                Some("a pin must be a full semver version, e.g. `1.18.9`")
+            }
+            VersionRule::Range(r) if semver::VersionReq::parse(r).is_err() => {
+                Some("a range must be a semver requirement, e.g. `>=1.18.0, <1.19.0`")
+            }
+            _ => None,
+        };
+        if let Some(hint) = bad {
+            return Err(loc.err(
+                key,
+                format!("stack `{id}` component `{key}`: invalid version rule"),
+                hint,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tenants: each followed stack one pull request branch per repository, then each
+/// tenant's own fields.
+fn validate_tenants(c: &Config, loc: &Loc) -> Result<(), ConfigError> {
     let stacks: BTreeSet<StackId> = c.stacks.iter().map(|s| s.id()).collect();
     let mut names = BTreeSet::new();
     // One branch `stackbot/<provider>-<name>` per repository and stack: two tenants sharing
@@ -1056,7 +1086,7 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
         for s in &t.stacks {
             if let Some(other) = branches.insert((t.repository.clone(), s.clone()), t.name.clone())
             {
-                return Err(err(
+                return Err(loc.err(
                     &format!("name: {}", t.name),
                     format!(
                         "tenants `{other}` and `{}` both follow `{s}` in repository `{}`",
@@ -1068,113 +1098,135 @@ fn validate_tenants(c: &Config, text: &str, path: &Path) -> Result<(), ConfigErr
         }
     }
     for t in &c.tenants {
-        let at = format!("name: {}", t.name);
         if !names.insert(t.name.clone()) {
-            return Err(err(
-                &at,
+            return Err(loc.err(
+                &format!("name: {}", t.name),
                 format!("tenant `{}` is configured twice", t.name),
                 "tenant names must be unique",
             ));
         }
-        if t.policy.keep == 0 {
-            return Err(err(
-                &at,
-                format!("tenant `{}`: `policy.keep` is 0", t.name),
-                "keep at least 1 version, or set `patch: ignore`",
-            ));
-        }
-        if t.policy.upgrade.clusters == UpgradeAction::Approval && !c.dashboard.enabled {
-            return Err(err(
-                "approval",
-                format!(
-                    "tenant `{}`: `policy.upgrade.clusters: approval` needs the dashboard, and `dashboard.enabled` is false",
-                    t.name
+        validate_tenant(c, loc, t)?;
+        validate_tenant_stacks(loc, t, &stacks)?;
+        validate_tenant_globs(loc, t)?;
+    }
+    Ok(())
+}
+
+/// One tenant's policy, repository and files.
+fn validate_tenant(c: &Config, loc: &Loc, t: &TenantConfig) -> Result<(), ConfigError> {
+    let at = format!("name: {}", t.name);
+    if t.policy.keep == 0 {
+        return Err(loc.err(
+            &at,
+            format!("tenant `{}`: `policy.keep` is 0", t.name),
+            "keep at least 1 version, or set `patch: ignore`",
+        ));
+    }
+    if t.policy.upgrade.clusters == UpgradeAction::Approval && !c.dashboard.enabled {
+        return Err(loc.err(
+            "approval",
+            format!(
+                "tenant `{}`: `policy.upgrade.clusters: approval` needs the dashboard, and `dashboard.enabled` is false",
+                t.name
+            ),
+            "approvals are ticked on the dashboard issue: enable it, or use `clusters: pull-request`",
+        ));
+    }
+    if t.policy.minor == PolicyAction::Automerge {
+        return Err(loc.err(
+            "automerge",
+            format!(
+                "tenant `{}`: `policy.minor: automerge`: auto-merge is for patches only",
+                t.name
+            ),
+            "a new minor changes what the tenant's clusters can run; use `minor: pull-request` and `patch: automerge`",
+        ));
+    }
+    if t.policy.upgrade.clusters != UpgradeAction::Ignore && t.clusters.is_empty() {
+        return Err(loc.err(
+            &at,
+            format!(
+                "tenant `{}`: `policy.upgrade.clusters` is set but `clusters` is empty",
+                t.name
+            ),
+            "list the files or globs holding the tenant's Cluster resources under `clusters`",
+        ));
+    }
+    if crate::model::RepoRef::parse(&t.repository).is_none() {
+        return Err(loc.err(
+            &format!("repository: {}", t.repository),
+            format!(
+                "tenant `{}`: repository `{}` is not `owner/name`",
+                t.name, t.repository
+            ),
+            "write the tenant repository as `owner/name`, e.g. `acme/gitops`",
+        ));
+    }
+    if t.files.is_empty() {
+        return Err(loc.err(
+            &at,
+            format!("tenant `{}`: `files` is empty", t.name),
+            "list the files or globs holding ClusterStack resources",
+        ));
+    }
+    Ok(())
+}
+
+/// A tenant follows configured stacks only (with a "did you mean" for a typo).
+fn validate_tenant_stacks(
+    loc: &Loc,
+    t: &TenantConfig,
+    stacks: &BTreeSet<StackId>,
+) -> Result<(), ConfigError> {
+    for s in &t.stacks {
+        let id: StackId = s.parse().map_err(|e| {
+            loc.err(
+                s,
+                format!("tenant `{}`: {e}", t.name),
+                "write stacks as `provider/name`",
+            )
+        })?;
+        if !stacks.contains(&id) {
+            let known: Vec<String> = stacks.iter().map(ToString::to_string).collect();
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            let hint = match crate::error::did_you_mean(s, &known) {
+                Some(k) => format!("did you mean `{k}`?"),
+                None => format!(
+                    "add the stack under `stacks:` or follow one of: {}",
+                    known.join(", ")
                 ),
-                "approvals are ticked on the dashboard issue: enable it, or use `clusters: pull-request`",
+            };
+            return Err(loc.err(
+                s,
+                format!("tenant `{}` follows unknown stack `{id}`", t.name),
+                &hint,
             ));
         }
-        if t.policy.minor == PolicyAction::Automerge {
-            return Err(err(
-                "automerge",
-                format!(
-                    "tenant `{}`: `policy.minor: automerge`: auto-merge is for patches only",
-                    t.name
-                ),
-                "a new minor changes what the tenant's clusters can run; use `minor: pull-request` and `patch: automerge`",
-            ));
-        }
-        if t.policy.upgrade.clusters != UpgradeAction::Ignore && t.clusters.is_empty() {
-            return Err(err(
-                &at,
-                format!(
-                    "tenant `{}`: `policy.upgrade.clusters` is set but `clusters` is empty",
-                    t.name
-                ),
-                "list the files or globs holding the tenant's Cluster resources under `clusters`",
-            ));
-        }
-        if crate::model::RepoRef::parse(&t.repository).is_none() {
-            return Err(err(
-                &format!("repository: {}", t.repository),
-                format!(
-                    "tenant `{}`: repository `{}` is not `owner/name`",
-                    t.name, t.repository
-                ),
-                "write the tenant repository as `owner/name`, e.g. `acme/gitops`",
-            ));
-        }
-        if t.files.is_empty() {
-            return Err(err(
-                &at,
-                format!("tenant `{}`: `files` is empty", t.name),
-                "list the files or globs holding ClusterStack resources",
-            ));
-        }
-        for s in &t.stacks {
-            let id: StackId = s.parse().map_err(|e| {
-                err(
-                    s,
-                    format!("tenant `{}`: {e}", t.name),
-                    "write stacks as `provider/name`",
-                )
-            })?;
-            if !stacks.contains(&id) {
-                let known: Vec<String> = stacks.iter().map(ToString::to_string).collect();
-                let known: Vec<&str> = known.iter().map(String::as_str).collect();
-                let hint = match crate::error::did_you_mean(s, &known) {
-                    Some(k) => format!("did you mean `{k}`?"),
-                    None => format!(
-                        "add the stack under `stacks:` or follow one of: {}",
-                        known.join(", ")
-                    ),
-                };
-                return Err(err(
-                    s,
-                    format!("tenant `{}` follows unknown stack `{id}`", t.name),
-                    &hint,
+    }
+    Ok(())
+}
+
+/// A tenant's `files` and `clusters` globs parse and never overlap: each file has one role.
+fn validate_tenant_globs(loc: &Loc, t: &TenantConfig) -> Result<(), ConfigError> {
+    let mut globs = Vec::new();
+    for g in t.files.iter().chain(&t.clusters) {
+        let glob = globset::Glob::new(g).map_err(|e| {
+            loc.err(
+                g,
+                format!("tenant `{}`: bad glob `{g}`: {e}", t.name),
+                "use `*`, `**` and `?` only",
+            )
+        })?;
+        globs.push((g.clone(), glob.compile_matcher()));
+    }
+    for (i, (a, ma)) in globs.iter().enumerate() {
+        for (b, mb) in &globs[i + 1..] {
+            if a == b || ma.is_match(b) || mb.is_match(a) {
+                return Err(loc.err(
+                    b,
+                    format!("tenant `{}`: globs `{a}` and `{b}` overlap", t.name),
+                    "each file must be matched by exactly one entry of `files` or `clusters`",
                 ));
-            }
-        }
-        let mut globs = Vec::new();
-        for g in t.files.iter().chain(&t.clusters) {
-            let glob = globset::Glob::new(g).map_err(|e| {
-                err(
-                    g,
-                    format!("tenant `{}`: bad glob `{g}`: {e}", t.name),
-                    "use `*`, `**` and `?` only",
-                )
-            })?;
-            globs.push((g.clone(), glob.compile_matcher()));
-        }
-        for (i, (a, ma)) in globs.iter().enumerate() {
-            for (b, mb) in &globs[i + 1..] {
-                if a == b || ma.is_match(b) || mb.is_match(a) {
-                    return Err(err(
-                        b,
-                        format!("tenant `{}`: globs `{a}` and `{b}` overlap", t.name),
-                        "each file must be matched by exactly one entry of `files` or `clusters`",
-                    ));
-                }
             }
         }
     }

@@ -462,12 +462,91 @@ fn resolve_minor(
 ) -> MinorStatus {
     let patches = candidates(&facts.releases, minor);
     let newest = patches.first().copied();
+    let Charts {
+        components,
+        resolved,
+        mut missing,
+        mut errors,
+    } = charts(stack, minor, newest.is_none(), indexes, now);
+    let walk = walk_patches(stack, &patches, data, &mut missing, &mut errors);
+
+    let status = if !errors.is_empty() {
+        Status::Error
+    } else if !missing.is_empty() {
+        Status::Waiting
+    } else {
+        Status::Complete
+    };
+
+    // The newest verified patch, if every component resolved.
+    let release_set = walk
+        .verified
+        .filter(|_| resolved.len() == stack.components.len())
+        .map(|(p, img)| ReleaseSet {
+            stack: stack.id(),
+            kubernetes: p.version,
+            published_at: p.published_at,
+            node_image: img,
+            components: resolved,
+        });
+
+    let due = newest.and_then(|n| scs::deadline(n.version, n.published_at));
+    let releasable = match (&release_set, newest) {
+        (Some(rs), Some(n)) => rs.kubernetes == n.version,
+        _ => false,
+    };
+    MinorStatus {
+        stack: stack.id(),
+        minor,
+        kubernetes: newest.map(|n| n.version),
+        published_at: newest.and_then(|n| n.published_at),
+        status,
+        missing: missing.iter().map(ToString::to_string).collect(),
+        waiting: missing,
+        errors,
+        node_image: walk.node_image,
+        components,
+        due,
+        overdue: due.is_some_and(|d| now > d) && !releasable,
+        release_set,
+        patches: facts
+            .releases
+            .iter()
+            .filter(|r| r.version.minor() == minor)
+            .cloned()
+            .collect(),
+        degraded: Vec::new(),
+        scs0210: None,
+        cves: Vec::new(),
+        held_back: walk.held_back,
+    }
+}
+
+/// The charts of a stack × minor as the Helm indexes answer its rules, and what is missing or
+/// unreadable so far (a minor without any Kubernetes patch yet is missing first).
+struct Charts {
+    /// chart name → chosen version, for the status.
+    components: BTreeMap<String, String>,
+    /// component key → the chosen chart, for the release set.
+    resolved: BTreeMap<String, Component>,
+    missing: Vec<Waiting>,
+    errors: Vec<String>,
+}
+
+/// Select every component's chart for `minor`; a rule that selects nothing is waited for, an
+/// index that could not be read is an error.
+fn charts(
+    stack: &StackConfig,
+    minor: Minor,
+    no_patch: bool,
+    indexes: &BTreeMap<&str, Result<HelmIndex, String>>,
+    now: NaiveDate,
+) -> Charts {
     let mut missing = Vec::new();
     let mut errors = Vec::new();
-    if newest.is_none() {
+    if no_patch {
         missing.push(Waiting::Kubernetes { minor });
     }
-
     let mut components = BTreeMap::new();
     let mut resolved: BTreeMap<String, Component> = BTreeMap::new();
     for (key, rule) in &stack.components {
@@ -499,18 +578,44 @@ fn resolve_minor(
             Err(e) => errors.push(format!("component `{key}` ({}): {e}", rule.chart)),
         }
     }
+    Charts {
+        components,
+        resolved,
+        missing,
+        errors,
+    }
+}
 
-    // Walk back from the newest patch to the newest one whose image is verified, keeping why
-    // each newer patch was passed over. Only a verified sha256 ever enters a release set.
+/// What the walk over a minor's patches found.
+struct PatchWalk<'a> {
+    /// The newest patch's image, when that one is verified.
+    node_image: Option<NodeImage>,
+    /// The newest patch whose image is verified, with that image.
+    verified: Option<(&'a KubeRelease, NodeImage)>,
+    /// Why each newer patch was passed over (on top of the charts' reasons).
+    held_back: HeldBack,
+}
+
+/// Walk back from the newest patch to the newest one whose image is verified, keeping why
+/// each newer patch was passed over. Only a verified sha256 ever enters a release set. The
+/// newest patch's own image problem also goes to the minor's `missing`/`errors`.
+fn walk_patches<'a>(
+    stack: &StackConfig,
+    patches: &[&'a KubeRelease],
+    data: &UpstreamData,
+    missing: &mut Vec<Waiting>,
+    errors: &mut Vec<String>,
+) -> PatchWalk<'a> {
+    let newest = patches.first().copied();
     let mut held_back = HeldBack {
         errors: errors.clone(),
         missing: missing.iter().map(ToString::to_string).collect(),
     };
     let mut node_image = None;
     let mut verified = None;
-    for p in &patches {
+    for p in patches {
         let is_newest = newest.is_some_and(|n| n.version == p.version);
-        match image_state(stack, p.version, data) {
+        let e = match image_state(stack, p.version, data) {
             ImageState::Verified(img) => {
                 if is_newest {
                     node_image = Some(img.clone()).filter(|i| !i.is_none());
@@ -527,71 +632,21 @@ fn resolve_minor(
                 if is_newest {
                     missing.push(w);
                 }
+                continue;
             }
-            ImageState::Invalid(e) => {
-                let e = format!("node image for {}: {e}", p.version);
-                held_back.errors.push(e.clone());
-                if is_newest {
-                    errors.push(e);
-                }
-            }
+            ImageState::Invalid(e) => format!("node image for {}: {e}", p.version),
             ImageState::NotRead { url } => {
-                let e = format!("node image for {}: {url} was not read", p.version);
-                held_back.errors.push(e.clone());
-                if is_newest {
-                    errors.push(e);
-                }
+                format!("node image for {}: {url} was not read", p.version)
             }
+        };
+        held_back.errors.push(e.clone());
+        if is_newest {
+            errors.push(e);
         }
     }
-
-    let status = if !errors.is_empty() {
-        Status::Error
-    } else if !missing.is_empty() {
-        Status::Waiting
-    } else {
-        Status::Complete
-    };
-
-    // The newest verified patch, if every component resolved.
-    let release_set = verified
-        .filter(|_| resolved.len() == stack.components.len())
-        .map(|(p, img)| ReleaseSet {
-            stack: stack.id(),
-            kubernetes: p.version,
-            published_at: p.published_at,
-            node_image: img,
-            components: resolved,
-        });
-
-    let due = newest.and_then(|n| scs::deadline(n.version, n.published_at));
-    let releasable = match (&release_set, newest) {
-        (Some(rs), Some(n)) => rs.kubernetes == n.version,
-        _ => false,
-    };
-    MinorStatus {
-        stack: stack.id(),
-        minor,
-        kubernetes: newest.map(|n| n.version),
-        published_at: newest.and_then(|n| n.published_at),
-        status,
-        missing: missing.iter().map(ToString::to_string).collect(),
-        waiting: missing,
-        errors,
+    PatchWalk {
         node_image,
-        components,
-        due,
-        overdue: due.is_some_and(|d| now > d) && !releasable,
-        release_set,
-        patches: facts
-            .releases
-            .iter()
-            .filter(|r| r.version.minor() == minor)
-            .cloned()
-            .collect(),
-        degraded: Vec::new(),
-        scs0210: None,
-        cves: Vec::new(),
+        verified,
         held_back,
     }
 }

@@ -155,61 +155,59 @@ fn chart_dependency_names(c: &Chart) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A chart's files sorted into its parts as `loader.LoadFiles` does.
+#[derive(Default)]
+struct Parts {
+    chart_yaml: Option<Vec<u8>>,
+    lock: Option<Vec<u8>>,
+    values: Option<Vec<u8>>,
+    schema: Option<Vec<u8>>,
+    templates: Vec<(String, Vec<u8>)>,
+    other: Vec<(String, Vec<u8>)>,
+    /// Per entry of `charts/` (a directory or an archive), its files below `charts/`.
+    subcharts: std::collections::BTreeMap<String, Vec<(String, Vec<u8>)>>,
+}
+
+impl Parts {
+    fn sort(files: Vec<(String, Vec<u8>)>) -> Self {
+        let mut p = Parts::default();
+        for (name, data) in files {
+            match name.as_str() {
+                "Chart.yaml" => p.chart_yaml = Some(data),
+                "Chart.lock" => p.lock = Some(data),
+                "values.yaml" => p.values = Some(data),
+                "values.schema.json" => p.schema = Some(data),
+                n if n.starts_with("templates/") => p.templates.push((name, data)),
+                n if n.starts_with("charts/") && !n.ends_with(".prov") => {
+                    let rest = &n["charts/".len()..];
+                    let cname = rest.split('/').next().unwrap_or(rest).to_string();
+                    p.subcharts
+                        .entry(cname)
+                        .or_default()
+                        .push((rest.to_string(), data));
+                }
+                _ => p.other.push((name, data)),
+            }
+        }
+        p
+    }
+}
+
 /// `loader.LoadFiles`: sort files into the chart's parts, load subcharts, validate.
 fn load(files: Vec<(String, Vec<u8>)>, dir: &str) -> Result<Chart, PackageError> {
-    let mut chart_yaml = None;
-    let mut lock = None;
-    let mut values = None;
-    let mut schema = None;
-    let mut templates = Vec::new();
-    let mut other = Vec::new();
-    let mut subcharts: std::collections::BTreeMap<String, Vec<(String, Vec<u8>)>> =
-        Default::default();
-    for (name, data) in files {
-        match name.as_str() {
-            "Chart.yaml" => chart_yaml = Some(data),
-            "Chart.lock" => lock = Some(data),
-            "values.yaml" => values = Some(data),
-            "values.schema.json" => schema = Some(data),
-            n if n.starts_with("templates/") => templates.push((name, data)),
-            n if n.starts_with("charts/") && !n.ends_with(".prov") => {
-                let rest = &n["charts/".len()..];
-                let cname = rest.split('/').next().unwrap_or(rest).to_string();
-                subcharts
-                    .entry(cname)
-                    .or_default()
-                    .push((rest.to_string(), data));
-            }
-            _ => other.push((name, data)),
-        }
-    }
+    let parts = Parts::sort(files);
     let chart_file = format!("{dir}/Chart.yaml");
-    let Some(chart_yaml) = chart_yaml else {
+    let Some(chart_yaml) = parts.chart_yaml else {
         return Err(PackageError::invalid(
             chart_file,
             "is missing: every chart needs a Chart.yaml",
         ));
     };
     let (metadata, name, api_v1) = metadata(&chart_yaml, &chart_file)?;
-    if let Some(v) = &values {
-        let parsed: Result<Yaml, _> = yaml_serde::from_slice(v);
-        match parsed {
-            Ok(Yaml::Mapping(_)) | Ok(Yaml::Null) => {}
-            Ok(_) => {
-                return Err(PackageError::invalid(
-                    format!("{dir}/values.yaml"),
-                    "must be a YAML mapping (helm refuses to load it)",
-                ));
-            }
-            Err(e) => {
-                return Err(PackageError::invalid(
-                    format!("{dir}/values.yaml"),
-                    format!("is not valid YAML (helm refuses to load it): {e}"),
-                ));
-            }
-        }
+    if let Some(v) = &parts.values {
+        check_values(v, dir)?;
     }
-    if let Some(s) = &schema
+    if let Some(s) = &parts.schema
         && serde_json::from_slice::<Json>(s).is_err()
     {
         return Err(PackageError::invalid(
@@ -217,10 +215,46 @@ fn load(files: Vec<(String, Vec<u8>)>, dir: &str) -> Result<Chart, PackageError>
             "is not valid JSON (helm refuses to package it)",
         ));
     }
-    let lock = match lock {
+    let lock = match parts.lock {
         Some(l) if !api_v1 => Some(lock_json(&l, &format!("{dir}/Chart.lock"))?),
         _ => None,
     };
+    let deps = load_subcharts(parts.subcharts, dir)?;
+    Ok(Chart {
+        name,
+        api_v1,
+        metadata,
+        lock,
+        values: parts.values,
+        schema: parts.schema,
+        templates: parts.templates,
+        files: parts.other,
+        deps,
+    })
+}
+
+/// `values.yaml` is a YAML mapping (or empty): helm refuses to load anything else.
+fn check_values(v: &[u8], dir: &str) -> Result<(), PackageError> {
+    let parsed: Result<Yaml, _> = yaml_serde::from_slice(v);
+    match parsed {
+        Ok(Yaml::Mapping(_)) | Ok(Yaml::Null) => Ok(()),
+        Ok(_) => Err(PackageError::invalid(
+            format!("{dir}/values.yaml"),
+            "must be a YAML mapping (helm refuses to load it)",
+        )),
+        Err(e) => Err(PackageError::invalid(
+            format!("{dir}/values.yaml"),
+            format!("is not valid YAML (helm refuses to load it): {e}"),
+        )),
+    }
+}
+
+/// The charts below `charts/` (directories and archives; `_` and `.` entries skipped), each
+/// loaded like its parent; two with one name are an error.
+fn load_subcharts(
+    subcharts: std::collections::BTreeMap<String, Vec<(String, Vec<u8>)>>,
+    dir: &str,
+) -> Result<Vec<Chart>, PackageError> {
     let mut deps = Vec::new();
     for (cname, files) in subcharts {
         if cname.starts_with('_') || cname.starts_with('.') {
@@ -249,17 +283,7 @@ fn load(files: Vec<(String, Vec<u8>)>, dir: &str) -> Result<Chart, PackageError>
             ));
         }
     }
-    Ok(Chart {
-        name,
-        api_v1,
-        metadata,
-        lock,
-        values,
-        schema,
-        templates,
-        files: other,
-        deps,
-    })
+    Ok(deps)
 }
 
 /// `loader.LoadArchiveFiles`: drop the top directory, skip directory entries.
@@ -493,34 +517,8 @@ fn metadata(bytes: &[u8], file: &str) -> Result<(Json, String, bool), PackageErr
         "keywords",
         as_string_list(&g("keywords"), file, "keywords", true)?,
     );
-    match g("maintainers") {
-        Yaml::Null => {}
-        Yaml::Sequence(ms) => {
-            let mut out = Vec::new();
-            for mt in ms {
-                if mt.is_null() {
-                    return Err(PackageError::field(
-                        file,
-                        "maintainers",
-                        "must not contain empty entries",
-                    ));
-                }
-                let mut o = Map::new();
-                for k in ["name", "email", "url"] {
-                    let v = mt.get(k).cloned().unwrap_or(Yaml::Null);
-                    put_str(
-                        &mut o,
-                        k,
-                        sanitize(&as_string(&v, file, &format!("maintainers[].{k}"))?),
-                    );
-                }
-                out.push(Json::Object(o));
-            }
-            if !out.is_empty() {
-                m.insert("maintainers".into(), Json::Array(out));
-            }
-        }
-        _ => return Err(PackageError::field(file, "maintainers", "must be a list")),
+    if let Some(ms) = maintainers_json(g("maintainers"), file)? {
+        m.insert("maintainers".into(), ms);
     }
     put_str(&mut m, "icon", sanitize(&s("icon")?));
     put_str(&mut m, "apiVersion", api.clone());
@@ -534,18 +532,54 @@ fn metadata(bytes: &[u8], file: &str) -> Result<(Json, String, bool), PackageErr
         Yaml::Bool(false) | Yaml::Null => {}
         _ => return Err(PackageError::field(file, "deprecated", "must be a boolean")),
     }
-    match g("annotations") {
-        Yaml::Null => {}
-        Yaml::Mapping(a) => {
-            let mut o = Map::new();
-            for (k, v) in a {
-                let k = as_string(&k, file, "annotations")?;
-                o.insert(k, Json::String(as_string(&v, file, "annotations")?));
-            }
-            if !o.is_empty() {
-                m.insert("annotations".into(), Json::Object(o));
-            }
+    if let Some(a) = annotations_json(g("annotations"), file)? {
+        m.insert("annotations".into(), a);
+    }
+    put_str(&mut m, "kubeVersion", sanitize(&s("kubeVersion")?));
+    if let Some(ds) = dependencies_json(g("dependencies"), file)? {
+        m.insert("dependencies".into(), ds);
+    }
+    put_str(&mut m, "type", ctype.clone());
+    check_required(file, &name, &version, &ctype)?;
+    Ok((Json::Object(m), name, api == "v1"))
+}
+
+/// `maintainers`: a list of `name`/`email`/`url` entries (sanitised), none empty; `None`
+/// when there are none (`omitempty`).
+fn maintainers_json(v: Yaml, file: &str) -> Result<Option<Json>, PackageError> {
+    let ms = match v {
+        Yaml::Null => return Ok(None),
+        Yaml::Sequence(ms) => ms,
+        _ => return Err(PackageError::field(file, "maintainers", "must be a list")),
+    };
+    let mut out = Vec::new();
+    for mt in ms {
+        if mt.is_null() {
+            return Err(PackageError::field(
+                file,
+                "maintainers",
+                "must not contain empty entries",
+            ));
         }
+        let mut o = Map::new();
+        for k in ["name", "email", "url"] {
+            let v = mt.get(k).cloned().unwrap_or(Yaml::Null);
+            put_str(
+                &mut o,
+                k,
+                sanitize(&as_string(&v, file, &format!("maintainers[].{k}"))?),
+            );
+        }
+        out.push(Json::Object(o));
+    }
+    Ok((!out.is_empty()).then_some(Json::Array(out)))
+}
+
+/// `annotations`: a map of strings; `None` when empty (`omitempty`).
+fn annotations_json(v: Yaml, file: &str) -> Result<Option<Json>, PackageError> {
+    let a = match v {
+        Yaml::Null => return Ok(None),
+        Yaml::Mapping(a) => a,
         _ => {
             return Err(PackageError::field(
                 file,
@@ -553,37 +587,48 @@ fn metadata(bytes: &[u8], file: &str) -> Result<(Json, String, bool), PackageErr
                 "must be a map of strings",
             ));
         }
+    };
+    let mut o = Map::new();
+    for (k, v) in a {
+        let k = as_string(&k, file, "annotations")?;
+        o.insert(k, Json::String(as_string(&v, file, "annotations")?));
     }
-    put_str(&mut m, "kubeVersion", sanitize(&s("kubeVersion")?));
-    match g("dependencies") {
-        Yaml::Null => {}
-        Yaml::Sequence(ds) => {
-            let mut out = Vec::new();
-            let mut keys = std::collections::BTreeSet::new();
-            for d in &ds {
-                let j = dependency_json(d, file)?;
-                let key = j
-                    .get("alias")
-                    .or_else(|| j.get("name"))
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_string();
-                if !keys.insert(key.clone()) {
-                    return Err(PackageError::field(
-                        file,
-                        "dependencies",
-                        format!("has more than one dependency with name or alias `{key}`"),
-                    ));
-                }
-                out.push(j);
-            }
-            if !out.is_empty() {
-                m.insert("dependencies".into(), Json::Array(out));
-            }
-        }
+    Ok((!o.is_empty()).then_some(Json::Object(o)))
+}
+
+/// `dependencies`: a list whose names (or aliases) are unique; `None` when empty
+/// (`omitempty`).
+fn dependencies_json(v: Yaml, file: &str) -> Result<Option<Json>, PackageError> {
+    let ds = match v {
+        Yaml::Null => return Ok(None),
+        Yaml::Sequence(ds) => ds,
         _ => return Err(PackageError::field(file, "dependencies", "must be a list")),
+    };
+    let mut out = Vec::new();
+    let mut keys = std::collections::BTreeSet::new();
+    for d in &ds {
+        let j = dependency_json(d, file)?;
+        let key = j
+            .get("alias")
+            .or_else(|| j.get("name"))
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string();
+        if !keys.insert(key.clone()) {
+            return Err(PackageError::field(
+                file,
+                "dependencies",
+                format!("has more than one dependency with name or alias `{key}`"),
+            ));
+        }
+        out.push(j);
     }
-    put_str(&mut m, "type", ctype.clone());
+    Ok((!out.is_empty()).then_some(Json::Array(out)))
+}
+
+/// helm's `Metadata.Validate` on what is left once every field has loaded: a valid name, a
+/// SemVer version, a known type.
+fn check_required(file: &str, name: &str, version: &str, ctype: &str) -> Result<(), PackageError> {
     if name.is_empty() {
         return Err(PackageError::field(file, "name", "is required"));
     }
@@ -597,15 +642,15 @@ fn metadata(bytes: &[u8], file: &str) -> Result<(Json, String, bool), PackageErr
     if version.is_empty() {
         return Err(PackageError::field(file, "version", "is required"));
     }
-    helm_version(&version).map_err(|e| PackageError::field(file, "version", e))?;
-    if !matches!(ctype.as_str(), "" | "application" | "library") {
+    helm_version(version).map_err(|e| PackageError::field(file, "version", e))?;
+    if !matches!(ctype, "" | "application" | "library") {
         return Err(PackageError::field(
             file,
             "type",
             "must be `application` or `library`",
         ));
     }
-    Ok((Json::Object(m), name, api == "v1"))
+    Ok(())
 }
 
 /// `chart.Lock` as helm re-serialises it: `generated` in Go's RFC3339Nano form.

@@ -61,29 +61,69 @@ pub fn package(tree: &FileTree, sel: &VersionSelection) -> Result<Release, Packa
         minor: cfg.kubernetes.minor(),
         version: versions.cluster_stack.clone(),
     };
-    let prefix = name.prefix();
+    check_versions(&versions)?;
+    let templated = template_tree(tree, &versions)?;
+    let mut files = FileTree::new();
+    cluster_class(&templated, &name, &versions, &mut files)?;
+    cluster_addon(tree, &templated, &name, &versions, &mut files)?;
+
+    // Node images (the OpenStack plugin's `get`: a verbatim copy).
+    if let Some(ni) = tree.get("node-images/config.yaml") {
+        files.insert("node-images.yaml".into(), ni.clone());
+    }
+
+    let metadata = Metadata {
+        versions,
+        kubernetes: cfg.kubernetes,
+    };
+    files.insert("metadata.yaml".into(), metadata.to_yaml().into_bytes());
+    files.insert("hashes.json".into(), hashes.to_json().into_bytes());
+    let sums = sha256sums(&files);
+    files.insert(SHA256SUMS.into(), sums);
+
+    Ok(Release {
+        name,
+        kubernetes: cfg.kubernetes,
+        hashes,
+        metadata,
+        files,
+    })
+}
+
+/// Every chosen version reads back as CSO reads it: CSO parses each with version.New, and a
+/// malformed one breaks it.
+fn check_versions(versions: &Versions) -> Result<(), PackageError> {
     for (what, v) in [
         ("clusterStack", &versions.cluster_stack),
         ("clusterAddon", &versions.cluster_addon),
         ("nodeImage", &versions.node_image),
     ] {
-        // CSO parses every version back with version.New; a malformed one breaks it.
         StackVersion::parse_dot(&v.dot()).map_err(|e| {
             PackageError::invalid("(version selection)", format!("{what} version: {e}"))
         })?;
     }
+    Ok(())
+}
 
-    // Template every file exactly as csctl does (so errors surface in any file).
-    let vals = template::values(&versions);
+/// Template every file exactly as csctl does (so errors surface in any file).
+fn template_tree(tree: &FileTree, versions: &Versions) -> Result<FileTree, PackageError> {
+    let vals = template::values(versions);
     let mut templated = FileTree::new();
     for (p, bytes) in tree {
         templated.insert(p.clone(), template::render(p, bytes, &vals)?);
     }
+    Ok(templated)
+}
 
-    let mut files = FileTree::new();
-
-    // Cluster class.
-    let cc = addon::subtree(&templated, "cluster-class");
+/// The cluster-class chart, packaged at the cluster stack version; its name must be the one
+/// CSO looks the class up by.
+fn cluster_class(
+    templated: &FileTree,
+    name: &ReleaseName,
+    versions: &Versions,
+    files: &mut FileTree,
+) -> Result<(), PackageError> {
+    let cc = addon::subtree(templated, "cluster-class");
     let cc_file = "cluster-class/Chart.yaml";
     let Some(cc_chart) = cc.get("Chart.yaml") else {
         return Err(PackageError::invalid(
@@ -104,9 +144,21 @@ pub fn package(tree: &FileTree, sel: &VersionSelection) -> Result<Release, Packa
     }
     let cc_pkg = chart::helm_package(&cc, "cluster-class", &versions.cluster_stack.dot())?;
     files.insert(cc_pkg.file_name, cc_pkg.tgz);
+    Ok(())
+}
 
-    // Cluster addon.
-    let ca = addon::subtree(&templated, "cluster-addon");
+/// The cluster addon at the cluster addon version: one archive of the stages with
+/// `clusteraddon.yaml` beside it, or (without `clusteraddon.yaml`) one chart with
+/// `cluster-addon-values.yaml`.
+fn cluster_addon(
+    tree: &FileTree,
+    templated: &FileTree,
+    name: &ReleaseName,
+    versions: &Versions,
+    files: &mut FileTree,
+) -> Result<(), PackageError> {
+    let prefix = name.prefix();
+    let ca = addon::subtree(templated, "cluster-addon");
     if ca.is_empty() {
         return Err(PackageError::invalid(
             "cluster-addon",
@@ -130,28 +182,7 @@ pub fn package(tree: &FileTree, sel: &VersionSelection) -> Result<Release, Packa
         };
         files.insert("cluster-addon-values.yaml".into(), values.clone());
     }
-
-    // Node images (the OpenStack plugin's `get`: a verbatim copy).
-    if let Some(ni) = tree.get("node-images/config.yaml") {
-        files.insert("node-images.yaml".into(), ni.clone());
-    }
-
-    let metadata = Metadata {
-        versions,
-        kubernetes: cfg.kubernetes,
-    };
-    files.insert("metadata.yaml".into(), metadata.to_yaml().into_bytes());
-    files.insert("hashes.json".into(), hashes.to_json().into_bytes());
-    let sums = sha256sums(&files);
-    files.insert(SHA256SUMS.into(), sums);
-
-    Ok(Release {
-        name,
-        kubernetes: cfg.kubernetes,
-        hashes,
-        metadata,
-        files,
-    })
+    Ok(())
 }
 
 /// Write `<out>/<release-name>/` atomically: files go to a hidden temp dir beside it, which

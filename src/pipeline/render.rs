@@ -94,91 +94,19 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
     let loaded = &ctx.loaded;
     let lock_path = loaded.base_dir.join(LOCK_FILE);
     let lock = Lock::load(&lock_path).map_err(InvalidInput::from_display)?;
-    let from_file = match &req.release_set {
-        Some(f) => {
-            // An unreadable `--release-set` is a wrong argument, not a transient failure.
-            let text = std::fs::read_to_string(f).map_err(|e| {
-                invalid(format!(
-                    "--release-set {}: cannot read it ({e}); pass an existing YAML or JSON file",
-                    f.display()
-                ))
-            })?;
-            Some(lock::parse_release_sets(&text, f).map_err(InvalidInput::from_display)?)
-        }
-        None => None,
-    };
+    let from_file = read_release_sets(req)?;
     let candidates: Vec<ReleaseSet> = from_file
         .clone()
         .unwrap_or_else(|| lock.release_sets.clone());
-    let available: Vec<String> = candidates
-        .iter()
-        .map(|s| format!("{} {}", s.stack, s.minor()))
-        .collect();
-    let selected: Vec<ReleaseSet> = candidates
-        .into_iter()
-        .filter(|s| req.stack.as_ref().is_none_or(|id| &s.stack == id))
-        .filter(|s| req.minor.is_none_or(|m| s.minor() == m))
-        .collect();
-    if selected.is_empty() {
-        return Err(invalid(format!(
-            "nothing to render: no release set{}{} in {} (it has: {})\n  hint: select one it has, pass `--release-set FILE`, or run `stackbot release`",
-            req.stack
-                .as_ref()
-                .map(|s| format!(" for {s}"))
-                .unwrap_or_default(),
-            req.minor.map(|m| format!(" {m}")).unwrap_or_default(),
-            req.release_set.as_ref().unwrap_or(&lock_path).display(),
-            if available.is_empty() {
-                "none".to_string()
-            } else {
-                available.join(", ")
-            },
-        )));
-    }
+    let selected = select(req, candidates, &lock_path)?;
 
     let mut templates: BTreeMap<StackId, TemplateTree> = BTreeMap::new();
     let mut out = Rendered::default();
     let mut writes: Vec<(PathBuf, FileTree)> = Vec::new();
     for set in &selected {
-        let Some(stack) = loaded.stack(&set.stack) else {
-            if from_file.is_some() {
-                return Err(invalid(format!(
-                    "release set for `{}` {}: the stack is not configured in {}\n  hint: add it under `stacks:` or drop the set",
-                    set.stack,
-                    set.kubernetes,
-                    loaded.path.display()
-                )));
-            }
-            tracing::warn!(
-                "{}: skipping {} {}: the stack is not configured",
-                lock_path.display(),
-                set.stack,
-                set.kubernetes
-            );
+        let Some(stack) = configured(loaded, set, from_file.is_some(), &lock_path)? else {
             continue;
         };
-        if let config::MinorSelection::List(list) = &stack.minors
-            && !list
-                .iter()
-                .any(|m| m.parse::<Minor>().ok() == Some(set.minor()))
-        {
-            let msg = format!(
-                "release set {} {}: minor {} is not in the stack's `minors` ({})",
-                set.stack,
-                set.kubernetes,
-                set.minor(),
-                list.join(", ")
-            );
-            if from_file.is_some() {
-                return Err(invalid(format!(
-                    "{msg}\n  hint: add \"{}\" to `minors` in {} or drop the set",
-                    set.minor(),
-                    loaded.path.display()
-                )));
-            }
-            tracing::warn!("{}: skipping {msg}", lock_path.display());
-            continue;
-        }
         if !templates.contains_key(&set.stack) {
             let t = render::load_templates(&loaded.resolve(&stack.templates))?;
             templates.insert(set.stack.clone(), t);
@@ -190,14 +118,7 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
         let dir = render::output_dir(loaded, stack, set.minor());
         let label = display_path(&dir, &loaded.base_dir);
         let existing = render::read_tree(&dir)?;
-        let changed_files: Vec<String> = existing
-            .keys()
-            .chain(tree.keys())
-            .filter(|p| existing.get(*p) != tree.get(*p))
-            .cloned()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let changed_files = changed_files(&existing, &tree);
         let status = if changed_files.is_empty() {
             RenderStatus::Unchanged
         } else if req.check {
@@ -228,31 +149,161 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
 
     // A --release-set run also records its sets, so the next plain `render` reproduces it.
     if from_file.is_some() {
-        let mut updated = lock.clone();
-        for set in &selected {
-            if loaded.stack(&set.stack).is_some() {
-                updated.upsert(set.clone());
-            }
-        }
-        let on_disk = std::fs::read_to_string(&lock_path).unwrap_or_default();
-        let wanted = updated.to_yaml();
-        if on_disk != wanted {
-            if req.check {
-                out.lock_stale = true;
-                let label = display_path(&lock_path, &loaded.base_dir);
-                let d = similar::TextDiff::from_lines(&on_disk, &wanted);
-                out.diff.push_str(
-                    &d.unified_diff()
-                        .header(&format!("a/{label}"), &format!("b/{label}"))
-                        .to_string(),
-                );
-            } else {
-                updated.save(&lock_path).map_err(|e| Error::Io {
-                    what: format!("cannot write {}", lock_path.display()),
-                    source: std::io::Error::other(e.to_string()),
-                })?;
-            }
-        }
+        record_sets(loaded, req.check, &lock, &lock_path, &selected, &mut out)?;
     }
     Ok(out)
+}
+
+/// The sets of `--release-set`, if given. An unreadable file is a wrong argument, not a
+/// transient failure.
+fn read_release_sets(req: &Request) -> Result<Option<Vec<ReleaseSet>>, Error> {
+    let Some(f) = &req.release_set else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(f).map_err(|e| {
+        invalid(format!(
+            "--release-set {}: cannot read it ({e}); pass an existing YAML or JSON file",
+            f.display()
+        ))
+    })?;
+    Ok(Some(
+        lock::parse_release_sets(&text, f).map_err(InvalidInput::from_display)?,
+    ))
+}
+
+/// The candidates `--stack`/`--minor` select; none is a wrong selection, answered with what
+/// there is.
+fn select(
+    req: &Request,
+    candidates: Vec<ReleaseSet>,
+    lock_path: &Path,
+) -> Result<Vec<ReleaseSet>, Error> {
+    let available: Vec<String> = candidates
+        .iter()
+        .map(|s| format!("{} {}", s.stack, s.minor()))
+        .collect();
+    let selected: Vec<ReleaseSet> = candidates
+        .into_iter()
+        .filter(|s| req.stack.as_ref().is_none_or(|id| &s.stack == id))
+        .filter(|s| req.minor.is_none_or(|m| s.minor() == m))
+        .collect();
+    if selected.is_empty() {
+        return Err(invalid(format!(
+            "nothing to render: no release set{}{} in {} (it has: {})\n  hint: select one it has, pass `--release-set FILE`, or run `stackbot release`",
+            req.stack
+                .as_ref()
+                .map(|s| format!(" for {s}"))
+                .unwrap_or_default(),
+            req.minor.map(|m| format!(" {m}")).unwrap_or_default(),
+            req.release_set.as_deref().unwrap_or(lock_path).display(),
+            if available.is_empty() {
+                "none".to_string()
+            } else {
+                available.join(", ")
+            },
+        )));
+    }
+    Ok(selected)
+}
+
+/// The configured stack of `set`, when the set is one the config renders (its stack
+/// configured, its minor among the stack's `minors`). A set that is not is an error when the
+/// user passed it (`--release-set`), and skipped with a warning when the lock holds it.
+fn configured<'a>(
+    loaded: &'a config::Loaded,
+    set: &ReleaseSet,
+    from_file: bool,
+    lock_path: &Path,
+) -> Result<Option<&'a config::StackConfig>, Error> {
+    let Some(stack) = loaded.stack(&set.stack) else {
+        if from_file {
+            return Err(invalid(format!(
+                "release set for `{}` {}: the stack is not configured in {}\n  hint: add it under `stacks:` or drop the set",
+                set.stack,
+                set.kubernetes,
+                loaded.path.display()
+            )));
+        }
+        tracing::warn!(
+            "{}: skipping {} {}: the stack is not configured",
+            lock_path.display(),
+            set.stack,
+            set.kubernetes
+        );
+        return Ok(None);
+    };
+    if let config::MinorSelection::List(list) = &stack.minors
+        && !list
+            .iter()
+            .any(|m| m.parse::<Minor>().ok() == Some(set.minor()))
+    {
+        let msg = format!(
+            "release set {} {}: minor {} is not in the stack's `minors` ({})",
+            set.stack,
+            set.kubernetes,
+            set.minor(),
+            list.join(", ")
+        );
+        if from_file {
+            return Err(invalid(format!(
+                "{msg}\n  hint: add \"{}\" to `minors` in {} or drop the set",
+                set.minor(),
+                loaded.path.display()
+            )));
+        }
+        tracing::warn!("{}: skipping {msg}", lock_path.display());
+        return Ok(None);
+    }
+    Ok(Some(stack))
+}
+
+/// The paths whose content differs between the directory and the rendering, sorted.
+fn changed_files(existing: &FileTree, tree: &FileTree) -> Vec<String> {
+    existing
+        .keys()
+        .chain(tree.keys())
+        .filter(|p| existing.get(*p) != tree.get(*p))
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// Record the rendered `--release-set` sets (of configured stacks) in the lock; with
+/// `--check`, only report that the lock does not hold them yet.
+fn record_sets(
+    loaded: &config::Loaded,
+    check: bool,
+    lock: &Lock,
+    lock_path: &Path,
+    selected: &[ReleaseSet],
+    out: &mut Rendered,
+) -> Result<(), Error> {
+    let mut updated = lock.clone();
+    for set in selected {
+        if loaded.stack(&set.stack).is_some() {
+            updated.upsert(set.clone());
+        }
+    }
+    let on_disk = std::fs::read_to_string(lock_path).unwrap_or_default();
+    let wanted = updated.to_yaml();
+    if on_disk == wanted {
+        return Ok(());
+    }
+    if check {
+        out.lock_stale = true;
+        let label = display_path(lock_path, &loaded.base_dir);
+        let d = similar::TextDiff::from_lines(&on_disk, &wanted);
+        out.diff.push_str(
+            &d.unified_diff()
+                .header(&format!("a/{label}"), &format!("b/{label}"))
+                .to_string(),
+        );
+    } else {
+        updated.save(lock_path).map_err(|e| Error::Io {
+            what: format!("cannot write {}", lock_path.display()),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+    }
+    Ok(())
 }

@@ -250,17 +250,17 @@ fn tenant_stack(
             .map_err(Clone::clone)
             .and_then(|f| Ok((f, f.cluster_stacks(&stack).map_err(|x| x.to_string())?)));
         match docs {
-            Ok((f, docs)) => {
-                resources.extend(docs.into_iter().filter(|d| d.channel == "stable").map(|d| {
-                    StackResource {
+            Ok((f, docs)) => resources.extend(
+                docs.into_iter()
+                    .filter(|d| d.channel == crate::tenants::edit::Channel::Stable)
+                    .map(|d| StackResource {
                         file: f.path.clone(),
                         line: d.line,
                         minor: d.minor,
                         versions: d.versions,
                         auto_subscribe: d.auto_subscribe,
-                    }
-                }))
-            }
+                    }),
+            ),
             Err(x) => error = Some(x),
         }
     }

@@ -150,13 +150,38 @@ fn defuse_marker(s: &str) -> String {
     s.replace("stackbot:preview", "stackbot\u{200B}:preview")
 }
 
+/// The preview comment's sections in order: the head (what merging would do), notes,
+/// releases, tenant pull requests, rendered changes.
 fn blocks(p: &Preview) -> Vec<Block> {
+    let esc = markdown::escape_inline;
+    let files: usize = p.diffs.iter().map(|d| d.files.len()).sum();
+    let mut out = vec![Block::Text(head(p, files))];
+    if !p.notes.is_empty() {
+        let mut s = String::from("\n");
+        for n in &p.notes {
+            s.push_str(&format!("- {}\n", esc(n)));
+        }
+        out.push(Block::Text(s));
+    }
+    if !p.releases.is_empty() {
+        out.push(releases(p));
+    }
+    if !p.tenants.is_empty() {
+        out.push(tenants(p));
+    }
+    if files > 0 {
+        rendered_changes(p, &mut out);
+    }
+    out
+}
+
+/// The marker, the commit, and one sentence on what merging would do.
+fn head(p: &Preview, files: usize) -> String {
     let esc = markdown::escape_inline;
     let mut head = format!("{MARKER}\n## stackbot preview\n\n");
     if let Some(c) = &p.commit {
         head.push_str(&format!("Planned for commit {}.\n\n", esc(c)));
     }
-    let files: usize = p.diffs.iter().map(|d| d.files.len()).sum();
     let tenant_prs = p
         .tenants
         .iter()
@@ -173,96 +198,91 @@ fn blocks(p: &Preview) -> Vec<Block> {
             plural(tenant_prs),
         ));
     }
-    let mut out = vec![Block::Text(head)];
+    head
+}
 
-    if !p.notes.is_empty() {
-        let mut s = String::from("\n");
-        for n in &p.notes {
-            s.push_str(&format!("- {}\n", esc(n)));
+fn releases(p: &Preview) -> Block {
+    let esc = markdown::escape_inline;
+    let rows: Vec<Vec<String>> = p
+        .releases
+        .iter()
+        .map(|r| {
+            vec![
+                esc(&r.tag),
+                esc(&r.stack),
+                esc(&r.minor),
+                esc(&r.kubernetes),
+                esc(&r.version),
+                esc(&r.assets.join(", ")),
+            ]
+        })
+        .collect();
+    Block::Text(format!(
+        "\n### Releases\n\n{}",
+        markdown::table(
+            &["Tag", "Stack", "Minor", "Kubernetes", "Version", "Assets"],
+            &rows
+        )
+    ))
+}
+
+fn tenants(p: &Preview) -> Block {
+    let esc = markdown::escape_inline;
+    let rows: Vec<Vec<String>> = p
+        .tenants
+        .iter()
+        .map(|t| {
+            vec![
+                esc(&t.tenant),
+                esc(&t.repository),
+                esc(&t.branch),
+                esc(&t.action.to_string()),
+                esc(&t.files.join(", ")),
+            ]
+        })
+        .collect();
+    Block::Text(format!(
+        "\n### Tenant pull requests\n\n{}",
+        markdown::table(
+            &["Tenant", "Repository", "Branch", "Action", "Files"],
+            &rows
+        )
+    ))
+}
+
+/// Per stack × minor, each changed file's diff (folded, with its line counts).
+fn rendered_changes(p: &Preview, out: &mut Vec<Block>) {
+    let esc = markdown::escape_inline;
+    out.push(Block::Text("\n### Rendered changes\n".into()));
+    for d in &p.diffs {
+        if d.files.is_empty() {
+            continue;
         }
-        out.push(Block::Text(s));
-    }
-
-    if !p.releases.is_empty() {
-        let rows: Vec<Vec<String>> = p
-            .releases
-            .iter()
-            .map(|r| {
-                vec![
-                    esc(&r.tag),
-                    esc(&r.stack),
-                    esc(&r.minor),
-                    esc(&r.kubernetes),
-                    esc(&r.version),
-                    esc(&r.assets.join(", ")),
-                ]
-            })
-            .collect();
         out.push(Block::Text(format!(
-            "\n### Releases\n\n{}",
-            markdown::table(
-                &["Tag", "Stack", "Minor", "Kubernetes", "Version", "Assets"],
-                &rows
-            )
+            "\n#### {} {}\n\n",
+            esc(&d.stack),
+            esc(&d.minor)
         )));
-    }
-
-    if !p.tenants.is_empty() {
-        let rows: Vec<Vec<String>> = p
-            .tenants
-            .iter()
-            .map(|t| {
-                vec![
-                    esc(&t.tenant),
-                    esc(&t.repository),
-                    esc(&t.branch),
-                    esc(&t.action.to_string()),
-                    esc(&t.files.join(", ")),
-                ]
-            })
-            .collect();
-        out.push(Block::Text(format!(
-            "\n### Tenant pull requests\n\n{}",
-            markdown::table(
-                &["Tenant", "Repository", "Branch", "Action", "Files"],
-                &rows
-            )
-        )));
-    }
-
-    if files > 0 {
-        out.push(Block::Text("\n### Rendered changes\n".into()));
-        for d in &p.diffs {
-            if d.files.is_empty() {
-                continue;
-            }
-            out.push(Block::Text(format!(
-                "\n#### {} {}\n\n",
-                esc(&d.stack),
-                esc(&d.minor)
-            )));
-            for f in &d.files {
-                let (add, del) = diff_stat(&f.unified);
-                let summary = format!(
-                    "<code>{}</code> (+{add} −{del})",
-                    markdown::escape_html(&f.path)
-                );
-                if f.unified.is_empty() {
-                    out.push(Block::Text(markdown::details(
-                        &summary,
-                        "Binary or metadata-only change.\n",
-                    )));
-                } else {
-                    out.push(Block::Code {
-                        summary_html: summary,
-                        info: "diff".into(),
-                        content: defuse_marker(&f.unified),
-                    });
-                }
+        for f in &d.files {
+            let (add, del) = diff_stat(&f.unified);
+            let summary = format!(
+                "<code>{}</code> (+{add} −{del})",
+                markdown::escape_html(&f.path)
+            );
+            if f.unified.is_empty() {
+                out.push(Block::Text(markdown::details(
+                    &summary,
+                    "Binary or metadata-only change.\n",
+                )));
+            } else {
+                out.push(Block::Code {
+                    summary_html: summary,
+                    info: "diff".into(),
+                    content: defuse_marker(&f.unified),
+                });
             }
         }
     }
-    out
 }
 
 fn plural(n: usize) -> &'static str {

@@ -203,28 +203,63 @@ pub fn describe(step: &plan::Step) -> String {
 /// pull request.
 pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String {
     let mut s = String::new();
+    nothing_to_release(&mut s, out, p);
+    published(&mut s, out, p);
+    for k in &out.skipped {
+        let verb = if is_current(k) {
+            "up to date"
+        } else {
+            "skipped"
+        };
+        let _ = writeln!(s, "{verb} {}: {}", k.what, k.reason);
+    }
+    for d in &p.degraded {
+        let _ = writeln!(s, "{d}");
+    }
+    for f in p.failed.iter().chain(&out.failed) {
+        let _ = writeln!(s, "failed {}: {}", f.what, f.reason);
+    }
+    for t in tenants {
+        if let Some(line) = tenant_line(t) {
+            s.push_str(&line);
+        }
+    }
+    s
+}
+
+/// A series skipped because nothing changed since its last release: up to date.
+fn is_current(k: &crate::plan::Skipped) -> bool {
+    k.reason.starts_with("unchanged since")
+}
+
+/// The opening line of a run that published nothing. "Up to date" only when it is true of
+/// every series: a series waiting for upstream (no node image yet) is listed below, and the
+/// summary must not contradict that list.
+fn nothing_to_release(s: &mut String, out: &Outcome, p: &Plan) {
     let oci_pushed = out
         .oci
         .iter()
         .any(|o| matches!(o.outcome, crate::oci::PushOutcome::Pushed { .. }));
-    // "Up to date" only when it is true of every series: a series waiting for upstream (no
-    // node image yet) is listed below, and the summary must not contradict that list.
-    let current = |k: &&crate::plan::Skipped| k.reason.starts_with("unchanged since");
-    let waiting = out.skipped.iter().filter(|k| !current(k)).count()
+    if !out.released.is_empty() || !out.pull_requests.is_empty() || oci_pushed {
+        return;
+    }
+    let waiting = out.skipped.iter().filter(|k| !is_current(k)).count()
         + p.degraded.len()
         + p.failed.len()
         + out.failed.len();
-    if out.released.is_empty() && out.pull_requests.is_empty() && !oci_pushed {
-        if waiting == 0 {
-            s.push_str("Nothing to release: every stack × minor is up to date.\n");
-        } else {
-            let _ = writeln!(
-                s,
-                "Nothing to release now: {} stack × minor up to date, {waiting} waiting or held back (below).",
-                out.skipped.iter().filter(current).count()
-            );
-        }
+    if waiting == 0 {
+        s.push_str("Nothing to release: every stack × minor is up to date.\n");
+    } else {
+        let _ = writeln!(
+            s,
+            "Nothing to release now: {} stack × minor up to date, {waiting} waiting or held back (below).",
+            out.skipped.iter().filter(|k| is_current(k)).count()
+        );
     }
+}
+
+/// What the run published: releases, OCI pushes (verified), release pull requests.
+fn published(s: &mut String, out: &Outcome, p: &Plan) {
     for t in &out.released {
         match p.releases.iter().find(|r| &r.tag == t) {
             Some(r) => {
@@ -256,51 +291,41 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
     for u in &out.pull_requests {
         let _ = writeln!(s, "release pull request: {u}");
     }
-    for k in &out.skipped {
-        let verb = if current(&k) { "up to date" } else { "skipped" };
-        let _ = writeln!(s, "{verb} {}: {}", k.what, k.reason);
+}
+
+/// A tenant's line (with its newline), unless it had nothing to propose.
+fn tenant_line(t: &TenantReport) -> Option<String> {
+    use crate::tenants::Outcome as T;
+    if t.outcome == T::Unchanged && t.pull.is_none() {
+        return None; // nothing to propose
     }
-    for d in &p.degraded {
-        let _ = writeln!(s, "{d}");
-    }
-    for f in p.failed.iter().chain(&out.failed) {
-        let _ = writeln!(s, "failed {}: {}", f.what, f.reason);
-    }
-    for t in tenants {
-        use crate::tenants::Outcome as T;
-        if t.outcome == T::Unchanged && t.pull.is_none() {
-            continue; // nothing to propose
-        }
-        let pr = t.pull.map(|n| format!(" #{n}")).unwrap_or_default();
-        let what = match t.outcome {
-            T::Opened => format!("opened pull request{pr}"),
-            T::Updated => format!("updated pull request{pr}"),
-            T::Unchanged => format!("pull request{pr} already up to date"),
-            T::Closed => format!("closed pull request{pr}"),
-            T::Blocked => format!(
-                "blocked: {}",
-                t.note
-                    .as_deref()
-                    .unwrap_or("the bot branch has commits by someone else")
-            ),
-            T::Planned => "planned".to_string(),
-            T::Failed => format!("failed: {}", t.error.as_deref().unwrap_or("?")),
-        };
-        let _ = writeln!(
-            s,
-            "tenant {} ({}{}): {what}{}",
-            t.tenant,
-            t.repository,
-            t.branch
+    let pr = t.pull.map(|n| format!(" #{n}")).unwrap_or_default();
+    let what = match t.outcome {
+        T::Opened => format!("opened pull request{pr}"),
+        T::Updated => format!("updated pull request{pr}"),
+        T::Unchanged => format!("pull request{pr} already up to date"),
+        T::Closed => format!("closed pull request{pr}"),
+        T::Blocked => format!(
+            "blocked: {}",
+            t.note
                 .as_deref()
-                .map(|b| format!(", {b}"))
-                .unwrap_or_default(),
-            if t.releases.is_empty() {
-                String::new()
-            } else {
-                format!(" for {}", t.releases.join(", "))
-            }
-        );
-    }
-    s
+                .unwrap_or("the bot branch has commits by someone else")
+        ),
+        T::Planned => "planned".to_string(),
+        T::Failed => format!("failed: {}", t.error.as_deref().unwrap_or("?")),
+    };
+    Some(format!(
+        "tenant {} ({}{}): {what}{}\n",
+        t.tenant,
+        t.repository,
+        t.branch
+            .as_deref()
+            .map(|b| format!(", {b}"))
+            .unwrap_or_default(),
+        if t.releases.is_empty() {
+            String::new()
+        } else {
+            format!(" for {}", t.releases.join(", "))
+        }
+    ))
 }

@@ -32,6 +32,25 @@ pub struct TenantFile {
     pub values: Vec<Value>,
 }
 
+/// The release channel a `ClusterStack` follows (`spec.channel`). Only the stable channel
+/// lists the releases stackbot publishes; any other (the operator's `custom`) is left alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Channel {
+    Stable,
+    /// Any other channel, as written.
+    Other(String),
+}
+
+impl Channel {
+    /// The channel `spec.channel` names; absent is the operator's default, stable.
+    pub fn parse(written: Option<&str>) -> Self {
+        match written.unwrap_or("stable") {
+            "stable" => Channel::Stable,
+            other => Channel::Other(other.to_string()),
+        }
+    }
+}
+
 /// A `ClusterStack` resource found in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StackDoc {
@@ -42,7 +61,7 @@ pub struct StackDoc {
     pub stack: StackId,
     pub minor: Minor,
     /// `spec.channel` (default `stable`).
-    pub channel: String,
+    pub channel: Channel,
     /// `spec.autoSubscribe` (default `true`).
     pub auto_subscribe: bool,
     /// `spec.versions`, `None` when the key is absent.
@@ -195,9 +214,7 @@ impl TenantFile {
                 line: scan::line_number(&self.text, at),
                 stack: stack.clone(),
                 minor,
-                channel: get_str(v, &["spec", "channel"])
-                    .unwrap_or("stable")
-                    .to_string(),
+                channel: Channel::parse(get_str(v, &["spec", "channel"])),
                 auto_subscribe: get(v, &["spec", "autoSubscribe"])
                     .and_then(Value::as_bool)
                     .unwrap_or(true),

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::branch;
-use super::edit::{Edit, EditError, TenantFile};
+use super::edit::{Channel, Edit, EditError, StackDoc, TenantFile};
 use crate::compliance::{CveFact, fixed_between};
 use crate::config::{PolicyAction, TenantConfig, UpgradeAction};
 use crate::forge::{CommitInfo, PullInfo};
@@ -250,6 +250,24 @@ struct Desired {
     new_minor: bool,
 }
 
+impl Desired {
+    /// Record that `r` is brought in (once) by `change`.
+    fn note_release(&mut self, r: &AvailableRelease, change: String) {
+        let n = r.name.to_string();
+        if !self.releases.contains(&n) {
+            self.releases.push(n);
+        }
+        self.changes.push(change);
+    }
+
+    fn edit(&mut self, file: &TenantFile, edit: Edit) {
+        self.edits.entry(file.path.clone()).or_default().push(edit);
+    }
+}
+
+/// One tenant stack's wanted edits: newer patches into its `ClusterStack` versions (patch
+/// policy), a `ClusterStack` per newer minor (minor policy), and its Clusters moved to the
+/// newest patch of their minor (patch policy).
 fn desired(
     t: &TenantConfig,
     stack: &StackId,
@@ -258,11 +276,34 @@ fn desired(
     cluster_files: &[TenantFile],
     facts: &Facts,
 ) -> Result<Desired, EditError> {
+    let docs = stable_docs(t, stack, stack_files)?;
     let mut d = Desired::default();
+    if t.policy.patch != PolicyAction::Ignore {
+        let keep = t.policy.keep as usize;
+        for (f, doc) in &docs {
+            patch_versions(&mut d, f, doc, latest, keep, facts);
+        }
+    }
+    if t.policy.minor != PolicyAction::Ignore {
+        add_minors(&mut d, &docs, latest);
+    }
+    if t.policy.patch != PolicyAction::Ignore {
+        bump_clusters(&mut d, stack, latest, cluster_files, facts);
+    }
+    Ok(d)
+}
+
+/// The tenant's `ClusterStack` documents of `stack` on the stable channel, with their files;
+/// none at all is a configuration error (the tenant's `files` miss them).
+fn stable_docs<'f>(
+    t: &TenantConfig,
+    stack: &StackId,
+    stack_files: &'f [TenantFile],
+) -> Result<Vec<(&'f TenantFile, StackDoc)>, EditError> {
     let mut docs = Vec::new();
     for f in stack_files {
         for doc in f.cluster_stacks(stack)? {
-            if doc.channel == "stable" {
+            if doc.channel == Channel::Stable {
                 docs.push((f, doc));
             }
         }
@@ -277,132 +318,145 @@ fn desired(
             ),
         });
     }
-    let keep = t.policy.keep as usize;
-    let note_release = |d: &mut Desired, r: &AvailableRelease, change: String| {
-        let n = r.name.to_string();
-        if !d.releases.contains(&n) {
-            d.releases.push(n);
-        }
-        d.changes.push(change);
+    Ok(docs)
+}
+
+/// A `ClusterStack` document gets the newest release of its minor: written as its only
+/// version when it lists none and does not auto-subscribe, added (oldest dropped beyond
+/// `keep`) when its newest listed major is older.
+fn patch_versions(
+    d: &mut Desired,
+    f: &TenantFile,
+    doc: &StackDoc,
+    latest: &BTreeMap<Minor, &AvailableRelease>,
+    keep: usize,
+    facts: &Facts,
+) {
+    let Some(r) = latest.get(&doc.minor) else {
+        return;
     };
-    if t.policy.patch != PolicyAction::Ignore {
-        for (f, doc) in &docs {
-            let Some(r) = latest.get(&doc.minor) else {
-                continue;
-            };
-            let new = r.name.version.dot();
-            let Some(list) = &doc.versions else {
-                if !doc.auto_subscribe {
-                    d.edits
-                        .entry(f.path.clone())
-                        .or_default()
-                        .push(Edit::SetVersions {
-                            doc: doc.doc,
-                            versions: vec![new.clone()],
-                        });
-                    note_release(
-                        &mut d,
-                        r,
-                        format!("`{}` line {}: {} add {new}", f.path, doc.line, doc.minor),
-                    );
-                }
-                continue;
-            };
-            let current = list.iter().filter_map(|v| stable_major(v)).max();
-            if current.is_some_and(|c| c >= r.name.version.major) {
-                continue;
-            }
-            let running = current.and_then(|c| r.earlier.get(&c).copied());
-            add_fixes(
-                &mut d.fixes,
-                fixed_between(running, r.kubernetes, &facts.inputs),
+    let new = r.name.version.dot();
+    let Some(list) = &doc.versions else {
+        if !doc.auto_subscribe {
+            d.edit(
+                f,
+                Edit::SetVersions {
+                    doc: doc.doc,
+                    versions: vec![new.clone()],
+                },
             );
-            let versions = next_versions(list, &new, keep);
-            note_release(
-                &mut d,
+            d.note_release(
+                r,
+                format!("`{}` line {}: {} add {new}", f.path, doc.line, doc.minor),
+            );
+        }
+        return;
+    };
+    let current = list.iter().filter_map(|v| stable_major(v)).max();
+    if current.is_some_and(|c| c >= r.name.version.major) {
+        return;
+    }
+    let running = current.and_then(|c| r.earlier.get(&c).copied());
+    add_fixes(
+        &mut d.fixes,
+        fixed_between(running, r.kubernetes, &facts.inputs),
+    );
+    let versions = next_versions(list, &new, keep);
+    d.note_release(
+        r,
+        format!(
+            "`{}` line {}: {} `[{}]` → `[{}]`",
+            f.path,
+            doc.line,
+            doc.minor,
+            list.join(", "),
+            versions.join(", ")
+        ),
+    );
+    d.edit(
+        f,
+        Edit::SetVersions {
+            doc: doc.doc,
+            versions,
+        },
+    );
+}
+
+/// A new `ClusterStack` per minor newer than the tenant's highest, after each document of
+/// that highest minor (with a version list only when that document has one).
+fn add_minors(
+    d: &mut Desired,
+    docs: &[(&TenantFile, StackDoc)],
+    latest: &BTreeMap<Minor, &AvailableRelease>,
+) {
+    let top = docs.iter().map(|(_, d)| d.minor).max().expect("not empty");
+    for (f, doc) in docs.iter().filter(|(_, d)| d.minor == top) {
+        for (m, r) in latest.range(top..).filter(|(m, _)| **m > top) {
+            let versions = doc.versions.as_ref().map(|_| vec![r.name.version.dot()]);
+            d.note_release(
                 r,
                 format!(
-                    "`{}` line {}: {} `[{}]` → `[{}]`",
-                    f.path,
-                    doc.line,
-                    doc.minor,
-                    list.join(", "),
-                    versions.join(", ")
+                    "`{}`: new ClusterStack for {m} after line {}",
+                    f.path, doc.line
                 ),
             );
-            d.edits
-                .entry(f.path.clone())
-                .or_default()
-                .push(Edit::SetVersions {
-                    doc: doc.doc,
-                    versions,
-                });
+            d.new_minor = true;
+            d.edit(
+                f,
+                Edit::AddMinor {
+                    after_doc: doc.doc,
+                    from: top,
+                    minor: *m,
+                    versions: versions.unwrap_or_default(),
+                },
+            );
         }
     }
-    if t.policy.minor != PolicyAction::Ignore {
-        let top = docs.iter().map(|(_, d)| d.minor).max().expect("not empty");
-        for (f, doc) in docs.iter().filter(|(_, d)| d.minor == top) {
-            for (m, r) in latest.range(top..).filter(|(m, _)| **m > top) {
-                let versions = doc.versions.as_ref().map(|_| vec![r.name.version.dot()]);
-                note_release(
-                    &mut d,
-                    r,
-                    format!(
-                        "`{}`: new ClusterStack for {m} after line {}",
-                        f.path, doc.line
-                    ),
-                );
-                d.new_minor = true;
-                d.edits
-                    .entry(f.path.clone())
-                    .or_default()
-                    .push(Edit::AddMinor {
-                        after_doc: doc.doc,
-                        from: top,
-                        minor: *m,
-                        versions: versions.unwrap_or_default(),
-                    });
+}
+
+/// Every Cluster of `stack` on an older major of its minor moves to the newest release of
+/// that minor (class and Kubernetes version).
+fn bump_clusters(
+    d: &mut Desired,
+    stack: &StackId,
+    latest: &BTreeMap<Minor, &AvailableRelease>,
+    cluster_files: &[TenantFile],
+    facts: &Facts,
+) {
+    for f in cluster_files {
+        for c in f.clusters() {
+            let Some(cur) = cluster_release(&c, stack) else {
+                continue;
+            };
+            let Some(r) = latest.get(&cur.minor) else {
+                continue;
+            };
+            if r.name.version.major <= cur.version.major {
+                continue;
             }
+            add_fixes(
+                &mut d.fixes,
+                fixed_between(c.version.parse().ok(), r.kubernetes, &facts.inputs),
+            );
+            let class = format!("{}-{}", r.name.prefix(), r.name.version.dot());
+            let version = r.kubernetes.to_string();
+            d.note_release(
+                r,
+                format!(
+                    "`{}` line {}: Cluster `{}` → `{class}` ({version})",
+                    f.path, c.line, c.class
+                ),
+            );
+            d.edit(
+                f,
+                Edit::BumpCluster {
+                    doc: c.doc,
+                    class,
+                    version,
+                },
+            );
         }
     }
-    if t.policy.patch != PolicyAction::Ignore {
-        for f in cluster_files {
-            for c in f.clusters() {
-                let Some(cur) = cluster_release(&c, stack) else {
-                    continue;
-                };
-                let Some(r) = latest.get(&cur.minor) else {
-                    continue;
-                };
-                if r.name.version.major <= cur.version.major {
-                    continue;
-                }
-                add_fixes(
-                    &mut d.fixes,
-                    fixed_between(c.version.parse().ok(), r.kubernetes, &facts.inputs),
-                );
-                let class = format!("{}-{}", r.name.prefix(), r.name.version.dot());
-                let version = r.kubernetes.to_string();
-                note_release(
-                    &mut d,
-                    r,
-                    format!(
-                        "`{}` line {}: Cluster `{}` → `{class}` ({version})",
-                        f.path, c.line, c.class
-                    ),
-                );
-                d.edits
-                    .entry(f.path.clone())
-                    .or_default()
-                    .push(Edit::BumpCluster {
-                        doc: c.doc,
-                        class,
-                        version,
-                    });
-            }
-        }
-    }
-    Ok(d)
 }
 
 /// The files `edits` change (by path), applied and verified, in file order; an edit that

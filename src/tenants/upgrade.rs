@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use super::approval::Approval;
-use super::edit::{ClusterDoc, Edit, EditError, TenantFile};
+use super::edit::{Channel, ClusterDoc, Edit, EditError, TenantFile};
 use super::plan::{
     self, AvailableRelease, BranchState, DesiredPr, Facts, FileEdit, Observed, TenantPlan,
     content_id,
@@ -163,27 +163,8 @@ pub fn plan(
         // The step that brought the Cluster here: an open pull request for it is done.
         let arrived = branch_name(stack, &c, cur.minor);
         let s = state(&arrived);
-        if s.pull()
-            .is_some_and(|p| p.state == crate::forge::PullState::Open)
-        {
-            out.push(plan::decide(
-                t,
-                stack.clone(),
-                arrived,
-                observed,
-                s,
-                Vec::new(),
-                DesiredPr {
-                    id: content_id(stack, &[]),
-                    title: String::new(),
-                    body: String::new(),
-                    releases: Vec::new(),
-                    nothing_published: false,
-                    labels: Vec::new(),
-                    automerge: false,
-                },
-                bot_email,
-            ));
+        if is_open(&s) {
+            out.push(close(t, stack, arrived, observed, s, bot_email));
         }
         let to = if crate::mutation::active("cluster-upgrade-one-minor-per-step") {
             next_minor(next_minor(cur.minor))
@@ -195,104 +176,28 @@ pub fn plan(
         };
         let branch = branch_name(stack, &c, to);
         let s = state(&branch);
-        let has_pull = s.pull().is_some();
-        // With `approval`, the step waits for a tick on the dashboard; an untick withdraws it. A
-        // step held back this run (its end of life unknown) keeps its line and tick.
-        let approval = (t.policy.upgrade.clusters == UpgradeAction::Approval).then(|| Approval {
-            tenant: t.name.clone(),
-            approved: facts.approvals.contains(&(t.name.clone(), branch.clone()))
-                || crate::mutation::active("cluster-upgrade-waits-for-approval"),
-            branch: branch.clone(),
-            words: format!(
-                "Cluster `{}` from {} to {to} (`{}`, Kubernetes {})",
-                cluster_label(&c),
-                cur.minor,
-                r.name,
-                r.kubernetes
-            ),
-        });
-        match due(t, cur.minor, facts) {
-            Ok(None) => {}
+        let approval = approval(t, facts, &branch, &c, &cur, to, r);
+        let not_due = match due(t, cur.minor, facts) {
+            Ok(None) => None,
             // Not yet: nothing to say unless a pull request exists (then it is left as it is).
-            Ok(Some(_)) if !has_pull => continue,
-            Ok(Some(day)) => {
-                out.push(idle(
-                    t,
-                    stack,
-                    branch,
-                    observed,
-                    &s,
-                    r,
-                    format!("the upgrade of {} to {to} is due from {day}; its pull request is left as it is", cluster_label(&c)),
-                ));
-                if let Some(p) = out.last_mut() {
-                    p.approval = approval;
-                }
-                continue;
-            }
-            Err(why) => {
-                out.push(idle(
-                    t,
-                    stack,
-                    branch,
-                    observed,
-                    &s,
-                    r,
-                    format!(
-                        "the upgrade of {} to {to} waits: {why} (`before_end_of_life_days` needs it)",
-                        cluster_label(&c)
-                    ),
-                ));
-                if let Some(p) = out.last_mut() {
-                    p.approval = approval;
-                }
-                continue;
-            }
+            Ok(Some(_)) if s.pull().is_none() => continue,
+            Ok(Some(day)) => Some(format!(
+                "the upgrade of {} to {to} is due from {day}; its pull request is left as it is",
+                cluster_label(&c)
+            )),
+            Err(why) => Some(format!(
+                "the upgrade of {} to {to} waits: {why} (`before_end_of_life_days` needs it)",
+                cluster_label(&c)
+            )),
+        };
+        if let Some(note) = not_due {
+            let mut p = idle(t, stack, branch, observed, &s, r, note);
+            p.approval = approval;
+            out.push(p);
+            continue;
         }
         if let Some(a) = approval.as_ref().filter(|a| !a.approved) {
-            let open = s
-                .pull()
-                .is_some_and(|p| p.state == crate::forge::PullState::Open);
-            let mut p = if open {
-                let mut p = plan::decide(
-                    t,
-                    stack.clone(),
-                    branch,
-                    observed,
-                    s,
-                    Vec::new(),
-                    DesiredPr {
-                        id: content_id(stack, &[]),
-                        title: String::new(),
-                        body: String::new(),
-                        releases: Vec::new(),
-                        nothing_published: false,
-                        labels: Vec::new(),
-                        automerge: false,
-                    },
-                    bot_email,
-                );
-                if p.action == plan::Action::Close {
-                    p.note = Some("the approval was withdrawn on the dashboard".into());
-                    p.close_comment = Some(
-                        "The step was unticked on the dashboard, which withdraws this pull request. Tick it again to have it proposed again.".into(),
-                    );
-                }
-                p
-            } else {
-                idle(
-                    t,
-                    stack,
-                    branch,
-                    observed,
-                    &s,
-                    r,
-                    format!(
-                        "the upgrade of {} to {to} waits for approval on the dashboard",
-                        cluster_label(&c)
-                    ),
-                )
-            };
+            let mut p = unapproved(t, stack, (branch, s), observed, r, (&c, to), bot_email);
             p.approval = Some(a.clone());
             out.push(p);
             continue;
@@ -303,38 +208,119 @@ pub fn plan(
             from: &cur,
             to: r,
         };
-        let files = step.files(t, stack, stack_files, cluster_files)?;
-        let id = content_id(stack, &files);
-        let fixes = match c.version.parse::<KubeVersion>() {
-            Ok(v) => compliance::fixed_between(Some(v), r.kubernetes, &facts.inputs),
-            Err(_) => Vec::new(),
-        };
-        let title = step.title(&fixes);
-        let body = step.body(t, stack, &id, &files, &fixes);
-        out.push(plan::decide(
+        let mut p = step.propose(
             t,
-            stack.clone(),
+            stack,
             branch,
+            (stack_files, cluster_files),
             observed,
             s,
-            files,
-            DesiredPr {
-                id,
-                title,
-                body,
-                releases: vec![r.name.to_string()],
-                nothing_published: false,
-                labels: plan::security_labels(t, &fixes),
-                // A minor upgrade needs a person's steps (its body lists them).
-                automerge: false,
-            },
+            facts,
             bot_email,
-        ));
-        if let Some(p) = out.last_mut() {
-            p.approval = approval;
-        }
+        )?;
+        p.approval = approval;
+        out.push(p);
     }
     Ok(out)
+}
+
+fn is_open(s: &BranchState) -> bool {
+    s.pull()
+        .is_some_and(|p| p.state == crate::forge::PullState::Open)
+}
+
+/// The plan for a step's branch that wants no pull request: an open one is closed (with the
+/// stack plans' promises, through [`plan::decide`]).
+fn close(
+    t: &TenantConfig,
+    stack: &StackId,
+    branch: String,
+    observed: &Observed,
+    s: BranchState,
+    bot_email: &str,
+) -> TenantPlan {
+    plan::decide(
+        t,
+        stack.clone(),
+        branch,
+        observed,
+        s,
+        Vec::new(),
+        DesiredPr {
+            id: content_id(stack, &[]),
+            title: String::new(),
+            body: String::new(),
+            releases: Vec::new(),
+            nothing_published: false,
+            labels: Vec::new(),
+            automerge: false,
+        },
+        bot_email,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+/// With `approval`, the step waits for a tick on the dashboard; an untick withdraws it. A step
+/// held back this run (its end of life unknown) keeps its line and tick.
+fn approval(
+    t: &TenantConfig,
+    facts: &Facts,
+    branch: &str,
+    c: &ClusterDoc,
+    cur: &ReleaseName,
+    to: Minor,
+    r: &AvailableRelease,
+) -> Option<Approval> {
+    (t.policy.upgrade.clusters == UpgradeAction::Approval).then(|| Approval {
+        tenant: t.name.clone(),
+        approved: facts
+            .approvals
+            .contains(&(t.name.clone(), branch.to_string()))
+            || crate::mutation::active("cluster-upgrade-waits-for-approval"),
+        branch: branch.to_string(),
+        words: format!(
+            "Cluster `{}` from {} to {to} (`{}`, Kubernetes {})",
+            cluster_label(c),
+            cur.minor,
+            r.name,
+            r.kubernetes
+        ),
+    })
+}
+
+/// A step not (or no longer) approved: its open pull request is closed as withdrawn, otherwise
+/// it waits as a report line.
+fn unapproved(
+    t: &TenantConfig,
+    stack: &StackId,
+    (branch, s): (String, BranchState),
+    observed: &Observed,
+    r: &AvailableRelease,
+    (c, to): (&ClusterDoc, Minor),
+    bot_email: &str,
+) -> TenantPlan {
+    if !is_open(&s) {
+        return idle(
+            t,
+            stack,
+            branch,
+            observed,
+            &s,
+            r,
+            format!(
+                "the upgrade of {} to {to} waits for approval on the dashboard",
+                cluster_label(c)
+            ),
+        );
+    }
+    let mut p = close(t, stack, branch, observed, s, bot_email);
+    if p.action == plan::Action::Close {
+        p.note = Some("the approval was withdrawn on the dashboard".into());
+        p.close_comment = Some(
+            "The step was unticked on the dashboard, which withdraws this pull request. Tick it again to have it proposed again.".into(),
+        );
+    }
+    p
 }
 
 /// A step that is not proposed this run, as a report line: nothing is written.
@@ -382,6 +368,50 @@ struct Step<'a> {
 }
 
 impl Step<'_> {
+    /// The step's plan: its files, its pull request's words (with the critical CVEs the new
+    /// Kubernetes version fixes) and the stack plans' promises, through [`plan::decide`].
+    #[allow(clippy::too_many_arguments)]
+    fn propose(
+        &self,
+        t: &TenantConfig,
+        stack: &StackId,
+        branch: String,
+        (stack_files, cluster_files): (&[TenantFile], &[TenantFile]),
+        observed: &Observed,
+        s: BranchState,
+        facts: &Facts,
+        bot_email: &str,
+    ) -> Result<TenantPlan, EditError> {
+        let r = self.to;
+        let files = self.files(t, stack, stack_files, cluster_files)?;
+        let id = content_id(stack, &files);
+        let fixes = match self.cluster.version.parse::<KubeVersion>() {
+            Ok(v) => compliance::fixed_between(Some(v), r.kubernetes, &facts.inputs),
+            Err(_) => Vec::new(),
+        };
+        let title = self.title(&fixes);
+        let body = self.body(t, stack, &id, &files, &fixes);
+        Ok(plan::decide(
+            t,
+            stack.clone(),
+            branch,
+            observed,
+            s,
+            files,
+            DesiredPr {
+                id,
+                title,
+                body,
+                releases: vec![r.name.to_string()],
+                nothing_published: false,
+                labels: plan::security_labels(t, &fixes),
+                // A minor upgrade needs a person's steps (its body lists them).
+                automerge: false,
+            },
+            bot_email,
+        ))
+    }
+
     fn class(&self) -> String {
         format!("{}-{}", self.to.name.prefix(), self.to.name.version.dot())
     }
@@ -410,7 +440,7 @@ impl Step<'_> {
         let mut docs = Vec::new();
         for f in stack_files {
             for d in f.cluster_stacks(stack)? {
-                if d.channel == "stable" {
+                if d.channel == Channel::Stable {
                     docs.push((f, d));
                 }
             }

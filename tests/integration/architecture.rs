@@ -398,20 +398,8 @@ const MAX_FUNCTION_LINES: usize = 100;
 /// entry is no longer needed). Nothing new goes on this list.
 const LONG_FUNCTIONS: &[(&str, &str)] = &[
     (
-        "src/resolve.rs::resolve_minor",
-        "one walk over the patches of a minor, newest first; to split into the walk and the hold-back bookkeeping",
-    ),
-    (
         "src/compliance/mod.rs::evaluate_on",
         "the SCS 0210 rule as one reading of the standard's test, kept whole to diff against it (tests/integration/scs0210_oracle.rs)",
-    ),
-    (
-        "src/report/text.rs::outcome_text",
-        "one text block per outcome kind; to split per kind",
-    ),
-    (
-        "src/report/preview.rs::blocks",
-        "the PR preview's sections in order; to split per section",
     ),
     (
         "src/report/status/text.rs::text",
@@ -422,24 +410,8 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "the dashboard's sections in order; to split per section",
     ),
     (
-        "src/pipeline/render.rs::render",
-        "render's stages in order; to split",
-    ),
-    (
         "src/forge/github/commits.rs::commit_a",
         "in src/forge/github/, being reorganised by another change; split there",
-    ),
-    (
-        "src/package/release.rs::package",
-        "the release files in csctl's order; to split per file",
-    ),
-    (
-        "src/package/chart.rs::load",
-        "one Helm chart archive read; to split",
-    ),
-    (
-        "src/package/chart.rs::metadata",
-        "Chart.yaml's fields as Helm validates them; to split",
     ),
     (
         "src/package/chart.rs::glob_match",
@@ -447,19 +419,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ),
     ("src/adopt/facts.rs::name_from_values", "to split"),
     ("src/adopt/literals.rs::segments", "to split"),
-    (
-        "src/tenants/plan.rs::desired",
-        "to split per ClusterStack document and per cluster",
-    ),
-    ("src/tenants/upgrade.rs::plan", "to split per cluster step"),
-    (
-        "src/config.rs::validate",
-        "one check per field with its file:line; to split per section",
-    ),
-    (
-        "src/config.rs::validate_tenants",
-        "one check per tenant field; to split",
-    ),
     (
         "src/status/stacks.rs::status",
         "to split per stack × minor fact",
