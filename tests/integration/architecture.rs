@@ -410,10 +410,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "the dashboard's sections in order; to split per section",
     ),
     (
-        "src/forge/github/commits.rs::commit_a",
-        "in src/forge/github/, being reorganised by another change; split there",
-    ),
-    (
         "src/package/chart.rs::glob_match",
         "a port of Go's path/filepath.Match, kept in its shape to compare with the original",
     ),

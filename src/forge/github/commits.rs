@@ -12,6 +12,9 @@ use super::{GithubForge, enc, str_of};
 use crate::forge::{FileChanges, ForgeError, ForgeResult, RepoRef};
 
 impl GithubForge {
+    /// One commit on `branch`, made as blob → tree → commit → ref update. The branch must still
+    /// be at `expected_head` (`None`: must not exist yet): the ref update is the compare-and-swap
+    /// that keeps a person's concurrent push from being overwritten.
     pub(super) async fn commit_a(
         &self,
         repo: &RepoRef,
@@ -22,11 +25,29 @@ impl GithubForge {
         message: &str,
     ) -> ForgeResult<String> {
         let what = format!("branch `{branch}` of {repo}");
-        let rp = Self::repo_path(repo);
         let current = self.branch_head_a(repo, branch).await?;
         if current.as_deref() != expected_head {
             return Err(ForgeError::Conflict { what });
         }
+        let tree = self.tree_a(repo, parent, changes, &what).await?;
+        let sha = self
+            .commit_object_a(repo, parent, &tree, message, &what)
+            .await?;
+        self.move_ref_a(repo, branch, parent, expected_head, sha, what)
+            .await
+    }
+
+    /// The tree of `parent` with `changes` applied; returns its sha. Text goes inline in the
+    /// tree request; binary content (not UTF-8, or with NUL bytes) needs a base64 blob first.
+    /// A deletion is sent only for a file the parent has (GitHub refuses deleting a missing one).
+    async fn tree_a(
+        &self,
+        repo: &RepoRef,
+        parent: &str,
+        changes: &FileChanges,
+        what: &str,
+    ) -> ForgeResult<String> {
+        let rp = Self::repo_path(repo);
         let base_tree = self.commit_tree(repo, parent).await?;
         let existing: Option<Vec<String>> = if changes.values().any(Option::is_none) {
             Some(self.list_files_a(repo, parent).await?)
@@ -41,17 +62,7 @@ impl GithubForge {
                         json!({"path": path, "mode": "100644", "type": "blob", "content": text}),
                     ),
                     _ => {
-                        let body = json!({
-                            "content": base64::engine::general_purpose::STANDARD.encode(bytes),
-                            "encoding": "base64",
-                        });
-                        let r = self
-                            .write_ok(
-                                &format!("blob for `{path}` in {repo}"),
-                                &Req::json(Method::POST, format!("{rp}/git/blobs"), &body),
-                            )
-                            .await?;
-                        let sha = str_of(&r.json::<Value>(&what)?["sha"]);
+                        let sha = self.blob_a(repo, path, bytes, what).await?;
                         entries.push(
                             json!({"path": path, "mode": "100644", "type": "blob", "sha": sha}),
                         );
@@ -76,7 +87,43 @@ impl GithubForge {
                 ),
             )
             .await?;
-        let tree = str_of(&tree.json::<Value>(&what)?["sha"]);
+        Ok(str_of(&tree.json::<Value>(what)?["sha"]))
+    }
+
+    /// A blob for binary content, base64 encoded; returns its sha.
+    async fn blob_a(
+        &self,
+        repo: &RepoRef,
+        path: &str,
+        bytes: &[u8],
+        what: &str,
+    ) -> ForgeResult<String> {
+        let body = json!({
+            "content": base64::engine::general_purpose::STANDARD.encode(bytes),
+            "encoding": "base64",
+        });
+        let r = self
+            .write_ok(
+                &format!("blob for `{path}` in {repo}"),
+                &Req::json(
+                    Method::POST,
+                    format!("{}/git/blobs", Self::repo_path(repo)),
+                    &body,
+                ),
+            )
+            .await?;
+        Ok(str_of(&r.json::<Value>(what)?["sha"]))
+    }
+
+    /// The commit object (not yet on any branch); returns its sha.
+    async fn commit_object_a(
+        &self,
+        repo: &RepoRef,
+        parent: &str,
+        tree: &str,
+        message: &str,
+        what: &str,
+    ) -> ForgeResult<String> {
         let mut body = json!({"message": message, "tree": tree, "parents": [parent]});
         // As an App, no author or committer: GitHub then signs the commit (Verified), which
         // branches that require signed commits insist on. A token's commit is never signed, so
@@ -90,10 +137,29 @@ impl GithubForge {
         let c = self
             .write_ok(
                 &format!("commit for {what}"),
-                &Req::json(Method::POST, format!("{rp}/git/commits"), &body),
+                &Req::json(
+                    Method::POST,
+                    format!("{}/git/commits", Self::repo_path(repo)),
+                    &body,
+                ),
             )
             .await?;
-        let sha = str_of(&c.json::<Value>(&what)?["sha"]);
+        Ok(str_of(&c.json::<Value>(what)?["sha"]))
+    }
+
+    /// Points `branch` at `sha`: creates the ref when `expected_head` is `None`, else updates it.
+    /// An answer lost on the way is settled by reading the branch again (`write_checked`); a ref
+    /// someone else moved meanwhile is a [`ForgeError::Conflict`].
+    async fn move_ref_a(
+        &self,
+        repo: &RepoRef,
+        branch: &str,
+        parent: &str,
+        expected_head: Option<&str>,
+        sha: String,
+        what: String,
+    ) -> ForgeResult<String> {
+        let rp = Self::repo_path(repo);
         let done = async || -> ForgeResult<Option<String>> {
             let now = self.branch_head_a(repo, branch).await?;
             if now.as_deref() == Some(sha.as_str()) {
@@ -133,7 +199,6 @@ impl GithubForge {
             Err(ForgeError::Rejected { what, reason })
                 if reason.to_ascii_lowercase().contains("reference") =>
             {
-                let _ = reason;
                 Err(ForgeError::Conflict { what })
             }
             other => other,
