@@ -402,10 +402,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "the SCS 0210 rule as one reading of the standard's test, kept whole to diff against it (tests/integration/scs0210_oracle.rs)",
     ),
     (
-        "src/report/status/text.rs::text",
-        "the status text's sections in order; to split per section",
-    ),
-    (
         "src/report/status/markdown.rs::blocks",
         "the dashboard's sections in order; to split per section",
     ),
