@@ -402,10 +402,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "the SCS 0210 rule as one reading of the standard's test, kept whole to diff against it (tests/integration/scs0210_oracle.rs)",
     ),
     (
-        "src/report/status/markdown.rs::blocks",
-        "the dashboard's sections in order; to split per section",
-    ),
-    (
         "src/package/chart.rs::glob_match",
         "a port of Go's path/filepath.Match, kept in its shape to compare with the original",
     ),

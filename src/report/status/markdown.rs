@@ -245,95 +245,11 @@ fn cve_block(s: &Status) -> String {
 
 /// The report as blocks, most important first.
 pub fn blocks(s: &Status) -> Vec<Block> {
-    let mut out = Vec::new();
-    let icon = if s.compliant {
-        s.scs0210.verdict.icon()
-    } else if s.scs0210.verdict == Verdict::Unknown {
-        "❔"
-    } else {
-        "❌"
-    };
-    out.push(Block::Text(format!(
-        "## Cluster stacks: SCS 0210 status\n\n{icon} {}\n\n",
-        escape_inline(&headline(s))
-    )));
-    if !s.scs0210.unreadable.is_empty() {
-        let list: String = s
-            .scs0210
-            .unreadable
-            .iter()
-            .map(|w| format!("- {}\n", escape_inline(w)))
-            .collect();
-        out.push(Block::Text(format!(
-            "**Verdicts are unknown where they depend on a source that could not be read:**\n\n{list}\n"
-        )));
-    }
-    if !s.stacks.is_empty() {
-        let rows: Vec<Vec<String>> = s.stacks.iter().map(stack_row).collect();
-        out.push(Block::Text(format!(
-            "### Stacks\n\n{}\n",
-            table(
-                &[
-                    "Stack",
-                    "Minor",
-                    "Newest upstream",
-                    "Latest release",
-                    "State",
-                    "Waiting for",
-                    "Deadline",
-                    "End of life",
-                    "SCS 0210",
-                ],
-                &rows,
-            )
-        )));
-    }
-    if !s.tenants.is_empty() {
-        // One block per row: a long tenant list is cut between rows, not dropped whole.
-        let header = [
-            "Tenant",
-            "Stack",
-            "Lists",
-            "Behind",
-            "Pull request",
-            "State",
-            "SCS 0210",
-        ];
-        out.push(Block::Text(format!(
-            "### Tenants\n\n{}",
-            table(&header, &[])
-        )));
-        for t in &s.tenants {
-            out.push(Block::Text(format!("| {} |\n", tenant_row(t).join(" | "))));
-        }
-        out.push(Block::Text("\n".into()));
-    }
-    if s.tenants.iter().any(|t| !t.clusters.is_empty()) {
-        out.push(Block::Text(format!(
-            "### Clusters\n\n{}",
-            table(
-                &[
-                    "Tenant",
-                    "Cluster",
-                    "Runs",
-                    "End of life",
-                    "Next minor",
-                    "Upgrade",
-                    "SCS 0210",
-                ],
-                &[]
-            )
-        )));
-        for t in &s.tenants {
-            for c in &t.clusters {
-                out.push(Block::Text(format!(
-                    "| {} |\n",
-                    cluster_row(&t.tenant, c).join(" | ")
-                )));
-            }
-        }
-        out.push(Block::Text("\n".into()));
-    }
+    let mut out = vec![Block::Text(head(s))];
+    out.extend(unreadable(s).map(Block::Text));
+    out.extend(stacks(s).map(Block::Text));
+    out.extend(tenants(s));
+    out.extend(clusters(s));
     let cves = cve_block(s);
     if !cves.is_empty() {
         out.push(Block::Text(cves));
@@ -342,16 +258,137 @@ pub fn blocks(s: &Status) -> Vec<Block> {
         "### Timeline\n\n{}\n",
         gantt::chart(s)
     )));
-    if !s.warnings.is_empty() {
-        let list: String = s
-            .warnings
-            .iter()
-            .map(|w| format!("- {}\n", escape_inline(w)))
-            .collect();
-        out.push(Block::Text(format!("### Warnings\n\n{list}\n")));
-    }
+    out.extend(warnings(s).map(Block::Text));
     out.push(Block::Text(HOW_TO_READ.to_string()));
     out
+}
+
+/// The title with the overall verdict's icon and the headline.
+fn head(s: &Status) -> String {
+    let icon = if s.compliant {
+        s.scs0210.verdict.icon()
+    } else if s.scs0210.verdict == Verdict::Unknown {
+        "❔"
+    } else {
+        "❌"
+    };
+    format!(
+        "## Cluster stacks: SCS 0210 status\n\n{icon} {}\n\n",
+        escape_inline(&headline(s))
+    )
+}
+
+/// The sources that could not be read, right under the headline: they make verdicts unknown.
+fn unreadable(s: &Status) -> Option<String> {
+    if s.scs0210.unreadable.is_empty() {
+        return None;
+    }
+    let list: String = s
+        .scs0210
+        .unreadable
+        .iter()
+        .map(|w| format!("- {}\n", escape_inline(w)))
+        .collect();
+    Some(format!(
+        "**Verdicts are unknown where they depend on a source that could not be read:**\n\n{list}\n"
+    ))
+}
+
+/// The stack table, one row per stack minor (kept whole: it is the report's core).
+fn stacks(s: &Status) -> Option<String> {
+    if s.stacks.is_empty() {
+        return None;
+    }
+    let rows: Vec<Vec<String>> = s.stacks.iter().map(stack_row).collect();
+    Some(format!(
+        "### Stacks\n\n{}\n",
+        table(
+            &[
+                "Stack",
+                "Minor",
+                "Newest upstream",
+                "Latest release",
+                "State",
+                "Waiting for",
+                "Deadline",
+                "End of life",
+                "SCS 0210",
+            ],
+            &rows,
+        )
+    ))
+}
+
+/// The tenant table as one block per row: a long tenant list is cut between rows, not
+/// dropped whole.
+fn tenants(s: &Status) -> Vec<Block> {
+    if s.tenants.is_empty() {
+        return Vec::new();
+    }
+    let header = [
+        "Tenant",
+        "Stack",
+        "Lists",
+        "Behind",
+        "Pull request",
+        "State",
+        "SCS 0210",
+    ];
+    let mut out = vec![Block::Text(format!(
+        "### Tenants\n\n{}",
+        table(&header, &[])
+    ))];
+    for t in &s.tenants {
+        out.push(Block::Text(format!("| {} |\n", tenant_row(t).join(" | "))));
+    }
+    out.push(Block::Text("\n".into()));
+    out
+}
+
+/// The cluster table, one block per row like [`tenants`]; absent when no tenant reports a
+/// cluster.
+fn clusters(s: &Status) -> Vec<Block> {
+    if !s.tenants.iter().any(|t| !t.clusters.is_empty()) {
+        return Vec::new();
+    }
+    let mut out = vec![Block::Text(format!(
+        "### Clusters\n\n{}",
+        table(
+            &[
+                "Tenant",
+                "Cluster",
+                "Runs",
+                "End of life",
+                "Next minor",
+                "Upgrade",
+                "SCS 0210",
+            ],
+            &[]
+        )
+    ))];
+    for t in &s.tenants {
+        for c in &t.clusters {
+            out.push(Block::Text(format!(
+                "| {} |\n",
+                cluster_row(&t.tenant, c).join(" | ")
+            )));
+        }
+    }
+    out.push(Block::Text("\n".into()));
+    out
+}
+
+/// The run's warnings, after the timeline.
+fn warnings(s: &Status) -> Option<String> {
+    if s.warnings.is_empty() {
+        return None;
+    }
+    let list: String = s
+        .warnings
+        .iter()
+        .map(|w| format!("- {}\n", escape_inline(w)))
+        .collect();
+    Some(format!("### Warnings\n\n{list}\n"))
 }
 
 /// The whole report (job summary, `status --format markdown`).
