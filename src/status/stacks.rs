@@ -187,14 +187,7 @@ pub fn status(
     inputs: &Inputs,
     today: NaiveDate,
 ) -> StackStatus {
-    let rels = releases_of(releases, &m.stack, m.minor);
-    let latest = rels.first().map(|r| LatestRelease {
-        tag: r.name.to_string(),
-        kubernetes: r.kubernetes,
-        published_at: r.published_at,
-        targets: targets_of(releases, &r.name),
-        url: r.url.clone(),
-    });
+    let latest = newest_release(m, releases);
     let offered = latest.as_ref().and_then(|l| l.kubernetes);
     let unknown_version = latest.is_some() && offered.is_none();
     let unreleased: Vec<&super::Patch> = if unknown_version {
@@ -205,24 +198,7 @@ pub fn status(
             .filter(|p| offered.is_none_or(|o| p.version > o))
             .collect()
     };
-    // One rule for the verdict and the deadline: the standard's, for the latest release's
-    // version (or the minor window when nothing was released).
-    let scs0210 = if unknown_version {
-        let tag = latest.as_ref().map(|l| l.tag.clone()).unwrap_or_default();
-        Scs0210::unknown(format!(
-            "release {tag} names no Kubernetes version (notes or metadata.yaml)"
-        ))
-    } else {
-        let patches: Vec<KubeRelease> = m
-            .patches
-            .iter()
-            .map(|p| KubeRelease {
-                version: p.version,
-                published_at: p.published_at,
-            })
-            .collect();
-        compliance::evaluate_series(offered, &patches, inputs, today)
-    };
+    let scs0210 = verdict(m, latest.as_ref(), inputs, today);
     let applying = scs0210.applying();
     let due = applying.and_then(|r| r.deadline);
     let due_for = applying.and_then(|r| r.newer);
@@ -236,6 +212,85 @@ pub fn status(
     let newer_releasable = m
         .releasable
         .filter(|r| offered.is_none_or(|o| *r > o) && !unknown_version);
+    let (state, mut waiting_for) =
+        state_and_waiting(m, unreleased.is_empty(), pull, newer_releasable);
+    critical_cve_urgency(&scs0210, today, &mut waiting_for);
+    StackStatus {
+        stack: m.stack.clone(),
+        minor: m.minor,
+        tracked: m.tracked,
+        state,
+        upstream: m.patches.last().map(|p| Upstream {
+            kubernetes: p.version,
+            published_at: p.published_at,
+        }),
+        latest_release: latest,
+        unreleased: unreleased.iter().map(|p| p.version).collect(),
+        waiting_for,
+        due,
+        due_for,
+        due_window: applying.map(|r| r.rule),
+        days_left: due.map(|d| days_between(today, d)),
+        overdue,
+        end_of_life: m.end_of_life,
+        // The standard's test: a minor is supported while `now < end-of-life` (midnight), so
+        // the end-of-life day itself is past it.
+        past_end_of_life: m.end_of_life.is_some_and(|e| today >= e),
+        errors: m.errors.clone(),
+        scs0210,
+        cves,
+    }
+}
+
+/// The newest release of the stack × minor, with where it is published.
+fn newest_release(m: &UpstreamMinor, releases: &[Release]) -> Option<LatestRelease> {
+    let rels = releases_of(releases, &m.stack, m.minor);
+    rels.first().map(|r| LatestRelease {
+        tag: r.name.to_string(),
+        kubernetes: r.kubernetes,
+        published_at: r.published_at,
+        targets: targets_of(releases, &r.name),
+        url: r.url.clone(),
+    })
+}
+
+/// One rule for the verdict and the deadline: the standard's, for the latest release's
+/// version (or the minor window when nothing was released). A release naming no Kubernetes
+/// version is unknown: missing data is never compliance.
+fn verdict(
+    m: &UpstreamMinor,
+    latest: Option<&LatestRelease>,
+    inputs: &Inputs,
+    today: NaiveDate,
+) -> Scs0210 {
+    let offered = latest.and_then(|l| l.kubernetes);
+    if let Some(l) = latest
+        && offered.is_none()
+    {
+        return Scs0210::unknown(format!(
+            "release {} names no Kubernetes version (notes or metadata.yaml)",
+            l.tag
+        ));
+    }
+    let patches: Vec<KubeRelease> = m
+        .patches
+        .iter()
+        .map(|p| KubeRelease {
+            version: p.version,
+            published_at: p.published_at,
+        })
+        .collect();
+    compliance::evaluate_series(offered, &patches, inputs, today)
+}
+
+/// Where the stack × minor stands and what its newest patch waits for: the configuration
+/// first, then errors, then a release pull request, then upstream and the release run.
+fn state_and_waiting(
+    m: &UpstreamMinor,
+    all_released: bool,
+    pull: Option<&ReleasePull>,
+    newer_releasable: Option<KubeVersion>,
+) -> (StackState, Vec<WaitingFor>) {
     let mut waiting_for = Vec::new();
     let state = if !m.tracked {
         waiting_for.push(WaitingFor {
@@ -250,7 +305,7 @@ pub fn status(
         StackState::Untracked
     } else if !m.errors.is_empty() {
         StackState::Error
-    } else if unreleased.is_empty() {
+    } else if all_released {
         StackState::Current
     } else if let Some(p) = pull {
         waiting_for.push(WaitingFor {
@@ -278,7 +333,11 @@ pub fn status(
             });
         }
     }
-    // A critical-CVE fix that waits for its node image or a chart carries its clock.
+    (state, waiting_for)
+}
+
+/// A critical-CVE fix that waits for its node image or a chart carries its clock.
+fn critical_cve_urgency(scs0210: &Scs0210, today: NaiveDate, waiting_for: &mut [WaitingFor]) {
     if let Some(d) = scs0210.critical_cve().and_then(|r| r.deadline) {
         let words = super::days_words(days_between(today, d));
         for w in waiting_for
@@ -287,31 +346,6 @@ pub fn status(
         {
             w.urgency = Some(format!("critical CVE: {words}"));
         }
-    }
-    StackStatus {
-        stack: m.stack.clone(),
-        minor: m.minor,
-        tracked: m.tracked,
-        state,
-        upstream: m.patches.last().map(|p| Upstream {
-            kubernetes: p.version,
-            published_at: p.published_at,
-        }),
-        latest_release: latest,
-        unreleased: unreleased.iter().map(|p| p.version).collect(),
-        waiting_for,
-        due,
-        due_for,
-        due_window: applying.map(|r| r.rule),
-        days_left: due.map(|d| days_between(today, d)),
-        overdue,
-        end_of_life: m.end_of_life,
-        // The standard's test: a minor is supported while `now < end-of-life` (midnight), so
-        // the end-of-life day itself is past it.
-        past_end_of_life: m.end_of_life.is_some_and(|e| today >= e),
-        errors: m.errors.clone(),
-        scs0210,
-        cves,
     }
 }
 

@@ -407,10 +407,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ),
     ("src/adopt/facts.rs::name_from_values", "to split"),
     ("src/adopt/literals.rs::segments", "to split"),
-    (
-        "src/status/stacks.rs::status",
-        "to split per stack × minor fact",
-    ),
 ];
 
 /// Every function of `code` (`fn` items, methods included) with its first line and its length
