@@ -361,79 +361,18 @@ pub fn segments(
     facts: &StackFacts,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<Segment>, Vec<Replacement>), AdoptError> {
-    let yaml = file.ends_with(".yaml") || file.ends_with(".yml") || file.ends_with(".tpl");
-    let index = LineIndex::new(text);
+    let reading = Reading {
+        file,
+        text,
+        yaml: file.ends_with(".yaml") || file.ends_with(".yml") || file.ends_with(".tpl"),
+        index: LineIndex::new(text),
+        facts,
+    };
     let needles = needles(facts);
-    // (start, end, needle)
-    let mut found: Vec<(usize, usize, usize)> = Vec::new();
-    for (ni, n) in needles.iter().enumerate() {
-        for (start, _) in text.match_indices(&n.literal) {
-            let end = start + n.literal.len();
-            if bounded(text, start, end, n.bound) {
-                found.push((start, end, ni));
-            }
-        }
-    }
-    let mut accepted: Vec<(usize, usize, usize)> = Vec::new();
-    for (start, end, ni) in found {
-        let n = &needles[ni];
-        let li = index.line_at(start);
-        let line = &index.lines[li];
-        let line_text = &text[line.start..line.end];
-        // A list item describing another Kubernetes version (history in kubernetes.yaml,
-        // the other rows of versions.yaml) is not this stack's: keep it as written.
-        if yaml
-            && line.items.iter().any(|&i| {
-                index.items[i].fields.iter().any(|(k, v)| {
-                    (says_kubernetes(k) || k == "version") && foreign_version(v, facts)
-                })
-            })
-        {
-            continue;
-        }
-        let minor_form = n
-            .meanings
-            .iter()
-            .all(|m| matches!(m, Meaning::MinorDotted | Meaning::MinorDashed));
-        // `kube-v1.34/…-v1.34.3.qcow2`: that minor belongs to the other patch on the line.
-        if minor_form && other_patch_of_minor(line_text, facts.kubernetes) {
-            continue;
-        }
-        // A single-meaning version whose field names something else is a coincidence.
-        if n.meanings.len() == 1
-            && let Meaning::Component(_) | Meaning::KubePlain = &n.meanings[0]
-        {
-            let siblings = line
-                .items
-                .last()
-                .map(|&i| index.items[i].fields.clone())
-                .unwrap_or_default();
-            let all: Vec<Meaning> = facts
-                .components
-                .iter()
-                .map(|c| Meaning::Component(c.key.clone()))
-                .chain([Meaning::KubePlain])
-                .collect();
-            let verdict = said(facts, file, line.key.as_deref(), &siblings, &all);
-            let agrees = match (&verdict, &n.meanings[0]) {
-                (None, _) => true,
-                (Some(Said::Kubernetes), Meaning::KubePlain) => true,
-                (Some(Said::Component(a)), Meaning::Component(b)) => a == b,
-                _ => false,
-            };
-            if !agrees {
-                notes.push(format!(
-                    "{file}:{}: `{}` equals {} but field `{}` names something else: kept as written",
-                    li + 1,
-                    n.literal,
-                    n.meanings[0].describe(),
-                    line.path
-                ));
-                continue;
-            }
-        }
-        accepted.push((start, end, ni));
-    }
+    let mut accepted: Vec<(usize, usize, usize)> = occurrences(text, &needles)
+        .into_iter()
+        .filter(|&(start, _, ni)| reading.is_the_stacks(start, &needles[ni], notes))
+        .collect();
     accepted.sort_by_key(|&(s, e, _)| (s, std::cmp::Reverse(e)));
     let mut segs = Vec::new();
     let mut reps = Vec::new();
@@ -443,66 +382,13 @@ pub fn segments(
             continue;
         }
         let n = &needles[ni];
-        let li = index.line_at(start);
-        let line = &index.lines[li];
-        let meaning = if n.meanings.len() == 1 {
-            n.meanings[0].clone()
-        } else {
-            let siblings = line
-                .items
-                .last()
-                .map(|&i| index.items[i].fields.clone())
-                .unwrap_or_default();
-            match said(facts, file, line.key.as_deref(), &siblings, &n.meanings) {
-                Some(Said::Component(k)) if n.meanings.contains(&Meaning::Component(k.clone())) => {
-                    Meaning::Component(k)
-                }
-                Some(Said::Kubernetes) if n.meanings.contains(&Meaning::KubePlain) => {
-                    Meaning::KubePlain
-                }
-                Some(Said::Kubernetes) if n.meanings.contains(&Meaning::KubeVersion) => {
-                    Meaning::KubeVersion
-                }
-                Some(other) => {
-                    notes.push(format!(
-                        "{file}:{}: `{}` equals a pinned version but field `{}` names {}: kept as written",
-                        li + 1,
-                        n.literal,
-                        line.path,
-                        match other {
-                            Said::Kubernetes => "Kubernetes".to_string(),
-                            Said::Component(k) => format!("component `{k}`"),
-                        }
-                    ));
-                    continue;
-                }
-                None => {
-                    let what: Vec<String> = n.meanings.iter().map(Meaning::describe).collect();
-                    return Err(AdoptError::refused(
-                        file,
-                        Some(li + 1),
-                        Some(line.path.clone()).filter(|p| !p.is_empty()),
-                        format!(
-                            "`{}` is {}: nothing here says which, and stackbot does not guess",
-                            n.literal,
-                            what.join(" and also ")
-                        ),
-                        "name the field after what it holds (e.g. the chart name), or give the components different versions, then adopt again",
-                    ));
-                }
-            }
+        let li = reading.index.line_at(start);
+        let line = &reading.index.lines[li];
+        let Some(meaning) = reading.meaning(li, n, notes)? else {
+            continue;
         };
-        if meaning == Meaning::MinorDashed
-            && let Some(version) = stack_version_after(&text[end..])
-        {
-            notes.push(format!(
-                "{file}:{}: the release version `{version}` after `{}` is kept as written: release versions are chosen when packaging, not by the templates",
-                li + 1,
-                text[line.start..end]
-                    .rsplit(char::is_whitespace)
-                    .next()
-                    .unwrap_or_default()
-            ));
+        if meaning == Meaning::MinorDashed {
+            reading.note_release_version_after(li, end, notes);
         }
         if start > pos {
             segs.push(Segment::Text(text[pos..start].to_string()));
@@ -523,6 +409,171 @@ pub fn segments(
         segs.push(Segment::Text(text[pos..].to_string()));
     }
     Ok((segs, reps))
+}
+
+/// Every standalone occurrence of a needle in `text`: (start, end, needle index), overlaps
+/// included (the longest at a position wins later).
+fn occurrences(text: &str, needles: &[Needle]) -> Vec<(usize, usize, usize)> {
+    let mut found = Vec::new();
+    for (ni, n) in needles.iter().enumerate() {
+        for (start, _) in text.match_indices(&n.literal) {
+            let end = start + n.literal.len();
+            if bounded(text, start, end, n.bound) {
+                found.push((start, end, ni));
+            }
+        }
+    }
+    found
+}
+
+/// One file being adopted: what deciding a literal's meaning looks at around it.
+struct Reading<'a> {
+    file: &'a str,
+    text: &'a str,
+    yaml: bool,
+    index: LineIndex,
+    facts: &'a StackFacts,
+}
+
+impl Reading<'_> {
+    /// Whether the occurrence of `n` at `start` is this stack's value, not history, another
+    /// patch's minor or a coincidence in a field naming something else (noted).
+    fn is_the_stacks(&self, start: usize, n: &Needle, notes: &mut Vec<String>) -> bool {
+        let (index, facts) = (&self.index, self.facts);
+        let li = index.line_at(start);
+        let line = &index.lines[li];
+        let line_text = &self.text[line.start..line.end];
+        // A list item describing another Kubernetes version (history in kubernetes.yaml,
+        // the other rows of versions.yaml) is not this stack's: keep it as written.
+        if self.yaml
+            && line.items.iter().any(|&i| {
+                index.items[i].fields.iter().any(|(k, v)| {
+                    (says_kubernetes(k) || k == "version") && foreign_version(v, facts)
+                })
+            })
+        {
+            return false;
+        }
+        let minor_form = n
+            .meanings
+            .iter()
+            .all(|m| matches!(m, Meaning::MinorDotted | Meaning::MinorDashed));
+        // `kube-v1.34/…-v1.34.3.qcow2`: that minor belongs to the other patch on the line.
+        if minor_form && other_patch_of_minor(line_text, facts.kubernetes) {
+            return false;
+        }
+        // A single-meaning version whose field names something else is a coincidence.
+        if n.meanings.len() == 1
+            && let Meaning::Component(_) | Meaning::KubePlain = &n.meanings[0]
+        {
+            let all: Vec<Meaning> = facts
+                .components
+                .iter()
+                .map(|c| Meaning::Component(c.key.clone()))
+                .chain([Meaning::KubePlain])
+                .collect();
+            let verdict = self.said(li, &all);
+            let agrees = match (&verdict, &n.meanings[0]) {
+                (None, _) => true,
+                (Some(Said::Kubernetes), Meaning::KubePlain) => true,
+                (Some(Said::Component(a)), Meaning::Component(b)) => a == b,
+                _ => false,
+            };
+            if !agrees {
+                notes.push(format!(
+                    "{}:{}: `{}` equals {} but field `{}` names something else: kept as written",
+                    self.file,
+                    li + 1,
+                    n.literal,
+                    n.meanings[0].describe(),
+                    line.path
+                ));
+                return false;
+            }
+        }
+        true
+    }
+
+    /// What [`said`] says of a literal on line `li`, among `among`.
+    fn said(&self, li: usize, among: &[Meaning]) -> Option<Said> {
+        let line = &self.index.lines[li];
+        let siblings = line
+            .items
+            .last()
+            .map(|&i| self.index.items[i].fields.clone())
+            .unwrap_or_default();
+        said(self.facts, self.file, line.key.as_deref(), &siblings, among)
+    }
+
+    /// The meaning of `n` on line `li`: its only one, or the one its surroundings name.
+    /// `None` (noted) when they name another pinned value; refused when nothing decides.
+    fn meaning(
+        &self,
+        li: usize,
+        n: &Needle,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<Meaning>, AdoptError> {
+        if n.meanings.len() == 1 {
+            return Ok(Some(n.meanings[0].clone()));
+        }
+        let line = &self.index.lines[li];
+        Ok(Some(match self.said(li, &n.meanings) {
+            Some(Said::Component(k)) if n.meanings.contains(&Meaning::Component(k.clone())) => {
+                Meaning::Component(k)
+            }
+            Some(Said::Kubernetes) if n.meanings.contains(&Meaning::KubePlain) => {
+                Meaning::KubePlain
+            }
+            Some(Said::Kubernetes) if n.meanings.contains(&Meaning::KubeVersion) => {
+                Meaning::KubeVersion
+            }
+            Some(other) => {
+                notes.push(format!(
+                    "{}:{}: `{}` equals a pinned version but field `{}` names {}: kept as written",
+                    self.file,
+                    li + 1,
+                    n.literal,
+                    line.path,
+                    match other {
+                        Said::Kubernetes => "Kubernetes".to_string(),
+                        Said::Component(k) => format!("component `{k}`"),
+                    }
+                ));
+                return Ok(None);
+            }
+            None => {
+                let what: Vec<String> = n.meanings.iter().map(Meaning::describe).collect();
+                return Err(AdoptError::refused(
+                    self.file,
+                    Some(li + 1),
+                    Some(line.path.clone()).filter(|p| !p.is_empty()),
+                    format!(
+                        "`{}` is {}: nothing here says which, and stackbot does not guess",
+                        n.literal,
+                        what.join(" and also ")
+                    ),
+                    "name the field after what it holds (e.g. the chart name), or give the components different versions, then adopt again",
+                ));
+            }
+        }))
+    }
+
+    /// A dashed minor followed by a cluster-stack release version (`…-1-34-v2`): the version stays,
+    /// since packaging chooses it, and the note says so.
+    fn note_release_version_after(&self, li: usize, end: usize, notes: &mut Vec<String>) {
+        let line = &self.index.lines[li];
+        if let Some(version) = stack_version_after(&self.text[end..]) {
+            notes.push(format!(
+                "{}:{}: the release version `{version}` after `{}` is kept as written: release versions are chosen when packaging, not by the templates",
+                self.file,
+                li + 1,
+                self.text[line.start..end]
+                    .rsplit(char::is_whitespace)
+                    .next()
+                    .unwrap_or_default()
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -406,7 +406,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
         "a port of Go's path/filepath.Match, kept in its shape to compare with the original",
     ),
     ("src/adopt/facts.rs::name_from_values", "to split"),
-    ("src/adopt/literals.rs::segments", "to split"),
 ];
 
 /// Every function of `code` (`fn` items, methods included) with its first line and its length
