@@ -196,11 +196,17 @@ pub fn plan(
         let branch = branch_name(stack, &c, to);
         let s = state(&branch);
         let has_pull = s.pull().is_some();
-        // With `approval`, the step waits for a tick on the dashboard; an untick withdraws it. A
-        // step held back this run (its end of life unknown) keeps its line and tick.
+        // With `approval`, the step waits for a tick on the dashboard; an untick withdraws it.
+        // A step is listed once it is due. A step held back this run (its end of life unknown,
+        // or not due after all) keeps the line it has, with its tick; without a pull request it
+        // gets no line it has not. Listing a step that may not be due invited a tick that the
+        // next run, knowing the step was not due, dropped with the line: the step came back
+        // unticked when due, and its team, having ticked, waited for a pull request that never
+        // came.
+        let listed = facts.approvals.get(&(t.name.clone(), branch.clone()));
         let approval = (t.policy.upgrade.clusters == UpgradeAction::Approval).then(|| Approval {
             tenant: t.name.clone(),
-            approved: facts.approvals.contains(&(t.name.clone(), branch.clone()))
+            approved: listed == Some(&true)
                 || crate::mutation::active("cluster-upgrade-waits-for-approval"),
             branch: branch.clone(),
             words: format!(
@@ -213,8 +219,9 @@ pub fn plan(
         });
         match due(t, cur.minor, facts) {
             Ok(None) => {}
-            // Not yet: nothing to say unless a pull request exists (then it is left as it is).
-            Ok(Some(_)) if !has_pull => continue,
+            // Not yet: nothing to say unless a pull request exists or the dashboard lists the
+            // step (then it is left as it is).
+            Ok(Some(_)) if !has_pull && listed.is_none() => continue,
             Ok(Some(day)) => {
                 out.push(idle(
                     t,
@@ -223,7 +230,15 @@ pub fn plan(
                     observed,
                     &s,
                     r,
-                    format!("the upgrade of {} to {to} is due from {day}; its pull request is left as it is", cluster_label(&c)),
+                    format!(
+                        "the upgrade of {} to {to} is due from {day}; {} is left as it is",
+                        cluster_label(&c),
+                        if has_pull {
+                            "its pull request"
+                        } else {
+                            "its line on the dashboard"
+                        }
+                    ),
                 ));
                 if let Some(p) = out.last_mut() {
                     p.approval = approval;
@@ -243,7 +258,9 @@ pub fn plan(
                         cluster_label(&c)
                     ),
                 ));
-                if let Some(p) = out.last_mut() {
+                if let Some(p) = out.last_mut()
+                    && (has_pull || listed.is_some())
+                {
                     p.approval = approval;
                 }
                 continue;
