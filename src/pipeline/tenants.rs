@@ -107,17 +107,18 @@ fn uses_approval(ctx: &Context) -> bool {
             .any(|t| t.policy.upgrade.clusters == crate::config::UpgradeAction::Approval)
 }
 
-/// The steps ticked on the dashboard. A dashboard that cannot be read fails the run
-/// (transient): planning without the ticks would withdraw every approved pull request.
+/// The steps listed on the dashboard, with whether each is ticked. A dashboard that cannot be
+/// read fails the run (transient): planning without the ticks would withdraw every approved
+/// pull request.
 fn approvals(
     ctx: &Context,
     forge: &dyn Forge,
-) -> Result<std::collections::BTreeSet<(String, String)>, Error> {
+) -> Result<std::collections::BTreeMap<(String, String), bool>, Error> {
     if !uses_approval(ctx) {
         return Ok(Default::default());
     }
     Ok(super::dashboard::find(ctx, forge)?
-        .map(|i| tenants::approval::ticked(&i.body))
+        .map(|i| tenants::approval::read(&i.body))
         .unwrap_or_default())
 }
 

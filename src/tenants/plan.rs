@@ -111,8 +111,9 @@ pub struct Observed {
 pub struct Facts {
     pub today: chrono::NaiveDate,
     pub inputs: crate::compliance::Inputs,
-    /// The steps ticked on the dashboard, as `(tenant, branch)` (see [`super::approval`]).
-    pub approvals: std::collections::BTreeSet<(String, String)>,
+    /// The steps listed on the dashboard, as `(tenant, branch)`, with whether a person ticked
+    /// them (see [`super::approval`]).
+    pub approvals: BTreeMap<(String, String), bool>,
 }
 
 impl Facts {

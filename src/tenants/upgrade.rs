@@ -176,14 +176,32 @@ pub fn plan(
         };
         let branch = branch_name(stack, &c, to);
         let s = state(&branch);
-        let approval = approval(t, facts, &branch, &c, &cur, to, r);
+        // With `approval`, the step waits for a tick on the dashboard; an untick withdraws it.
+        // A step is listed once it is due. A step held back this run (its end of life unknown,
+        // or not due after all) keeps the line it has, with its tick; without a pull request it
+        // gets no line it has not. Listing a step that may not be due invited a tick that the
+        // next run, knowing the step was not due, dropped with the line: the step came back
+        // unticked when due, and its team, having ticked, waited for a pull request that never
+        // came.
+        let listed = facts
+            .approvals
+            .get(&(t.name.clone(), branch.clone()))
+            .copied();
+        let has_pull = s.pull().is_some();
+        let approval = approval(t, listed, &branch, &c, &cur, to, r);
         let not_due = match due(t, cur.minor, facts) {
             Ok(None) => None,
-            // Not yet: nothing to say unless a pull request exists (then it is left as it is).
-            Ok(Some(_)) if s.pull().is_none() => continue,
+            // Not yet: nothing to say unless a pull request exists or the dashboard lists the
+            // step (then it is left as it is).
+            Ok(Some(_)) if !has_pull && listed.is_none() => continue,
             Ok(Some(day)) => Some(format!(
-                "the upgrade of {} to {to} is due from {day}; its pull request is left as it is",
-                cluster_label(&c)
+                "the upgrade of {} to {to} is due from {day}; {} is left as it is",
+                cluster_label(&c),
+                if has_pull {
+                    "its pull request"
+                } else {
+                    "its line on the dashboard"
+                }
             )),
             Err(why) => Some(format!(
                 "the upgrade of {} to {to} waits: {why} (`before_end_of_life_days` needs it)",
@@ -192,7 +210,9 @@ pub fn plan(
         };
         if let Some(note) = not_due {
             let mut p = idle(t, stack, branch, observed, &s, r, note);
-            p.approval = approval;
+            if has_pull || listed.is_some() {
+                p.approval = approval;
+            }
             out.push(p);
             continue;
         }
@@ -260,11 +280,12 @@ fn close(
 }
 
 #[allow(clippy::too_many_arguments)]
-/// With `approval`, the step waits for a tick on the dashboard; an untick withdraws it. A step
-/// held back this run (its end of life unknown) keeps its line and tick.
+/// With `approval`, the step waits for a tick on the dashboard; an untick withdraws it.
+/// `listed` is the step's line on the dashboard: `None` when it has none, else whether it is
+/// ticked.
 fn approval(
     t: &TenantConfig,
-    facts: &Facts,
+    listed: Option<bool>,
     branch: &str,
     c: &ClusterDoc,
     cur: &ReleaseName,
@@ -273,9 +294,7 @@ fn approval(
 ) -> Option<Approval> {
     (t.policy.upgrade.clusters == UpgradeAction::Approval).then(|| Approval {
         tenant: t.name.clone(),
-        approved: facts
-            .approvals
-            .contains(&(t.name.clone(), branch.to_string()))
+        approved: listed == Some(true)
             || crate::mutation::active("cluster-upgrade-waits-for-approval"),
         branch: branch.to_string(),
         words: format!(

@@ -225,3 +225,105 @@ fn an_unknown_end_of_life_keeps_the_tick_and_the_pull_request() {
     w.run_with(&known);
     nothing_written(&w);
 }
+
+/// The dashboard issue's body, empty when there is none yet.
+fn dashboard_or_empty<F: Forge>(w: &World<F>) -> String {
+    let issues = w.bot.inner().list_issues(&repo(STACKS), None).unwrap();
+    issues.first().map(|i| i.body.clone()).unwrap_or_default()
+}
+
+/// A step is listed for approval only once it is due, and a tick given is kept until the step
+/// opens. Found by the world simulator (seed 2026, github+oci world): a run that could not read
+/// the schedule listed a step months before it was due; a person ticked it; the next run,
+/// knowing the step was not due, dropped the line and its tick; when the step came due it was
+/// listed again unticked, and the team, having ticked, never saw its pull request before the
+/// end of life.
+fn a_step_is_listed_once_due_and_its_tick_is_kept<F: Forge>(w: World<F>)
+where
+    World<F>: Tick,
+{
+    use stackbot::compliance::{Inputs, Lifecycles, Security};
+    let eol = |day: &str| Inputs {
+        releases: Ok(Vec::new()),
+        lifecycles: Lifecycles::Known([("1.33".parse().unwrap(), day.parse().unwrap())].into()),
+        security: Security::Unknown("not read".into()),
+    };
+    // The runs' day is 2026-05-01: with 90 days before the end of life, 2026-06-28 makes the
+    // step due, 2026-12-28 does not.
+    let (due, not_due) = (eol("2026-06-28"), eol("2026-12-28"));
+    w.publish("openstack-scs2-1-34-v1", "v1.34.2");
+
+    // Not due: nothing listed, nothing opened.
+    let r = w.run_with(&not_due);
+    assert!(
+        r.iter().all(|x| x.branch.as_deref() != Some(STEP_34)),
+        "{r:#?}"
+    );
+    assert!(!dashboard_or_empty(&w).contains(STEP_34));
+    // The schedule not read: whether the step is due is unknown, so it is not listed either.
+    let r = w.run();
+    assert!(line(&r, STEP_34).approval.is_none(), "{r:#?}");
+    assert!(
+        !dashboard_or_empty(&w).contains(STEP_34),
+        "a step that may not be due is not listed: {}",
+        dashboard_or_empty(&w)
+    );
+    w.run_with(&not_due);
+    assert!(!dashboard_or_empty(&w).contains(STEP_34));
+    assert!(w.pulls_of(ACME, STEP_34).is_empty());
+
+    // Due: listed, unticked; a person ticks it.
+    w.run_with(&due);
+    assert!(
+        dashboard(&w).contains("- [ ] `acme`: Cluster `team-a/prod` from 1.33 to 1.34"),
+        "{}",
+        dashboard(&w)
+    );
+    w.tick(STEP_34, true);
+    // Not due after all (the schedule moved the end of life), or not known this run: the line
+    // and its tick stay, nothing is opened.
+    for unknown in [false, true] {
+        let r = if unknown {
+            w.run()
+        } else {
+            w.run_with(&not_due)
+        };
+        let step = line(&r, STEP_34);
+        assert_eq!(step.action, Action::None, "{step:?}");
+        assert!(dashboard(&w).contains("- [x] `acme`"), "{}", dashboard(&w));
+        assert!(w.pulls_of(ACME, STEP_34).is_empty());
+    }
+    w.run_with(&not_due);
+    nothing_written(&w);
+    // Due again: the tick opens the step.
+    let r = w.run_with(&due);
+    assert_eq!(line(&r, STEP_34).outcome, Outcome::Opened, "{r:#?}");
+    assert!(dashboard(&w).contains("- [x] `acme`"), "{}", dashboard(&w));
+}
+
+fn before_end_of_life<F: Forge>(
+    w: fn(&[support::tenant_world::Tenant], &str) -> World<F>,
+) -> World<F> {
+    let stacks = stack_doc("1.33", "[v1, v2]");
+    let c = "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: prod\n  namespace: team-a\nspec:\n  topology:\n    class: openstack-scs2-1-33-v2\n    version: v1.33.5\n";
+    let w = w(
+        &[(
+            "acme",
+            ACME,
+            &[(STACKS_FILE, stacks.as_str()), (CLUSTER_FILE, c)],
+        )],
+        "    clusters: [\"clusters/*.yaml\"]\n    policy: {minor: ignore, upgrade: {clusters: approval, before_end_of_life_days: 90}}\n",
+    );
+    w.publish("openstack-scs2-1-33-v2", "v1.33.5");
+    w
+}
+
+#[test]
+fn a_step_is_listed_once_due_and_its_tick_is_kept_local() {
+    a_step_is_listed_once_due_and_its_tick_is_kept(before_end_of_life(World::local_with));
+}
+
+#[test]
+fn a_step_is_listed_once_due_and_its_tick_is_kept_github() {
+    a_step_is_listed_once_due_and_its_tick_is_kept(before_end_of_life(World::github_with));
+}

@@ -28,7 +28,8 @@ fn minors_released(ledger: &Ledger) -> BTreeSet<u64> {
 /// The upgrade promises, per tenant with `policy.upgrade`: each open step moves one Cluster one
 /// minor up from what `main` runs; `approval` steps open only once ticked; a declined step is
 /// not opened again for the same release; and a Cluster that opted in is off its minor by the
-/// minor's end of life. `eol`: minor → end-of-life date.
+/// minor's end of life. `eol`: minor → end-of-life date; `unticked_after`: `(tenant, branch)`
+/// of the steps the dashboard lists unticked after the run.
 pub fn check_upgrades(
     f: &RunFacts,
     ledger: &Ledger,
@@ -36,6 +37,7 @@ pub fn check_upgrades(
     before: &Observation,
     after: &Observation,
     eol: &BTreeMap<u64, NaiveDate>,
+    unticked_after: &BTreeSet<(String, String)>,
 ) -> Vec<Violation> {
     let mut out = Out { f, v: Vec::new() };
     for t in tenants {
@@ -48,7 +50,7 @@ pub fn check_upgrades(
         if f.tenants_clean() && !failed {
             one_minor(&mut out, ledger, t, u, post);
         }
-        approval(&mut out, ledger, t, u, pre, post);
+        approval(&mut out, ledger, t, u, pre, post, unticked_after);
         declined(&mut out, ledger, t, pre, post);
         at_end_of_life(&mut out, ledger, t, u, post, eol);
     }
@@ -165,14 +167,20 @@ fn approval(
     u: &Upgrades,
     pre: &UpgradeObs,
     post: &UpgradeObs,
+    unticked_after: &BTreeSet<(String, String)>,
 ) {
     if u.mode != UpgradeMode::Approval {
         return;
     }
+    // The situation: a run with a step that waits for a tick, listed unticked before the run
+    // or listed by this run (then this run held a due step back for want of a tick). Runs
+    // days apart with a person ticking within days may see every step ticked before the next
+    // run: the run that lists a step is then the only one in which it waits.
     if ledger
         .waiting
         .iter()
         .any(|(n, b)| *n == t.name && !ledger.ticked.contains_key(&(t.name, b.clone())))
+        || unticked_after.iter().any(|(n, _)| n == t.name)
     {
         out.f.occurred(Invariant::ClusterWaitsForApproval);
     }

@@ -1064,8 +1064,11 @@ impl World {
             }
             Human::Tick { tenant, branch } => {
                 let name = self.tenants[tenant].name;
-                // Not listed any more (merged, or listed only while the step's end of life was
-                // unknown): nothing to tick; a later listing is planned again.
+                // Not listed any more (merged, withdrawn): nothing to tick; a later listing is
+                // planned again. A tick given stays planned: the person ticked, and does not
+                // come back to tick again (the bot keeps a tick until the step opens; a run
+                // that dropped it, listing the step again unticked, left its Cluster on a minor
+                // past its end of life: `clusters-on-a-supported-minor-at-end-of-life`).
                 let Some((number, title, body)) = self.dashboard() else {
                     self.tick_planned.remove(&(tenant, branch));
                     return None;
@@ -1433,6 +1436,23 @@ impl World {
             &tenants,
             &after,
         ));
+        // The steps the dashboard lists unticked after the run (only when some tenant asks for
+        // approval: a read of the issues).
+        let unticked_after: BTreeSet<(String, String)> = if tenants.iter().any(|t| {
+            t.upgrade
+                .as_ref()
+                .is_some_and(|u| u.mode == UpgradeMode::Approval)
+        }) {
+            self.dashboard()
+                .map(|(_, _, body)| read::approvals(&body))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(_, _, ticked)| !ticked)
+                .map(|(t, b, _)| (t, b))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
         v.extend(upgrades::check_upgrades(
             &facts,
             &self.ledger,
@@ -1440,6 +1460,7 @@ impl World {
             &before,
             &after,
             &self.eol(),
+            &unticked_after,
         ));
         for inv in facts.occurred.borrow().iter() {
             let c = self.coverage.entry(*inv).or_default();
