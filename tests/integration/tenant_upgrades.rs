@@ -375,3 +375,58 @@ fn a_step_waits_for_the_end_of_life_window() {
     let r = w.run_with(&inputs("2026-06-30"));
     assert_eq!(line(&r, STEP_34).outcome, Outcome::Opened, "{r:#?}");
 }
+
+/// Found by the world simulator (issue 22): the newest releases of the next minor were withdrawn,
+/// so the step moves the Cluster to an older live one. The tenant's ClusterStack for that minor
+/// still lists the withdrawn (newer) ones, and keeping only the newest `keep` (2) would drop the
+/// release the Cluster moves to, leaving it on a ClusterClass its ClusterStack does not provide.
+fn the_release_a_cluster_moves_to_is_listed_even_beside_newer_withdrawn_ones<F: Forge>(
+    w: fn(&[support::tenant_world::Tenant], &str) -> World<F>,
+) {
+    let stacks = format!(
+        "{}---\n{}",
+        stack_doc("1.33", "[v1, v2]"),
+        stack_doc("1.34", "[v2, v3]")
+    );
+    let c = cluster("openstack-scs2-1-33-v2", "v1.33.5");
+    let w = w(
+        &[(
+            "acme",
+            ACME,
+            &[(STACKS_FILE, stacks.as_str()), (CLUSTER_FILE, c.as_str())],
+        )],
+        POLICY,
+    );
+    w.publish("openstack-scs2-1-33-v2", "v1.33.5");
+    // 1.34 v2 and v3 were withdrawn (their releases deleted): v1 is the newest live release.
+    w.publish("openstack-scs2-1-34-v1", "v1.34.2");
+    let r = w.run();
+    assert_eq!(line(&r, STEP_34).outcome, Outcome::Opened, "{r:#?}");
+    assert_eq!(
+        w.file(ACME, STEP_34, CLUSTER_FILE),
+        cluster("openstack-scs2-1-34-v1", "v1.34.2")
+    );
+    let stacks = w.file(ACME, STEP_34, STACKS_FILE);
+    let doc_134 = stacks
+        .split("---\n")
+        .find(|d| d.contains("kubernetesVersion: \"1.34\""))
+        .unwrap_or_else(|| panic!("no 1.34 ClusterStack: {stacks}"));
+    let versions = doc_134
+        .lines()
+        .find(|l| l.trim_start().starts_with("versions:"))
+        .unwrap_or_else(|| panic!("no versions: {doc_134}"));
+    assert!(
+        versions.contains("v1,") || versions.contains("v1]"),
+        "the ClusterStack provides the class the Cluster moves to: {versions}"
+    );
+}
+
+#[test]
+fn the_release_a_cluster_moves_to_is_listed_even_beside_newer_withdrawn_ones_local() {
+    the_release_a_cluster_moves_to_is_listed_even_beside_newer_withdrawn_ones(World::local_with);
+}
+
+#[test]
+fn the_release_a_cluster_moves_to_is_listed_even_beside_newer_withdrawn_ones_github() {
+    the_release_a_cluster_moves_to_is_listed_even_beside_newer_withdrawn_ones(World::github_with);
+}
