@@ -20,7 +20,7 @@
 mod fake_github;
 // The release scenario (target, release sets, rendered trees) the end-to-end tests use.
 #[allow(dead_code)]
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/support/release.rs"]
 mod common;
 
 use std::collections::BTreeMap;

@@ -20,11 +20,8 @@ use sim::world::{ForgeKind, World};
 fn year_of(scenario: impl Fn(&Settings, u64) -> sim::world::Scenario, guaranteed: &[Invariant]) {
     let settings = Settings::from_env();
     let worlds: Vec<_> = (0..settings.seeds)
-        .filter_map(|i| Some(World::new(scenario(&settings, i))?.simulate()))
+        .map(|i| World::new(scenario(&settings, i)).simulate())
         .collect();
-    if worlds.is_empty() {
-        return; // registry tests skipped (STACKBOT_SKIP_REGISTRY=1)
-    }
     let summary = Summary { worlds: &worlds };
     eprintln!("{}", summary.markdown());
     if Settings::defaults() {

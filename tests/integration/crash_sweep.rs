@@ -18,37 +18,17 @@ const TOKEN_ENV: &str = "STACKBOT_SWEEP_TOKEN";
 
 const TENANT_FILE: &str = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]  # pinned\n";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::config::DemoConfig;
 
 /// The demo stacks (4 minors, 2 complete as of 2026-05-01) on the fake GitHub, no retries,
 /// two tenants.
 fn config(dir: &Path, fake: &FakeGithub) -> PathBuf {
-    let ex = root().join("examples/local");
-    let demo = std::fs::read_to_string(ex.join("stackbot.yaml")).unwrap();
-    let stacks_start = demo.find("\nstacks:").unwrap();
-    let forge_start = demo.find("\n# The local forge").unwrap();
-    let stacks = demo[stacks_start..forge_start].replace(
-        "../../templates",
-        &root().join("templates").display().to_string(),
-    );
-    let mut text = format!(
-        "upstream:\n  snapshot: {}\n{stacks}\nforge:\n  kind: github\n  repository: scs/cluster-stacks\n  \
-         base_branch: main\n  mode: direct\n  github:\n    api_url: {}\n    upload_url: {}\n    token_env: {TOKEN_ENV}\n    max_retries: 0\n\
-         tenants:\n",
-        ex.join("upstream-2026-05-01.json").display(),
-        fake.api_url(),
-        fake.upload_url()
-    );
-    for t in ["acme", "globex"] {
-        text.push_str(&format!(
-            "  - name: {t}\n    repository: {t}/gitops\n    files: [\"clusterstacks/*.yaml\"]\n    stacks: [openstack/scs2]\n"
-        ));
-    }
-    let p = dir.join("stackbot.yaml");
-    std::fs::write(&p, text).unwrap();
-    p
+    DemoConfig::new()
+        .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
+        .max_retries(0)
+        .tenant("acme")
+        .tenant("globex")
+        .write(dir)
 }
 
 fn world() -> (FakeGithub, tempfile::TempDir, PathBuf) {

@@ -24,9 +24,7 @@ const SHA_1_34_7: &str = "f7bf12297833cca14de6d24081c8a01e99143651e4c01431b91137
 const SHA_1_34_6: &str = "c59fb893be8320d7112473290358320fad2756e3e31dce4f90ae8bda9d289a3d";
 const SHA_1_33_10: &str = "efc3817b565c407710724b9d7b51cbb433638aad6b613b64843da28d58a777aa";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 fn fixtures() -> PathBuf {
     root().join("tests/fixtures/upstream")

@@ -18,9 +18,7 @@ use upstream_server::UpstreamServer;
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const REPO: &str = "example-org/stackbot";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;

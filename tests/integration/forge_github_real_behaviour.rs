@@ -7,13 +7,12 @@
 //! former fake hid; they fail until the forge is fixed (issue 15, defects 1–3), and then the
 //! ignore goes.
 
-use crate::common;
 use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::support::release::*;
 
 use stackbot::clock::SystemClock;
 use stackbot::config::GithubForgeConfig;

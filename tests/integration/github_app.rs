@@ -24,9 +24,7 @@ pub(crate) fn key() -> String {
         .unwrap()
 }
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 pub(crate) fn repo(s: &str) -> RepoRef {
     RepoRef::parse(s).unwrap()

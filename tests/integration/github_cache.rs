@@ -3,13 +3,12 @@
 //! the answers on disk between runs, and never asks again for what cannot change (git objects
 //! by sha, files at a commit sha, asset bytes by id).
 
-use crate::common;
 use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use common::*;
+use crate::support::release::*;
 use stackbot::clock::SystemClock;
 use stackbot::config::GithubForgeConfig;
 use stackbot::forge::github::GithubForge;

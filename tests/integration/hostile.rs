@@ -6,7 +6,7 @@
 //! [`cases`] and checked by `corpus_table_in_docs_is_current` (regenerate with
 //! `STACKBOT_BLESS=1 cargo test --test integration hostile::`).
 
-use crate::common::copy_dir;
+use crate::support::copy_dir;
 use crate::support::shared;
 use crate::support::upstream_server;
 
@@ -17,9 +17,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use upstream_server::UpstreamServer;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 /// What a case gets to work with: a scratch repository and (for upstream cases) a fixture
 /// server standing in for every upstream.
@@ -96,7 +94,7 @@ fn render_with_sets(c: &Ctx, sets: &str) -> Vec<String> {
 
 /// One release set from the lock (1.34), as text, for mutation.
 fn set_1_34() -> String {
-    let lock = std::fs::read_to_string(repo().join("stackbot.lock")).unwrap();
+    let lock = std::fs::read_to_string(root().join("stackbot.lock")).unwrap();
     let start = lock
         .find("- stack: openstack/scs2\n  kubernetes: v1.34")
         .unwrap();
@@ -905,14 +903,14 @@ fn mkfifo(p: &Path) {
 fn scratch() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for f in ["stackbot.yaml", "stackbot.lock"] {
-        std::fs::copy(repo().join(f), dir.path().join(f)).unwrap();
+        std::fs::copy(root().join(f), dir.path().join(f)).unwrap();
     }
-    copy_dir(&repo().join("templates"), &dir.path().join("templates"));
+    copy_dir(&root().join("templates"), &dir.path().join("templates"));
     copy_dir(
-        &repo().join("cluster-stacks"),
+        &root().join("cluster-stacks"),
         &dir.path().join("cluster-stacks"),
     );
-    copy_dir(&repo().join("examples/local"), &dir.path().join("demo"));
+    copy_dir(&root().join("examples/local"), &dir.path().join("demo"));
     dir
 }
 
@@ -1094,7 +1092,7 @@ fn corpus_table() -> String {
 
 #[test]
 fn corpus_table_in_docs_is_current() {
-    let path = repo().join("docs/reliability-corpus.md");
+    let path = root().join("docs/reliability-corpus.md");
     let generated = corpus_table();
     if std::env::var_os("STACKBOT_BLESS").is_some() {
         std::fs::write(&path, &generated).unwrap();

@@ -1,11 +1,9 @@
 //! Every integration test in one binary: the crate is linked once, not once per file, and
-//! the helpers (`common`, `support`) are compiled once. Each former test file is a module;
+//! the helpers (`support`) are compiled once. Each former test file is a module;
 //! run one with `cargo test --test integration <module>::`. The world simulator stays a
 //! binary of its own (`tests/world_sim.rs`): it is slow, and the developer loop skips it
 //! with `cargo test --test integration`.
 
-#[path = "../common/mod.rs"]
-mod common;
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -406,7 +406,7 @@ fn help_shows_examples() {
 
 #[test]
 fn package_accepts_every_committed_rendered_stack() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cluster-stacks");
+    let root = crate::support::root().join("cluster-stacks");
     let mut dirs = Vec::new();
     for p in std::fs::read_dir(&root).unwrap().flatten() {
         for n in std::fs::read_dir(p.path()).unwrap().flatten() {

@@ -3,13 +3,13 @@
 //! planned releases, and the Markdown preview's rendered diffs are exactly the diff of the
 //! commit the real run makes.
 
-use crate::common::copy_dir;
+use crate::support::copy_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A fresh copy of the demo (configuration, tenant seeds, templates) in a temp dir.
 fn demo() -> tempfile::TempDir {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &crate::support::root();
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(
         &root.join("examples/local"),

@@ -3,12 +3,11 @@
 //! (before or after it took effect, at the trait level and at the HTTP level) is finished by
 //! the next run in exactly the state of an uninterrupted run.
 
-use crate::common;
 use crate::support;
 
 use std::time::Duration;
 
-use common::*;
+use crate::support::release::*;
 use stackbot::apply;
 use stackbot::config::GithubForgeConfig;
 use stackbot::forge::Forge;

@@ -14,30 +14,13 @@ use support::fake_github::{FakeGithub, FakeOptions};
 const TOKEN: &str = "ghp_CLItokenMUSTneverBEprinted_77";
 const TOKEN_ENV: &str = "STACKBOT_FAKE_GH_TOKEN";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::config::DemoConfig;
 
 /// The demo configuration, pointed at the fake GitHub (no tenants).
 fn config(dir: &Path, fake: &FakeGithub) -> PathBuf {
-    let ex = root().join("examples/local");
-    let demo = std::fs::read_to_string(ex.join("stackbot.yaml")).unwrap();
-    let stacks_start = demo.find("\nstacks:").unwrap();
-    let forge_start = demo.find("\n# The local forge").unwrap();
-    let stacks = demo[stacks_start..forge_start].replace(
-        "../../templates",
-        &root().join("templates").display().to_string(),
-    );
-    let text = format!(
-        "upstream:\n  snapshot: {}\n{stacks}\nforge:\n  kind: github\n  repository: scs/cluster-stacks\n  \
-         base_branch: main\n  mode: direct\n  github:\n    api_url: {}\n    upload_url: {}\n    token_env: {TOKEN_ENV}\n",
-        ex.join("upstream-2026-05-01.json").display(),
-        fake.api_url(),
-        fake.upload_url()
-    );
-    let p = dir.join("stackbot.yaml");
-    std::fs::write(&p, text).unwrap();
-    p
+    DemoConfig::new()
+        .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
+        .write(dir)
 }
 
 fn release(cfg: &Path, token: &str) -> Output {

@@ -13,8 +13,8 @@ use stackbot::forge::local::LocalForge;
 use stackbot::model::ReleaseName;
 use stackbot::plan::{Desired, Mode};
 
-use crate::common;
-use common::*;
+use crate::support::copy_dir;
+use crate::support::release::*;
 
 fn forge(dir: &Path) -> LocalForge {
     let f = LocalForge::new(dir.join("forge"), "stackbot", "stackbot@example.org");
@@ -465,7 +465,7 @@ fn stackbot(dir: &Path, args: &[&str]) -> (i32, String, String) {
 #[test]
 fn the_readme_demo_releases_then_does_nothing_offline_and_without_a_token() {
     // A copy of the clone's demo files, so the test writes only into a temp dir.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &crate::support::root();
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(
         &root.join("examples/local"),

@@ -2,14 +2,13 @@
 //! loopback. The forge release comes first, then the OCI push; numbering accounts for the
 //! registry's tags; a run that stopped before the push is completed; re-runs are no-ops.
 
-use crate::common;
-use crate::common::copy_dir;
+use crate::support::copy_dir;
 use crate::support::registry as registry_support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::packager;
+use crate::support::release::packager;
 use registry_support::TestRegistry;
 use stackbot::forge::local::LocalForge;
 use stackbot::forge::{Forge, RepoRef};
@@ -135,9 +134,7 @@ fn forge_assets(f: &LocalForge, tag: &str) -> FileTree {
 
 #[test]
 fn a_release_goes_to_the_forge_then_oci_and_a_re_run_does_nothing() {
-    let Some(reg) = TestRegistry::start() else {
-        return;
-    };
+    let reg = TestRegistry::start();
     let tmp = tempfile::tempdir().unwrap();
     let f = forge(tmp.path());
     let t = target(Some(&reg));
@@ -186,9 +183,7 @@ fn a_release_goes_to_the_forge_then_oci_and_a_re_run_does_nothing() {
 
 #[test]
 fn a_run_that_stopped_before_the_oci_push_is_completed_and_numbers_follow_the_registry() {
-    let Some(reg) = TestRegistry::start() else {
-        return;
-    };
+    let reg = TestRegistry::start();
     let tmp = tempfile::tempdir().unwrap();
     let f = forge(tmp.path());
     let d = vec![desired("v1.34.7")];
@@ -243,9 +238,7 @@ fn a_run_that_stopped_before_the_oci_push_is_completed_and_numbers_follow_the_re
 
 #[test]
 fn publishing_only_to_oci_reads_the_latest_release_from_the_registry() {
-    let Some(reg) = TestRegistry::start() else {
-        return;
-    };
+    let reg = TestRegistry::start();
     let tmp = tempfile::tempdir().unwrap();
     let f = forge(tmp.path());
     let t = target_publishing(Some(&reg), "[oci]");
@@ -288,10 +281,8 @@ fn publishing_only_to_oci_reads_the_latest_release_from_the_registry() {
 #[test]
 fn the_demo_publishes_to_a_local_registry_with_basic_auth_and_never_prints_the_password() {
     const PASSWORD: &str = "demo-registry-password-42";
-    let Some(reg) = TestRegistry::start_with_basic_auth("bot", PASSWORD) else {
-        return;
-    };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let reg = TestRegistry::start_with_basic_auth("bot", PASSWORD);
+    let root = &crate::support::root();
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(
         &root.join("examples/local"),

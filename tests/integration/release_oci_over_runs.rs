@@ -5,12 +5,11 @@
 //! withdrawal (its number is never reissued, its content not pushed again), and the cost of a
 //! run does not grow with the number of releases.
 
-use crate::common;
 use crate::support::registry as registry_support;
 
 use std::path::Path;
 
-use common::{desired, packager, repo};
+use crate::support::release::{desired, packager, repo};
 use registry_support::TestRegistry;
 use stackbot::forge::Forge;
 use stackbot::forge::counting::Counting;
@@ -105,12 +104,10 @@ fn state(f: &LocalForge, tags: &[&str]) -> (Files, Vec<Option<String>>) {
 
 #[test]
 fn a_run_that_stopped_after_the_push_is_finished_with_its_commit_and_tag() {
-    let Some(reg) = TestRegistry::start() else {
-        return;
-    };
+    let reg = TestRegistry::start();
     let want = {
         let tmp = tempfile::tempdir().unwrap();
-        let reg = TestRegistry::start().unwrap();
+        let reg = TestRegistry::start();
         let f = forge(tmp.path());
         release_desired(&f, &target(&reg), &[patch(7)], &packager).unwrap();
         let (files, tags) = state(&f, &["openstack-scs2-1-34-v1"]);
@@ -123,7 +120,7 @@ fn a_run_that_stopped_after_the_push_is_finished_with_its_commit_and_tag() {
         (1, FaultMode::After),
         (2, FaultMode::Before),
     ] {
-        let reg = TestRegistry::start().unwrap();
+        let reg = TestRegistry::start();
         let tmp = tempfile::tempdir().unwrap();
         let t = target(&reg);
         let faulty = Faulty::new(forge(tmp.path()), k, mode);
@@ -152,9 +149,7 @@ fn a_run_that_stopped_after_the_push_is_finished_with_its_commit_and_tag() {
 
 #[test]
 fn a_deleted_oci_tag_is_withdrawn_never_pushed_again_nor_its_number_reused() {
-    let Some(reg) = TestRegistry::start() else {
-        return;
-    };
+    let reg = TestRegistry::start();
     let tmp = tempfile::tempdir().unwrap();
     let f = forge(tmp.path());
     let t = target(&reg);
@@ -179,7 +174,7 @@ fn a_deleted_oci_tag_is_withdrawn_never_pushed_again_nor_its_number_reused() {
 
 /// Forge requests of a no-op run and of a release run after `history` releases.
 fn costs(history: u32) -> (u64, u64) {
-    let reg = TestRegistry::start().unwrap();
+    let reg = TestRegistry::start();
     let tmp = tempfile::tempdir().unwrap();
     let f = forge(tmp.path());
     let t = target(&reg);
@@ -203,9 +198,6 @@ fn costs(history: u32) -> (u64, u64) {
 
 #[test]
 fn the_cost_of_a_run_does_not_grow_with_the_number_of_releases() {
-    if TestRegistry::start().is_none() {
-        return;
-    }
     let short = costs(2);
     let long = costs(12);
     eprintln!(

@@ -4,13 +4,12 @@
 //! the local forge and on the fake GitHub; see "Invariants over many runs" in
 //! docs/reliability.md for the list and the test guarding each.
 
-use crate::common;
 use crate::support;
 
 use std::path::Path;
 use std::time::Duration;
 
-use common::*;
+use crate::support::release::*;
 use sha2::{Digest, Sha256};
 use stackbot::apply::Outcome;
 use stackbot::config::{Committer, GithubForgeConfig};

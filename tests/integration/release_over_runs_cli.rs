@@ -2,7 +2,7 @@
 //! side): upstream flickers between runs (a `CHECKSUM` answering 503 or 404, the releases API
 //! down) and the exit codes, outputs and tenant propagation that follow.
 
-use crate::common::copy_dir;
+use crate::support::copy_dir;
 use std::path::Path;
 
 use serde_json::Value;
@@ -12,7 +12,7 @@ const IMAGES: &str =
 
 /// A copy of the demo (configuration, snapshot, templates) in a temp dir.
 fn demo() -> tempfile::TempDir {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &crate::support::root();
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(
         &root.join("examples/local"),
@@ -321,7 +321,7 @@ fn serve_1_35(s: &UpstreamServer, patches: &[(&str, &str)]) {
         .map(|(t, at)| kube_release(t, at))
         .collect();
     s.paginate_json("/github/repos/kubernetes/kubernetes/releases", &list, 100);
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream");
+    let fixtures = crate::support::root().join("tests/fixtures/upstream");
     s.serve_dir("/web", &fixtures);
     for (path, file) in [
         ("/cpo/index.yaml", "helm-index-cpo.yaml"),

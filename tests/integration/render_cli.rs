@@ -1,14 +1,12 @@
 //! `stackbot render` / `validate` / `schema` as users and CI run them: the committed
 //! `cluster-stacks/` must be exactly what the templates and `stackbot.lock` produce.
 
-use crate::common::copy_dir;
+use crate::support::copy_dir;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 fn stackbot() -> Command {
     Command::cargo_bin("stackbot").unwrap()
@@ -18,11 +16,11 @@ fn stackbot() -> Command {
 fn scratch_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for f in ["stackbot.yaml", "stackbot.lock"] {
-        std::fs::copy(repo().join(f), dir.path().join(f)).unwrap();
+        std::fs::copy(root().join(f), dir.path().join(f)).unwrap();
     }
-    copy_dir(&repo().join("templates"), &dir.path().join("templates"));
+    copy_dir(&root().join("templates"), &dir.path().join("templates"));
     copy_dir(
-        &repo().join("cluster-stacks"),
+        &root().join("cluster-stacks"),
         &dir.path().join("cluster-stacks"),
     );
     dir
@@ -44,7 +42,7 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn committed_output_is_what_the_templates_and_lock_render() {
-    let (code, stdout, stderr) = run(&repo(), &["render", "--check"]);
+    let (code, stdout, stderr) = run(&root(), &["render", "--check"]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     // The result is on stdout (no diff: nothing is stale), the logs alone on stderr.
     assert!(stdout.contains("1-34: unchanged"), "{stdout}");
@@ -94,7 +92,7 @@ fn release_set_file_reproduces_the_committed_lock_and_output() {
     let dir = scratch_repo();
     std::fs::remove_file(dir.path().join("stackbot.lock")).unwrap();
     std::fs::remove_dir_all(dir.path().join("cluster-stacks")).unwrap();
-    let sets = repo().join("tests/fixtures/release-sets-2026-05-01.yaml");
+    let sets = root().join("tests/fixtures/release-sets-2026-05-01.yaml");
     let sets = sets.to_str().unwrap();
 
     let (code, _, stderr) = run(dir.path(), &["render"]);
@@ -108,13 +106,13 @@ fn release_set_file_reproduces_the_committed_lock_and_output() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("stackbot.lock")).unwrap(),
-        std::fs::read_to_string(repo().join("stackbot.lock")).unwrap()
+        std::fs::read_to_string(root().join("stackbot.lock")).unwrap()
     );
     for minor in ["1-33", "1-34"] {
         let rel = format!("cluster-stacks/openstack/scs2/{minor}");
         assert_eq!(
             stackbot::render::read_tree(&dir.path().join(&rel)).unwrap(),
-            stackbot::render::read_tree(&repo().join(&rel)).unwrap(),
+            stackbot::render::read_tree(&root().join(&rel)).unwrap(),
             "{rel}"
         );
     }
@@ -150,7 +148,7 @@ fn stack_and_minor_filters_limit_the_work() {
 
 #[test]
 fn validate_accepts_the_repository_and_names_a_broken_template() {
-    let (code, stdout, stderr) = run(&repo(), &["validate"]);
+    let (code, stdout, stderr) = run(&root(), &["validate"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("ok openstack/scs2"), "{stdout}");
     assert!(stdout.contains("v1.33.10, v1.34.7"), "{stdout}");
@@ -201,7 +199,7 @@ fn validate_refuses_a_bad_config_with_exit_2() {
 
 #[test]
 fn rendered_1_34_is_a_csctl_stack_for_the_2026_05_01_release_set() {
-    let dir = repo().join("cluster-stacks/openstack/scs2/1-34");
+    let dir = root().join("cluster-stacks/openstack/scs2/1-34");
     let yaml = |p: &str| -> yaml_serde::Value {
         yaml_serde::from_str(&std::fs::read_to_string(dir.join(p)).unwrap()).unwrap()
     };
@@ -339,7 +337,7 @@ fn a_release_set_for_an_untracked_minor_is_refused() {
         text.replace("minors: supported", "minors: [\"1.34\"]"),
     )
     .unwrap();
-    let sets = repo().join("tests/fixtures/release-sets-2026-05-01.yaml");
+    let sets = root().join("tests/fixtures/release-sets-2026-05-01.yaml");
     let (code, _, stderr) = run(
         dir.path(),
         &["render", "--release-set", sets.to_str().unwrap()],
@@ -358,10 +356,10 @@ fn a_release_set_for_an_untracked_minor_is_refused() {
 
 #[test]
 fn the_scs2_helm_templates_are_copied_verbatim_and_tera_files_drop_their_suffix() {
-    let loaded = stackbot::config::load(&repo().join("stackbot.yaml")).unwrap();
+    let loaded = stackbot::config::load(&root().join("stackbot.yaml")).unwrap();
     let stack = &loaded.config.stacks[0];
     let templates = stackbot::render::load_templates(&loaded.resolve(&stack.templates)).unwrap();
-    let lock = stackbot::lock::Lock::load(&repo().join("stackbot.lock")).unwrap();
+    let lock = stackbot::lock::Lock::load(&root().join("stackbot.lock")).unwrap();
     let set = lock.get(&stack.id(), "1.34".parse().unwrap()).unwrap();
     let out = stackbot::render::render_stack(&templates, stack, set).unwrap();
     let mut helm = 0;
@@ -404,9 +402,9 @@ fn the_scs2_helm_templates_are_copied_verbatim_and_tera_files_drop_their_suffix(
 #[test]
 fn the_committed_1_34_stack_packages_in_hash_mode() {
     let out = tempfile::tempdir().unwrap();
-    let stack = repo().join("cluster-stacks/openstack/scs2/1-34");
+    let stack = root().join("cluster-stacks/openstack/scs2/1-34");
     let result = stackbot()
-        .current_dir(repo())
+        .current_dir(root())
         .args([
             "package",
             stack.to_str().unwrap(),

@@ -20,7 +20,7 @@ use stackbot::model::KubeVersion;
 use stackbot::upstream::{Fetched, Key, UpstreamData};
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    crate::support::root().join("tests/fixtures")
 }
 
 /// A small deterministic generator (no seed file, same cases on every machine).

@@ -17,7 +17,7 @@ const RELEASE: &str = "openstack-scs2-1-34";
 const KUBERNETES: &str = "v1.34.7";
 
 fn ours_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cluster-stacks/openstack/scs2/1-34")
+    crate::support::root().join("cluster-stacks/openstack/scs2/1-34")
 }
 
 fn reference_dir() -> PathBuf {
@@ -596,10 +596,9 @@ fn the_cluster_addon_stages_and_values_are_the_references() {
 
 #[test]
 fn every_variable_is_documented_with_its_type_and_default() {
-    let doc = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/cluster-class-variables.md"),
-    )
-    .unwrap();
+    let doc =
+        std::fs::read_to_string(crate::support::root().join("docs/cluster-class-variables.md"))
+            .unwrap();
     let rows: Vec<Vec<String>> = doc
         .lines()
         .filter(|l| l.starts_with("| `"))

@@ -19,9 +19,8 @@ use upstream_server::UpstreamServer;
 const CANARY: &str = "ghp_STACKBOTSECRETCANARY0123456789abcdef";
 const TOKEN_ENV: &str = "STACKBOT_CANARY_TOKEN";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::config::DemoConfig;
+use crate::support::root;
 
 /// Every spelling of the canary that could leak: itself, base64 of it and of the
 /// `x-access-token:<token>` pair git sends, and a distinctive fragment.
@@ -83,25 +82,10 @@ const TENANT_FILE: &str = "# acme production\napiVersion: clusterstack.x-k8s.io/
 
 /// The demo configuration on the fake GitHub, with one tenant repository.
 fn github_config(dir: &Path, fake: &FakeGithub) -> PathBuf {
-    let ex = root().join("examples/local");
-    let demo = std::fs::read_to_string(ex.join("stackbot.yaml")).unwrap();
-    let stacks_start = demo.find("\nstacks:").unwrap();
-    let forge_start = demo.find("\n# The local forge").unwrap();
-    let stacks = demo[stacks_start..forge_start].replace(
-        "../../templates",
-        &root().join("templates").display().to_string(),
-    );
-    let text = format!(
-        "upstream:\n  snapshot: {}\n{stacks}\nforge:\n  kind: github\n  repository: scs/cluster-stacks\n  \
-         base_branch: main\n  mode: direct\n  github:\n    api_url: {}\n    upload_url: {}\n    token_env: {TOKEN_ENV}\n\
-         tenants:\n  - name: acme\n    repository: acme/gitops\n    files: [\"clusterstacks/*.yaml\"]\n    stacks: [openstack/scs2]\n",
-        ex.join("upstream-2026-05-01.json").display(),
-        fake.api_url(),
-        fake.upload_url()
-    );
-    let p = dir.join("stackbot.yaml");
-    std::fs::write(&p, text).unwrap();
-    p
+    DemoConfig::new()
+        .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
+        .tenant("acme")
+        .write(dir)
 }
 
 fn stackbot(dir: &Path, cfg: &Path, token: &str, args: &[&str]) -> Output {

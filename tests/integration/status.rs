@@ -4,7 +4,7 @@
 //!
 //! Regenerate the golden files with `STACKBOT_BLESS=1 cargo test --test integration status::`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -18,12 +18,10 @@ use stackbot::pipeline::dashboard::Dashboard;
 use stackbot::pipeline::{Context, Selection};
 use stackbot::status::{Status, TenantState};
 
-use crate::common;
-use common::copy_dir;
+use crate::support::copy_dir;
+use crate::support::release;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 /// A copy of the README demo (config, tenant seeds, upstream snapshot, templates).
 struct Demo {
@@ -405,12 +403,12 @@ fn tenants_behind_by_one_patch_and_by_a_minor_are_told_apart_on_the_forge() {
     forge.ensure_repo(&target.repo, "main").unwrap();
     for desired in [
         vec![
-            common::desired("v1.33.10", "2.33.1"),
-            common::desired("v1.34.6", "2.34.1"),
+            release::desired("v1.33.10", "2.33.1"),
+            release::desired("v1.34.6", "2.34.1"),
         ],
-        vec![common::desired("v1.34.7", "2.34.2")],
+        vec![release::desired("v1.34.7", "2.34.2")],
     ] {
-        stackbot::pipeline::release::release_desired(&forge, &target, &desired, &common::packager)
+        stackbot::pipeline::release::release_desired(&forge, &target, &desired, &release::packager)
             .unwrap();
     }
     for t in &ctx.loaded.config.tenants {

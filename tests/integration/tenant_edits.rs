@@ -126,7 +126,7 @@ fn run_case(dir: &Path) -> Result<(), String> {
 
 #[test]
 fn every_corpus_case_edits_exactly_the_expected_bytes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tenants");
+    let root = crate::support::root().join("tests/fixtures/tenants");
     let mut dirs: Vec<_> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -15,9 +15,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 /// Every workflow file plus the root `action.yml`, with their parsed YAML and raw text.
 fn documents() -> Vec<(PathBuf, Value, String)> {

@@ -26,11 +26,11 @@ fn client() -> reqwest::blocking::Client {
 }
 
 impl Oci {
-    /// A fresh registry; `None` when `STACKBOT_SKIP_REGISTRY=1` says to skip registry tests.
-    pub fn start() -> Option<Oci> {
-        Some(Oci {
-            server: TestRegistry::start()?,
-        })
+    /// A fresh registry (the test fails, saying what to install, when there is none).
+    pub fn start() -> Oci {
+        Oci {
+            server: TestRegistry::start(),
+        }
     }
 
     /// A client per use: a pooled connection kept idle between two runs of a simulation can

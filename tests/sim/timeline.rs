@@ -99,9 +99,7 @@ pub struct Timeline {
 pub const CCM: &str = "openstack-cloud-controller-manager";
 pub const CSI: &str = "openstack-cinder-csi";
 
-fn root() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 fn date(s: &str) -> NaiveDate {
     s.parse().expect("date")

@@ -127,9 +127,7 @@ pub struct Upstream {
     metrics_index: String,
 }
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 fn known_checksums() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();

@@ -144,9 +144,7 @@ pub struct World {
     minors_history: Vec<(DateTime<Utc>, Option<Vec<u64>>)>,
 }
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
@@ -195,9 +193,9 @@ fn slot_after(t: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 impl World {
-    /// A world for `sc`; `None` when it needs an OCI registry and registry tests are skipped
-    /// (`STACKBOT_SKIP_REGISTRY=1`).
-    pub fn new(sc: Scenario) -> Option<World> {
+    /// A world for `sc` (one that publishes to OCI starts a real registry, and fails without
+    /// one: see `support::registry`).
+    pub fn new(sc: Scenario) -> World {
         let dir = scratch();
         let clock = ManualClock::shared(sc.start);
         let timeline = Timeline::build(sc.start, sc.days, sc.seed);
@@ -229,7 +227,7 @@ impl World {
             }
         }
         let oci = if sc.oci_only || sc.oci_too {
-            Some(Oci::start()?)
+            Some(Oci::start())
         } else {
             None
         };
@@ -244,7 +242,7 @@ impl World {
             oci.as_ref(),
             &active_tenants(&tenants, &active),
         );
-        Some(World {
+        World {
             loaded,
             oci,
             sc,
@@ -274,7 +272,7 @@ impl World {
             declined_first: BTreeSet::new(),
             tick_planned: BTreeSet::new(),
             minors_history: Vec::new(),
-        })
+        }
     }
 
     fn rewrite_config(&mut self) {

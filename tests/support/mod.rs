@@ -1,12 +1,23 @@
-//! Shared test support. Each test file does `mod support;` and uses what it needs.
+//! The test helpers, one set for every test binary (the integration tests, the world
+//! simulator, its mutation check, the examples that include it): each does `mod support;` and
+//! uses what it needs. `root()` and `copy_dir` are defined once (`shared`); test
+//! configurations are built by one builder (`config::DemoConfig`); release-test data is in
+//! `release`; the fake GitHub, the real registry, the upstream server and the tenant world are
+//! beside them.
 #![allow(dead_code)]
 
 pub mod capi;
+pub mod config;
 pub mod fake_github;
 pub mod forge_conformance;
 pub mod gotemplate;
 pub mod helm;
 pub mod registry;
+pub mod release;
 pub mod shared;
 pub mod tenant_world;
 pub mod upstream_server;
+
+// Not every binary that includes `support` uses both.
+#[allow(unused_imports)]
+pub use shared::{copy_dir, root};

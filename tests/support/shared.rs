@@ -1,13 +1,35 @@
-//! Where the vendored test data lives: `tests/fixtures/` of this clone, never a path outside
-//! it (a fresh clone must pass its tests with nothing beside it). Provenance and licences:
-//! `tests/fixtures/README.md` and the README of each folder.
+//! Where things are: the repository root of this clone, and the vendored test data under its
+//! `tests/fixtures/`, never a path outside it (a fresh clone must pass its tests with nothing
+//! beside it). Provenance and licences: `tests/fixtures/README.md` and the README of each
+//! folder.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The repository root of this clone (the root package's directory): `templates/`,
+/// `examples/`, `docs/`, `cluster-stacks/`, `tests/fixtures/` are under it. The one definition
+/// for every test (`support::root`).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
 
 /// `tests/fixtures/` of this clone: the root of every vendored file (`reference/`,
 /// `upstream/`, `helm-indexes/`, `csctl-output/`, ...).
 pub fn shared_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    root().join("tests/fixtures")
+}
+
+/// Copy a directory tree (the repository's templates or fixtures into a temporary directory).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
 }
 
 /// A vendored file or folder by its path under `tests/fixtures/`, e.g.

@@ -1,4 +1,5 @@
-//! Test helpers shared by the release tests.
+//! Release-test data: a deterministic packager, the repository and target of the release
+//! tests, release sets and desired releases for one or two minors.
 
 use std::collections::BTreeMap;
 
@@ -133,19 +134,4 @@ pub fn desired(k8s: &str, ccm: &str) -> Desired {
 #[allow(dead_code)]
 pub fn two_minors() -> Vec<Desired> {
     vec![desired("v1.33.10", "2.33.1"), desired("v1.34.7", "2.34.2")]
-}
-
-/// Copy a directory tree (test fixtures into a temporary directory).
-#[allow(dead_code)]
-pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
