@@ -474,8 +474,9 @@ fn only_observe_apply_and_the_dashboard_writer_call_the_forge() {
 }
 
 /// The longest a function may be, in lines from its `fn` to its closing brace (doc comments
-/// and attributes not counted). A function longer than a screen does more than one thing:
-/// split it at its seams. Unit tests are exempt (a test reads top to bottom as a scenario).
+/// and attributes not counted), in every crate and in the test harness (`tests/`,
+/// `examples/`). A function longer than a screen does more than one thing: split it at its
+/// seams. Tests are exempt (a test reads top to bottom as a scenario).
 const MAX_FUNCTION_LINES: usize = 100;
 
 /// Functions allowed to be longer, each with the reason: the ones that were longer when the
@@ -536,22 +537,63 @@ fn functions(code: &str) -> Vec<(String, usize, usize)> {
             }
             j += 1;
         }
-        let first = code[..start].lines().count().max(1);
+        let first = code[..start].matches('\n').count() + 1;
         let lines = code[start..=j.min(b.len() - 1)].lines().count();
         out.push((c[1].to_string(), first, lines));
     }
     out
 }
 
+/// Whether the function whose `fn` is at `start` of `code` is a test (`#[test]`, also inside
+/// `proptest!`, or `#[tokio::test]`): the attributes right above it say so.
+fn is_test(code: &str, start: usize) -> bool {
+    for line in code[..start].lines().rev() {
+        let line = line.trim();
+        if line.is_empty() || line == "pub" || line == "async" {
+            continue;
+        }
+        if !line.starts_with("#[") {
+            return false;
+        }
+        if line.starts_with("#[test") || line.starts_with("#[tokio::test") {
+            return true;
+        }
+    }
+    false
+}
+
+/// The harness around the crates: the test helpers and the harness functions of every test
+/// binary (the fake GitHub, the simulator, the scenario builders), and the examples; tests
+/// themselves are exempt, as unit tests are in the crates.
+fn harness_sources() -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    for dir in ["tests", "examples"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    files.sort();
+    files
+        .into_iter()
+        .filter(|f| !f.starts_with(root().join("tests/fixtures")))
+        .map(|f| {
+            let rel = f
+                .strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, f)
+        })
+        .collect()
+}
+
 #[test]
 fn no_function_is_longer_than_the_limit() {
     let mut offenders = Vec::new();
     let mut excepted_seen = BTreeSet::new();
-    for (rel, f) in workspace_sources() {
+    for (rel, f) in workspace_sources().into_iter().chain(harness_sources()) {
         let code = code_only(&std::fs::read_to_string(&f).unwrap());
         let code = code.split("#[cfg(test)]").next().unwrap_or("");
         for (name, line, len) in functions(code) {
-            if len <= MAX_FUNCTION_LINES {
+            if len <= MAX_FUNCTION_LINES || is_test(code, line_start(code, line)) {
                 continue;
             }
             let id = format!("{rel}::{name}");
@@ -576,6 +618,24 @@ fn no_function_is_longer_than_the_limit() {
         "functions longer than {MAX_FUNCTION_LINES} lines (split them at their seams):\n{}",
         offenders.join("\n")
     );
+}
+
+/// Where line `line` (1-based) of `code` starts.
+fn line_start(code: &str, line: usize) -> usize {
+    code.split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum()
+}
+
+#[test]
+fn tests_are_told_from_the_harness_by_their_attribute() {
+    let code =
+        "#[test]\nfn a() {}\n#[tokio::test(flavor = x)]\nasync fn b() {}\n#[allow(x)]\nfn c() {}\n";
+    let at = |name: &str| code.find(&format!("fn {name}")).unwrap();
+    assert!(is_test(code, line_start(code, 2)) && is_test(code, at("a")));
+    assert!(is_test(code, at("b")), "async test");
+    assert!(!is_test(code, at("c")), "a helper with an attribute");
 }
 
 #[test]

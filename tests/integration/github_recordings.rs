@@ -120,12 +120,9 @@ impl Replay {
         }
     }
 
-    fn exchange(&mut self, scenario: &str, i: usize, x: &Value) {
-        let at = format!(
-            "{scenario} #{i} {} {}",
-            x["method"].as_str().unwrap(),
-            x["path"].as_str().unwrap()
-        );
+    /// Send the recorded request `x` to the fake (its URLs and identifiers mapped to the
+    /// fake's); its status, headers and body.
+    fn replay(&self, x: &Value) -> (u16, reqwest::header::HeaderMap, String) {
         let url = self.map_url(&format!(
             "{}{}",
             x["scope"].as_str().unwrap(),
@@ -150,16 +147,18 @@ impl Replay {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let text = resp.text().unwrap();
+        (status, headers, text)
+    }
 
-        let want_status = x["status"].as_u64().unwrap() as u16;
-        if status != want_status {
-            self.problems.push(format!(
-                "{at}: status {status}, GitHub answered {want_status}: {text}"
-            ));
-            return;
-        }
+    /// The headers GitHub sent that the fake must send too: media type, an ETag, the
+    /// rate-limit headers.
+    fn check_headers(
+        &mut self,
+        at: &str,
+        want: &serde_json::Map<String, Value>,
+        headers: &reqwest::header::HeaderMap,
+    ) {
         let got_header = |n: &str| headers.get(n).map(|v| v.to_str().unwrap().to_string());
-        let want = x["headers"].as_object().unwrap();
         if let Some(ct) = want.get("content-type").and_then(Value::as_str) {
             let media = |s: &str| s.split(';').next().unwrap().trim().to_string();
             let got = got_header("content-type").unwrap_or_default();
@@ -194,6 +193,26 @@ impl Replay {
         {
             self.problems.push(format!("{at}: x-ratelimit-resource"));
         }
+    }
+
+    fn exchange(&mut self, scenario: &str, i: usize, x: &Value) {
+        let at = format!(
+            "{scenario} #{i} {} {}",
+            x["method"].as_str().unwrap(),
+            x["path"].as_str().unwrap()
+        );
+        let (status, headers, text) = self.replay(x);
+
+        let want_status = x["status"].as_u64().unwrap() as u16;
+        if status != want_status {
+            self.problems.push(format!(
+                "{at}: status {status}, GitHub answered {want_status}: {text}"
+            ));
+            return;
+        }
+        let got_header = |n: &str| headers.get(n).map(|v| v.to_str().unwrap().to_string());
+        let want = x["headers"].as_object().unwrap();
+        self.check_headers(&at, want, &headers);
 
         // The body first: identifiers learnt from it map `Link` and `Location`.
         let recorded = &x["response"];

@@ -181,8 +181,27 @@ fn tenants_on_local_forge(c: &Ctx, tenant_file: &str) -> Vec<String> {
 
 /// The corpus. Keep ids stable: they are the rows of docs/reliability-corpus.md.
 fn cases() -> Vec<Case> {
+    [
+        config_cases(),
+        more_config_cases(),
+        template_cases(),
+        lock_cases(),
+        cli_cases(),
+        more_cli_cases(),
+        package_cases(),
+        more_package_cases(),
+        tenant_file_cases(),
+        upstream_cases(),
+        more_upstream_cases(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The corpus: configuration.
+fn config_cases() -> Vec<Case> {
     vec![
-        // ---- configuration -------------------------------------------------------------
         Case {
             id: "config-not-yaml",
             area: "config",
@@ -264,6 +283,12 @@ fn cases() -> Vec<Case> {
             expect: &["nope.yaml", "-c FILE"],
             upstream: false,
         },
+    ]
+}
+
+/// The corpus: configuration (continued).
+fn more_config_cases() -> Vec<Case> {
+    vec![
         Case {
             id: "config-empty",
             area: "config",
@@ -304,7 +329,12 @@ fn cases() -> Vec<Case> {
             expect: &["no/such/dir"],
             upstream: false,
         },
-        // ---- templates -----------------------------------------------------------------
+    ]
+}
+
+/// The corpus: templates.
+fn template_cases() -> Vec<Case> {
+    vec![
         Case {
             id: "template-syntax-error",
             area: "template",
@@ -391,7 +421,12 @@ fn cases() -> Vec<Case> {
             expect: &["Chart.yaml", "expected `openstack-scs2-1-34-cluster-class`"],
             upstream: false,
         },
-        // ---- lock and release sets -----------------------------------------------------
+    ]
+}
+
+/// The corpus: lock and release sets.
+fn lock_cases() -> Vec<Case> {
+    vec![
         Case {
             id: "lock-not-yaml",
             area: "release-set",
@@ -473,7 +508,12 @@ fn cases() -> Vec<Case> {
             expect: &["minor 1.34 is not in the stack's `minors`"],
             upstream: false,
         },
-        // ---- command line --------------------------------------------------------------
+    ]
+}
+
+/// The corpus: command line.
+fn cli_cases() -> Vec<Case> {
+    vec![
         Case {
             id: "cli-unknown-subcommand",
             area: "cli",
@@ -564,16 +604,25 @@ fn cases() -> Vec<Case> {
             expect: &["3/2"],
             upstream: false,
         },
-        Case {
-            id: "cli-bad-mirror",
-            area: "cli",
-            input: "`detect --mirror https://x` (no `=`)",
-            setup: |_| args(&["detect", "--mirror", "https://x"]),
-            code: 2,
-            expect: &["--mirror", "FROM=TO"],
-            upstream: false,
-        },
-        // ---- packaging -----------------------------------------------------------------
+    ]
+}
+
+/// The corpus: command line (continued).
+fn more_cli_cases() -> Vec<Case> {
+    vec![Case {
+        id: "cli-bad-mirror",
+        area: "cli",
+        input: "`detect --mirror https://x` (no `=`)",
+        setup: |_| args(&["detect", "--mirror", "https://x"]),
+        code: 2,
+        expect: &["--mirror", "FROM=TO"],
+        upstream: false,
+    }]
+}
+
+/// The corpus: packaging.
+fn package_cases() -> Vec<Case> {
+    vec![
         Case {
             id: "package-symlink-out",
             area: "package",
@@ -666,6 +715,12 @@ fn cases() -> Vec<Case> {
             ],
             upstream: false,
         },
+    ]
+}
+
+/// The corpus: packaging (continued).
+fn more_package_cases() -> Vec<Case> {
+    vec![
         Case {
             id: "package-no-csctl",
             area: "package",
@@ -687,7 +742,12 @@ fn cases() -> Vec<Case> {
             expect: &["no/such/dir"],
             upstream: false,
         },
-        // ---- tenant files ----------------------------------------------------------------
+    ]
+}
+
+/// The corpus: tenant files.
+fn tenant_file_cases() -> Vec<Case> {
+    vec![
         Case {
             id: "tenant-file-not-yaml",
             area: "tenants",
@@ -752,7 +812,12 @@ fn cases() -> Vec<Case> {
             expect: &["tenants.yaml:", "repository `acme` is not `owner/name`"],
             upstream: false,
         },
-        // ---- upstream answers ----------------------------------------------------------
+    ]
+}
+
+/// The corpus: upstream answers.
+fn upstream_cases() -> Vec<Case> {
+    vec![
         Case {
             id: "upstream-snapshot-truncated",
             area: "upstream",
@@ -842,16 +907,22 @@ fn cases() -> Vec<Case> {
             ],
             upstream: true,
         },
+    ]
+}
+
+/// The corpus: upstream answers (continued).
+fn more_upstream_cases() -> Vec<Case> {
+    vec![
         Case {
             id: "upstream-helm-prereleases-only",
             area: "upstream",
             input: "a Helm index holding only pre-releases of the chart",
             setup: |c| {
                 c.server().set(
-                    "/metrics-server/index.yaml",
-                    200,
-                    "apiVersion: v1\nentries:\n  metrics-server:\n  - name: metrics-server\n    version: 3.13.0-rc.1\n    urls: [metrics-server-3.13.0-rc.1.tgz]\n  - name: metrics-server\n    version: 3.14.0-beta.2\n    urls: [metrics-server-3.14.0-beta.2.tgz]\n",
-                );
+                "/metrics-server/index.yaml",
+                200,
+                "apiVersion: v1\nentries:\n  metrics-server:\n  - name: metrics-server\n    version: 3.13.0-rc.1\n    urls: [metrics-server-3.13.0-rc.1.tgz]\n  - name: metrics-server\n    version: 3.14.0-beta.2\n    urls: [metrics-server-3.14.0-beta.2.tgz]\n",
+            );
                 detect(c)
             },
             code: 0,

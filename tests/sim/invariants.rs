@@ -543,16 +543,16 @@ pub fn check_tags(
 /// returned) and what the run reported.
 pub fn check_exit(f: &RunFacts) -> Vec<Violation> {
     let mut out = Out { f, v: Vec::new() };
-    let tenant_failed = f.tenant_outcomes.values().any(|o| o == "failed");
-    let transient = f.degraded.iter().any(|(_, t, _)| *t);
-    let degraded = || {
-        f.degraded
-            .iter()
-            .map(|(s, t, c)| format!("{s} (transient: {t}; cause: {})", c.join("; ")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    exit_never_2(&mut out);
+    exit_of_a_series_kept_back(&mut out);
+    exit_of_a_failure(&mut out);
+    exit_of_failed_tenants(&mut out);
+    out.v
+}
 
+/// Exit 2 with valid input (the simulation's input always is).
+fn exit_never_2(out: &mut Out) {
+    let f = out.f;
     // Every input of the simulation is valid: whatever went wrong is the world's, never 2.
     if !f.faults.is_empty() || !f.returned {
         f.occurred(Invariant::TransientNotExit2);
@@ -568,7 +568,20 @@ pub fn check_exit(f: &RunFacts) -> Vec<Violation> {
             ),
         );
     }
+}
 
+/// Exit 1 (transient) for a series kept back by an upstream error; 0 with a warning for one
+/// kept back by something gone.
+fn exit_of_a_series_kept_back(out: &mut Out) {
+    let f = out.f;
+    let transient = f.degraded.iter().any(|(_, t, _)| *t);
+    let degraded = || {
+        f.degraded
+            .iter()
+            .map(|(s, t, c)| format!("{s} (transient: {t}; cause: {})", c.join("; ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     // A series kept back by an upstream error: 1 and transient; by something gone: 0 and a
     // warning.
     if f.returned && !f.degraded.is_empty() && f.checksum_error {
@@ -610,7 +623,12 @@ pub fn check_exit(f: &RunFacts) -> Vec<Violation> {
             );
         }
     }
+}
 
+/// Exit 1 for a series that could not go on or a stopped run, and never 1 without either.
+fn exit_of_a_failure(out: &mut Out) {
+    let f = out.f;
+    let transient = f.degraded.iter().any(|(_, t, _)| *t);
     // A series that could not go on, or a stopped run: 1 (2 is judged above).
     if !f.returned || !f.failed.is_empty() {
         f.occurred(Invariant::FailureExits1);
@@ -640,7 +658,13 @@ pub fn check_exit(f: &RunFacts) -> Vec<Violation> {
             ),
         );
     }
+}
 
+/// Exit 3 for failed tenants (unless the release stage already makes it 1).
+fn exit_of_failed_tenants(out: &mut Out) {
+    let f = out.f;
+    let transient = f.degraded.iter().any(|(_, t, _)| *t);
+    let tenant_failed = f.tenant_outcomes.values().any(|o| o == "failed");
     // Failed tenants: 3, unless the release stage already makes it 1. Blocked is no failure.
     let blocked = f.tenant_outcomes.values().any(|o| o == "blocked");
     if f.returned && (tenant_failed || blocked) {
@@ -669,7 +693,6 @@ pub fn check_exit(f: &RunFacts) -> Vec<Violation> {
             format!("exit 3 with tenant outcomes {:?}", f.tenant_outcomes),
         );
     }
-    out.v
 }
 
 /// Cost bound: what a run that releases every series and updates every tenant may cost,
@@ -1015,7 +1038,6 @@ fn merged_and_following(
         .get(t.name)
         .cloned()
         .unwrap_or_default();
-    let human_on_branch = ledger.human_commits_on(t.name, &post.branch_commits);
     let open = post.open_pull();
     let behind = !main.covers(&want);
     if ledger
@@ -1037,26 +1059,7 @@ fn merged_and_following(
             });
     }
     if !behind {
-        // Up to date: a new pull request for what main already has is a merge not recognised.
-        if let Some(p) = open
-            && let Some(bp) = post.branch_proposal()
-            && main.covers(&bp)
-        {
-            out.push(
-                Invariant::MergesByContent,
-                t.name,
-                format!(
-                    "{}: #{} is open for {}, which main already has{}",
-                    t.name,
-                    p.number,
-                    bp.describe(),
-                    ledger
-                        .last_merge(t.name)
-                        .map(|m| format!(" (last merge: {:?} of #{})", m.kind, m.pull))
-                        .unwrap_or_default()
-                ),
-            );
-        }
+        reopened_what_main_has(out, ledger, t, post, &main);
         return;
     }
     if let Some(p) = open
@@ -1065,9 +1068,74 @@ fn merged_and_following(
         let _ = p;
         return; // offered
     }
-    // Legitimately not offered: a human declined every release the bot would propose now
-    // (also when that pull request proposed more, e.g. a release withdrawn since: nothing in
-    // the proposal is newer than what was declined), or is working on the branch.
+    if not_offered_for_a_reason(ledger, t, post, &main, &want) {
+        return;
+    }
+    let evidence = not_offered_evidence(t, post, &main, &want, &outcome);
+    if oci_only {
+        out.push(
+            Invariant::FollowEveryTarget,
+            t.name,
+            format!("{evidence} (published only to OCI)"),
+        );
+    } else if let Some(m) = ledger.last_merge(t.name) {
+        out.push(
+            Invariant::MergedGetsNext,
+            t.name,
+            format!(
+                "{evidence}; last merge: {:?} of #{} after run {}, branch {}",
+                m.kind,
+                m.pull,
+                m.after_run,
+                if m.branch_kept { "kept" } else { "deleted" }
+            ),
+        );
+    } else {
+        out.push(Invariant::FollowEveryTarget, t.name, evidence);
+    }
+}
+
+/// Up to date: a new pull request for what main already has is a merge not recognised.
+fn reopened_what_main_has(
+    out: &mut Out,
+    ledger: &Ledger,
+    t: &Tenant,
+    post: &TenantObs,
+    main: &Proposal,
+) {
+    let open = post.open_pull();
+    // Up to date: a new pull request for what main already has is a merge not recognised.
+    if let Some(p) = open
+        && let Some(bp) = post.branch_proposal()
+        && main.covers(&bp)
+    {
+        out.push(
+            Invariant::MergesByContent,
+            t.name,
+            format!(
+                "{}: #{} is open for {}, which main already has{}",
+                t.name,
+                p.number,
+                bp.describe(),
+                ledger
+                    .last_merge(t.name)
+                    .map(|m| format!(" (last merge: {:?} of #{})", m.kind, m.pull))
+                    .unwrap_or_default()
+            ),
+        );
+    }
+}
+
+/// Legitimately not offered: a human declined every release the bot would propose now
+/// (also when that pull request proposed more, e.g. a release withdrawn since: nothing in the
+/// proposal is newer than what was declined), or is working on the branch.
+fn not_offered_for_a_reason(
+    ledger: &Ledger,
+    t: &Tenant,
+    post: &TenantObs,
+    main: &Proposal,
+    want: &Proposal,
+) -> bool {
     let declined = ledger.declined.iter().any(|d| {
         d.tenant == t.name
             && want
@@ -1082,16 +1150,27 @@ fn merged_and_following(
                 .all(|(k, c)| d.proposal.clusters.get(k) == Some(c))
     });
     if declined {
-        return;
+        return true;
     }
     let merged = post
         .latest_pull()
         .is_some_and(|p| p.state == PrState::Merged);
-    if !human_on_branch.is_empty() && !merged {
-        // A human's commits on the branch of a pull request that was not merged: the bot
-        // never pushes over them (it says so on an open pull request).
-        return;
-    }
+    // A human's commits on the branch of a pull request that was not merged: the bot never
+    // pushes over them (it says so on an open pull request).
+    let human_on_branch = ledger.human_commits_on(t.name, &post.branch_commits);
+    !human_on_branch.is_empty() && !merged
+}
+
+/// What a tenant that was not offered what it should be sees: what main lists, what is
+/// published, its pull request or branch, and the run's outcome for it.
+fn not_offered_evidence(
+    t: &Tenant,
+    post: &TenantObs,
+    main: &Proposal,
+    want: &Proposal,
+    outcome: &str,
+) -> String {
+    let open = post.open_pull();
     let missing: Vec<String> = want
         .stacks
         .iter()
@@ -1122,34 +1201,13 @@ fn merged_and_following(
         ),
         (None, None) => "no open pull request and no branch".into(),
     };
-    let evidence = format!(
+    format!(
         "{}: main lists {}; published: {}; {state}; tenant outcome `{}`",
         t.name,
         main.describe(),
         missing.join(", "),
         if outcome.is_empty() { "none" } else { &outcome }
-    );
-    if oci_only {
-        out.push(
-            Invariant::FollowEveryTarget,
-            t.name,
-            format!("{evidence} (published only to OCI)"),
-        );
-    } else if let Some(m) = ledger.last_merge(t.name) {
-        out.push(
-            Invariant::MergedGetsNext,
-            t.name,
-            format!(
-                "{evidence}; last merge: {:?} of #{} after run {}, branch {}",
-                m.kind,
-                m.pull,
-                m.after_run,
-                if m.branch_kept { "kept" } else { "deleted" }
-            ),
-        );
-    } else {
-        out.push(Invariant::FollowEveryTarget, t.name, evidence);
-    }
+    )
 }
 
 /// A tenant reported `blocked` although every commit on its branch that main lacks is the

@@ -99,8 +99,18 @@ pub const UPGRADE_BRANCH: &str = "stackbot/upgrade-";
 pub const STACK: &str = "openstack/scs2";
 pub const BRANCH: &str = "stackbot/openstack-scs2";
 
-/// The tenants of every world: three from the start, two joining during the year.
+/// The tenants of every world: the five who follow releases (three from the start, two joining
+/// during the year), then the three whose Clusters run old minors (issue 22). In this order:
+/// a tenant's index seeds its acts, so the later ones come after the earlier ones.
 pub fn roster() -> Vec<Tenant> {
+    let mut all = release_tenants();
+    all.extend(joining_tenants());
+    all.extend(upgrade_tenants());
+    all
+}
+
+/// Tenants who follow releases from the start.
+fn release_tenants() -> Vec<Tenant> {
     use MergeMethod::*;
     vec![
         Tenant {
@@ -166,6 +176,13 @@ pub fn roster() -> Vec<Tenant> {
             joins_on_day: 0,
             upgrade: None,
         },
+    ]
+}
+
+/// Tenants who follow releases and join during the year.
+fn joining_tenants() -> Vec<Tenant> {
+    use MergeMethod::*;
+    vec![
         Tenant {
             name: "umbrella",
             repo: "umbrella/gitops".into(),
@@ -208,8 +225,14 @@ pub fn roster() -> Vec<Tenant> {
             joins_on_day: 220,
             upgrade: None,
         },
-        // Issue 22: tenants whose Clusters run old minors. After the tenants above, so theirs
-        // keep their indices and seeded acts.
+    ]
+}
+
+/// Tenants whose Clusters run old minors and get upgrade steps (issue 22): by pull request,
+/// after a person's approval on the dashboard, or not at all.
+fn upgrade_tenants() -> Vec<Tenant> {
+    use MergeMethod::*;
+    vec![
         Tenant {
             name: "stark",
             repo: "stark/clusters".into(),

@@ -179,6 +179,212 @@ fn real_charts() -> Vec<Chart> {
         .collect()
 }
 
+/// The real minors, then one every `MINOR_CADENCE_DAYS` until `horizon`.
+fn minors_until(horizon: NaiveDate) -> Vec<MinorLife> {
+    let mut minors: Vec<MinorLife> = REAL_MINORS
+        .iter()
+        .map(|(m, r, e)| MinorLife {
+            minor: Minor {
+                major: 1,
+                minor: *m,
+            },
+            released: date(r),
+            eol: date(e),
+            real: true,
+        })
+        .collect();
+    while let Some(last) = minors.last().cloned() {
+        let released = last.released + Duration::days(MINOR_CADENCE_DAYS);
+        if released > horizon {
+            break;
+        }
+        // 14 months of support, ending on the 28th like the real schedule.
+        let mut eol = released;
+        for _ in 0..14 {
+            eol = next_month(eol);
+        }
+        minors.push(MinorLife {
+            minor: Minor {
+                major: 1,
+                minor: last.minor.minor + 1,
+            },
+            released,
+            eol: NaiveDate::from_ymd_opt(eol.year(), eol.month(), 28).expect("28th"),
+            real: false,
+        });
+    }
+    minors
+}
+
+/// The real Kubernetes releases, then for every new minor its pre-releases and GA, and a patch
+/// of every supported minor each month (on the second Tuesday or the day after).
+fn kube_releases(
+    minors: &[MinorLife],
+    horizon: NaiveDate,
+    rng: &mut fastrand::Rng,
+) -> Vec<KubeRelease> {
+    let mut kube = real_kube();
+    let real_until = kube.iter().map(|r| r.at).max().expect("real releases");
+    let mut next_id = kube.iter().map(|r| r.id).max().unwrap_or(0) + 1;
+    let mut newest: BTreeMap<Minor, u64> = BTreeMap::new();
+    for r in &kube {
+        if let Some(g) = r.ga {
+            let e = newest.entry(g.minor()).or_insert(0);
+            *e = (*e).max(g.patch);
+        }
+    }
+    let mut push = |kube: &mut Vec<KubeRelease>, tag: String, ga: Option<KubeVersion>, at| {
+        kube.push(KubeRelease {
+            tag,
+            ga,
+            at,
+            id: next_id,
+            real: false,
+        });
+        next_id += 1;
+    };
+    // New minors (GA + pre-releases).
+    for m in minors.iter().filter(|m| !m.real) {
+        let mm = m.minor;
+        for (days, pre) in [(42, "beta.0"), (14, "rc.0"), (7, "rc.1")] {
+            push(
+                &mut kube,
+                format!("v{mm}.0-{pre}"),
+                None,
+                at(m.released - Duration::days(days), 6, 0),
+            );
+        }
+        push(
+            &mut kube,
+            format!("v{mm}.0"),
+            Some(v(mm.major, mm.minor, 0)),
+            at(m.released, 16, 0),
+        );
+        newest.insert(mm, 0);
+    }
+    // Monthly patches.
+    let mut month = next_month(real_until.date_naive());
+    while month <= horizon {
+        let day = second_tuesday(month.year(), month.month()) + Duration::days(rng.i64(0..=1));
+        for (i, m) in minors.iter().enumerate() {
+            let ga = at(m.released, 16, 0);
+            if ga >= at(day, 0, 0) || day > m.eol || at(day, 12, 0) <= real_until {
+                continue;
+            }
+            let patch = newest.get(&m.minor).map_or(0, |p| p + 1);
+            newest.insert(m.minor, patch);
+            let t = at(day, 12 + (i as u32 % 6), rng.u32(0..60));
+            push(
+                &mut kube,
+                format!("v{}.{patch}", m.minor),
+                Some(v(m.minor.major, m.minor.minor, patch)),
+                t,
+            );
+        }
+        month = next_month(month);
+    }
+    kube.sort_by_key(|r| (r.at, r.id));
+    kube
+}
+
+/// The node image of each GA release: usually within days, now and then never.
+fn node_images(kube: &[KubeRelease], rng: &mut fastrand::Rng) -> BTreeMap<KubeVersion, Image> {
+    // Node images after each GA.
+    let mut images = BTreeMap::new();
+    for r in kube {
+        let Some(g) = r.ga else { continue };
+        let roll = rng.f64();
+        let delay = if roll < 0.03 {
+            None
+        } else if roll < 0.75 {
+            Some(Duration::hours(rng.i64(6..96)))
+        } else {
+            Some(Duration::hours(rng.i64(96..240)))
+        };
+        images.insert(
+            g,
+            Image {
+                version: g,
+                at: delay.map(|d| r.at + d),
+            },
+        );
+    }
+    images
+}
+
+/// The real Helm charts, then the CCM and CSI charts of each minor: a first release weeks
+/// after the minor's GA, patches every one to four months until its end of life.
+fn charts(minors: &[MinorLife], horizon: NaiveDate, rng: &mut fastrand::Rng) -> Vec<Chart> {
+    // Helm charts.
+    let mut charts = real_charts();
+    let charts_real_until = charts.iter().map(|c| c.at).max().expect("real charts");
+    let mut series_last: BTreeMap<u64, (u64, DateTime<Utc>)> = BTreeMap::new();
+    for c in charts.iter().filter(|c| c.chart == CCM) {
+        if let Ok(sv) = semver::Version::parse(&c.version)
+            && sv.major == 2
+            && sv.pre.is_empty()
+        {
+            let e = series_last.entry(sv.minor).or_insert((sv.patch, c.at));
+            if (sv.patch, c.at) > *e {
+                *e = (sv.patch, c.at);
+            }
+        }
+    }
+    let add = |charts: &mut Vec<Chart>, version: String, app: String, t: DateTime<Utc>| {
+        for (name, lag) in [(CCM, 0), (CSI, 0)] {
+            charts.push(Chart {
+                chart: name.into(),
+                digest: synthetic_digest(&format!("chart {name}-{version}")),
+                version: version.clone(),
+                app_version: app.clone(),
+                at: t + Duration::minutes(lag),
+                real: false,
+            });
+        }
+    };
+    for m in minors {
+        let mm = m.minor.minor;
+        let ga = at(m.released, 16, 0);
+        let first = match series_last.get(&mm) {
+            Some(&(p, t)) => (p, t),
+            None => {
+                let t0 = ga + Duration::days(rng.i64(18..=50)) + Duration::hours(rng.i64(0..24));
+                if t0 <= charts_real_until {
+                    continue;
+                }
+                add(
+                    &mut charts,
+                    format!("2.{mm}.0-alpha.0"),
+                    format!("v1.{}.0", mm - 1),
+                    ga - Duration::days(rng.i64(20..40)),
+                );
+                add(&mut charts, format!("2.{mm}.0"), format!("v1.{mm}.0"), t0);
+                (0, t0)
+            }
+        };
+        let (mut patch, mut last) = first;
+        let eol = at(m.eol, 0, 0);
+        loop {
+            let next = last.max(charts_real_until)
+                + Duration::days(rng.i64(35..=110))
+                + Duration::hours(rng.i64(0..24));
+            if next >= eol || next.date_naive() > horizon {
+                break;
+            }
+            patch += 1;
+            add(
+                &mut charts,
+                format!("2.{mm}.{patch}"),
+                format!("v1.{mm}.0"),
+                next,
+            );
+            last = next;
+        }
+    }
+    charts.sort_by_key(|c| c.at);
+    charts
+}
+
 fn synthetic_digest(what: &str) -> String {
     use sha2::Digest as _;
     hex::encode(sha2::Sha256::digest(
@@ -192,192 +398,10 @@ impl Timeline {
         let mut rng = fastrand::Rng::with_seed(seed ^ 0x7157_e11e);
         let end = start + Duration::days(days);
         let horizon = end.date_naive() + Duration::days(400);
-
-        let mut minors: Vec<MinorLife> = REAL_MINORS
-            .iter()
-            .map(|(m, r, e)| MinorLife {
-                minor: Minor {
-                    major: 1,
-                    minor: *m,
-                },
-                released: date(r),
-                eol: date(e),
-                real: true,
-            })
-            .collect();
-        while let Some(last) = minors.last().cloned() {
-            let released = last.released + Duration::days(MINOR_CADENCE_DAYS);
-            if released > horizon {
-                break;
-            }
-            // 14 months of support, ending on the 28th like the real schedule.
-            let mut eol = released;
-            for _ in 0..14 {
-                eol = next_month(eol);
-            }
-            minors.push(MinorLife {
-                minor: Minor {
-                    major: 1,
-                    minor: last.minor.minor + 1,
-                },
-                released,
-                eol: NaiveDate::from_ymd_opt(eol.year(), eol.month(), 28).expect("28th"),
-                real: false,
-            });
-        }
-
-        let mut kube = real_kube();
-        let real_until = kube.iter().map(|r| r.at).max().expect("real releases");
-        let mut next_id = kube.iter().map(|r| r.id).max().unwrap_or(0) + 1;
-        let mut newest: BTreeMap<Minor, u64> = BTreeMap::new();
-        for r in &kube {
-            if let Some(g) = r.ga {
-                let e = newest.entry(g.minor()).or_insert(0);
-                *e = (*e).max(g.patch);
-            }
-        }
-        let mut push = |kube: &mut Vec<KubeRelease>, tag: String, ga: Option<KubeVersion>, at| {
-            kube.push(KubeRelease {
-                tag,
-                ga,
-                at,
-                id: next_id,
-                real: false,
-            });
-            next_id += 1;
-        };
-        // New minors (GA + pre-releases).
-        for m in minors.iter().filter(|m| !m.real) {
-            let mm = m.minor;
-            for (days, pre) in [(42, "beta.0"), (14, "rc.0"), (7, "rc.1")] {
-                push(
-                    &mut kube,
-                    format!("v{mm}.0-{pre}"),
-                    None,
-                    at(m.released - Duration::days(days), 6, 0),
-                );
-            }
-            push(
-                &mut kube,
-                format!("v{mm}.0"),
-                Some(v(mm.major, mm.minor, 0)),
-                at(m.released, 16, 0),
-            );
-            newest.insert(mm, 0);
-        }
-        // Monthly patches.
-        let mut month = next_month(real_until.date_naive());
-        while month <= horizon {
-            let day = second_tuesday(month.year(), month.month()) + Duration::days(rng.i64(0..=1));
-            for (i, m) in minors.iter().enumerate() {
-                let ga = at(m.released, 16, 0);
-                if ga >= at(day, 0, 0) || day > m.eol || at(day, 12, 0) <= real_until {
-                    continue;
-                }
-                let patch = newest.get(&m.minor).map_or(0, |p| p + 1);
-                newest.insert(m.minor, patch);
-                let t = at(day, 12 + (i as u32 % 6), rng.u32(0..60));
-                push(
-                    &mut kube,
-                    format!("v{}.{patch}", m.minor),
-                    Some(v(m.minor.major, m.minor.minor, patch)),
-                    t,
-                );
-            }
-            month = next_month(month);
-        }
-        kube.sort_by_key(|r| (r.at, r.id));
-
-        // Node images after each GA.
-        let mut images = BTreeMap::new();
-        for r in &kube {
-            let Some(g) = r.ga else { continue };
-            let roll = rng.f64();
-            let delay = if roll < 0.03 {
-                None
-            } else if roll < 0.75 {
-                Some(Duration::hours(rng.i64(6..96)))
-            } else {
-                Some(Duration::hours(rng.i64(96..240)))
-            };
-            images.insert(
-                g,
-                Image {
-                    version: g,
-                    at: delay.map(|d| r.at + d),
-                },
-            );
-        }
-
-        // Helm charts.
-        let mut charts = real_charts();
-        let charts_real_until = charts.iter().map(|c| c.at).max().expect("real charts");
-        let mut series_last: BTreeMap<u64, (u64, DateTime<Utc>)> = BTreeMap::new();
-        for c in charts.iter().filter(|c| c.chart == CCM) {
-            if let Ok(sv) = semver::Version::parse(&c.version)
-                && sv.major == 2
-                && sv.pre.is_empty()
-            {
-                let e = series_last.entry(sv.minor).or_insert((sv.patch, c.at));
-                if (sv.patch, c.at) > *e {
-                    *e = (sv.patch, c.at);
-                }
-            }
-        }
-        let add = |charts: &mut Vec<Chart>, version: String, app: String, t: DateTime<Utc>| {
-            for (name, lag) in [(CCM, 0), (CSI, 0)] {
-                charts.push(Chart {
-                    chart: name.into(),
-                    digest: synthetic_digest(&format!("chart {name}-{version}")),
-                    version: version.clone(),
-                    app_version: app.clone(),
-                    at: t + Duration::minutes(lag),
-                    real: false,
-                });
-            }
-        };
-        for m in &minors {
-            let mm = m.minor.minor;
-            let ga = at(m.released, 16, 0);
-            let first = match series_last.get(&mm) {
-                Some(&(p, t)) => (p, t),
-                None => {
-                    let t0 =
-                        ga + Duration::days(rng.i64(18..=50)) + Duration::hours(rng.i64(0..24));
-                    if t0 <= charts_real_until {
-                        continue;
-                    }
-                    add(
-                        &mut charts,
-                        format!("2.{mm}.0-alpha.0"),
-                        format!("v1.{}.0", mm - 1),
-                        ga - Duration::days(rng.i64(20..40)),
-                    );
-                    add(&mut charts, format!("2.{mm}.0"), format!("v1.{mm}.0"), t0);
-                    (0, t0)
-                }
-            };
-            let (mut patch, mut last) = first;
-            let eol = at(m.eol, 0, 0);
-            loop {
-                let next = last.max(charts_real_until)
-                    + Duration::days(rng.i64(35..=110))
-                    + Duration::hours(rng.i64(0..24));
-                if next >= eol || next.date_naive() > horizon {
-                    break;
-                }
-                patch += 1;
-                add(
-                    &mut charts,
-                    format!("2.{mm}.{patch}"),
-                    format!("v1.{mm}.0"),
-                    next,
-                );
-                last = next;
-            }
-        }
-        charts.sort_by_key(|c| c.at);
-
+        let minors = minors_until(horizon);
+        let kube = kube_releases(&minors, horizon, &mut rng);
+        let images = node_images(&kube, &mut rng);
+        let charts = charts(&minors, horizon, &mut rng);
         Timeline {
             start,
             end,

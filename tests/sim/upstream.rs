@@ -451,31 +451,7 @@ impl Upstream {
                 },
             );
         }
-        for v in self.timeline.ga_at(t) {
-            let url = format!("{}.CHECKSUM", image.expand(v).1);
-            let fetched = if faults.contains(&UpFault::ChecksumGone { version: v }) {
-                Fetched::Missing { url }
-            } else if let Some(status) = faults.iter().find_map(|f| match f {
-                UpFault::ChecksumError { version, status } if *version == v => Some(*status),
-                _ => None,
-            }) {
-                Fetched::Error {
-                    message: status_line(&url, status),
-                }
-            } else if timeout(Target::Checksum(v)) {
-                timed_out(&url)
-            } else if self.timeline.image_at(v, t) {
-                Fetched::Ok {
-                    body: self.checksum_body(&url),
-                }
-            } else {
-                Fetched::Missing { url }
-            };
-            d.insert(
-                &Key::Checksum(format!("{}.CHECKSUM", image.expand(v).1)),
-                fetched,
-            );
-        }
+        self.snapshot_checksums(&mut d, t, image, faults);
         let index_url = format!("{}/index.yaml", self.urls.cpo.trim_end_matches('/'));
         d.insert(
             &Key::HelmIndex(self.urls.cpo.clone()),
@@ -568,37 +544,123 @@ impl Upstream {
             }
         }
 
+        self.serve_checksums(server, t, image, faults, &mut now);
+        self.serve_indexes(server, t, faults, &mut now);
+
+        let mut prev = set.borrow_mut();
+        for gone in prev.difference(&now) {
+            server.unset(gone);
+        }
+        *prev = now;
+    }
+
+    /// The node images' CHECKSUMs of a snapshot at `t`: what was published by then, or the
+    /// fault injected for it.
+    fn snapshot_checksums(
+        &self,
+        d: &mut UpstreamData,
+        t: DateTime<Utc>,
+        image: &NodeImageRule,
+        faults: &[UpFault],
+    ) {
+        let timeout = |target: Target| faults.contains(&UpFault::Timeout(target));
+        let timed_out = |url: &str| Fetched::Error {
+            message: format!("GET {url}: error sending request: operation timed out"),
+        };
         for v in self.timeline.ga_at(t) {
             let url = format!("{}.CHECKSUM", image.expand(v).1);
-            let target = path(&url);
-            if faults.contains(&UpFault::ChecksumGone { version: v }) {
-                put(target, 404, "NoSuchKey".into(), &mut now);
+            let fetched = if faults.contains(&UpFault::ChecksumGone { version: v }) {
+                Fetched::Missing { url }
             } else if let Some(status) = faults.iter().find_map(|f| match f {
                 UpFault::ChecksumError { version, status } if *version == v => Some(*status),
                 _ => None,
             }) {
-                put(target, status, "error".into(), &mut now);
+                Fetched::Error {
+                    message: status_line(&url, status),
+                }
             } else if timeout(Target::Checksum(v)) {
-                put(target, 0, String::new(), &mut now);
+                timed_out(&url)
             } else if self.timeline.image_at(v, t) {
-                put(target.clone(), 200, self.checksum_body(&url), &mut now);
+                Fetched::Ok {
+                    body: self.checksum_body(&url),
+                }
+            } else {
+                Fetched::Missing { url }
+            };
+            d.insert(
+                &Key::Checksum(format!("{}.CHECKSUM", image.expand(v).1)),
+                fetched,
+            );
+        }
+    }
+
+    /// Serve the node images' CHECKSUMs at `t` (what was published by then, or the fault
+    /// injected for it); every path served goes into `now`.
+    fn serve_checksums(
+        &self,
+        server: &UpstreamServer,
+        t: DateTime<Utc>,
+        image: &NodeImageRule,
+        faults: &[UpFault],
+        now: &mut BTreeSet<String>,
+    ) {
+        let base = server.url();
+        let path = |url: &str| url.strip_prefix(&base).unwrap_or(url).to_string();
+        let put = |target: String, status: u16, body: String, now: &mut BTreeSet<String>| {
+            server.set(&target, status, body);
+            now.insert(target);
+        };
+        let timeout = |target: Target| faults.contains(&UpFault::Timeout(target));
+        let blip = |target: Target| faults.contains(&UpFault::Blip(target));
+        for v in self.timeline.ga_at(t) {
+            let url = format!("{}.CHECKSUM", image.expand(v).1);
+            let target = path(&url);
+            if faults.contains(&UpFault::ChecksumGone { version: v }) {
+                put(target, 404, "NoSuchKey".into(), now);
+            } else if let Some(status) = faults.iter().find_map(|f| match f {
+                UpFault::ChecksumError { version, status } if *version == v => Some(*status),
+                _ => None,
+            }) {
+                put(target, status, "error".into(), now);
+            } else if timeout(Target::Checksum(v)) {
+                put(target, 0, String::new(), now);
+            } else if self.timeline.image_at(v, t) {
+                put(target.clone(), 200, self.checksum_body(&url), now);
                 if blip(Target::Checksum(v)) {
                     server.fail_next(&target, 1, 502, &[]);
                 }
             }
         }
+    }
 
+    /// Serve the Helm indexes at `t` (the CPO index as of a stale day when that fault is on);
+    /// every path served goes into `now`.
+    fn serve_indexes(
+        &self,
+        server: &UpstreamServer,
+        t: DateTime<Utc>,
+        faults: &[UpFault],
+        now: &mut BTreeSet<String>,
+    ) {
+        let base = server.url();
+        let path = |url: &str| url.strip_prefix(&base).unwrap_or(url).to_string();
+        let put = |target: String, status: u16, body: String, now: &mut BTreeSet<String>| {
+            server.set(&target, status, body);
+            now.insert(target);
+        };
+        let timeout = |target: Target| faults.contains(&UpFault::Timeout(target));
+        let blip = |target: Target| faults.contains(&UpFault::Blip(target));
         let cpo = path(&format!("{}/index.yaml", self.urls.cpo));
         if faults.contains(&UpFault::IndexDown) {
-            put(cpo.clone(), 503, "unavailable".into(), &mut now);
+            put(cpo.clone(), 503, "unavailable".into(), now);
         } else if timeout(Target::Index) {
-            put(cpo.clone(), 0, String::new(), &mut now);
+            put(cpo.clone(), 0, String::new(), now);
         } else {
             put(
                 cpo.clone(),
                 200,
                 self.cpo_index(self.stale_or_now(t, faults)),
-                &mut now,
+                now,
             );
             if blip(Target::Index) {
                 server.fail_next(&cpo, 1, 502, &[]);
@@ -611,7 +673,7 @@ impl Upstream {
             )),
             200,
             self.cilium_index.clone(),
-            &mut now,
+            now,
         );
         put(
             path(&format!(
@@ -620,14 +682,8 @@ impl Upstream {
             )),
             200,
             self.metrics_index.clone(),
-            &mut now,
+            now,
         );
-
-        let mut prev = set.borrow_mut();
-        for gone in prev.difference(&now) {
-            server.unset(gone);
-        }
-        *prev = now;
     }
 
     /// HTTP requests the server saw since the last call (0 for snapshots).

@@ -232,31 +232,38 @@ pub fn apply(class: &Value, templates: &[Value], topo: &Topology) -> Result<Vec<
         }
     }
     for patch in spec["patches"].as_array().cloned().unwrap_or_default() {
-        let pname = patch["name"].as_str().unwrap_or("?").to_string();
-        for item in &mut items {
-            let defs: Vec<&Value> = patch["definitions"]
-                .as_array()
-                .map(|d| d.iter().filter(|d| matches(item, &d["selector"])).collect())
-                .unwrap_or_default();
-            if defs.is_empty() {
+        apply_patch(&patch, &mut items)?;
+    }
+    Ok(items)
+}
+
+/// Apply one patch of the ClusterClass to every item its definitions select (when its
+/// `enabledIf` renders `true` for the item).
+fn apply_patch(patch: &Value, items: &mut [Item]) -> Result<(), String> {
+    let pname = patch["name"].as_str().unwrap_or("?").to_string();
+    for item in items.iter_mut() {
+        let defs: Vec<&Value> = patch["definitions"]
+            .as_array()
+            .map(|d| d.iter().filter(|d| matches(item, &d["selector"])).collect())
+            .unwrap_or_default();
+        if defs.is_empty() {
+            continue;
+        }
+        if let Some(cond) = patch["enabledIf"].as_str() {
+            let text = gotemplate::render(cond, &item.variables)
+                .map_err(|e| format!("patch {pname}: enabledIf: {e}"))?;
+            if yaml_value(&text)? != Value::Bool(true) {
                 continue;
             }
-            if let Some(cond) = patch["enabledIf"].as_str() {
-                let text = gotemplate::render(cond, &item.variables)
-                    .map_err(|e| format!("patch {pname}: enabledIf: {e}"))?;
-                if yaml_value(&text)? != Value::Bool(true) {
-                    continue;
-                }
-            }
-            for d in defs {
-                for op in d["jsonPatches"].as_array().cloned().unwrap_or_default() {
-                    json_patch(&mut item.object, &op, &item.variables)
-                        .map_err(|e| format!("patch {pname} on {}: {e}", item.role))?;
-                }
+        }
+        for d in defs {
+            for op in d["jsonPatches"].as_array().cloned().unwrap_or_default() {
+                json_patch(&mut item.object, &op, &item.variables)
+                    .map_err(|e| format!("patch {pname} on {}: {e}", item.role))?;
             }
         }
     }
-    Ok(items)
+    Ok(())
 }
 
 fn matches(item: &Item, sel: &Value) -> bool {

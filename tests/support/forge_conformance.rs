@@ -32,6 +32,14 @@ pub fn conformance(forge: &dyn Forge, repo: &RepoRef) {
 
 /// Branches, commits, files and tags.
 pub fn git_objects(forge: &dyn Forge, repo: &RepoRef) {
+    let [h0, h1, h2] = files_and_commits(forge, repo);
+    branches_and_history(forge, repo, [&h0, &h1, &h2]);
+    tags(forge, repo, &h1, &h2);
+}
+
+/// Files round-trip through commits (text, binary, nested; deleted and modified), a stale
+/// expected head is a conflict; the heads of main before and after the two commits.
+fn files_and_commits(forge: &dyn Forge, repo: &RepoRef) -> [String; 3] {
     let h0 = forge
         .branch_head(repo, "main")
         .unwrap()
@@ -133,13 +141,19 @@ pub fn git_objects(forge: &dyn Forge, repo: &RepoRef) {
         forge.read_file(repo, &h1, "conf/a.txt").unwrap().as_deref(),
         Some(text)
     );
+    [h0, h1, h2]
+}
 
+/// A new branch is created once, history between commits is oldest first, and a bot branch
+/// is forced anywhere. `h` are main's heads from [`files_and_commits`].
+fn branches_and_history(forge: &dyn Forge, repo: &RepoRef, h: [&str; 3]) {
+    let [h0, h1, h2] = h;
     // A new branch needs `expected_head: None`, and only once.
     let h3 = forge
         .commit(
             repo,
             "conf-branch",
-            &h2,
+            h2,
             None,
             &changes(&[("conf/b.txt", Some(b"b\n"))]),
             "conformance: branch",
@@ -152,7 +166,7 @@ pub fn git_objects(forge: &dyn Forge, repo: &RepoRef) {
     let again = forge.commit(
         repo,
         "conf-branch",
-        &h2,
+        h2,
         None,
         &changes(&[("conf/c", Some(b"c"))]),
         "again",
@@ -163,48 +177,51 @@ pub fn git_objects(forge: &dyn Forge, repo: &RepoRef) {
     );
 
     // History between commits, oldest first.
-    let between = forge.commits_between(repo, &h0, &h2).unwrap();
+    let between = forge.commits_between(repo, h0, h2).unwrap();
     let shas: Vec<&str> = between.iter().map(|c| c.sha.as_str()).collect();
-    assert_eq!(shas, [h1.as_str(), h2.as_str()]);
+    assert_eq!(shas, [h1, h2]);
     assert_eq!(between[1].message.trim(), "conformance: delete and modify");
-    let between = forge.commits_between(repo, &h2, &h3).unwrap();
+    let between = forge.commits_between(repo, h2, &h3).unwrap();
     assert_eq!(between.len(), 1);
     assert_eq!(between[0].sha, h3);
-    assert!(forge.commits_between(repo, &h2, &h2).unwrap().is_empty());
+    assert!(forge.commits_between(repo, h2, h2).unwrap().is_empty());
 
     // Force moves a bot branch anywhere, and creates it if missing.
-    forge.force_branch(repo, "conf-branch", &h0).unwrap();
+    forge.force_branch(repo, "conf-branch", h0).unwrap();
     assert_eq!(
         forge.branch_head(repo, "conf-branch").unwrap().as_deref(),
-        Some(h0.as_str())
+        Some(h0)
     );
-    forge.force_branch(repo, "conf-new", &h1).unwrap();
+    forge.force_branch(repo, "conf-new", h1).unwrap();
     assert_eq!(
         forge.branch_head(repo, "conf-new").unwrap().as_deref(),
-        Some(h1.as_str())
+        Some(h1)
     );
+}
 
+/// Annotated tags peel to their commit and are created once.
+fn tags(forge: &dyn Forge, repo: &RepoRef, h1: &str, h2: &str) {
     // Annotated tags peel to their commit and are created once.
     forge
-        .create_tag(repo, "conf-v1", &h1, "conformance tag")
+        .create_tag(repo, "conf-v1", h1, "conformance tag")
         .unwrap();
     assert_eq!(
         forge.tag_target(repo, "conf-v1").unwrap().as_deref(),
-        Some(h1.as_str())
+        Some(h1)
     );
-    let dup = forge.create_tag(repo, "conf-v1", &h1, "again");
+    let dup = forge.create_tag(repo, "conf-v1", h1, "again");
     assert!(
         matches!(dup, Err(ForgeError::AlreadyExists { .. })),
         "dup tag: {dup:?}"
     );
-    let moved = forge.create_tag(repo, "conf-v1", &h2, "elsewhere");
+    let moved = forge.create_tag(repo, "conf-v1", h2, "elsewhere");
     assert!(
         matches!(moved, Err(ForgeError::AlreadyExists { .. })),
         "moved tag: {moved:?}"
     );
     assert_eq!(
         forge.tag_target(repo, "conf-v1").unwrap().as_deref(),
-        Some(h1.as_str())
+        Some(h1)
     );
 }
 

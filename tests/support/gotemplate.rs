@@ -108,27 +108,7 @@ fn lex_action(s: &str) -> Result<Vec<Tok>, String> {
             out.push(Tok::Assign);
             i += 1;
         } else if c == '"' {
-            let mut v = String::new();
-            i += 1;
-            while i < b.len() && b[i] != '"' {
-                if b[i] == '\\' {
-                    i += 1;
-                    v.push(match b.get(i) {
-                        Some('n') => '\n',
-                        Some('t') => '\t',
-                        Some(x) => *x,
-                        None => return Err("unterminated string".into()),
-                    });
-                } else {
-                    v.push(b[i]);
-                }
-                i += 1;
-            }
-            if i >= b.len() {
-                return Err("unterminated string".into());
-            }
-            i += 1;
-            out.push(Tok::Str(v));
+            out.push(lex_string(&b, &mut i)?);
         } else if c == '`' {
             let st = i + 1;
             i += 1;
@@ -141,35 +121,7 @@ fn lex_action(s: &str) -> Result<Vec<Tok>, String> {
             out.push(Tok::Str(b[st..i].iter().collect()));
             i += 1;
         } else if c == '.' || c == '$' {
-            let var = c == '$';
-            let st = i;
-            i += 1;
-            let mut name = String::new();
-            if var {
-                while i < b.len() && ident_char(b[i]) {
-                    name.push(b[i]);
-                    i += 1;
-                }
-            } else {
-                i = st;
-            }
-            let mut path = Vec::new();
-            while i < b.len() && b[i] == '.' {
-                i += 1;
-                let s2 = i;
-                while i < b.len() && ident_char(b[i]) {
-                    i += 1;
-                }
-                let seg: String = b[s2..i].iter().collect();
-                if !seg.is_empty() {
-                    path.push(seg);
-                }
-            }
-            out.push(if var {
-                Tok::Var(name, path)
-            } else {
-                Tok::Field(path)
-            });
+            out.push(lex_path(&b, &mut i));
         } else if c.is_ascii_digit()
             || (c == '-' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
         {
@@ -181,22 +133,87 @@ fn lex_action(s: &str) -> Result<Vec<Tok>, String> {
             let t: String = b[st..i].iter().collect();
             out.push(Tok::Num(t.parse().map_err(|_| format!("bad number {t}"))?));
         } else if ident_char(c) {
-            let st = i;
-            while i < b.len() && ident_char(b[i]) {
-                i += 1;
-            }
-            let w: String = b[st..i].iter().collect();
-            out.push(match w.as_str() {
-                "true" => Tok::Bool(true),
-                "false" => Tok::Bool(false),
-                "nil" => Tok::Nil,
-                _ => Tok::Ident(w),
-            });
+            out.push(lex_word(&b, &mut i));
         } else {
             return Err(format!("unexpected `{c}` in action `{s}`"));
         }
     }
     Ok(out)
+}
+
+/// A quoted string at `b[*i]` (the opening quote), with Go's escapes; `*i` moves past it.
+fn lex_string(b: &[char], i: &mut usize) -> Result<Tok, String> {
+    let mut v = String::new();
+    *i += 1;
+    while *i < b.len() && b[*i] != '"' {
+        if b[*i] == '\\' {
+            *i += 1;
+            v.push(match b.get(*i) {
+                Some('n') => '\n',
+                Some('t') => '\t',
+                Some(x) => *x,
+                None => return Err("unterminated string".into()),
+            });
+        } else {
+            v.push(b[*i]);
+        }
+        *i += 1;
+    }
+    if *i >= b.len() {
+        return Err("unterminated string".into());
+    }
+    *i += 1;
+    Ok(Tok::Str(v))
+}
+
+/// A field path (`.a.b`) or a variable with its path (`$x.a`) at `b[*i]`; `*i` moves past it.
+fn lex_path(b: &[char], i: &mut usize) -> Tok {
+    let ident_char = |c: char| c.is_alphanumeric() || c == '_';
+    let var = b[*i] == '$';
+    let st = *i;
+    *i += 1;
+    let mut name = String::new();
+    if var {
+        while *i < b.len() && ident_char(b[*i]) {
+            name.push(b[*i]);
+            *i += 1;
+        }
+    } else {
+        *i = st;
+    }
+    let mut path = Vec::new();
+    while *i < b.len() && b[*i] == '.' {
+        *i += 1;
+        let s2 = *i;
+        while *i < b.len() && ident_char(b[*i]) {
+            *i += 1;
+        }
+        let seg: String = b[s2..*i].iter().collect();
+        if !seg.is_empty() {
+            path.push(seg);
+        }
+    }
+    if var {
+        Tok::Var(name, path)
+    } else {
+        Tok::Field(path)
+    }
+}
+
+/// A word at `b[*i]`: `true`, `false`, `nil` or a function name; `*i` moves past it.
+fn lex_word(b: &[char], i: &mut usize) -> Tok {
+    let ident_char = |c: char| c.is_alphanumeric() || c == '_';
+    let st = *i;
+    while *i < b.len() && ident_char(b[*i]) {
+        *i += 1;
+    }
+    let w: String = b[st..*i].iter().collect();
+    match w.as_str() {
+        "true" => Tok::Bool(true),
+        "false" => Tok::Bool(false),
+        "nil" => Tok::Nil,
+        _ => Tok::Ident(w),
+    }
 }
 
 fn parse_pipeline(toks: &[Tok], pos: &mut usize) -> Result<Pipeline, String> {

@@ -393,44 +393,12 @@ pub async fn handle(
         .unwrap_or_default()
         .to_vec();
 
-    // Which surface, and the path below its prefix.
-    let (surface, rest) = match listener {
-        Surface::Api => match &sh.upload_prefix {
-            Some(p) if raw_path.starts_with(&format!("{p}/")) => {
-                (Surface::Uploads, raw_path[p.len()..].to_string())
-            }
-            _ => match raw_path.strip_prefix(&sh.api_prefix) {
-                Some(r) if r.is_empty() || r.starts_with('/') => (Surface::Api, r.to_string()),
-                _ => (Surface::Api, format!("/\u{0}{raw_path}")),
-            },
-        },
-        other => (other, raw_path.clone()),
-    };
-    let segs: Vec<String> = rest
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(|s| pct_decode(s, false))
-        .collect();
-    let segs = if surface == Surface::Objects {
-        segs
-    } else {
-        canonical(&sh, segs)
-    };
+    let (surface, rest) = surface_of(&sh, listener, &raw_path);
+    let segs = segments(&sh, surface, &rest);
     let route = route_of(&segs, surface == Surface::Uploads);
     let write = !matches!(method, Method::GET | Method::HEAD);
     let (k, fault) = sh.pick_fault(&method, &route, write);
-    {
-        let mut st = sh.stats.lock().unwrap();
-        if write {
-            st.counts.writes += 1;
-        } else {
-            st.counts.reads += 1;
-        }
-        *st.counts
-            .by_route
-            .entry(format!("{method} {route}"))
-            .or_insert(0) += 1;
-    }
+    sh.count(&method, &route, write);
     let latency = sh.faults.lock().unwrap().plan.latency;
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
@@ -450,58 +418,29 @@ pub async fn handle(
         identity: (surface != Surface::Objects)
             .then(|| identity_of(&principal, presented.as_deref())),
         counted: surface != Surface::Objects && segs.as_slice() != ["rate_limit"],
-        request_id: format!(
-            "FAKE:{:08X}",
-            sh.request_seq
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ),
+        request_id: sh.next_request_id(),
     };
 
     // Faults that stop the request before it is applied.
-    match fault {
-        Some(Fault::Status(s)) => {
-            return c.refuse(Ans::msg(s, "Server Error (injected)"), DOC_ROOT);
-        }
-        Some(Fault::Drop) => {
-            c.log(0, false);
-            return dropped();
-        }
-        Some(Fault::SecondaryRateLimit(secs)) => {
-            return c.refuse(secondary_limit(403, secs, &c.request_id), DOC_ROOT);
-        }
-        Some(Fault::TooManyRequests(secs)) => {
-            return c.refuse(secondary_limit(429, secs, &c.request_id), DOC_ROOT);
-        }
-        Some(Fault::Delay(d)) => tokio::time::sleep(d).await,
-        _ => {}
+    if let Some(r) = c.stopped_by_fault() {
+        return r;
+    }
+    if let Some(Fault::Delay(d)) = fault {
+        tokio::time::sleep(d).await;
     }
 
     if surface == Surface::Objects {
-        let a = objects(&sh, &parts.headers, &segs, &query);
-        c.log(a.status, false);
-        return c.send(a, false, DOC_ROOT);
+        return c.download(&parts.headers, &segs, &query);
     }
 
-    // Authentication, and what the principal may reach.
-    let principal = match principal {
+    let principal = match c.authenticate(principal, &segs) {
         Ok(p) => p,
-        Err(message) => return c.refuse(Ans::msg(401, &message), DOC_ROOT),
+        Err(refused) => return *refused,
     };
     let authed = !matches!(principal, Principal::Anonymous);
-    if let Some(refusal) = authorize(&principal, write, &segs) {
-        return c.refuse(refusal, DOC_ROOT);
-    }
 
-    // The primary rate limit: once spent, refused (and free) until the window resets.
-    if c.counted {
-        let id = c.identity.clone().unwrap_or_default();
-        let mut l = sh.limits.lock().unwrap();
-        if l.exhausted(&id) {
-            let status = l.opts.exhausted_status;
-            drop(l);
-            c.log(status, false);
-            return c.send(rate_limit_exceeded(status, authed), false, DOC_ROOT);
-        }
+    if let Some(r) = c.over_the_rate_limit(authed) {
+        return r;
     }
 
     // Conformance of the request against GitHub's description.
@@ -509,47 +448,9 @@ pub async fn handle(
     let matched: Option<Matched<'static>> = spec.and_then(|s| s.find(method.as_str(), &segs));
     let doc_url = matched
         .as_ref()
-        .map(|m| m.op.doc_url.clone())
-        .unwrap_or_else(|| DOC_ROOT.to_string());
-    let mut invalid_body = None;
-    // GraphQL is no REST operation: GitHub's REST description does not list it, and its one
-    // mutation stackbot sends is checked by the route itself (query and variables).
-    let graphql = method == Method::POST && segs.as_slice() == ["graphql"];
-    match (&matched, spec) {
-        (None, Some(_)) if graphql => {}
-        (None, Some(_))
-            if matches!(sh.conformance, Conformance::Enforce | Conformance::Requests) =>
-        {
-            sh.violation(format!(
-                "{}: no such operation in GitHub's description as vendored \
-             (tests/fixtures/github/openapi.json; add it to operations.txt and re-run \
-             scripts/github-openapi if stackbot now uses it)",
-                c.shown
-            ))
-        }
-        (Some(m), Some(s)) => {
-            sh.operations_seen
-                .lock()
-                .unwrap()
-                .insert(format!("{} {}", m.op.method, m.op.template));
-            let upload_op =
-                m.op.template.ends_with("/releases/{release_id}/assets") && m.op.method == "POST";
-            if upload_op != (surface == Surface::Uploads) {
-                sh.violation(format!(
-                    "{}: {} belongs on the {} host",
-                    c.shown,
-                    m.op.operation_id,
-                    if upload_op { "upload" } else { "API" }
-                ));
-            }
-            let check = s.check_request(m, &query_list, &body);
-            for p in check.problems {
-                sh.violation(format!("{} ({}): {p}", c.shown, m.op.operation_id));
-            }
-            invalid_body = check.invalid_body;
-        }
-        _ => {}
-    }
+        .map_or(DOC_ROOT, |m| &m.op.doc_url)
+        .to_string();
+    let invalid_body = c.check_conformance(matched.as_ref(), spec, &segs, &query_list, &body);
     if write && !authed {
         return c.refuse(Ans::msg(401, "Requires authentication"), &doc_url);
     }
@@ -561,54 +462,272 @@ pub async fn handle(
     }
 
     // The API itself.
-    let accept = header(&parts.headers, "accept").unwrap_or("").to_string();
-    let mut ans = if segs.as_slice() == ["rate_limit"] && method == Method::GET {
-        rate_limit_answer(&sh, c.identity.as_deref().unwrap_or_default())
-    } else {
-        let mut w = sh.state.lock().unwrap();
-        let ctx = Ctx {
-            urls: &sh.urls,
-            authed,
-            accept: &accept,
-            query: &query,
-            query_list: &query_list,
-            upload: surface == Surface::Uploads,
-            content_type: header(&parts.headers, "content-type").unwrap_or(""),
-            download_key: &sh.download_key,
-            principal: &principal,
-        };
-        routes::dispatch(&mut w, &ctx, &method, &segs, &body)
-    };
+    let mut ans = c.answer(
+        &parts.headers,
+        &principal,
+        &segs,
+        &query,
+        &query_list,
+        &body,
+    );
     ans.finish_error(&doc_url, surface == Surface::Uploads, &c.request_id);
-    // A created resource is named in `Location` (not by the upload host).
+    if surface == Surface::Api {
+        name_created(&mut ans);
+    }
+
+    c.conditional(ans, matched.as_ref(), &parts.headers)
+}
+
+/// The path's segments, percent-decoded, and (except on the download host) with the owner and
+/// name of a renamed or transferred repository as they are now.
+fn segments(sh: &Shared, surface: Surface, rest: &str) -> Vec<String> {
+    let segs: Vec<String> = rest
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| pct_decode(s, false))
+        .collect();
+    if surface == Surface::Objects {
+        segs
+    } else {
+        canonical(sh, segs)
+    }
+}
+
+impl Shared {
+    /// The `x-github-request-id` of the next request.
+    fn next_request_id(&self) -> String {
+        format!(
+            "FAKE:{:08X}",
+            self.request_seq
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        )
+    }
+}
+
+impl Call<'_> {
+    /// Authentication, and what the principal may reach: the principal, or the refusal.
+    fn authenticate(
+        &self,
+        principal: Result<Principal, String>,
+        segs: &[String],
+    ) -> Result<Principal, Box<Response>> {
+        let principal = match principal {
+            Ok(p) => p,
+            Err(message) => return Err(Box::new(self.refuse(Ans::msg(401, &message), DOC_ROOT))),
+        };
+        if let Some(refusal) = authorize(&principal, self.write, segs) {
+            return Err(Box::new(self.refuse(refusal, DOC_ROOT)));
+        }
+        Ok(principal)
+    }
+
+    /// A download from the object host (release assets behind their signed URLs).
+    fn download(
+        &self,
+        headers: &HeaderMap,
+        segs: &[String],
+        query: &BTreeMap<String, String>,
+    ) -> Response {
+        let a = objects(self.sh, headers, segs, query);
+        self.log(a.status, false);
+        self.send(a, false, DOC_ROOT)
+    }
+
+    /// What the API answers a request that passed every check: the rate limit, or the route.
+    fn answer(
+        &self,
+        headers: &HeaderMap,
+        principal: &Principal,
+        segs: &[String],
+        query: &BTreeMap<String, String>,
+        query_list: &[(String, String)],
+        body: &[u8],
+    ) -> Ans {
+        let (sh, method, surface) = (self.sh, &self.method, self.surface);
+        let authed = !matches!(principal, Principal::Anonymous);
+        let accept = header(headers, "accept").unwrap_or("").to_string();
+        if segs == ["rate_limit"] && method == Method::GET {
+            rate_limit_answer(sh, self.identity.as_deref().unwrap_or_default())
+        } else {
+            let mut w = sh.state.lock().unwrap();
+            let ctx = Ctx {
+                urls: &sh.urls,
+                authed,
+                accept: &accept,
+                query,
+                query_list,
+                upload: surface == Surface::Uploads,
+                content_type: header(headers, "content-type").unwrap_or(""),
+                download_key: &sh.download_key,
+                principal,
+            };
+            routes::dispatch(&mut w, &ctx, method, segs, body)
+        }
+    }
+}
+
+/// A created resource is named in `Location` (by the API host, not the upload host).
+fn name_created(ans: &mut Ans) {
     if ans.status == 201
-        && surface == Surface::Api
         && let Some(url) = ans.json.as_ref().and_then(|v| v["url"].as_str())
     {
         ans.location = Some(url.to_string());
     }
+}
 
-    // Conditional GETs: an unchanged representation is `304 Not Modified`, free of charge.
-    let (bytes, ctype) = ans.body_bytes();
-    let Some(ctype) = ctype.filter(|_| ans.ok()) else {
-        return c.respond(ans, matched.as_ref());
-    };
-    let etag = etag_of(&ctype, &bytes);
-    // Serialised once: the bytes the ETag was computed from are the bytes sent.
-    ans.json = None;
-    ans.raw = Some((bytes, ctype));
-    if method == Method::GET
-        && let Some(inm) = header(&parts.headers, "if-none-match")
-        && none_match(inm, &etag)
-    {
-        sh.stats.lock().unwrap().counts.not_modified += 1;
-        return with_etag(c.send(Ans::empty(304), false, DOC_ROOT), &etag);
+/// Which surface a request reached, and its path below the surface's prefix.
+fn surface_of(sh: &Shared, listener: Surface, raw_path: &str) -> (Surface, String) {
+    match listener {
+        Surface::Api => match &sh.upload_prefix {
+            Some(p) if raw_path.starts_with(&format!("{p}/")) => {
+                (Surface::Uploads, raw_path[p.len()..].to_string())
+            }
+            _ => match raw_path.strip_prefix(&sh.api_prefix) {
+                Some(r) if r.is_empty() || r.starts_with('/') => (Surface::Api, r.to_string()),
+                _ => (Surface::Api, format!("/\u{0}{raw_path}")),
+            },
+        },
+        other => (other, raw_path.to_string()),
     }
-    let r = c.respond(ans, matched.as_ref());
-    if r.status().is_success() {
-        with_etag(r, &etag)
-    } else {
-        r
+}
+
+impl Shared {
+    /// Count a request by kind and route.
+    fn count(&self, method: &Method, route: &str, write: bool) {
+        let mut st = self.stats.lock().unwrap();
+        if write {
+            st.counts.writes += 1;
+        } else {
+            st.counts.reads += 1;
+        }
+        *st.counts
+            .by_route
+            .entry(format!("{method} {route}"))
+            .or_insert(0) += 1;
+    }
+}
+
+impl Call<'_> {
+    /// The answer of an injected fault that stops the request before it is applied (a delay
+    /// does not stop it: the caller waits).
+    fn stopped_by_fault(&self) -> Option<Response> {
+        Some(match self.fault {
+            Some(Fault::Status(s)) => self.refuse(Ans::msg(s, "Server Error (injected)"), DOC_ROOT),
+            Some(Fault::Drop) => {
+                self.log(0, false);
+                dropped()
+            }
+            Some(Fault::SecondaryRateLimit(secs)) => {
+                self.refuse(secondary_limit(403, secs, &self.request_id), DOC_ROOT)
+            }
+            Some(Fault::TooManyRequests(secs)) => {
+                self.refuse(secondary_limit(429, secs, &self.request_id), DOC_ROOT)
+            }
+            _ => return None,
+        })
+    }
+
+    /// The primary rate limit: once spent, refused (and free) until the window resets.
+    fn over_the_rate_limit(&self, authed: bool) -> Option<Response> {
+        if !self.counted {
+            return None;
+        }
+        let id = self.identity.clone().unwrap_or_default();
+        let mut l = self.sh.limits.lock().unwrap();
+        if !l.exhausted(&id) {
+            return None;
+        }
+        let status = l.opts.exhausted_status;
+        drop(l);
+        self.log(status, false);
+        Some(self.send(rate_limit_exceeded(status, authed), false, DOC_ROOT))
+    }
+
+    /// The request against GitHub's description: every problem is a violation of the fake's
+    /// conformance; what it returns is why the body is invalid (answered 422), if it is.
+    fn check_conformance(
+        &self,
+        matched: Option<&Matched<'static>>,
+        spec: Option<&'static Spec>,
+        segs: &[String],
+        query_list: &[(String, String)],
+        body: &[u8],
+    ) -> Option<String> {
+        let (sh, method, surface) = (self.sh, &self.method, self.surface);
+        let c = self;
+        let mut invalid_body = None;
+        // GraphQL is no REST operation: GitHub's REST description does not list it, and its one
+        // mutation stackbot sends is checked by the route itself (query and variables).
+        let graphql = method == Method::POST && segs == ["graphql"];
+        match (matched, spec) {
+            (None, Some(_)) if graphql => {}
+            (None, Some(_))
+                if matches!(sh.conformance, Conformance::Enforce | Conformance::Requests) =>
+            {
+                sh.violation(format!(
+                    "{}: no such operation in GitHub's description as vendored \
+             (tests/fixtures/github/openapi.json; add it to operations.txt and re-run \
+             scripts/github-openapi if stackbot now uses it)",
+                    c.shown
+                ))
+            }
+            (Some(m), Some(s)) => {
+                sh.operations_seen
+                    .lock()
+                    .unwrap()
+                    .insert(format!("{} {}", m.op.method, m.op.template));
+                let upload_op = m.op.template.ends_with("/releases/{release_id}/assets")
+                    && m.op.method == "POST";
+                if upload_op != (surface == Surface::Uploads) {
+                    sh.violation(format!(
+                        "{}: {} belongs on the {} host",
+                        c.shown,
+                        m.op.operation_id,
+                        if upload_op { "upload" } else { "API" }
+                    ));
+                }
+                let check = s.check_request(m, query_list, body);
+                for p in check.problems {
+                    sh.violation(format!("{} ({}): {p}", c.shown, m.op.operation_id));
+                }
+                invalid_body = check.invalid_body;
+            }
+            _ => {}
+        }
+        invalid_body
+    }
+
+    /// The answer, with its ETag; `304 Not Modified` (free of charge) for a conditional GET of
+    /// an unchanged representation.
+    fn conditional(
+        &self,
+        mut ans: Ans,
+        matched: Option<&Matched<'static>>,
+        headers: &HeaderMap,
+    ) -> Response {
+        let (sh, method, c) = (self.sh, &self.method, self);
+        // Conditional GETs: an unchanged representation is `304 Not Modified`, free of charge.
+        let (bytes, ctype) = ans.body_bytes();
+        let Some(ctype) = ctype.filter(|_| ans.ok()) else {
+            return c.respond(ans, matched);
+        };
+        let etag = etag_of(&ctype, &bytes);
+        // Serialised once: the bytes the ETag was computed from are the bytes sent.
+        ans.json = None;
+        ans.raw = Some((bytes, ctype));
+        if method == Method::GET
+            && let Some(inm) = header(headers, "if-none-match")
+            && none_match(inm, &etag)
+        {
+            sh.stats.lock().unwrap().counts.not_modified += 1;
+            return with_etag(c.send(Ans::empty(304), false, DOC_ROOT), &etag);
+        }
+        let r = c.respond(ans, matched);
+        if r.status().is_success() {
+            with_etag(r, &etag)
+        } else {
+            r
+        }
     }
 }
 

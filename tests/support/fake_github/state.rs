@@ -555,60 +555,70 @@ impl Repo {
         seen
     }
 
+    /// A branch at `sha`: its files and its first-parent history (`None` when the commit is
+    /// missing).
+    fn branch_snapshot(&self, sha: &str) -> Option<BranchSnapshot> {
+        let c = self.commit(sha)?;
+        let files = self
+            .flatten(&c.tree)
+            .into_iter()
+            .map(|(p, s)| (p, self.blob(&s).cloned().unwrap_or_default()))
+            .collect();
+        let mut history = Vec::new();
+        let mut cur = Some(sha.to_string());
+        while let Some(s) = cur {
+            let Some(c) = self.commit(&s) else { break };
+            history.push(c.message.clone());
+            cur = c.parents.first().cloned();
+            if history.len() > 10_000 {
+                break;
+            }
+        }
+        Some(BranchSnapshot { files, history })
+    }
+
+    /// A tag at `sha`: annotated or not, its message, and the commit it points at.
+    fn tag_snapshot(&self, sha: &str) -> TagSnapshot {
+        let (annotated, message) = match self.objects.get(sha) {
+            Some(Obj::Tag(o)) => (true, o.message.clone()),
+            _ => (false, String::new()),
+        };
+        let commit = self
+            .peel(sha.to_string())
+            .and_then(|c| self.commit(&c).cloned());
+        let (commit_message, files) = match commit {
+            Some(c) => (
+                c.message.clone(),
+                self.flatten(&c.tree)
+                    .into_iter()
+                    .map(|(p, s)| {
+                        (
+                            p,
+                            sha256_hex(self.blob(&s).map(|b| b.as_slice()).unwrap_or(&[])),
+                        )
+                    })
+                    .collect(),
+            ),
+            None => (String::new(), BTreeMap::new()),
+        };
+        TagSnapshot {
+            annotated,
+            message,
+            commit_message,
+            files,
+        }
+    }
+
     pub fn snapshot(&self) -> RepoSnapshot {
         let mut branches = BTreeMap::new();
         let mut tags = BTreeMap::new();
         for (r, sha) in &self.refs {
             if let Some(b) = r.strip_prefix("refs/heads/") {
-                let Some(c) = self.commit(sha) else { continue };
-                let files = self
-                    .flatten(&c.tree)
-                    .into_iter()
-                    .map(|(p, s)| (p, self.blob(&s).cloned().unwrap_or_default()))
-                    .collect();
-                let mut history = Vec::new();
-                let mut cur = Some(sha.clone());
-                while let Some(s) = cur {
-                    let Some(c) = self.commit(&s) else { break };
-                    history.push(c.message.clone());
-                    cur = c.parents.first().cloned();
-                    if history.len() > 10_000 {
-                        break;
-                    }
+                if let Some(branch) = self.branch_snapshot(sha) {
+                    branches.insert(b.to_string(), branch);
                 }
-                branches.insert(b.to_string(), BranchSnapshot { files, history });
             } else if let Some(t) = r.strip_prefix("refs/tags/") {
-                let (annotated, message) = match self.objects.get(sha) {
-                    Some(Obj::Tag(o)) => (true, o.message.clone()),
-                    _ => (false, String::new()),
-                };
-                let commit = self
-                    .peel(sha.clone())
-                    .and_then(|c| self.commit(&c).cloned());
-                let (commit_message, files) = match commit {
-                    Some(c) => (
-                        c.message.clone(),
-                        self.flatten(&c.tree)
-                            .into_iter()
-                            .map(|(p, s)| {
-                                (
-                                    p,
-                                    sha256_hex(self.blob(&s).map(|b| b.as_slice()).unwrap_or(&[])),
-                                )
-                            })
-                            .collect(),
-                    ),
-                    None => (String::new(), BTreeMap::new()),
-                };
-                tags.insert(
-                    t.to_string(),
-                    TagSnapshot {
-                        annotated,
-                        message,
-                        commit_message,
-                        files,
-                    },
-                );
+                tags.insert(t.to_string(), self.tag_snapshot(sha));
             }
         }
         let mut releases: Vec<ReleaseSnapshot> = self

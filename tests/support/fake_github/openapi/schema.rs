@@ -80,6 +80,32 @@ impl<'a> Validator<'a> {
                 list.join(", ")
             ));
         }
+        self.check_combinators(obj, v, at, errs, depth);
+        match v {
+            Value::Object(map) => self.check_object(obj, map, at, errs, depth),
+            Value::Array(items) => {
+                if let Some(is) = obj.get("items") {
+                    for (i, item) in items.iter().enumerate() {
+                        self.check(is, item, &format!("{at}[{i}]"), errs, depth + 1);
+                    }
+                }
+                bound(obj, "minItems", items.len(), at, "items", errs, false);
+                bound(obj, "maxItems", items.len(), at, "items", errs, true);
+            }
+            Value::String(_) | Value::Number(_) => check_scalar(obj, v, at, errs),
+            _ => {}
+        }
+    }
+
+    /// `allOf`, `anyOf`, `oneOf` and `not`.
+    fn check_combinators(
+        &self,
+        obj: &'a serde_json::Map<String, Value>,
+        v: &Value,
+        at: &str,
+        errs: &mut Vec<String>,
+        depth: usize,
+    ) {
         for sub in obj
             .get("allOf")
             .and_then(Value::as_array)
@@ -114,94 +140,97 @@ impl<'a> Validator<'a> {
         {
             errs.push(format!("{at}: must not match the `not` schema"));
         }
-        match v {
-            Value::Object(map) => {
-                let props = obj.get("properties").and_then(Value::as_object);
-                for req in obj
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(name) = req.as_str()
-                        && !map.contains_key(name)
-                    {
-                        errs.push(format!("{at}: required property `{name}` is missing"));
-                    }
-                }
-                for (k, sub) in map {
-                    let here = format!("{at}.{k}");
-                    match props.and_then(|p| p.get(k)) {
-                        Some(ps) => self.check(ps, sub, &here, errs, depth + 1),
-                        None => match obj.get("additionalProperties") {
-                            Some(Value::Bool(false)) => {
-                                errs.push(format!("{at}: property `{k}` is not allowed"))
-                            }
-                            Some(ap @ Value::Object(_)) => {
-                                self.check(ap, sub, &here, errs, depth + 1)
-                            }
-                            _ => {}
-                        },
-                    }
-                }
-                bound(
-                    obj,
-                    "minProperties",
-                    map.len(),
-                    at,
-                    "properties",
-                    errs,
-                    false,
-                );
-                bound(
-                    obj,
-                    "maxProperties",
-                    map.len(),
-                    at,
-                    "properties",
-                    errs,
-                    true,
-                );
+    }
+
+    /// An object's required and additional properties, each property against its schema, and
+    /// the bounds on their number.
+    fn check_object(
+        &self,
+        obj: &'a serde_json::Map<String, Value>,
+        map: &serde_json::Map<String, Value>,
+        at: &str,
+        errs: &mut Vec<String>,
+        depth: usize,
+    ) {
+        let props = obj.get("properties").and_then(Value::as_object);
+        for req in obj
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = req.as_str()
+                && !map.contains_key(name)
+            {
+                errs.push(format!("{at}: required property `{name}` is missing"));
             }
-            Value::Array(items) => {
-                if let Some(is) = obj.get("items") {
-                    for (i, item) in items.iter().enumerate() {
-                        self.check(is, item, &format!("{at}[{i}]"), errs, depth + 1);
-                    }
-                }
-                bound(obj, "minItems", items.len(), at, "items", errs, false);
-                bound(obj, "maxItems", items.len(), at, "items", errs, true);
-            }
-            Value::String(text) => {
-                let n = text.chars().count();
-                bound(obj, "minLength", n, at, "characters", errs, false);
-                bound(obj, "maxLength", n, at, "characters", errs, true);
-                if let Some(f) = obj.get("format").and_then(Value::as_str)
-                    && !format_ok(f, text)
-                {
-                    errs.push(format!("{at}: {text:?} is not a valid {f}"));
-                }
-                if let Some(p) = obj.get("pattern").and_then(Value::as_str)
-                    && pattern(p).is_some_and(|re| !re.is_match(text))
-                {
-                    errs.push(format!("{at}: {text:?} does not match /{p}/"));
-                }
-            }
-            Value::Number(num) => {
-                let x = num.as_f64().unwrap_or(0.0);
-                if let Some(min) = obj.get("minimum").and_then(Value::as_f64)
-                    && x < min
-                {
-                    errs.push(format!("{at}: {x} is less than the minimum {min}"));
-                }
-                if let Some(max) = obj.get("maximum").and_then(Value::as_f64)
-                    && x > max
-                {
-                    errs.push(format!("{at}: {x} is more than the maximum {max}"));
-                }
-            }
-            _ => {}
         }
+        for (k, sub) in map {
+            let here = format!("{at}.{k}");
+            match props.and_then(|p| p.get(k)) {
+                Some(ps) => self.check(ps, sub, &here, errs, depth + 1),
+                None => match obj.get("additionalProperties") {
+                    Some(Value::Bool(false)) => {
+                        errs.push(format!("{at}: property `{k}` is not allowed"))
+                    }
+                    Some(ap @ Value::Object(_)) => self.check(ap, sub, &here, errs, depth + 1),
+                    _ => {}
+                },
+            }
+        }
+        bound(
+            obj,
+            "minProperties",
+            map.len(),
+            at,
+            "properties",
+            errs,
+            false,
+        );
+        bound(
+            obj,
+            "maxProperties",
+            map.len(),
+            at,
+            "properties",
+            errs,
+            true,
+        );
+    }
+}
+
+/// A string's length, format and pattern; a number's minimum and maximum.
+fn check_scalar(obj: &serde_json::Map<String, Value>, v: &Value, at: &str, errs: &mut Vec<String>) {
+    match v {
+        Value::String(text) => {
+            let n = text.chars().count();
+            bound(obj, "minLength", n, at, "characters", errs, false);
+            bound(obj, "maxLength", n, at, "characters", errs, true);
+            if let Some(f) = obj.get("format").and_then(Value::as_str)
+                && !format_ok(f, text)
+            {
+                errs.push(format!("{at}: {text:?} is not a valid {f}"));
+            }
+            if let Some(p) = obj.get("pattern").and_then(Value::as_str)
+                && pattern(p).is_some_and(|re| !re.is_match(text))
+            {
+                errs.push(format!("{at}: {text:?} does not match /{p}/"));
+            }
+        }
+        Value::Number(num) => {
+            let x = num.as_f64().unwrap_or(0.0);
+            if let Some(min) = obj.get("minimum").and_then(Value::as_f64)
+                && x < min
+            {
+                errs.push(format!("{at}: {x} is less than the minimum {min}"));
+            }
+            if let Some(max) = obj.get("maximum").and_then(Value::as_f64)
+                && x > max
+            {
+                errs.push(format!("{at}: {x} is more than the maximum {max}"));
+            }
+        }
+        _ => {}
     }
 }
 

@@ -54,15 +54,25 @@ pub fn bot_person(bot: &str, seq: u64) -> super::super::state::Person {
 }
 
 pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    if let Some(answer) = read_refs(repo, r) {
+        return Some(answer);
+    }
+    if let Some(answer) = write_refs(repo, r) {
+        return Some(answer);
+    }
+    if let Some(answer) = blobs_and_trees(repo, r) {
+        return Some(answer);
+    }
+    if let Some(answer) = commits(repo, r) {
+        return Some(answer);
+    }
+    tags(repo, r)
+}
+
+/// Refs: read one, list.
+fn read_refs(repo: &mut Repo, r: &Route) -> Option<Ans> {
     let Route {
-        cx,
-        m,
-        full,
-        rest,
-        body,
-        f,
-        bot,
-        ..
+        cx, m, full, rest, ..
     } = *r;
     let u = cx.urls;
     Some(match (m.clone(), rest) {
@@ -103,6 +113,22 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             }
             Ans::json(200, Value::Array(list))
         }
+        _ => return None,
+    })
+}
+
+/// Refs: create, move, delete.
+fn write_refs(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         (Method::POST, ["git", "refs"]) => {
             let r = body["ref"].as_str().unwrap_or("").to_string();
             let sha = body["sha"].as_str().unwrap_or("").to_string();
@@ -172,6 +198,22 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
                 None => Ans::msg(422, "Reference does not exist"),
             }
         }
+        _ => return None,
+    })
+}
+
+/// Blobs and trees.
+fn blobs_and_trees(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         (Method::POST, ["git", "blobs"]) => {
             let content = body["content"].as_str().unwrap_or("");
             let bytes = if body["encoding"].as_str() == Some("base64") {
@@ -199,6 +241,24 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
                 repr::git_tree(u, repo, full, sha, cx.flag("recursive")),
             )
         }
+        _ => return None,
+    })
+}
+
+/// Commits.
+fn commits(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        bot,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         (Method::POST, ["git", "commits"]) => {
             let tree = body["tree"].as_str().unwrap_or("").to_string();
             if !matches!(repo.objects.get(&tree), Some(Obj::Tree(_))) {
@@ -253,6 +313,23 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             Some(_) => Ans::json(200, repr::git_commit(u, repo, full, sha)),
             None => Ans::not_found(),
         },
+        _ => return None,
+    })
+}
+
+/// Annotated tags.
+fn tags(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         (Method::POST, ["git", "tags"]) => {
             let object = body["object"].as_str().unwrap_or("").to_string();
             if !repo.objects.contains_key(&object) {
@@ -287,6 +364,7 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             Some(Obj::Tag(_)) => Ans::json(200, repr::git_tag(u, repo, full, sha)),
             _ => Ans::not_found(),
         },
+
         _ => return None,
     })
 }

@@ -9,6 +9,26 @@ use super::super::state::{Comment, Issue, Label, Pull, Repo};
 use super::{Ctx, Fresh, Route, is_num};
 
 pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    if let Some(answer) = pulls(repo, r) {
+        return Some(answer);
+    }
+    if let Some(answer) = issues(repo, r) {
+        return Some(answer);
+    }
+    if let Some(answer) = issue(repo, r) {
+        return Some(answer);
+    }
+    if let Some(answer) = comments(repo, r) {
+        return Some(answer);
+    }
+    if let Some(answer) = issue_labels(repo, r) {
+        return Some(answer);
+    }
+    labels(repo, r)
+}
+
+/// Pull requests: list, open, read, edit.
+fn pulls(repo: &mut Repo, r: &Route) -> Option<Ans> {
     let Route {
         cx,
         m,
@@ -80,6 +100,23 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             let p = repo.pulls[i].clone();
             Ans::json(200, repr::pull(u, repo, full, &p, true))
         }
+        _ => return None,
+    })
+}
+
+/// Issues: list and open.
+fn issues(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         // ------------------------------------------------------------ issues
         (Method::GET, ["issues"]) => {
             let state = cx.query.get("state").map(String::as_str).unwrap_or("open");
@@ -162,6 +199,22 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             repo.issues.push(i);
             Ans::json(201, j)
         }
+        _ => return None,
+    })
+}
+
+/// One issue: edit and read.
+fn issue(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         (Method::PATCH, ["issues", n]) if is_num(n) => {
             let Some(i) = repo.issues.iter().position(|i| i.number.to_string() == *n) else {
                 // A pull request is edited through the pulls API by this fake's clients.
@@ -194,6 +247,23 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
                 Ans::not_found()
             }
         }
+        _ => return None,
+    })
+}
+
+/// Comments of issues and pull requests.
+fn comments(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         // ------------------------------------------------------------ comments
         (Method::GET, ["issues", n, "comments"]) if is_num(n) => {
             let n: u64 = n.parse().unwrap();
@@ -255,6 +325,23 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
                 None => Ans::not_found(),
             }
         }
+        _ => return None,
+    })
+}
+
+/// Labels added to an issue or pull request.
+fn issue_labels(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         // ------------------------------------------------------------ labels
         // Adds to what the issue or pull request carries; a label the repository does not
         // know yet is created (colour `ededed`), as GitHub does. Answers the full list.
@@ -309,6 +396,23 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
                 .collect();
             Ans::json(200, Value::Array(items))
         }
+        _ => return None,
+    })
+}
+
+/// The repository's labels.
+fn labels(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         (Method::GET, ["labels"]) => {
             let items = repo
                 .labels
@@ -353,6 +457,7 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
                 None => Ans::not_found(),
             }
         }
+
         _ => return None,
     })
 }

@@ -11,13 +11,23 @@ use super::super::state::{Asset, Rel, Repo};
 use super::{Ctx, Fresh, Route, is_num};
 
 pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    if let Some(answer) = releases(repo, r) {
+        return Some(answer);
+    }
+    if let Some(answer) = assets(repo, r) {
+        return Some(answer);
+    }
+    by_id(repo, r)
+}
+
+/// Releases: list, create, the latest, by tag.
+fn releases(repo: &mut Repo, r: &Route) -> Option<Ans> {
     let Route {
         cx,
         m,
         full,
         rest,
         body,
-        raw,
         f,
         ..
     } = *r;
@@ -50,6 +60,23 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
                 None => Ans::not_found(),
             }
         }
+        _ => return None,
+    })
+}
+
+/// Release assets by id: read (or download), edit, delete.
+fn assets(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        f,
+        ..
+    } = *r;
+    let u = cx.urls;
+    Some(match (m.clone(), rest) {
         (Method::GET, ["releases", "assets", aid]) => {
             let Some((r, a)) = find_asset(repo, aid) else {
                 return Some(Ans::not_found());
@@ -102,6 +129,25 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             }
             Ans::not_found()
         }
+        _ => return None,
+    })
+}
+
+/// One release by id: read, edit, delete, its assets, an upload.
+fn by_id(repo: &mut Repo, r: &Route) -> Option<Ans> {
+    let Route {
+        cx,
+        m,
+        full,
+        rest,
+        body,
+        raw,
+        f,
+        ..
+    } = *r;
+    let u = cx.urls;
+    let rj = |r: &Rel| repr::release(u, full, r);
+    Some(match (m.clone(), rest) {
         (Method::GET, ["releases", rid]) if is_num(rid) => match find_rel(repo, rid) {
             Some(r) if cx.authed || !r.draft => Ans::json(200, rj(r)),
             _ => Ans::not_found(),
@@ -153,6 +199,7 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             let r = r.clone();
             Ans::json(201, repr::asset(u, full, &r, r.assets.last().unwrap()))
         }
+
         _ => return None,
     })
 }
