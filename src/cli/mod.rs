@@ -18,6 +18,7 @@ pub mod completions;
 pub mod detect;
 pub mod forge;
 pub mod hash;
+pub mod init;
 pub mod package;
 pub mod plan;
 pub mod release;
@@ -112,6 +113,9 @@ pub enum Command {
     Status(status::Args),
     /// Turn an existing csctl stack directory into templates, a lock and a config.
     Adopt(adopt::Args),
+    /// Make a cluster-stacks checkout an hourly bot: stackbot.yaml (by adopting its stacks),
+    /// the release and preview workflows.
+    Init(init::Args),
     /// Merge, close or list pull requests on the local forge, as a person on GitHub would.
     Forge(forge::Args),
     /// Print a shell completion script.
@@ -342,6 +346,7 @@ fn run(cmd: &Command, g: &Global) -> anyhow::Result<ExitStatus> {
         Command::Tenants(a) => tenants::run(a, g),
         Command::Status(a) => status::run(a, g),
         Command::Adopt(a) => adopt::run(a, g),
+        Command::Init(a) => init::run(a, g),
         Command::Forge(a) => forge::run(a, g),
         Command::Completions(a) => completions::run(a, g),
     }

@@ -109,6 +109,7 @@ impl Selection {
                 allow_downgrade: self.allow_downgrade,
                 republish: self.republish.clone(),
             },
+            skip_tenants: false,
         })
     }
 }
@@ -119,13 +120,23 @@ impl Selection {
 pub struct Args {
     #[command(flatten)]
     pub sel: Selection,
-    /// Print the plan and the unified diffs of the rendered files; change nothing.
+    /// Print the plan and the unified diffs of the rendered and tenant files; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Leave the tenant pull requests to `stackbot tenants` runs (e.g. a CI matrix of
+    /// `--shard I/N` jobs after this one, see `stackbot init --tenant-shards`).
+    #[arg(long)]
+    pub skip_tenants: bool,
 }
 
 /// Print a plan in the global format. `with_diffs` adds the unified diffs (dry run, markdown).
+/// Under GitHub Actions the full preview also goes to the job summary (the comment's
+/// truncation note links it) and the comment-sized one to the step output `preview`.
 pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> {
+    let actions = g.actions();
+    let preview = crate::report::from_plan::preview(p, None);
+    let comment = crate::report::preview::emit(&preview, &actions)?;
+    actions.set_output("preview", &comment)?;
     match g.format {
         Format::Json => {
             let mut v = serde_json::to_value(p)?;
@@ -134,24 +145,11 @@ pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> 
             }
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
-        Format::Markdown => {
-            // The comment-sized preview on stdout; under GitHub Actions the full one also goes
-            // to the job summary, which the truncation note links to.
-            let preview = crate::report::from_plan::preview(p, None);
-            print!("{}", crate::report::preview::emit(&preview, &g.actions())?);
-        }
+        Format::Markdown => print!("{comment}"),
         Format::Text => {
             print!("{}", crate::report::text::plan_text(p));
             if with_diffs {
-                for d in crate::report::text::release_diffs(p) {
-                    for f in d.files {
-                        if f.unified.is_empty() {
-                            println!("(binary or empty) {}", f.path);
-                        } else {
-                            print!("{}", f.unified);
-                        }
-                    }
-                }
+                print!("{}", crate::report::text::plan_diffs(p));
             }
         }
     }
@@ -161,7 +159,8 @@ pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> 
 /// Run the command.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let ctx = a.sel.context(g)?;
-    let sel = a.sel.parse()?;
+    let mut sel = a.sel.parse()?;
+    sel.skip_tenants = a.skip_tenants;
     let forge = g.open_forge(&ctx)?;
     if a.dry_run {
         let planned = pipeline::release::preview(&ctx, forge.as_ref(), &sel)?;
@@ -173,17 +172,15 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         .run_lock(&ctx)
         .context("taking the local forge's run lock")?;
     let r = pipeline::release::release(&ctx, forge.as_ref(), &sel)?;
+    let json = crate::report::release::ReleaseJson::new(
+        &r.outcome,
+        &r.plan,
+        &r.tenants,
+        r.dashboard.as_ref(),
+        &r.failed,
+    );
     match g.format {
-        Format::Json => {
-            let json = crate::report::release::ReleaseJson::new(
-                &r.outcome,
-                &r.plan,
-                &r.tenants,
-                r.dashboard.as_ref(),
-                &r.failed,
-            );
-            print!("{}", json.render());
-        }
+        Format::Json => print!("{}", json.render()),
         Format::Text | Format::Markdown => {
             print!(
                 "{}",
@@ -197,6 +194,13 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
             );
         }
     }
+    // Under GitHub Actions the run reports itself: step outputs and the job summary.
+    let actions = g.actions();
+    let repository = &ctx.loaded.config.forge.repository;
+    for (key, value) in crate::report::release::outputs(&json, repository) {
+        actions.set_output(key, &value)?;
+    }
+    actions.append_summary(&crate::report::release::summary(&json, false))?;
     for d in r.plan.degraded.iter().filter(|d| d.transient) {
         tracing::error!("{d}");
     }

@@ -32,6 +32,10 @@ pub struct Args {
     /// Tenants processed at the same time.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub jobs: usize,
+    /// Cache directory for conditional GitHub requests (overrides `upstream.cache_dir`; the
+    /// GitHub forge caches under its `github/`).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
 }
 
 /// Options from the arguments. Write pacing is left to the forge (the GitHub forge spaces
@@ -54,7 +58,10 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
 
 /// Run the command.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let ctx = g.context()?;
+    let mut ctx = g.context()?;
+    if let Some(dir) = &a.cache_dir {
+        ctx.loaded.config.upstream.cache_dir = Some(std::path::absolute(dir)?);
+    }
     let forge = g.open_forge(&ctx)?;
     let opts = options_for(a)?;
     let reports = crate::pipeline::tenants::run(&ctx, forge.as_ref(), &opts)?;

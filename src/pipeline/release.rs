@@ -161,6 +161,9 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
 /// PR preview). Writes nothing.
 pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
     let mut planned = plan(ctx, forge, sel)?;
+    if sel.skip_tenants {
+        return Ok(planned);
+    }
     let inputs = planned.detected.as_ref().map(|d| &d.compliance);
     planned.plan.tenants = super::tenants::preview(ctx, forge, &planned.plan, inputs)?;
     Ok(planned)
@@ -259,6 +262,9 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
         });
     }
     let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {
+        Default::default()
+    } else if sel.skip_tenants {
+        tracing::info!("tenants: left to the `tenants` runs (--skip-tenants)");
         Default::default()
     } else {
         super::tenants::run_observed(

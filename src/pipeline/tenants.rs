@@ -321,8 +321,15 @@ pub fn preview(
         return Ok(Vec::new());
     }
     let reports = plan_after(ctx, forge, &options(true), &planned_releases(p), inputs)?;
+    // The diff is not part of a tenant report's JSON (a run's result); a preview shows it.
     Ok(reports
         .iter()
-        .map(|r| serde_json::to_value(r).expect("reports serialize"))
+        .map(|r| {
+            let mut v = serde_json::to_value(r).expect("reports serialize");
+            if r.action != crate::tenants::Action::None && !r.diff.is_empty() {
+                v["diff"] = r.diff.clone().into();
+            }
+            v
+        })
         .collect())
 }

@@ -22,6 +22,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub mod detect;
 pub mod from_plan;
 pub mod github;
+pub mod init;
 pub mod markdown;
 pub mod preview;
 pub mod release;

@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("the standard", &["compliance"]),
     (
         "deciding",
-        &["resolve", "plan", "tenants", "status", "adopt"],
+        &["resolve", "plan", "tenants", "status", "adopt", "init"],
     ),
     ("observing and executing", &["observe", "apply"]),
     ("output", &["report"]),
