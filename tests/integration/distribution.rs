@@ -17,6 +17,9 @@ use upstream_server::UpstreamServer;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const REPO: &str = "example-org/stackbot";
+/// The workflow that attests cluster-stack releases: the one `stackbot init` writes, which
+/// calls the action (a composite action attests as its caller).
+const SIGNER: &str = "example-org/stackbot/.github/workflows/stackbot-release.yml";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -440,125 +443,39 @@ fn a_required_attestation_without_gh_is_refused() {
 
 // ---- the composite action, step by step as the runner executes it ----
 
-/// One step of the composite action.
-struct ActionStep {
-    name: String,
-    run: String,
-    env: BTreeMap<String, String>,
-    condition: Option<String>,
-}
-
-/// The action's steps, with `env:` expanded for `inputs` (defaults overridden).
-fn action_steps(inputs: &BTreeMap<&str, String>, tmp: &Path) -> Vec<ActionStep> {
-    let doc: Value =
-        yaml_serde::from_str(&std::fs::read_to_string(root().join("action.yml")).unwrap()).unwrap();
-    let defaults: BTreeMap<String, String> = doc["inputs"]
-        .as_object()
-        .unwrap()
+/// The action with `command: validate` (the repository's own stackbot.yaml), the binaries
+/// of `release`, a `gh` that vouches for any attestation, no cache and no status report
+/// (those are the deployment test's, `tests/integration/deploy.rs`). Returns the steps that
+/// ran (not skipped by their `if:`), with their exit codes.
+fn run_action_validate(release: &FakeRelease, tmp: &Path) -> Vec<(String, i32)> {
+    use crate::support::runner::{Outcome, Runner};
+    let gh = fake_gh_verifying(tmp, 0);
+    let mut runner = Runner::new(&root(), &tmp.join("runner-temp"));
+    runner.path.push(gh);
+    runner.github.insert("token".into(), "t0ken".into());
+    runner.env.insert(
+        "TRIPWIRE".into(),
+        tmp.join("stackbot-ran").display().to_string(),
+    );
+    let with = BTreeMap::from([
+        ("command".to_string(), "validate".to_string()),
+        ("release-url".to_string(), release.url()),
+        ("token".to_string(), "t0ken".to_string()),
+        ("cache".to_string(), "false".to_string()),
+        ("status".to_string(), "false".to_string()),
+    ]);
+    let run = runner.run_action(&root(), &with);
+    for s in &run.steps {
+        eprintln!("step `{}`: {:?}\n{}", s.name, s.outcome, s.stderr);
+    }
+    run.steps
         .iter()
-        .map(|(k, v)| (k.clone(), v["default"].as_str().unwrap_or("").to_string()))
-        .collect();
-    let expr = regex::Regex::new(r"\$\{\{\s*(.*?)\s*\}\}").unwrap();
-    doc["runs"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            // Reporting steps (`if: always() && ...`) are not run here; their env is not needed.
-            let env = s["env"]
-                .as_object()
-                .filter(|_| s.get("if").is_none())
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| {
-                            let v = expr.replace_all(v.as_str().unwrap(), |c: &regex::Captures| {
-                                let e = &c[1];
-                                if let Some(name) = e.strip_prefix("inputs.") {
-                                    inputs
-                                        .get(name)
-                                        .cloned()
-                                        .unwrap_or_else(|| defaults[name].clone())
-                                } else if e == "github.action_path" {
-                                    root().display().to_string()
-                                } else if e == "runner.temp" {
-                                    tmp.display().to_string()
-                                } else {
-                                    panic!("unexpected expression {e}")
-                                }
-                            });
-                            (k.clone(), v.into_owned())
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            ActionStep {
-                name: s["name"].as_str().unwrap().to_string(),
-                run: s["run"].as_str().unwrap().to_string(),
-                env,
-                condition: s.get("if").and_then(Value::as_str).map(str::to_string),
-            }
+        .filter_map(|s| match s.outcome {
+            Outcome::Success => Some((s.name.clone(), 0)),
+            Outcome::Failure(c) => Some((s.name.clone(), c)),
+            _ => None,
         })
         .collect()
-}
-
-/// Run the action's steps like the runner: in order, a step without `if:` only while every
-/// earlier step succeeded; `if: always() && ...` steps are left out (they only report).
-/// Returns the names of the steps that ran, with their exit codes.
-fn run_action(
-    inputs: &BTreeMap<&str, String>,
-    tmp: &Path,
-    path_prefix: &Path,
-) -> Vec<(String, i32)> {
-    let runner_temp = tmp.join("runner-temp");
-    std::fs::create_dir_all(&runner_temp).unwrap();
-    let mut ran = Vec::new();
-    for ActionStep {
-        name,
-        run: script,
-        env,
-        condition,
-    } in action_steps(inputs, &runner_temp)
-    {
-        if condition.is_some() || ran.iter().any(|(_, code)| *code != 0) {
-            continue;
-        }
-        let script_path = tmp.join("step.sh");
-        std::fs::write(&script_path, &script).unwrap();
-        let path = std::env::join_paths(
-            std::iter::once(path_prefix.to_path_buf())
-                .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-        )
-        .unwrap();
-        let out = Command::new("bash")
-            .args(["--noprofile", "--norc", "-eo", "pipefail"])
-            .arg(&script_path)
-            .env_clear()
-            .envs(&env)
-            .env("PATH", path)
-            .env("HOME", tmp)
-            .env("RUNNER_TEMP", &runner_temp)
-            .env("GITHUB_OUTPUT", tmp.join("output"))
-            .env("GITHUB_PATH", tmp.join("github_path"))
-            .env("TRIPWIRE", tmp.join("stackbot-ran"))
-            .current_dir(root())
-            .output()
-            .unwrap();
-        eprintln!("step `{name}`: {}\n{}", out.status, text(&out.stderr));
-        ran.push((name, out.status.code().unwrap_or(-1)));
-    }
-    ran
-}
-
-/// The action with `command: validate` (the repository's own stackbot.yaml), the binaries
-/// of `release`, and a `gh` that vouches for any attestation.
-fn run_action_validate(release: &FakeRelease, tmp: &Path) -> Vec<(String, i32)> {
-    let gh = fake_gh_verifying(tmp, 0);
-    let inputs = BTreeMap::from([
-        ("command", "validate".to_string()),
-        ("release-url", release.url()),
-        ("token", "t0ken".to_string()),
-    ]);
-    run_action(&inputs, tmp, &gh)
 }
 
 #[test]
@@ -614,7 +531,7 @@ fn a_wrong_checksum_stops_the_action_before_stackbot_runs() {
     );
 }
 
-// ---- which published cluster-stack releases release.yml attests ----
+// ---- which published cluster-stack releases the action attests ----
 
 /// A `gh` stand-in over a directory of releases: `releases/<tag>/<asset>`,
 /// `published/<tag>` (publishedAt) and `attested/<sha256>` (an attestation exists).
@@ -713,12 +630,14 @@ impl Forge {
         )
         .unwrap();
         let out = Command::new(root().join("scripts/collect-published-assets"))
-            .args(["--repo", REPO, "--result"])
+            .args(["--repo", REPO, "--signer-workflow", SIGNER, "--result"])
             .arg(&result)
             .arg("--out")
             .arg(&out_dir)
             .env("PATH", path)
             .env("FAKE_GH_STATE", self.state.path())
+            .env_remove("GITHUB_WORKFLOW_REF")
+            .env_remove("GITHUB_REPOSITORY")
             .env("GITHUB_OUTPUT", tmp.path().join("output"))
             .output()
             .unwrap();
@@ -767,10 +686,8 @@ fn a_recent_release_a_crashed_run_left_unattested_is_collected_by_the_next_run()
     assert_eq!(tags, ["openstack-scs2-1-33-v2"]);
     let calls = std::fs::read_to_string(forge.state.path().join("calls")).unwrap();
     assert!(
-        calls.contains(&format!(
-            "--signer-workflow {REPO}/.github/workflows/release.yml"
-        )),
-        "an existing attestation counts only when release.yml signed it: {calls}"
+        calls.contains(&format!("--repo {REPO} --signer-workflow {SIGNER}")),
+        "an existing attestation counts only when the release workflow signed it: {calls}"
     );
     // The quiet hour after: nothing left to attest.
     forge.mark_attested(
