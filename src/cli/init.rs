@@ -137,7 +137,7 @@ fn pin(a: &Args) -> anyhow::Result<ActionPin> {
         .action_version
         .clone()
         .unwrap_or_else(|| format!("v{}", env!("CARGO_PKG_VERSION")));
-    Ok(ActionPin::new(&repository, &commit, &version)?)
+    ActionPin::new(&repository, &commit, &version).map_err(|e| invalid(e.to_string()))
 }
 
 fn setup(a: &Args, g: &Global) -> anyhow::Result<Setup> {
@@ -167,7 +167,7 @@ fn setup(a: &Args, g: &Global) -> anyhow::Result<Setup> {
         tenant_shards: a.tenant_shards,
         cron_minute: 17,
     };
-    s.check()?;
+    s.check().map_err(|e| invalid(e.to_string()))?;
     Ok(s)
 }
 

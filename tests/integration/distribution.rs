@@ -79,7 +79,7 @@ fn package(binary: &Path, out: &Path) -> PathBuf {
 }
 
 /// The real stackbot, packed once per test process (packing the debug binary takes seconds).
-fn genuine_archive() -> &'static (PathBuf, Vec<u8>) {
+pub(crate) fn genuine_archive() -> &'static (PathBuf, Vec<u8>) {
     static ARCHIVE: OnceLock<(PathBuf, Vec<u8>)> = OnceLock::new();
     ARCHIVE.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("distribution-genuine");
@@ -106,20 +106,20 @@ fn tripwire_archive(dir: &Path) -> Vec<u8> {
     std::fs::read(package(&bin, &out)).unwrap()
 }
 
-fn chmod_x(path: &Path) {
+pub(crate) fn chmod_x(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// A release as GitHub serves it: `<base>/v<version>/{archive, SHA256SUMS}`.
-struct FakeRelease {
+pub(crate) struct FakeRelease {
     server: UpstreamServer,
     _dir: tempfile::TempDir,
 }
 
 impl FakeRelease {
     /// Serve `archive` under its real name with the given `SHA256SUMS` text.
-    fn serve(archive: &[u8], sums: &str) -> Self {
+    pub(crate) fn serve(archive: &[u8], sums: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let release = dir.path().join(format!("v{VERSION}"));
         std::fs::create_dir_all(&release).unwrap();
@@ -130,7 +130,7 @@ impl FakeRelease {
         FakeRelease { server, _dir: dir }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("{}/download", self.server.url())
     }
 
@@ -139,7 +139,7 @@ impl FakeRelease {
     }
 }
 
-fn sums_line(archive: &[u8]) -> String {
+pub(crate) fn sums_line(archive: &[u8]) -> String {
     format!("{}  {}\n", sha256_hex(archive), asset_name())
 }
 

@@ -14,6 +14,7 @@ mod architecture;
 mod cli_errors;
 mod crash_sweep;
 mod dashboard_github;
+mod deploy;
 mod detect;
 mod distribution;
 mod docs;
