@@ -231,8 +231,10 @@ impl Global {
 }
 
 /// Write a command's result to stdout; a closed pipe (`stackbot detect | head`) is not an error.
+/// The activity line is cleared first: the run is done.
 pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
+    crate::report::activity::finish();
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
@@ -269,16 +271,32 @@ pub fn main() -> i32 {
     crate::report::set_quiet(global.quiet);
     crate::report::set_terminal(global.env.get("NO_COLOR"), global.env.get("TERM"));
     init_tracing(&global);
-    match run(&cli.command, &global) {
-        Ok(status) => status as i32,
+    let result = run(&cli.command, &global);
+    crate::report::activity::finish();
+    // Every host the run could not reach, once, whatever the command made of it.
+    let unreached = crate::net::failure::take_unreached();
+    let listed = (!unreached.is_empty()).then(|| crate::net::failure::report(&unreached));
+    match result {
+        Ok(status) => {
+            if let Some(text) = listed.filter(|_| !global.quiet) {
+                eprint!("warning: {text}");
+            }
+            status as i32
+        }
         Err(err) => {
             report_error(&err, &global);
+            if let Some(text) = listed {
+                eprint!("{text}");
+            }
             classify(&err) as i32
         }
     }
 }
 
 fn init_tracing(g: &Global) {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let level = if g.quiet {
         "error"
     } else {
@@ -291,12 +309,20 @@ fn init_tracing(g: &Global) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("STACKBOT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("stackbot={level}")));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(crate::report::activity::Writer)
         .with_target(false)
         .with_ansi(use_color())
+        .with_filter(filter);
+    // The activity line sees its events whatever the log level.
+    let activity = crate::report::activity::Layer.with_filter(
+        tracing_subscriber::filter::filter_fn(|m| m.target() == crate::report::activity::TARGET),
+    );
+    let _ = tracing_subscriber::registry()
+        .with(logs)
+        .with(activity)
         .try_init();
+    crate::report::activity::start(crate::report::progress_visible());
 }
 
 /// Colours only on a terminal and never with `NO_COLOR` (see [`crate::report::use_color`]).

@@ -52,7 +52,8 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
         tenant: a.tenant.clone(),
         shard,
         concurrency: a.jobs.max(1),
-        progress: crate::report::progress(0, "tenants"),
+        // The activity line shows the fan-out (crate::report::activity).
+        progress: indicatif::ProgressBar::hidden(),
     })
 }
 
@@ -106,9 +107,14 @@ pub fn print_reports(reports: &[TenantReport], g: &Global, diffs: bool) -> anyho
         Format::Text => crate::report::tenants::text(reports, diffs),
         Format::Markdown => crate::report::tenants::markdown(reports, diffs),
     };
+    crate::report::activity::finish();
     print!("{out}");
-    if !g.quiet && g.format == Format::Text {
-        eprintln!("{}", crate::report::tenants::counts(reports));
+    if g.format == Format::Text {
+        if !g.quiet {
+            eprintln!("{}", crate::report::tenants::counts(reports));
+        }
+    } else {
+        tracing::info!("{}", crate::report::tenants::counts(reports));
     }
     Ok(())
 }

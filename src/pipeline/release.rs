@@ -149,6 +149,16 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
     for w in &p.warnings {
         tracing::warn!("{w}");
     }
+    tracing::info!(
+        "plan: {} release{} to make; {} series already released as rendered, {} skipped, {} held back, {} failed (forge {})",
+        p.releases.len(),
+        if p.releases.len() == 1 { "" } else { "s" },
+        p.skipped.iter().filter(|k| k.reason.starts_with("unchanged since")).count(),
+        p.skipped.iter().filter(|k| !k.reason.starts_with("unchanged since")).count(),
+        p.degraded.len(),
+        p.failed.len(),
+        target.repo,
+    );
     Ok(Planned {
         plan: p,
         target,
@@ -274,8 +284,14 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
             detected.as_ref().map(|d| &d.compliance),
         )?
     };
+    if !tenants.is_empty() {
+        tracing::info!("{}", crate::report::tenants::counts(&tenants));
+    }
     let dashboard =
         super::dashboard::dashboard_after_release(ctx, forge, detected.as_ref(), &known);
+    if let Some(d) = &dashboard {
+        tracing::info!("{d}");
+    }
     Ok(Released {
         plan,
         outcome,

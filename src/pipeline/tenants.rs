@@ -18,12 +18,11 @@ use crate::tenants::{
 
 use super::{Context, Error};
 
-/// How `release` propagates: all tenants, with a progress bar (drawn only on a terminal: CI
-/// logs get the summary, people get a live bar). Pacing is the forge's business.
+/// How `release` propagates: all tenants; the progress is the activity line's (drawn only on
+/// a terminal, see [`crate::report::activity`]). Pacing is the forge's business.
 pub fn options(dry_run: bool) -> Options {
     Options {
         dry_run,
-        progress: crate::report::progress(0, "tenants"),
         ..Default::default()
     }
 }
@@ -238,6 +237,8 @@ pub fn propagate_observed(
     let workers = opts.concurrency.clamp(1, tenants.len().max(1));
     let bar = &opts.progress;
     bar.set_length(tenants.len() as u64);
+    let finished = AtomicUsize::new(0);
+    let total = tenants.len();
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
@@ -245,8 +246,15 @@ pub fn propagate_observed(
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(t) = tenants.get(i) else { break };
                     bar.set_message(t.name.clone());
+                    tracing::debug!(
+                        target: crate::report::activity::TARGET,
+                        "tenants {}/{total}: {}",
+                        finished.load(Ordering::SeqCst),
+                        t.name
+                    );
                     let r = one_tenant(forge, t, releases, facts, bot, opts);
                     results.lock().expect("results lock").push((i, r));
+                    finished.fetch_add(1, Ordering::SeqCst);
                     bar.inc(1);
                 }
             });

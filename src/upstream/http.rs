@@ -281,15 +281,31 @@ impl HttpClient {
                 req = req.header(reqwest::header::IF_NONE_MATCH, &c.etag);
                 self.counters.conditional.fetch_add(1, Ordering::Relaxed);
             }
+            let host = reqwest::Url::parse(&url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string))
+                .unwrap_or_default();
+            // A name that did not resolve a moment ago does not resolve now.
+            if let Some(cause) = crate::net::failure::known_unresolvable(&host) {
+                crate::net::failure::record(&format!("GET {url}"), &cause);
+                return Err(HttpError::Transport {
+                    url,
+                    message: cause.to_string(),
+                });
+            }
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
+            // The activity line (report::activity::TARGET) says what the run waits for.
+            tracing::debug!(target: "stackbot::activity", "upstream: GET {url}");
             let outcome = req.send();
             let retry_wait = match outcome {
                 Err(e) => {
+                    let cause = crate::net::failure::classify(&e, &host);
                     let err = HttpError::Transport {
                         url: url.clone(),
-                        message: transport_message(&e),
+                        message: cause.to_string(),
                     };
-                    if attempt >= self.opts.attempts {
+                    if attempt >= self.opts.attempts || !cause.heals_in_seconds() {
+                        crate::net::failure::record(&format!("GET {url}"), &cause);
                         return Err(err);
                     }
                     tracing::info!("{err}; retrying");
@@ -411,22 +427,6 @@ fn header_str(resp: &reqwest::blocking::Response, name: &str) -> Option<String> 
         .get(name)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
-}
-
-fn transport_message(e: &reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    // reqwest's Display includes the URL; keep only the innermost cause to avoid repeating it.
-    let mut cause: &dyn std::error::Error = e;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    format!("{kind}: {cause}")
 }
 
 /// A short, single-line hint from an error body: GitHub's JSON `message`, or the first line
