@@ -37,6 +37,10 @@ pub enum Format {
     Markdown,
 }
 
+/// The `--help` heading of the options every command takes, so a command's own options stand
+/// apart from them.
+const GLOBAL: &str = "Global options";
+
 /// stackbot: detect Kubernetes releases, render and package SCS cluster stacks, publish them,
 /// and open pull requests in tenant repositories.
 #[derive(Debug, Parser)]
@@ -48,20 +52,21 @@ pub struct Cli {
         long,
         global = true,
         default_value = "stackbot.yaml",
-        value_name = "FILE"
+        value_name = "FILE",
+        help_heading = GLOBAL
     )]
     pub config: PathBuf,
     /// Output format.
-    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text, help_heading = GLOBAL)]
     pub format: Format,
     /// Evaluate as of this date (YYYY-MM-DD): lifecycle, deadlines. Default: today (UTC).
-    #[arg(long, global = true, value_name = "YYYY-MM-DD", value_parser = parse_date)]
+    #[arg(long, global = true, value_name = "YYYY-MM-DD", value_parser = parse_date, help_heading = GLOBAL)]
     pub now: Option<chrono::NaiveDate>,
     /// More log output (repeat for more).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
     /// Only errors.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = GLOBAL)]
     pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
@@ -318,11 +323,16 @@ fn init_tracing(g: &Global) {
     let activity = crate::report::activity::Layer.with_filter(
         tracing_subscriber::filter::filter_fn(|m| m.target() == crate::report::activity::TARGET),
     );
+    let journal = crate::report::journal::Layer.with_filter(
+        tracing_subscriber::filter::filter_fn(|m| m.target() == crate::report::journal::TARGET),
+    );
     let _ = tracing_subscriber::registry()
         .with(logs)
         .with(activity)
+        .with(journal)
         .try_init();
     crate::report::activity::start(crate::report::progress_visible());
+    crate::report::journal::watch_signals();
 }
 
 /// Colours only on a terminal and never with `NO_COLOR` (see [`crate::report::use_color`]).

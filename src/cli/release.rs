@@ -72,14 +72,29 @@ impl Selection {
         Ok(ctx)
     }
 
-    /// The pipeline's selection; a malformed `--stack`/`--minor` is invalid input.
-    pub fn parse(&self) -> Result<PipelineSelection, InvalidInput> {
+    /// The pipeline's selection; a malformed `--stack`/`--minor` is invalid input, with the
+    /// configured stack it probably means (`scs2` → `openstack/scs2`).
+    pub fn parse(&self, ctx: &crate::pipeline::Context) -> Result<PipelineSelection, InvalidInput> {
+        let configured: Vec<String> = ctx
+            .loaded
+            .config
+            .stacks
+            .iter()
+            .map(|s| s.id().to_string())
+            .collect();
         let stack = self
             .stack
             .as_deref()
             .map(|s| {
-                s.parse::<StackId>()
-                    .map_err(|e| InvalidInput(format!("--stack: {e}")))
+                s.parse::<StackId>().map_err(|e| {
+                    let same_name = configured
+                        .iter()
+                        .find(|c| c.split_once('/').is_some_and(|(_, n)| n == s));
+                    let hint = same_name
+                        .map(|c| format!("\n  hint: did you mean `--stack {c}`?"))
+                        .unwrap_or_default();
+                    InvalidInput(format!("--stack: {e}{hint}"))
+                })
             })
             .transpose()?;
         let minor = self
@@ -159,19 +174,52 @@ pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> 
 /// Run the command.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let ctx = a.sel.context(g)?;
-    let mut sel = a.sel.parse()?;
+    let mut sel = a.sel.parse(&ctx)?;
     sel.skip_tenants = a.skip_tenants;
-    let forge = g.open_forge(&ctx)?;
+    // A first run on the local forge that ends in input a person must fix (exit 2) leaves no
+    // forge folder behind (repositories, run.lock): "nothing was changed" holds on disk too.
+    let created = (ctx.loaded.config.forge.kind == crate::config::ForgeKind::Local)
+        .then(|| first_missing(&ctx.loaded.resolve(&ctx.loaded.config.forge.local.path)))
+        .flatten();
+    let result = release_and_print(a, g, &ctx, &sel);
+    if let (Err(e), Some(dir)) = (&result, &created)
+        && super::classify(e) == ExitStatus::Invalid
+    {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    result
+}
+
+/// The outermost folder of `path` that does not exist yet (what a run would create).
+fn first_missing(path: &std::path::Path) -> Option<PathBuf> {
+    let path = std::path::absolute(path).ok()?;
+    let mut missing = None;
+    for a in path.ancestors() {
+        if a.exists() {
+            break;
+        }
+        missing = Some(a.to_path_buf());
+    }
+    missing
+}
+
+fn release_and_print(
+    a: &Args,
+    g: &Global,
+    ctx: &crate::pipeline::Context,
+    sel: &PipelineSelection,
+) -> anyhow::Result<ExitStatus> {
+    let forge = g.open_forge(ctx)?;
     if a.dry_run {
-        let planned = pipeline::release::preview(&ctx, forge.as_ref(), &sel)?;
+        let planned = pipeline::release::preview(ctx, forge.as_ref(), sel)?;
         print_plan(&planned.plan, g, true)?;
         return Ok(ExitStatus::Success);
     }
     // The local forge's concurrency guard, held from observing to the last write.
     let _guard = g
-        .run_lock(&ctx)
+        .run_lock(ctx)
         .context("taking the local forge's run lock")?;
-    let r = pipeline::release::release(&ctx, forge.as_ref(), &sel)?;
+    let r = pipeline::release::release(ctx, forge.as_ref(), sel)?;
     let json = crate::report::release::ReleaseJson::new(
         &r.outcome,
         &r.plan,

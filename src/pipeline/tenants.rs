@@ -192,7 +192,21 @@ fn one_tenant(
                 return TenantReport::from_plan(p, Outcome::Planned);
             }
             match crate::apply::tenants::execute(forge, p) {
-                Ok(o) => TenantReport::from_plan(p, o),
+                Ok(o) => {
+                    if !matches!(o, Outcome::Unchanged) {
+                        tracing::debug!(
+                            target: crate::report::journal::TARGET,
+                            "tenant {} ({}): pull request {}",
+                            t.name,
+                            t.repository,
+                            serde_json::to_value(&o)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_string))
+                                .unwrap_or_default()
+                        );
+                    }
+                    TenantReport::from_plan(p, o)
+                }
                 Err(e) => {
                     let mut r = TenantReport::from_plan(p, Outcome::Failed);
                     r.error = Some(e.to_string());

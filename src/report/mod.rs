@@ -24,6 +24,7 @@ pub mod detect;
 pub mod from_plan;
 pub mod github;
 pub mod init;
+pub mod journal;
 pub mod markdown;
 pub mod preview;
 pub mod release;

@@ -19,6 +19,7 @@ mod detect;
 mod distribution;
 mod docs;
 mod fake_github;
+mod first_contact;
 mod forge_github;
 mod forge_github_real_behaviour;
 mod forge_local_conformance;
