@@ -288,3 +288,54 @@ fn ctrl_c_after_publishing_says_what_was_done_and_that_the_next_run_finishes() {
     assert_eq!(snap.repos["scs/cluster-stacks"].releases.len(), before);
     assert_eq!(snap.repos["scs/cluster-stacks"].issues.len(), 1, "the dashboard");
 }
+
+#[test]
+fn the_first_release_preview_keeps_every_series_and_the_tenant_diffs_under_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // As a workflow trying the demo would: the local forge allowed under GitHub Actions.
+    let cfg = demo_with(
+        dir.path(),
+        "    path: ../../.stackbot/forge\n",
+        "    path: ../../.stackbot/forge\n    allow_in_ci: true\n",
+    );
+    let summary = dir.path().join("summary.md");
+    let out = Command::cargo_bin("stackbot")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_SERVER_URL", "https://github.com")
+        .env("GITHUB_REPOSITORY", "scs/cluster-stacks")
+        .env("GITHUB_RUN_ID", "34")
+        .arg("-c")
+        .arg(&cfg)
+        .args(["plan", "--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let comment = text(&out.stdout);
+    assert!(comment.chars().count() <= 65_536, "{}", comment.len());
+    for headline in [
+        "#### openstack/scs2 1.33: 26 files",
+        "#### openstack/scs2 1.34: 26 files",
+        "### Tenant changes",
+        "#### acme (acme/gitops): open pull request",
+        "#### globex (globex/platform): open pull request",
+    ] {
+        assert!(comment.contains(headline), "`{headline}` was cut");
+    }
+    assert!(comment.contains("+  versions: [v1]"), "the tenant diffs are whole");
+    assert!(comment.contains("more lines cut"), "the long diffs gave way");
+    assert!(comment.contains("[job summary](https://github.com/scs/cluster-stacks/actions/runs/34)"));
+    // The job summary holds the whole preview.
+    let full = std::fs::read_to_string(&summary).unwrap();
+    assert!(full.len() > 65_536 && !full.contains("more lines cut"), "{}", full.len());
+
+    // `release --dry-run` shows the tenant diffs too.
+    let dry = text(&stackbot(&cfg, &["release", "--dry-run"]).stdout);
+    let at = dry.find("# tenant acme (acme/gitops, stackbot/openstack-scs2): open").unwrap();
+    assert!(dry[at..].contains("+++ b/clusters/clusterstack.yaml"), "{dry}");
+    let json = text(&stackbot(&cfg, &["--format", "json", "release", "--dry-run"]).stdout);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["tenants"][0]["diff"].as_str().unwrap().contains("+  versions: [v1]"));
+}
