@@ -1342,7 +1342,7 @@ stacks:
         let f = &loaded.config.forge;
         assert_eq!(f.kind, ForgeKind::Github);
         assert_eq!(f.repository, "SovereignCloudStack/cluster-stacks");
-        assert_eq!(f.github.token_env, "GITHUB_TOKEN", "what release.yml sets");
+        assert_eq!(f.github.token_env, "GITHUB_TOKEN", "what the action sets");
         let s = &loaded.config.stacks[0];
         assert_eq!(s.id().to_string(), "openstack/scs2");
         assert_eq!(

@@ -281,17 +281,10 @@ impl HttpClient {
                 req = req.header(reqwest::header::IF_NONE_MATCH, &c.etag);
                 self.counters.conditional.fetch_add(1, Ordering::Relaxed);
             }
-            let host = reqwest::Url::parse(&url)
-                .ok()
-                .and_then(|u| u.host_str().map(str::to_string))
-                .unwrap_or_default();
+            let host = host_of(&url);
             // A name that did not resolve a moment ago does not resolve now.
             if let Some(cause) = crate::net::failure::known_unresolvable(&host) {
-                crate::net::failure::record(&format!("GET {url}"), &cause);
-                return Err(HttpError::Transport {
-                    url,
-                    message: cause.to_string(),
-                });
+                return Err(transport_error(&url, &cause));
             }
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
             // The activity line (report::activity::TARGET) says what the run waits for.
@@ -300,15 +293,10 @@ impl HttpClient {
             let retry_wait = match outcome {
                 Err(e) => {
                     let cause = crate::net::failure::classify(&e, &host);
-                    let err = HttpError::Transport {
-                        url: url.clone(),
-                        message: cause.to_string(),
-                    };
                     if attempt >= self.opts.attempts || !cause.heals_in_seconds() {
-                        crate::net::failure::record(&format!("GET {url}"), &cause);
-                        return Err(err);
+                        return Err(transport_error(&url, &cause));
                     }
-                    tracing::info!("{err}; retrying");
+                    tracing::info!("GET {url}: {cause}; retrying");
                     None
                 }
                 Ok(resp) => {
@@ -419,6 +407,22 @@ impl HttpClient {
             });
         }
         Ok(Response { body, link })
+    }
+}
+
+fn host_of(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The error of a GET that got no answer, recorded among the hosts the run could not reach.
+fn transport_error(url: &str, cause: &crate::net::failure::Cause) -> HttpError {
+    crate::net::failure::record(&format!("GET {url}"), cause);
+    HttpError::Transport {
+        url: url.to_string(),
+        message: cause.to_string(),
     }
 }
 
