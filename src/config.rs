@@ -1097,7 +1097,9 @@ fn validate_components(loc: &Loc, id: &StackId, s: &StackConfig) -> Result<(), C
             return Err(loc.err_after(
                 &format!("{key}:"),
                 value,
-                format!("stack `{id}` component `{key}`: `{rule}: {value}` is not a valid version rule"),
+                format!(
+                    "stack `{id}` component `{key}`: `{rule}: {value}` is not a valid version rule"
+                ),
                 hint,
             ));
         }

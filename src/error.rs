@@ -77,6 +77,10 @@ mod tests {
         assert_eq!(did_you_mean("githb", &["local", "github"]), Some("github"));
         assert_eq!(did_you_mean("banana", &["local", "github"]), None);
         assert_eq!(did_you_mean("stacks", &["stacks"]), None, "not a typo");
-        assert_eq!(did_you_mean("Acme", &["acme", "globex"]), Some("acme"), "case only");
+        assert_eq!(
+            did_you_mean("Acme", &["acme", "globex"]),
+            Some("acme"),
+            "case only"
+        );
     }
 }

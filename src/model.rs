@@ -27,7 +27,9 @@ pub enum ModelError {
         "`{input}` is not a valid {what}: use lowercase letters and digits only (no `-`: CSO splits release tags on `-`)"
     )]
     StackPart { what: &'static str, input: String },
-    #[error("`{input}` is not a stack: write it `provider/name` (e.g. `openstack/{input}`); the provider is missing")]
+    #[error(
+        "`{input}` is not a stack: write it `provider/name` (e.g. `openstack/{input}`); the provider is missing"
+    )]
     NoProvider { input: String },
     #[error(
         "`{input}` is not a cluster-stack version: expected `v<N>` or `v<N>-<channel>.<patch>` (e.g. `v2`, `v0-sha.azlfam7`)"

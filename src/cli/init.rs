@@ -257,7 +257,10 @@ fn adopted_files(
         lock.upsert(adoption.release_set.clone());
         notes.extend(adoption.notes.iter().map(|n| format!("{label}: {n}")));
     }
-    files.insert(setup.config.clone(), init::config_text(&entries, setup).into_bytes());
+    files.insert(
+        setup.config.clone(),
+        init::config_text(&entries, setup).into_bytes(),
+    );
     files.insert(
         crate::lock::LOCK_FILE.to_string(),
         lock.to_yaml().into_bytes(),

@@ -320,12 +320,14 @@ fn init_tracing(g: &Global) {
         .with_ansi(use_color())
         .with_filter(filter);
     // The activity line sees its events whatever the log level.
-    let activity = crate::report::activity::Layer.with_filter(
-        tracing_subscriber::filter::filter_fn(|m| m.target() == crate::report::activity::TARGET),
-    );
-    let journal = crate::report::journal::Layer.with_filter(
-        tracing_subscriber::filter::filter_fn(|m| m.target() == crate::report::journal::TARGET),
-    );
+    let activity =
+        crate::report::activity::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
+            m.target() == crate::report::activity::TARGET
+        }));
+    let journal =
+        crate::report::journal::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
+            m.target() == crate::report::journal::TARGET
+        }));
     let _ = tracing_subscriber::registry()
         .with(logs)
         .with(activity)

@@ -23,7 +23,14 @@ fn yaml(text: &str) -> serde_json::Value {
 fn the_action_is_pinned_by_a_full_commit_sha_and_nothing_else() {
     let pin = ActionPin::new("o/stackbot", &SHA.to_ascii_uppercase(), "0.1.0").unwrap();
     assert_eq!(pin.uses(), format!("o/stackbot@{SHA} # v0.1.0"));
-    for bad in ["v0", "v0.1.0", "main", &SHA[..39], &format!("{SHA}0"), &"g".repeat(40)] {
+    for bad in [
+        "v0",
+        "v0.1.0",
+        "main",
+        &SHA[..39],
+        &format!("{SHA}0"),
+        &"g".repeat(40),
+    ] {
         assert_eq!(
             ActionPin::new("o/stackbot", bad, "v0.1.0"),
             Err(InitError::NotASha(bad.to_string())),
@@ -88,7 +95,9 @@ fn the_release_workflow_runs_hourly_one_at_a_time_through_the_pinned_action() {
     assert_eq!(text, workflows::release(&setup(0)), "deterministic");
     let doc = yaml(&text);
     assert_eq!(doc["on"]["schedule"][0]["cron"], "17 * * * *");
-    let inputs = doc["on"]["workflow_dispatch"]["inputs"].as_object().unwrap();
+    let inputs = doc["on"]["workflow_dispatch"]["inputs"]
+        .as_object()
+        .unwrap();
     for i in ["dry-run", "stack", "minor", "allow-downgrade", "republish"] {
         assert!(inputs.contains_key(i), "dispatch input {i}");
     }
@@ -129,7 +138,10 @@ fn tenant_shards_follow_the_release_job_as_a_matrix() {
     let with = &tenants["steps"].as_array().unwrap()[2]["with"];
     assert_eq!(with["command"], "tenants");
     assert_eq!(with["shard"], "${{ matrix.shard }}/4");
-    assert_eq!(tenants["permissions"], serde_json::json!({"contents": "read"}));
+    assert_eq!(
+        tenants["permissions"],
+        serde_json::json!({"contents": "read"})
+    );
     assert!(matches!(
         Setup {
             tenant_shards: 257,
@@ -183,7 +195,10 @@ fn comparing_says_create_unchanged_or_update_with_the_diff() {
     let Change::Update { diff } = &changes[2].change else {
         panic!("{:?}", changes[2]);
     };
-    assert!(diff.contains("--- a/c\n+++ b/c\n") && diff.contains("-3\n+three\n"), "{diff}");
+    assert!(
+        diff.contains("--- a/c\n+++ b/c\n") && diff.contains("-3\n+three\n"),
+        "{diff}"
+    );
 }
 
 #[test]

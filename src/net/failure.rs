@@ -147,9 +147,14 @@ fn cause_of(e: &(dyn StdError + 'static), host: &str) -> Option<Cause> {
     if text.contains("timed out") || text.contains("deadline has elapsed") {
         return Some(Cause::Timeout { host });
     }
-    if ["connection reset", "broken pipe", "connection closed", "unexpected eof"]
-        .iter()
-        .any(|w| text.contains(w))
+    if [
+        "connection reset",
+        "broken pipe",
+        "connection closed",
+        "unexpected eof",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
     {
         return Some(Cause::Dropped { host });
     }
@@ -160,7 +165,10 @@ fn cause_of(e: &(dyn StdError + 'static), host: &str) -> Option<Cause> {
 /// sometimes twice) answers `source()` with the wrapped error's source, skipping the wrapped
 /// error itself: it is the next link here.
 fn next<'a>(e: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError + 'static)> {
-    match e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+    match e
+        .downcast_ref::<std::io::Error>()
+        .and_then(|io| io.get_ref())
+    {
         Some(inner) => Some(inner as &(dyn StdError + 'static)),
         None => e.source(),
     }
@@ -298,7 +306,10 @@ mod tests {
             classify(&dns, h).to_string(),
             "the DNS lookup of api.github.com failed (no network, no DNS server, or no such host)"
         );
-        let refused = chain(io(K::ConnectionRefused, "Connection refused (os error 111)"));
+        let refused = chain(io(
+            K::ConnectionRefused,
+            "Connection refused (os error 111)",
+        ));
         assert_eq!(classify(&refused, h), Cause::Refused { host: h.into() });
         let timeout = chain(io(K::TimedOut, "connection timed out"));
         assert_eq!(classify(&timeout, h), Cause::Timeout { host: h.into() });
@@ -354,7 +365,10 @@ mod tests {
         assert_eq!(known_unresolvable("A.unreached-test.invalid"), None);
         record("GET https://a.unreached-test.invalid/1", &a);
         record("GET https://a.unreached-test.invalid/2", &a);
-        assert_eq!(known_unresolvable("A.unreached-test.invalid"), Some(a.clone()));
+        assert_eq!(
+            known_unresolvable("A.unreached-test.invalid"),
+            Some(a.clone())
+        );
         let list: Vec<Unreached> = take_unreached()
             .into_iter()
             .filter(|u| u.cause.host().ends_with("unreached-test.invalid"))

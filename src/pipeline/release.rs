@@ -153,8 +153,14 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
         "plan: {} release{} to make; {} series already released as rendered, {} skipped, {} held back, {} failed (forge {})",
         p.releases.len(),
         if p.releases.len() == 1 { "" } else { "s" },
-        p.skipped.iter().filter(|k| k.reason.starts_with("unchanged since")).count(),
-        p.skipped.iter().filter(|k| !k.reason.starts_with("unchanged since")).count(),
+        p.skipped
+            .iter()
+            .filter(|k| k.reason.starts_with("unchanged since"))
+            .count(),
+        p.skipped
+            .iter()
+            .filter(|k| !k.reason.starts_with("unchanged since"))
+            .count(),
         p.degraded.len(),
         p.failed.len(),
         target.repo,

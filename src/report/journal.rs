@@ -86,9 +86,10 @@ pub fn watch_signals() {
                 #[cfg(unix)]
                 {
                     use tokio::signal::unix::{SignalKind, signal};
-                    let (Ok(mut int), Ok(mut term)) =
-                        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-                    else {
+                    let (Ok(mut int), Ok(mut term)) = (
+                        signal(SignalKind::interrupt()),
+                        signal(SignalKind::terminate()),
+                    ) else {
                         return;
                     };
                     tokio::select! {
@@ -117,7 +118,9 @@ mod tests {
             "openstack-scs2-1-34-v1: tagged".into(),
             "openstack-scs2-1-34-v1: published".into(),
         ]);
-        assert!(text.starts_with("interrupted after 2 writes:\n  - openstack-scs2-1-34-v1: tagged\n"));
+        assert!(
+            text.starts_with("interrupted after 2 writes:\n  - openstack-scs2-1-34-v1: tagged\n")
+        );
         assert!(text.contains("the next run finishes the job"));
         assert_eq!(
             interrupted(&[]),

@@ -485,15 +485,29 @@ mod tests {
         ];
         let f = fit_longest_first(&blocks, 4000, "\nNOTE\n");
         assert!(f.truncated && f.text.len() <= 4000, "{}", f.text.len());
-        for kept in ["# head\n", "## second\n", "TRAILER\n", "+short 2\n", "+long 0\n"] {
+        for kept in [
+            "# head\n",
+            "## second\n",
+            "TRAILER\n",
+            "+short 2\n",
+            "+long 0\n",
+        ] {
             assert!(f.text.contains(kept), "{kept}");
         }
         assert!(!f.text.contains("+long 1999\n"));
         assert!(f.text.contains("more lines cut\n") && f.text.ends_with("\nNOTE\n"));
-        assert_eq!(f.text.matches("```").count() % 2, 0, "every fence is closed");
+        assert_eq!(
+            f.text.matches("```").count() % 2,
+            0,
+            "every fence is closed"
+        );
         // Room for little more than the summaries: the code gives way, the texts stay.
         let tight = fit_longest_first(&blocks, 400, "\nNOTE\n");
-        assert!(tight.text.len() <= 400 && tight.text.contains("TRAILER\n"), "{}", tight.text);
+        assert!(
+            tight.text.len() <= 400 && tight.text.contains("TRAILER\n"),
+            "{}",
+            tight.text
+        );
         assert!(tight.text.contains("lines cut"));
         // Texts alone too long: cut in order, like `fit`.
         let texts = vec![Block::Text("x".repeat(300)), code("c", 10)];

@@ -395,7 +395,9 @@ mod tests {
             .collect();
         p.diffs[0].files.push(FileDiff {
             path: "huge.yaml".into(),
-            unified: (0..huge).map(|i| format!("+line {i} of the long one\n")).collect(),
+            unified: (0..huge)
+                .map(|i| format!("+line {i} of the long one\n"))
+                .collect(),
         });
         p
     }
@@ -409,7 +411,10 @@ mod tests {
         };
         let md = render(&p, &opts);
         assert!(md.len() <= COMMENT_LIMIT, "{}", md.len());
-        for headline in ["#### openstack/scs2 1.33: 6 files", "#### openstack/scs2 1.34: 5 files"] {
+        for headline in [
+            "#### openstack/scs2 1.33: 6 files",
+            "#### openstack/scs2 1.34: 5 files",
+        ] {
             assert!(md.contains(headline), "{headline} was dropped");
         }
         // Every short diff is whole, in both series; the tenant diff too.
@@ -420,7 +425,10 @@ mod tests {
         assert!(!md.contains("+line 9999 of the long one\n"));
         assert!(md.contains("more lines cut\n"));
         assert!(md.contains("see the [job summary](https://example.invalid/run/1)"));
-        assert_eq!(md.matches("<details>").count(), md.matches("</details>").count());
+        assert_eq!(
+            md.matches("<details>").count(),
+            md.matches("</details>").count()
+        );
         // Under the limit nothing is cut.
         let whole = render(&two_series(10), &opts);
         assert!(!whole.contains("truncated") && whole.contains("+line 9 of the long one\n"));

@@ -127,7 +127,11 @@ pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>, dry_run: bool) -> String
         .iter()
         .map(|f| format!("failed {}: {}", f.what, f.reason))
         .chain(json.degraded.iter().map(|d| d.to_string()))
-        .chain(json.skipped.iter().map(|k| format!("{}: {}", k.what, k.reason)))
+        .chain(
+            json.skipped
+                .iter()
+                .map(|k| format!("{}: {}", k.what, k.reason)),
+        )
         .collect();
     if !problems.is_empty() {
         s.push_str("\n### Not released\n\n");

@@ -59,7 +59,11 @@ pub fn plan_diffs(p: &Plan) -> String {
             }
         }
     }
-    for t in p.tenants.iter().filter_map(super::from_plan::tenant_from_json) {
+    for t in p
+        .tenants
+        .iter()
+        .filter_map(super::from_plan::tenant_from_json)
+    {
         if t.action == crate::tenants::Action::None || t.diff.is_empty() {
             continue;
         }

@@ -89,7 +89,11 @@ fn init_writes_a_setup_once_and_then_only_shows_what_it_would_change() {
             .unwrap()
     };
     let check = stackbot(&["render", "--check"]);
-    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
     let cfg = std::fs::read_to_string(dir.path().join("stackbot.yaml")).unwrap();
     assert!(cfg.contains(&format!("repository: {REPO}")) && cfg.contains("mode: pull-request"));
 
@@ -105,9 +109,18 @@ fn init_writes_a_setup_once_and_then_only_shows_what_it_would_change() {
     std::fs::write(&wf, generated.replace("17 * * * *", "42 * * * *")).unwrap();
     let diff = cluster_stacks::init(dir.path(), &[]);
     let text = String::from_utf8_lossy(&diff.stdout);
-    assert!(text.contains("differs      .github/workflows/stackbot-release.yml"), "{text}");
-    assert!(text.contains("-    - cron: \"42 * * * *\"\n+    - cron: \"17 * * * *\""), "{text}");
-    assert!(text.contains("`stackbot init --update` writes it"), "{text}");
+    assert!(
+        text.contains("differs      .github/workflows/stackbot-release.yml"),
+        "{text}"
+    );
+    assert!(
+        text.contains("-    - cron: \"42 * * * *\"\n+    - cron: \"17 * * * *\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("`stackbot init --update` writes it"),
+        "{text}"
+    );
     assert!(std::fs::read_to_string(&wf).unwrap().contains("42 * * * *"));
     let update = cluster_stacks::init(dir.path(), &["--update"]);
     assert!(String::from_utf8_lossy(&update.stdout).contains("updated      .github"));
@@ -126,7 +139,9 @@ fn init_writes_a_setup_once_and_then_only_shows_what_it_would_change() {
 /// The action's own third-party pins: those of stackbot's workflows plus init's table.
 fn known_pins() -> BTreeMap<String, String> {
     let mut pins = BTreeMap::new();
-    let pinned = regex::Regex::new(r"uses:\s*([\w.-]+/[\w.-]+)(?:/[\w./-]+)?@([0-9a-f]{40})\s*#\s*v\d").unwrap();
+    let pinned =
+        regex::Regex::new(r"uses:\s*([\w.-]+/[\w.-]+)(?:/[\w./-]+)?@([0-9a-f]{40})\s*#\s*v\d")
+            .unwrap();
     for f in std::fs::read_dir(root().join(".github/workflows")).unwrap() {
         let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
         for c in pinned.captures_iter(&text) {
@@ -162,8 +177,21 @@ fn the_generated_workflows_and_the_action_lint_clean_and_every_reference_resolve
     let dir = tempfile::tempdir().unwrap();
     cluster_stacks::initialised(dir.path(), &["--tenant-shards", "2"]);
     let workflows = cluster_stacks::workflows(dir.path());
-    lint("zizmor", &["--offline", "--no-progress", "--persona=pedantic", "."], dir.path());
-    lint("zizmor", &["--offline", "--no-progress", "--persona=pedantic", "action.yml"], &root());
+    lint(
+        "zizmor",
+        &["--offline", "--no-progress", "--persona=pedantic", "."],
+        dir.path(),
+    );
+    lint(
+        "zizmor",
+        &[
+            "--offline",
+            "--no-progress",
+            "--persona=pedantic",
+            "action.yml",
+        ],
+        &root(),
+    );
     lint("actionlint", &["-no-color"], dir.path());
     // With the pinned action as a local copy, actionlint also checks every `with:` against
     // the action's inputs.
@@ -174,7 +202,11 @@ fn the_generated_workflows_and_the_action_lint_clean_and_every_reference_resolve
     let linted = tempfile::tempdir().unwrap();
     for wf in &workflows {
         let text = std::fs::read_to_string(wf).unwrap();
-        assert!(text.contains(&format!("uses: {pin} # v")), "{}", wf.display());
+        assert!(
+            text.contains(&format!("uses: {pin} # v")),
+            "{}",
+            wf.display()
+        );
         let target = linted.path().join(wf.file_name().unwrap());
         std::fs::write(&target, text.replace(&pin, "./.github/actions/stackbot")).unwrap();
     }
@@ -188,8 +220,10 @@ fn the_generated_workflows_and_the_action_lint_clean_and_every_reference_resolve
 
     let pins = known_pins();
     let script_path = regex::Regex::new(r#"(\$ACTION_PATH/|\./)?\b(scripts/[\w./-]+)"#).unwrap();
-    let mut docs: Vec<(PathBuf, PathBuf)> =
-        workflows.iter().map(|w| (w.clone(), dir.path().to_path_buf())).collect();
+    let mut docs: Vec<(PathBuf, PathBuf)> = workflows
+        .iter()
+        .map(|w| (w.clone(), dir.path().to_path_buf()))
+        .collect();
     docs.push((root().join("action.yml"), root()));
     let mut resolved = 0;
     for (file, base) in &docs {
@@ -212,7 +246,9 @@ fn the_generated_workflows_and_the_action_lint_clean_and_every_reference_resolve
                     resolved += 1;
                 }
             }
-            let Some(uses) = step["uses"].as_str() else { continue };
+            let Some(uses) = step["uses"].as_str() else {
+                continue;
+            };
             resolved += 1;
             if let Some(local) = uses.strip_prefix("./") {
                 assert!(base.join(local).join("action.yml").is_file(), "{uses}");
@@ -220,7 +256,12 @@ fn the_generated_workflows_and_the_action_lint_clean_and_every_reference_resolve
             }
             let (repo, reference) = action_repo(uses);
             if repo == ACTION_REPO {
-                assert_eq!(reference, ACTION_SHA, "{}: the action is pinned", file.display());
+                assert_eq!(
+                    reference,
+                    ACTION_SHA,
+                    "{}: the action is pinned",
+                    file.display()
+                );
                 assert!(root().join("action.yml").is_file());
                 continue;
             }
@@ -329,7 +370,9 @@ impl World {
     }
 
     fn branch_files(&self, branch: &str) -> BTreeMap<String, Vec<u8>> {
-        self.fake.snapshot().repos[REPO].branches[branch].files.clone()
+        self.fake.snapshot().repos[REPO].branches[branch]
+            .files
+            .clone()
     }
 
     /// A runner for the next job: a fresh workspace and temp, the stand-ins registered.
@@ -348,19 +391,28 @@ impl World {
             ("repository_owner", "SovereignCloudStack".to_string()),
             ("run_id", format!("{}", 9000 + n)),
             ("run_attempt", "1".to_string()),
-            ("workflow_ref", format!("{REPO}/.github/workflows/{workflow}@refs/heads/main")),
+            (
+                "workflow_ref",
+                format!("{REPO}/.github/workflows/{workflow}@refs/heads/main"),
+            ),
             ("server_url", format!("http://{}", self.fake.addr())),
             ("api_url", self.fake.api_url()),
             ("event_name", "schedule".to_string()),
         ] {
             r.github.insert(k.into(), v);
         }
-        r.env.insert("GH_LOG".into(), self.tmp.path().join("gh.log").display().to_string());
+        r.env.insert(
+            "GH_LOG".into(),
+            self.tmp.path().join("gh.log").display().to_string(),
+        );
         r.env.insert("FAKE_API".into(), self.fake.api_url());
         let files = self.branch_files(checkout_branch);
         let ws = workspace.clone();
         r.stand_in("actions/checkout", move |with, _| {
-            assert_eq!(with.get("persist-credentials").map(String::as_str), Some("false"));
+            assert_eq!(
+                with.get("persist-credentials").map(String::as_str),
+                Some("false")
+            );
             for (path, bytes) in &files {
                 let p = ws.join(path);
                 std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -374,7 +426,11 @@ impl World {
         r.stand_in("actions/cache/save", move |with, r| save(&store, with, r));
         r.stand_in("actions/attest-build-provenance", |with, _| {
             let subjects = glob_files(&with["subject-path"]);
-            assert!(!subjects.is_empty(), "nothing to attest at {}", with["subject-path"]);
+            assert!(
+                !subjects.is_empty(),
+                "nothing to attest at {}",
+                with["subject-path"]
+            );
             StandIn {
                 outcome: Outcome::NotEmulated(format!(
                     "attesting {} files needs GitHub's OIDC token and Sigstore",
@@ -389,7 +445,13 @@ impl World {
     /// Run `job` of the generated workflow `file` as the hourly schedule (no inputs), with
     /// the stackbot release assets on loopback instead of github.com.
     fn run_job(&mut self, file: &str, job: &str, branch: &str) -> (Run, Runner) {
-        let workflow = yaml(&self.tmp.path().join("maintainer/.github/workflows").join(file));
+        let workflow = yaml(
+            &self
+                .tmp
+                .path()
+                .join("maintainer/.github/workflows")
+                .join(file),
+        );
         let mut r = self.runner(file, branch);
         let wf = with_release_url(&workflow, &self.assets.url());
         let run = r.run_job(&wf, job, &BTreeMap::new(), &BTreeMap::new());
@@ -487,7 +549,10 @@ fn with_release_url(workflow: &Value, url: &str) -> Value {
     let mut wf = workflow.clone();
     for job in wf["jobs"].as_object_mut().unwrap().values_mut() {
         for step in job["steps"].as_array_mut().unwrap() {
-            if step["uses"].as_str().is_some_and(|u| u.starts_with(ACTION_REPO)) {
+            if step["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with(ACTION_REPO))
+            {
                 step["with"]["release-url"] = url.into();
             }
         }
@@ -514,15 +579,25 @@ fn the_action_runs_the_first_release_then_the_merged_one_then_nothing() {
     no_secret_in(&first);
     let action = first.step("stackbot release");
     assert_eq!(action.outcome, Outcome::Success, "{:#?}", r1.log);
-    let log: BTreeMap<&str, &Outcome> = r1.log.iter().map(|s| (s.name.as_str(), &s.outcome)).collect();
+    let log: BTreeMap<&str, &Outcome> = r1
+        .log
+        .iter()
+        .map(|s| (s.name.as_str(), &s.outcome))
+        .collect();
     assert_eq!(log["Install stackbot"], &Outcome::Success);
     assert_eq!(log["Restore the answer cache"], &Outcome::Success);
     assert_eq!(log["Status report"], &Outcome::Success);
     assert_eq!(log["Save the answer cache"], &Outcome::Success);
     let prs = &action.outputs["pull-requests"];
-    assert!(prs.contains("/pull/"), "a release pull request: {:?}", action.outputs);
+    assert!(
+        prs.contains("/pull/"),
+        "a release pull request: {:?}",
+        action.outputs
+    );
     let summary = first.summary();
-    assert!(summary.contains("## stackbot release") && summary.contains("### Release pull requests"));
+    assert!(
+        summary.contains("## stackbot release") && summary.contains("### Release pull requests")
+    );
     assert!(summary.contains("SCS 0210"), "the status report: {summary}");
     assert!(["true", "false", "unknown"].contains(&first.outputs["compliant"].as_str()));
     let calls = std::fs::read_to_string(world.tmp.path().join("gh.log")).unwrap();
@@ -545,17 +620,30 @@ fn the_action_runs_the_first_release_then_the_merged_one_then_nothing() {
         hours += 1;
         assert!(hours <= 10, "the release pull requests never got merged");
         for n in open_pull_numbers(&world) {
-            let _ = world.fake.try_merge_pull(REPO, n, MergeMethod::Merge, MAINTAINER);
+            let _ = world
+                .fake
+                .try_merge_pull(REPO, n, MergeMethod::Merge, MAINTAINER);
         }
         let (run, r) = world.run_job("stackbot-release.yml", "release", "main");
         no_secret_in(&run);
         assert!(run.succeeded(), "hour {hours}: {:#?}", r.log);
         let tags: Vec<String> = run.outputs["tags"].lines().map(str::to_string).collect();
-        let step = |name: &str| r.log.iter().find(|s| s.name == name).unwrap().outcome.clone();
+        let step = |name: &str| {
+            r.log
+                .iter()
+                .find(|s| s.name == name)
+                .unwrap()
+                .outcome
+                .clone()
+        };
         if !tags.is_empty() {
             assert!(run.summary().contains("### Released"));
+
             assert_eq!(step("Collect the published assets"), Outcome::Success);
-            assert!(matches!(step("Attest the published assets"), Outcome::NotEmulated(_)));
+            assert!(matches!(
+                step("Attest the published assets"),
+                Outcome::NotEmulated(_)
+            ));
             for t in &tags {
                 let sums = std::fs::read_to_string(
                     r.temp.join("stackbot-published").join(t).join("SHA256SUMS"),
@@ -570,11 +658,24 @@ fn the_action_runs_the_first_release_then_the_merged_one_then_nothing() {
     assert!(last_temp.exists());
     let published = world.fake.snapshot();
     for t in &published_tags {
-        assert!(published.repos[REPO].releases.iter().any(|r| &r.tag == t && !r.draft), "{t}");
+        assert!(
+            published.repos[REPO]
+                .releases
+                .iter()
+                .any(|r| &r.tag == t && !r.draft),
+            "{t}"
+        );
     }
     published_tags.sort();
-    for t in ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1", "docker-scs-1-34-v1"] {
-        assert!(published_tags.iter().any(|x| x == t), "{t} in {published_tags:?}");
+    for t in [
+        "openstack-scs2-1-33-v1",
+        "openstack-scs2-1-34-v1",
+        "docker-scs-1-34-v1",
+    ] {
+        assert!(
+            published_tags.iter().any(|x| x == t),
+            "{t} in {published_tags:?}"
+        );
     }
     let last_run_id = 9000 + world.runs;
 
@@ -585,15 +686,26 @@ fn the_action_runs_the_first_release_then_the_merged_one_then_nothing() {
     assert_eq!(quiet.outputs["tags"], "");
     assert_eq!(world.fake.counts().writes, 0, "{:?}", world.fake.counts());
     assert_eq!(world.fake.snapshot(), published);
-    let restored = r.log.iter().find(|s| s.name == "Restore the answer cache").unwrap();
+    let restored = r
+        .log
+        .iter()
+        .find(|s| s.name == "Restore the answer cache")
+        .unwrap();
     assert!(
         restored.outputs["cache-matched-key"].starts_with(&format!("stackbot-http-{last_run_id}-")),
         "warm from the previous run: {:?}",
         restored.outputs
     );
-    assert!(world.fake.counts().not_modified > 0, "conditional requests answered 304");
+    assert!(
+        world.fake.counts().not_modified > 0,
+        "conditional requests answered 304"
+    );
     assert!(quiet.summary().contains("Nothing released."));
-    let attest = r.log.iter().find(|s| s.name == "Attest the published assets").unwrap();
+    let attest = r
+        .log
+        .iter()
+        .find(|s| s.name == "Attest the published assets")
+        .unwrap();
     assert_eq!(attest.outcome, Outcome::Skipped, "nothing new to attest");
     eprintln!(
         "first release: {} hours, {} releases; quiet hour: {:?}",
@@ -644,11 +756,22 @@ fn a_pull_request_preview_plans_read_only_and_the_action_works_without_a_token()
         );
         assert_eq!(checkout[0].outcome, Outcome::Success);
         let run = r.run_action(&root(), &with);
-        assert_eq!(run.outputs["exit-code"], code, "{command}: {:#?}", run.steps);
+        assert_eq!(
+            run.outputs["exit-code"], code,
+            "{command}: {:#?}",
+            run.steps
+        );
         if command == "release" {
             let err = &run.step("Run stackbot").stderr;
-            assert!(err.contains("GITHUB_TOKEN"), "names the missing token: {err}");
+            assert!(
+                err.contains("GITHUB_TOKEN"),
+                "names the missing token: {err}"
+            );
         }
-        assert_eq!(world.fake.snapshot(), before, "{command} without a token wrote");
+        assert_eq!(
+            world.fake.snapshot(),
+            before,
+            "{command} without a token wrote"
+        );
     }
 }

@@ -704,6 +704,43 @@ fn a_recent_release_a_crashed_run_left_unattested_is_collected_by_the_next_run()
 }
 
 #[test]
+fn under_github_actions_the_signer_is_the_running_workflow() {
+    let forge = Forge::new();
+    forge.release("openstack-scs2-1-33-v2", 2);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(forge.bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let out = Command::new(root().join("scripts/collect-published-assets"))
+        .args(["--repo", REPO, "--out"])
+        .arg(tmp.path().join("out"))
+        .env("PATH", path)
+        .env("FAKE_GH_STATE", forge.state.path())
+        .env(
+            "GITHUB_WORKFLOW_REF",
+            format!("{REPO}/.github/workflows/stackbot-release.yml@refs/heads/main"),
+        )
+        .env("GITHUB_REPOSITORY", REPO)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let calls = std::fs::read_to_string(forge.state.path().join("calls")).unwrap();
+    assert!(
+        calls.contains(&format!("--repo {REPO} --signer-workflow {SIGNER}\n")),
+        "the caller of the action, without its @ref: {calls}"
+    );
+    // Outside GitHub Actions, the signer must be named.
+    let bare = Command::new(root().join("scripts/collect-published-assets"))
+        .args(["--repo", REPO, "--out", "x"])
+        .env_remove("GITHUB_WORKFLOW_REF")
+        .output()
+        .unwrap();
+    assert_eq!(bare.status.code(), Some(2));
+}
+
+#[test]
 fn assets_that_disagree_with_their_sha256sums_are_never_attested() {
     let forge = Forge::new();
     forge.release("openstack-scs2-1-34-v3", 0);
@@ -727,4 +764,91 @@ fn a_tag_published_only_to_oci_is_skipped_with_a_note() {
     assert_eq!(code, 0, "{err}");
     assert!(tags.is_empty());
     assert!(err.contains("no forge release"), "{err}");
+}
+
+// ---- the moving major tag of stackbot's own releases ----
+
+/// A `gh api` stand-in over a set of refs in `state/refs` (`tags/vX.Y.Z` → sha lines),
+/// recording every call.
+const FAKE_GH_REFS: &str = r#"#!/usr/bin/env bash
+set -euo pipefail
+state="$FAKE_GH_STATE"
+printf '%s\n' "$*" >> "$state/calls"
+[ "$1" = api ] || exit 64
+shift
+method=GET
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --method) method="$2"; shift 2 ;;
+    --jq) shift 2 ;;
+    --silent) shift ;;
+    -f | -F) args+=("$2"); shift 2 ;;
+    *) path="$1"; shift ;;
+  esac
+done
+refs="$state/refs"
+touch "$refs"
+case "$method $path" in
+  "GET repos/"*"/git/matching-refs/tags/"*)
+    prefix="${path##*/git/matching-refs/}"
+    grep "^$prefix" "$refs" | cut -d' ' -f1 | sed 's#^#refs/#' || true ;;
+  "GET repos/"*"/git/ref/tags/"*)
+    name="${path##*/git/ref/}"
+    grep -q "^$name " "$refs" || { echo "Not Found" >&2; exit 1; } ;;
+  "PATCH repos/"*"/git/refs/tags/"*)
+    name="${path##*/git/refs/}"; sha="${args[0]#sha=}"
+    sed -i "s#^$name .*#$name $sha#" "$refs" ;;
+  "POST repos/"*"/git/refs")
+    name="${args[0]#ref=refs/}"; sha="${args[1]#sha=}"
+    echo "$name $sha" >> "$refs" ;;
+  *) echo "unexpected $method $path" >&2; exit 64 ;;
+esac
+"#;
+
+fn move_major(state: &Path, tag: &str, sha: &str) -> Output {
+    let bin = state.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("gh"), FAKE_GH_REFS).unwrap();
+    chmod_x(&bin.join("gh"));
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    Command::new(root().join("scripts/move-major-tag"))
+        .args(["--repo", REPO, "--tag", tag, "--commit", sha])
+        .env("PATH", path)
+        .env("FAKE_GH_STATE", state)
+        .output()
+        .unwrap()
+}
+
+fn refs(state: &Path) -> String {
+    std::fs::read_to_string(state.join("refs")).unwrap_or_default()
+}
+
+#[test]
+fn the_major_tag_follows_the_newest_release_of_its_major_and_only_forward() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path();
+    let (a, b, c) = ("a".repeat(40), "b".repeat(40), "c".repeat(40));
+    // The first release creates v0.
+    std::fs::write(s.join("refs"), format!("tags/v0.1.0 {a}\n")).unwrap();
+    let out = move_major(s, "v0.1.0", &a);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(refs(s).contains(&format!("tags/v0 {a}\n")), "{}", refs(s));
+    // A newer one moves it.
+    std::fs::write(s.join("refs"), refs(s) + &format!("tags/v0.2.0 {b}\n")).unwrap();
+    assert!(move_major(s, "v0.2.0", &b).status.success());
+    assert!(refs(s).contains(&format!("tags/v0 {b}\n")), "{}", refs(s));
+    // A patch of the older minor, released later, leaves it at the newest.
+    std::fs::write(s.join("refs"), refs(s) + &format!("tags/v0.1.1 {c}\n")).unwrap();
+    let out = move_major(s, "v0.1.1", &c);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("v0.2.0 is newer than v0.1.1"));
+    assert!(refs(s).contains(&format!("tags/v0 {b}\n")), "{}", refs(s));
+    // A pre-release never moves it; a non-SHA is refused.
+    assert!(move_major(s, "v0.3.0-rc.1", &c).status.success());
+    assert!(refs(s).contains(&format!("tags/v0 {b}\n")));
+    assert_eq!(move_major(s, "v0.3.0", "main").status.code(), Some(2));
 }

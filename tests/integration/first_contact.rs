@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use axum::http::Method;
 
-use crate::support::fake_github::{Fault, Faults, FakeGithub, FakeOptions};
+use crate::support::fake_github::{FakeGithub, FakeOptions, Fault, Faults};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -65,7 +65,10 @@ fn forge_list_prints_aligned_columns_as_the_quickstart_shows() {
     let out = text(&stackbot(&cfg, &["forge", "list"]).stdout);
     let lines: Vec<&str> = out.lines().collect();
     assert!(!out.contains('\t'), "{out}");
-    assert!(lines[0].starts_with("repository       number  state  head -> base"), "{out}");
+    assert!(
+        lines[0].starts_with("repository       number  state  head -> base"),
+        "{out}"
+    );
     // Every column starts where its header does.
     let col = lines[0].find("state").unwrap();
     for l in &lines[1..] {
@@ -88,7 +91,10 @@ fn verbose_says_what_a_no_op_run_checked() {
     ] {
         assert!(err.contains(said), "`{said}` in:\n{err}");
     }
-    assert!(text(&stackbot(&cfg, &["release"]).stderr).is_empty(), "without -v, quiet");
+    assert!(
+        text(&stackbot(&cfg, &["release"]).stderr).is_empty(),
+        "without -v, quiet"
+    );
 }
 
 #[test]
@@ -109,8 +115,14 @@ fn a_stack_without_its_provider_is_told_what_is_missing_and_what_was_meant() {
     let err = text(&out.stderr);
     assert!(err.contains("write it `provider/name`"), "{err}");
     assert!(err.contains("the provider is missing"), "{err}");
-    assert!(err.contains("did you mean `--stack openstack/scs2`?"), "{err}");
-    assert!(!err.contains("lowercase letters"), "not about characters: {err}");
+    assert!(
+        err.contains("did you mean `--stack openstack/scs2`?"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("lowercase letters"),
+        "not about characters: {err}"
+    );
 }
 
 #[test]
@@ -119,7 +131,11 @@ fn a_tenant_name_in_the_wrong_case_gets_a_did_you_mean() {
     let cfg = demo(dir.path());
     let out = stackbot(&cfg, &["tenants", "--dry-run", "--tenant", "Acme"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("(did you mean `acme`?)"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("(did you mean `acme`?)"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// The demo configuration with `from` replaced by `to`.
@@ -150,10 +166,20 @@ fn a_bad_pin_is_reported_at_its_own_line() {
         "version:\n          pin: x.y",
     );
     let text_cfg = std::fs::read_to_string(&cfg).unwrap();
-    let line = text_cfg.lines().position(|l| l.contains("pin: x.y")).unwrap() + 1;
+    let line = text_cfg
+        .lines()
+        .position(|l| l.contains("pin: x.y"))
+        .unwrap()
+        + 1;
     let err = text(&stackbot(&cfg, &["validate"]).stderr);
-    assert!(err.contains(&format!("stackbot.yaml:{line}:")), "line {line}: {err}");
-    assert!(err.contains("`pin: x.y` is not a valid version rule"), "{err}");
+    assert!(
+        err.contains(&format!("stackbot.yaml:{line}:")),
+        "line {line}: {err}"
+    );
+    assert!(
+        err.contains("`pin: x.y` is not a valid version rule"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -197,7 +223,11 @@ fn checks_passing_on_a_merged_pull_request_do_not_say_it_stays_open() {
     let list = text(&stackbot(&cfg, &["--format", "json", "forge", "list", "acme"]).stdout);
     let pulls: serde_json::Value = serde_json::from_str(&list).unwrap();
     let n = pulls[0]["number"].as_u64().unwrap().to_string();
-    assert!(stackbot(&cfg, &["forge", "merge", "acme", &n]).status.success());
+    assert!(
+        stackbot(&cfg, &["forge", "merge", "acme", &n])
+            .status
+            .success()
+    );
     let out = text(&stackbot(&cfg, &["forge", "checks-pass", "acme", &n]).stdout);
     assert!(!out.contains("stays open"), "{out}");
     assert!(out.contains("is already merged"), "{out}");
@@ -228,7 +258,11 @@ fn github_config(dir: &Path, fake: &FakeGithub) -> PathBuf {
 #[test]
 fn ctrl_c_after_publishing_says_what_was_done_and_that_the_next_run_finishes() {
     let fake = FakeGithub::start_with(FakeOptions::default().with_token("t0ken"));
-    fake.create_repo("scs/cluster-stacks", "main", &[("README.md", b"# stacks\n")]);
+    fake.create_repo(
+        "scs/cluster-stacks",
+        "main",
+        &[("README.md", b"# stacks\n")],
+    );
     let dir = tempfile::tempdir().unwrap();
     let cfg = github_config(dir.path(), &fake);
     // The dashboard issue comes after the releases: its creation hangs, as a slow API would.
@@ -256,7 +290,10 @@ fn ctrl_c_after_publishing_says_what_was_done_and_that_the_next_run_finishes() {
     };
     let start = Instant::now();
     while published(&fake) < 2 {
-        assert!(start.elapsed() < Duration::from_secs(60), "the releases never appeared");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the releases never appeared"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     // Stopped while it waits for the dashboard (or just before): the releases are out.
@@ -286,7 +323,11 @@ fn ctrl_c_after_publishing_says_what_was_done_and_that_the_next_run_finishes() {
     assert!(again.status.success(), "{}", text(&again.stderr));
     let snap = fake.snapshot();
     assert_eq!(snap.repos["scs/cluster-stacks"].releases.len(), before);
-    assert_eq!(snap.repos["scs/cluster-stacks"].issues.len(), 1, "the dashboard");
+    assert_eq!(
+        snap.repos["scs/cluster-stacks"].issues.len(),
+        1,
+        "the dashboard"
+    );
 }
 
 #[test]
@@ -324,18 +365,40 @@ fn the_first_release_preview_keeps_every_series_and_the_tenant_diffs_under_the_l
     ] {
         assert!(comment.contains(headline), "`{headline}` was cut");
     }
-    assert!(comment.contains("+  versions: [v1]"), "the tenant diffs are whole");
-    assert!(comment.contains("more lines cut"), "the long diffs gave way");
-    assert!(comment.contains("[job summary](https://github.com/scs/cluster-stacks/actions/runs/34)"));
+    assert!(
+        comment.contains("+  versions: [v1]"),
+        "the tenant diffs are whole"
+    );
+    assert!(
+        comment.contains("more lines cut"),
+        "the long diffs gave way"
+    );
+    assert!(
+        comment.contains("[job summary](https://github.com/scs/cluster-stacks/actions/runs/34)")
+    );
     // The job summary holds the whole preview.
     let full = std::fs::read_to_string(&summary).unwrap();
-    assert!(full.len() > 65_536 && !full.contains("more lines cut"), "{}", full.len());
+    assert!(
+        full.len() > 65_536 && !full.contains("more lines cut"),
+        "{}",
+        full.len()
+    );
 
     // `release --dry-run` shows the tenant diffs too.
     let dry = text(&stackbot(&cfg, &["release", "--dry-run"]).stdout);
-    let at = dry.find("# tenant acme (acme/gitops, stackbot/openstack-scs2): open").unwrap();
-    assert!(dry[at..].contains("+++ b/clusters/clusterstack.yaml"), "{dry}");
+    let at = dry
+        .find("# tenant acme (acme/gitops, stackbot/openstack-scs2): open")
+        .unwrap();
+    assert!(
+        dry[at..].contains("+++ b/clusters/clusterstack.yaml"),
+        "{dry}"
+    );
     let json = text(&stackbot(&cfg, &["--format", "json", "release", "--dry-run"]).stdout);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert!(v["tenants"][0]["diff"].as_str().unwrap().contains("+  versions: [v1]"));
+    assert!(
+        v["tenants"][0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+  versions: [v1]")
+    );
 }

@@ -61,7 +61,11 @@ fn a_refused_connection_is_named_and_retried() {
         err.to_string().contains("127.0.0.1 refused the connection"),
         "{err}"
     );
-    assert_eq!(c.stats().requests, 3, "a refused connection may heal: retried");
+    assert_eq!(
+        c.stats().requests,
+        3,
+        "a refused connection may heal: retried"
+    );
 }
 
 /// A server on loopback that accepts and then does `then` with each connection.
@@ -102,7 +106,10 @@ fn a_tls_handshake_with_a_plain_server_is_a_tls_failure_and_not_retried() {
     let err = c
         .get(&format!("https://127.0.0.1:{port}/index.yaml"), None)
         .unwrap_err();
-    assert!(err.to_string().contains("TLS with 127.0.0.1 failed"), "{err}");
+    assert!(
+        err.to_string().contains("TLS with 127.0.0.1 failed"),
+        "{err}"
+    );
     assert_eq!(c.stats().requests, 1, "TLS does not heal in seconds");
 }
 
@@ -163,7 +170,10 @@ fn a_run_without_network_makes_no_retry_and_lists_every_host_it_could_not_reach(
         "api.offline-test.invalid",
         "raw.offline-test.invalid",
     ] {
-        assert!(listed.contains(&format!("the DNS lookup of {host} failed")), "{host}: {err}");
+        assert!(
+            listed.contains(&format!("the DNS lookup of {host} failed")),
+            "{host}: {err}"
+        );
     }
     assert!(listed.contains("is this machine offline?"), "{err}");
 }

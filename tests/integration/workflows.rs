@@ -32,7 +32,10 @@ fn generated() -> &'static [PathBuf] {
         let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("workflows-generated");
         let _ = std::fs::remove_dir_all(&base);
         let mut out = Vec::new();
-        for (name, args) in [("plain", &[][..]), ("sharded", &["--tenant-shards", "3"][..])] {
+        for (name, args) in [
+            ("plain", &[][..]),
+            ("sharded", &["--tenant-shards", "3"][..]),
+        ] {
             let dir = base.join(name);
             cluster_stacks::initialised(&dir, args);
             out.extend(cluster_stacks::workflows(&dir));
@@ -798,8 +801,15 @@ fn a_version_tag_builds_every_target_natively_and_publishes_it_with_sums_and_att
     // ...and `@v0` follows the releases, once they are published.
     let major = &wf["jobs"]["major-tag"];
     assert_eq!(major["needs"], "publish");
-    assert_eq!(major["permissions"], serde_json::json!({"contents": "write"}));
-    assert!(run_scripts(major).join("\n").contains("scripts/move-major-tag"));
+    assert_eq!(
+        major["permissions"],
+        serde_json::json!({"contents": "write"})
+    );
+    assert!(
+        run_scripts(major)
+            .join("\n")
+            .contains("scripts/move-major-tag")
+    );
 }
 
 #[test]
@@ -852,7 +862,12 @@ fn the_action_attests_what_a_release_published() {
             continue;
         }
         let job = &doc["jobs"]["release"];
-        assert_eq!(job["permissions"]["id-token"], "write", "{}", path.display());
+        assert_eq!(
+            job["permissions"]["id-token"],
+            "write",
+            "{}",
+            path.display()
+        );
         assert_eq!(job["permissions"]["attestations"], "write");
     }
     let action = find_doc(&docs, "action.yml");
@@ -906,7 +921,9 @@ fn caches(docs: &[(PathBuf, Value, String)]) -> (Vec<(String, String)>, Vec<(Str
                 "actions/cache/save" => (false, true),
                 _ => continue,
             };
-            let key = step["with"]["key"].as_str().expect("a cache step has a key");
+            let key = step["with"]["key"]
+                .as_str()
+                .expect("a cache step has a key");
             if saves {
                 saved.push((name.clone(), key.to_string()));
             }

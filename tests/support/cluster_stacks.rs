@@ -35,11 +35,9 @@ pub fn checkout(dir: &Path) {
     let providers = super::shared::reference_root().join("a931cdb/providers");
     copy_dir(&providers, &dir.join("providers"));
     std::fs::write(dir.join("README.md"), "# cluster-stacks\n").unwrap();
-    let repo = git2::Repository::init_opts(
-        dir,
-        git2::RepositoryInitOptions::new().initial_head("main"),
-    )
-    .unwrap();
+    let repo =
+        git2::Repository::init_opts(dir, git2::RepositoryInitOptions::new().initial_head("main"))
+            .unwrap();
     repo.remote("origin", &format!("https://github.com/{REPO}.git"))
         .unwrap();
 }

@@ -94,15 +94,21 @@ impl Run {
 
     /// The step named `name` (panics with the list when there is none).
     pub fn step(&self, name: &str) -> &StepRecord {
-        self.steps.iter().find(|s| s.name == name).unwrap_or_else(|| {
-            let names: Vec<&str> = self.steps.iter().map(|s| s.name.as_str()).collect();
-            panic!("no step `{name}` in {names:?}")
-        })
+        self.steps
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| {
+                let names: Vec<&str> = self.steps.iter().map(|s| s.name.as_str()).collect();
+                panic!("no step `{name}` in {names:?}")
+            })
     }
 
     /// Whether every step that ran succeeded.
     pub fn succeeded(&self) -> bool {
-        !self.steps.iter().any(|s| matches!(s.outcome, Outcome::Failure(_)))
+        !self
+            .steps
+            .iter()
+            .any(|s| matches!(s.outcome, Outcome::Failure(_)))
     }
 }
 
@@ -209,7 +215,10 @@ impl Runner {
             ("GITHUB_ACTIONS".into(), "true".into()),
             ("RUNNER_TEMP".into(), self.temp.display().to_string()),
             ("RUNNER_OS".into(), "Linux".into()),
-            ("GITHUB_WORKSPACE".into(), self.workspace.display().to_string()),
+            (
+                "GITHUB_WORKSPACE".into(),
+                self.workspace.display().to_string(),
+            ),
             ("NO_COLOR".into(), "1".into()),
         ]);
         for (k, v) in &self.github {
@@ -368,7 +377,10 @@ impl Runner {
         let doc: Value = yaml_serde::from_str(&text).unwrap();
         assert_eq!(doc["runs"]["using"], "composite");
         for w in with.keys() {
-            assert!(doc["inputs"].get(w).is_some(), "the action has no input `{w}`");
+            assert!(
+                doc["inputs"].get(w).is_some(),
+                "the action has no input `{w}`"
+            );
         }
         let mut inputs = BTreeMap::new();
         for (k, v) in doc["inputs"].as_object().unwrap() {

@@ -96,7 +96,12 @@ impl Context<'_> {
 
     fn step(&self, rest: &str) -> Val {
         let (id, what) = rest.split_once('.').expect("steps.<id>.<what>");
-        let Some(s) = self.steps.iter().rev().find(|s| s.id.as_deref() == Some(id)) else {
+        let Some(s) = self
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.id.as_deref() == Some(id))
+        else {
             return Val::Null;
         };
         if let Some(key) = what.strip_prefix("outputs.") {
@@ -270,7 +275,11 @@ impl Parser<'_, '_> {
             }
             Some(Tok::Ident(name)) if self.peek() == Some(&Tok::Op("(")) => {
                 self.at += 1;
-                assert!(self.eat(")"), "only functions without arguments: `{}`", self.src);
+                assert!(
+                    self.eat(")"),
+                    "only functions without arguments: `{}`",
+                    self.src
+                );
                 Val::Bool(match name.as_str() {
                     "always" => true,
                     "success" => !self.ctx.failed,
@@ -304,7 +313,10 @@ pub fn interpolate(text: &str, ctx: &Context<'_>) -> String {
     let mut rest = text;
     while let Some(start) = rest.find("${{") {
         out.push_str(&rest[..start]);
-        let end = rest[start..].find("}}").expect("an expression ends with }}") + start;
+        let end = rest[start..]
+            .find("}}")
+            .expect("an expression ends with }}")
+            + start;
         out.push_str(&eval(&rest[start + 3..end], ctx).text());
         rest = &rest[end + 2..];
     }
