@@ -275,8 +275,12 @@ fn insert_tree(files: &mut BTreeMap<String, Vec<u8>>, dir: &Path, tree: &crate::
     }
 }
 
-/// Every file `init` manages, with the bytes this stackbot would write.
-fn desired(a: &Args, setup: &Setup) -> anyhow::Result<(BTreeMap<String, Vec<u8>>, Vec<String>)> {
+/// Repository-relative path → bytes.
+type Files = BTreeMap<String, Vec<u8>>;
+
+/// Every file `init` manages, with the bytes this stackbot would write, and notes for the
+/// maintainer.
+fn desired(a: &Args, setup: &Setup) -> anyhow::Result<(Files, Vec<String>)> {
     let mut files = BTreeMap::new();
     let config = a.dir.join(&setup.config);
     let mut notes = Vec::new();

@@ -30,7 +30,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::distribution::{FakeRelease, chmod_x, genuine_archive, sums_line};
-use crate::support::cluster_stacks::{self, ACTION_REPO, ACTION_SHA, REPO};
+use crate::cluster_stacks::{self, ACTION_REPO, ACTION_SHA, REPO};
 use crate::support::fake_github::humans::{MAINTAINER, MergeMethod};
 use crate::support::fake_github::{FakeGithub, FakeOptions};
 use crate::support::runner::{Outcome, Run, Runner, StandIn};

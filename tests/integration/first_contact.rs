@@ -272,7 +272,7 @@ fn ctrl_c_after_publishing_says_what_was_done_and_that_the_next_run_finishes() {
         1,
         Fault::Delay(Duration::from_secs(60)),
     ));
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
         .args(["-c", cfg.to_str().unwrap(), "release"])
         .env("GITHUB_TOKEN", "t0ken")
         .env("NO_COLOR", "1")

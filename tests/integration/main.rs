@@ -11,6 +11,7 @@ mod support;
 
 mod adopt_cli;
 mod architecture;
+mod cluster_stacks;
 mod cli_errors;
 mod crash_sweep;
 mod dashboard_github;

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::support::cluster_stacks;
+use crate::cluster_stacks;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -905,9 +905,12 @@ fn the_action_attests_what_a_release_published() {
     }
 }
 
-/// The caches of every workflow and the action: `(restored keys, restore-key prefixes,
-/// saved keys)`, each with the file it is in.
-fn caches(docs: &[(PathBuf, Value, String)]) -> (Vec<(String, String)>, Vec<(String, String)>) {
+/// A cache key (or a restore prefix, ending in `*`) and the file it is in.
+type Keys = Vec<(String, String)>;
+
+/// The caches of every workflow and the action: `(restored keys and restore-key prefixes,
+/// saved keys)`.
+fn caches(docs: &[(PathBuf, Value, String)]) -> (Keys, Keys) {
     let (mut restored, mut saved) = (Vec::new(), Vec::new());
     for (path, doc, _) in docs {
         let name = path.display().to_string();

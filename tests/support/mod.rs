@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 pub mod capi;
-pub mod cluster_stacks;
 pub mod fake_github;
 pub mod forge_conformance;
 pub mod gotemplate;

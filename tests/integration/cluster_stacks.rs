@@ -32,7 +32,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A fresh checkout in `dir`: `providers/` of the vendored SCS commit `a931cdb`, `README.md`,
 /// and a git repository on `main` with `origin` = github.com/SovereignCloudStack/cluster-stacks.
 pub fn checkout(dir: &Path) {
-    let providers = super::shared::reference_root().join("a931cdb/providers");
+    let providers = crate::support::shared::reference_root().join("a931cdb/providers");
     copy_dir(&providers, &dir.join("providers"));
     std::fs::write(dir.join("README.md"), "# cluster-stacks\n").unwrap();
     let repo =
