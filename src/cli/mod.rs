@@ -13,12 +13,14 @@ use crate::error::ExitStatus;
 use crate::forge::Forge;
 use crate::pipeline::Context;
 
+pub mod activity;
 pub mod adopt;
 pub mod completions;
 pub mod detect;
 pub mod forge;
 pub mod hash;
 pub mod init;
+pub mod journal;
 pub mod package;
 pub mod plan;
 pub mod release;
@@ -155,7 +157,7 @@ impl Global {
         verbose: u8,
         quiet: bool,
     ) -> Self {
-        let env = Env::from_process();
+        let env = crate::env::from_process();
         let clock: SharedClock = std::sync::Arc::new(SystemClock);
         Global {
             config,
@@ -239,7 +241,7 @@ impl Global {
 /// The activity line is cleared first: the run is done.
 pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
-    crate::report::activity::finish();
+    crate::cli::activity::finish();
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
@@ -277,7 +279,7 @@ pub fn main() -> i32 {
     crate::report::set_terminal(global.env.get("NO_COLOR"), global.env.get("TERM"));
     init_tracing(&global);
     let result = run(&cli.command, &global);
-    crate::report::activity::finish();
+    crate::cli::activity::finish();
     // Every host the run could not reach, once, whatever the command made of it.
     let unreached = crate::net::failure::take_unreached();
     let listed = (!unreached.is_empty()).then(|| crate::net::failure::report(&unreached));
@@ -315,26 +317,26 @@ fn init_tracing(g: &Global) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("STACKBOT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("stackbot={level}")));
     let logs = tracing_subscriber::fmt::layer()
-        .with_writer(crate::report::activity::Writer)
+        .with_writer(crate::cli::activity::Writer)
         .with_target(false)
         .with_ansi(use_color())
         .with_filter(filter);
     // The activity line sees its events whatever the log level.
     let activity =
-        crate::report::activity::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
-            m.target() == crate::report::activity::TARGET
+        crate::cli::activity::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
+            m.target() == crate::cli::activity::TARGET
         }));
     let journal =
-        crate::report::journal::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
-            m.target() == crate::report::journal::TARGET
+        crate::cli::journal::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
+            m.target() == crate::cli::journal::TARGET
         }));
     let _ = tracing_subscriber::registry()
         .with(logs)
         .with(activity)
         .with(journal)
         .try_init();
-    crate::report::activity::start(crate::report::progress_visible());
-    crate::report::journal::watch_signals();
+    crate::cli::activity::start(crate::report::progress_visible());
+    crate::cli::journal::watch_signals();
 }
 
 /// Colours only on a terminal and never with `NO_COLOR` (see [`crate::report::use_color`]).

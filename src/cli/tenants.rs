@@ -52,7 +52,7 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
         tenant: a.tenant.clone(),
         shard,
         concurrency: a.jobs.max(1),
-        // The activity line shows the fan-out (crate::report::activity).
+        // The activity line shows the fan-out (crate::cli::activity).
         progress: indicatif::ProgressBar::hidden(),
     })
 }
@@ -107,7 +107,7 @@ pub fn print_reports(reports: &[TenantReport], g: &Global, diffs: bool) -> anyho
         Format::Text => crate::report::tenants::text(reports, diffs),
         Format::Markdown => crate::report::tenants::markdown(reports, diffs),
     };
-    crate::report::activity::finish();
+    crate::cli::activity::finish();
     print!("{out}");
     if g.format == Format::Text {
         if !g.quiet {

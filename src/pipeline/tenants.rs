@@ -19,7 +19,7 @@ use crate::tenants::{
 use super::{Context, Error};
 
 /// How `release` propagates: all tenants; the progress is the activity line's (drawn only on
-/// a terminal, see [`crate::report::activity`]). Pacing is the forge's business.
+/// a terminal, see [`crate::cli::activity`]). Pacing is the forge's business.
 pub fn options(dry_run: bool) -> Options {
     Options {
         dry_run,
@@ -55,7 +55,7 @@ fn published(ctx: &Context, forge: &dyn Forge) -> Result<Vec<AvailableRelease>, 
         crate::observe::published(forge, &repo, on_forge, oci.as_ref()).map_err(|e| match e {
             ObserveError::Forge(source) => TenantsError::Releases {
                 repo: repo.to_string(),
-                source,
+                source: Box::new(source),
             }
             .into(),
             ObserveError::Oci(e) => oci_error(ctx, e),
@@ -65,7 +65,7 @@ fn published(ctx: &Context, forge: &dyn Forge) -> Result<Vec<AvailableRelease>, 
         out = crate::observe::tenants::available_releases(forge, &repo, &index, &followed)
             .map_err(|source| TenantsError::Releases {
                 repo: repo.to_string(),
-                source,
+                source: Box::new(source),
             })?;
     }
     if let Some(oci) = oci {
@@ -195,7 +195,7 @@ fn one_tenant(
                 Ok(o) => {
                     if !matches!(o, Outcome::Unchanged) {
                         tracing::debug!(
-                            target: crate::report::journal::TARGET,
+                            target: "stackbot::done", // cli::journal::TARGET
                             "tenant {} ({}): pull request {}",
                             t.name,
                             t.repository,
@@ -261,7 +261,7 @@ pub fn propagate_observed(
                     let Some(t) = tenants.get(i) else { break };
                     bar.set_message(t.name.clone());
                     tracing::debug!(
-                        target: crate::report::activity::TARGET,
+                        target: "stackbot::activity", // cli::activity::TARGET
                         "tenants {}/{total}: {}",
                         finished.load(Ordering::SeqCst),
                         t.name

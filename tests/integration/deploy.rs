@@ -29,8 +29,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::distribution::{FakeRelease, chmod_x, genuine_archive, sums_line};
 use crate::cluster_stacks::{self, ACTION_REPO, ACTION_SHA, REPO};
+use crate::distribution::{FakeRelease, chmod_x, genuine_archive, sums_line};
 use crate::support::fake_github::humans::{MAINTAINER, MergeMethod};
 use crate::support::fake_github::{FakeGithub, FakeOptions};
 use crate::support::runner::{Outcome, Run, Runner, StandIn};

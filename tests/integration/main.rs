@@ -11,8 +11,8 @@ mod support;
 
 mod adopt_cli;
 mod architecture;
-mod cluster_stacks;
 mod cli_errors;
+mod cluster_stacks;
 mod crash_sweep;
 mod dashboard_github;
 mod deploy;

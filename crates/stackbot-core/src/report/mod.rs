@@ -1,0 +1,130 @@
+//! The output layer every command shares: Markdown for pull requests and job summaries,
+//! GitHub Actions workflow commands, and terminal niceties that must never leak into logs.
+//!
+//! Commands compute plain data and hand it here, so the rules that are easy to get subtly
+//! wrong live in one tested place: GitHub's 65,536-character comment limit, fences that a
+//! diff containing backticks cannot break out of, names that cannot inject Markdown or ping
+//! people, workflow-command escaping, and "colours and progress bars only on a terminal".
+//!
+//! - [`markdown`]: escaping, fences, tables, fitting blocks under a size limit.
+//! - [`preview`]: the sticky PR preview comment rendered by `plan --format markdown`;
+//!   [`from_plan`] maps a release plan into it.
+//! - [`schema_doc`]: the configuration reference generated from the JSON Schema.
+//! - [`status`]: `stackbot status` as text, JSON and Markdown (the dashboard issue's body).
+//! - [`github`]: `::error file=…,line=…::` annotations, `::group::`, `$GITHUB_STEP_SUMMARY`,
+//!   `$GITHUB_OUTPUT`.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+pub mod detect;
+pub mod from_plan;
+pub mod github;
+pub mod init;
+pub mod markdown;
+pub mod preview;
+pub mod release;
+pub mod schema_doc;
+pub mod status;
+pub mod tenants;
+pub mod text;
+pub mod verdict;
+
+pub use verdict::verdict_lines;
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+static NO_COLOR: AtomicBool = AtomicBool::new(false);
+static DUMB_TERM: AtomicBool = AtomicBool::new(false);
+
+/// Remember `--quiet` once at start-up, so progress bars stay hidden without threading the flag
+/// through every signature.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Remember what the environment says about the terminal (`NO_COLOR`, `TERM=dumb`), read once at
+/// the edge: this module never reads the environment itself.
+pub fn set_terminal(no_color: Option<&str>, term: Option<&str>) {
+    NO_COLOR.store(no_color.is_some_and(|v| !v.is_empty()), Ordering::Relaxed);
+    DUMB_TERM.store(term == Some("dumb"), Ordering::Relaxed);
+}
+
+/// Colours only on a terminal and never with `NO_COLOR` (any non-empty value), see
+/// <https://no-color.org>. Logs captured by CI must stay free of escape sequences.
+pub fn use_color() -> bool {
+    let no_color = NO_COLOR
+        .load(Ordering::Relaxed)
+        .then_some(std::ffi::OsStr::new("1"));
+    color_allowed(no_color, std::io::stderr().is_terminal())
+}
+
+/// The pure rule behind [`use_color`].
+pub fn color_allowed(no_color: Option<&std::ffi::OsStr>, stderr_is_tty: bool) -> bool {
+    no_color.is_none_or(|v| v.is_empty()) && stderr_is_tty
+}
+
+/// A progress bar for fan-out and downloads. Drawn on stderr only when stderr is a terminal
+/// and `--quiet` is off; otherwise a hidden bar that costs nothing, so callers never branch.
+/// Redirected output and CI logs therefore never fill up with redraw noise.
+pub fn progress(len: u64, label: &str) -> ProgressBar {
+    progress_with(len, label, progress_visible())
+}
+
+/// Whether progress is drawn: stderr is a terminal, `--quiet` is off, `TERM` is not `dumb`.
+pub fn progress_visible() -> bool {
+    !QUIET.load(Ordering::Relaxed)
+        && std::io::stderr().is_terminal()
+        && !DUMB_TERM.load(Ordering::Relaxed)
+}
+
+/// [`progress`] with the visibility decided by the caller (tests, or commands that know better).
+/// The bar is set up hidden and only then given the terminal, so nothing is drawn before the
+/// first real update (a bar drawn at creation read "0/0" until the length was known).
+pub fn progress_with(len: u64, label: &str, visible: bool) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
+    let style = ProgressStyle::with_template("{prefix:.bold} [{bar:30}] {pos}/{len} {wide_msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_prefix(label.to_string());
+    if visible {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+    }
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn colour_needs_a_terminal_and_no_no_color() {
+        assert!(color_allowed(None, true));
+        assert!(
+            color_allowed(Some(OsStr::new("")), true),
+            "empty NO_COLOR is unset"
+        );
+        assert!(!color_allowed(Some(OsStr::new("1")), true));
+        assert!(!color_allowed(None, false));
+    }
+
+    #[test]
+    fn hidden_progress_bar_still_counts() {
+        let bar = progress_with(3, "tenants", false);
+        assert!(bar.is_hidden());
+        bar.inc(2);
+        assert_eq!(bar.position(), 2);
+        assert_eq!(bar.length(), Some(3));
+    }
+
+    #[test]
+    fn quiet_hides_progress_even_on_a_terminal() {
+        set_quiet(true);
+        let hidden = progress(10, "x").is_hidden();
+        set_quiet(false);
+        assert!(hidden);
+    }
+}

@@ -1,0 +1,543 @@
+//! The one HTTP client every upstream read goes through.
+//!
+//! Upstream hosts rate-limit (GitHub: 60 requests/hour without a token), fail transiently and
+//! occasionally answer with HTML error pages. Centralising the client means every source gets
+//! the same timeouts, bounded retries, conditional requests against an on-disk ETag cache,
+//! response size limits and error messages that name the URL and the status.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use sha2::{Digest, Sha256};
+
+/// Why a GET failed after retries. Always names the URL, never the token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    /// The server answered with a non-success status.
+    #[error("GET {url}: HTTP {status}{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
+    Status {
+        url: String,
+        status: u16,
+        detail: String,
+    },
+    /// No answer at all (connection refused, timeout, TLS).
+    #[error("GET {url}: {message}")]
+    Transport { url: String, message: String },
+    /// The body exceeded the configured limit; a mirror serving the wrong file must not fill memory.
+    #[error("GET {url}: response larger than {limit} bytes; refusing to read it")]
+    TooLarge { url: String, limit: u64 },
+    /// TLS or the client itself could not be initialised.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+    /// Plain `http://` to a host that is not loopback: a token or a checksum could be read or
+    /// changed on the way, so the request is refused before connecting.
+    #[error(
+        "GET {url}: plain http:// is only allowed for loopback hosts (127.0.0.0/8, ::1, localhost); use https://"
+    )]
+    PlainHttp { url: String },
+    /// The body is not UTF-8 text (every upstream source here is text).
+    #[error("GET {url}: response is not UTF-8 text")]
+    NotText { url: String },
+}
+
+impl HttpError {
+    /// The HTTP status, if the server answered.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            HttpError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// `Accept` value of the GitHub REST API; requests with it also pin the API version.
+pub const GITHUB_JSON: &str = "application/vnd.github+json";
+
+/// Knobs of the client. Defaults suit production; tests shorten the backoff.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Directory of the ETag cache; `None` disables conditional requests.
+    pub cache_dir: Option<PathBuf>,
+    /// Bearer token, sent only to URLs starting with one of `token_prefixes`.
+    pub token: Option<String>,
+    /// URL prefixes allowed to receive the token (the GitHub API base).
+    pub token_prefixes: Vec<String>,
+    /// Attempts per request (1 = no retry).
+    pub attempts: u32,
+    /// First backoff step; doubles per retry, plus up to 50% jitter.
+    pub backoff: Duration,
+    /// Upper bound for any single wait, including a server's `Retry-After`.
+    pub max_wait: Duration,
+    /// Largest body accepted.
+    pub max_bytes: u64,
+    /// Whole-request timeout.
+    pub timeout: Duration,
+    /// `(from, to)` URL prefix rewrites: fetch from a mirror while keys keep the configured URL.
+    pub mirrors: Vec<(String, String)>,
+    /// The clock backoffs wait on (the run's clock; tests pass a manual one). `None`: the
+    /// system clock.
+    pub clock: Option<crate::clock::SharedClock>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            cache_dir: None,
+            token: None,
+            token_prefixes: Vec::new(),
+            attempts: 3,
+            backoff: Duration::from_millis(500),
+            max_wait: Duration::from_secs(30),
+            max_bytes: 64 * 1024 * 1024,
+            timeout: Duration::from_secs(60),
+            mirrors: Vec::new(),
+            clock: None,
+        }
+    }
+}
+
+/// Request counters, so tests and benchmarks can compare cold and warm runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RequestStats {
+    /// Requests sent on the wire (retries included).
+    pub requests: u64,
+    /// Requests that carried `If-None-Match`.
+    pub conditional: u64,
+    /// `304 Not Modified` answers served from the cache.
+    pub not_modified: u64,
+    /// Retries after a transient failure.
+    pub retries: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    requests: AtomicU64,
+    conditional: AtomicU64,
+    not_modified: AtomicU64,
+    retries: AtomicU64,
+}
+
+/// A successful (2xx, or 304 resolved from the cache) response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// The body as text.
+    pub body: String,
+    /// The `Link` header, kept for pagination (also across 304s).
+    pub link: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CacheEntry {
+    url: String,
+    etag: String,
+    #[serde(default)]
+    link: Option<String>,
+    body: String,
+    /// When this body was last confirmed (read or revalidated): how old the last known facts
+    /// are when the source later fails.
+    #[serde(default)]
+    fetched_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// The shared blocking client.
+#[derive(Clone)]
+pub struct HttpClient {
+    client: reqwest::blocking::Client,
+    opts: HttpOptions,
+    counters: Arc<Counters>,
+}
+
+/// Install rustls' ring provider once per process; later calls are no-ops.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Whether `url` may be fetched: `https://` anywhere, `http://` only on loopback. Unparsable
+/// URLs are left to reqwest, which fails them without connecting.
+pub fn transport_allowed(url: &reqwest::Url) -> bool {
+    match url.scheme() {
+        "http" => url.host_str().is_some_and(crate::net::is_loopback_host),
+        _ => true,
+    }
+}
+
+impl HttpClient {
+    /// Build the client. Fails only if TLS cannot be initialised. Redirects to plain
+    /// `http://` on a non-loopback host are refused like such URLs themselves.
+    pub fn new(opts: HttpOptions) -> Result<Self, HttpError> {
+        install_crypto_provider();
+        let redirects = reqwest::redirect::Policy::custom(|attempt| {
+            if !transport_allowed(attempt.url()) {
+                let to = attempt.url().to_string();
+                attempt.error(format!("redirect to plain http:// {to} refused"))
+            } else if attempt.previous().len() >= 10 {
+                attempt.stop()
+            } else {
+                attempt.follow()
+            }
+        });
+        let client = reqwest::blocking::Client::builder()
+            .redirect(redirects)
+            .user_agent(concat!("stackbot/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(opts.timeout)
+            .build()
+            .map_err(|e| HttpError::Client(e.to_string()))?;
+        Ok(HttpClient {
+            client,
+            opts,
+            counters: Arc::new(Counters::default()),
+        })
+    }
+
+    /// Counters since the client was built.
+    pub fn stats(&self) -> RequestStats {
+        let c = &self.counters;
+        RequestStats {
+            requests: c.requests.load(Ordering::Relaxed),
+            conditional: c.conditional.load(Ordering::Relaxed),
+            not_modified: c.not_modified.load(Ordering::Relaxed),
+            retries: c.retries.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The URL actually contacted for a configured URL (mirror rewrite).
+    pub fn effective_url(&self, url: &str) -> String {
+        for (from, to) in &self.opts.mirrors {
+            if let Some(rest) = url.strip_prefix(from.as_str()) {
+                return format!("{to}{rest}");
+            }
+        }
+        url.to_string()
+    }
+
+    fn cache_path(&self, url: &str) -> Option<PathBuf> {
+        let dir = self.opts.cache_dir.as_ref()?;
+        let key = hex::encode(Sha256::digest(url.as_bytes()));
+        Some(dir.join(format!("{key}.json")))
+    }
+
+    /// The last body this client read from `url` (kept by the ETag cache) and when it was
+    /// read: the last known facts to show, marked stale, while the source fails.
+    pub fn last_known(&self, url: &str) -> Option<(String, Option<chrono::DateTime<chrono::Utc>>)> {
+        let entry = self.read_cache(&self.effective_url(url))?;
+        Some((entry.body, entry.fetched_at))
+    }
+
+    fn read_cache(&self, url: &str) -> Option<CacheEntry> {
+        let text = std::fs::read_to_string(self.cache_path(url)?).ok()?;
+        let entry: CacheEntry = serde_json::from_str(&text).ok()?;
+        (entry.url == url).then_some(entry)
+    }
+
+    fn write_cache(&self, entry: &CacheEntry) {
+        let Some(path) = self.cache_path(&entry.url) else {
+            return;
+        };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        // Write-then-rename so a crash never leaves a half-written entry behind.
+        let tmp = path.with_extension("tmp");
+        if let Ok(text) = serde_json::to_string(entry)
+            && std::fs::write(&tmp, text).is_ok()
+        {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+
+    /// GET a text resource. `accept` sets the `Accept` header. Retries transient failures,
+    /// revalidates cached bodies with `If-None-Match`, and maps every failure to an error that
+    /// names the URL (the mirror URL, when one applies).
+    pub fn get(&self, url: &str, accept: Option<&str>) -> Result<Response, HttpError> {
+        let url = self.effective_url(url);
+        if let Ok(u) = reqwest::Url::parse(&url)
+            && !transport_allowed(&u)
+        {
+            return Err(HttpError::PlainHttp { url });
+        }
+        let cached = self.read_cache(&url);
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let mut req = self.client.get(&url);
+            if let Some(a) = accept {
+                req = req.header(reqwest::header::ACCEPT, a);
+            }
+            if accept == Some(GITHUB_JSON) {
+                req = req.header("X-GitHub-Api-Version", "2022-11-28");
+            }
+            if let Some(token) = &self.opts.token
+                && self.token_allowed(&url)
+            {
+                req = req.bearer_auth(token);
+            }
+            if let Some(c) = &cached {
+                req = req.header(reqwest::header::IF_NONE_MATCH, &c.etag);
+                self.counters.conditional.fetch_add(1, Ordering::Relaxed);
+            }
+            let host = host_of(&url);
+            // A name that did not resolve a moment ago does not resolve now.
+            if let Some(cause) = crate::net::failure::known_unresolvable(&host) {
+                return Err(transport_error(&url, &cause));
+            }
+            self.counters.requests.fetch_add(1, Ordering::Relaxed);
+            // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
+            tracing::debug!(target: "stackbot::activity", "upstream: GET {url}");
+            let outcome = req.send();
+            let retry_wait = match outcome {
+                Err(e) => {
+                    let cause = crate::net::failure::classify(&e, &host);
+                    if attempt >= self.opts.attempts || !cause.heals_in_seconds() {
+                        return Err(transport_error(&url, &cause));
+                    }
+                    tracing::info!("GET {url}: {cause}; retrying");
+                    None
+                }
+                Ok(resp) => {
+                    let status = resp.status().as_u16();
+                    if status == 304
+                        && let Some(c) = &cached
+                    {
+                        self.counters.not_modified.fetch_add(1, Ordering::Relaxed);
+                        // Confirmed current: the last known facts are as of now.
+                        if let Some(clock) = &self.opts.clock {
+                            self.write_cache(&CacheEntry {
+                                url: c.url.clone(),
+                                etag: c.etag.clone(),
+                                link: c.link.clone(),
+                                body: c.body.clone(),
+                                fetched_at: Some(clock.now()),
+                            });
+                        }
+                        return Ok(Response {
+                            body: c.body.clone(),
+                            link: c.link.clone(),
+                        });
+                    }
+                    if (200..300).contains(&status) {
+                        return self.read_success(&url, resp);
+                    }
+                    let retry_after = header_str(&resp, "retry-after")
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .map(Duration::from_secs);
+                    let transient = status >= 500 || status == 429;
+                    let detail = error_detail(resp, &url);
+                    let err = HttpError::Status {
+                        url: url.clone(),
+                        status,
+                        detail,
+                    };
+                    if !transient || attempt >= self.opts.attempts {
+                        return Err(err);
+                    }
+                    tracing::info!("{err}; retrying");
+                    retry_after
+                }
+            };
+            self.counters.retries.fetch_add(1, Ordering::Relaxed);
+            let wait = self.wait(attempt, retry_wait);
+            // The run's clock waits (the pipeline always hands one down); a client built
+            // without one (a unit test of the client itself) retries at once.
+            if let Some(c) = &self.opts.clock {
+                c.sleep(wait);
+            }
+        }
+    }
+
+    fn token_allowed(&self, url: &str) -> bool {
+        self.opts
+            .token_prefixes
+            .iter()
+            .any(|p| !p.is_empty() && url.starts_with(p.as_str()))
+    }
+
+    /// Exponential backoff with jitter, or the server's `Retry-After`, capped by `max_wait`.
+    fn wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let wait = retry_after.unwrap_or_else(|| {
+            let base = self.opts.backoff * 2u32.saturating_pow(attempt - 1);
+            let jitter = base.mul_f64(fastrand::f64() * 0.5);
+            base + jitter
+        });
+        wait.min(self.opts.max_wait)
+    }
+
+    fn read_success(
+        &self,
+        url: &str,
+        resp: reqwest::blocking::Response,
+    ) -> Result<Response, HttpError> {
+        let limit = self.opts.max_bytes;
+        if resp.content_length().is_some_and(|n| n > limit) {
+            return Err(HttpError::TooLarge {
+                url: url.to_string(),
+                limit,
+            });
+        }
+        let etag = header_str(&resp, "etag");
+        let link = header_str(&resp, "link");
+        let mut bytes = Vec::new();
+        resp.take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| HttpError::Transport {
+                url: url.to_string(),
+                message: format!("reading the body failed: {e}"),
+            })?;
+        if bytes.len() as u64 > limit {
+            return Err(HttpError::TooLarge {
+                url: url.to_string(),
+                limit,
+            });
+        }
+        let body = String::from_utf8(bytes).map_err(|_| HttpError::NotText {
+            url: url.to_string(),
+        })?;
+        if let Some(etag) = etag {
+            self.write_cache(&CacheEntry {
+                url: url.to_string(),
+                etag,
+                link: link.clone(),
+                body: body.clone(),
+                fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
+            });
+        }
+        Ok(Response { body, link })
+    }
+}
+
+fn host_of(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The error of a GET that got no answer, recorded among the hosts the run could not reach.
+fn transport_error(url: &str, cause: &crate::net::failure::Cause) -> HttpError {
+    crate::net::failure::record(&format!("GET {url}"), cause);
+    HttpError::Transport {
+        url: url.to_string(),
+        message: cause.to_string(),
+    }
+}
+
+fn header_str(resp: &reqwest::blocking::Response, name: &str) -> Option<String> {
+    resp.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// A short, single-line hint from an error body: GitHub's JSON `message`, or the first line
+/// of text. HTML pages are summarised, not dumped.
+fn error_detail(resp: reqwest::blocking::Response, _url: &str) -> String {
+    let rate_limited = header_str(&resp, "x-ratelimit-remaining").is_some_and(|v| v.trim() == "0");
+    let mut buf = Vec::new();
+    let _ = resp.take(4096).read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let mut detail = if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+        && let Some(m) = v.get("message").and_then(|m| m.as_str())
+    {
+        m.to_string()
+    } else if text.trim_start().starts_with('<') {
+        "HTML error page".to_string()
+    } else {
+        text.lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(120)
+            .collect()
+    };
+    if rate_limited {
+        detail = format!("rate limited: {detail}; set a token to raise the limit");
+    }
+    detail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mirror_rewrites_only_matching_prefixes() {
+        let c = HttpClient::new(HttpOptions {
+            mirrors: vec![(
+                "https://kubernetes.github.io/cloud-provider-openstack".into(),
+                "http://127.0.0.1:1/cpo".into(),
+            )],
+            ..HttpOptions::default()
+        })
+        .unwrap();
+        assert_eq!(
+            c.effective_url("https://kubernetes.github.io/cloud-provider-openstack/index.yaml"),
+            "http://127.0.0.1:1/cpo/index.yaml"
+        );
+        assert_eq!(c.effective_url("https://x/y"), "https://x/y");
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let c = HttpClient::new(HttpOptions {
+            backoff: Duration::from_millis(100),
+            max_wait: Duration::from_millis(350),
+            ..HttpOptions::default()
+        })
+        .unwrap();
+        let first = c.wait(1, None);
+        assert!(first >= Duration::from_millis(100) && first <= Duration::from_millis(150));
+        assert_eq!(c.wait(5, None), Duration::from_millis(350));
+        assert_eq!(
+            c.wait(1, Some(Duration::from_secs(100))),
+            Duration::from_millis(350)
+        );
+    }
+
+    #[test]
+    fn error_names_url_and_status() {
+        let e = HttpError::Status {
+            url: "https://x/y".into(),
+            status: 503,
+            detail: "HTML error page".into(),
+        };
+        assert_eq!(e.to_string(), "GET https://x/y: HTTP 503 (HTML error page)");
+    }
+}
+
+#[cfg(test)]
+mod plain_http {
+    use super::*;
+
+    #[test]
+    fn plain_http_is_refused_for_non_loopback_hosts_before_connecting() {
+        let client = HttpClient::new(HttpOptions {
+            attempts: 1,
+            ..HttpOptions::default()
+        })
+        .unwrap();
+        // 192.0.2.0/24 is TEST-NET-1: nothing answers there, and nothing is contacted.
+        for url in [
+            "http://192.0.2.1/index.yaml",
+            "http://example.org/index.yaml",
+            "http://[2001:db8::1]/index.yaml",
+        ] {
+            let err = client.get(url, None).unwrap_err();
+            assert!(matches!(err, HttpError::PlainHttp { .. }), "{url}: {err}");
+            assert!(err.to_string().contains("use https://"), "{err}");
+        }
+        assert_eq!(client.stats().requests, 0, "refused before any request");
+        for ok in [
+            "http://127.0.0.1:1/x",
+            "http://localhost/x",
+            "http://[::1]/x",
+            "https://example.org/x",
+        ] {
+            assert!(transport_allowed(&reqwest::Url::parse(ok).unwrap()), "{ok}");
+        }
+    }
+}
