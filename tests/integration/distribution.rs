@@ -1,8 +1,8 @@
 //! How stackbot reaches the runners: `scripts/package-binary` packs a release archive,
-//! `scripts/install-stackbot` (used by `action.yml` and `release.yml`) downloads it from a
+//! `scripts/install-stackbot` (used by `action.yml`) downloads it from a
 //! release served on loopback, and nothing runs unless the archive matches `SHA256SUMS` (and
 //! its attestation, with a stand-in `gh`). `scripts/collect-published-assets` picks the
-//! cluster-stack releases `release.yml` attests. Every script runs for real under bash; only
+//! cluster-stack releases the action attests. Every script runs for real under bash; only
 //! GitHub is replaced (a loopback HTTP server for the release downloads, a recording `gh`).
 
 use crate::support::upstream_server;
