@@ -14,6 +14,7 @@ pub mod gotemplate;
 pub mod helm;
 pub mod registry;
 pub mod release;
+pub mod runner;
 pub mod shared;
 pub mod tenant_world;
 pub mod upstream_server;

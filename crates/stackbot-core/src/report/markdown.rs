@@ -255,6 +255,94 @@ fn cut_code(summary_html: &str, info: &str, content: &str, room: usize) -> Optio
     (rendered.len() <= room).then_some(rendered)
 }
 
+/// Like [`fit`], but no `Text` block is dropped (the headlines and tables a reader needs):
+/// the `Code` blocks give way, the longest first. One cap on the bytes of code any block may
+/// keep is lowered until the whole fits, so every block at or under the cap stays whole and
+/// the longest are cut the most, at a line boundary, down to their summary line and a line
+/// saying how many lines were left out. `note` is appended when anything was cut. When the
+/// text blocks alone do not fit, this is [`fit`] (cut in order).
+pub fn fit_longest_first(blocks: &[Block], limit: usize, note: &str) -> Fitted {
+    let full: Vec<String> = blocks.iter().map(Block::render).collect();
+    if full.iter().map(String::len).sum::<usize>() <= limit {
+        return Fitted {
+            text: full.concat(),
+            truncated: false,
+        };
+    }
+    let Some(budget) = limit.checked_sub(note.len()) else {
+        return fit(blocks, limit, note);
+    };
+    let rendered_at = |cap: usize| -> Vec<String> {
+        blocks
+            .iter()
+            .zip(&full)
+            .map(|(b, r)| match b {
+                Block::Code {
+                    summary_html,
+                    info,
+                    content,
+                } if content.len() > cap => capped(summary_html, info, content, cap),
+                _ => r.clone(),
+            })
+            .collect()
+    };
+    let size = |cap: usize| rendered_at(cap).iter().map(String::len).sum::<usize>();
+    if size(0) > budget {
+        return fit(blocks, limit, note);
+    }
+    // The largest cap that fits, by binary search. Size grows with the cap but for a few
+    // bytes where the first kept line replaces the longer "all lines cut" note; the search
+    // only ever keeps a cap that fits, so at worst it settles on a slightly smaller one.
+    let longest = blocks
+        .iter()
+        .map(|b| match b {
+            Block::Code { content, .. } => content.len(),
+            Block::Text(_) => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    let (mut lo, mut hi) = (0, longest);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if size(mid) <= budget {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let mut text = rendered_at(lo).concat();
+    text.push_str(note);
+    Fitted {
+        text,
+        truncated: true,
+    }
+}
+
+/// A code block keeping the whole lines of `content` that fit in `cap` bytes, plus a line
+/// saying how many were cut.
+fn capped(summary_html: &str, info: &str, content: &str, cap: usize) -> String {
+    let lines: Vec<&str> = content.split_inclusive('\n').collect();
+    let mut used = 0;
+    let kept = lines
+        .iter()
+        .take_while(|l| {
+            used += l.len();
+            used <= cap
+        })
+        .count();
+    let mut body: String = lines[..kept].concat();
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    let cut = lines.len() - kept;
+    body.push_str(&if kept == 0 {
+        format!("… all {cut} lines cut to fit; the full diff is in the job summary\n")
+    } else {
+        format!("… {cut} more lines cut\n")
+    });
+    details(summary_html, &fence(&body, info))
+}
+
 /// Cut `s` to at most `max` bytes at a character boundary.
 pub fn truncate_str(s: &str, max: usize) -> &str {
     if s.len() <= max {
@@ -376,6 +464,57 @@ mod tests {
         let blocks = vec![Block::Text("x".repeat(50))];
         let f = fit(&blocks, 10, &"n".repeat(40));
         assert!(f.text.len() <= 10);
+    }
+
+    fn code(name: &str, lines: usize) -> Block {
+        Block::Code {
+            summary_html: name.into(),
+            info: "diff".into(),
+            content: (0..lines).map(|i| format!("+{name} {i}\n")).collect(),
+        }
+    }
+
+    #[test]
+    fn fitting_longest_first_keeps_every_text_and_short_code_whole() {
+        let blocks = vec![
+            Block::Text("# head\n".into()),
+            code("long", 2000),
+            Block::Text("## second\n".into()),
+            code("short", 3),
+            Block::Text("TRAILER\n".into()),
+        ];
+        let f = fit_longest_first(&blocks, 4000, "\nNOTE\n");
+        assert!(f.truncated && f.text.len() <= 4000, "{}", f.text.len());
+        for kept in [
+            "# head\n",
+            "## second\n",
+            "TRAILER\n",
+            "+short 2\n",
+            "+long 0\n",
+        ] {
+            assert!(f.text.contains(kept), "{kept}");
+        }
+        assert!(!f.text.contains("+long 1999\n"));
+        assert!(f.text.contains("more lines cut\n") && f.text.ends_with("\nNOTE\n"));
+        assert_eq!(
+            f.text.matches("```").count() % 2,
+            0,
+            "every fence is closed"
+        );
+        // Room for little more than the summaries: the code gives way, the texts stay.
+        let tight = fit_longest_first(&blocks, 400, "\nNOTE\n");
+        assert!(
+            tight.text.len() <= 400 && tight.text.contains("TRAILER\n"),
+            "{}",
+            tight.text
+        );
+        assert!(tight.text.contains("lines cut"));
+        // Texts alone too long: cut in order, like `fit`.
+        let texts = vec![Block::Text("x".repeat(300)), code("c", 10)];
+        assert_eq!(fit_longest_first(&texts, 100, "N"), fit(&texts, 100, "N"));
+        // Everything fits: nothing changes.
+        let small = vec![Block::Text("a\n".into()), code("c", 2)];
+        assert!(!fit_longest_first(&small, 10_000, "N").truncated);
     }
 
     #[test]
