@@ -30,3 +30,4 @@ pub mod resolve;
 pub mod status;
 pub mod tenants;
 pub mod upstream;
+pub mod yaml;
