@@ -30,6 +30,8 @@ pub struct TenantFile {
     pub text: String,
     pub docs: Vec<Range<usize>>,
     pub values: Vec<Value>,
+    /// What the file was read within; the edited result is verified within the same.
+    pub limits: crate::yaml::Limits,
 }
 
 /// The release channel a `ClusterStack` follows (`spec.channel`). Only the stable channel
@@ -134,8 +136,22 @@ fn set(v: &mut Value, path: &[&str], new: Value) -> bool {
 }
 
 impl TenantFile {
-    /// Decode and parse a file; non-UTF-8 or invalid YAML is an error naming the line.
-    pub fn parse(path: &str, bytes: &[u8]) -> Result<TenantFile, EditError> {
+    /// Decode and parse a file within `limits` (checked over the whole file before any value
+    /// is built: a file over them is refused naming the limit, and costs no more memory than
+    /// the limits allow); non-UTF-8 or invalid YAML is an error naming the line.
+    pub fn parse(
+        path: &str,
+        bytes: &[u8],
+        limits: &crate::yaml::Limits,
+    ) -> Result<TenantFile, EditError> {
+        let over = |e: crate::yaml::YamlError| EditError {
+            file: path.into(),
+            line: e.line,
+            message: e.message,
+        };
+        if bytes.len() as u64 > limits.max_bytes {
+            return Err(over(crate::yaml::too_large(path, bytes.len(), limits)));
+        }
         let text = std::str::from_utf8(bytes)
             .map_err(|e| EditError {
                 file: path.into(),
@@ -143,6 +159,7 @@ impl TenantFile {
                 message: format!("not a UTF-8 text file ({e}); is it really YAML?"),
             })?
             .to_string();
+        crate::yaml::check(&text, path, limits).map_err(over)?;
         let docs = scan::split_documents(&text);
         let mut values = Vec::with_capacity(docs.len());
         for r in &docs {
@@ -160,6 +177,7 @@ impl TenantFile {
             text,
             docs,
             values,
+            limits: *limits,
         })
     }
 
@@ -402,7 +420,7 @@ impl TenantFile {
             )));
         }
         let parse = |r: &Range<usize>| {
-            yaml_serde::from_str::<Value>(&out[r.clone()])
+            crate::yaml::from_str::<Value>(&out[r.clone()], &self.path, &self.limits)
                 .map_err(|e| fail(format!("the result does not parse: {e}")))
         };
         let mut k = 0;
@@ -640,6 +658,13 @@ fn versions_splices(
 mod tests {
     use super::*;
 
+    const LIMITS: crate::yaml::Limits = crate::yaml::Limits {
+        max_bytes: 1 << 20,
+        max_depth: 64,
+        max_nodes: 100_000,
+        setting: "limits.tenant_files",
+    };
+
     fn stack() -> StackId {
         StackId::new("openstack", "scs2").unwrap()
     }
@@ -648,7 +673,7 @@ mod tests {
 
     #[test]
     fn finds_cluster_stacks_by_kind_and_spec() {
-        let f = TenantFile::parse("a.yaml", TWO.as_bytes()).unwrap();
+        let f = TenantFile::parse("a.yaml", TWO.as_bytes(), &LIMITS).unwrap();
         let docs = f.cluster_stacks(&stack()).unwrap();
         assert_eq!(docs.len(), 1);
         assert_eq!(docs[0].minor.to_string(), "1.33");
@@ -665,7 +690,7 @@ mod tests {
 
     #[test]
     fn appending_and_dropping_touches_only_the_list_lines() {
-        let f = TenantFile::parse("a.yaml", TWO.as_bytes()).unwrap();
+        let f = TenantFile::parse("a.yaml", TWO.as_bytes(), &LIMITS).unwrap();
         let out = f
             .apply(&[Edit::SetVersions {
                 doc: 0,
@@ -680,7 +705,7 @@ mod tests {
 
     #[test]
     fn a_new_minor_is_a_copy_after_the_old_document() {
-        let f = TenantFile::parse("a.yaml", TWO.as_bytes()).unwrap();
+        let f = TenantFile::parse("a.yaml", TWO.as_bytes(), &LIMITS).unwrap();
         let m33: Minor = "1.33".parse().unwrap();
         let m34: Minor = "1.34".parse().unwrap();
         let out = f
@@ -701,7 +726,7 @@ mod tests {
 
     #[test]
     fn invalid_yaml_names_file_and_line() {
-        let e = TenantFile::parse("t/x.yaml", b"a: 1\n---\nb: [\n").unwrap_err();
+        let e = TenantFile::parse("t/x.yaml", b"a: 1\n---\nb: [\n", &LIMITS).unwrap_err();
         assert_eq!(e.file, "t/x.yaml");
         assert!(e.line.unwrap() >= 3, "{e}");
     }
@@ -709,7 +734,7 @@ mod tests {
     #[test]
     fn an_alias_is_refused_not_rewritten() {
         let src = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nx: &v [v1]\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.33\"\n  versions: *v\n";
-        let f = TenantFile::parse("a.yaml", src.as_bytes()).unwrap();
+        let f = TenantFile::parse("a.yaml", src.as_bytes(), &LIMITS).unwrap();
         let e = f
             .apply(&[Edit::SetVersions {
                 doc: 0,

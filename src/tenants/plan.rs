@@ -114,15 +114,18 @@ pub struct Facts {
     /// The steps listed on the dashboard, as `(tenant, branch)`, with whether a person ticked
     /// them (see [`super::approval`]).
     pub approvals: BTreeMap<(String, String), bool>,
+    /// What a tenant file may hold (`limits.tenant_files`): a file over it fails its tenant.
+    pub limits: crate::yaml::Limits,
 }
 
 impl Facts {
-    /// `today`, with every upstream source unknown.
+    /// `today`, with every upstream source unknown and the default limits.
     pub fn unread(today: chrono::NaiveDate) -> Facts {
         Facts {
             today,
             inputs: crate::compliance::Inputs::default(),
             approvals: Default::default(),
+            limits: crate::config::LimitsConfig::default().tenant_files(),
         }
     }
 }
@@ -662,7 +665,7 @@ pub fn plan_tenant(
 ) -> Result<Vec<TenantPlan>, EditError> {
     let parse = |m: &BTreeMap<String, Vec<u8>>| {
         m.iter()
-            .map(|(p, b)| TenantFile::parse(p, b))
+            .map(|(p, b)| TenantFile::parse(p, b, &facts.limits))
             .collect::<Result<Vec<_>, _>>()
     };
     let stack_files = parse(&observed.stack_files)?;
@@ -1118,6 +1121,7 @@ mod tests {
         r.earlier.insert(2, "v1.33.5".parse().unwrap());
         let facts = Facts {
             approvals: Default::default(),
+            limits: crate::config::LimitsConfig::default().tenant_files(),
             today: "2026-05-01".parse().unwrap(),
             inputs: Inputs {
                 releases: Ok(Vec::new()),

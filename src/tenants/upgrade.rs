@@ -100,10 +100,11 @@ fn clusters<'a>(
 pub fn branches(
     stacks: &[StackId],
     cluster_files: &BTreeMap<String, Vec<u8>>,
+    limits: &crate::yaml::Limits,
 ) -> Result<Vec<String>, EditError> {
     let files = cluster_files
         .iter()
-        .map(|(p, b)| TenantFile::parse(p, b))
+        .map(|(p, b)| TenantFile::parse(p, b, limits))
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = Vec::new();
     for stack in stacks {

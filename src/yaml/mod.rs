@@ -129,13 +129,7 @@ impl<'a> Reader<'a> {
     /// `limits.max_bytes` before any parsing.
     pub fn new(text: &'a str, source: &'a str, limits: &Limits) -> Result<Self, YamlError> {
         if text.len() as u64 > limits.max_bytes {
-            return Err(YamlError::over(
-                source,
-                None,
-                Limit::Bytes,
-                format!("{} bytes", text.len()),
-                limits,
-            ));
+            return Err(too_large(source, text.len(), limits));
         }
         Ok(Reader {
             parser: parser::Parser::new(text.as_bytes()),
@@ -302,6 +296,11 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The refusal of a document of `len` bytes, over `limits.max_bytes`.
+pub fn too_large(source: &str, len: usize, limits: &Limits) -> YamlError {
+    YamlError::over(source, None, Limit::Bytes, format!("{len} bytes"), limits)
+}
+
 /// Read the whole of `text` against `limits`. A syntax error is left to the parser that
 /// builds the value (it reports it in its own words at the same place); a limit is an error.
 pub fn check(text: &str, source: &str, limits: &Limits) -> Result<(), YamlError> {
@@ -339,13 +338,7 @@ pub fn from_slice<T: DeserializeOwned>(
     limits: &Limits,
 ) -> Result<T, YamlError> {
     if bytes.len() as u64 > limits.max_bytes {
-        return Err(YamlError::over(
-            source,
-            None,
-            Limit::Bytes,
-            format!("{} bytes", bytes.len()),
-            limits,
-        ));
+        return Err(too_large(source, bytes.len(), limits));
     }
     let text = std::str::from_utf8(bytes).map_err(|e| YamlError {
         document: source.to_string(),
