@@ -128,14 +128,15 @@ impl LimitsConfig {
             setting: "limits.tenant_files",
         }
     }
+}
 
+impl UpstreamLimits {
     /// The limits every upstream YAML document is read with.
-    pub fn upstream_yaml(&self) -> crate::yaml::Limits {
-        let l = &self.upstream;
+    pub fn yaml(&self) -> crate::yaml::Limits {
         crate::yaml::Limits {
-            max_bytes: l.max_bytes,
-            max_depth: l.max_depth,
-            max_nodes: l.max_nodes,
+            max_bytes: self.max_bytes,
+            max_depth: self.max_depth,
+            max_nodes: self.max_nodes,
             setting: "limits.upstream",
         }
     }
@@ -1059,12 +1060,24 @@ fn validate_limits(c: &Config, loc: &Loc) -> Result<(), ConfigError> {
     let (t, u) = (&c.limits.tenant_files, &c.limits.upstream);
     let checks = [
         ("tenant_files.max_bytes", t.max_bytes, u64::MAX),
-        ("tenant_files.max_depth", t.max_depth as u64, crate::yaml::DEPTH_CEILING as u64),
+        (
+            "tenant_files.max_depth",
+            t.max_depth as u64,
+            crate::yaml::DEPTH_CEILING as u64,
+        ),
         ("tenant_files.max_nodes", t.max_nodes, u64::MAX),
         ("upstream.max_bytes", u.max_bytes, u64::MAX),
-        ("upstream.max_depth", u.max_depth as u64, crate::yaml::DEPTH_CEILING as u64),
+        (
+            "upstream.max_depth",
+            u.max_depth as u64,
+            crate::yaml::DEPTH_CEILING as u64,
+        ),
         ("upstream.max_nodes", u.max_nodes, u64::MAX),
-        ("upstream.max_checksum_bytes", u.max_checksum_bytes, u64::MAX),
+        (
+            "upstream.max_checksum_bytes",
+            u.max_checksum_bytes,
+            u64::MAX,
+        ),
     ];
     for (key, value, max) in checks {
         if value == 0 || value > max {

@@ -136,7 +136,9 @@ pub fn read(
     let mut upgrades = BTreeMap::new();
     if t.policy.upgrade.clusters != UpgradeAction::Ignore {
         // A file that does not parse fails the tenant in the plan, with its line.
-        for name in crate::tenants::upgrade::branches(&stacks, &cluster_files, limits).unwrap_or_default() {
+        for name in
+            crate::tenants::upgrade::branches(&stacks, &cluster_files, limits).unwrap_or_default()
+        {
             let state = branch(&name)?;
             upgrades.insert(name, state);
         }

@@ -83,6 +83,10 @@ pub struct UpstreamData {
     /// when. Reports show these facts marked stale; decisions never use them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub last_known: BTreeMap<String, LastKnown>,
+    /// What every body here is parsed within (`limits.upstream`): set by whoever reads for a
+    /// configuration, so every parse of the same body, wherever it happens, refuses alike.
+    #[serde(skip)]
+    pub limits: crate::config::UpstreamLimits,
 }
 
 /// A source's last successful answer.
@@ -128,10 +132,12 @@ pub struct HttpFetcher {
     pub http: HttpClient,
     /// Base URLs of the Kubernetes sources.
     pub upstream: UpstreamConfig,
+    /// How much of each answer is read (`limits.upstream`).
+    pub limits: crate::config::UpstreamLimits,
 }
 
-fn text_outcome(http: &HttpClient, url: &str) -> Fetched {
-    match http.get(url, None) {
+fn text_outcome(http: &HttpClient, url: &str, bound: http::Bound) -> Fetched {
+    match http.get_bounded(url, None, bound) {
         Ok(r) => Fetched::Ok { body: r.body },
         // The configured URL, not the mirror's: snapshots must not depend on where they were recorded.
         Err(e) if e.status() == Some(404) => Fetched::Missing {
@@ -187,7 +193,19 @@ impl Fetch for HttpFetcher {
                 message: format!("`{id}` is not a CVE id; not requested"),
             };
         };
-        match text_outcome(&self.http, &url) {
+        // A CHECKSUM is one line: read no more than a small bound of it (a 200 MB answer, or
+        // a first line of 10 MB, costs 4 KiB and is refused by name).
+        let bound = match key {
+            Key::Checksum(_) => http::Bound {
+                bytes: self.limits.max_checksum_bytes,
+                setting: "limits.upstream.max_checksum_bytes",
+            },
+            _ => http::Bound {
+                bytes: self.limits.max_bytes,
+                setting: "limits.upstream.max_bytes",
+            },
+        };
+        match text_outcome(&self.http, &url, bound) {
             // GCS answers a missing marker with 403/404 and an XML "NoSuchKey" body.
             Fetched::Error { message }
                 if matches!(key, Key::Marker(_)) && message.contains("HTTP 403") =>
@@ -273,12 +291,16 @@ impl Source {
         http_opts.token = opts.token.clone();
         http_opts.token_prefixes = vec![config.upstream.github_api.clone()];
         http_opts.mirrors = opts.mirrors.clone();
+        if opts.http.is_none() {
+            http_opts.max_bytes = config.limits.upstream.max_bytes;
+        }
         if http_opts.clock.is_none() {
             http_opts.clock = opts.clock.clone();
         }
         Ok(Source::Http(Box::new(HttpFetcher {
             http: HttpClient::new(http_opts)?,
             upstream: config.upstream.clone(),
+            limits: config.limits.upstream,
         })))
     }
 
@@ -353,7 +375,7 @@ mod robustness {
             let _ = kubernetes::parse_releases(&body);
             let _ = kubernetes::parse_marker(&body, m);
             let _ = kubernetes::next_link(&body);
-            let _ = lifecycle::parse_schedule(&body);
+            let _ = lifecycle::parse_schedule(&body, &Default::default());
             let _ = helm::parse_index(&body);
             let _ = images::parse_checksum(&body, "ubuntu-2404-kube-v1.34.7.qcow2");
             let _ = cve::parse_feed(&body);

@@ -162,7 +162,7 @@ impl<'a> Reader<'a> {
                     document: self.source.to_string(),
                     line: Some(e.line),
                     limit: None,
-                    message: e.message,
+                    message: format!("not valid YAML: {}", e.message),
                 }));
             }
         };
@@ -225,7 +225,11 @@ impl<'a> Reader<'a> {
     /// An alias repeats its anchor's nodes, at the depth where it stands.
     fn alias(&mut self, anchor: &[u8]) -> Result<(), YamlError> {
         let name = String::from_utf8_lossy(anchor).into_owned();
-        if self.open.iter().any(|o| o.anchor.as_deref() == Some(anchor)) {
+        if self
+            .open
+            .iter()
+            .any(|o| o.anchor.as_deref() == Some(anchor))
+        {
             return Err(YamlError {
                 document: self.source.to_string(),
                 line: Some(self.line),

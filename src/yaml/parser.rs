@@ -24,7 +24,9 @@ pub enum Event {
     DocumentStart,
     DocumentEnd,
     /// `*name`.
-    Alias { anchor: Vec<u8> },
+    Alias {
+        anchor: Vec<u8>,
+    },
     Scalar {
         anchor: Option<Vec<u8>>,
         /// The scalar's value (escapes resolved, folding applied).
@@ -35,9 +37,13 @@ pub enum Event {
         /// Carries an explicit tag (`!!str`, `!custom`).
         tagged: bool,
     },
-    SequenceStart { anchor: Option<Vec<u8>> },
+    SequenceStart {
+        anchor: Option<Vec<u8>>,
+    },
     SequenceEnd,
-    MappingStart { anchor: Option<Vec<u8>> },
+    MappingStart {
+        anchor: Option<Vec<u8>>,
+    },
     MappingEnd,
 }
 
@@ -92,7 +98,8 @@ impl<'a> Parser<'a> {
         // exactly once right after.
         unsafe {
             let p = self.sys.as_mut_ptr();
-            if (&(*p)).error != sys::YAML_NO_ERROR || sys::yaml_parser_parse(p, event.as_mut_ptr()).fail
+            if (&(*p)).error != sys::YAML_NO_ERROR
+                || sys::yaml_parser_parse(p, event.as_mut_ptr()).fail
             {
                 self.done = true;
                 return Some(Err(syntax_error(&*p)));
@@ -124,7 +131,11 @@ unsafe fn c_bytes(ptr: *const u8) -> Option<Vec<u8>> {
         return None;
     }
     // SAFETY: see the function's contract.
-    Some(unsafe { std::ffi::CStr::from_ptr(ptr.cast()) }.to_bytes().to_vec())
+    Some(
+        unsafe { std::ffi::CStr::from_ptr(ptr.cast()) }
+            .to_bytes()
+            .to_vec(),
+    )
 }
 
 /// SAFETY (caller): `e` is an event libyaml produced and has not freed; the union field read

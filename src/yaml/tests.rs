@@ -44,7 +44,10 @@ fn the_classic_billion_laughs_is_refused_early() {
     }
     let e = check(&text, "t.yaml", &L).unwrap_err();
     assert_eq!(e.limit, Some(Limit::Nodes));
-    assert!(e.line.unwrap() <= 5, "refused at the first level over the budget: {e}");
+    assert!(
+        e.line.unwrap() <= 5,
+        "refused at the first level over the budget: {e}"
+    );
 }
 
 #[test]
@@ -85,8 +88,14 @@ fn size_is_refused_before_parsing_and_names_the_limit() {
     let e = check("a: 12345678901\n", "https://h/x.yaml", &small).unwrap_err();
     assert_eq!(e.limit, Some(Limit::Bytes));
     assert_eq!(e.line, None);
-    assert!(e.to_string().starts_with("https://h/x.yaml: 15 bytes"), "{e}");
-    assert!(e.to_string().contains("`limits.test.max_bytes` (10)"), "{e}");
+    assert!(
+        e.to_string().starts_with("https://h/x.yaml: 15 bytes"),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("`limits.test.max_bytes` (10)"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -105,8 +114,9 @@ fn syntax_errors_name_the_line_like_the_parser_does() {
     assert_eq!(err.limit, None);
     assert!(err.line.unwrap() >= 2, "{err}");
     let serde = yaml_serde::from_str::<yaml_serde::Value>("a: 1\nb: [\n").unwrap_err();
+    let words = err.message.strip_prefix("not valid YAML: ").unwrap();
     assert!(
-        serde.to_string().starts_with(&err.message[..20]),
+        serde.to_string().starts_with(&words[..20]),
         "{serde} / {err}"
     );
     // `check` leaves it to the value's parser, which reports it in its own words.
