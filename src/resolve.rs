@@ -103,6 +103,26 @@ pub struct HeldBack {
     /// Something is not (or no longer) published (a CHECKSUM answering 404, a chart series
     /// that does not exist yet).
     pub missing: Vec<String>,
+    /// Each patch newer than the release set's that the walk stepped over, newest first, with
+    /// why: the one record the release output, the notes and `status` say "skipped" from
+    /// (kept for every series, degraded or not).
+    pub stepped_over: Vec<SteppedOver>,
+}
+
+/// A patch newer than what a series can release, and why it was passed over.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SteppedOver {
+    pub patch: KubeVersion,
+    /// Upstream answered an error (transient: the next run may release it).
+    pub transient: bool,
+    /// What upstream answered, naming the URL.
+    pub reason: String,
+}
+
+impl std::fmt::Display for SteppedOver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} skipped: {}", self.patch, self.reason)
+    }
 }
 
 impl HeldBack {
@@ -114,6 +134,12 @@ impl HeldBack {
     /// Every reason, errors first (they are what a reader must see).
     pub fn reasons(&self) -> impl Iterator<Item = &String> {
         self.errors.iter().chain(&self.missing)
+    }
+
+    /// The patches stepped over below which a release set was found (empty when the newest
+    /// patch is releasable, or when nothing is): what a release says it did not ship, and why.
+    pub fn skipped(&self) -> &[SteppedOver] {
+        &self.stepped_over
     }
 }
 
@@ -532,6 +558,11 @@ fn resolve_minor(
             components: resolved,
         });
 
+    let mut held_back = walk.held_back;
+    if release_set.is_none() {
+        // Nothing is released in their place: no patch was stepped over.
+        held_back.stepped_over.clear();
+    }
     let due = newest.and_then(|n| scs::deadline(n.version, n.published_at));
     let releasable = match (&release_set, newest) {
         (Some(rs), Some(n)) => rs.kubernetes == n.version,
@@ -560,7 +591,7 @@ fn resolve_minor(
         degraded: Vec::new(),
         scs0210: None,
         cves: Vec::new(),
-        held_back: walk.held_back,
+        held_back,
     }
 }
 
@@ -649,9 +680,11 @@ fn walk_patches<'a>(
     let mut held_back = HeldBack {
         errors: errors.clone(),
         missing: missing.iter().map(ToString::to_string).collect(),
+        stepped_over: Vec::new(),
     };
     let mut node_image = None;
     let mut verified = None;
+    let mut passed = Vec::new();
     for p in patches {
         let is_newest = newest.is_some_and(|n| n.version == p.version);
         let e = match image_state(stack, p.version, data) {
@@ -667,6 +700,11 @@ fn walk_patches<'a>(
                     name,
                     checksum: images::checksum_url(&url),
                 };
+                passed.push(SteppedOver {
+                    patch: p.version,
+                    transient: false,
+                    reason: format!("{w} is not published"),
+                });
                 held_back.missing.push(w.to_string());
                 if is_newest {
                     missing.push(w);
@@ -678,10 +716,19 @@ fn walk_patches<'a>(
                 format!("node image for {}: {url} was not read", p.version)
             }
         };
+        passed.push(SteppedOver {
+            patch: p.version,
+            transient: true,
+            reason: e.clone(),
+        });
         held_back.errors.push(e.clone());
         if is_newest {
             errors.push(e);
         }
+    }
+    // Stepped over only where an older patch is what the series can release.
+    if verified.is_some() {
+        held_back.stepped_over = passed;
     }
     PatchWalk {
         node_image,

@@ -199,6 +199,11 @@ pub fn desired_recorded(
             path: repo_path(loaded, &stack.output, minor)?,
             set: set.clone(),
             rendered,
+            stepped_over: offered
+                .held_back
+                .get(&crate::model::series_prefix(&set.stack, minor))
+                .map(|h| h.skipped().to_vec())
+                .unwrap_or_default(),
         });
         offered.sets.push(set);
     }

@@ -139,6 +139,7 @@ fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
         errors: m.errors.clone(),
         releasable: m.release_set.as_ref().map(|s| s.kubernetes),
         end_of_life: d.end_of_life.get(&m.minor).copied(),
+        stepped_over: m.held_back.skipped().to_vec(),
     });
     let new = d.report.new_minors.iter().map(|n| UpstreamMinor {
         stack: n.stack.clone(),
@@ -149,6 +150,7 @@ fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
         errors: Vec::new(),
         releasable: None,
         end_of_life: d.end_of_life.get(&n.minor).copied(),
+        stepped_over: Vec::new(),
     });
     tracked.chain(new).collect()
 }

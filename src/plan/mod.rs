@@ -60,6 +60,8 @@ pub struct Desired {
     pub path: String,
     /// The rendered stack tree (csctl's input directory), paths relative to `path`.
     pub rendered: FileTree,
+    /// Newer patches detection stepped over to reach `set`, and why (said in the notes).
+    pub stepped_over: Vec<crate::resolve::SteppedOver>,
 }
 
 impl Desired {
@@ -988,6 +990,7 @@ mod tests {
             path: "stacks/1-34".into(),
             set,
             rendered,
+            stepped_over: Vec::new(),
         }
     }
 

@@ -83,6 +83,15 @@ pub fn release_notes(
         }
     }
     s.push('\n');
+    if !d.stepped_over.is_empty() {
+        // Why this release is not the newest patch: the record detection kept of each patch
+        // it stepped over ([`crate::resolve::HeldBack::skipped`]).
+        s.push_str("### Newer patches not in this release\n\n");
+        for p in &d.stepped_over {
+            s.push_str(&format!("- {p}\n"));
+        }
+        s.push('\n');
+    }
     if !fixed.is_empty() {
         // What tenants route on: the critical CVEs this release fixes, compared with what the
         // series' previous release shipped.

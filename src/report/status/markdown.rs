@@ -75,6 +75,11 @@ fn stack_row(r: &StackStatus) -> Vec<String> {
                 .iter()
                 .map(|e| format!("error: {}", escape_inline(e))),
         )
+        .chain(
+            r.stepped_over
+                .iter()
+                .map(|s| format!("stepped over {}", escape_inline(&s.to_string()))),
+        )
         .collect();
     let deadline = match deadline_words(r) {
         Some(d) if r.overdue => format!("**{}**", escape_inline(&d)),
