@@ -703,7 +703,7 @@ fn walk_patches<'a>(
                 passed.push(SteppedOver {
                     patch: p.version,
                     transient: false,
-                    reason: format!("{w} is not published"),
+                    reason: w.to_string(),
                 });
                 held_back.missing.push(w.to_string());
                 if is_newest {

@@ -79,7 +79,7 @@ pub fn update_approvals(
     match find(ctx, forge)? {
         Some(i) => {
             let section = approval::render(&i.body, items, planned);
-            let body = approval::splice(&i.body, &section, dashboard::FOOTER);
+            let body = approval::fit(approval::splice(&i.body, &section, dashboard::FOOTER));
             if body != i.body {
                 forge.update_issue(&repo, i.number, &i.title, &body)?;
             }
@@ -111,7 +111,10 @@ pub fn update_dashboard(
     let found = found.as_ref();
     let run_url =
         crate::report::github::Actions::from_lookup(|k| ctx.env.get(k).map(str::to_string)).run_url;
-    let body = crate::report::status::dashboard_body(status, run_url.as_deref(), ctx.clock.now());
+    // The approvals section carried over below is counted: the report leaves it room.
+    let keep = found.map_or(0, |i| crate::tenants::approval::section_len(&i.body));
+    let body =
+        crate::report::status::dashboard_body(status, run_url.as_deref(), ctx.clock.now(), keep);
     // The approvals section is the tenant stage's: carried over as people left it.
     let body =
         crate::tenants::approval::carry(found.map(|i| i.body.as_str()), &body, dashboard::FOOTER);

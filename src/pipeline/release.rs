@@ -283,7 +283,10 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     };
     failed.extend(plan.failed.iter().cloned());
     failed.extend(outcome.failed.iter().cloned());
-    if let Some(d) = &detected {
+    // `--allow-downgrade` takes what upstream offers now, as asked: no failure for it.
+    if let Some(d) = &detected
+        && !sel.overrides.allow_downgrade
+    {
         failed.extend(held_back_by_errors(&d.report, &plan));
     }
     // A verdict that could not be decided is transient trouble: the releases went on, and the

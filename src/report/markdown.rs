@@ -147,6 +147,11 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
 pub enum Block {
     /// Kept whole or not at all.
     Text(String),
+    /// Kept whole or not at all, and named in the note when dropped.
+    Section { label: String, text: String },
+    /// A bulleted list under `title` that may be cut after any item (a line then says how
+    /// many were left out).
+    List { title: String, items: Vec<String> },
     /// A collapsed code block that may be cut at a line boundary to use the remaining space.
     Code {
         /// HTML-safe summary line.
@@ -162,11 +167,29 @@ impl Block {
     fn render(&self) -> String {
         match self {
             Block::Text(t) => t.clone(),
+            Block::Section { text, .. } => text.clone(),
+            Block::List { title, items } => {
+                let mut s = title.clone();
+                for i in items {
+                    s.push_str(&format!("- {i}\n"));
+                }
+                s
+            }
             Block::Code {
                 summary_html,
                 info,
                 content,
             } => details(summary_html, &fence(content, info)),
+        }
+    }
+
+    /// What the note calls the block when it is cut or dropped (`None`: an unnamed part).
+    fn label(&self) -> Option<String> {
+        match self {
+            Block::Text(_) => None,
+            Block::Section { label, .. } => Some(label.clone()),
+            Block::List { title, .. } => Some(title.trim().trim_matches('*').trim().to_string()),
+            Block::Code { summary_html, .. } => Some(summary_html.clone()),
         }
     }
 }
@@ -177,12 +200,15 @@ pub struct Fitted {
     pub text: String,
     /// True when something was cut or dropped (and the note was appended).
     pub truncated: bool,
+    /// What was cut or dropped, in words, in order (for the note of [`fit_body`]).
+    pub cut: Vec<String>,
 }
 
 /// Join `blocks` in order while the result stays within `limit` bytes (bytes ≥ characters,
 /// so this also holds GitHub's character limit). When a block does not fit, a code block is
-/// cut at a line boundary if a useful part fits, everything after is dropped, and `note` is
-/// appended. The output is never longer than `limit`, note included.
+/// cut at a line boundary and a list after an item if a useful part fits, everything after
+/// is dropped, and `note` is appended. The output is never longer than `limit`, note
+/// included; `cut` names what was cut or dropped.
 pub fn fit(blocks: &[Block], limit: usize, note: &str) -> Fitted {
     let full: Vec<String> = blocks.iter().map(Block::render).collect();
     let total: usize = full.iter().map(String::len).sum();
@@ -190,43 +216,137 @@ pub fn fit(blocks: &[Block], limit: usize, note: &str) -> Fitted {
         return Fitted {
             text: full.concat(),
             truncated: false,
+            cut: Vec::new(),
         };
     }
-    let note = if note.len() > limit {
-        truncate_str(note, limit)
-    } else {
-        note
-    };
+    let note = truncate_str(note, limit);
     let budget = limit - note.len();
     let mut out = String::new();
-    for (block, rendered) in blocks.iter().zip(&full) {
+    let mut cut = Vec::new();
+    let mut dropped_from = blocks.len();
+    for (i, (block, rendered)) in blocks.iter().zip(&full).enumerate() {
         if out.len() + rendered.len() <= budget {
             out.push_str(rendered);
             continue;
         }
-        if let Block::Code {
-            summary_html,
-            info,
-            content,
-        } = block
-            && let Some(cut) = cut_code(summary_html, info, content, budget - out.len())
-        {
-            out.push_str(&cut);
+        let room = budget - out.len();
+        let partial = match block {
+            Block::Code {
+                summary_html,
+                info,
+                content,
+            } => cut_code(summary_html, info, content, room).map(|(text, kept, all)| {
+                (
+                    text,
+                    format!("{summary_html} (after {kept} of {all} lines)"),
+                )
+            }),
+            Block::List { title, items } => cut_list(title, items, room),
+            _ => None,
+        };
+        if let Some((text, said)) = partial {
+            out.push_str(&text);
+            cut.push(said);
+            dropped_from = i + 1;
+        } else {
+            dropped_from = i;
         }
         break;
+    }
+    let rest = &blocks[dropped_from.min(blocks.len())..];
+    cut.extend(rest.iter().filter_map(Block::label));
+    let unnamed = rest.iter().filter(|b| b.label().is_none()).count();
+    if unnamed > 0 {
+        cut.push(format!(
+            "{unnamed} more part{}",
+            if unnamed == 1 { "" } else { "s" }
+        ));
     }
     out.push_str(note);
     Fitted {
         text: out,
         truncated: true,
+        cut,
     }
+}
+
+/// GitHub refuses an issue body, pull request body or comment of 65,536 characters or more:
+/// every body the bot writes is at most this many bytes (bytes ≥ characters).
+pub const BODY_MAX: usize = COMMENT_LIMIT - 1;
+
+/// Room [`fit_body`] keeps for its note saying what was cut.
+const NOTE_ROOM: usize = 1024;
+
+/// The one function every issue body, pull request body and comment goes through: `head`
+/// (markers, the opening words) and `tail` (a trailer) are always kept, `blocks` in between as
+/// far as `limit` allows, every part counted. When something is cut, a note says what, and
+/// where the whole of it is (`whole`: "the pull request's *Files changed* tab", a link to the
+/// job summary). Never longer than `limit`.
+pub fn fit_body(head: &str, blocks: &[Block], tail: &str, limit: usize, whole: &str) -> Fitted {
+    let tail = truncate_str(tail, limit / 4);
+    let head = truncate_str(head, limit - tail.len());
+    let avail = limit - head.len() - tail.len();
+    let all = fit(blocks, avail, "");
+    if !all.truncated {
+        return Fitted {
+            text: format!("{head}{}{tail}", all.text),
+            ..all
+        };
+    }
+    let note_room = NOTE_ROOM.min(avail);
+    let part = fit(blocks, avail - note_room, "");
+    let note = format!(
+        "\n> [!NOTE]\n> Cut to stay under GitHub's 65,536-character limit: {}. The whole is in {whole}.\n",
+        part.cut.join("; ")
+    );
+    let note = truncate_str(&note, note_room);
+    Fitted {
+        text: format!("{head}{}{note}{tail}", part.text),
+        truncated: true,
+        cut: part.cut,
+    }
+}
+
+/// The longest prefix of `items` whose rendered list fits in `room` bytes, with a last item
+/// saying how many were left out; `None` if not one item fits.
+fn cut_list(title: &str, items: &[String], room: usize) -> Option<(String, String)> {
+    let more = |n: usize| format!("- … and {n} more\n");
+    let budget = room.checked_sub(title.len() + more(items.len()).len())?;
+    let mut used = 0;
+    let mut kept = 0;
+    for i in items {
+        let line = i.len() + 3;
+        if used + line > budget {
+            break;
+        }
+        used += line;
+        kept += 1;
+    }
+    if kept == 0 {
+        return None;
+    }
+    let mut s = title.to_string();
+    for i in &items[..kept] {
+        s.push_str(&format!("- {i}\n"));
+    }
+    s.push_str(&more(items.len() - kept));
+    let label = title.trim().trim_matches('*').trim();
+    Some((
+        s,
+        format!("{label} (after {kept} of {} items)", items.len()),
+    ))
 }
 
 /// The longest prefix of `content` (whole lines, plus a line saying how many were left out)
 /// whose rendered block fits in `room` bytes; `None` if not even one line fits. Linear: the
 /// wrapper's size is computed once, with the fence sized for the whole content (a prefix never
 /// needs a longer one).
-fn cut_code(summary_html: &str, info: &str, content: &str, room: usize) -> Option<String> {
+fn cut_code(
+    summary_html: &str,
+    info: &str,
+    content: &str,
+    room: usize,
+) -> Option<(String, usize, usize)> {
     let lines: Vec<&str> = content.split_inclusive('\n').collect();
     let ticks = (longest_run(content, '`') + 1).max(3);
     let wrapper = details(summary_html, "").len() + 2 * ticks + info.len() + 3;
@@ -252,7 +372,7 @@ fn cut_code(summary_html: &str, info: &str, content: &str, room: usize) -> Optio
     body.push_str(&cut_line(lines.len() - kept));
     let rendered = details(summary_html, &fence(&body, info));
     debug_assert!(rendered.len() <= room);
-    (rendered.len() <= room).then_some(rendered)
+    (rendered.len() <= room).then_some((rendered, kept, lines.len()))
 }
 
 /// Cut `s` to at most `max` bytes at a character boundary.
@@ -376,6 +496,61 @@ mod tests {
         let blocks = vec![Block::Text("x".repeat(50))];
         let f = fit(&blocks, 10, &"n".repeat(40));
         assert!(f.text.len() <= 10);
+    }
+
+    #[test]
+    fn fit_body_counts_every_part_and_says_what_was_cut() {
+        let items: Vec<String> = (0..10_000)
+            .map(|i| format!("change {i} of a long list"))
+            .collect();
+        let blocks = vec![
+            Block::List {
+                title: "\n**Changes**\n\n".into(),
+                items,
+            },
+            Block::Section {
+                label: "the release notes of v3".into(),
+                text: "notes\n".into(),
+            },
+            Block::Code {
+                summary_html: "the diff".into(),
+                info: "diff".into(),
+                content: "+a\n".into(),
+            },
+        ];
+        let f = fit_body(
+            "HEAD\n",
+            &blocks,
+            "\nTRAILER\n",
+            BODY_MAX,
+            "the *Files changed* tab",
+        );
+        assert!(f.truncated);
+        assert!(f.text.chars().count() < 65_536, "{}", f.text.len());
+        assert!(f.text.starts_with("HEAD\n") && f.text.ends_with("\nTRAILER\n"));
+        let kept = f.text.matches("- change ").count();
+        assert!(kept > 1000 && kept < 10_000, "{kept}");
+        assert!(
+            f.text
+                .contains(&format!("- … and {} more\n", 10_000 - kept))
+        );
+        assert!(
+            f.text.contains(&format!("Cut to stay under GitHub's 65,536-character limit: Changes (after {kept} of 10000 items); the release notes of v3; the diff. The whole is in the *Files changed* tab.")),
+            "{}",
+            &f.text[f.text.len() - 400..]
+        );
+        // Nothing to cut: no note.
+        let small = fit_body("H\n", &blocks[1..], "T\n", BODY_MAX, "x");
+        assert!(!small.truncated && !small.text.contains("Cut to stay"));
+        // A head or tail alone over the limit still yields a body within it.
+        let huge = fit_body(
+            &"h".repeat(100_000),
+            &blocks,
+            &"t".repeat(100_000),
+            BODY_MAX,
+            "x",
+        );
+        assert!(huge.text.len() <= BODY_MAX);
     }
 
     #[test]

@@ -146,6 +146,32 @@ pub fn splice(body: &str, new: &str, footer: &str) -> String {
     }
 }
 
+/// How many bytes the section of `body` takes, with its line break (0 without one): the room
+/// the status report leaves for it.
+pub fn section_len(body: &str) -> usize {
+    match section(body).len() {
+        0 => 0,
+        n => n + 1,
+    }
+}
+
+/// A dashboard body grown past GitHub's limit by a longer section: the status report between
+/// the marker and the section gives way (the next release run writes it back within the room
+/// left); the section and the footer stay whole.
+pub fn fit(body: String) -> String {
+    use crate::report::markdown::BODY_MAX;
+    use crate::status::dashboard::{FOOTER, MARKER};
+    if body.chars().count() <= BODY_MAX {
+        return body;
+    }
+    let kept = section(&body);
+    let footer = body.find(FOOTER).map_or("", |at| &body[at..]);
+    let out = format!(
+        "{MARKER}\n\n_The status report returns with the next release run: the approvals below took its room._\n\n{kept}\n\n{footer}"
+    );
+    crate::report::markdown::truncate_str(&out, BODY_MAX).to_string()
+}
+
 /// The new dashboard body `fresh` with the section of the current body `existing` carried
 /// over unchanged: the status writer never touches the approvals.
 pub fn carry(existing: Option<&str>, fresh: &str, footer: &str) -> String {

@@ -574,11 +574,8 @@ impl Step<'_> {
             c.name,
             self.to.kubernetes,
         ));
-        head.push_str("\n**Changes**\n\n");
-        for f in files {
-            head.push_str(&format!("- `{}`\n", f.path));
-        }
-        plan::fit_body(head, &[self.to], files)
+        let changes = files.iter().map(|f| format!("`{}`", f.path)).collect();
+        plan::fit_body(head, changes, &[self.to], files)
     }
 }
 

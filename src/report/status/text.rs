@@ -99,7 +99,11 @@ fn stack_details(out: &mut String, r: &StackStatus, as_of: NaiveDate) {
         let _ = writeln!(out, "  {} {} error: {e}", r.stack, r.minor);
     }
     for s in &r.stepped_over {
-        let _ = writeln!(out, "  {} {} stepped over {s}", r.stack, r.minor);
+        let _ = writeln!(
+            out,
+            "  {} {} steps over {}: {}",
+            r.stack, r.minor, s.patch, s.reason
+        );
     }
     if r.scs0210.verdict != crate::compliance::Verdict::Pass {
         for line in crate::report::verdict_lines(&r.scs0210, Some(as_of)) {
