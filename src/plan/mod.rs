@@ -764,10 +764,21 @@ impl Run<'_> {
             branch: release_branch(&input.series),
             base: &self.observed.base_branch,
             title: format!("Release {tag}"),
-            body: format!(
-                "{}\nMerging this pull request publishes `{tag}`.\n\n{}\n",
-                r.words, r.release_marker
-            ),
+            // The release marker is what later runs find the pull request by: kept whole.
+            body: crate::report::markdown::fit_body(
+                "",
+                &[crate::report::markdown::Block::Section {
+                    label: "the release notes".into(),
+                    text: format!("{}\n", r.words),
+                }],
+                &format!(
+                    "Merging this pull request publishes `{tag}`.\n\n{}\n",
+                    r.release_marker
+                ),
+                crate::report::markdown::BODY_MAX,
+                "the release notes of the draft release",
+            )
+            .text,
             rendered: &d.rendered,
             lock_text,
             changes,

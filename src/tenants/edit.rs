@@ -30,6 +30,9 @@ pub struct TenantFile {
     pub text: String,
     pub docs: Vec<Range<usize>>,
     pub values: Vec<Value>,
+    /// 1-based line where each document starts, counted once (a file of 10,000 documents must
+    /// not cost 10,000 scans from its start).
+    pub doc_lines: Vec<usize>,
     /// What the file was read within; the edited result is verified within the same.
     pub limits: crate::yaml::Limits,
 }
@@ -172,11 +175,22 @@ impl TenantFile {
             })?;
             values.push(v);
         }
+        let mut doc_lines = Vec::with_capacity(docs.len());
+        let (mut line, mut at) = (1, 0);
+        for r in &docs {
+            line += text.as_bytes()[at..r.start]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            at = r.start;
+            doc_lines.push(line);
+        }
         Ok(TenantFile {
             path: path.into(),
             text,
             docs,
             values,
+            doc_lines,
             limits: *limits,
         })
     }
@@ -229,7 +243,7 @@ impl TenantFile {
             };
             out.push(StackDoc {
                 doc: i,
-                line: scan::line_number(&self.text, at),
+                line: self.doc_lines[i],
                 stack: stack.clone(),
                 minor,
                 channel: Channel::parse(get_str(v, &["spec", "channel"])),
@@ -256,7 +270,7 @@ impl TenantFile {
             ) {
                 out.push(ClusterDoc {
                     doc: i,
-                    line: scan::line_number(&self.text, self.docs[i].start),
+                    line: self.doc_lines[i],
                     name: get_str(v, &["metadata", "name"])
                         .unwrap_or_default()
                         .to_string(),

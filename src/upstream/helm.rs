@@ -108,7 +108,7 @@ fn walk(
     found: &mut dyn FnMut(&str, Option<ChartVersion>),
 ) -> Result<(), String> {
     use crate::yaml::Event;
-    let mut r = crate::yaml::Reader::new(text, source, limits).map_err(|e| e.to_string())?;
+    let mut r = crate::yaml::Reader::streaming(text, source, limits).map_err(|e| e.to_string())?;
     let next = |r: &mut crate::yaml::Reader<'_>| match r.next_event() {
         Some(e) => e.map_err(|e| e.to_string()),
         None => Err(format!("{source}: the document ends early")),

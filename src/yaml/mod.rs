@@ -119,7 +119,14 @@ pub struct Reader<'a> {
     source: &'a str,
     limits: Limits,
     open: Vec<Open>,
+    /// Every node produced so far (anchors' sizes are measured in it).
     nodes: u64,
+    /// The nodes counted against `max_nodes`: all of them, or (streaming) only those aliases
+    /// repeat.
+    budgeted: u64,
+    /// Written nodes count against `max_nodes` (a document built whole); `false` when the
+    /// reader keeps nothing of what streams past, so only aliases' repeats can cost.
+    count_written: bool,
     anchors: HashMap<Vec<u8>, Anchored>,
     line: usize,
 }
@@ -137,8 +144,20 @@ impl<'a> Reader<'a> {
             limits: *limits,
             open: Vec::new(),
             nodes: 0,
+            budgeted: 0,
+            count_written: true,
             anchors: HashMap::new(),
             line: 1,
+        })
+    }
+
+    /// A reader for a document that is searched as it streams and never built (a Helm
+    /// index): its size is bounded by `max_bytes` and what the caller keeps, so `max_nodes`
+    /// bounds only the nodes aliases repeat.
+    pub fn streaming(text: &'a str, source: &'a str, limits: &Limits) -> Result<Self, YamlError> {
+        Ok(Reader {
+            count_written: false,
+            ..Reader::new(text, source, limits)?
         })
     }
 
@@ -174,7 +193,7 @@ impl<'a> Reader<'a> {
     fn account(&mut self, event: &Event) -> Result<(), YamlError> {
         match event {
             Event::Scalar { anchor, .. } => {
-                self.produce(1, 0)?;
+                self.produce(1, 0, false)?;
                 if let Some(a) = anchor {
                     let scalar = Anchored {
                         nodes: 1,
@@ -184,7 +203,7 @@ impl<'a> Reader<'a> {
                 }
             }
             Event::SequenceStart { anchor } | Event::MappingStart { anchor } => {
-                self.produce(1, 0)?;
+                self.produce(1, 0, false)?;
                 if self.open.len() >= self.limits.max_depth {
                     return Err(self.refuse(
                         Limit::Depth,
@@ -253,20 +272,23 @@ impl<'a> Reader<'a> {
                 ),
             ));
         }
-        self.produce(a.nodes, self.open.len() + a.height)
+        self.produce(a.nodes, self.open.len() + a.height, true)
             .map_err(|mut e| {
                 e.message = format!("alias `*{name}` repeats {} nodes; {}", a.nodes, e.message);
                 e
             })
     }
 
-    /// `n` more nodes, reaching `depth`.
-    fn produce(&mut self, n: u64, depth: usize) -> Result<(), YamlError> {
+    /// `n` more nodes, reaching `depth`; `repeated` when an alias produces them.
+    fn produce(&mut self, n: u64, depth: usize, repeated: bool) -> Result<(), YamlError> {
         self.nodes = self.nodes.saturating_add(n);
+        if repeated || self.count_written {
+            self.budgeted = self.budgeted.saturating_add(n);
+        }
         if let Some(o) = self.open.last_mut() {
             o.deepest = o.deepest.max(depth);
         }
-        if self.nodes > self.limits.max_nodes {
+        if self.budgeted > self.limits.max_nodes {
             return Err(self.refuse(
                 Limit::Nodes,
                 format!("more than {} nodes", self.limits.max_nodes),

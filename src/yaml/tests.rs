@@ -163,3 +163,22 @@ fn reading_time_is_linear_in_nesting_refused() {
     }
     assert!(events < 40, "{events} events read before the refusal");
 }
+
+#[test]
+fn a_streaming_reader_counts_only_what_aliases_repeat() {
+    let many = format!("a: [{}]\n", vec!["x"; 50_000].join(","));
+    assert_eq!(
+        check(&many, "t.yaml", &L).unwrap_err().limit,
+        Some(Limit::Nodes)
+    );
+    let mut r = Reader::streaming(&many, "t.yaml", &L).unwrap();
+    while let Some(e) = r.next_event() {
+        e.unwrap();
+    }
+    let bomb = wide_bomb(200, 100);
+    let mut r = Reader::streaming(&bomb, "t.yaml", &L).unwrap();
+    let err = std::iter::from_fn(|| r.next_event())
+        .find_map(Result::err)
+        .unwrap();
+    assert_eq!(err.limit, Some(Limit::Nodes));
+}

@@ -28,6 +28,7 @@ mod github_origins;
 mod github_recordings;
 mod github_redirects;
 mod hostile;
+mod hostile_limits;
 mod oci_registry;
 mod package_cli;
 mod package_props;
