@@ -7,6 +7,7 @@
 
 pub mod adopt;
 pub mod apply;
+pub mod body;
 pub mod cli;
 pub mod clock;
 pub mod compliance;

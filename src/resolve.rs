@@ -109,21 +109,7 @@ pub struct HeldBack {
     pub stepped_over: Vec<SteppedOver>,
 }
 
-/// A patch newer than what a series can release, and why it was passed over.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SteppedOver {
-    pub patch: KubeVersion,
-    /// Upstream answered an error (transient: the next run may release it).
-    pub transient: bool,
-    /// What upstream answered, naming the URL.
-    pub reason: String,
-}
-
-impl std::fmt::Display for SteppedOver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} skipped: {}", self.patch, self.reason)
-    }
-}
+pub use crate::model::SteppedOver;
 
 impl HeldBack {
     /// Whether an upstream error is among the reasons: the next run may well get further.

@@ -198,13 +198,13 @@ impl Run<'_> {
             }
             Step::Publish { tag, latest } => publish(forge, repo, tag, *latest, self.out),
             Step::Announce { number, tag } => {
-                let body = crate::report::markdown::fit_body(
+                let body = crate::body::fit_body(
                     &format!("{}\n", crate::plan::marker::PUBLISHED),
-                    &[crate::report::markdown::Block::Text(format!(
+                    &[crate::body::Block::Text(format!(
                         "Publishing this as `{tag}`."
                     ))],
                     "",
-                    crate::report::markdown::BODY_MAX,
+                    crate::body::BODY_MAX,
                     "the release",
                 );
                 upsert_comment(

@@ -4,8 +4,8 @@
 //! and keeps an hourly budget), so a large fan-out stays inside GitHub's secondary rate limits
 //! without a second pacer here.
 
+use crate::body::{self, Block};
 use crate::forge::{AutoMerge, FileChanges, Forge, ForgeError, RepoRef, upsert_comment};
-use crate::report::markdown::{self, Block};
 use crate::tenants::Outcome;
 use crate::tenants::plan::{self, Action, TenantPlan, commit_message};
 
@@ -29,11 +29,11 @@ fn human_comment(p: &TenantPlan) -> String {
         title: "\nCommits by someone else:\n\n".into(),
         items: commits,
     }];
-    markdown::fit_body(
+    body::fit_body(
         &head,
         &blocks,
         "",
-        markdown::BODY_MAX,
+        body::BODY_MAX,
         "the pull request's *Commits* tab",
     )
     .text
@@ -96,11 +96,11 @@ pub fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError>
             let text = p.close_comment.as_deref().unwrap_or(
                 "The tenant repository already holds what this pull request proposes (the newest releases, or the upgrade made another way), so it is no longer needed. Closing it.",
             );
-            let body = markdown::fit_body(
+            let body = body::fit_body(
                 &format!("{CLOSE_MARKER}\n"),
                 &[Block::Text(text.to_string())],
                 "",
-                markdown::BODY_MAX,
+                body::BODY_MAX,
                 "the tenant repository",
             );
             upsert_comment(forge, &repo, n, CLOSE_MARKER, &body.text)?;

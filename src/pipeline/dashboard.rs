@@ -79,7 +79,7 @@ pub fn update_approvals(
     match find(ctx, forge)? {
         Some(i) => {
             let section = approval::render(&i.body, items, planned);
-            let body = approval::fit(approval::splice(&i.body, &section, dashboard::FOOTER));
+            let body = fit_approvals(approval::splice(&i.body, &section, dashboard::FOOTER));
             if body != i.body {
                 forge.update_issue(&repo, i.number, &i.title, &body)?;
             }
@@ -93,6 +93,23 @@ pub fn update_approvals(
         }
     }
     Ok(())
+}
+
+/// A dashboard body grown past GitHub's limit by a longer section: the status report between
+/// the marker and the section gives way (the next release run writes it back within the room
+/// left); the section and the footer stay whole.
+fn fit_approvals(body: String) -> String {
+    use crate::body::BODY_MAX;
+    use crate::status::dashboard::{FOOTER, MARKER};
+    if body.chars().count() <= BODY_MAX {
+        return body;
+    }
+    let kept = crate::tenants::approval::section(&body);
+    let footer = body.find(FOOTER).map_or("", |at| &body[at..]);
+    let out = format!(
+        "{MARKER}\n\n_The status report returns with the next release run: the approvals below took its room._\n\n{kept}\n\n{footer}"
+    );
+    crate::body::truncate_str(&out, BODY_MAX).to_string()
 }
 
 /// Keep the dashboard issue showing `status`: create it once, edit it when its content

@@ -61,7 +61,7 @@ pub struct Desired {
     /// The rendered stack tree (csctl's input directory), paths relative to `path`.
     pub rendered: FileTree,
     /// Newer patches detection stepped over to reach `set`, and why (said in the notes).
-    pub stepped_over: Vec<crate::resolve::SteppedOver>,
+    pub stepped_over: Vec<crate::model::SteppedOver>,
 }
 
 impl Desired {
@@ -765,9 +765,9 @@ impl Run<'_> {
             base: &self.observed.base_branch,
             title: format!("Release {tag}"),
             // The release marker is what later runs find the pull request by: kept whole.
-            body: crate::report::markdown::fit_body(
+            body: crate::body::fit_body(
                 "",
-                &[crate::report::markdown::Block::Section {
+                &[crate::body::Block::Section {
                     label: "the release notes".into(),
                     text: format!("{}\n", r.words),
                 }],
@@ -775,7 +775,7 @@ impl Run<'_> {
                     "Merging this pull request publishes `{tag}`.\n\n{}\n",
                     r.release_marker
                 ),
-                crate::report::markdown::BODY_MAX,
+                crate::body::BODY_MAX,
                 "the release notes of the draft release",
             )
             .text,

@@ -80,7 +80,7 @@ pub struct UpstreamMinor {
     pub end_of_life: Option<NaiveDate>,
     /// Patches newer than `releasable` that a release steps over, and why
     /// ([`crate::resolve::HeldBack::skipped`]).
-    pub stepped_over: Vec<crate::resolve::SteppedOver>,
+    pub stepped_over: Vec<crate::model::SteppedOver>,
 }
 
 /// A GA Kubernetes patch and when it was published (`None`: known only from a marker).

@@ -174,7 +174,7 @@ pub struct StackStatus {
     pub errors: Vec<String>,
     /// Patches newer than what a release can ship that it steps over, and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub stepped_over: Vec<crate::resolve::SteppedOver>,
+    pub stepped_over: Vec<crate::model::SteppedOver>,
     /// What the standard's conformance test says of a cluster at the latest release's version
     /// today (for a minor never released: the minor window).
     pub scs0210: Scs0210,

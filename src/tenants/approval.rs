@@ -66,7 +66,7 @@ pub fn ticked(body: &str) -> BTreeSet<(String, String)> {
 }
 
 /// The section of `body` (empty when it has none).
-fn section(body: &str) -> &str {
+pub fn section(body: &str) -> &str {
     match (body.find(START), body.find(END)) {
         (Some(s), Some(e)) if e > s => &body[s..e + END.len()],
         _ => "",
@@ -153,23 +153,6 @@ pub fn section_len(body: &str) -> usize {
         0 => 0,
         n => n + 1,
     }
-}
-
-/// A dashboard body grown past GitHub's limit by a longer section: the status report between
-/// the marker and the section gives way (the next release run writes it back within the room
-/// left); the section and the footer stay whole.
-pub fn fit(body: String) -> String {
-    use crate::report::markdown::BODY_MAX;
-    use crate::status::dashboard::{FOOTER, MARKER};
-    if body.chars().count() <= BODY_MAX {
-        return body;
-    }
-    let kept = section(&body);
-    let footer = body.find(FOOTER).map_or("", |at| &body[at..]);
-    let out = format!(
-        "{MARKER}\n\n_The status report returns with the next release run: the approvals below took its room._\n\n{kept}\n\n{footer}"
-    );
-    crate::report::markdown::truncate_str(&out, BODY_MAX).to_string()
 }
 
 /// The new dashboard body `fresh` with the section of the current body `existing` carried

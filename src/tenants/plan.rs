@@ -190,7 +190,7 @@ pub const AUTOMERGE_UNAVAILABLE: &str = "<!-- stackbot:automerge-unavailable -->
 /// The body of a pull request whose auto-merge the forge refused for `why`.
 pub fn with_automerge_note(body: &str, why: &str) -> String {
     // The body left room for this note ([`AUTOMERGE_ROOM`]): the forge's reason is cut to fit.
-    let why = crate::report::markdown::truncate_str(why, 512);
+    let why = crate::body::truncate_str(why, 512);
     format!(
         "{body}\n{AUTOMERGE_UNAVAILABLE}\n> **Auto-merge is not available:** {why}. Merge this pull request by hand, or allow auto-merge in the repository's settings and require a status check on the base branch; stackbot asks again with the next update.\n"
     )
@@ -608,7 +608,7 @@ fn body(
 const AUTOMERGE_ROOM: usize = 1024;
 
 /// A pull request body: `head`, the list of `changes`, then the release notes and the diff as
-/// far as GitHub's limit allows, then the trailer, through [`markdown::fit_body`] (every part
+/// far as GitHub's limit allows, then the trailer, through [`crate::body::fit_body`] (every part
 /// counted; what is cut is said, with where the whole is).
 pub(super) fn fit_body(
     head: String,
@@ -616,7 +616,7 @@ pub(super) fn fit_body(
     releases: &[&AvailableRelease],
     files: &[FileEdit],
 ) -> String {
-    use crate::report::markdown::{self, Block};
+    use crate::body::{self, Block};
     let mut blocks = vec![Block::List {
         title: "\n**Changes**\n\n".into(),
         items: changes,
@@ -638,11 +638,11 @@ pub(super) fn fit_body(
         content: files.iter().map(unified_diff).collect(),
     });
     let trailer = "\n---\nOpened by stackbot. Commits pushed to this branch by anyone else stop the bot from updating it.\n";
-    markdown::fit_body(
+    body::fit_body(
         &head,
         &blocks,
         trailer,
-        markdown::BODY_MAX - AUTOMERGE_ROOM,
+        body::BODY_MAX - AUTOMERGE_ROOM,
         "the pull request's *Files changed* tab and the release notes linked above",
     )
     .text

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "vocabulary",
-        &["model", "clock", "env", "net", "error", "mutation"],
+        &[
+            "model", "clock", "env", "net", "error", "mutation", "yaml", "body",
+        ],
     ),
     ("configuration and state", &["config", "lock"]),
     ("pure stages on trees", &["render", "package"]),

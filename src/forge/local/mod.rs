@@ -373,10 +373,10 @@ impl Forge for LocalForge {
 }
 
 /// GitHub refuses a body or comment of 65,536 characters or more; the local forge refuses it
-/// alike, so every run on it proves the bodies fit ([`crate::report::markdown::fit_body`]).
+/// alike, so every run on it proves the bodies fit ([`crate::body::fit_body`]).
 fn refuse_long(what: &str, body: &str) -> ForgeResult<()> {
     let n = body.chars().count();
-    if n > crate::report::markdown::BODY_MAX {
+    if n > crate::body::BODY_MAX {
         return Err(crate::forge::ForgeError::Rejected {
             what: what.to_string(),
             reason: format!("body is too long ({n} characters; GitHub takes fewer than 65,536)"),
