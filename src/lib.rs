@@ -4,31 +4,44 @@
 //! up to `plan` is a pure function of its inputs (see `docs/architecture.md`). The forge, git,
 //! HTTP and OCI registry are thin adapters behind traits, so a dry run is the same plan, not
 //! executed.
+//!
+//! The workspace's crates, bottom up: `stackbot-package` (byte-level packaging), `stackbot-core`
+//! (everything that decides; no I/O dependency), `stackbot-net` (HTTP), `stackbot-forge` (the
+//! forge and the OCI registry), and this package: the binary's edge (`cli`), the loop
+//! (`pipeline`), reading the world (`observe`) and writing to it (`apply`).
+//!
+//! The crates' modules are re-exported here under the paths they had before the split
+//! (`stackbot::model`, `stackbot::forge::local`, `stackbot::upstream::http`, ...), so the tests,
+//! examples and benchmarks name one crate. Where one old module now spans two crates, the
+//! higher crate's module re-exports the lower one's (`stackbot_forge::oci` re-exports
+//! `stackbot_core::oci`, `stackbot_net::upstream` re-exports `stackbot_core::upstream`,
+//! `stackbot_forge` re-exports the forge's data types of `stackbot_core::forge`).
 
-pub mod adopt;
+pub use stackbot_core::{
+    adopt, body, compliance, config, error, index, lock, model, mutation, outcome, package, plan,
+    render, report, resolve, status, tenants, yaml,
+};
+/// The forge: the `Forge` trait, the local and GitHub forges, the test doubles.
+pub use stackbot_forge as forge;
+pub use stackbot_forge::oci;
+pub use stackbot_net::{net, upstream};
+
+/// Time as a value ([`stackbot_core::clock`]) and the real clock, which only the edge
+/// constructs.
+pub mod clock {
+    pub use crate::process::SystemClock;
+    pub use stackbot_core::clock::*;
+}
+
+/// The environment as a value ([`stackbot_core::env`]) and its one reader of the process
+/// environment, called at the edge.
+pub mod env {
+    pub use crate::process::from_process;
+    pub use stackbot_core::env::*;
+}
+
 pub mod apply;
-pub mod body;
 pub mod cli;
-pub mod clock;
-pub mod compliance;
-pub mod config;
-pub mod env;
-pub mod error;
-pub mod forge;
-pub mod index;
-pub mod lock;
-pub mod model;
-pub mod mutation;
-pub mod net;
 pub mod observe;
-pub mod oci;
-pub mod package;
 pub mod pipeline;
-pub mod plan;
-pub mod render;
-pub mod report;
-pub mod resolve;
-pub mod status;
-pub mod tenants;
-pub mod upstream;
-pub mod yaml;
+mod process;

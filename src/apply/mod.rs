@@ -32,6 +32,9 @@ use crate::model::FileTree;
 use crate::oci::{Publisher, PushOutcome};
 use crate::plan::{BranchPush, Observed, Plan, PlannedRelease, PullAction, Skipped, Step};
 
+/// What `apply` did: data the report formats, so it is core's (`stackbot_core::outcome`).
+pub use stackbot_core::outcome::Outcome;
+
 /// Why applying failed. All variants are safe to re-run.
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -41,25 +44,6 @@ pub enum ApplyError {
     Inconsistent(String),
     #[error(transparent)]
     Oci(#[from] crate::oci::OciError),
-}
-
-/// What `apply` did.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Outcome {
-    /// Tags published by this run (including ones an earlier run had started).
-    pub released: Vec<String>,
-    pub skipped: Vec<Skipped>,
-    /// Release pull requests opened or updated (pull-request mode).
-    pub pull_requests: Vec<String>,
-    /// Every write, in order, for the log.
-    pub actions: Vec<String>,
-    /// OCI publications (pushed or found already present), each verified.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub oci: Vec<crate::oci::Published>,
-    /// Releases that could not be finished for a reason of their own (a tag pointing at
-    /// another commit, a draft deleted meanwhile): the other releases went on.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub failed: Vec<Skipped>,
 }
 
 /// Create the cluster-stacks repository with its base branch when it does not exist yet (the

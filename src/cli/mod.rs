@@ -146,7 +146,7 @@ impl Global {
         verbose: u8,
         quiet: bool,
     ) -> Self {
-        let env = Env::from_process();
+        let env = crate::env::from_process();
         let clock: SharedClock = std::sync::Arc::new(SystemClock);
         Global {
             config,

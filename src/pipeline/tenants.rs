@@ -56,7 +56,7 @@ fn published(ctx: &Context, forge: &dyn Forge) -> Result<Vec<AvailableRelease>, 
         crate::observe::published(forge, &repo, on_forge, oci.as_ref()).map_err(|e| match e {
             ObserveError::Forge(source) => TenantsError::Releases {
                 repo: repo.to_string(),
-                source,
+                source: Box::new(source),
             }
             .into(),
             ObserveError::Oci(e) => oci_error(ctx, e),
@@ -66,7 +66,7 @@ fn published(ctx: &Context, forge: &dyn Forge) -> Result<Vec<AvailableRelease>, 
         out = crate::observe::tenants::available_releases(forge, &repo, &index, &followed)
             .map_err(|source| TenantsError::Releases {
                 repo: repo.to_string(),
-                source,
+                source: Box::new(source),
             })?;
     }
     if let Some(oci) = oci {

@@ -1,40 +1,63 @@
 //! The structure the docs describe is the structure the code has.
 //!
-//! The module graph in `docs/architecture.md` is generated from the code's own `crate::`
-//! references (so it cannot go stale), it has no cycles, every dependency points down the
-//! layers below, and nothing below the CLI reads the environment or the clock.
+//! The layering is the crate graph: `stackbot-core` cannot call the forge, the network or the
+//! registry because it does not depend on the crates that hold them, and the compiler keeps it
+//! so. What the crate graph does not keep is checked here: the graph in `docs/architecture.md`
+//! is generated from the workspace's manifests (so it cannot go stale), core's dependency tree
+//! holds no I/O crate, the binary's own modules call the forge only through observe, apply and
+//! the dashboard writer, nothing below the CLI reads the environment or the clock where clippy
+//! does not forbid it, no function is longer than the limit, and every doc a comment names
+//! exists.
 //!
 //! Regenerate the graph with `STACKBOT_BLESS=1 cargo test --test integration architecture::`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// The layers, lowest first. A module may use modules of lower layers only: that is what
-/// "the data flows one way" means in code. Adding a module means placing it here.
-const LAYERS: &[(&str, &[&str])] = &[
-    (
-        "vocabulary",
-        &[
-            "model", "clock", "env", "net", "error", "mutation", "yaml", "body",
-        ],
-    ),
-    ("configuration and state", &["config", "lock"]),
-    ("pure stages on trees", &["render", "package"]),
-    ("adapters to the world", &["upstream", "forge", "oci"]),
-    ("the release index", &["index"]),
-    ("the standard", &["compliance"]),
-    (
-        "deciding",
-        &["resolve", "plan", "tenants", "status", "adopt"],
-    ),
-    ("observing and executing", &["observe", "apply"]),
-    ("output", &["report"]),
-    ("the pipeline", &["pipeline"]),
-    ("the edge", &["cli"]),
-];
+use std::process::Command;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The cargo that builds this test (it runs the checks on the manifests and the lock file).
+fn cargo() -> Command {
+    let mut c = Command::new(option_env!("CARGO").unwrap_or("cargo"));
+    c.current_dir(root());
+    c
+}
+
+/// The source directories of every package of the workspace: the binary's `src/` and each
+/// crate's `crates/<name>/src/`.
+fn source_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![root().join("src")];
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    crates.sort();
+    dirs.extend(crates);
+    dirs
+}
+
+/// Every `.rs` file of every package, with its path relative to the repository root.
+fn workspace_sources() -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    for d in source_dirs() {
+        rust_files(&d, &mut files);
+    }
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, f)
+        })
+        .collect()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -94,123 +117,105 @@ fn code_only(src: &str) -> String {
     out
 }
 
-/// The top-level module a file belongs to (`src/plan/series.rs` → `plan`).
-fn module_of(path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root().join("src")).ok()?;
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    let name = first.trim_end_matches(".rs");
-    (!matches!(name, "lib" | "main")).then(|| name.to_string())
+/// The I/O crates: what core must not depend on, and what the crate graph names beside each
+/// crate that uses one directly.
+const IO_CRATES: &[&str] = &[
+    "git2",
+    "tokio",
+    "reqwest",
+    "octocrab",
+    "oci-client",
+    "hyper",
+    "hyper-util",
+    "h2",
+    "ureq",
+    "curl",
+    "isahc",
+];
+
+/// The workspace's manifests as `cargo metadata --no-deps` reads them.
+fn metadata() -> serde_json::Value {
+    let out = cargo()
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// `module → modules it references`, from `crate::x` paths (grouped imports included).
-fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    let modules: BTreeSet<String> = files.iter().filter_map(|f| module_of(f)).collect();
-    let single = regex::Regex::new(r"\bcrate::([a-z_]+)").unwrap();
-    let group = regex::Regex::new(r"\bcrate::\{([^}]*)\}").unwrap();
-    let head = regex::Regex::new(r"(?:^|,)\s*([a-z_]+)").unwrap();
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in &files {
-        let Some(m) = module_of(f) else { continue };
-        let code = code_only(&std::fs::read_to_string(f).unwrap());
-        let mut used: Vec<String> = single
-            .captures_iter(&code)
-            .map(|c| c[1].to_string())
-            .collect();
-        for g in group.captures_iter(&code) {
-            used.extend(head.captures_iter(&g[1]).map(|c| c[1].to_string()));
-        }
-        let entry = graph.entry(m.clone()).or_default();
-        for u in used {
-            if u != m && modules.contains(&u) {
-                entry.insert(u);
+/// `cargo test --locked` and `cargo clippy --all-targets` at the root (the README's and
+/// .ci/run's commands) check every crate only because every member is a default member.
+#[test]
+fn cargo_at_the_root_covers_every_crate() {
+    let meta = metadata();
+    let ids = |key: &str| -> BTreeSet<String> {
+        meta[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (members, default) = (ids("workspace_members"), ids("workspace_default_members"));
+    assert!(members.len() >= 5, "workspace members: {members:?}");
+    let left_out: Vec<&String> = members.difference(&default).collect();
+    assert!(
+        left_out.is_empty(),
+        "Cargo.toml `default-members` leaves out {left_out:?}: `cargo test --locked` at the root would not test them"
+    );
+}
+
+/// `package → (workspace packages it depends on, I/O crates it depends on directly)`, normal
+/// dependencies only (what ships), from `cargo metadata`.
+fn crate_graph() -> BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> {
+    let meta = metadata();
+    let packages = meta["packages"].as_array().unwrap();
+    let members: BTreeSet<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    let mut graph = BTreeMap::new();
+    for p in packages {
+        let (mut uses, mut io) = (BTreeSet::new(), BTreeSet::new());
+        for d in p["dependencies"].as_array().unwrap() {
+            let name = d["name"].as_str().unwrap();
+            if !d["kind"].is_null() {
+                continue;
+            }
+            if members.contains(name) {
+                uses.insert(name.to_string());
+            } else if IO_CRATES.contains(&name) {
+                io.insert(name.to_string());
             }
         }
+        graph.insert(p["name"].as_str().unwrap().to_string(), (uses, io));
     }
     graph
 }
 
-fn layer_of(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|(_, ms)| ms.contains(&module))
-}
-
-#[test]
-fn every_module_has_a_layer_and_depends_only_on_lower_layers() {
-    let graph = module_graph();
-    let mut problems = Vec::new();
-    for (m, deps) in &graph {
-        let Some(lm) = layer_of(m) else {
-            problems.push(format!(
-                "module `{m}` has no layer in tests/integration/architecture.rs LAYERS"
-            ));
-            continue;
-        };
-        for d in deps {
-            match layer_of(d) {
-                Some(ld) if ld < lm => {}
-                Some(ld) => problems.push(format!(
-                    "`{m}` ({}) uses `{d}` ({}): dependencies must point to lower layers",
-                    LAYERS[lm].0, LAYERS[ld].0
-                )),
-                None => {}
-            }
-        }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
-}
-
-#[test]
-fn the_module_graph_has_no_cycles() {
-    let graph = module_graph();
-    // Kahn's algorithm: whatever cannot be ordered is on a cycle.
-    let mut indegree: BTreeMap<&str, usize> = graph.keys().map(|k| (k.as_str(), 0)).collect();
-    for deps in graph.values() {
-        for d in deps {
-            *indegree.entry(d.as_str()).or_default() += 1;
-        }
-    }
-    let mut ready: Vec<&str> = indegree
-        .iter()
-        .filter(|(_, n)| **n == 0)
-        .map(|(k, _)| *k)
-        .collect();
-    let mut seen = 0;
-    while let Some(m) = ready.pop() {
-        seen += 1;
-        for d in graph.get(m).into_iter().flatten() {
-            let n = indegree.get_mut(d.as_str()).unwrap();
-            *n -= 1;
-            if *n == 0 {
-                ready.push(d);
-            }
-        }
-    }
-    let on_cycle: Vec<_> = indegree
-        .iter()
-        .filter(|(_, n)| **n > 0)
-        .map(|(k, _)| *k)
-        .collect();
-    assert_eq!(seen, indegree.len(), "modules on a cycle: {on_cycle:?}");
-}
-
-/// The Mermaid graph of the modules, by layer.
-fn mermaid(graph: &BTreeMap<String, BTreeSet<String>>) -> String {
+/// The Mermaid graph of the crates; arrows point from a crate to what it uses.
+fn mermaid(graph: &BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>) -> String {
+    let id = |name: &str| name.replace('-', "_");
     let mut s = String::from("```mermaid\nflowchart BT\n");
-    for (i, (name, modules)) in LAYERS.iter().enumerate() {
-        let present: Vec<&&str> = modules.iter().filter(|m| graph.contains_key(**m)).collect();
-        if present.is_empty() {
-            continue;
-        }
-        s.push_str(&format!("  subgraph L{i}[\"{name}\"]\n"));
-        for m in present {
-            s.push_str(&format!("    {m}\n"));
-        }
-        s.push_str("  end\n");
+    for (name, (_, io)) in graph {
+        let label = if io.is_empty() {
+            name.clone()
+        } else {
+            let io: Vec<&str> = io.iter().map(String::as_str).collect();
+            format!("{name}<br/><small>{}</small>", io.join(", "))
+        };
+        s.push_str(&format!("  {}[\"{label}\"]\n", id(name)));
     }
-    for (m, deps) in graph {
-        for d in deps {
-            s.push_str(&format!("  {m} --> {d}\n"));
+    for (name, (uses, _)) in graph {
+        for d in uses {
+            s.push_str(&format!("  {} --> {}\n", id(name), id(d)));
         }
     }
     s.push_str("```\n");
@@ -218,14 +223,20 @@ fn mermaid(graph: &BTreeMap<String, BTreeSet<String>>) -> String {
 }
 
 #[test]
-fn the_architecture_doc_shows_the_current_module_graph() {
+fn the_architecture_doc_draws_the_current_crate_graph() {
     let path = root().join("docs/architecture.md");
     let doc = std::fs::read_to_string(&path).unwrap();
-    let (start, end) = ("<!-- module-graph:start -->\n", "<!-- module-graph:end -->");
+    let (start, end) = ("<!-- crate-graph:start -->\n", "<!-- crate-graph:end -->");
     let (Some(a), Some(b)) = (doc.find(start), doc.find(end)) else {
         panic!("docs/architecture.md lacks the {start:?} … {end:?} markers");
     };
-    let generated = mermaid(&module_graph());
+    let graph = crate_graph();
+    assert!(
+        graph.contains_key("stackbot") && graph.contains_key("stackbot-core"),
+        "cargo metadata did not list the workspace: {:?}",
+        graph.keys()
+    );
+    let generated = mermaid(&graph);
     let current = &doc[a + start.len()..b];
     if current != generated && std::env::var_os("STACKBOT_BLESS").is_some() {
         let fresh = format!("{}{start}{generated}{}", &doc[..a], &doc[b..]);
@@ -234,8 +245,42 @@ fn the_architecture_doc_shows_the_current_module_graph() {
     }
     assert!(
         current == generated,
-        "docs/architecture.md shows a stale module graph; regenerate it with\n  \
+        "docs/architecture.md shows a stale crate graph; regenerate it with\n  \
          STACKBOT_BLESS=1 cargo test --test integration architecture::\nand commit the result."
+    );
+}
+
+/// Core decides and has no I/O: nothing in its dependency tree (normal dependencies, its own
+/// features) is git2, tokio, an HTTP client or the OCI client, so `cargo build -p
+/// stackbot-core` compiles none of them.
+#[test]
+fn core_depends_on_no_io_crate() {
+    let out = cargo()
+        .args([
+            "tree",
+            "-p",
+            "stackbot-core",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .args(["--offline", "--locked"])
+        .output()
+        .expect("run cargo tree");
+    assert!(
+        out.status.success(),
+        "cargo tree: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = String::from_utf8(out.stdout).unwrap();
+    let names: BTreeSet<&str> = tree.lines().filter_map(|l| l.split(' ').next()).collect();
+    assert!(names.contains("serde"), "cargo tree listed nothing: {tree}");
+    let io: Vec<&&str> = IO_CRATES.iter().filter(|c| names.contains(**c)).collect();
+    assert!(
+        io.is_empty(),
+        "stackbot-core depends on I/O crates {io:?} (cargo tree -p stackbot-core -e normal -i <crate> shows through which); \
+         move the code that needs them to stackbot-net or stackbot-forge"
     );
 }
 
@@ -269,27 +314,27 @@ fn strip_test_doubles(code: &str) -> String {
     out.join("\n")
 }
 
+/// What reads the process environment or the real clock.
+const WORLD_READERS: &str = r"std::env::var|env::var_os|env::vars|Utc::now\(|Local::now\(|Instant::now\(|SystemTime::now\(|thread::sleep\(|\bSystemClock\b|\bfrom_process\b";
+
+/// The files allowed to read them: the edge (the CLI, `main.rs`, `process.rs` with the
+/// real clock and the process environment, and `lib.rs`, which re-exports them). Core is not
+/// scanned: its `clippy.toml` disallows the same calls, which
+/// `core_clippy_disallows_the_clock_and_the_environment` keeps.
+const EDGE: &[&str] = &[
+    "src/cli/",
+    "src/main.rs",
+    "src/lib.rs",
+    "src/process.rs",
+    "crates/stackbot-core/",
+];
+
 #[test]
 fn nothing_below_the_cli_reads_the_environment_or_the_clock() {
-    let forbidden = regex::Regex::new(
-        r"std::env::var|env::var_os|env::vars|Utc::now\(|Local::now\(|Instant::now\(|SystemTime::now\(|thread::sleep\(|\bSystemClock\b|Env::from_process",
-    )
-    .unwrap();
-    // The edge itself, and the two values that carry the world into the library.
-    let allowed = ["cli", "clock.rs", "env.rs", "main.rs"];
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
+    let forbidden = regex::Regex::new(WORLD_READERS).unwrap();
     let mut offenders = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(root().join("src")).unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_str()
-            .unwrap();
-        if allowed.contains(&first) {
+    for (rel, f) in workspace_sources() {
+        if EDGE.iter().any(|e| rel.starts_with(e)) {
             continue;
         }
         let code = code_only(&std::fs::read_to_string(&f).unwrap());
@@ -298,9 +343,8 @@ fn nothing_below_the_cli_reads_the_environment_or_the_clock() {
         // Test doubles (the `test-doubles` feature, never shipped) may construct the real
         // clock for their callers' convenience.
         let code = strip_test_doubles(code);
-        let code = code.as_str();
-        for m in forbidden.find_iter(code) {
-            offenders.push(format!("{}: {}", rel.display(), m.as_str()));
+        for m in forbidden.find_iter(&code) {
+            offenders.push(format!("{rel}: {}", m.as_str()));
         }
     }
     assert!(
@@ -310,17 +354,43 @@ fn nothing_below_the_cli_reads_the_environment_or_the_clock() {
     );
 }
 
+/// Core is kept from the clock and the environment by clippy (`disallowed-methods` in the
+/// `clippy.toml` beside its manifest, which `cargo clippy -- -D warnings` makes an error), not
+/// by the scan above: the file must name every reader.
+#[test]
+fn core_clippy_disallows_the_clock_and_the_environment() {
+    let path = root().join("crates/stackbot-core/clippy.toml");
+    let config = std::fs::read_to_string(&path).expect("crates/stackbot-core/clippy.toml");
+    let missing: Vec<&str> = [
+        "std::env::var",
+        "std::env::vars",
+        "std::env::var_os",
+        "std::env::vars_os",
+        "chrono::Utc::now",
+        "chrono::Local::now",
+        "std::time::SystemTime::now",
+        "std::time::Instant::now",
+        "std::thread::sleep",
+    ]
+    .into_iter()
+    .filter(|m| !config.contains(&format!("\"{m}\"")))
+    .collect();
+    assert!(
+        missing.is_empty(),
+        "{} does not disallow {missing:?}",
+        path.display()
+    );
+}
+
 #[test]
 fn every_doc_a_source_comment_points_at_exists() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
     let re = regex::Regex::new(r"docs/[a-z0-9-]+\.md").unwrap();
     let mut missing = Vec::new();
-    for f in files {
+    for (rel, f) in workspace_sources() {
         let text = std::fs::read_to_string(&f).unwrap();
         for m in re.find_iter(&text) {
             if !root().join(m.as_str()).exists() {
-                missing.push(format!("{}: {}", f.display(), m.as_str()));
+                missing.push(format!("{rel}: {}", m.as_str()));
             }
         }
     }
@@ -331,21 +401,25 @@ fn every_doc_a_source_comment_points_at_exists() {
     );
 }
 
-/// Where the forge may be called: `forge` itself (the adapters and their helpers), `observe`
-/// (reads), `apply` (writes) and the dashboard writer (`pipeline/dashboard.rs`, which keeps
-/// one issue: read it, then edit it). Every other module gets facts from observe and hands
-/// decisions to apply, so "observe gathers, plan decides, apply executes" holds for every
-/// command. Paths relative to `src/`; a directory allows everything under it.
-const FORGE_CALLERS: &[&str] = &["forge/", "observe/", "apply/", "pipeline/dashboard.rs"];
+/// Where the binary may call the forge: `observe` (reads), `apply` (writes) and the dashboard
+/// writer (`pipeline/dashboard.rs`, which keeps one issue: read it, then edit it). Every other
+/// module gets facts from observe and hands decisions to apply, so "observe gathers, plan
+/// decides, apply executes" holds for every command. Core cannot call the forge at all (it
+/// does not depend on `stackbot-forge`), so only the binary's `src/` is scanned. Paths relative
+/// to `src/`; a directory allows everything under it.
+const FORGE_CALLERS: &[&str] = &["observe/", "apply/", "pipeline/dashboard.rs"];
+
+/// Where the `Forge` trait is defined.
+const FORGE_TRAIT: &str = "crates/stackbot-forge/src/lib.rs";
 
 /// The names of the `Forge` trait's methods and of the `forge` helpers that take a forge
-/// (`read_subtree`, `upsert_comment`), read from `src/forge/mod.rs`. `kind` is left out: it
+/// (`read_subtree`, `upsert_comment`), read from [`FORGE_TRAIT`]. `kind` is left out: it
 /// names the adapter (for messages) and never talks to the forge.
 fn forge_method_names() -> BTreeSet<String> {
-    let src = code_only(&std::fs::read_to_string(root().join("src/forge/mod.rs")).unwrap());
+    let src = code_only(&std::fs::read_to_string(root().join(FORGE_TRAIT)).unwrap());
     let start = src
         .find("pub trait Forge")
-        .expect("src/forge/mod.rs defines `trait Forge`");
+        .unwrap_or_else(|| panic!("{FORGE_TRAIT} defines `trait Forge`"));
     let body = &src[start..];
     // The trait's body ends at the first `}` in column 0.
     let end = body.find("\n}").expect("the trait's body ends");
@@ -411,11 +485,11 @@ const MAX_FUNCTION_LINES: usize = 100;
 /// entry is no longer needed). Nothing new goes on this list.
 const LONG_FUNCTIONS: &[(&str, &str)] = &[
     (
-        "src/compliance/mod.rs::evaluate_on",
+        "crates/stackbot-core/src/compliance/mod.rs::evaluate_on",
         "the SCS 0210 rule as one reading of the standard's test, kept whole to diff against it (tests/integration/scs0210_oracle.rs)",
     ),
     (
-        "src/package/chart.rs::glob_match",
+        "crates/stackbot-package/src/chart.rs::glob_match",
         "a port of Go's path/filepath.Match, kept in its shape to compare with the original",
     ),
 ];
@@ -473,20 +547,16 @@ fn functions(code: &str) -> Vec<(String, usize, usize)> {
 
 #[test]
 fn no_function_is_longer_than_the_limit() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
     let mut offenders = Vec::new();
     let mut excepted_seen = BTreeSet::new();
-    for f in files {
-        let rel = f.strip_prefix(root().join("src")).unwrap();
-        let rel = rel.to_string_lossy().replace('\\', "/");
+    for (rel, f) in workspace_sources() {
         let code = code_only(&std::fs::read_to_string(&f).unwrap());
         let code = code.split("#[cfg(test)]").next().unwrap_or("");
         for (name, line, len) in functions(code) {
             if len <= MAX_FUNCTION_LINES {
                 continue;
             }
-            let id = format!("src/{rel}::{name}");
+            let id = format!("{rel}::{name}");
             if LONG_FUNCTIONS.iter().any(|(x, _)| *x == id) {
                 excepted_seen.insert(id);
                 continue;

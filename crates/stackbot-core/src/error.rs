@@ -1,0 +1,78 @@
+//! Exit codes and the one rule that decides them.
+//!
+//! Users script around exit codes (`0` nothing to do or done, `1` runtime failure, `2` invalid
+//! input, `3` partial tenant failure), so the mapping lives in exactly one place:
+//! `stackbot::pipeline::exit`, which the command line and the world simulator both use. Library
+//! errors say whether they are the user's input.
+
+/// Process exit status, documented in the README.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Success, or nothing to do.
+    Success = 0,
+    /// Runtime failure (network, forge, I/O); safe to re-run.
+    Failure = 1,
+    /// Invalid input (arguments, config, templates, stack trees); nothing was changed.
+    Invalid = 2,
+    /// Some tenants failed; the others were processed.
+    Partial = 3,
+}
+
+/// Marks an error as caused by the user's input, so it exits with 2. The message must name
+/// the file and the field or line, and say what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidInput(pub String);
+
+impl InvalidInput {
+    /// Wrap any error's message as invalid input.
+    pub fn from_display(e: impl std::fmt::Display) -> Self {
+        InvalidInput(e.to_string())
+    }
+}
+
+/// The candidate closest to `word` when it is close enough to be a typo (`supportd` →
+/// `supported`, `stackz` → `stacks`), so a message can say "did you mean …?" instead of
+/// listing every allowed value. `None` when nothing is near.
+pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let word = word.to_lowercase();
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&word, &c.to_lowercase()), *c))
+        .filter(|(d, c)| *d > 0 && *d <= (c.chars().count() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn a_typo_is_matched_to_the_nearest_candidate_and_a_stranger_to_none() {
+        assert_eq!(did_you_mean("supportd", &["supported"]), Some("supported"));
+        assert_eq!(
+            did_you_mean("stackz", &["upstream", "stacks", "forge"]),
+            Some("stacks")
+        );
+        assert_eq!(did_you_mean("githb", &["local", "github"]), Some("github"));
+        assert_eq!(did_you_mean("banana", &["local", "github"]), None);
+        assert_eq!(did_you_mean("stacks", &["stacks"]), None, "not a typo");
+    }
+}

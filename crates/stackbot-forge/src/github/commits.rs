@@ -1,0 +1,288 @@
+//! Writing git data: commits as blob → tree → commit → compare-and-swap ref update, forced
+//! bot branches, and annotated tags. Objects are content-addressed, so repeating them is
+//! harmless; only the ref writes need the look-before-repeat of
+//! [`write_checked`](GithubForge::write_checked).
+
+use base64::Engine as _;
+use http::Method;
+use serde_json::{Value, json};
+
+use super::transport::Req;
+use super::{GithubForge, enc, str_of};
+use crate::{FileChanges, ForgeError, ForgeResult, RepoRef};
+
+impl GithubForge {
+    /// One commit on `branch`, made as blob → tree → commit → ref update. The branch must still
+    /// be at `expected_head` (`None`: must not exist yet): the ref update is the compare-and-swap
+    /// that keeps a person's concurrent push from being overwritten.
+    pub(super) async fn commit_a(
+        &self,
+        repo: &RepoRef,
+        branch: &str,
+        parent: &str,
+        expected_head: Option<&str>,
+        changes: &FileChanges,
+        message: &str,
+    ) -> ForgeResult<String> {
+        let what = format!("branch `{branch}` of {repo}");
+        let current = self.branch_head_a(repo, branch).await?;
+        if current.as_deref() != expected_head {
+            return Err(ForgeError::Conflict { what });
+        }
+        let tree = self.tree_a(repo, parent, changes, &what).await?;
+        let sha = self
+            .commit_object_a(repo, parent, &tree, message, &what)
+            .await?;
+        self.move_ref_a(repo, branch, parent, expected_head, sha, what)
+            .await
+    }
+
+    /// The tree of `parent` with `changes` applied; returns its sha. Text goes inline in the
+    /// tree request; binary content (not UTF-8, or with NUL bytes) needs a base64 blob first.
+    /// A deletion is sent only for a file the parent has (GitHub refuses deleting a missing one).
+    async fn tree_a(
+        &self,
+        repo: &RepoRef,
+        parent: &str,
+        changes: &FileChanges,
+        what: &str,
+    ) -> ForgeResult<String> {
+        let rp = Self::repo_path(repo);
+        let base_tree = self.commit_tree(repo, parent).await?;
+        let existing: Option<Vec<String>> = if changes.values().any(Option::is_none) {
+            Some(self.list_files_a(repo, parent).await?)
+        } else {
+            None
+        };
+        let mut entries = Vec::new();
+        for (path, change) in changes {
+            match change {
+                Some(bytes) => match std::str::from_utf8(bytes) {
+                    Ok(text) if !bytes.contains(&0) => entries.push(
+                        json!({"path": path, "mode": "100644", "type": "blob", "content": text}),
+                    ),
+                    _ => {
+                        let sha = self.blob_a(repo, path, bytes, what).await?;
+                        entries.push(
+                            json!({"path": path, "mode": "100644", "type": "blob", "sha": sha}),
+                        );
+                    }
+                },
+                None => {
+                    if existing.as_ref().is_some_and(|e| e.contains(path)) {
+                        entries.push(
+                            json!({"path": path, "mode": "100644", "type": "blob", "sha": null}),
+                        );
+                    }
+                }
+            }
+        }
+        let tree = self
+            .write_ok(
+                &format!("tree for {what}"),
+                &Req::json(
+                    Method::POST,
+                    format!("{rp}/git/trees"),
+                    &json!({"base_tree": base_tree, "tree": entries}),
+                ),
+            )
+            .await?;
+        Ok(str_of(&tree.json::<Value>(what)?["sha"]))
+    }
+
+    /// A blob for binary content, base64 encoded; returns its sha.
+    async fn blob_a(
+        &self,
+        repo: &RepoRef,
+        path: &str,
+        bytes: &[u8],
+        what: &str,
+    ) -> ForgeResult<String> {
+        let body = json!({
+            "content": base64::engine::general_purpose::STANDARD.encode(bytes),
+            "encoding": "base64",
+        });
+        let r = self
+            .write_ok(
+                &format!("blob for `{path}` in {repo}"),
+                &Req::json(
+                    Method::POST,
+                    format!("{}/git/blobs", Self::repo_path(repo)),
+                    &body,
+                ),
+            )
+            .await?;
+        Ok(str_of(&r.json::<Value>(what)?["sha"]))
+    }
+
+    /// The commit object (not yet on any branch); returns its sha.
+    async fn commit_object_a(
+        &self,
+        repo: &RepoRef,
+        parent: &str,
+        tree: &str,
+        message: &str,
+        what: &str,
+    ) -> ForgeResult<String> {
+        let mut body = json!({"message": message, "tree": tree, "parents": [parent]});
+        // As an App, no author or committer: GitHub then signs the commit (Verified), which
+        // branches that require signed commits insist on. A token's commit is never signed, so
+        // it carries `forge.committer`.
+        if !self.commits_signed_by_github() {
+            let who = json!({"name": self.committer.name, "email": self.committer.email});
+            body["author"] = who.clone();
+            body["committer"] = who;
+        }
+        // A repeated commit POST only leaves an unreferenced object behind: safe to retry.
+        let c = self
+            .write_ok(
+                &format!("commit for {what}"),
+                &Req::json(
+                    Method::POST,
+                    format!("{}/git/commits", Self::repo_path(repo)),
+                    &body,
+                ),
+            )
+            .await?;
+        Ok(str_of(&c.json::<Value>(what)?["sha"]))
+    }
+
+    /// Points `branch` at `sha`: creates the ref when `expected_head` is `None`, else updates it.
+    /// An answer lost on the way is settled by reading the branch again (`write_checked`); a ref
+    /// someone else moved meanwhile is a [`ForgeError::Conflict`].
+    async fn move_ref_a(
+        &self,
+        repo: &RepoRef,
+        branch: &str,
+        parent: &str,
+        expected_head: Option<&str>,
+        sha: String,
+        what: String,
+    ) -> ForgeResult<String> {
+        let rp = Self::repo_path(repo);
+        let done = async || -> ForgeResult<Option<String>> {
+            let now = self.branch_head_a(repo, branch).await?;
+            if now.as_deref() == Some(sha.as_str()) {
+                Ok(Some(sha.clone()))
+            } else if now.as_deref() == expected_head {
+                Ok(None)
+            } else {
+                Err(ForgeError::Conflict { what: what.clone() })
+            }
+        };
+        let result = match expected_head {
+            None => {
+                let req = Req::json(
+                    Method::POST,
+                    format!("{rp}/git/refs"),
+                    &json!({"ref": format!("refs/heads/{branch}"), "sha": sha}),
+                );
+                self.write_checked(&what, &req, |_| Ok(sha.clone()), done)
+                    .await
+            }
+            Some(exp) => {
+                // With the parent as expected head, `force: false` makes GitHub check atomically
+                // that nobody moved the branch. Otherwise (rebuilding a bot branch on a new
+                // base) the pre-check above is the guard and the update must force.
+                let req = Req::json(
+                    Method::PATCH,
+                    format!("{rp}/git/refs/heads/{}", enc(branch, true)),
+                    &json!({"sha": sha, "force": exp != parent}),
+                );
+                self.write_checked(&what, &req, |_| Ok(sha.clone()), done)
+                    .await
+            }
+        };
+        match result {
+            // A ref that appeared meanwhile, or "not a fast forward": someone else moved it.
+            Err(ForgeError::AlreadyExists { what }) => Err(ForgeError::Conflict { what }),
+            Err(ForgeError::Rejected { what, reason })
+                if reason.to_ascii_lowercase().contains("reference") =>
+            {
+                Err(ForgeError::Conflict { what })
+            }
+            other => other,
+        }
+    }
+
+    pub(super) async fn force_branch_a(
+        &self,
+        repo: &RepoRef,
+        branch: &str,
+        commit: &str,
+    ) -> ForgeResult<()> {
+        let what = format!("branch `{branch}` of {repo}");
+        let rp = Self::repo_path(repo);
+        if self.branch_head_a(repo, branch).await?.is_some() {
+            let req = Req::json(
+                Method::PATCH,
+                format!("{rp}/git/refs/heads/{}", enc(branch, true)),
+                &json!({"sha": commit, "force": true}),
+            );
+            self.write_ok(&what, &req).await.map(|_| ())
+        } else {
+            let req = Req::json(
+                Method::POST,
+                format!("{rp}/git/refs"),
+                &json!({"ref": format!("refs/heads/{branch}"), "sha": commit}),
+            );
+            self.write_checked(
+                &what,
+                &req,
+                |_| Ok(()),
+                async || {
+                    Ok(
+                        (self.branch_head_a(repo, branch).await?.as_deref() == Some(commit))
+                            .then_some(()),
+                    )
+                },
+            )
+            .await
+        }
+    }
+
+    pub(super) async fn create_tag_a(
+        &self,
+        repo: &RepoRef,
+        tag: &str,
+        commit: &str,
+        message: &str,
+    ) -> ForgeResult<()> {
+        let what = format!("tag `{tag}` in {repo}");
+        let rp = Self::repo_path(repo);
+        let tagger = json!({
+            "name": self.committer.name,
+            "email": self.committer.email,
+            "date": self.t.clock.now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        });
+        // The tag object is unreferenced until the ref exists: repeating it is harmless.
+        let obj = self
+            .write_ok(
+                &format!("tag object for {what}"),
+                &Req::json(
+                    Method::POST,
+                    format!("{rp}/git/tags"),
+                    &json!({"tag": tag, "message": message, "object": commit,
+                            "type": "commit", "tagger": tagger}),
+                ),
+            )
+            .await?;
+        let obj = str_of(&obj.json::<Value>(&what)?["sha"]);
+        let req = Req::json(
+            Method::POST,
+            format!("{rp}/git/refs"),
+            &json!({"ref": format!("refs/tags/{tag}"), "sha": obj}),
+        );
+        self.write_checked(
+            &what,
+            &req,
+            |_| Ok(()),
+            async || match self.tag_target_a(repo, tag).await? {
+                Some(c) if c.eq_ignore_ascii_case(commit) => Ok(Some(())),
+                Some(_) => Err(ForgeError::AlreadyExists { what: what.clone() }),
+                None => Ok(None),
+            },
+        )
+        .await
+    }
+}

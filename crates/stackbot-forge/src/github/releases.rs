@@ -1,0 +1,283 @@
+//! Releases and their assets: drafts, uploads (to the upload host GitHub names), downloads,
+//! publishing and deletion.
+
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::transport::{Req, Target};
+use super::wire::scope_of;
+use super::{GithubForge, enc, str_of, time_of};
+use crate::net::Origin;
+use crate::{AssetInfo, ForgeError, ForgeResult, ReleaseInfo, RepoRef};
+
+impl GithubForge {
+    pub(super) fn release_of(&self, v: &Value) -> ReleaseInfo {
+        let id = v["id"].as_u64().unwrap_or_default();
+        if let Some(u) = v["upload_url"].as_str() {
+            self.upload_urls
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id, u.to_string());
+        }
+        ReleaseInfo {
+            id,
+            tag: str_of(&v["tag_name"]),
+            name: v["name"].as_str().map(str::to_string),
+            draft: v["draft"].as_bool().unwrap_or(false),
+            body: str_of(&v["body"]),
+            assets: v["assets"]
+                .as_array()
+                .map(|a| a.iter().map(asset_of).collect())
+                .unwrap_or_default(),
+            html_url: str_of(&v["html_url"]),
+            published_at: time_of(&v["published_at"]),
+        }
+    }
+
+    pub(super) async fn list_releases_a(&self, repo: &RepoRef) -> ForgeResult<Vec<ReleaseInfo>> {
+        let what = format!("releases of {repo}");
+        let all = self
+            .get_all(
+                &what,
+                format!("{}/releases?per_page=100", Self::repo_path(repo)),
+                |v| v.as_array().cloned().unwrap_or_default(),
+            )
+            .await?;
+        Ok(all.iter().map(|v| self.release_of(v)).collect())
+    }
+
+    pub(super) async fn create_draft_a(
+        &self,
+        repo: &RepoRef,
+        tag: &str,
+        name: &str,
+        body: &str,
+    ) -> ForgeResult<ReleaseInfo> {
+        let what = format!("draft release `{tag}` in {repo}");
+        let req = Req::json(
+            Method::POST,
+            format!("{}/releases", Self::repo_path(repo)),
+            &json!({"tag_name": tag, "name": name, "body": body, "draft": true,
+                    "prerelease": false}),
+        );
+        self.write_checked(
+            &what,
+            &req,
+            |r| Ok(self.release_of(&r.json(&what)?)),
+            async || {
+                // Drafts are invisible to get-by-tag: list and take the newest matching draft.
+                let mut found: Vec<ReleaseInfo> = self
+                    .list_releases_a(repo)
+                    .await?
+                    .into_iter()
+                    .filter(|r| {
+                        r.draft && r.tag == tag && r.name.as_deref() == Some(name) && r.body == body
+                    })
+                    .collect();
+                found.sort_by_key(|r| r.id);
+                Ok(found.pop())
+            },
+        )
+        .await
+    }
+
+    pub(super) async fn upload_target(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+    ) -> ForgeResult<(Target, String)> {
+        let what = format!("release {release_id} of {repo}");
+        let cached = self
+            .upload_urls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&release_id)
+            .cloned();
+        let template = match cached {
+            Some(t) => t,
+            None => {
+                let v: Value = self
+                    .get(
+                        &what,
+                        &format!("{}/releases/{release_id}", Self::repo_path(repo)),
+                    )
+                    .await?
+                    .json(&what)?;
+                self.release_of(&v);
+                str_of(&v["upload_url"])
+            }
+        };
+        let url = template.split('{').next().unwrap_or_default();
+        let u: http::Uri = url.parse().map_err(|_| ForgeError::Io {
+            what: what.clone(),
+            reason: format!("GitHub returned an unparsable upload_url `{template}`"),
+        })?;
+        let path = u.path().to_string();
+        let o = Origin::of(&u);
+        if o.as_ref() == Some(&self.upload_origin) {
+            Ok((Target::Upload, path))
+        } else if o.as_ref() == Some(&self.api_origin) {
+            // GitHub's own API host, outside the configured upload host: send it there as
+            // written (an absolute URL, so no API base path such as /api/v3 is prepended).
+            Ok((Target::Upload, format!("{}{path}", self.api_origin)))
+        } else {
+            let o = o.map_or_else(|| url.to_string(), |o| o.to_string());
+            Err(ForgeError::Rejected {
+                what,
+                reason: format!(
+                    "its upload_url points at `{o}`, which is neither the API host nor \
+                     `forge.github.upload_url` (`{}`); set `forge.github.upload_url` to that host",
+                    self.upload_origin
+                ),
+            })
+        }
+    }
+
+    pub(super) async fn release_assets(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+    ) -> ForgeResult<Vec<Value>> {
+        let what = format!("assets of release {release_id} in {repo}");
+        self.get_all(
+            &what,
+            format!(
+                "{}/releases/{release_id}/assets?per_page=100",
+                Self::repo_path(repo)
+            ),
+            |v| v.as_array().cloned().unwrap_or_default(),
+        )
+        .await
+    }
+
+    pub(super) async fn upload_asset_a(
+        &self,
+        repo: &RepoRef,
+        release_id: u64,
+        name: &str,
+        bytes: &[u8],
+    ) -> ForgeResult<AssetInfo> {
+        let what = format!("asset `{name}` of release {release_id} in {repo}");
+        let (target, path) = self.upload_target(repo, release_id).await?;
+        let req = Req {
+            method: Method::POST,
+            path: format!("{path}?name={}", enc(name, false)),
+            body: Some((bytes.to_vec(), "application/octet-stream")),
+            accept: "application/vnd.github+json",
+            target,
+            follow_foreign: false,
+            scope: Some(scope_of(repo)),
+        };
+        let uploaded = self
+            .write_checked(
+                &what,
+                &req,
+                |r| Ok(asset_of(&r.json(&what)?)),
+                async || {
+                    let assets = self.release_assets(repo, release_id).await?;
+                    let Some(a) = assets.iter().find(|a| a["name"].as_str() == Some(name)) else {
+                        return Ok(None);
+                    };
+                    let complete = a["size"].as_u64() == Some(bytes.len() as u64)
+                        && a["state"].as_str().is_none_or(|s| s == "uploaded");
+                    if complete {
+                        return Ok(Some(asset_of(a)));
+                    }
+                    // A partial upload blocks the name: remove it, then upload again.
+                    let id = a["id"].as_u64().unwrap_or_default();
+                    self.delete_asset_a(repo, release_id, id).await?;
+                    Ok(None)
+                },
+            )
+            .await?;
+        // The bytes of an asset id never change: the next run reads them from the cache.
+        if uploaded.size == bytes.len() as u64 {
+            self.t
+                .remember_immutable(&self.download_req(repo, uploaded.id), bytes);
+        }
+        Ok(uploaded)
+    }
+
+    fn download_req(&self, repo: &RepoRef, asset_id: u64) -> Req {
+        Req::download(format!(
+            "{}/releases/assets/{asset_id}",
+            Self::repo_path(repo)
+        ))
+    }
+
+    pub(super) async fn download_asset_a(
+        &self,
+        repo: &RepoRef,
+        asset: &AssetInfo,
+    ) -> ForgeResult<Vec<u8>> {
+        let what = format!("asset `{}` in {repo}", asset.name);
+        let req = self.download_req(repo, asset.id);
+        match self.t.read(&what, &req).await? {
+            Ok(r) => Ok(r.body),
+            Err(r) => Err(self.refusal(&what, &r)),
+        }
+    }
+
+    pub(super) async fn delete_asset_a(
+        &self,
+        repo: &RepoRef,
+        _release: u64,
+        id: u64,
+    ) -> ForgeResult<()> {
+        let what = format!("asset {id} in {repo}");
+        let req = Req::delete(format!("{}/releases/assets/{id}", Self::repo_path(repo)));
+        match self.write_idem(&what, &req).await? {
+            (Ok(_), _) => Ok(()),
+            (Err(r), true) if r.status == StatusCode::NOT_FOUND => Ok(()),
+            (Err(r), _) => Err(self.refusal(&what, &r)),
+        }
+    }
+
+    /// Publish with `make_latest` said explicitly (GitHub's default, `"true"` for a newly
+    /// published release, would put the Latest badge on an older minor's patch).
+    pub(super) async fn publish_a(
+        &self,
+        repo: &RepoRef,
+        id: u64,
+        make_latest: bool,
+    ) -> ForgeResult<ReleaseInfo> {
+        let what = format!("release {id} of {repo}");
+        let req = Req::json(
+            Method::PATCH,
+            format!("{}/releases/{id}", Self::repo_path(repo)),
+            &json!({"draft": false, "make_latest": if make_latest { "true" } else { "false" }}),
+        );
+        let r = self.write_ok(&what, &req).await?;
+        Ok(self.release_of(&r.json(&what)?))
+    }
+
+    pub(super) async fn latest_release_a(
+        &self,
+        repo: &RepoRef,
+    ) -> ForgeResult<Option<ReleaseInfo>> {
+        let what = format!("latest release of {repo}");
+        let path = format!("{}/releases/latest", Self::repo_path(repo));
+        match self.get_opt(&what, &path).await? {
+            Some(r) => Ok(Some(self.release_of(&r.json(&what)?))),
+            None => Ok(None),
+        }
+    }
+
+    pub(super) async fn delete_release_a(&self, repo: &RepoRef, id: u64) -> ForgeResult<()> {
+        let what = format!("release {id} of {repo}");
+        let req = Req::delete(format!("{}/releases/{id}", Self::repo_path(repo)));
+        match self.write_idem(&what, &req).await? {
+            (Ok(_), _) => Ok(()),
+            (Err(r), true) if r.status == StatusCode::NOT_FOUND => Ok(()),
+            (Err(r), _) => Err(self.refusal(&what, &r)),
+        }
+    }
+}
+
+fn asset_of(v: &Value) -> AssetInfo {
+    AssetInfo {
+        id: v["id"].as_u64().unwrap_or_default(),
+        name: str_of(&v["name"]),
+        size: v["size"].as_u64().unwrap_or_default(),
+    }
+}

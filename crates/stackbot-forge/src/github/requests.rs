@@ -1,0 +1,195 @@
+//! The request strategies every resource module uses: reads that may be absent, all pages of
+//! a list, and the two kinds of writes (repeatable ones, and creating ones that look before
+//! they repeat, so an ambiguous 502 never becomes a duplicate).
+
+use http::StatusCode;
+use serde_json::Value;
+
+use super::GithubForge;
+use super::transport::{Outcome, Req, Resp};
+use crate::net::{Origin, next_link};
+use crate::{ForgeError, ForgeResult};
+
+impl GithubForge {
+    /// GET that must succeed.
+    pub(super) async fn get(&self, what: &str, path: &str) -> ForgeResult<Resp> {
+        match self.t.read(what, &Req::get(path)).await? {
+            Ok(r) => Ok(r),
+            Err(r) => Err(self.refusal(what, &r)),
+        }
+    }
+
+    /// GET where 404 (or 409 "repository is empty") means "absent".
+    pub(super) async fn get_opt(&self, what: &str, path: &str) -> ForgeResult<Option<Resp>> {
+        match self.t.read(what, &Req::get(path)).await? {
+            Ok(r) => Ok(Some(r)),
+            Err(r) if r.status == StatusCode::NOT_FOUND || r.status == StatusCode::CONFLICT => {
+                Ok(None)
+            }
+            Err(r) => Err(self.refusal(what, &r)),
+        }
+    }
+
+    /// Every page of a list endpoint, following `Link: rel="next"`. `items` picks the array
+    /// out of each page (the page itself for plain lists).
+    pub(super) async fn get_all(
+        &self,
+        what: &str,
+        first: String,
+        items: impl Fn(Value) -> Vec<Value>,
+    ) -> ForgeResult<Vec<Value>> {
+        let mut out = Vec::new();
+        let mut next = Some(first);
+        let mut pages = 0;
+        while let Some(path) = next.take() {
+            pages += 1;
+            if pages > 10_000 {
+                return Err(ForgeError::Io {
+                    what: what.into(),
+                    reason: "more than 10000 pages; the Link headers loop".into(),
+                });
+            }
+            let r = self.get(what, &path).await?;
+            out.extend(items(r.json(what)?));
+            if let Some(url) = link_header(&r.headers).as_deref().and_then(next_link) {
+                next = Some(self.api_path_of(what, &url)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Turn an absolute URL GitHub gave us into a path for the API client, refusing any host
+    /// but the API's own (the token must not follow a link elsewhere).
+    pub(super) fn api_path_of(&self, what: &str, url: &str) -> ForgeResult<String> {
+        let u: http::Uri = url.parse().map_err(|_| ForgeError::Io {
+            what: what.into(),
+            reason: format!("GitHub returned an unparsable link `{url}`"),
+        })?;
+        if u.authority().is_some() {
+            match Origin::of(&u) {
+                Some(o) if o == self.api_origin => {}
+                o => {
+                    return Err(ForgeError::Io {
+                        what: what.into(),
+                        reason: format!(
+                            "GitHub linked to `{}`, not the configured API host `{}`",
+                            o.map_or_else(|| url.to_string(), |o| o.to_string()),
+                            self.api_origin
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(u.path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or("/")
+            .to_string())
+    }
+
+    /// Take one attempt from the hourly write budget; every attempt counts, since GitHub
+    /// counts every request that reaches it.
+    pub(super) fn spend_write(&self, what: &str) -> ForgeResult<()> {
+        self.t
+            .budget
+            .spend(self.t.clock.as_ref())
+            .map_err(|reason| ForgeError::Transient {
+                what: what.into(),
+                reason,
+            })
+    }
+
+    /// A write that may simply be repeated (PATCH with the full desired state, DELETE,
+    /// content-addressed objects). Returns the final answer and whether an earlier attempt
+    /// was ambiguous (so a 404 on DELETE means "already gone").
+    pub(super) async fn write_idem(
+        &self,
+        what: &str,
+        req: &Req,
+    ) -> ForgeResult<(Result<Resp, Resp>, bool)> {
+        let mut ambiguous = false;
+        let mut n = 0;
+        loop {
+            self.spend_write(what)?;
+            match self.t.attempt(req).await {
+                Outcome::Ok(r) => return Ok((Ok(r), ambiguous)),
+                Outcome::Refused(r) => return Ok((Err(r), ambiguous)),
+                Outcome::Failed(e) => return Err(e),
+                other => {
+                    ambiguous |= matches!(other, Outcome::Ambiguous(_));
+                    self.t
+                        .pause(what, n, &other)
+                        .map_err(|reason| ForgeError::Transient {
+                            what: what.into(),
+                            reason,
+                        })?;
+                }
+            }
+            n += 1;
+        }
+    }
+
+    /// An idempotent write whose answer must be 2xx.
+    pub(super) async fn write_ok(&self, what: &str, req: &Req) -> ForgeResult<Resp> {
+        match self.write_idem(what, req).await?.0 {
+            Ok(r) => Ok(r),
+            Err(r) => Err(self.refusal(what, &r)),
+        }
+    }
+
+    /// A creating write. After an ambiguous attempt, `lookup` decides whether it took effect
+    /// (`Some`: done, return that) before anything is sent again.
+    pub(super) async fn write_checked<T>(
+        &self,
+        what: &str,
+        req: &Req,
+        parse: impl Fn(&Resp) -> ForgeResult<T>,
+        lookup: impl AsyncFn() -> ForgeResult<Option<T>>,
+    ) -> ForgeResult<T> {
+        let mut ambiguous = false;
+        let mut n = 0;
+        loop {
+            self.spend_write(what)?;
+            match self.t.attempt(req).await {
+                Outcome::Ok(r) => return parse(&r),
+                Outcome::Failed(e) => return Err(e),
+                Outcome::Refused(r) => {
+                    if ambiguous && let Some(done) = lookup().await? {
+                        tracing::warn!(
+                            target: "stackbot::forge::github",
+                            "{what}: an earlier failed attempt had taken effect; using it"
+                        );
+                        return Ok(done);
+                    }
+                    return Err(self.refusal(what, &r));
+                }
+                other => {
+                    let was_ambiguous = matches!(other, Outcome::Ambiguous(_));
+                    ambiguous |= was_ambiguous;
+                    let paused = self.t.pause(what, n, &other);
+                    if was_ambiguous && let Some(done) = lookup().await? {
+                        tracing::warn!(
+                            target: "stackbot::forge::github",
+                            "{what}: the failed attempt had taken effect; not repeating it"
+                        );
+                        return Ok(done);
+                    }
+                    paused.map_err(|reason| ForgeError::Transient {
+                        what: what.into(),
+                        reason,
+                    })?;
+                }
+            }
+            n += 1;
+        }
+    }
+}
+
+/// All `Link` header lines of an answer, joined as one value.
+fn link_header(headers: &http::HeaderMap) -> Option<String> {
+    let all: Vec<&str> = headers
+        .get_all(http::header::LINK)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    (!all.is_empty()).then(|| all.join(", "))
+}

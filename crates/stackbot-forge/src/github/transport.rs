@@ -1,0 +1,369 @@
+//! HTTP transport of the GitHub forge: one request at a time, classified into outcomes the
+//! forge can reason about, with bounded retries for reads and pacing for writes.
+//!
+//! octocrab's own retry layer is switched off ([`RetryConfig::None`]): it retries POSTs after a
+//! 5xx, which after a 502 that GitHub had already acted on creates duplicate drafts and refs.
+//! Reads are retried here; writes are retried by the forge, which first looks up whether an
+//! ambiguous attempt took effect. octocrab's redirect following is off too (it turned a
+//! redirected POST into a GET and took an unfollowed `307` for success): redirects are
+//! followed here, by the rules of [`redirects`](super::redirects).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use http::{HeaderValue, StatusCode};
+use http_body_util::BodyExt;
+use octocrab::service::middleware::retry::RetryConfig;
+use octocrab::{OctoBody, Octocrab};
+
+use super::auth::Auth;
+use super::cache::Cache;
+use super::pacing::{Pacer, WriteBudget};
+use super::redirects::{Hop, MAX_HOPS, Origins, Via, next_hop};
+use super::retry::{RetryPolicy, rate_limit_wait};
+use super::settings::Settings;
+pub use super::wire::{Outcome, Req, Resp, Target};
+use crate::ForgeError;
+use crate::clock::SharedClock;
+use crate::net::Origin;
+
+/// Counters a caller (or a benchmark) can read: how many requests went out, how many retries.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub requests: AtomicU64,
+    pub retries: AtomicU64,
+    /// Conditional reads GitHub answered `304 Not Modified` (free against the rate limit).
+    pub not_modified: AtomicU64,
+    /// Reads of immutable resources answered from the cache without a request.
+    pub cache_hits: AtomicU64,
+}
+
+/// The octocrab clients plus everything needed to send and classify a request.
+pub struct Transport {
+    /// API and upload clients carry no credentials of their own: the transport adds the
+    /// `Authorization` header per request, and only towards these two origins.
+    api: Octocrab,
+    upload: Octocrab,
+    /// For redirects to another origin (asset storage): never sees a token.
+    foreign: Octocrab,
+    origins: Origins,
+    /// The API base path (`/api/v3` on GitHub Enterprise, empty on github.com).
+    pub(super) api_base_path: String,
+    /// Which credentials requests carry.
+    pub(super) auth: Auth,
+    /// Every credential this run has held (token, JWTs, installation tokens), to scrub them
+    /// from any text we produce.
+    secrets: Mutex<Vec<String>>,
+    pub policy: RetryPolicy,
+    pacer: Pacer,
+    pub budget: WriteBudget,
+    pub stats: Stats,
+    /// The run's clock: pacing, backoff, rate-limit resets.
+    pub clock: SharedClock,
+    /// Stored answers: ETags to revalidate, immutable resources to reuse.
+    pub cache: Cache,
+    /// Repositories GitHub redirected away from (`old` → `new`), each warned about once.
+    pub(super) moved: Mutex<BTreeMap<String, String>>,
+}
+
+impl Transport {
+    pub fn new(settings: &Settings, auth: Auth, clock: SharedClock) -> Result<Self, String> {
+        let secrets = match &auth {
+            Auth::Token(Some(t)) => vec![t.clone()],
+            _ => Vec::new(),
+        };
+        let build = |base: &str| -> Result<Octocrab, String> {
+            Octocrab::builder()
+                .base_uri(base)
+                .map_err(|e| format!("invalid base URL `{base}`: {e}"))?
+                .add_retry_config(RetryConfig::None)
+                .set_connect_timeout(Some(Duration::from_secs(15)))
+                .set_read_timeout(Some(Duration::from_secs(120)))
+                .build()
+                .map_err(|e| format!("cannot build the GitHub client: {e}"))
+        };
+        Ok(Transport {
+            api: build(&settings.api_url)?,
+            upload: build(&settings.upload_origin.to_string())?,
+            // Every foreign request is an absolute URL; the base is never used.
+            foreign: build(&settings.upload_origin.to_string())?,
+            origins: Origins {
+                api: settings.api_origin.clone(),
+                upload: settings.upload_origin.clone(),
+            },
+            api_base_path: settings
+                .api_url
+                .parse::<http::Uri>()
+                .map(|u| u.path().trim_end_matches('/').to_string())
+                .unwrap_or_default(),
+            auth,
+            secrets: Mutex::new(secrets),
+            policy: settings.policy.clone(),
+            pacer: Pacer::new(settings.write_interval),
+            budget: WriteBudget::new(settings.writes_per_hour),
+            stats: Stats::default(),
+            clock,
+            moved: Mutex::new(BTreeMap::new()),
+            cache: Cache::new(None),
+        })
+    }
+
+    /// Replace every occurrence of a credential in `s`, whatever produced it.
+    pub fn scrub(&self, s: impl Into<String>) -> String {
+        let mut s = s.into();
+        for t in self
+            .secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            if !t.is_empty() {
+                s = s.replace(t.as_str(), "***");
+            }
+        }
+        s
+    }
+
+    /// Remember a credential so [`Transport::scrub`] removes it.
+    pub(super) fn add_secret(&self, s: &str) {
+        self.secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(s.to_string());
+    }
+
+    /// Repositories GitHub redirected away from during this run, `old` → `new`.
+    pub fn moved(&self) -> BTreeMap<String, String> {
+        self.moved.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Send one attempt, following redirects as [`redirects`](super::redirects) allows, and
+    /// classify the final answer. Every hop is a request GitHub counts.
+    pub async fn attempt(&self, req: &Req) -> Outcome {
+        let key = self.cache_key(req);
+        if let Some(r) = key.as_deref().and_then(|k| self.cached_immutable(req, k)) {
+            return Outcome::Ok(r);
+        }
+        if req.is_write() {
+            self.pacer.wait(self.clock.as_ref());
+        }
+        let out = self.attempt_with_credentials(req, key.as_deref()).await;
+        // An installation token GitHub no longer accepts (expired early, revoked): mint a new
+        // one and send once more. A 401 is a definite refusal, nothing was performed.
+        if let (Auth::App(app), Outcome::Refused(r), Some(repo)) = (&self.auth, &out, &req.scope)
+            && r.status == StatusCode::UNAUTHORIZED
+        {
+            tracing::info!(
+                target: "stackbot::forge::github",
+                "GitHub refused the installation token for {repo}; minting a new one"
+            );
+            app.forget_token(repo);
+            return self.attempt_with_credentials(req, key.as_deref()).await;
+        }
+        out
+    }
+
+    async fn attempt_with_credentials(&self, req: &Req, key: Option<&str>) -> Outcome {
+        let auth = match self.credentials(req).await {
+            Ok(a) => a,
+            Err(o) => return o,
+        };
+        let stored = key.and_then(|k| self.cache.get(k));
+        let etag = stored.as_ref().and_then(|e| e.etag.clone());
+        let mut hop = Hop {
+            via: match req.target {
+                Target::Api => Via::Api,
+                Target::Upload => Via::Upload,
+            },
+            uri: req.path.clone(),
+            method: req.method.clone(),
+            keep_body: true,
+        };
+        let mut hops = 0;
+        loop {
+            let creds = if hop.via == Via::Foreign {
+                None
+            } else {
+                auth.clone()
+            };
+            let conditional = if hops == 0 { etag.as_deref() } else { None };
+            let resp = match self.send(req, &hop, creds, conditional).await {
+                Ok(r) => r,
+                Err(o) => return o,
+            };
+            if !resp.status.is_redirection() || resp.status == StatusCode::NOT_MODIFIED {
+                if hops > 0 {
+                    self.note_move(&req.path, &hop, auth.clone()).await;
+                }
+                return self.revalidated(req, key, stored, resp);
+            }
+            // Relative locations resolve against the origin that answered.
+            let current = match (Origin::parse(&hop.uri), hop.via) {
+                (Some(o), _) => o,
+                (None, Via::Api) => self.origins.api.clone(),
+                (None, Via::Upload) => self.origins.upload.clone(),
+                (None, Via::Foreign) => return Outcome::Refused(resp),
+            };
+            let location = resp
+                .headers
+                .get(http::header::LOCATION)
+                .and_then(|v| v.to_str().ok());
+            let next = next_hop(
+                &self.origins,
+                &current,
+                resp.status,
+                location,
+                &hop.method,
+                req.follow_foreign,
+            );
+            match next {
+                Some(mut next) if hops < MAX_HOPS => {
+                    next.keep_body &= hop.keep_body;
+                    hop = next;
+                    hops += 1;
+                }
+                // Not followable: a definite answer the forge maps to `ForgeError::Moved`.
+                _ => return Outcome::Refused(resp),
+            }
+        }
+    }
+
+    /// One HTTP exchange, body read. `Err` is a transport failure (the request may or may
+    /// not have reached GitHub).
+    /// `auth` is the `Authorization` value, if any (never given for a foreign hop).
+    pub(super) async fn send(
+        &self,
+        req: &Req,
+        hop: &Hop,
+        auth: Option<HeaderValue>,
+        if_none_match: Option<&str>,
+    ) -> Result<Resp, Outcome> {
+        self.stats.requests.fetch_add(1, Relaxed);
+        let mut b = http::Request::builder()
+            .method(hop.method.clone())
+            .uri(hop.uri.as_str())
+            .header(http::header::ACCEPT, req.accept);
+        if let Some(etag) = if_none_match {
+            b = b.header(http::header::IF_NONE_MATCH, etag);
+        }
+        let client = match hop.via {
+            Via::Api => &self.api,
+            Via::Upload => &self.upload,
+            Via::Foreign => &self.foreign,
+        };
+        if hop.via != Via::Foreign {
+            b = b.header("x-github-api-version", "2022-11-28");
+            if let Some(auth) = auth {
+                b = b.header(http::header::AUTHORIZATION, auth);
+            }
+        }
+        let body = match (&req.body, hop.keep_body) {
+            (Some((bytes, ct)), true) => {
+                b = b.header(http::header::CONTENT_TYPE, *ct);
+                OctoBody::from(bytes.clone())
+            }
+            _ => {
+                b = b.header(http::header::CONTENT_LENGTH, "0");
+                OctoBody::empty()
+            }
+        };
+        let request = b
+            .body(body)
+            .map_err(|e| Outcome::Ambiguous(self.scrub(format!("bad request: {e}"))))?;
+        let resp = client.execute(request).await.map_err(|e| {
+            Outcome::Ambiguous(self.scrub(format!(
+                "connection failed or dropped before an answer: {e}"
+            )))
+        })?;
+        let (parts, body) = resp.into_parts();
+        let body = match body.collect().await {
+            Ok(c) => c.to_bytes().to_vec(),
+            Err(e) => {
+                return Err(Outcome::Ambiguous(
+                    self.scrub(format!("connection lost while reading the answer: {e}")),
+                ));
+            }
+        };
+        Ok(Resp {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
+    }
+
+    pub(super) fn classify(&self, resp: Resp) -> Outcome {
+        if resp.status.is_success() {
+            return Outcome::Ok(resp);
+        }
+        if let Some(wait) =
+            rate_limit_wait(resp.status, &resp.headers, &resp.body, self.clock.now())
+        {
+            let (msg, _) = resp.message();
+            return Outcome::RateLimited(wait, self.scrub(format!("{} {msg}", resp.status)));
+        }
+        if resp.status.is_server_error() {
+            let (msg, _) = resp.message();
+            return Outcome::Ambiguous(self.scrub(format!("{} {msg}", resp.status)));
+        }
+        Outcome::Refused(resp)
+    }
+
+    /// Wait before retry `n`, or give up when the budget is spent. `Err` carries the reason.
+    pub fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
+        let (wait, reason) = match outcome {
+            Outcome::RateLimited(w, r) => {
+                if *w > self.policy.max_rate_limit_wait {
+                    return Err(format!(
+                        "rate limited for {}s (more than the {}s we wait): {r}",
+                        w.as_secs(),
+                        self.policy.max_rate_limit_wait.as_secs()
+                    ));
+                }
+                (*w, r.clone())
+            }
+            Outcome::Ambiguous(r) => (self.policy.backoff(n), r.clone()),
+            _ => return Err("not retryable".into()),
+        };
+        if n >= self.policy.max_retries {
+            return Err(format!(
+                "gave up after {} attempts; last error: {reason}",
+                n + 1
+            ));
+        }
+        self.stats.retries.fetch_add(1, Relaxed);
+        tracing::warn!(
+            target: "stackbot::forge::github",
+            "{what}: attempt {} failed ({reason}); retrying in {} ms",
+            n + 1,
+            wait.as_millis()
+        );
+        self.clock.sleep(wait);
+        Ok(())
+    }
+
+    /// A read, retried on 5xx, transport errors and rate limits. Returns the final response,
+    /// which may be a refusal (404, ...) for the caller to map.
+    pub async fn read(&self, what: &str, req: &Req) -> Result<Result<Resp, Resp>, ForgeError> {
+        let mut n = 0;
+        loop {
+            let out = self.attempt(req).await;
+            match out {
+                Outcome::Ok(r) => return Ok(Ok(r)),
+                Outcome::Refused(r) => return Ok(Err(r)),
+                Outcome::Failed(e) => return Err(e),
+                other => {
+                    if let Err(reason) = self.pause(what, n, &other) {
+                        return Err(ForgeError::Transient {
+                            what: what.to_string(),
+                            reason,
+                        });
+                    }
+                }
+            }
+            n += 1;
+        }
+    }
+}

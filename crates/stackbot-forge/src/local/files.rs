@@ -1,0 +1,84 @@
+//! The local forge's file discipline, shared by every resource: crash-safe writes, numbered
+//! record folders, and the one classification of I/O failures (a refusal a person must fix
+//! versus trouble that passes), so that every resource reports a broken forge folder alike.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::Path;
+
+use crate::{ForgeError, ForgeResult};
+
+pub(super) fn io_err(what: impl Into<String>, e: impl std::fmt::Display) -> ForgeError {
+    ForgeError::Io {
+        what: what.into(),
+        reason: e.to_string(),
+    }
+}
+
+/// [`io_err`] for a file-system call: a refusal (permission denied, read-only file system)
+/// becomes [`ForgeError::Denied`], which a person must fix, instead of transient I/O trouble.
+pub(super) fn fs_err(what: impl Into<String>, e: std::io::Error) -> ForgeError {
+    if is_denied(&e) {
+        ForgeError::Denied {
+            what: what.into(),
+            reason: e.to_string(),
+        }
+    } else {
+        io_err(what, e)
+    }
+}
+
+/// Whether an I/O error is the file system refusing access rather than trouble that passes.
+pub fn is_denied(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
+pub(super) fn git_err(what: impl Into<String>, e: git2::Error) -> ForgeError {
+    io_err(what, e.message())
+}
+
+/// Write `bytes` to `path` crash-safely: temp file in the same directory, fsync, rename.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.tmp.{}.{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
+/// The numbers of the `<number>.json` records in `dir` (pulls, issues); none when the folder
+/// does not exist yet. Temporary files of interrupted writes start with a dot and are skipped.
+pub(super) fn numbered_records(dir: &Path) -> ForgeResult<Vec<u64>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(fs_err(dir.display().to_string(), e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| fs_err(dir.display().to_string(), e))?;
+        if let Some(n) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.strip_suffix(".json"))
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            out.push(n);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,150 @@
+//! Issues on the local forge: one JSON file per issue, numbered from the forge-wide id counter
+//! (like GitHub, issues and pull requests never share a number), and its body beside it as
+//! `<number>.md`: the file a person edits (ticking an approval on the dashboard, as in the
+//! web UI), which wins over the body in the JSON record.
+
+use std::fs;
+use std::path::PathBuf;
+
+use super::LocalForge;
+use super::files::{io_err, numbered_records, write_atomic};
+use crate::{ForgeError, ForgeResult, IssueInfo, IssueState, RepoRef};
+
+impl LocalForge {
+    pub(super) fn issues_dir(&self, repo: &RepoRef) -> PathBuf {
+        self.root.join("issues").join(&repo.owner).join(&repo.name)
+    }
+
+    pub(super) fn list_issues_impl(
+        &self,
+        repo: &RepoRef,
+        label: Option<&str>,
+    ) -> ForgeResult<Vec<IssueInfo>> {
+        Ok(self
+            .all_issues(repo)?
+            .into_iter()
+            .filter(|i| label.is_none_or(|l| i.labels.iter().any(|x| x.eq_ignore_ascii_case(l))))
+            .collect())
+    }
+
+    pub(super) fn create_issue_impl(
+        &self,
+        repo: &RepoRef,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> ForgeResult<IssueInfo> {
+        let _g = self.repo_lock(repo)?;
+        let number = self.next_id()?;
+        let issue = IssueInfo {
+            number,
+            title: title.into(),
+            body: body.into(),
+            state: IssueState::Open,
+            labels: labels.to_vec(),
+            html_url: format!("file://{}", self.issue_path(repo, number).display()),
+        };
+        self.write_issue(repo, &issue)?;
+        Ok(issue)
+    }
+
+    pub(super) fn update_issue_impl(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> ForgeResult<()> {
+        let _g = self.repo_lock(repo)?;
+        let mut issue = self.read_issue(repo, number)?;
+        issue.title = title.into();
+        issue.body = body.into();
+        self.write_issue(repo, &issue)
+    }
+
+    pub(super) fn issue_path(&self, repo: &RepoRef, number: u64) -> PathBuf {
+        self.issues_dir(repo).join(format!("{number}.json"))
+    }
+
+    /// The editable body of issue `number`.
+    pub fn issue_body_path(&self, repo: &RepoRef, number: u64) -> PathBuf {
+        self.issues_dir(repo).join(format!("{number}.md"))
+    }
+
+    pub(super) fn read_issue(&self, repo: &RepoRef, number: u64) -> ForgeResult<IssueInfo> {
+        let path = self.issue_path(repo, number);
+        let bytes = fs::read(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ForgeError::NotFound {
+                    what: format!("issue #{number} of {repo}"),
+                }
+            } else {
+                io_err(path.display().to_string(), e)
+            }
+        })?;
+        let mut issue: IssueInfo =
+            serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))?;
+        let md = self.issue_body_path(repo, number);
+        match fs::read_to_string(&md) {
+            Ok(body) => issue.body = body,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(md.display().to_string(), e)),
+        }
+        Ok(issue)
+    }
+
+    pub(super) fn write_issue(&self, repo: &RepoRef, issue: &IssueInfo) -> ForgeResult<()> {
+        let md = self.issue_body_path(repo, issue.number);
+        write_atomic(&md, issue.body.as_bytes())
+            .map_err(|e| io_err(md.display().to_string(), e))?;
+        let path = self.issue_path(repo, issue.number);
+        write_atomic(
+            &path,
+            &serde_json::to_vec_pretty(issue).expect("issue serializes"),
+        )
+        .map_err(|e| io_err(path.display().to_string(), e))
+    }
+
+    /// Every issue of `repo`, oldest first.
+    pub(super) fn all_issues(&self, repo: &RepoRef) -> ForgeResult<Vec<IssueInfo>> {
+        let mut out = numbered_records(&self.issues_dir(repo))?
+            .into_iter()
+            .map(|n| self.read_issue(repo, n))
+            .collect::<ForgeResult<Vec<_>>>()?;
+        out.sort_by_key(|i| i.number);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::local::LocalForge;
+    use crate::{Forge, IssueState, RepoRef};
+
+    #[test]
+    fn issues_are_numbered_listed_by_label_and_edited_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = LocalForge::new(tmp.path().join("forge"), "bot", "bot@example.org");
+        let repo = RepoRef::parse("scs/cluster-stacks").unwrap();
+        assert!(f.list_issues(&repo, None).unwrap().is_empty());
+        let a = f
+            .create_issue(&repo, "Dashboard", "<!-- m -->\nbody", &["dash".into()])
+            .unwrap();
+        let b = f.create_issue(&repo, "Other", "x", &[]).unwrap();
+        assert!(b.number > a.number);
+        assert_eq!(a.state, IssueState::Open);
+        let labelled = f.list_issues(&repo, Some("DASH")).unwrap();
+        assert_eq!(labelled, vec![a.clone()], "labels match case-insensitively");
+        assert_eq!(f.list_issues(&repo, None).unwrap().len(), 2);
+        f.update_issue(&repo, a.number, "Dashboard", "new body")
+            .unwrap();
+        let again = LocalForge::new(tmp.path().join("forge"), "bot", "bot@example.org");
+        let got = &again.list_issues(&repo, Some("dash")).unwrap()[0];
+        assert_eq!((got.number, got.body.as_str()), (a.number, "new body"));
+        assert_eq!(got.labels, vec!["dash".to_string()], "labels are kept");
+        assert!(matches!(
+            f.update_issue(&repo, 999, "t", "b").unwrap_err(),
+            crate::ForgeError::NotFound { .. }
+        ));
+    }
+}

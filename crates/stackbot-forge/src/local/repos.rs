@@ -1,0 +1,153 @@
+//! Repositories of the local forge: where the bare repositories live, opening them, and
+//! creating a missing one the way GitHub's "initialize with a README" does (from a seed
+//! folder when configured), so that the first release always has a parent commit.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use git2::Repository;
+
+use super::LocalForge;
+use super::commits::build_tree;
+use super::files::{fs_err, git_err};
+use crate::{FileChanges, ForgeError, ForgeResult, RepoRef};
+
+impl LocalForge {
+    /// The bare repository's path.
+    pub fn repo_path(&self, repo: &RepoRef) -> PathBuf {
+        self.root
+            .join("repos")
+            .join(&repo.owner)
+            .join(format!("{}.git", repo.name))
+    }
+
+    pub(super) fn open(&self, repo: &RepoRef) -> ForgeResult<Repository> {
+        let p = self.repo_path(repo);
+        if !p.exists() {
+            return Err(ForgeError::NotFound {
+                what: format!("repository {repo}"),
+            });
+        }
+        Repository::open_bare(&p).map_err(|e| git_err(format!("repository {repo}"), e))
+    }
+
+    pub(super) fn ensure_repo_impl(&self, repo: &RepoRef, default_branch: &str) -> ForgeResult<()> {
+        let path = self.repo_path(repo);
+        if path.exists() {
+            return Ok(());
+        }
+        if !self.may_create(repo) {
+            return Err(ForgeError::NotFound {
+                what: format!("repository {repo}"),
+            });
+        }
+        let _g = self.repo_lock(repo)?;
+        if path.exists() {
+            return Ok(());
+        }
+        let what = format!("create repository {repo}");
+        let parent = path.parent().expect("repo path has a parent");
+        fs::create_dir_all(parent).map_err(|e| fs_err(&what, e))?;
+        // Build under a temporary name and rename: a crash never leaves a half-made repository.
+        let tmp = parent.join(format!(".{}.tmp.{}", repo.name, std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        {
+            let r = Repository::init_bare(&tmp).map_err(|e| git_err(&what, e))?;
+            r.set_head(&format!("refs/heads/{default_branch}"))
+                .map_err(|e| git_err(&what, e))?;
+            // Like a GitHub repository created with "initialize with a README": the default
+            // branch always exists, so the first release has a parent to commit on.
+            match self.seeds.get(repo) {
+                Some(dir) => self.seed_commit(&r, dir, default_branch)?,
+                None => self.initial_commit(&r, default_branch)?,
+            }
+        }
+        fs::rename(&tmp, &path).map_err(|e| fs_err(&what, e))
+    }
+
+    pub(super) fn seed_preview_impl(
+        &self,
+        repo: &RepoRef,
+    ) -> ForgeResult<Option<crate::model::FileTree>> {
+        if self.repo_path(repo).exists() || !self.may_create(repo) {
+            return Ok(None);
+        }
+        let Some(dir) = self.seeds.get(repo) else {
+            return Ok(Some(crate::model::FileTree::new()));
+        };
+        let what = format!("seed from {}", dir.display());
+        let mut files = Vec::new();
+        collect_files(dir, dir, &mut files).map_err(|e| fs_err(&what, e))?;
+        let mut tree = crate::model::FileTree::new();
+        for (rel, abs) in files {
+            let bytes = fs::read(&abs).map_err(|e| fs_err(abs.display().to_string(), e))?;
+            tree.insert(rel, bytes);
+        }
+        Ok(Some(tree))
+    }
+
+    pub(super) fn initial_commit(&self, r: &Repository, branch: &str) -> ForgeResult<()> {
+        let what = "initial commit";
+        let tree = r
+            .treebuilder(None)
+            .and_then(|b| b.write())
+            .and_then(|oid| r.find_tree(oid))
+            .map_err(|e| git_err(what, e))?;
+        let sig = self.signature()?;
+        r.commit(
+            Some(&format!("refs/heads/{branch}")),
+            &sig,
+            &sig,
+            "Initial commit",
+            &tree,
+            &[],
+        )
+        .map_err(|e| git_err(what, e))?;
+        Ok(())
+    }
+
+    pub(super) fn seed_commit(&self, r: &Repository, dir: &Path, branch: &str) -> ForgeResult<()> {
+        let what = format!("seed from {}", dir.display());
+        let mut files = Vec::new();
+        collect_files(dir, dir, &mut files).map_err(|e| fs_err(&what, e))?;
+        let mut changes = FileChanges::new();
+        for (rel, abs) in files {
+            let bytes = fs::read(&abs).map_err(|e| fs_err(abs.display().to_string(), e))?;
+            changes.insert(rel, Some(bytes));
+        }
+        let tree = build_tree(r, None, &changes).map_err(|e| git_err(&what, e))?;
+        let tree = r.find_tree(tree).map_err(|e| git_err(&what, e))?;
+        let sig = self.signature()?;
+        r.commit(
+            Some(&format!("refs/heads/{branch}")),
+            &sig,
+            &sig,
+            "Initial commit",
+            &tree,
+            &[],
+        )
+        .map_err(|e| git_err(&what, e))?;
+        Ok(())
+    }
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        if e.file_type()?.is_dir() {
+            collect_files(root, &p, out)?;
+        } else {
+            let rel = p
+                .strip_prefix(root)
+                .expect("under root")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.push((rel, p));
+        }
+    }
+    Ok(())
+}

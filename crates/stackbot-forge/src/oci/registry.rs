@@ -1,0 +1,416 @@
+//! The registry adapter: reconcile one tag with a release, list tags, pull a release back.
+//!
+//! Built on the `oci-client` crate (the ORAS project's Rust client) for the distribution
+//! protocol: auth challenges, token and basic auth, blob upload sessions and digest-checked
+//! downloads. `oci-client` is async; the bot's shell is synchronous, so each `Registry` owns
+//! a small current-thread runtime and blocks on it (never call these methods from inside
+//! another async runtime).
+//!
+//! Reconciliation, not scripting: a push first reads the tag. Same manifest digest: done.
+//! Different digest: refuse, naming both, before uploading anything. Absent: upload only the
+//! blobs the registry lacks (content-addressed, so a push interrupted after some blobs is
+//! completed by the next run), then put the manifest under the tag. The registry offers no
+//! compare-and-swap on tags, so two bots pushing the same tag at once are kept apart by the
+//! release sequence's own concurrency guard, not here.
+
+use std::collections::BTreeSet;
+
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+
+use super::manifest::{
+    BuiltManifest, MANIFEST_MEDIA_TYPE, Manifest, ReleaseFacts, check_file_name,
+};
+use super::publish::{PushOutcome, VerifyReport};
+use super::target::{Credentials, OciTarget};
+use super::{OciError, sha256_digest, verify};
+use crate::model::{FileTree, ReleaseName};
+
+/// Manifest types asked for when reading a tag: ours, plus whatever else might sit under a
+/// tag, so a conflicting non-OCI manifest is reported rather than mistaken for "absent".
+const ACCEPT: &[&str] = &[
+    MANIFEST_MEDIA_TYPE,
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+];
+
+/// Page size asked for when listing tags.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+/// Upper bound on tag pages, so a registry that ignores `last` cannot loop us forever.
+const MAX_PAGES: usize = 10_000;
+
+/// A connection to one OCI repository.
+pub struct Registry {
+    target: OciTarget,
+    client: Client,
+    auth: RegistryAuth,
+    rt: tokio::runtime::Runtime,
+    page_size: usize,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+fn is_not_found(e: &OciDistributionError) -> bool {
+    match e {
+        OciDistributionError::ImageManifestNotFoundError(_) => true,
+        OciDistributionError::ServerError { code, .. } => *code == 404,
+        OciDistributionError::RegistryError { envelope, .. } => envelope.errors.iter().any(|e| {
+            matches!(
+                e.code,
+                OciErrorCode::ManifestUnknown
+                    | OciErrorCode::NameUnknown
+                    | OciErrorCode::NotFound
+                    | OciErrorCode::BlobUnknown
+            )
+        }),
+        _ => false,
+    }
+}
+
+fn is_unauthorized(e: &OciDistributionError) -> bool {
+    match e {
+        OciDistributionError::UnauthorizedError { .. }
+        | OciDistributionError::AuthenticationFailure(_) => true,
+        OciDistributionError::ServerError { code, .. } => *code == 401 || *code == 403,
+        OciDistributionError::RegistryError { envelope, .. } => envelope
+            .errors
+            .iter()
+            .any(|e| matches!(e.code, OciErrorCode::Unauthorized | OciErrorCode::Denied)),
+        _ => false,
+    }
+}
+
+impl Registry {
+    /// Prepare a client for `target`. Contacts nothing.
+    pub fn connect(target: OciTarget) -> Result<Self, OciError> {
+        crate_crypto_provider();
+        let config = ClientConfig {
+            protocol: if target.plain_http {
+                ClientProtocol::Http
+            } else {
+                ClientProtocol::Https
+            },
+            // Release blobs are small; one PUT per blob is simpler for every registry.
+            use_monolithic_push: true,
+            connect_timeout: Some(std::time::Duration::from_secs(10)),
+            read_timeout: Some(std::time::Duration::from_secs(60)),
+            ..Default::default()
+        };
+        let client = Client::try_from(config).map_err(|e| OciError::Registry {
+            action: "creating a client for",
+            reference: target.reference(),
+            message: target.credentials.redact(&e.to_string()),
+        })?;
+        let auth = match &target.credentials {
+            Credentials::Anonymous => RegistryAuth::Anonymous,
+            Credentials::Bearer(t) => RegistryAuth::Bearer(t.expose().to_string()),
+            Credentials::Basic { username, password } => {
+                RegistryAuth::Basic(username.clone(), password.expose().to_string())
+            }
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| OciError::Registry {
+                action: "starting the I/O runtime for",
+                reference: target.reference(),
+                message: e.to_string(),
+            })?;
+        // Keyed like oci-client looks it up (`docker.io` resolves to `index.docker.io`), so
+        // blob and manifest requests, which do not store auth themselves, find it.
+        let probe = Reference::with_tag(
+            target.registry.clone(),
+            target.repository.clone(),
+            "latest".into(),
+        );
+        rt.block_on(client.store_auth_if_needed(probe.resolve_registry(), &auth));
+        Ok(Registry {
+            target,
+            client,
+            auth,
+            rt,
+            page_size: DEFAULT_PAGE_SIZE,
+        })
+    }
+
+    /// Ask for `n` tags per page (tests use small pages to exercise pagination).
+    pub fn with_page_size(mut self, n: usize) -> Self {
+        self.page_size = n.max(1);
+        self
+    }
+
+    /// The target this registry pushes to.
+    pub fn target(&self) -> &OciTarget {
+        &self.target
+    }
+
+    fn reference(&self, tag: &str) -> Reference {
+        Reference::with_tag(
+            self.target.registry.clone(),
+            self.target.repository.clone(),
+            tag.to_string(),
+        )
+    }
+
+    fn err(&self, action: &'static str, what: &str, e: OciDistributionError) -> OciError {
+        let reference = format!("{}{what}", self.target.reference());
+        let message = if is_unauthorized(&e) {
+            format!(
+                "the registry refused access with {} credentials ({e}); set the access token or \
+username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOKEN`, `OCI_USERNAME`, `OCI_PASSWORD`)",
+                self.target.credentials.kind()
+            )
+        } else {
+            e.to_string()
+        };
+        OciError::Registry {
+            action,
+            reference,
+            message: self.target.credentials.redact(&message),
+        }
+    }
+
+    /// The manifest under `tag`: its exact bytes and their digest, or `None` if the tag
+    /// does not exist (or the repository does not exist yet).
+    pub fn manifest(&self, tag: &str) -> Result<Option<(Vec<u8>, String)>, OciError> {
+        let reference = self.reference(tag);
+        match self.rt.block_on(
+            self.client
+                .pull_manifest_raw(&reference, &self.auth, ACCEPT),
+        ) {
+            Ok((bytes, _)) => {
+                // Our own hash of the bytes, not the registry's label for them.
+                let digest = sha256_digest(&bytes);
+                Ok(Some((bytes.to_vec(), digest)))
+            }
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(self.err("reading tag", &format!(":{tag}"), e)),
+        }
+    }
+
+    /// Whether the repository holds a blob.
+    pub fn blob_exists(&self, digest: &str) -> Result<bool, OciError> {
+        let reference = self.reference("latest");
+        self.rt
+            .block_on(self.client.blob_exists(&reference, digest))
+            .map_err(|e| self.err("checking blob in", &format!("@{digest}"), e))
+    }
+
+    /// Upload one blob (the registry checks it against `digest`). Content-addressed, so
+    /// uploading a blob twice is harmless; [`Registry::push_built`] skips blobs that exist.
+    pub fn upload_blob(&self, digest: &str, bytes: &[u8]) -> Result<(), OciError> {
+        let reference = self.reference("latest");
+        self.rt
+            .block_on(self.client.push_blob(&reference, bytes.to_vec(), digest))
+            .map_err(|e| self.err("uploading blob to", &format!("@{digest}"), e))?;
+        Ok(())
+    }
+
+    /// Publish `files` under `tag`, reconciling with what the tag already holds (see the
+    /// module docs). `created` adds an RFC 3339 creation annotation, only when configured.
+    pub fn push_release(
+        &self,
+        tag: &str,
+        files: &FileTree,
+        facts: &ReleaseFacts,
+        created: Option<&str>,
+    ) -> Result<PushOutcome, OciError> {
+        ReleaseName::parse(tag).map_err(|e| OciError::Release(e.to_string()))?;
+        let built = super::manifest::build_manifest(files, facts, created)?;
+        self.push_built(tag, files, &built)
+    }
+
+    /// [`Registry::push_release`] for a manifest already built (e.g. the one `plan` showed).
+    pub fn push_built(
+        &self,
+        tag: &str,
+        files: &FileTree,
+        built: &BuiltManifest,
+    ) -> Result<PushOutcome, OciError> {
+        if let Some((json, existing)) = self.manifest(tag)? {
+            if super::manifest::same_release(&json, built) {
+                return Ok(PushOutcome::AlreadyPresent { digest: existing });
+            }
+            return Err(OciError::TagConflict {
+                repository: self.target.reference(),
+                tag: tag.to_string(),
+                existing,
+                wanted: built.digest.clone(),
+            });
+        }
+        let reference = self.reference(tag);
+        let (mut uploaded, mut reused) = (0, 0);
+        for (digest, bytes) in built.blobs(files) {
+            if self.blob_exists(digest)? {
+                reused += 1;
+                continue;
+            }
+            self.upload_blob(digest, bytes)?;
+            uploaded += 1;
+        }
+        self.rt
+            .block_on(self.client.push_manifest_raw(
+                &reference,
+                built.json.clone(),
+                reqwest::header::HeaderValue::from_static(MANIFEST_MEDIA_TYPE),
+            ))
+            .map_err(|e| self.err("pushing manifest to", &format!(":{tag}"), e))?;
+        tracing::info!(
+            reference = %format!("{}:{tag}", self.target.reference()),
+            digest = %built.digest,
+            uploaded, reused, "pushed release"
+        );
+        Ok(PushOutcome::Pushed {
+            digest: built.digest.clone(),
+            blobs_uploaded: uploaded,
+            blobs_reused: reused,
+        })
+    }
+
+    /// Every tag in the repository, following pagination (`n` + `last`) until a page brings
+    /// nothing new. An empty or not-yet-created repository has no tags.
+    pub fn list_tags(&self) -> Result<Vec<String>, OciError> {
+        let reference = self.reference("latest");
+        let mut seen = BTreeSet::new();
+        let mut all = Vec::new();
+        let mut last: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let page = match self.rt.block_on(self.client.list_tags(
+                &reference,
+                &self.auth,
+                Some(self.page_size),
+                last.as_deref(),
+            )) {
+                Ok(p) => p.tags,
+                Err(e) if is_not_found(&e) => Vec::new(),
+                Err(e) => return Err(self.err("listing tags of", "", e)),
+            };
+            let before = all.len();
+            for tag in &page {
+                if seen.insert(tag.clone()) {
+                    all.push(tag.clone());
+                }
+            }
+            // Stop on an empty page or one with nothing new (a registry ignoring `last`).
+            // Never stop on a short page: registries may cap `n` below what was asked.
+            if all.len() == before {
+                return Ok(all);
+            }
+            last = page.last().cloned();
+        }
+        Ok(all)
+    }
+
+    /// Download the release under `tag` as CSO does: every titled layer becomes a file of
+    /// that name (layer digests are verified while downloading).
+    pub fn pull_release(&self, tag: &str) -> Result<FileTree, OciError> {
+        let (json, _) = self.manifest(tag)?.ok_or_else(|| OciError::Registry {
+            action: "pulling",
+            reference: format!("{}:{tag}", self.target.reference()),
+            message: "the tag does not exist".into(),
+        })?;
+        let manifest: Manifest = serde_json::from_slice(&json).map_err(|e| OciError::Verify {
+            reference: format!("{}:{tag}", self.target.reference()),
+            problems: vec![format!("the manifest is not an OCI image manifest: {e}")],
+        })?;
+        let reference = self.reference(tag);
+        let mut files = FileTree::new();
+        for layer in &manifest.layers {
+            let Some(title) = layer.title() else {
+                tracing::warn!(digest = %layer.digest, "skipping untitled layer (CSO skips it too)");
+                continue;
+            };
+            let bad = |problem: String| OciError::Verify {
+                reference: format!("{}:{tag}", self.target.reference()),
+                problems: vec![problem],
+            };
+            check_file_name(title).map_err(bad)?;
+            if files.contains_key(title) {
+                return Err(bad(format!("two layers are titled `{title}`")));
+            }
+            let mut out = Vec::with_capacity(layer.size.min(64 << 20) as usize);
+            self.rt
+                .block_on(
+                    self.client
+                        .pull_blob(&reference, layer.digest.as_str(), &mut out),
+                )
+                .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
+            files.insert(title.to_string(), out);
+        }
+        Ok(files)
+    }
+
+    /// One file of the release under `tag`, the layer titled `name`: the manifest and that one
+    /// blob, nothing else (what a reader needs from a release's `metadata.yaml` without paying
+    /// for its archives). `None` when the tag does not exist or holds no such file.
+    pub fn pull_file(&self, tag: &str, name: &str) -> Result<Option<Vec<u8>>, OciError> {
+        let Some((json, _)) = self.manifest(tag)? else {
+            return Ok(None);
+        };
+        let manifest: Manifest = serde_json::from_slice(&json).map_err(|e| OciError::Verify {
+            reference: format!("{}:{tag}", self.target.reference()),
+            problems: vec![format!("the manifest is not an OCI image manifest: {e}")],
+        })?;
+        let Some(layer) = manifest.layers.iter().find(|l| l.title() == Some(name)) else {
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(layer.size.min(1 << 20) as usize);
+        self.rt
+            .block_on(
+                self.client
+                    .pull_blob(&self.reference(tag), layer.digest.as_str(), &mut out),
+            )
+            .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
+        Ok(Some(out))
+    }
+
+    /// Pull the manifest of `tag` back and check it against the packaged `files`: every
+    /// layer digest against the file and `SHA256SUMS`, every blob present, and the file set
+    /// CSO requires.
+    pub fn verify(&self, tag: &str, files: &FileTree) -> Result<VerifyReport, OciError> {
+        let reference = format!("{}:{tag}", self.target.reference());
+        let (json, digest) = self.manifest(tag)?.ok_or_else(|| OciError::Verify {
+            reference: reference.clone(),
+            problems: vec!["the tag does not exist".into()],
+        })?;
+        let mut problems = verify::check(tag, &json, files);
+        let layers = match serde_json::from_slice::<Manifest>(&json) {
+            Ok(m) => {
+                for d in std::iter::once(&m.config).chain(&m.layers) {
+                    if !self.blob_exists(&d.digest)? {
+                        problems.push(format!("blob {} is missing from the registry", d.digest));
+                    }
+                }
+                m.layers.len()
+            }
+            Err(_) => 0,
+        };
+        if problems.is_empty() {
+            Ok(VerifyReport {
+                reference,
+                digest,
+                layers,
+            })
+        } else {
+            Err(OciError::Verify {
+                reference,
+                problems,
+            })
+        }
+    }
+}
+
+/// reqwest with `rustls-no-provider` panics unless a process-wide crypto provider is set.
+/// Installing is idempotent: a second install (here or elsewhere in the bot) is a no-op.
+fn crate_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

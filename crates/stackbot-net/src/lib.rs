@@ -1,0 +1,13 @@
+//! The network: the HTTP client upstream is read with (timeouts, bounded retries, the ETag
+//! cache, mirrors, size limits) and the helpers every client shares (the loopback check, the
+//! `Link` parser, origin comparison).
+//!
+//! A crate of its own so that core compiles without an HTTP stack; the one HTTP policy for
+//! upstream, GitHub and OCI (issue 31, part 2) is to grow here.
+
+// The core modules this crate's code names as `crate::clock`, `crate::config`, ...: the paths
+// the code had when upstream was a module of one crate, kept so the split moved files only.
+use stackbot_core::{clock, config};
+
+pub mod net;
+pub mod upstream;
