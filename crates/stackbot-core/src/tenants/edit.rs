@@ -29,6 +29,8 @@ pub struct TenantFile {
     pub path: String,
     pub text: String,
     pub docs: Vec<Range<usize>>,
+    /// Each document's value; `Null` for documents that are neither a ClusterStack nor a
+    /// Cluster (never read or edited, so never kept).
     pub values: Vec<Value>,
     /// 1-based line where each document starts, counted once (a file of 10,000 documents must
     /// not cost 10,000 scans from its start).
@@ -173,7 +175,10 @@ impl TenantFile {
                 ),
                 message: format!("not valid YAML: {e}"),
             })?;
-            values.push(v);
+            // Only ClusterStack and Cluster documents are ever read or edited: the others'
+            // values are not kept (a 50 MB ConfigMap would otherwise stay in memory twice).
+            let kept = matches!(get_str(&v, &["kind"]), Some("ClusterStack" | "Cluster"));
+            values.push(if kept { v } else { Value::Null });
         }
         let mut doc_lines = Vec::with_capacity(docs.len());
         let (mut line, mut at) = (1, 0);
