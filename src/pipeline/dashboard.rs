@@ -202,3 +202,24 @@ pub fn dashboard_after_release(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::dashboard::{FOOTER, MARKER};
+    use crate::tenants::approval::{END, START};
+
+    #[test]
+    fn a_longer_approvals_section_pushes_the_report_out_never_past_the_limit() {
+        let section = format!("{START}\n- [x] `acme`: step\n{END}\n");
+        let fits = format!("{MARKER}\nreport\n{section}\n{FOOTER}\nfooter\n");
+        assert_eq!(fit_approvals(fits.clone()), fits, "a body that fits is left alone");
+        let report = "r".repeat(70_000);
+        let over = format!("{MARKER}\n{report}\n{section}\n{FOOTER}\nfooter\n");
+        let out = fit_approvals(over);
+        assert!(out.chars().count() <= crate::body::BODY_MAX);
+        assert!(out.starts_with(MARKER) && !out.contains("rrrr"));
+        assert!(out.contains("- [x] `acme`: step"), "the ticks stay: {out}");
+        assert!(out.contains(&format!("{FOOTER}\nfooter\n")));
+    }
+}

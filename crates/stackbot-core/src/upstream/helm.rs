@@ -153,6 +153,11 @@ fn root(
                         (Some(c), crate::yaml::Event::SequenceStart { .. }) if wanted(&c) => {
                             versions(r, source, &c, found)?;
                         }
+                        (Some(c), _) if wanted(&c) => {
+                            // Listed, with no versions to read: seen all the same.
+                            found(&c, None);
+                            skip(r, &list)?;
+                        }
                         _ => skip(r, &list)?,
                     }
                 }
@@ -208,6 +213,8 @@ fn versions(
     found: &mut dyn FnMut(&str, Option<ChartVersion>),
 ) -> Result<(), String> {
     use crate::yaml::Event;
+    // The chart is listed even when it has no entry.
+    found(chart, None);
     loop {
         match r.next_event() {
             None => return Err(format!("{source}: the document ends inside `{chart}`")),
