@@ -513,7 +513,7 @@ mod tests {
     fn search_answers_as_select_does_on_the_whole_index() {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/upstream/helm-index-cpo.yaml"
+            "/../../tests/fixtures/upstream/helm-index-cpo.yaml"
         ))
         .unwrap();
         let idx = parse_index(&text).unwrap();
