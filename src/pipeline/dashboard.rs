@@ -213,7 +213,11 @@ mod tests {
     fn a_longer_approvals_section_pushes_the_report_out_never_past_the_limit() {
         let section = format!("{START}\n- [x] `acme`: step\n{END}\n");
         let fits = format!("{MARKER}\nreport\n{section}\n{FOOTER}\nfooter\n");
-        assert_eq!(fit_approvals(fits.clone()), fits, "a body that fits is left alone");
+        assert_eq!(
+            fit_approvals(fits.clone()),
+            fits,
+            "a body that fits is left alone"
+        );
         let report = "r".repeat(70_000);
         let over = format!("{MARKER}\n{report}\n{section}\n{FOOTER}\nfooter\n");
         let out = fit_approvals(over);

@@ -567,7 +567,7 @@ mod tests {
         let bomb = format!(
             "x: &a [{}]\ny: [{}]\nentries: {{}}\n",
             vec!["1"; 20].join(","),
-            vec!["*a"; 5].join(",")
+            ["*a"; 5].join(",")
         );
         let e = search(&bomb, "https://h/index.yaml", &q, None, &small).unwrap_err();
         assert!(e.contains("limits.upstream.max_nodes"), "{e}");
