@@ -46,6 +46,20 @@ pub enum ApplyError {
     Oci(#[from] crate::oci::OciError),
 }
 
+/// What a completed step did, in a word or two (the journal of an interrupted run).
+fn step_word(step: &Step) -> &'static str {
+    match step {
+        Step::Commit { .. } => "committed",
+        Step::ReleasePull { .. } => "release pull request opened or updated",
+        Step::Tag { .. } => "tagged",
+        Step::Draft { .. } => "draft with its assets uploaded",
+        Step::Publish { .. } => "published",
+        Step::OciPush { .. } => "pushed to the OCI registry",
+        Step::Announce { .. } => "announced on its pull request",
+        Step::DeleteDraft { .. } => "stale draft deleted",
+    }
+}
+
 /// Create the cluster-stacks repository with its base branch when it does not exist yet (the
 /// first release run); a no-op afterwards. A write, so it is apply's.
 pub fn ensure_repository(
@@ -104,7 +118,12 @@ pub fn apply_with_oci(
             continue;
         }
         run.last_commit = None;
-        let done = r.steps.iter().try_for_each(|step| run.step(step, Some(r)));
+        let done = r.steps.iter().try_for_each(|step| {
+            run.step(step, Some(r))?;
+            // The journal an interrupted run prints (cli::journal::TARGET).
+            tracing::debug!(target: "stackbot::done", "{}: {}", r.tag, step_word(step));
+            Ok(())
+        });
         match done {
             Ok(()) => {
                 if r.steps

@@ -141,10 +141,17 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
                     base_of(&forge, &repo, p.number),
                     &head[..head.len().min(12)]
                 ),
-                None => format!(
-                    "checks of pull request #{} of {repo} passed; auto-merge is not requested, so it stays open\n",
-                    p.number
-                ),
+                None => match state_of(&forge, &repo, p.number) {
+                    Some(PullState::Open) | None => format!(
+                        "checks of pull request #{} of {repo} passed; auto-merge is not requested, so it stays open\n",
+                        p.number
+                    ),
+                    Some(other) => format!(
+                        "pull request #{} of {repo} is already {}: its checks change nothing\n",
+                        p.number,
+                        crate::forge::local::state_word(other)
+                    ),
+                },
             })?;
         }
         Action::List(l) => {
@@ -210,6 +217,16 @@ fn configured_repositories(loaded: &crate::config::Loaded) -> Vec<RepoRef> {
     out
 }
 
+/// The state of a pull request, when the forge has it.
+fn state_of(forge: &LocalForge, repo: &RepoRef, number: u64) -> Option<PullState> {
+    forge
+        .pulls(repo)
+        .ok()?
+        .into_iter()
+        .find(|p| p.number == number)
+        .map(|p| p.state)
+}
+
 fn base_of(forge: &LocalForge, repo: &RepoRef, number: u64) -> String {
     forge
         .pulls(repo)
@@ -265,17 +282,23 @@ fn print_list(rows: &[(RepoRef, crate::forge::PullInfo)], g: &Global) -> anyhow:
     if rows.is_empty() {
         return super::emit("no pull requests\n");
     }
-    let mut out = String::from("repository\tnumber\tstate\thead -> base\ttitle\n");
-    for (repo, p) in rows {
-        out.push_str(&format!(
-            "{repo}\t#{}\t{}\t{} -> {}\t{}\n",
-            p.number,
-            crate::forge::local::state_word(p.state),
-            p.head,
-            p.base,
-            p.title
-        ));
-    }
+    // Aligned columns, as docs/quickstart.md shows them; scripts use `--format json`.
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(repo, p)| {
+            vec![
+                repo.to_string(),
+                format!("#{}", p.number),
+                crate::forge::local::state_word(p.state).to_string(),
+                format!("{} -> {}", p.head, p.base),
+                p.title.clone(),
+            ]
+        })
+        .collect();
+    let out = crate::report::text::columns(
+        &["repository", "number", "state", "head -> base", "title"],
+        &table,
+    );
     let open = rows
         .iter()
         .filter(|(_, p)| p.state == PullState::Open)

@@ -13,11 +13,14 @@ use crate::error::ExitStatus;
 use crate::forge::Forge;
 use crate::pipeline::Context;
 
+pub mod activity;
 pub mod adopt;
 pub mod completions;
 pub mod detect;
 pub mod forge;
 pub mod hash;
+pub mod init;
+pub mod journal;
 pub mod package;
 pub mod plan;
 pub mod release;
@@ -36,6 +39,10 @@ pub enum Format {
     Markdown,
 }
 
+/// The `--help` heading of the options every command takes, so a command's own options stand
+/// apart from them.
+const GLOBAL: &str = "Global options";
+
 /// stackbot: detect Kubernetes releases, render and package SCS cluster stacks, publish them,
 /// and open pull requests in tenant repositories.
 #[derive(Debug, Parser)]
@@ -47,20 +54,21 @@ pub struct Cli {
         long,
         global = true,
         default_value = "stackbot.yaml",
-        value_name = "FILE"
+        value_name = "FILE",
+        help_heading = GLOBAL
     )]
     pub config: PathBuf,
     /// Output format.
-    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text, help_heading = GLOBAL)]
     pub format: Format,
     /// Evaluate as of this date (YYYY-MM-DD): lifecycle, deadlines. Default: today (UTC).
-    #[arg(long, global = true, value_name = "YYYY-MM-DD", value_parser = parse_date)]
+    #[arg(long, global = true, value_name = "YYYY-MM-DD", value_parser = parse_date, help_heading = GLOBAL)]
     pub now: Option<chrono::NaiveDate>,
     /// More log output (repeat for more).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
     /// Only errors.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = GLOBAL)]
     pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
@@ -112,6 +120,9 @@ pub enum Command {
     Status(status::Args),
     /// Turn an existing csctl stack directory into templates, a lock and a config.
     Adopt(adopt::Args),
+    /// Make a cluster-stacks checkout an hourly bot: stackbot.yaml (by adopting its stacks),
+    /// the release and preview workflows.
+    Init(init::Args),
     /// Merge, close or list pull requests on the local forge, as a person on GitHub would.
     Forge(forge::Args),
     /// Print a shell completion script.
@@ -227,8 +238,10 @@ impl Global {
 }
 
 /// Write a command's result to stdout; a closed pipe (`stackbot detect | head`) is not an error.
+/// The activity line is cleared first: the run is done.
 pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
+    crate::cli::activity::finish();
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
@@ -265,16 +278,32 @@ pub fn main() -> i32 {
     crate::report::set_quiet(global.quiet);
     crate::report::set_terminal(global.env.get("NO_COLOR"), global.env.get("TERM"));
     init_tracing(&global);
-    match run(&cli.command, &global) {
-        Ok(status) => status as i32,
+    let result = run(&cli.command, &global);
+    crate::cli::activity::finish();
+    // Every host the run could not reach, once, whatever the command made of it.
+    let unreached = crate::net::failure::take_unreached();
+    let listed = (!unreached.is_empty()).then(|| crate::net::failure::report(&unreached));
+    match result {
+        Ok(status) => {
+            if let Some(text) = listed.filter(|_| !global.quiet) {
+                eprint!("warning: {text}");
+            }
+            status as i32
+        }
         Err(err) => {
             report_error(&err, &global);
+            if let Some(text) = listed {
+                eprint!("{text}");
+            }
             classify(&err) as i32
         }
     }
 }
 
 fn init_tracing(g: &Global) {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let level = if g.quiet {
         "error"
     } else {
@@ -287,12 +316,27 @@ fn init_tracing(g: &Global) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("STACKBOT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("stackbot={level}")));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(crate::cli::activity::Writer)
         .with_target(false)
         .with_ansi(use_color())
+        .with_filter(filter);
+    // The activity line sees its events whatever the log level.
+    let activity =
+        crate::cli::activity::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
+            m.target() == crate::cli::activity::TARGET
+        }));
+    let journal =
+        crate::cli::journal::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
+            m.target() == crate::cli::journal::TARGET
+        }));
+    let _ = tracing_subscriber::registry()
+        .with(logs)
+        .with(activity)
+        .with(journal)
         .try_init();
+    crate::cli::activity::start(crate::report::progress_visible());
+    crate::cli::journal::watch_signals();
 }
 
 /// Colours only on a terminal and never with `NO_COLOR` (see [`crate::report::use_color`]).
@@ -342,6 +386,7 @@ fn run(cmd: &Command, g: &Global) -> anyhow::Result<ExitStatus> {
         Command::Tenants(a) => tenants::run(a, g),
         Command::Status(a) => status::run(a, g),
         Command::Adopt(a) => adopt::run(a, g),
+        Command::Init(a) => init::run(a, g),
         Command::Forge(a) => forge::run(a, g),
         Command::Completions(a) => completions::run(a, g),
     }

@@ -26,7 +26,7 @@ pub struct Args {
 /// Compute and print the plan. Reads the forge, writes nothing.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let ctx = a.sel.context(g)?;
-    let sel = a.sel.parse()?;
+    let sel = a.sel.parse(&ctx)?;
     let forge = g.open_forge(&ctx)?;
     let planned = crate::pipeline::release::preview(&ctx, forge.as_ref(), &sel)?;
     print_plan(

@@ -72,14 +72,29 @@ impl Selection {
         Ok(ctx)
     }
 
-    /// The pipeline's selection; a malformed `--stack`/`--minor` is invalid input.
-    pub fn parse(&self) -> Result<PipelineSelection, InvalidInput> {
+    /// The pipeline's selection; a malformed `--stack`/`--minor` is invalid input, with the
+    /// configured stack it probably means (`scs2` → `openstack/scs2`).
+    pub fn parse(&self, ctx: &crate::pipeline::Context) -> Result<PipelineSelection, InvalidInput> {
+        let configured: Vec<String> = ctx
+            .loaded
+            .config
+            .stacks
+            .iter()
+            .map(|s| s.id().to_string())
+            .collect();
         let stack = self
             .stack
             .as_deref()
             .map(|s| {
-                s.parse::<StackId>()
-                    .map_err(|e| InvalidInput(format!("--stack: {e}")))
+                s.parse::<StackId>().map_err(|e| {
+                    let same_name = configured
+                        .iter()
+                        .find(|c| c.split_once('/').is_some_and(|(_, n)| n == s));
+                    let hint = same_name
+                        .map(|c| format!("\n  hint: did you mean `--stack {c}`?"))
+                        .unwrap_or_default();
+                    InvalidInput(format!("--stack: {e}{hint}"))
+                })
             })
             .transpose()?;
         let minor = self
@@ -109,6 +124,7 @@ impl Selection {
                 allow_downgrade: self.allow_downgrade,
                 republish: self.republish.clone(),
             },
+            skip_tenants: false,
         })
     }
 }
@@ -119,13 +135,23 @@ impl Selection {
 pub struct Args {
     #[command(flatten)]
     pub sel: Selection,
-    /// Print the plan and the unified diffs of the rendered files; change nothing.
+    /// Print the plan and the unified diffs of the rendered and tenant files; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Leave the tenant pull requests to `stackbot tenants` runs (e.g. a CI matrix of
+    /// `--shard I/N` jobs after this one, see `stackbot init --tenant-shards`).
+    #[arg(long)]
+    pub skip_tenants: bool,
 }
 
 /// Print a plan in the global format. `with_diffs` adds the unified diffs (dry run, markdown).
+/// Under GitHub Actions the full preview also goes to the job summary (the comment's
+/// truncation note links it) and the comment-sized one to the step output `preview`.
 pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> {
+    let actions = g.actions();
+    let preview = crate::report::from_plan::preview(p, None);
+    let comment = crate::report::preview::emit(&preview, &actions)?;
+    actions.set_output("preview", &comment)?;
     match g.format {
         Format::Json => {
             let mut v = serde_json::to_value(p)?;
@@ -134,24 +160,11 @@ pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> 
             }
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
-        Format::Markdown => {
-            // The comment-sized preview on stdout; under GitHub Actions the full one also goes
-            // to the job summary, which the truncation note links to.
-            let preview = crate::report::from_plan::preview(p, None);
-            print!("{}", crate::report::preview::emit(&preview, &g.actions())?);
-        }
+        Format::Markdown => print!("{comment}"),
         Format::Text => {
             print!("{}", crate::report::text::plan_text(p));
             if with_diffs {
-                for d in crate::report::text::release_diffs(p) {
-                    for f in d.files {
-                        if f.unified.is_empty() {
-                            println!("(binary or empty) {}", f.path);
-                        } else {
-                            print!("{}", f.unified);
-                        }
-                    }
-                }
+                print!("{}", crate::report::text::plan_diffs(p));
             }
         }
     }
@@ -161,29 +174,61 @@ pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> 
 /// Run the command.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let ctx = a.sel.context(g)?;
-    let sel = a.sel.parse()?;
-    let forge = g.open_forge(&ctx)?;
+    let mut sel = a.sel.parse(&ctx)?;
+    sel.skip_tenants = a.skip_tenants;
+    // A first run on the local forge that ends in input a person must fix (exit 2) leaves no
+    // forge folder behind (repositories, run.lock): "nothing was changed" holds on disk too.
+    let created = (ctx.loaded.config.forge.kind == crate::config::ForgeKind::Local)
+        .then(|| first_missing(&ctx.loaded.resolve(&ctx.loaded.config.forge.local.path)))
+        .flatten();
+    let result = release_and_print(a, g, &ctx, &sel);
+    if let (Err(e), Some(dir)) = (&result, &created)
+        && super::classify(e) == ExitStatus::Invalid
+    {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    result
+}
+
+/// The outermost folder of `path` that does not exist yet (what a run would create).
+fn first_missing(path: &std::path::Path) -> Option<PathBuf> {
+    let path = std::path::absolute(path).ok()?;
+    let mut missing = None;
+    for a in path.ancestors() {
+        if a.exists() {
+            break;
+        }
+        missing = Some(a.to_path_buf());
+    }
+    missing
+}
+
+fn release_and_print(
+    a: &Args,
+    g: &Global,
+    ctx: &crate::pipeline::Context,
+    sel: &PipelineSelection,
+) -> anyhow::Result<ExitStatus> {
+    let forge = g.open_forge(ctx)?;
     if a.dry_run {
-        let planned = pipeline::release::preview(&ctx, forge.as_ref(), &sel)?;
+        let planned = pipeline::release::preview(ctx, forge.as_ref(), sel)?;
         print_plan(&planned.plan, g, true)?;
         return Ok(ExitStatus::Success);
     }
     // The local forge's concurrency guard, held from observing to the last write.
     let _guard = g
-        .run_lock(&ctx)
+        .run_lock(ctx)
         .context("taking the local forge's run lock")?;
-    let r = pipeline::release::release(&ctx, forge.as_ref(), &sel)?;
+    let r = pipeline::release::release(ctx, forge.as_ref(), sel)?;
+    let json = crate::report::release::ReleaseJson::new(
+        &r.outcome,
+        &r.plan,
+        &r.tenants,
+        r.dashboard.as_ref(),
+        &r.failed,
+    );
     match g.format {
-        Format::Json => {
-            let json = crate::report::release::ReleaseJson::new(
-                &r.outcome,
-                &r.plan,
-                &r.tenants,
-                r.dashboard.as_ref(),
-                &r.failed,
-            );
-            print!("{}", json.render());
-        }
+        Format::Json => print!("{}", json.render()),
         Format::Text | Format::Markdown => {
             print!(
                 "{}",
@@ -197,6 +242,13 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
             );
         }
     }
+    // Under GitHub Actions the run reports itself: step outputs and the job summary.
+    let actions = g.actions();
+    let repository = &ctx.loaded.config.forge.repository;
+    for (key, value) in crate::report::release::outputs(&json, repository) {
+        actions.set_output(key, &value)?;
+    }
+    actions.append_summary(&crate::report::release::summary(&json, false))?;
     for d in r.plan.degraded.iter().filter(|d| d.transient) {
         tracing::error!("{d}");
     }

@@ -53,6 +53,11 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         Format::Text => crate::report::status::text(&status),
     };
     super::emit(&out)?;
+    // Under GitHub Actions: the step output the action passes on as `compliant`.
+    let actions = g.actions();
+    for (key, value) in crate::report::status::outputs(&status) {
+        actions.set_output(key, value)?;
+    }
     for w in &status.warnings {
         tracing::warn!("{w}");
     }

@@ -32,6 +32,10 @@ pub struct Args {
     /// Tenants processed at the same time.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub jobs: usize,
+    /// Cache directory for conditional GitHub requests (overrides `upstream.cache_dir`; the
+    /// GitHub forge caches under its `github/`).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
 }
 
 /// Options from the arguments. Write pacing is left to the forge (the GitHub forge spaces
@@ -48,13 +52,17 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
         tenant: a.tenant.clone(),
         shard,
         concurrency: a.jobs.max(1),
-        progress: crate::report::progress(0, "tenants"),
+        // The activity line shows the fan-out (crate::cli::activity).
+        progress: indicatif::ProgressBar::hidden(),
     })
 }
 
 /// Run the command.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
-    let ctx = g.context()?;
+    let mut ctx = g.context()?;
+    if let Some(dir) = &a.cache_dir {
+        ctx.loaded.config.upstream.cache_dir = Some(std::path::absolute(dir)?);
+    }
     let forge = g.open_forge(&ctx)?;
     let opts = options_for(a)?;
     let reports = crate::pipeline::tenants::run(&ctx, forge.as_ref(), &opts)?;
@@ -99,9 +107,14 @@ pub fn print_reports(reports: &[TenantReport], g: &Global, diffs: bool) -> anyho
         Format::Text => crate::report::tenants::text(reports, diffs),
         Format::Markdown => crate::report::tenants::markdown(reports, diffs),
     };
+    crate::cli::activity::finish();
     print!("{out}");
-    if !g.quiet && g.format == Format::Text {
-        eprintln!("{}", crate::report::tenants::counts(reports));
+    if g.format == Format::Text {
+        if !g.quiet {
+            eprintln!("{}", crate::report::tenants::counts(reports));
+        }
+    } else {
+        tracing::info!("{}", crate::report::tenants::counts(reports));
     }
     Ok(())
 }

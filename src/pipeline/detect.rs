@@ -66,7 +66,20 @@ pub fn detect_with(
     if !live {
         report.snapshot = Some(crate::upstream::snapshot::SnapshotInfo { as_of: data_as_of });
     }
-    Ok((report, data, source.stats()))
+    let stats = source.stats();
+    tracing::info!(
+        "upstream: {} checked against {}",
+        crate::report::detect::checked_words(&report),
+        match (live, data_as_of) {
+            (true, _) => format!(
+                "live sources ({} requests, {} answered 304 from the cache)",
+                stats.requests, stats.not_modified
+            ),
+            (false, Some(day)) => format!("the snapshot of {day}"),
+            (false, None) => "a snapshot".to_string(),
+        }
+    );
+    Ok((report, data, stats))
 }
 
 /// Mark the stack × minors whose release set is older than what the checkout's

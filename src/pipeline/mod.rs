@@ -92,6 +92,9 @@ pub struct Selection {
     pub cache_dir: Option<PathBuf>,
     /// A human's explicit decisions (`--allow-downgrade`, `--republish`).
     pub overrides: crate::plan::Overrides,
+    /// `release --skip-tenants`: the tenant pull requests are left to `tenants` runs (the
+    /// shards of a CI matrix), so the release run neither previews nor opens them.
+    pub skip_tenants: bool,
 }
 
 /// Why a pipeline run stopped. [`Error::is_invalid_input`] says whether it is input a human must

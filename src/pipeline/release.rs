@@ -150,6 +150,22 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
     for w in &p.warnings {
         tracing::warn!("{w}");
     }
+    tracing::info!(
+        "plan: {} release{} to make; {} series already released as rendered, {} skipped, {} held back, {} failed (forge {})",
+        p.releases.len(),
+        if p.releases.len() == 1 { "" } else { "s" },
+        p.skipped
+            .iter()
+            .filter(|k| k.reason.starts_with("unchanged since"))
+            .count(),
+        p.skipped
+            .iter()
+            .filter(|k| !k.reason.starts_with("unchanged since"))
+            .count(),
+        p.degraded.len(),
+        p.failed.len(),
+        target.repo,
+    );
     Ok(Planned {
         plan: p,
         target,
@@ -162,6 +178,9 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
 /// PR preview). Writes nothing.
 pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
     let mut planned = plan(ctx, forge, sel)?;
+    if sel.skip_tenants {
+        return Ok(planned);
+    }
     let inputs = planned.detected.as_ref().map(|d| &d.compliance);
     planned.plan.tenants = super::tenants::preview(ctx, forge, &planned.plan, inputs)?;
     Ok(planned)
@@ -304,6 +323,9 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     }
     let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {
         Default::default()
+    } else if sel.skip_tenants {
+        tracing::info!("tenants: left to the `tenants` runs (--skip-tenants)");
+        Default::default()
     } else {
         super::tenants::run_observed(
             ctx,
@@ -312,8 +334,14 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
             detected.as_ref().map(|d| &d.compliance),
         )?
     };
+    if !tenants.is_empty() {
+        tracing::info!("{}", crate::report::tenants::counts(&tenants));
+    }
     let dashboard =
         super::dashboard::dashboard_after_release(ctx, forge, detected.as_ref(), &known);
+    if let Some(d) = &dashboard {
+        tracing::info!("{d}");
+    }
     Ok(Released {
         plan,
         outcome,

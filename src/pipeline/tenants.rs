@@ -18,12 +18,11 @@ use crate::tenants::{
 
 use super::{Context, Error};
 
-/// How `release` propagates: all tenants, with a progress bar (drawn only on a terminal: CI
-/// logs get the summary, people get a live bar). Pacing is the forge's business.
+/// How `release` propagates: all tenants; the progress is the activity line's (drawn only on
+/// a terminal, see [`crate::cli::activity`]). Pacing is the forge's business.
 pub fn options(dry_run: bool) -> Options {
     Options {
         dry_run,
-        progress: crate::report::progress(0, "tenants"),
         ..Default::default()
     }
 }
@@ -194,7 +193,21 @@ fn one_tenant(
                 return TenantReport::from_plan(p, Outcome::Planned);
             }
             match crate::apply::tenants::execute(forge, p) {
-                Ok(o) => TenantReport::from_plan(p, o),
+                Ok(o) => {
+                    if !matches!(o, Outcome::Unchanged) {
+                        tracing::debug!(
+                            target: "stackbot::done", // cli::journal::TARGET
+                            "tenant {} ({}): pull request {}",
+                            t.name,
+                            t.repository,
+                            serde_json::to_value(&o)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_string))
+                                .unwrap_or_default()
+                        );
+                    }
+                    TenantReport::from_plan(p, o)
+                }
                 Err(e) => {
                     let mut r = TenantReport::from_plan(p, Outcome::Failed);
                     r.error = Some(e.to_string());
@@ -239,6 +252,8 @@ pub fn propagate_observed(
     let workers = opts.concurrency.clamp(1, tenants.len().max(1));
     let bar = &opts.progress;
     bar.set_length(tenants.len() as u64);
+    let finished = AtomicUsize::new(0);
+    let total = tenants.len();
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
@@ -246,8 +261,15 @@ pub fn propagate_observed(
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(t) = tenants.get(i) else { break };
                     bar.set_message(t.name.clone());
+                    tracing::debug!(
+                        target: "stackbot::activity", // cli::activity::TARGET
+                        "tenants {}/{total}: {}",
+                        finished.load(Ordering::SeqCst),
+                        t.name
+                    );
                     let r = one_tenant(forge, t, releases, facts, bot, opts);
                     results.lock().expect("results lock").push((i, r));
+                    finished.fetch_add(1, Ordering::SeqCst);
                     bar.inc(1);
                 }
             });
@@ -322,8 +344,15 @@ pub fn preview(
         return Ok(Vec::new());
     }
     let reports = plan_after(ctx, forge, &options(true), &planned_releases(p), inputs)?;
+    // The diff is not part of a tenant report's JSON (a run's result); a preview shows it.
     Ok(reports
         .iter()
-        .map(|r| serde_json::to_value(r).expect("reports serialize"))
+        .map(|r| {
+            let mut v = serde_json::to_value(r).expect("reports serialize");
+            if r.action != crate::tenants::Action::None && !r.diff.is_empty() {
+                v["diff"] = r.diff.clone().into();
+            }
+            v
+        })
         .collect())
 }

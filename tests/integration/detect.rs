@@ -426,7 +426,7 @@ fn connection_failures_are_retried_and_name_the_url() {
     let url = format!("http://127.0.0.1:{port}/index.yaml");
     let err = client.get(&url, None).unwrap_err().to_string();
     assert!(
-        err.starts_with(&format!("GET {url}: connection failed")),
+        err.starts_with(&format!("GET {url}: 127.0.0.1 refused the connection")),
         "{err}"
     );
     assert_eq!(client.stats().requests, 3);

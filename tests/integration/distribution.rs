@@ -1,8 +1,8 @@
 //! How stackbot reaches the runners: `scripts/package-binary` packs a release archive,
-//! `scripts/install-stackbot` (used by `action.yml` and `release.yml`) downloads it from a
+//! `scripts/install-stackbot` (used by `action.yml`) downloads it from a
 //! release served on loopback, and nothing runs unless the archive matches `SHA256SUMS` (and
 //! its attestation, with a stand-in `gh`). `scripts/collect-published-assets` picks the
-//! cluster-stack releases `release.yml` attests. Every script runs for real under bash; only
+//! cluster-stack releases the action attests. Every script runs for real under bash; only
 //! GitHub is replaced (a loopback HTTP server for the release downloads, a recording `gh`).
 
 use crate::support::upstream_server;
@@ -17,6 +17,9 @@ use upstream_server::UpstreamServer;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const REPO: &str = "example-org/stackbot";
+/// The workflow that attests cluster-stack releases: the one `stackbot init` writes, which
+/// calls the action (a composite action attests as its caller).
+const SIGNER: &str = "example-org/stackbot/.github/workflows/stackbot-release.yml";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -76,7 +79,7 @@ fn package(binary: &Path, out: &Path) -> PathBuf {
 }
 
 /// The real stackbot, packed once per test process (packing the debug binary takes seconds).
-fn genuine_archive() -> &'static (PathBuf, Vec<u8>) {
+pub(crate) fn genuine_archive() -> &'static (PathBuf, Vec<u8>) {
     static ARCHIVE: OnceLock<(PathBuf, Vec<u8>)> = OnceLock::new();
     ARCHIVE.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("distribution-genuine");
@@ -103,20 +106,20 @@ fn tripwire_archive(dir: &Path) -> Vec<u8> {
     std::fs::read(package(&bin, &out)).unwrap()
 }
 
-fn chmod_x(path: &Path) {
+pub(crate) fn chmod_x(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// A release as GitHub serves it: `<base>/v<version>/{archive, SHA256SUMS}`.
-struct FakeRelease {
+pub(crate) struct FakeRelease {
     server: UpstreamServer,
     _dir: tempfile::TempDir,
 }
 
 impl FakeRelease {
     /// Serve `archive` under its real name with the given `SHA256SUMS` text.
-    fn serve(archive: &[u8], sums: &str) -> Self {
+    pub(crate) fn serve(archive: &[u8], sums: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let release = dir.path().join(format!("v{VERSION}"));
         std::fs::create_dir_all(&release).unwrap();
@@ -127,7 +130,7 @@ impl FakeRelease {
         FakeRelease { server, _dir: dir }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("{}/download", self.server.url())
     }
 
@@ -136,7 +139,7 @@ impl FakeRelease {
     }
 }
 
-fn sums_line(archive: &[u8]) -> String {
+pub(crate) fn sums_line(archive: &[u8]) -> String {
     format!("{}  {}\n", sha256_hex(archive), asset_name())
 }
 
@@ -440,125 +443,39 @@ fn a_required_attestation_without_gh_is_refused() {
 
 // ---- the composite action, step by step as the runner executes it ----
 
-/// One step of the composite action.
-struct ActionStep {
-    name: String,
-    run: String,
-    env: BTreeMap<String, String>,
-    condition: Option<String>,
-}
-
-/// The action's steps, with `env:` expanded for `inputs` (defaults overridden).
-fn action_steps(inputs: &BTreeMap<&str, String>, tmp: &Path) -> Vec<ActionStep> {
-    let doc: Value =
-        yaml_serde::from_str(&std::fs::read_to_string(root().join("action.yml")).unwrap()).unwrap();
-    let defaults: BTreeMap<String, String> = doc["inputs"]
-        .as_object()
-        .unwrap()
+/// The action with `command: validate` (the repository's own stackbot.yaml), the binaries
+/// of `release`, a `gh` that vouches for any attestation, no cache and no status report
+/// (those are the deployment test's, `tests/integration/deploy.rs`). Returns the steps that
+/// ran (not skipped by their `if:`), with their exit codes.
+fn run_action_validate(release: &FakeRelease, tmp: &Path) -> Vec<(String, i32)> {
+    use crate::support::runner::{Outcome, Runner};
+    let gh = fake_gh_verifying(tmp, 0);
+    let mut runner = Runner::new(&root(), &tmp.join("runner-temp"));
+    runner.path.push(gh);
+    runner.github.insert("token".into(), "t0ken".into());
+    runner.env.insert(
+        "TRIPWIRE".into(),
+        tmp.join("stackbot-ran").display().to_string(),
+    );
+    let with = BTreeMap::from([
+        ("command".to_string(), "validate".to_string()),
+        ("release-url".to_string(), release.url()),
+        ("token".to_string(), "t0ken".to_string()),
+        ("cache".to_string(), "false".to_string()),
+        ("status".to_string(), "false".to_string()),
+    ]);
+    let run = runner.run_action(&root(), &with);
+    for s in &run.steps {
+        eprintln!("step `{}`: {:?}\n{}", s.name, s.outcome, s.stderr);
+    }
+    run.steps
         .iter()
-        .map(|(k, v)| (k.clone(), v["default"].as_str().unwrap_or("").to_string()))
-        .collect();
-    let expr = regex::Regex::new(r"\$\{\{\s*(.*?)\s*\}\}").unwrap();
-    doc["runs"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            // Reporting steps (`if: always() && ...`) are not run here; their env is not needed.
-            let env = s["env"]
-                .as_object()
-                .filter(|_| s.get("if").is_none())
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| {
-                            let v = expr.replace_all(v.as_str().unwrap(), |c: &regex::Captures| {
-                                let e = &c[1];
-                                if let Some(name) = e.strip_prefix("inputs.") {
-                                    inputs
-                                        .get(name)
-                                        .cloned()
-                                        .unwrap_or_else(|| defaults[name].clone())
-                                } else if e == "github.action_path" {
-                                    root().display().to_string()
-                                } else if e == "runner.temp" {
-                                    tmp.display().to_string()
-                                } else {
-                                    panic!("unexpected expression {e}")
-                                }
-                            });
-                            (k.clone(), v.into_owned())
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            ActionStep {
-                name: s["name"].as_str().unwrap().to_string(),
-                run: s["run"].as_str().unwrap().to_string(),
-                env,
-                condition: s.get("if").and_then(Value::as_str).map(str::to_string),
-            }
+        .filter_map(|s| match s.outcome {
+            Outcome::Success => Some((s.name.clone(), 0)),
+            Outcome::Failure(c) => Some((s.name.clone(), c)),
+            _ => None,
         })
         .collect()
-}
-
-/// Run the action's steps like the runner: in order, a step without `if:` only while every
-/// earlier step succeeded; `if: always() && ...` steps are left out (they only report).
-/// Returns the names of the steps that ran, with their exit codes.
-fn run_action(
-    inputs: &BTreeMap<&str, String>,
-    tmp: &Path,
-    path_prefix: &Path,
-) -> Vec<(String, i32)> {
-    let runner_temp = tmp.join("runner-temp");
-    std::fs::create_dir_all(&runner_temp).unwrap();
-    let mut ran = Vec::new();
-    for ActionStep {
-        name,
-        run: script,
-        env,
-        condition,
-    } in action_steps(inputs, &runner_temp)
-    {
-        if condition.is_some() || ran.iter().any(|(_, code)| *code != 0) {
-            continue;
-        }
-        let script_path = tmp.join("step.sh");
-        std::fs::write(&script_path, &script).unwrap();
-        let path = std::env::join_paths(
-            std::iter::once(path_prefix.to_path_buf())
-                .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-        )
-        .unwrap();
-        let out = Command::new("bash")
-            .args(["--noprofile", "--norc", "-eo", "pipefail"])
-            .arg(&script_path)
-            .env_clear()
-            .envs(&env)
-            .env("PATH", path)
-            .env("HOME", tmp)
-            .env("RUNNER_TEMP", &runner_temp)
-            .env("GITHUB_OUTPUT", tmp.join("output"))
-            .env("GITHUB_PATH", tmp.join("github_path"))
-            .env("TRIPWIRE", tmp.join("stackbot-ran"))
-            .current_dir(root())
-            .output()
-            .unwrap();
-        eprintln!("step `{name}`: {}\n{}", out.status, text(&out.stderr));
-        ran.push((name, out.status.code().unwrap_or(-1)));
-    }
-    ran
-}
-
-/// The action with `command: validate` (the repository's own stackbot.yaml), the binaries
-/// of `release`, and a `gh` that vouches for any attestation.
-fn run_action_validate(release: &FakeRelease, tmp: &Path) -> Vec<(String, i32)> {
-    let gh = fake_gh_verifying(tmp, 0);
-    let inputs = BTreeMap::from([
-        ("command", "validate".to_string()),
-        ("release-url", release.url()),
-        ("token", "t0ken".to_string()),
-    ]);
-    run_action(&inputs, tmp, &gh)
 }
 
 #[test]
@@ -614,7 +531,7 @@ fn a_wrong_checksum_stops_the_action_before_stackbot_runs() {
     );
 }
 
-// ---- which published cluster-stack releases release.yml attests ----
+// ---- which published cluster-stack releases the action attests ----
 
 /// A `gh` stand-in over a directory of releases: `releases/<tag>/<asset>`,
 /// `published/<tag>` (publishedAt) and `attested/<sha256>` (an attestation exists).
@@ -713,12 +630,14 @@ impl Forge {
         )
         .unwrap();
         let out = Command::new(root().join("scripts/collect-published-assets"))
-            .args(["--repo", REPO, "--result"])
+            .args(["--repo", REPO, "--signer-workflow", SIGNER, "--result"])
             .arg(&result)
             .arg("--out")
             .arg(&out_dir)
             .env("PATH", path)
             .env("FAKE_GH_STATE", self.state.path())
+            .env_remove("GITHUB_WORKFLOW_REF")
+            .env_remove("GITHUB_REPOSITORY")
             .env("GITHUB_OUTPUT", tmp.path().join("output"))
             .output()
             .unwrap();
@@ -767,10 +686,8 @@ fn a_recent_release_a_crashed_run_left_unattested_is_collected_by_the_next_run()
     assert_eq!(tags, ["openstack-scs2-1-33-v2"]);
     let calls = std::fs::read_to_string(forge.state.path().join("calls")).unwrap();
     assert!(
-        calls.contains(&format!(
-            "--signer-workflow {REPO}/.github/workflows/release.yml"
-        )),
-        "an existing attestation counts only when release.yml signed it: {calls}"
+        calls.contains(&format!("--repo {REPO} --signer-workflow {SIGNER}")),
+        "an existing attestation counts only when the release workflow signed it: {calls}"
     );
     // The quiet hour after: nothing left to attest.
     forge.mark_attested(
@@ -784,6 +701,43 @@ fn a_recent_release_a_crashed_run_left_unattested_is_collected_by_the_next_run()
     );
     let (code, err, tags) = forge.collect(&[]);
     assert_eq!((code, tags.len()), (0, 0), "{err}");
+}
+
+#[test]
+fn under_github_actions_the_signer_is_the_running_workflow() {
+    let forge = Forge::new();
+    forge.release("openstack-scs2-1-33-v2", 2);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(forge.bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let out = Command::new(root().join("scripts/collect-published-assets"))
+        .args(["--repo", REPO, "--out"])
+        .arg(tmp.path().join("out"))
+        .env("PATH", path)
+        .env("FAKE_GH_STATE", forge.state.path())
+        .env(
+            "GITHUB_WORKFLOW_REF",
+            format!("{REPO}/.github/workflows/stackbot-release.yml@refs/heads/main"),
+        )
+        .env("GITHUB_REPOSITORY", REPO)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let calls = std::fs::read_to_string(forge.state.path().join("calls")).unwrap();
+    assert!(
+        calls.contains(&format!("--repo {REPO} --signer-workflow {SIGNER}\n")),
+        "the caller of the action, without its @ref: {calls}"
+    );
+    // Outside GitHub Actions, the signer must be named.
+    let bare = Command::new(root().join("scripts/collect-published-assets"))
+        .args(["--repo", REPO, "--out", "x"])
+        .env_remove("GITHUB_WORKFLOW_REF")
+        .output()
+        .unwrap();
+    assert_eq!(bare.status.code(), Some(2));
 }
 
 #[test]
@@ -810,4 +764,91 @@ fn a_tag_published_only_to_oci_is_skipped_with_a_note() {
     assert_eq!(code, 0, "{err}");
     assert!(tags.is_empty());
     assert!(err.contains("no forge release"), "{err}");
+}
+
+// ---- the moving major tag of stackbot's own releases ----
+
+/// A `gh api` stand-in over a set of refs in `state/refs` (`tags/vX.Y.Z` → sha lines),
+/// recording every call.
+const FAKE_GH_REFS: &str = r#"#!/usr/bin/env bash
+set -euo pipefail
+state="$FAKE_GH_STATE"
+printf '%s\n' "$*" >> "$state/calls"
+[ "$1" = api ] || exit 64
+shift
+method=GET
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --method) method="$2"; shift 2 ;;
+    --jq) shift 2 ;;
+    --silent) shift ;;
+    -f | -F) args+=("$2"); shift 2 ;;
+    *) path="$1"; shift ;;
+  esac
+done
+refs="$state/refs"
+touch "$refs"
+case "$method $path" in
+  "GET repos/"*"/git/matching-refs/tags/"*)
+    prefix="${path##*/git/matching-refs/}"
+    grep "^$prefix" "$refs" | cut -d' ' -f1 | sed 's#^#refs/#' || true ;;
+  "GET repos/"*"/git/ref/tags/"*)
+    name="${path##*/git/ref/}"
+    grep -q "^$name " "$refs" || { echo "Not Found" >&2; exit 1; } ;;
+  "PATCH repos/"*"/git/refs/tags/"*)
+    name="${path##*/git/refs/}"; sha="${args[0]#sha=}"
+    sed -i "s#^$name .*#$name $sha#" "$refs" ;;
+  "POST repos/"*"/git/refs")
+    name="${args[0]#ref=refs/}"; sha="${args[1]#sha=}"
+    echo "$name $sha" >> "$refs" ;;
+  *) echo "unexpected $method $path" >&2; exit 64 ;;
+esac
+"#;
+
+fn move_major(state: &Path, tag: &str, sha: &str) -> Output {
+    let bin = state.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("gh"), FAKE_GH_REFS).unwrap();
+    chmod_x(&bin.join("gh"));
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    Command::new(root().join("scripts/move-major-tag"))
+        .args(["--repo", REPO, "--tag", tag, "--commit", sha])
+        .env("PATH", path)
+        .env("FAKE_GH_STATE", state)
+        .output()
+        .unwrap()
+}
+
+fn refs(state: &Path) -> String {
+    std::fs::read_to_string(state.join("refs")).unwrap_or_default()
+}
+
+#[test]
+fn the_major_tag_follows_the_newest_release_of_its_major_and_only_forward() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path();
+    let (a, b, c) = ("a".repeat(40), "b".repeat(40), "c".repeat(40));
+    // The first release creates v0.
+    std::fs::write(s.join("refs"), format!("tags/v0.1.0 {a}\n")).unwrap();
+    let out = move_major(s, "v0.1.0", &a);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(refs(s).contains(&format!("tags/v0 {a}\n")), "{}", refs(s));
+    // A newer one moves it.
+    std::fs::write(s.join("refs"), refs(s) + &format!("tags/v0.2.0 {b}\n")).unwrap();
+    assert!(move_major(s, "v0.2.0", &b).status.success());
+    assert!(refs(s).contains(&format!("tags/v0 {b}\n")), "{}", refs(s));
+    // A patch of the older minor, released later, leaves it at the newest.
+    std::fs::write(s.join("refs"), refs(s) + &format!("tags/v0.1.1 {c}\n")).unwrap();
+    let out = move_major(s, "v0.1.1", &c);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("v0.2.0 is newer than v0.1.1"));
+    assert!(refs(s).contains(&format!("tags/v0 {b}\n")), "{}", refs(s));
+    // A pre-release never moves it; a non-SHA is refused.
+    assert!(move_major(s, "v0.3.0-rc.1", &c).status.success());
+    assert!(refs(s).contains(&format!("tags/v0 {b}\n")));
+    assert_eq!(move_major(s, "v0.3.0", "main").status.code(), Some(2));
 }

@@ -169,10 +169,12 @@ fn plan_lists_the_tenant_pull_requests_that_would_follow_the_planned_releases() 
     }
 }
 
-/// The rendered diffs of a Markdown preview: path → diff text, from its ```diff blocks.
+/// The rendered diffs of a Markdown preview: path → diff text, from the ```diff blocks before
+/// the tenants' (`### Tenant changes` shows the tenant pull requests' diffs).
 fn preview_diffs(md: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let mut lines = md.lines();
+    let rendered = md.split("\n### Tenant changes\n").next().unwrap();
+    let mut lines = rendered.lines();
     while let Some(l) = lines.next() {
         if l.trim_start().starts_with("```diff") {
             let body: Vec<&str> = lines

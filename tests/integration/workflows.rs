@@ -1,7 +1,9 @@
-//! The GitHub workflows and the composite action are part of the product: they must only
+//! The GitHub workflows and the composite action are part of the product: stackbot's own
+//! (ci, binaries, fuzz), the action, and the two `stackbot init` writes into the
+//! cluster-stacks repository (generated here, with and without tenant shards). They must only
 //! call commands and flags that exist, pin every third-party action to a commit, declare
-//! least-privilege permissions, and never splice `${{ }}` expressions into shell scripts
-//! (the classic template-injection hole).
+//! least-privilege permissions, never splice `${{ }}` expressions into shell scripts (the
+//! classic template-injection hole), and restore only caches some job saves.
 //!
 //! Every `run:` script that invokes `stackbot` is executed for real by bash, with the step's
 //! `env:` filled in (input defaults, then sample values for every input), a `PATH` holding
@@ -12,14 +14,38 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use serde_json::Value;
+
+use crate::cluster_stacks;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every workflow file plus the root `action.yml`, with their parsed YAML and raw text.
+/// The workflows `stackbot init` writes, once per test process: `plain/` with the release job
+/// serving the tenants, `sharded/` with a matrix of 3 tenant shards after it.
+fn generated() -> &'static [PathBuf] {
+    static GENERATED: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    GENERATED.get_or_init(|| {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("workflows-generated");
+        let _ = std::fs::remove_dir_all(&base);
+        let mut out = Vec::new();
+        for (name, args) in [
+            ("plain", &[][..]),
+            ("sharded", &["--tenant-shards", "3"][..]),
+        ] {
+            let dir = base.join(name);
+            cluster_stacks::initialised(&dir, args);
+            out.extend(cluster_stacks::workflows(&dir));
+        }
+        out
+    })
+}
+
+/// Every workflow file plus the root `action.yml` plus the generated workflows, with their
+/// parsed YAML and raw text.
 fn documents() -> Vec<(PathBuf, Value, String)> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join(".github/workflows"))
         .expect(".github/workflows exists")
@@ -28,6 +54,7 @@ fn documents() -> Vec<(PathBuf, Value, String)> {
         .collect();
     paths.sort();
     paths.push(root().join("action.yml"));
+    paths.extend(generated().iter().cloned());
     paths
         .into_iter()
         .map(|p| {
@@ -165,60 +192,91 @@ fn every_workflow_and_job_declares_its_permissions() {
 fn the_release_workflow_never_overlaps_and_the_preview_never_runs_untrusted_code_with_write_access()
 {
     let docs = documents();
-    let find = |n: &str| {
-        docs.iter()
-            .find(|(p, _, _)| p.file_name().is_some_and(|f| f == n))
-            .unwrap_or_else(|| panic!("{n} exists"))
+    let generated: Vec<&(PathBuf, Value, String)> = docs
+        .iter()
+        .filter(|(p, _, _)| generated().contains(p))
+        .collect();
+    let named = |n: &str| -> Vec<&(PathBuf, Value, String)> {
+        generated
+            .iter()
+            .copied()
+            .filter(|(p, _, _)| p.file_name().is_some_and(|f| f == n))
+            .collect()
     };
-    let (_, release, _) = find("release.yml");
-    assert_eq!(
-        release.pointer("/concurrency/cancel-in-progress"),
-        Some(&Value::Bool(false))
-    );
-    assert!(release.pointer("/concurrency/group").is_some());
-    assert!(release.pointer("/on/schedule").is_some());
-    let inputs = input_defaults(release);
-    for i in ["dry-run", "stack", "minor", "allow-downgrade", "republish"] {
-        assert!(inputs.contains_key(i), "release.yml input `{i}`");
-    }
-
-    let (_, preview, text) = find("preview.yml");
-    assert!(preview.pointer("/on/pull_request").is_some());
-    assert!(
-        preview.pointer("/on/pull_request_target").is_none(),
-        "untrusted PR code must never run with a write token"
-    );
-    let jobs = preview.get("jobs").and_then(Value::as_object).unwrap();
-    for (name, job) in jobs {
-        let writes = job
-            .get("permissions")
-            .and_then(Value::as_object)
-            .is_some_and(|m| m.values().any(|v| v == "write"));
-        let checks_out = job.get("steps").and_then(Value::as_array).is_some_and(|s| {
-            s.iter().any(|st| {
-                st.get("uses")
-                    .and_then(Value::as_str)
-                    .is_some_and(|u| u.starts_with("actions/checkout@"))
-            })
-        });
-        assert!(
-            !(writes && checks_out),
-            "preview job `{name}` both checks out PR code and holds a write token"
+    assert_eq!(named("stackbot-release.yml").len(), 2);
+    for (_, release, _) in named("stackbot-release.yml") {
+        assert_eq!(
+            release.pointer("/concurrency/cancel-in-progress"),
+            Some(&Value::Bool(false))
         );
-        if writes {
-            let cond = job.get("if").and_then(Value::as_str).unwrap_or("");
-            assert!(
-                cond.contains("head.repo.full_name == github.repository"),
-                "preview job `{name}` writes and must skip fork PRs"
-            );
+        assert!(release.pointer("/concurrency/group").is_some());
+        assert!(release.pointer("/on/schedule").is_some());
+        let inputs = input_defaults(release);
+        for i in ["dry-run", "stack", "minor", "allow-downgrade", "republish"] {
+            assert!(inputs.contains_key(i), "release workflow input `{i}`");
         }
     }
-    assert!(text.contains("<!-- stackbot:preview -->"));
+    for (_, preview, text) in named("stackbot-preview.yml") {
+        assert!(preview.pointer("/on/pull_request").is_some());
+        assert!(
+            preview.pointer("/on/pull_request_target").is_none(),
+            "untrusted PR code must never run with a write token"
+        );
+        let jobs = preview.get("jobs").and_then(Value::as_object).unwrap();
+        for (name, job) in jobs {
+            let writes = job
+                .get("permissions")
+                .and_then(Value::as_object)
+                .is_some_and(|m| m.values().any(|v| v == "write"));
+            let checks_out = job.get("steps").and_then(Value::as_array).is_some_and(|s| {
+                s.iter().any(|st| {
+                    st.get("uses")
+                        .and_then(Value::as_str)
+                        .is_some_and(|u| u.starts_with("actions/checkout@"))
+                })
+            });
+            assert!(
+                !(writes && checks_out),
+                "preview job `{name}` both checks out PR code and holds a write token"
+            );
+            if writes {
+                let cond = job.get("if").and_then(Value::as_str).unwrap_or("");
+                assert!(
+                    cond.contains("head.repo.full_name == github.repository"),
+                    "preview job `{name}` writes and must skip fork PRs"
+                );
+            }
+        }
+        assert!(text.contains("<!-- stackbot:preview -->"));
+    }
     assert_eq!(
         stackbot::report::preview::MARKER,
         "<!-- stackbot:preview -->",
         "the workflow looks for the renderer's marker"
     );
+}
+
+/// stackbot's repository ships the tool; the hourly bot runs in the cluster-stacks repository
+/// (docs/github-setup.md): no workflow here releases cluster stacks or runs stackbot itself.
+#[test]
+fn stackbot_s_own_repository_runs_no_release_bot() {
+    for (path, doc, _) in documents() {
+        if is_action(&path) || generated().contains(&path) {
+            continue;
+        }
+        assert!(
+            doc.pointer("/on/schedule").is_none() || path.ends_with("fuzz.yml"),
+            "{}: only the fuzzer is scheduled in stackbot's repository",
+            path.display()
+        );
+        for script in run_scripts(&doc) {
+            assert!(
+                !invokes_stackbot(script),
+                "{}: stackbot runs from the cluster-stacks repository, through the action",
+                path.display()
+            );
+        }
+    }
 }
 
 #[test]
@@ -238,7 +296,7 @@ fn run_scripts_take_expressions_only_through_env() {
 
 /// Does a shell script run `stackbot` as a command (not merely mention the name)?
 fn invokes_stackbot(script: &str) -> bool {
-    regex::Regex::new(r"(?m)(^\s*|[;&|(]\s*|\b(?:then|do|else)\s+)stackbot\s")
+    regex::Regex::new(r"(?m)(^\s*|[;&|(!]\s*|\b(?:then|do|else)\s+)stackbot\s")
         .unwrap()
         .is_match(script)
 }
@@ -253,11 +311,17 @@ fn sample(input: &str) -> Option<&'static str> {
         "republish" => "openstack-scs2-1-34-v3 openstack-scs2-1-33-v2",
         "config" => "stackbot.yaml",
         "format" => "json",
+        "skip-tenants" => "true",
+        "shard" => "2/4",
+        "tenant" => "acme",
+        "cache-dir" => ".stackbot/cache",
         _ => return None,
     })
 }
 
-const ACTION_COMMANDS: &[&str] = &["release", "plan", "tenants", "detect", "render", "validate"];
+const ACTION_COMMANDS: &[&str] = &[
+    "release", "plan", "tenants", "status", "detect", "render", "validate",
+];
 
 /// Fill one `env:` value: `${{ inputs.x }}` from `inputs`, `${{ runner.temp }}` from `tmp`,
 /// anything else (tokens, event fields) with a harmless placeholder.
@@ -589,6 +653,7 @@ fn github_ci_runs_the_local_ci_script_and_nothing_besides_the_toolchain() {
         "check-jsonschema --builtin-schema vendor.github-workflows",
         "check-jsonschema --builtin-schema vendor.github-actions action.yml",
         "zizmor --offline --no-progress --persona=pedantic .",
+        "actionlint",
         "cargo fmt --all -- --check",
         "cargo clippy --locked --all-targets -- -D warnings",
         "cargo test --locked",
@@ -624,7 +689,7 @@ fn every_workflow_installs_the_crates_rust_version() {
             }
         }
     }
-    assert!(seen >= 3, "ci, binaries and release pin a toolchain");
+    assert!(seen >= 2, "ci and binaries pin a toolchain");
 }
 
 /// The `dist_targets` of scripts/lib/dist.sh: what install-stackbot can download.
@@ -648,7 +713,8 @@ fn a_version_tag_builds_every_target_natively_and_publishes_it_with_sums_and_att
     let wf = find_doc(&docs, "binaries.yml");
     assert_eq!(
         wf.pointer("/on/push/tags"),
-        Some(&serde_json::json!(["v*"]))
+        Some(&serde_json::json!(["v*.*.*"])),
+        "release tags only: moving the major tag must not start a build"
     );
     assert_eq!(
         wf["on"].as_object().unwrap().len(),
@@ -723,59 +789,91 @@ fn a_version_tag_builds_every_target_natively_and_publishes_it_with_sums_and_att
         pos("Attest build provenance") < pos("Publish the release"),
         "nothing is published before it is attested"
     );
+    // The binaries know their release commit (`stackbot init` pins it)...
+    let build_step = any_steps(build)
+        .into_iter()
+        .find(|s| s["name"] == "Build and package")
+        .unwrap();
+    assert_eq!(
+        build_step["env"]["STACKBOT_RELEASE_COMMIT"],
+        "${{ github.sha }}"
+    );
+    // ...and `@v0` follows the releases, once they are published.
+    let major = &wf["jobs"]["major-tag"];
+    assert_eq!(major["needs"], "publish");
+    assert_eq!(
+        major["permissions"],
+        serde_json::json!({"contents": "write"})
+    );
+    assert!(
+        run_scripts(major)
+            .join("\n")
+            .contains("scripts/move-major-tag")
+    );
 }
 
 #[test]
-fn the_action_and_the_release_workflow_install_a_verified_binary_instead_of_compiling() {
+fn the_action_installs_a_verified_binary_instead_of_compiling() {
     let docs = documents();
-    for name in ["action.yml", "release.yml"] {
-        let doc = find_doc(&docs, name);
-        let all = steps(doc);
-        let install = all
-            .iter()
-            .position(|s| {
-                s.get("run")
-                    .and_then(Value::as_str)
-                    .is_some_and(|r| r.contains("scripts/install-stackbot"))
-            })
-            .unwrap_or_else(|| panic!("{name} installs through scripts/install-stackbot"));
-        let first_run = all
-            .iter()
-            .position(|s| {
-                s.get("run")
-                    .and_then(Value::as_str)
-                    .is_some_and(invokes_stackbot)
-            })
-            .unwrap();
-        assert!(install < first_run, "{name}: install before stackbot runs");
-        assert!(
-            all[first_run].get("if").is_none(),
-            "{name}: the step running stackbot must be skipped when the install failed"
-        );
+    let action = find_doc(&docs, "action.yml");
+    let all = steps(action);
+    let install = all
+        .iter()
+        .position(|s| {
+            s.get("run")
+                .and_then(Value::as_str)
+                .is_some_and(|r| r.contains("scripts/install-stackbot"))
+        })
+        .expect("the action installs through scripts/install-stackbot");
+    let first_run = all
+        .iter()
+        .position(|s| {
+            s.get("run")
+                .and_then(Value::as_str)
+                .is_some_and(invokes_stackbot)
+        })
+        .unwrap();
+    assert!(install < first_run, "install before stackbot runs");
+    assert!(
+        all[first_run].get("if").is_none(),
+        "the step running stackbot must be skipped when the install failed"
+    );
+    for (path, doc, _) in &docs {
+        if !(is_action(path) || generated().contains(path)) {
+            continue;
+        }
         for script in run_scripts(doc) {
             assert!(
                 !script.contains("cargo build") && !script.contains("cargo install"),
-                "{name}: compiling is install-stackbot's opt-in (--from-source), not a step"
+                "{}: compiling is install-stackbot's opt-in (--from-source), not a step",
+                path.display()
             );
         }
     }
-    let release = find_doc(&docs, "release.yml");
-    assert!(input_defaults(release).contains_key("build-from-source"));
-    let action = find_doc(&docs, "action.yml");
     assert_eq!(input_defaults(action)["build-from-source"], "false");
     assert_eq!(input_defaults(action)["verify-attestation"], "always");
 }
 
 #[test]
-fn the_release_workflow_attests_what_it_published() {
+fn the_action_attests_what_a_release_published() {
     let docs = documents();
-    let release = find_doc(&docs, "release.yml");
-    let job = &release["jobs"]["release"];
-    assert_eq!(job["permissions"]["id-token"], "write");
-    assert_eq!(job["permissions"]["attestations"], "write");
-    let all = steps(release);
+    for (path, doc, _) in docs.iter().filter(|(p, _, _)| generated().contains(p)) {
+        if !path.ends_with("stackbot-release.yml") {
+            continue;
+        }
+        let job = &doc["jobs"]["release"];
+        assert_eq!(
+            job["permissions"]["id-token"],
+            "write",
+            "{}",
+            path.display()
+        );
+        assert_eq!(job["permissions"]["attestations"], "write");
+    }
+    let action = find_doc(&docs, "action.yml");
+    let all = steps(action);
     let pos = |pred: &dyn Fn(&Value) -> bool| all.iter().position(|s| pred(s)).unwrap();
-    let publish = pos(&|s| s.get("id").and_then(Value::as_str) == Some("release"));
+    let publish = pos(&|s| s.get("id").and_then(Value::as_str) == Some("run"));
     let collect = pos(&|s| {
         s.get("run")
             .and_then(Value::as_str)
@@ -794,10 +892,82 @@ fn the_release_workflow_attests_what_it_published() {
         format!("{out_dir}/*/*"),
         "attests what was collected"
     );
+    // The releases are where stackbot published them, not where the workflow runs.
+    assert_eq!(
+        all[collect]["env"]["REPO"],
+        "${{ steps.run.outputs.repository }}"
+    );
     for i in [collect, attest] {
         assert!(
             all[i]["if"].as_str().unwrap().starts_with("always()"),
             "runs even when some tenants failed (exit 3)"
         );
     }
+}
+
+/// A cache key (or a restore prefix, ending in `*`) and the file it is in.
+type Keys = Vec<(String, String)>;
+
+/// The caches of every workflow and the action: `(restored keys and restore-key prefixes,
+/// saved keys)`.
+fn caches(docs: &[(PathBuf, Value, String)]) -> (Keys, Keys) {
+    let (mut restored, mut saved) = (Vec::new(), Vec::new());
+    for (path, doc, _) in docs {
+        let name = path.display().to_string();
+        for step in steps(doc) {
+            let Some(uses) = step.get("uses").and_then(Value::as_str) else {
+                continue;
+            };
+            let (restores, saves) = match uses.split('@').next().unwrap() {
+                "actions/cache" => (true, true),
+                "actions/cache/restore" => (true, false),
+                "actions/cache/save" => (false, true),
+                _ => continue,
+            };
+            let key = step["with"]["key"]
+                .as_str()
+                .expect("a cache step has a key");
+            if saves {
+                saved.push((name.clone(), key.to_string()));
+            }
+            if restores {
+                restored.push((name.clone(), key.to_string()));
+                let prefixes = step["with"]["restore-keys"].as_str().unwrap_or("");
+                for p in prefixes.lines().map(str::trim).filter(|p| !p.is_empty()) {
+                    restored.push((name.clone(), format!("{p}*")));
+                }
+            }
+        }
+    }
+    (restored, saved)
+}
+
+#[test]
+fn every_cache_a_workflow_restores_is_saved_by_some_job() {
+    let docs = documents();
+    let (restored, saved) = caches(&docs);
+    assert!(
+        restored.len() >= 3 && saved.len() >= 2,
+        "the action and ci.yml use caches: {restored:?} {saved:?}"
+    );
+    for (file, key) in &restored {
+        let found = match key.strip_suffix('*') {
+            // A restore-keys prefix: some saved key starts with it (expressions and all, so
+            // the key made from it starts with the prefix made from the same values).
+            Some(prefix) => saved
+                .iter()
+                .any(|(_, s)| !prefix.is_empty() && s.starts_with(prefix)),
+            // An exact key: the very same key (expressions included) is saved.
+            None => saved.iter().any(|(_, s)| s == key),
+        };
+        assert!(
+            found,
+            "{file}: restores cache `{key}`, which no job saves (saved: {saved:?})"
+        );
+    }
+    // The answer cache is keyed per run (caches are immutable) and found again by prefix.
+    let action = docs.iter().find(|(p, _, _)| is_action(p)).unwrap();
+    let (r, s) = caches(std::slice::from_ref(action));
+    assert!(s.iter().all(|(_, k)| k.contains("${{ github.run_id }}")));
+    assert!(r.iter().any(|(_, k)| k == "stackbot-http-*"));
 }

@@ -7,6 +7,7 @@ pub mod forge_conformance;
 pub mod gotemplate;
 pub mod helm;
 pub mod registry;
+pub mod runner;
 pub mod shared;
 pub mod tenant_world;
 pub mod upstream_server;

@@ -183,6 +183,107 @@ pub fn fit(blocks: &[Block], limit: usize, note: &str) -> Fitted {
     }
 }
 
+/// Like [`fit`], but no block other than a `Code` block is dropped (the headlines and tables a
+/// reader needs): the `Code` blocks give way, the longest first. One cap on the bytes of code
+/// any block may keep is lowered until the whole fits, so every block at or under the cap
+/// stays whole and the longest are cut the most, at a line boundary, down to their summary
+/// line and a line saying how many lines were left out. `note` is appended when anything was
+/// cut. When the other blocks alone do not fit, this is [`fit`] (cut in order).
+pub fn fit_longest_first(blocks: &[Block], limit: usize, note: &str) -> Fitted {
+    let full: Vec<String> = blocks.iter().map(Block::render).collect();
+    if full.iter().map(String::len).sum::<usize>() <= limit {
+        return Fitted {
+            text: full.concat(),
+            truncated: false,
+            cut: Vec::new(),
+        };
+    }
+    let Some(budget) = limit.checked_sub(note.len()) else {
+        return fit(blocks, limit, note);
+    };
+    let rendered_at = |cap: usize| -> Vec<(String, Option<String>)> {
+        blocks
+            .iter()
+            .zip(&full)
+            .map(|(b, r)| match b {
+                Block::Code {
+                    summary_html,
+                    info,
+                    content,
+                } if content.len() > cap => {
+                    let (text, kept, all) = capped(summary_html, info, content, cap);
+                    (
+                        text,
+                        Some(format!("{summary_html} (after {kept} of {all} lines)")),
+                    )
+                }
+                _ => (r.clone(), None),
+            })
+            .collect()
+    };
+    let size = |cap: usize| rendered_at(cap).iter().map(|(t, _)| t.len()).sum::<usize>();
+    if size(0) > budget {
+        return fit(blocks, limit, note);
+    }
+    // The largest cap that fits, by binary search. Size grows with the cap but for a few
+    // bytes where the first kept line replaces the longer "all lines cut" note; the search
+    // only ever keeps a cap that fits, so at worst it settles on a slightly smaller one.
+    let longest = blocks
+        .iter()
+        .map(|b| match b {
+            Block::Code { content, .. } => content.len(),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    let (mut lo, mut hi) = (0, longest);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if size(mid) <= budget {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let parts = rendered_at(lo);
+    let mut text: String = parts.iter().map(|(t, _)| t.as_str()).collect();
+    text.push_str(note);
+    Fitted {
+        text,
+        truncated: true,
+        cut: parts.into_iter().filter_map(|(_, c)| c).collect(),
+    }
+}
+
+/// A code block keeping the whole lines of `content` that fit in `cap` bytes, plus a line
+/// saying how many were cut; with how many lines it kept of how many.
+fn capped(summary_html: &str, info: &str, content: &str, cap: usize) -> (String, usize, usize) {
+    let lines: Vec<&str> = content.split_inclusive('\n').collect();
+    let mut used = 0;
+    let kept = lines
+        .iter()
+        .take_while(|l| {
+            used += l.len();
+            used <= cap
+        })
+        .count();
+    let mut body: String = lines[..kept].concat();
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    let cut = lines.len() - kept;
+    body.push_str(&if kept == 0 {
+        format!("… all {cut} lines cut to fit; the full diff is in the job summary\n")
+    } else {
+        format!("… {cut} more lines cut\n")
+    });
+    (
+        details(summary_html, &fence(&body, info)),
+        kept,
+        lines.len(),
+    )
+}
+
 /// GitHub refuses an issue body, pull request body or comment of 65,536 characters or more:
 /// every body the bot writes is at most this many bytes (bytes ≥ characters).
 pub const BODY_MAX: usize = COMMENT_LIMIT - 1;
@@ -192,14 +293,15 @@ const NOTE_ROOM: usize = 1024;
 
 /// The one function every issue body, pull request body and comment goes through: `head`
 /// (markers, the opening words) and `tail` (a trailer) are always kept, `blocks` in between as
-/// far as `limit` allows, every part counted. When something is cut, a note says what, and
+/// far as `limit` allows ([`fit_longest_first`]: the longest code gives way first), every part
+/// counted. When something is cut, a note says what, and
 /// where the whole of it is (`whole`: "the pull request's *Files changed* tab", a link to the
 /// job summary). Never longer than `limit`.
 pub fn fit_body(head: &str, blocks: &[Block], tail: &str, limit: usize, whole: &str) -> Fitted {
     let tail = truncate_str(tail, limit / 4);
     let head = truncate_str(head, limit - tail.len());
     let avail = limit - head.len() - tail.len();
-    let all = fit(blocks, avail, "");
+    let all = fit_longest_first(blocks, avail, "");
     if !all.truncated {
         return Fitted {
             text: format!("{head}{}{tail}", all.text),
@@ -207,7 +309,7 @@ pub fn fit_body(head: &str, blocks: &[Block], tail: &str, limit: usize, whole: &
         };
     }
     let note_room = NOTE_ROOM.min(avail);
-    let part = fit(blocks, avail - note_room, "");
+    let part = fit_longest_first(blocks, avail - note_room, "");
     let note = format!(
         "\n> [!NOTE]\n> Cut to stay under GitHub's 65,536-character limit: {}. The whole is in {whole}.\n",
         part.cut.join("; ")

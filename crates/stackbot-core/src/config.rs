@@ -487,9 +487,13 @@ pub enum VersionRule {
     Range(String),
 }
 
-/// The map form of [`VersionRule`] on the wire.
+/// The map form of [`VersionRule`] on the wire. `expecting` is what a wrong value is told
+/// (without it, serde names this Rust type: "expected struct VersionRuleMap").
 #[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a version rule: a map with one of `series`, `pin` or `range`, e.g. `{ pin: \"1.18.9\" }` or `{ series: \"2.{minor}\" }`"
+)]
 struct VersionRuleMap {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     series: Option<String>,
@@ -993,6 +997,26 @@ impl Loc<'_> {
             hint: hint.to_string(),
         }
     }
+
+    /// The error at the first line mentioning `needle` at or after the first line mentioning
+    /// `after` (a value below its key: the bad `pin:` line, not the component's first line).
+    fn err_after(&self, after: &str, needle: &str, message: String, hint: &str) -> ConfigError {
+        let start = line_of(self.text, after).unwrap_or(1);
+        let line = self
+            .text
+            .lines()
+            .enumerate()
+            .skip(start - 1)
+            .find(|(_, l)| l.contains(needle))
+            .map(|(i, _)| i + 1)
+            .or(Some(start));
+        ConfigError {
+            file: self.path.to_path_buf(),
+            line,
+            message,
+            hint: hint.to_string(),
+        }
+    }
 }
 
 /// The checks serde cannot make, one per field with its file:line, section by section: the
@@ -1186,21 +1210,30 @@ fn validate_node_image(loc: &Loc, id: &StackId, s: &StackConfig) -> Result<(), C
 fn validate_components(loc: &Loc, id: &StackId, s: &StackConfig) -> Result<(), ConfigError> {
     for (key, comp) in &s.components {
         let bad = match &comp.version {
-            VersionRule::Series(p) if !p.contains("{minor}") => {
-                Some("a series rule must contain `{minor}`, e.g. `2.{minor}`")
-            }
-            VersionRule::Pin(v) if semver::Version::parse(v).is_err() => {
-                Some("a pin must be a full semver version, e.g. `1.18.9`")
-            }
-            VersionRule::Range(r) if semver::VersionReq::parse(r).is_err() => {
-                Some("a range must be a semver requirement, e.g. `>=1.18.0, <1.19.0`")
-            }
+            VersionRule::Series(p) if !p.contains("{minor}") => Some((
+                "series",
+                p,
+                "a series rule must contain `{minor}`, e.g. `2.{minor}`",
+            )),
+            VersionRule::Pin(v) if semver::Version::parse(v).is_err() => Some((
+                "pin",
+                v,
+                "a pin must be a full semver version, e.g. `1.18.9`",
+            )),
+            VersionRule::Range(r) if semver::VersionReq::parse(r).is_err() => Some((
+                "range",
+                r,
+                "a range must be a semver requirement, e.g. `>=1.18.0, <1.19.0`",
+            )),
             _ => None,
         };
-        if let Some(hint) = bad {
-            return Err(loc.err(
-                key,
-                format!("stack `{id}` component `{key}`: invalid version rule"),
+        if let Some((rule, value, hint)) = bad {
+            return Err(loc.err_after(
+                &format!("{key}:"),
+                value,
+                format!(
+                    "stack `{id}` component `{key}`: `{rule}: {value}` is not a valid version rule"
+                ),
                 hint,
             ));
         }
@@ -1445,7 +1478,7 @@ stacks:
         let f = &loaded.config.forge;
         assert_eq!(f.kind, ForgeKind::Github);
         assert_eq!(f.repository, "SovereignCloudStack/cluster-stacks");
-        assert_eq!(f.github.token_env, "GITHUB_TOKEN", "what release.yml sets");
+        assert_eq!(f.github.token_env, "GITHUB_TOKEN", "what the action sets");
         let s = &loaded.config.stacks[0];
         assert_eq!(s.id().to_string(), "openstack/scs2");
         assert_eq!(

@@ -35,11 +35,14 @@ impl InvalidInput {
 /// `supported`, `stackz` → `stacks`), so a message can say "did you mean …?" instead of
 /// listing every allowed value. `None` when nothing is near.
 pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let given = word;
     let word = word.to_lowercase();
     candidates
         .iter()
+        .filter(|c| **c != given)
         .map(|c| (edit_distance(&word, &c.to_lowercase()), *c))
-        .filter(|(d, c)| *d > 0 && *d <= (c.chars().count() / 3).max(1))
+        // Distance 0 is the same word in another case (`Acme` for `acme`): the best guess.
+        .filter(|(d, c)| *d <= (c.chars().count() / 3).max(1))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }
@@ -74,5 +77,10 @@ mod tests {
         assert_eq!(did_you_mean("githb", &["local", "github"]), Some("github"));
         assert_eq!(did_you_mean("banana", &["local", "github"]), None);
         assert_eq!(did_you_mean("stacks", &["stacks"]), None, "not a typo");
+        assert_eq!(
+            did_you_mean("Acme", &["acme", "globex"]),
+            Some("acme"),
+            "case only"
+        );
     }
 }

@@ -22,6 +22,7 @@ pub mod env;
 pub mod error;
 pub mod forge;
 pub mod index;
+pub mod init;
 pub mod lock;
 pub mod model;
 pub mod mutation;

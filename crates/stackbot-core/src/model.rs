@@ -28,6 +28,10 @@ pub enum ModelError {
     )]
     StackPart { what: &'static str, input: String },
     #[error(
+        "`{input}` is not a stack: write it `provider/name` (e.g. `openstack/{input}`); the provider is missing"
+    )]
+    NoProvider { input: String },
+    #[error(
         "`{input}` is not a cluster-stack version: expected `v<N>` or `v<N>-<channel>.<patch>` (e.g. `v2`, `v0-sha.azlfam7`)"
     )]
     Version { input: String },
@@ -167,8 +171,7 @@ impl FromStr for StackId {
     fn from_str(input: &str) -> Result<Self, Self::Err> {
         match input.split_once('/') {
             Some((p, n)) => StackId::new(p, n),
-            None => Err(ModelError::StackPart {
-                what: "stack (`provider/name`)",
+            None => Err(ModelError::NoProvider {
                 input: input.to_string(),
             }),
         }

@@ -71,6 +71,11 @@ pub enum RenderError {
     },
     #[error("template directory {} holds no files", root.display())]
     Empty { root: PathBuf },
+    #[error(
+        "template directory {} does not exist\n  hint: check the stack's `templates:` in stackbot.yaml (relative to the file's folder), or create the templates (`stackbot adopt`)",
+        root.display()
+    )]
+    Missing { root: PathBuf },
 }
 
 impl RenderError {
@@ -117,6 +122,11 @@ impl RenderError {
 /// Read every regular file below `dir`. Symlinks and special files are refused so a template
 /// tree can never pull in files from elsewhere on the machine.
 pub fn load_templates(dir: &Path) -> Result<TemplateTree, RenderError> {
+    if std::fs::symlink_metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Err(RenderError::Missing {
+            root: dir.to_path_buf(),
+        });
+    }
     let files = read_tree(dir)?;
     if files.is_empty() {
         return Err(RenderError::Empty {

@@ -10,6 +10,8 @@
 use std::fmt;
 use std::net::IpAddr;
 
+pub mod failure;
+
 /// Whether a host name or address is this machine: `localhost`, 127.0.0.0/8 or `::1`
 /// (IPv6 literals with or without brackets).
 pub fn is_loopback_host(host: &str) -> bool {

@@ -130,3 +130,14 @@ pub fn markdown(r: &Report) -> String {
     }
     out
 }
+
+/// `6 stack × minor series (2 complete, 3 waiting, 1 failing)`: what a detection checked, for
+/// the `-v` log of every command that detects.
+pub fn checked_words(r: &crate::resolve::Report) -> String {
+    let n = r.minors.len();
+    let complete = r.minors.iter().filter(|m| m.release_set.is_some()).count();
+    format!(
+        "{n} stack × minor series ({complete} with a complete release set, {} waiting or failing)",
+        n - complete
+    )
+}

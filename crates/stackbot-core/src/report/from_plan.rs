@@ -131,6 +131,7 @@ pub fn tenant_from_json(v: &serde_json::Value) -> Option<TenantLine> {
             .and_then(|a| serde_json::from_value(a.clone()).ok())
             .unwrap_or_default(),
         files,
+        diff: s("diff"),
     })
 }
 
@@ -145,6 +146,14 @@ impl From<&TenantPlan> for TenantLine {
                 Vec::new()
             } else {
                 t.files.iter().map(|f| f.path.clone()).collect()
+            },
+            diff: if t.action == Action::Close {
+                String::new()
+            } else {
+                t.files
+                    .iter()
+                    .map(crate::tenants::plan::unified_diff)
+                    .collect()
             },
         }
     }

@@ -7,7 +7,8 @@
 //! impossible by construction.
 
 pub use crate::body::{
-    BODY_MAX, Block, COMMENT_LIMIT, Fitted, details, fence, fit, fit_body, truncate_str,
+    BODY_MAX, Block, COMMENT_LIMIT, Fitted, details, fence, fit, fit_body, fit_longest_first,
+    truncate_str,
 };
 
 /// GitHub shows at most 1 MiB of `$GITHUB_STEP_SUMMARY` per step.
@@ -209,6 +210,57 @@ mod tests {
         let blocks = vec![Block::Text("x".repeat(50))];
         let f = fit(&blocks, 10, &"n".repeat(40));
         assert!(f.text.len() <= 10);
+    }
+
+    fn code(name: &str, lines: usize) -> Block {
+        Block::Code {
+            summary_html: name.into(),
+            info: "diff".into(),
+            content: (0..lines).map(|i| format!("+{name} {i}\n")).collect(),
+        }
+    }
+
+    #[test]
+    fn fitting_longest_first_keeps_every_text_and_short_code_whole() {
+        let blocks = vec![
+            Block::Text("# head\n".into()),
+            code("long", 2000),
+            Block::Text("## second\n".into()),
+            code("short", 3),
+            Block::Text("TRAILER\n".into()),
+        ];
+        let f = fit_longest_first(&blocks, 4000, "\nNOTE\n");
+        assert!(f.truncated && f.text.len() <= 4000, "{}", f.text.len());
+        for kept in [
+            "# head\n",
+            "## second\n",
+            "TRAILER\n",
+            "+short 2\n",
+            "+long 0\n",
+        ] {
+            assert!(f.text.contains(kept), "{kept}");
+        }
+        assert!(!f.text.contains("+long 1999\n"));
+        assert!(f.text.contains("more lines cut\n") && f.text.ends_with("\nNOTE\n"));
+        assert_eq!(
+            f.text.matches("```").count() % 2,
+            0,
+            "every fence is closed"
+        );
+        // Room for little more than the summaries: the code gives way, the texts stay.
+        let tight = fit_longest_first(&blocks, 400, "\nNOTE\n");
+        assert!(
+            tight.text.len() <= 400 && tight.text.contains("TRAILER\n"),
+            "{}",
+            tight.text
+        );
+        assert!(tight.text.contains("lines cut"));
+        // Texts alone too long: cut in order, like `fit`.
+        let texts = vec![Block::Text("x".repeat(300)), code("c", 10)];
+        assert_eq!(fit_longest_first(&texts, 100, "N"), fit(&texts, 100, "N"));
+        // Everything fits: nothing changes.
+        let small = vec![Block::Text("a\n".into()), code("c", 2)];
+        assert!(!fit_longest_first(&small, 10_000, "N").truncated);
     }
 
     #[test]

@@ -22,6 +22,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub mod detect;
 pub mod from_plan;
 pub mod github;
+pub mod init;
 pub mod markdown;
 pub mod preview;
 pub mod release;
@@ -68,27 +69,29 @@ pub fn color_allowed(no_color: Option<&std::ffi::OsStr>, stderr_is_tty: bool) ->
 /// and `--quiet` is off; otherwise a hidden bar that costs nothing, so callers never branch.
 /// Redirected output and CI logs therefore never fill up with redraw noise.
 pub fn progress(len: u64, label: &str) -> ProgressBar {
-    let visible = !QUIET.load(Ordering::Relaxed)
+    progress_with(len, label, progress_visible())
+}
+
+/// Whether progress is drawn: stderr is a terminal, `--quiet` is off, `TERM` is not `dumb`.
+pub fn progress_visible() -> bool {
+    !QUIET.load(Ordering::Relaxed)
         && std::io::stderr().is_terminal()
-        && !DUMB_TERM.load(Ordering::Relaxed);
-    progress_with(len, label, visible)
+        && !DUMB_TERM.load(Ordering::Relaxed)
 }
 
 /// [`progress`] with the visibility decided by the caller (tests, or commands that know better).
+/// The bar is set up hidden and only then given the terminal, so nothing is drawn before the
+/// first real update (a bar drawn at creation read "0/0" until the length was known).
 pub fn progress_with(len: u64, label: &str, visible: bool) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(
-        Some(len),
-        if visible {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        },
-    );
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
     let style = ProgressStyle::with_template("{prefix:.bold} [{bar:30}] {pos}/{len} {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
     bar.set_style(style);
     bar.set_prefix(label.to_string());
+    if visible {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+    }
     bar
 }
 

@@ -59,6 +59,8 @@ pub struct TenantLine {
     pub action: crate::tenants::Action,
     /// Files the PR changes.
     pub files: Vec<String>,
+    /// The unified diff of those files (empty when unknown or nothing changes).
+    pub diff: String,
 }
 
 /// Everything the preview shows.
@@ -153,7 +155,8 @@ fn defuse_marker(s: &str) -> String {
 }
 
 /// The preview comment's sections in order: the head (what merging would do), notes,
-/// releases, tenant pull requests, rendered changes.
+/// releases, tenant pull requests, rendered changes, tenant changes. Only the diffs are
+/// code blocks, so only they give way when the comment is too long.
 fn blocks(p: &Preview) -> Vec<Block> {
     let esc = markdown::escape_inline;
     let files: usize = p.diffs.iter().map(|d| d.files.len()).sum();
@@ -174,6 +177,7 @@ fn blocks(p: &Preview) -> Vec<Block> {
     if files > 0 {
         rendered_changes(p, &mut out);
     }
+    tenant_changes(p, &mut out);
     out
 }
 
@@ -260,10 +264,16 @@ fn rendered_changes(p: &Preview, out: &mut Vec<Block>) {
         if d.files.is_empty() {
             continue;
         }
+        let (add, del) = d.files.iter().fold((0, 0), |(a, r), f| {
+            let (x, y) = diff_stat(&f.unified);
+            (a + x, r + y)
+        });
         out.push(Block::Text(format!(
-            "\n#### {} {}\n\n",
+            "\n#### {} {}: {} file{} (+{add} −{del})\n\n",
             esc(&d.stack),
-            esc(&d.minor)
+            esc(&d.minor),
+            d.files.len(),
+            plural(d.files.len()),
         )));
         for f in &d.files {
             let (add, del) = diff_stat(&f.unified);
@@ -284,6 +294,37 @@ fn rendered_changes(p: &Preview, out: &mut Vec<Block>) {
                 });
             }
         }
+    }
+}
+
+/// Per tenant pull request that changes files, the diff of those files (folded).
+fn tenant_changes(p: &Preview, out: &mut Vec<Block>) {
+    let esc = markdown::escape_inline;
+    let changing: Vec<&TenantLine> = p
+        .tenants
+        .iter()
+        .filter(|t| t.action != crate::tenants::Action::None && !t.diff.is_empty())
+        .collect();
+    if changing.is_empty() {
+        return;
+    }
+    out.push(Block::Text("\n### Tenant changes\n".into()));
+    for t in changing {
+        let (add, del) = diff_stat(&t.diff);
+        out.push(Block::Text(format!(
+            "\n#### {} ({}): {} pull request\n\n",
+            esc(&t.tenant),
+            esc(&t.repository),
+            esc(&t.action.to_string()),
+        )));
+        out.push(Block::Code {
+            summary_html: format!(
+                "<code>{}</code> (+{add} −{del})",
+                markdown::escape_html(&t.files.join(", "))
+            ),
+            info: "diff".into(),
+            content: defuse_marker(&t.diff),
+        });
     }
 }
 
@@ -320,9 +361,81 @@ mod tests {
                 branch: "stackbot/openstack-scs2".into(),
                 action: crate::tenants::Action::Open,
                 files: vec!["clusterstacks.yaml".into()],
+                diff: "--- a/clusterstacks.yaml\n+++ b/clusterstacks.yaml\n@@ -1 +1 @@\n-  versions: [v2]\n+  versions: [v3]\n".into(),
             }],
             notes: vec![],
         }
+    }
+
+    #[test]
+    fn tenant_pull_requests_show_their_diffs() {
+        let md = render(&sample(), &Options::default());
+        let at = md.find("### Tenant changes").expect("a tenant section");
+        let section = &md[at..];
+        assert!(section.contains("#### team\\|a (org/gitops-a): open pull request"));
+        assert!(section.contains("<summary><code>clusterstacks.yaml</code> (+1 −1)</summary>"));
+        assert!(section.contains("+  versions: [v3]\n"));
+        let mut quiet = sample();
+        quiet.tenants[0].action = crate::tenants::Action::None;
+        assert!(!render(&quiet, &Options::default()).contains("### Tenant changes"));
+    }
+
+    /// A first release of two series: many small files, one huge file in the second series.
+    fn two_series(huge: usize) -> Preview {
+        let small = |i: usize| FileDiff {
+            path: format!("f{i}.yaml"),
+            unified: format!("--- /dev/null\n+++ b/f{i}.yaml\n@@ -0,0 +1 @@\n+key: {i}\n"),
+        };
+        let mut p = sample();
+        p.diffs = ["1.33", "1.34"]
+            .iter()
+            .map(|m| StackDiff {
+                stack: "openstack/scs2".into(),
+                minor: m.to_string(),
+                files: (0..5).map(small).collect(),
+            })
+            .collect();
+        p.diffs[0].files.push(FileDiff {
+            path: "huge.yaml".into(),
+            unified: (0..huge)
+                .map(|i| format!("+line {i} of the long one\n"))
+                .collect(),
+        });
+        p
+    }
+
+    #[test]
+    fn an_over_long_preview_keeps_every_series_headline_and_cuts_the_longest_diff_first() {
+        let p = two_series(10_000);
+        let opts = Options {
+            limit: COMMENT_LIMIT,
+            summary_url: Some("https://example.invalid/run/1".into()),
+        };
+        let md = render(&p, &opts);
+        assert!(md.len() <= COMMENT_LIMIT, "{}", md.len());
+        for headline in [
+            "#### openstack/scs2 1.33: 6 files",
+            "#### openstack/scs2 1.34: 5 files",
+        ] {
+            assert!(md.contains(headline), "{headline} was dropped");
+        }
+        // Every short diff is whole, in both series; the tenant diff too.
+        assert_eq!(md.matches("+key: 4\n").count(), 2);
+        assert!(md.contains("+  versions: [v3]\n"));
+        // Only the long one was cut, and it says by how much.
+        assert!(md.contains("+line 0 of the long one\n"));
+        assert!(!md.contains("+line 9999 of the long one\n"));
+        assert!(md.contains("more lines cut\n"));
+        assert!(md.contains("The whole is in the [job summary](https://example.invalid/run/1)"));
+        assert_eq!(
+            md.matches("<details>").count(),
+            md.matches("</details>").count()
+        );
+        // Under the limit nothing is cut.
+        let whole = render(&two_series(10), &opts);
+        assert!(
+            !whole.contains("Cut to stay under") && whole.contains("+line 9 of the long one\n")
+        );
     }
 
     #[test]
@@ -394,9 +507,12 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("The whole is in the [job summary](https://example.invalid/run/1)"));
-        // Releases and tenants come before the diff, so they survive truncation.
+        // Releases, tenants and every file's summary line survive truncation.
         assert!(md.contains("### Releases"));
         assert!(md.contains("### Tenant pull requests"));
+        for i in 0..5 {
+            assert!(md.contains(&format!("<code>f{i}.yaml</code>")), "f{i}");
+        }
         assert_eq!(md.matches(MARKER).count(), 1);
         assert_eq!(
             md.matches("<details>").count(),

@@ -75,3 +75,77 @@ pub fn release_text(
     }
     s
 }
+
+/// The step outputs a release run sets under GitHub Actions (the action passes them on):
+/// `tags` and `pull-requests` one per line, `dashboard-url`, and `repository` (where the
+/// releases are, for the attestation step). Always all four keys, empty when there is none.
+pub fn outputs<D: Serialize>(
+    json: &ReleaseJson<'_, D>,
+    repository: &str,
+) -> Vec<(&'static str, String)> {
+    let dashboard = dashboard_url(json).unwrap_or_default();
+    vec![
+        ("tags", json.released.join("\n")),
+        ("pull-requests", json.pull_requests.join("\n")),
+        ("dashboard-url", dashboard),
+        ("repository", repository.to_string()),
+    ]
+}
+
+/// The dashboard issue's URL, when the run kept one.
+fn dashboard_url<D: Serialize>(json: &ReleaseJson<'_, D>) -> Option<String> {
+    json.dashboard
+        .and_then(|d| serde_json::to_value(d).ok())
+        .and_then(|v| v.get("url").and_then(|u| u.as_str()).map(str::to_string))
+}
+
+/// The job summary of a release run: what was released, the pull requests, what was skipped
+/// or failed and why, the dashboard, and the whole JSON result folded at the end.
+pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>, dry_run: bool) -> String {
+    use super::markdown::{details, escape_inline, fence};
+    let mut s = String::from(if dry_run {
+        "## stackbot release (dry run)\n\n"
+    } else {
+        "## stackbot release\n\n"
+    });
+    if json.released.is_empty() {
+        s.push_str("Nothing released.\n");
+    } else {
+        s.push_str("### Released\n\n");
+        for t in json.released {
+            s.push_str(&format!("- {}\n", escape_inline(t)));
+        }
+    }
+    if !json.pull_requests.is_empty() {
+        s.push_str("\n### Release pull requests\n\n");
+        for p in json.pull_requests {
+            s.push_str(&format!("- {}\n", escape_inline(p)));
+        }
+    }
+    let problems: Vec<String> = json
+        .failed
+        .iter()
+        .map(|f| format!("failed {}: {}", f.what, f.reason))
+        .chain(json.degraded.iter().map(|d| d.to_string()))
+        .chain(
+            json.skipped
+                .iter()
+                .map(|k| format!("{}: {}", k.what, k.reason)),
+        )
+        .collect();
+    if !problems.is_empty() {
+        s.push_str("\n### Not released\n\n");
+        for p in &problems {
+            s.push_str(&format!("- {}\n", escape_inline(p)));
+        }
+    }
+    let tenants = super::tenants::counts(json.tenants);
+    s.push_str(&format!("\n{}\n", escape_inline(&tenants)));
+    if let Some(url) = dashboard_url(json) {
+        s.push_str(&format!("\nStatus dashboard: {}\n", escape_inline(&url)));
+    }
+    let full = serde_json::to_string_pretty(json).expect("the release result serializes");
+    s.push('\n');
+    s.push_str(&details("Full result (JSON)", &fence(&full, "json")));
+    s
+}

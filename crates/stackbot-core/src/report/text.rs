@@ -46,6 +46,38 @@ pub fn release_diffs(p: &Plan) -> Vec<StackDiff> {
         .collect()
 }
 
+/// The unified diffs `release --dry-run` prints after the plan: every rendered file of every
+/// release, then every tenant file a tenant pull request would change.
+pub fn plan_diffs(p: &Plan) -> String {
+    let mut s = String::new();
+    for d in release_diffs(p) {
+        for f in d.files {
+            if f.unified.is_empty() {
+                s.push_str(&format!("(binary or empty) {}\n", f.path));
+            } else {
+                s.push_str(&f.unified);
+            }
+        }
+    }
+    for t in p
+        .tenants
+        .iter()
+        .filter_map(super::from_plan::tenant_from_json)
+    {
+        if t.action == crate::tenants::Action::None || t.diff.is_empty() {
+            continue;
+        }
+        s.push_str(&format!(
+            "# tenant {} ({}, {}): {}\n{}",
+            t.tenant, t.repository, t.branch, t.action, t.diff
+        ));
+        if !t.diff.ends_with('\n') {
+            s.push('\n');
+        }
+    }
+    s
+}
+
 /// Human-readable plan.
 pub fn plan_text(p: &Plan) -> String {
     let mut s = String::new();

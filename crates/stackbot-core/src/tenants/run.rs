@@ -143,8 +143,11 @@ pub fn selected<'a>(config: &'a Config, opts: &Options) -> Result<Vec<&'a Tenant
         && !config.tenants.iter().any(|t| &t.name == name)
     {
         let names: Vec<&str> = config.tenants.iter().map(|t| t.name.as_str()).collect();
+        let hint = crate::error::did_you_mean(name, &names)
+            .map(|n| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
         return Err(format!(
-            "--tenant {name}: no tenant of that name in the configuration; tenants: {}",
+            "--tenant {name}: no tenant of that name in the configuration{hint}; tenants: {}",
             if names.is_empty() {
                 "none".to_string()
             } else {

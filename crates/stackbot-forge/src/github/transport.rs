@@ -273,11 +273,21 @@ impl Transport {
         let request = b
             .body(body)
             .map_err(|e| Outcome::Ambiguous(self.scrub(format!("bad request: {e}"))))?;
-        let resp = client.execute(request).await.map_err(|e| {
-            Outcome::Ambiguous(self.scrub(format!(
-                "connection failed or dropped before an answer: {e}"
-            )))
-        })?;
+        let host = self.host_of(hop);
+        // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
+        tracing::debug!(
+            target: "stackbot::activity",
+            "GitHub: {} {}",
+            hop.method,
+            self.scrub(hop.uri.clone())
+        );
+        if let Some(cause) = crate::net::failure::known_unresolvable(&host) {
+            return Err(self.transport_failure(hop, cause));
+        }
+        let resp = client
+            .execute(request)
+            .await
+            .map_err(|e| self.transport_failure(hop, crate::net::failure::classify(&e, &host)))?;
         let (parts, body) = resp.into_parts();
         let body = match body.collect().await {
             Ok(c) => c.to_bytes().to_vec(),
@@ -291,6 +301,32 @@ impl Transport {
             status: parts.status,
             headers: parts.headers,
             body,
+        })
+    }
+
+    /// The host a hop goes to (relative paths go to the API or upload host).
+    fn host_of(&self, hop: &Hop) -> String {
+        match (Origin::parse(&hop.uri), hop.via) {
+            (Some(o), _) => o.host().to_string(),
+            (None, Via::Upload) => self.origins.upload.host().to_string(),
+            (None, _) => self.origins.api.host().to_string(),
+        }
+    }
+
+    /// A request that got no answer ([`crate::net::failure`]): ambiguous (retried, and a
+    /// write is looked up first) when a retry may get through; definite when it cannot heal in
+    /// seconds (the name does not resolve, TLS fails), so no time goes into retries.
+    fn transport_failure(&self, hop: &Hop, cause: crate::net::failure::Cause) -> Outcome {
+        let what = format!("{} {}", hop.method, self.scrub(hop.uri.clone()));
+        if cause.heals_in_seconds() {
+            return Outcome::Ambiguous(self.scrub(format!(
+                "no answer ({cause}); the request may or may not have arrived"
+            )));
+        }
+        crate::net::failure::record(&what, &cause);
+        Outcome::Failed(ForgeError::Transient {
+            what,
+            reason: self.scrub(cause.to_string()),
         })
     }
 

@@ -325,18 +325,22 @@ impl HttpClient {
                 req = req.header(reqwest::header::IF_NONE_MATCH, &c.etag);
                 self.counters.conditional.fetch_add(1, Ordering::Relaxed);
             }
+            let host = host_of(&url);
+            // A name that did not resolve a moment ago does not resolve now.
+            if let Some(cause) = crate::net::failure::known_unresolvable(&host) {
+                return Err(transport_error(&url, &cause));
+            }
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
+            // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
+            tracing::debug!(target: "stackbot::activity", "upstream: GET {url}");
             let outcome = req.send();
             let retry_wait = match outcome {
                 Err(e) => {
-                    let err = HttpError::Transport {
-                        url: url.clone(),
-                        message: transport_message(&e),
-                    };
-                    if attempt >= self.opts.attempts {
-                        return Err(err);
+                    let cause = crate::net::failure::classify(&e, &host);
+                    if attempt >= self.opts.attempts || !cause.heals_in_seconds() {
+                        return Err(transport_error(&url, &cause));
                     }
-                    tracing::info!("{err}; retrying");
+                    tracing::info!("GET {url}: {cause}; retrying");
                     None
                 }
                 Ok(resp) => {
@@ -450,27 +454,27 @@ impl HttpClient {
     }
 }
 
+fn host_of(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The error of a GET that got no answer, recorded among the hosts the run could not reach.
+fn transport_error(url: &str, cause: &crate::net::failure::Cause) -> HttpError {
+    crate::net::failure::record(&format!("GET {url}"), cause);
+    HttpError::Transport {
+        url: url.to_string(),
+        message: cause.to_string(),
+    }
+}
+
 fn header_str(resp: &reqwest::blocking::Response, name: &str) -> Option<String> {
     resp.headers()
         .get(name)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
-}
-
-fn transport_message(e: &reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    // reqwest's Display includes the URL; keep only the innermost cause to avoid repeating it.
-    let mut cause: &dyn std::error::Error = e;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    format!("{kind}: {cause}")
 }
 
 /// A short, single-line hint from an error body: GitHub's JSON `message`, or the first line

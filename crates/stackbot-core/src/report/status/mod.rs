@@ -19,6 +19,20 @@ pub fn json(s: &Status) -> String {
     serde_json::to_string_pretty(s).expect("the status serializes") + "\n"
 }
 
+/// The step outputs of `stackbot status` under GitHub Actions: `compliant` is `true` or
+/// `false` as [`Status::compliant`] says, and `unknown` when a source the verdict depends on
+/// could not be read and nothing fails; `verdict` is the headline's word.
+pub fn outputs(s: &Status) -> [(&'static str, &'static str); 2] {
+    use crate::compliance::Verdict;
+    let verdict = s.scs0210.verdict;
+    let compliant = match (verdict, s.compliant) {
+        (Verdict::Unknown, _) => "unknown",
+        (_, true) => "true",
+        (_, false) => "false",
+    };
+    [("compliant", compliant), ("verdict", verdict.word())]
+}
+
 /// `2026-05-16 (15 days left)`, `2026-04-16 (15 days overdue)`, `2026-05-01 (due today)`.
 pub fn deadline_words(s: &StackStatus) -> Option<String> {
     let due = s.due?;

@@ -1,0 +1,130 @@
+//! The journal of a run: every completed write, so that a run stopped by Ctrl-C (or a
+//! `SIGTERM` from a CI runner cancelling the job) says what it did and that the next run
+//! finishes the job, instead of ending in silence after tags were published.
+//!
+//! Writers (`apply`, the tenant fan-out) report each completed step as a `tracing` event with
+//! [`TARGET`]; the command line installs [`Layer`], which keeps them, and [`watch_signals`],
+//! which prints them with [`interrupted`] and exits 130 on the first interrupt. Every step is
+//! reconciled ("already done?" first), so stopping between two writes is always safe.
+
+use std::sync::Mutex;
+
+/// The `tracing` target of journal events.
+pub const TARGET: &str = "stackbot::done";
+
+static DONE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn done() -> std::sync::MutexGuard<'static, Vec<String>> {
+    DONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Everything recorded so far, in order.
+pub fn entries() -> Vec<String> {
+    done().clone()
+}
+
+/// What an interrupted run prints: what it did, and what the next run does about the rest.
+pub fn interrupted(entries: &[String]) -> String {
+    if entries.is_empty() {
+        return "interrupted before any write: nothing was changed\n".to_string();
+    }
+    let mut s = format!(
+        "interrupted after {} write{}:\n",
+        entries.len(),
+        if entries.len() == 1 { "" } else { "s" }
+    );
+    for e in entries {
+        s.push_str(&format!("  - {e}\n"));
+    }
+    s.push_str(
+        "the next run finishes the job: run the same command again (every step checks \"already done?\" first, nothing is done twice)\n",
+    );
+    s
+}
+
+/// Keeps journal events.
+pub struct Layer;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Layer {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if event.metadata().target() == TARGET {
+            let mut text = String::new();
+            event.record(&mut Message(&mut text));
+            done().push(text);
+        }
+    }
+}
+
+struct Message<'a>(&'a mut String);
+
+impl tracing::field::Visit for Message<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            *self.0 = format!("{value:?}");
+        }
+    }
+}
+
+/// On the first interrupt (Ctrl-C) or termination, print the journal and exit 130: the
+/// process is stopped between two writes at worst, and the next run reconciles. Runs on a
+/// thread of its own; a process that cannot watch signals simply keeps the default.
+pub fn watch_signals() {
+    let _ = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(|| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                #[cfg(unix)]
+                {
+                    use tokio::signal::unix::{SignalKind, signal};
+                    let (Ok(mut int), Ok(mut term)) = (
+                        signal(SignalKind::interrupt()),
+                        signal(SignalKind::terminate()),
+                    ) else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = int.recv() => {}
+                        _ = term.recv() => {}
+                    }
+                }
+                #[cfg(not(unix))]
+                if tokio::signal::ctrl_c().await.is_err() {
+                    return;
+                }
+                super::activity::finish();
+                eprint!("\n{}", interrupted(&entries()));
+                std::process::exit(130);
+            });
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupted_run_says_what_it_did_and_that_the_next_run_finishes() {
+        let text = interrupted(&[
+            "openstack-scs2-1-34-v1: tagged".into(),
+            "openstack-scs2-1-34-v1: published".into(),
+        ]);
+        assert!(
+            text.starts_with("interrupted after 2 writes:\n  - openstack-scs2-1-34-v1: tagged\n")
+        );
+        assert!(text.contains("the next run finishes the job"));
+        assert_eq!(
+            interrupted(&[]),
+            "interrupted before any write: nothing was changed\n"
+        );
+    }
+}
