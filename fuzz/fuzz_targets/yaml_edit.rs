@@ -8,8 +8,13 @@ use stackbot::model::StackId;
 use stackbot::tenants::edit::{Edit, TenantFile};
 use stackbot::tenants::scan::split_documents;
 
+/// The limits a run reads tenant files with (`limits.tenant_files` defaults).
+fn limits() -> stackbot::yaml::Limits {
+    stackbot::config::LimitsConfig::default().tenant_files()
+}
+
 fuzz_target!(|data: &[u8]| {
-    let Ok(f) = TenantFile::parse("fuzz.yaml", data) else {
+    let Ok(f) = TenantFile::parse("fuzz.yaml", data, &limits()) else {
         return;
     };
     let stack = StackId::new("openstack", "scs2").unwrap();
@@ -26,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
         }]) else {
             continue;
         };
-        let g = TenantFile::parse("fuzz.yaml", out.as_bytes()).expect("edited file re-parses");
+        let g = TenantFile::parse("fuzz.yaml", out.as_bytes(), &limits()).expect("edited file re-parses");
         let again = g
             .cluster_stacks(&stack)
             .expect("edited file still has its stacks");

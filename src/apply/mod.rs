@@ -201,12 +201,21 @@ impl Run<'_> {
             }
             Step::Publish { tag, latest } => publish(forge, repo, tag, *latest, self.out),
             Step::Announce { number, tag } => {
+                let body = crate::body::fit_body(
+                    &format!("{}\n", crate::plan::marker::PUBLISHED),
+                    &[crate::body::Block::Text(format!(
+                        "Publishing this as `{tag}`."
+                    ))],
+                    "",
+                    crate::body::BODY_MAX,
+                    "the release",
+                );
                 upsert_comment(
                     forge,
                     repo,
                     *number,
                     crate::plan::marker::PUBLISHED,
-                    &format!("Publishing this as `{tag}`."),
+                    &body.text,
                 )?;
                 self.out.actions.push(format!(
                     "comment on pull request #{number}: {tag} published"

@@ -4,6 +4,7 @@
 //! and keeps an hourly budget), so a large fan-out stays inside GitHub's secondary rate limits
 //! without a second pacer here.
 
+use crate::body::{self, Block};
 use crate::forge::{AutoMerge, FileChanges, Forge, ForgeError, RepoRef, upsert_comment};
 use crate::tenants::Outcome;
 use crate::tenants::plan::{self, Action, TenantPlan, commit_message};
@@ -11,22 +12,39 @@ use crate::tenants::plan::{self, Action, TenantPlan, commit_message};
 const HUMAN_MARKER: &str = "<!-- stackbot:human-commits -->";
 const CLOSE_MARKER: &str = "<!-- stackbot:closed-up-to-date -->";
 
+/// The comment on a pull request a person's commits block, through the one body fitter: the
+/// commits are listed as far as GitHub's limit allows.
+fn human_comment(p: &TenantPlan) -> String {
+    let head = format!(
+        "{HUMAN_MARKER}\nstackbot did not update this pull request: `{}` has commits by someone else, and the bot never pushes over them. It would now propose: {}.\n\nTo let the bot take over again, merge this pull request as it is, or close it (and delete the branch): the bot then opens a fresh pull request for any release this one did not propose.\n",
+        p.branch,
+        p.releases.join(", ")
+    );
+    let commits = p
+        .human_commits
+        .iter()
+        .map(|s| format!("`{}`", &s[..s.len().min(12)]))
+        .collect();
+    let blocks = [Block::List {
+        title: "\nCommits by someone else:\n\n".into(),
+        items: commits,
+    }];
+    body::fit_body(
+        &head,
+        &blocks,
+        "",
+        body::BODY_MAX,
+        "the pull request's *Commits* tab",
+    )
+    .text
+}
+
 /// Execute one tenant plan; returns what happened.
 pub fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError> {
     let repo = RepoRef::parse(&p.repository).expect("checked by observe");
     if p.blocked() {
         if let Some(n) = p.pull {
-            let body = format!(
-                "stackbot did not update this pull request: `{}` has commits by someone else ({}), and the bot never pushes over them. It would now propose: {}.\n\nTo let the bot take over again, merge this pull request as it is, or close it (and delete the branch): the bot then opens a fresh pull request for any release this one did not propose.",
-                p.branch,
-                p.human_commits
-                    .iter()
-                    .map(|s| format!("`{}`", &s[..s.len().min(12)]))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                p.releases.join(", ")
-            );
-            upsert_comment(forge, &repo, n, HUMAN_MARKER, &body)?;
+            upsert_comment(forge, &repo, n, HUMAN_MARKER, &human_comment(p))?;
         }
         return Ok(Outcome::Blocked);
     }
@@ -75,15 +93,17 @@ pub fn execute(forge: &dyn Forge, p: &TenantPlan) -> Result<Outcome, ForgeError>
             if p.pull_stale {
                 forge.update_pull(&repo, n, &p.title, &p.body)?;
             }
-            upsert_comment(
-                forge,
-                &repo,
-                n,
-                CLOSE_MARKER,
-                p.close_comment.as_deref().unwrap_or(
-                    "The tenant repository already holds what this pull request proposes (the newest releases, or the upgrade made another way), so it is no longer needed. Closing it.",
-                ),
-            )?;
+            let text = p.close_comment.as_deref().unwrap_or(
+                "The tenant repository already holds what this pull request proposes (the newest releases, or the upgrade made another way), so it is no longer needed. Closing it.",
+            );
+            let body = body::fit_body(
+                &format!("{CLOSE_MARKER}\n"),
+                &[Block::Text(text.to_string())],
+                "",
+                body::BODY_MAX,
+                "the tenant repository",
+            );
+            upsert_comment(forge, &repo, n, CLOSE_MARKER, &body.text)?;
             forge.close_pull(&repo, n)?;
             Ok(Outcome::Closed)
         }

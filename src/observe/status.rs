@@ -142,6 +142,7 @@ pub fn tenants(
     forge: &dyn Forge,
     all: &[TenantConfig],
     known: &Observations,
+    limits: &crate::yaml::Limits,
 ) -> Vec<Result<Observed, String>> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Result<Observed, String>)>> = Mutex::new(Vec::new());
@@ -153,7 +154,7 @@ pub fn tenants(
                     let Some(t) = all.get(i) else { break };
                     let read = match known.get(&t.name) {
                         Some(o) => Ok(o.clone()),
-                        None => super::tenants::read(forge, t),
+                        None => super::tenants::read(forge, t, limits),
                     };
                     results.lock().expect("results lock").push((i, read));
                 }

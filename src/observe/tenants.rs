@@ -39,7 +39,12 @@ fn identify(t: &TenantConfig) -> Result<(RepoRef, Vec<StackId>), String> {
 /// Read what the plan needs from one tenant repository: one `read_file` per matched file.
 /// A dry run never creates the repository: a missing one is planned against the files
 /// `ensure_repo` would seed it with (base head [`TO_BE_CREATED`], no bot branches).
-pub fn tenant(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Observed, String> {
+pub fn tenant(
+    forge: &dyn Forge,
+    t: &TenantConfig,
+    dry_run: bool,
+    limits: &crate::yaml::Limits,
+) -> Result<Observed, String> {
     let (repo, stacks) = identify(t)?;
     let e = |e: ForgeError| e.to_string();
     let in_repo = |m: String| format!("{}: {m}", t.repository);
@@ -74,7 +79,7 @@ pub fn tenant(forge: &dyn Forge, t: &TenantConfig, dry_run: bool) -> Result<Obse
             Err(other) => return Err(other.to_string()),
         }
     }
-    read(forge, t)
+    read(forge, t, limits)
 }
 
 /// A tenant repository that does not exist: said as such, never created empty (an empty
@@ -91,7 +96,11 @@ fn not_found(t: &TenantConfig) -> String {
 /// Read one tenant repository as it is: base branch, matched files, and per followed stack
 /// the bot branch with its commits and pull requests. Never writes, never seeds: the one
 /// reading of a tenant, for the plan ([`tenant`]) and the status report alike.
-pub fn read(forge: &dyn Forge, t: &TenantConfig) -> Result<Observed, String> {
+pub fn read(
+    forge: &dyn Forge,
+    t: &TenantConfig,
+    limits: &crate::yaml::Limits,
+) -> Result<Observed, String> {
     let (repo, stacks) = identify(t)?;
     let e = |e: ForgeError| e.to_string();
     let in_repo = |m: String| format!("{}: {m}", t.repository);
@@ -127,7 +136,9 @@ pub fn read(forge: &dyn Forge, t: &TenantConfig) -> Result<Observed, String> {
     let mut upgrades = BTreeMap::new();
     if t.policy.upgrade.clusters != UpgradeAction::Ignore {
         // A file that does not parse fails the tenant in the plan, with its line.
-        for name in crate::tenants::upgrade::branches(&stacks, &cluster_files).unwrap_or_default() {
+        for name in
+            crate::tenants::upgrade::branches(&stacks, &cluster_files, limits).unwrap_or_default()
+        {
             let state = branch(&name)?;
             upgrades.insert(name, state);
         }

@@ -79,7 +79,7 @@ pub fn update_approvals(
     match find(ctx, forge)? {
         Some(i) => {
             let section = approval::render(&i.body, items, planned);
-            let body = approval::splice(&i.body, &section, dashboard::FOOTER);
+            let body = fit_approvals(approval::splice(&i.body, &section, dashboard::FOOTER));
             if body != i.body {
                 forge.update_issue(&repo, i.number, &i.title, &body)?;
             }
@@ -93,6 +93,23 @@ pub fn update_approvals(
         }
     }
     Ok(())
+}
+
+/// A dashboard body grown past GitHub's limit by a longer section: the status report between
+/// the marker and the section gives way (the next release run writes it back within the room
+/// left); the section and the footer stay whole.
+fn fit_approvals(body: String) -> String {
+    use crate::body::BODY_MAX;
+    use crate::status::dashboard::{FOOTER, MARKER};
+    if body.chars().count() <= BODY_MAX {
+        return body;
+    }
+    let kept = crate::tenants::approval::section(&body);
+    let footer = body.find(FOOTER).map_or("", |at| &body[at..]);
+    let out = format!(
+        "{MARKER}\n\n_The status report returns with the next release run: the approvals below took its room._\n\n{kept}\n\n{footer}"
+    );
+    crate::body::truncate_str(&out, BODY_MAX).to_string()
 }
 
 /// Keep the dashboard issue showing `status`: create it once, edit it when its content
@@ -111,7 +128,10 @@ pub fn update_dashboard(
     let found = found.as_ref();
     let run_url =
         crate::report::github::Actions::from_lookup(|k| ctx.env.get(k).map(str::to_string)).run_url;
-    let body = crate::report::status::dashboard_body(status, run_url.as_deref(), ctx.clock.now());
+    // The approvals section carried over below is counted: the report leaves it room.
+    let keep = found.map_or(0, |i| crate::tenants::approval::section_len(&i.body));
+    let body =
+        crate::report::status::dashboard_body(status, run_url.as_deref(), ctx.clock.now(), keep);
     // The approvals section is the tenant stage's: carried over as people left it.
     let body =
         crate::tenants::approval::carry(found.map(|i| i.body.as_str()), &body, dashboard::FOOTER);
@@ -180,5 +200,30 @@ pub fn dashboard_after_release(
             tracing::warn!("dashboard not updated (the next run tries again): {error}");
             Some(Dashboard::Failed { error })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::dashboard::{FOOTER, MARKER};
+    use crate::tenants::approval::{END, START};
+
+    #[test]
+    fn a_longer_approvals_section_pushes_the_report_out_never_past_the_limit() {
+        let section = format!("{START}\n- [x] `acme`: step\n{END}\n");
+        let fits = format!("{MARKER}\nreport\n{section}\n{FOOTER}\nfooter\n");
+        assert_eq!(
+            fit_approvals(fits.clone()),
+            fits,
+            "a body that fits is left alone"
+        );
+        let report = "r".repeat(70_000);
+        let over = format!("{MARKER}\n{report}\n{section}\n{FOOTER}\nfooter\n");
+        let out = fit_approvals(over);
+        assert!(out.chars().count() <= crate::body::BODY_MAX);
+        assert!(out.starts_with(MARKER) && !out.contains("rrrr"));
+        assert!(out.contains("- [x] `acme`: step"), "the ticks stay: {out}");
+        assert!(out.contains(&format!("{FOOTER}\nfooter\n")));
     }
 }

@@ -199,11 +199,21 @@ pub fn desired_recorded(
             path: repo_path(loaded, &stack.output, minor)?,
             set: set.clone(),
             rendered,
+            stepped_over: stepped_over(&offered, &set),
         });
         offered.sets.push(set);
     }
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
     Ok((out, offered))
+}
+
+/// The patches detection stepped over to reach `set` (said in its release notes).
+fn stepped_over(offered: &Offered, set: &ReleaseSet) -> Vec<crate::model::SteppedOver> {
+    offered
+        .held_back
+        .get(&crate::model::series_prefix(&set.stack, set.minor()))
+        .map(|h| h.skipped().to_vec())
+        .unwrap_or_default()
 }
 
 /// `--minor` must name a minor the (selected) stacks track on the run's date: the minors

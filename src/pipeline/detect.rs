@@ -42,7 +42,10 @@ pub fn detect_with(
     // snapshot has none: its verdicts say so instead of reading the network).
     let security = source.records(&Key::CveFeed);
     let schedule = schedule && source.records(&Key::Schedule);
-    let mut data = UpstreamData::default();
+    let mut data = UpstreamData {
+        limits: ctx.loaded.config.limits.upstream,
+        ..UpstreamData::default()
+    };
     collect(&mut source, &mut data, |d| {
         let mut keys = needed(config, d, ctx.today);
         // The verdict needs end of life whatever `minors` says.
@@ -234,7 +237,7 @@ impl Detected {
     pub fn new(report: Report, data: &UpstreamData) -> Self {
         let end_of_life = match data.get(&Key::Schedule) {
             Some(crate::upstream::Fetched::Ok { body }) => {
-                crate::upstream::lifecycle::parse_schedule(body)
+                crate::upstream::lifecycle::parse_schedule(body, &data.limits)
                     .map(|(l, _)| l)
                     .unwrap_or_default()
                     .into_iter()

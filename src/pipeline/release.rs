@@ -143,6 +143,7 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
     }
     let (mut p, observed) = plan_desired_with(forge, &target, &desired, &sel.overrides, &packager)?;
     explain_degraded(&mut p, &offered.held_back);
+    p.warnings.extend(stepped_over(&offered.held_back));
     p.skipped.extend(offered.skipped);
     p.warnings.extend(offered.warnings);
     p.failed.extend(offered.failed);
@@ -199,6 +200,43 @@ fn explain_degraded(
             reasons: h.reasons().cloned().collect(),
         }
     });
+}
+
+/// One line per series a release would ship below its newest patch, saying which patches it
+/// steps over and why ([`crate::resolve::HeldBack::skipped`]).
+fn stepped_over(
+    held_back: &std::collections::BTreeMap<String, crate::resolve::HeldBack>,
+) -> Vec<String> {
+    held_back
+        .iter()
+        .filter(|(_, h)| !h.skipped().is_empty())
+        .map(|(series, h)| {
+            let each: Vec<String> = h.skipped().iter().map(ToString::to_string).collect();
+            format!("{series}: {}", each.join("; "))
+        })
+        .collect()
+}
+
+/// Series that upstream errors keep below their newest patch (a CHECKSUM answering 503 or
+/// over its limit, a Helm index that cannot be read), degraded or not: transient trouble for
+/// those series alone (exit 1), the rest of the run went on. Degraded series say it already.
+fn held_back_by_errors(report: &crate::resolve::Report, plan: &Plan) -> Vec<Skipped> {
+    report
+        .minors
+        .iter()
+        .filter(|m| m.held_back.is_transient())
+        .filter(|m| {
+            let series = crate::model::series_prefix(&m.stack, m.minor);
+            !plan.degraded.iter().any(|d| d.series == series)
+        })
+        .map(|m| Skipped {
+            what: format!("{} {}", m.stack, m.minor),
+            reason: format!(
+                "upstream errors keep it below its newest patch: {} (the other series went on; the next run reads again)",
+                m.held_back.errors.join("; ")
+            ),
+        })
+        .collect()
 }
 
 /// What a release run did.
@@ -264,6 +302,12 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     };
     failed.extend(plan.failed.iter().cloned());
     failed.extend(outcome.failed.iter().cloned());
+    // `--allow-downgrade` takes what upstream offers now, as asked: no failure for it.
+    if let Some(d) = &detected
+        && !sel.overrides.allow_downgrade
+    {
+        failed.extend(held_back_by_errors(&d.report, &plan));
+    }
     // A verdict that could not be decided is transient trouble: the releases went on, and the
     // next run reads the sources again.
     if let Some(d) = &detected

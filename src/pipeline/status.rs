@@ -66,11 +66,12 @@ pub fn gather(
     let mut warnings = detected.report.warnings.clone();
     let minors = upstream_minors(detected);
     let bot = &config.forge.committer.email;
+    let limits = config.limits.tenant_files();
     let tenants: Vec<TenantFacts> = config
         .tenants
         .iter()
-        .zip(read::tenants(forge, &config.tenants, known))
-        .map(|(t, r)| tenant(t, r, bot))
+        .zip(read::tenants(forge, &config.tenants, known, &limits))
+        .map(|(t, r)| tenant(t, r, bot, &limits))
         .collect();
     let on_forge = config.publish.contains(&PublishTarget::Forge);
     let oci = target
@@ -138,6 +139,7 @@ fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
         errors: m.errors.clone(),
         releasable: m.release_set.as_ref().map(|s| s.kubernetes),
         end_of_life: d.end_of_life.get(&m.minor).copied(),
+        stepped_over: m.held_back.skipped().to_vec(),
     });
     let new = d.report.new_minors.iter().map(|n| UpstreamMinor {
         stack: n.stack.clone(),
@@ -148,6 +150,7 @@ fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
         errors: Vec::new(),
         releasable: None,
         end_of_life: d.end_of_life.get(&n.minor).copied(),
+        stepped_over: Vec::new(),
     });
     tracked.chain(new).collect()
 }
@@ -168,7 +171,12 @@ fn listed_names(s: &TenantStackFacts) -> Vec<ReleaseName> {
         .collect()
 }
 
-fn tenant(t: &TenantConfig, read: Result<Observed, String>, bot: &str) -> TenantFacts {
+fn tenant(
+    t: &TenantConfig,
+    read: Result<Observed, String>,
+    bot: &str,
+    limits: &crate::yaml::Limits,
+) -> TenantFacts {
     let mut facts = TenantFacts {
         name: t.name.clone(),
         repository: t.repository.clone(),
@@ -182,12 +190,12 @@ fn tenant(t: &TenantConfig, read: Result<Observed, String>, bot: &str) -> Tenant
             let files: Vec<Result<TenantFile, String>> = o
                 .stack_files
                 .iter()
-                .map(|(p, bytes)| TenantFile::parse(p, bytes).map_err(|x| x.to_string()))
+                .map(|(p, bytes)| TenantFile::parse(p, bytes, limits).map_err(|x| x.to_string()))
                 .collect();
             let clusters: Vec<(String, crate::tenants::edit::ClusterDoc)> = o
                 .cluster_files
                 .iter()
-                .filter_map(|(p, bytes)| TenantFile::parse(p, bytes).ok())
+                .filter_map(|(p, bytes)| TenantFile::parse(p, bytes, limits).ok())
                 .flat_map(|f| {
                     let path = f.path.clone();
                     f.clusters().into_iter().map(move |c| (path.clone(), c))

@@ -93,6 +93,7 @@ fn facts(ctx: &Context, inputs: Option<&Inputs>) -> Facts {
         today: ctx.today,
         inputs: inputs.cloned().unwrap_or_default(),
         approvals: Default::default(),
+        limits: ctx.loaded.config.limits.tenant_files(),
     }
 }
 
@@ -177,7 +178,7 @@ fn one_tenant(
     bot_email: &str,
     opts: &Options,
 ) -> (Vec<TenantReport>, Option<Observed>) {
-    let observed = match crate::observe::tenants::tenant(forge, t, opts.dry_run) {
+    let observed = match crate::observe::tenants::tenant(forge, t, opts.dry_run, &facts.limits) {
         Ok(o) => o,
         Err(e) => return (vec![TenantReport::failed(t, e)], None),
     };

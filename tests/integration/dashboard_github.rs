@@ -106,6 +106,7 @@ fn status_on(day: &str) -> Status {
             errors: Vec::new(),
             releasable: Some("v1.34.7".parse().unwrap()),
             end_of_life: None,
+            stepped_over: Vec::new(),
         }],
         releases: vec![Release {
             name: ReleaseName::parse("openstack-scs2-1-34-v1").unwrap(),

@@ -514,7 +514,7 @@ fn oversized_responses_are_refused() {
     assert_eq!(
         err.to_string(),
         format!(
-            "GET {}/cpo/index.yaml: response larger than 100000 bytes; refusing to read it",
+            "GET {}/cpo/index.yaml: response larger than 100000 bytes; refusing to read it (`limits.upstream.max_bytes`; raise it in stackbot.yaml if the answer is genuine)",
             s.url()
         )
     );

@@ -29,6 +29,7 @@ mod github_origins;
 mod github_recordings;
 mod github_redirects;
 mod hostile;
+mod hostile_limits;
 mod network_failures;
 mod oci_registry;
 mod package_cli;

@@ -67,6 +67,7 @@ fn desired(k8s: &str) -> Desired {
         path: format!("providers/openstack/scs2/{}", minor.dashed()),
         set,
         rendered: t,
+        stepped_over: Vec::new(),
     }
 }
 

@@ -8,6 +8,10 @@ use stackbot::tenants::edit::{Edit, TenantFile};
 use stackbot::tenants::plan::next_versions;
 use stackbot::tenants::scan::split_documents;
 
+fn limits() -> stackbot::yaml::Limits {
+    stackbot::config::LimitsConfig::default().tenant_files()
+}
+
 #[derive(Debug, Clone)]
 struct Shape {
     crlf: bool,
@@ -118,7 +122,7 @@ proptest! {
     #[test]
     fn edits_touch_only_the_intended_list(s in shape()) {
         let text = file(&s);
-        let f = TenantFile::parse("gen.yaml", text.as_bytes()).unwrap();
+        let f = TenantFile::parse("gen.yaml", text.as_bytes(), &limits()).unwrap();
         let stack = StackId::new("openstack", "scs2").unwrap();
         let docs = f.cluster_stacks(&stack).unwrap();
         prop_assert_eq!(docs.len(), 1);
@@ -128,7 +132,7 @@ proptest! {
         let out = f.apply(&[Edit::SetVersions { doc: docs[0].doc, versions: want.clone() }]).unwrap();
 
         // The edited list says exactly what was intended.
-        let g = TenantFile::parse("gen.yaml", out.as_bytes()).unwrap();
+        let g = TenantFile::parse("gen.yaml", out.as_bytes(), &limits()).unwrap();
         prop_assert_eq!(g.cluster_stacks(&stack).unwrap()[0].versions.clone(), Some(want));
 
         // Every other document is byte-identical.

@@ -128,6 +128,7 @@ pub fn desired(k8s: &str, ccm: &str) -> Desired {
         path: format!("providers/openstack/scs2/{}", minor.dashed()),
         set: s,
         rendered: t,
+        stepped_over: Vec::new(),
     }
 }
 

@@ -46,6 +46,102 @@ pub struct Config {
     /// The status dashboard: one issue in `forge.repository` that `release` keeps current.
     #[serde(default)]
     pub dashboard: DashboardConfig,
+    /// Bounds on what is read from tenant repositories and upstream: no tenant file and no
+    /// upstream answer can take the run's memory or time (docs/reliability.md, "Inputs
+    /// nobody here controls").
+    #[serde(default)]
+    pub limits: LimitsConfig,
+}
+
+/// Bounds on input nobody here controls. A document over one is refused by name (the file or
+/// URL, the line, and the setting below that would raise it): a tenant file fails that tenant
+/// alone (exit 3), an upstream answer is an upstream error for the series that depend on it
+/// (exit 1); everything else goes on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Each tenant file a `files` or `clusters` glob matches (all its documents together).
+    pub tenant_files: YamlLimits,
+    /// Every upstream answer: Kubernetes schedule, Helm indexes, release lists, CVE data,
+    /// CHECKSUM files.
+    pub upstream: UpstreamLimits,
+}
+
+/// Limits of a YAML file read whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct YamlLimits {
+    /// Largest file, in bytes (refused before it is parsed).
+    pub max_bytes: u64,
+    /// Deepest nesting of mappings and sequences (at most 128, the YAML parser's own limit).
+    pub max_depth: usize,
+    /// Most nodes the file may produce, each alias counted as every node it repeats (the
+    /// alias-expansion budget; it also bounds the memory the parsed file takes).
+    pub max_nodes: u64,
+}
+
+impl Default for YamlLimits {
+    /// 500,000 nodes: a file at the limit costs the run about 110 MiB (scripts/bench-hostile);
+    /// a tenant file of 10,000 ClusterStack documents has 290,000.
+    fn default() -> Self {
+        YamlLimits {
+            max_bytes: 64 * 1024 * 1024,
+            max_depth: 64,
+            max_nodes: 500_000,
+        }
+    }
+}
+
+/// Limits of upstream answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct UpstreamLimits {
+    /// Largest answer, in bytes: refused while it is read, before it is parsed.
+    pub max_bytes: u64,
+    /// Deepest nesting of a YAML answer (at most 128).
+    pub max_depth: usize,
+    /// Most nodes a YAML answer built whole (`schedule.yaml`) may produce, aliases expanded.
+    /// A Helm index is searched as it is read, keeping only the best version per rule, so
+    /// its size is bounded by `max_bytes` and only the nodes its aliases repeat count here.
+    pub max_nodes: u64,
+    /// Largest node-image CHECKSUM file, in bytes: one line `<sha256>  <file>` is about 100.
+    pub max_checksum_bytes: u64,
+}
+
+impl Default for UpstreamLimits {
+    fn default() -> Self {
+        UpstreamLimits {
+            max_bytes: 64 * 1024 * 1024,
+            max_depth: 64,
+            max_nodes: 1_000_000,
+            max_checksum_bytes: 4096,
+        }
+    }
+}
+
+impl LimitsConfig {
+    /// The limits every tenant file is read with.
+    pub fn tenant_files(&self) -> crate::yaml::Limits {
+        let l = &self.tenant_files;
+        crate::yaml::Limits {
+            max_bytes: l.max_bytes,
+            max_depth: l.max_depth,
+            max_nodes: l.max_nodes,
+            setting: "limits.tenant_files",
+        }
+    }
+}
+
+impl UpstreamLimits {
+    /// The limits every upstream YAML document is read with.
+    pub fn yaml(&self) -> crate::yaml::Limits {
+        crate::yaml::Limits {
+            max_bytes: self.max_bytes,
+            max_depth: self.max_depth,
+            max_nodes: self.max_nodes,
+            setting: "limits.upstream",
+        }
+    }
 }
 
 fn default_publish() -> Vec<PublishTarget> {
@@ -981,7 +1077,45 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
             "add `oci: {}` (it reads OCI_REGISTRY/OCI_REPOSITORY) or remove `oci`",
         ));
     }
+    validate_limits(c, loc)?;
     validate_tenants(c, loc)
+}
+
+/// Every limit at least 1, and no depth above what the YAML parser itself allows.
+fn validate_limits(c: &Config, loc: &Loc) -> Result<(), ConfigError> {
+    let (t, u) = (&c.limits.tenant_files, &c.limits.upstream);
+    let checks = [
+        ("tenant_files.max_bytes", t.max_bytes, u64::MAX),
+        (
+            "tenant_files.max_depth",
+            t.max_depth as u64,
+            crate::yaml::DEPTH_CEILING as u64,
+        ),
+        ("tenant_files.max_nodes", t.max_nodes, u64::MAX),
+        ("upstream.max_bytes", u.max_bytes, u64::MAX),
+        (
+            "upstream.max_depth",
+            u.max_depth as u64,
+            crate::yaml::DEPTH_CEILING as u64,
+        ),
+        ("upstream.max_nodes", u.max_nodes, u64::MAX),
+        (
+            "upstream.max_checksum_bytes",
+            u.max_checksum_bytes,
+            u64::MAX,
+        ),
+    ];
+    for (key, value, max) in checks {
+        if value == 0 || value > max {
+            let needle = key.rsplit('.').next().unwrap_or(key);
+            return Err(loc.err(
+                needle,
+                format!("`limits.{key}: {value}` must be between 1 and {max}"),
+                "raise or lower the limit into that range, or remove it for the default",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A stack's `minors` list: not empty, every entry a minor.

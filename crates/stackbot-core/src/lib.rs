@@ -14,6 +14,7 @@
 //! `stackbot-net`; the binary (`stackbot`) wires them together.
 
 pub mod adopt;
+pub mod body;
 pub mod clock;
 pub mod compliance;
 pub mod config;
@@ -35,3 +36,4 @@ pub mod resolve;
 pub mod status;
 pub mod tenants;
 pub mod upstream;
+pub mod yaml;

@@ -486,6 +486,22 @@ impl std::fmt::Display for RepoRef {
     }
 }
 
+/// A patch newer than what a series can release, and why it was passed over.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SteppedOver {
+    pub patch: KubeVersion,
+    /// Upstream answered an error (transient: the next run may release it).
+    pub transient: bool,
+    /// What upstream answered, naming the URL.
+    pub reason: String,
+}
+
+impl std::fmt::Display for SteppedOver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} skipped: {}", self.patch, self.reason)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

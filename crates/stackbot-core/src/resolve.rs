@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::config::{Config, MinorSelection, StackConfig};
 use crate::model::scs::{self, Waiting};
 use crate::model::{Component, KubeVersion, Minor, NodeImage, ReleaseSet, StackId};
-use crate::upstream::helm::{self, HelmIndex};
+use crate::upstream::helm;
 use crate::upstream::kubernetes::{self, KubeRelease};
 use crate::upstream::lifecycle::{self, Lifecycle};
 use crate::upstream::{Fetched, Key, UpstreamData, images};
@@ -103,7 +103,13 @@ pub struct HeldBack {
     /// Something is not (or no longer) published (a CHECKSUM answering 404, a chart series
     /// that does not exist yet).
     pub missing: Vec<String>,
+    /// Each patch newer than the release set's that the walk stepped over, newest first, with
+    /// why: the one record the release output, the notes and `status` say "skipped" from
+    /// (kept for every series, degraded or not).
+    pub stepped_over: Vec<SteppedOver>,
 }
+
+pub use crate::model::SteppedOver;
 
 impl HeldBack {
     /// Whether an upstream error is among the reasons: the next run may well get further.
@@ -114,6 +120,12 @@ impl HeldBack {
     /// Every reason, errors first (they are what a reader must see).
     pub fn reasons(&self) -> impl Iterator<Item = &String> {
         self.errors.iter().chain(&self.missing)
+    }
+
+    /// The patches stepped over below which a release set was found (empty when the newest
+    /// patch is releasable, or when nothing is): what a release says it did not ship, and why.
+    pub fn skipped(&self) -> &[SteppedOver] {
+        &self.stepped_over
     }
 }
 
@@ -218,7 +230,7 @@ fn facts(data: &UpstreamData, now: NaiveDate) -> Facts {
         }
     };
     let lifecycle = match data.get(&Key::Schedule) {
-        Some(Fetched::Ok { body }) => match lifecycle::parse_schedule(body) {
+        Some(Fetched::Ok { body }) => match lifecycle::parse_schedule(body, &data.limits) {
             Ok((l, w)) => {
                 warnings.extend(w);
                 Some(l)
@@ -392,19 +404,7 @@ pub fn needed(config: &Config, data: &UpstreamData, now: NaiveDate) -> Vec<Key> 
 pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
     let facts = facts(data, now);
     let mut warnings = facts.warnings.clone();
-    let mut indexes: BTreeMap<&str, Result<HelmIndex, String>> = BTreeMap::new();
-    for stack in &config.stacks {
-        for comp in stack.components.values() {
-            let repo = comp.repository.as_str();
-            indexes.entry(repo).or_insert_with(|| {
-                match data.get(&Key::HelmIndex(repo.to_string())) {
-                    Some(Fetched::Ok { body }) => helm::parse_index(body)
-                        .map_err(|e| format!("{}: {e}", helm::index_url(repo))),
-                    other => Err(format!("{}: {}", helm::index_url(repo), describe(other))),
-                }
-            });
-        }
-    }
+    let indexes = chart_answers(config, &facts, data, now);
     let mut minors = Vec::new();
     let mut new_minors = Vec::new();
     for stack in &config.stacks {
@@ -452,12 +452,66 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
     }
 }
 
+/// Which chart version answers each component rule of each tracked minor: (repository,
+/// chart, rule, minor) → the chosen version, or why there is none. Each Helm index is read
+/// once, as it streams ([`helm::search`]): only the answers are kept, never the index.
+type ChartAnswers<'c> =
+    BTreeMap<(&'c str, &'c str, String, Minor), Result<Option<helm::ChartVersion>, String>>;
+
+fn chart_answers<'c>(
+    config: &'c Config,
+    facts: &Facts,
+    data: &UpstreamData,
+    now: NaiveDate,
+) -> ChartAnswers<'c> {
+    let mut by_repo: BTreeMap<&str, Vec<helm::Query<'c>>> = BTreeMap::new();
+    for stack in &config.stacks {
+        let (minors, _) = tracked(stack, facts, now);
+        for comp in stack.components.values() {
+            for minor in &minors {
+                by_repo
+                    .entry(comp.repository.as_str())
+                    .or_default()
+                    .push(helm::Query {
+                        chart: &comp.chart,
+                        rule: &comp.version,
+                        minor: *minor,
+                    });
+            }
+        }
+    }
+    let limits = data.limits.yaml();
+    let mut out = ChartAnswers::new();
+    for (repo, queries) in by_repo {
+        let url = helm::index_url(repo);
+        let answers = match data.get(&Key::HelmIndex(repo.to_string())) {
+            Some(Fetched::Ok { body }) => helm::search(body, &url, &queries, Some(now), &limits)
+                .map_err(|e| {
+                    if e.starts_with(&url) {
+                        e
+                    } else {
+                        format!("{url}: {e}")
+                    }
+                }),
+            other => Err(format!("{url}: {}", describe(other))),
+        };
+        for (i, q) in queries.iter().enumerate() {
+            let answer = match &answers {
+                Ok(list) => list[i].clone(),
+                Err(e) => Err(e.clone()),
+            };
+            out.insert((repo, q.chart, format!("{:?}", q.rule), q.minor), answer);
+        }
+    }
+    out
+}
+
 fn resolve_minor(
     stack: &StackConfig,
     minor: Minor,
     facts: &Facts,
     data: &UpstreamData,
-    indexes: &BTreeMap<&str, Result<HelmIndex, String>>,
+    indexes: &ChartAnswers<'_>,
     now: NaiveDate,
 ) -> MinorStatus {
     let patches = candidates(&facts.releases, minor);
@@ -467,7 +521,7 @@ fn resolve_minor(
         resolved,
         mut missing,
         mut errors,
-    } = charts(stack, minor, newest.is_none(), indexes, now);
+    } = charts(stack, minor, newest.is_none(), indexes);
     let walk = walk_patches(stack, &patches, data, &mut missing, &mut errors);
 
     let status = if !errors.is_empty() {
@@ -490,6 +544,11 @@ fn resolve_minor(
             components: resolved,
         });
 
+    let mut held_back = walk.held_back;
+    if release_set.is_none() {
+        // Nothing is released in their place: no patch was stepped over.
+        held_back.stepped_over.clear();
+    }
     let due = newest.and_then(|n| scs::deadline(n.version, n.published_at));
     let releasable = match (&release_set, newest) {
         (Some(rs), Some(n)) => rs.kubernetes == n.version,
@@ -518,7 +577,7 @@ fn resolve_minor(
         degraded: Vec::new(),
         scs0210: None,
         cves: Vec::new(),
-        held_back: walk.held_back,
+        held_back,
     }
 }
 
@@ -535,13 +594,7 @@ struct Charts {
 
 /// Select every component's chart for `minor`; a rule that selects nothing is waited for, an
 /// index that could not be read is an error.
-fn charts(
-    stack: &StackConfig,
-    minor: Minor,
-    no_patch: bool,
-    indexes: &BTreeMap<&str, Result<HelmIndex, String>>,
-    now: NaiveDate,
-) -> Charts {
+fn charts(stack: &StackConfig, minor: Minor, no_patch: bool, indexes: &ChartAnswers<'_>) -> Charts {
     let mut missing = Vec::new();
     let mut errors = Vec::new();
     if no_patch {
@@ -550,13 +603,16 @@ fn charts(
     let mut components = BTreeMap::new();
     let mut resolved: BTreeMap<String, Component> = BTreeMap::new();
     for (key, rule) in &stack.components {
-        let index = indexes
-            .get(rule.repository.as_str())
-            .expect("every repository was indexed above");
-        let chosen = index
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|idx| helm::select(idx, &rule.chart, &rule.version, minor, Some(now)));
+        let at = (
+            rule.repository.as_str(),
+            rule.chart.as_str(),
+            format!("{:?}", rule.version),
+            minor,
+        );
+        let chosen = indexes
+            .get(&at)
+            .cloned()
+            .expect("every rule of every tracked minor was answered above");
         match chosen {
             Ok(Some(cv)) => {
                 components.insert(rule.chart.clone(), cv.version.to_string());
@@ -610,9 +666,11 @@ fn walk_patches<'a>(
     let mut held_back = HeldBack {
         errors: errors.clone(),
         missing: missing.iter().map(ToString::to_string).collect(),
+        stepped_over: Vec::new(),
     };
     let mut node_image = None;
     let mut verified = None;
+    let mut passed = Vec::new();
     for p in patches {
         let is_newest = newest.is_some_and(|n| n.version == p.version);
         let e = match image_state(stack, p.version, data) {
@@ -628,6 +686,11 @@ fn walk_patches<'a>(
                     name,
                     checksum: images::checksum_url(&url),
                 };
+                passed.push(SteppedOver {
+                    patch: p.version,
+                    transient: false,
+                    reason: w.to_string(),
+                });
                 held_back.missing.push(w.to_string());
                 if is_newest {
                     missing.push(w);
@@ -639,10 +702,19 @@ fn walk_patches<'a>(
                 format!("node image for {}: {url} was not read", p.version)
             }
         };
+        passed.push(SteppedOver {
+            patch: p.version,
+            transient: true,
+            reason: e.clone(),
+        });
         held_back.errors.push(e.clone());
         if is_newest {
             errors.push(e);
         }
+    }
+    // Stepped over only where an older patch is what the series can release.
+    if verified.is_some() {
+        held_back.stepped_over = passed;
     }
     PatchWalk {
         node_image,

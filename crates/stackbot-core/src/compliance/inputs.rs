@@ -129,7 +129,7 @@ fn releases(data: &UpstreamData) -> Result<Vec<KubeRelease>, String> {
 
 fn lifecycles(data: &UpstreamData) -> Lifecycles {
     match data.get(&Key::Schedule) {
-        Some(Fetched::Ok { body }) => match lifecycle::parse_schedule(body) {
+        Some(Fetched::Ok { body }) => match lifecycle::parse_schedule(body, &data.limits) {
             Ok((list, _)) => Lifecycles::Known(
                 list.into_iter()
                     .filter_map(|l| Some((l.minor, l.end_of_life?)))

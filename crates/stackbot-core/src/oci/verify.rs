@@ -68,7 +68,8 @@ pub fn cso_problems(tag: &str, names: &BTreeSet<&str>, metadata: Option<&[u8]>) 
     let Some(metadata) = metadata else {
         return vec!["`metadata.yaml` is missing".into()];
     };
-    let meta: Metadata = match yaml_serde::from_slice(metadata) {
+    let limits = crate::config::UpstreamLimits::default().yaml();
+    let meta: Metadata = match crate::yaml::from_slice(metadata, "metadata.yaml", &limits) {
         Ok(m) => m,
         Err(e) => return vec![format!("`metadata.yaml` does not parse: {e}")],
     };

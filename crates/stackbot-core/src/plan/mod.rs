@@ -60,6 +60,8 @@ pub struct Desired {
     pub path: String,
     /// The rendered stack tree (csctl's input directory), paths relative to `path`.
     pub rendered: FileTree,
+    /// Newer patches detection stepped over to reach `set`, and why (said in the notes).
+    pub stepped_over: Vec<crate::model::SteppedOver>,
 }
 
 impl Desired {
@@ -762,10 +764,21 @@ impl Run<'_> {
             branch: release_branch(&input.series),
             base: &self.observed.base_branch,
             title: format!("Release {tag}"),
-            body: format!(
-                "{}\nMerging this pull request publishes `{tag}`.\n\n{}\n",
-                r.words, r.release_marker
-            ),
+            // The release marker is what later runs find the pull request by: kept whole.
+            body: crate::body::fit_body(
+                "",
+                &[crate::body::Block::Section {
+                    label: "the release notes".into(),
+                    text: format!("{}\n", r.words),
+                }],
+                &format!(
+                    "Merging this pull request publishes `{tag}`.\n\n{}\n",
+                    r.release_marker
+                ),
+                crate::body::BODY_MAX,
+                "the release notes of the draft release",
+            )
+            .text,
             rendered: &d.rendered,
             lock_text,
             changes,
@@ -988,6 +1001,7 @@ mod tests {
             path: "stacks/1-34".into(),
             set,
             rendered,
+            stepped_over: Vec::new(),
         }
     }
 

@@ -15,6 +15,20 @@ pub(crate) fn commit_summary(d: &Desired) -> String {
     )
 }
 
+/// Why this release is not the newest patch: the record detection kept of each patch it
+/// stepped over ([`crate::resolve::HeldBack::skipped`]); empty when it is the newest.
+fn stepped_over(d: &Desired) -> String {
+    if d.stepped_over.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("### Newer patches not in this release\n\n");
+    for p in &d.stepped_over {
+        s.push_str(&format!("- {p}\n"));
+    }
+    s.push('\n');
+    s
+}
+
 /// The release notes: what is in the release and what changed since the previous one.
 pub fn release_notes(
     tag: &str,
@@ -83,6 +97,7 @@ pub fn release_notes(
         }
     }
     s.push('\n');
+    s.push_str(&stepped_over(d));
     if !fixed.is_empty() {
         // What tenants route on: the critical CVEs this release fixes, compared with what the
         // series' previous release shipped.

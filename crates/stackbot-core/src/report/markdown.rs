@@ -6,8 +6,10 @@
 //! over 65,536 characters is rejected by GitHub outright. These helpers make each of those
 //! impossible by construction.
 
-/// GitHub rejects issue/PR bodies and comments longer than this many characters.
-pub const COMMENT_LIMIT: usize = 65_536;
+pub use crate::body::{
+    BODY_MAX, Block, COMMENT_LIMIT, Fitted, details, fence, fit, fit_body, fit_longest_first,
+    truncate_str,
+};
 
 /// GitHub shows at most 1 MiB of `$GITHUB_STEP_SUMMARY` per step.
 pub const SUMMARY_LIMIT: usize = 1024 * 1024;
@@ -77,49 +79,6 @@ pub fn escape_html(text: &str) -> String {
     out
 }
 
-/// Length of the longest run of `ch` in `text`.
-fn longest_run(text: &str, ch: char) -> usize {
-    let (mut best, mut cur) = (0, 0);
-    for c in text.chars() {
-        if c == ch {
-            cur += 1;
-            best = best.max(cur);
-        } else {
-            cur = 0;
-        }
-    }
-    best
-}
-
-/// A fenced code block that `content` cannot close early: the fence is one backtick longer
-/// than the longest backtick run inside (CommonMark closes a fence only with at least as many
-/// backticks as opened it). `info` is the language tag, e.g. `diff`.
-pub fn fence(content: &str, info: &str) -> String {
-    let ticks = "`".repeat((longest_run(content, '`') + 1).max(3));
-    let mut out = String::with_capacity(content.len() + 2 * ticks.len() + info.len() + 3);
-    out.push_str(&ticks);
-    out.push_str(info);
-    out.push('\n');
-    out.push_str(content);
-    if !content.is_empty() && !content.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&ticks);
-    out.push('\n');
-    out
-}
-
-/// A collapsed section. `summary_html` must already be HTML-safe (see [`escape_html`]);
-/// `body` is Markdown (the blank line after `</summary>` makes GitHub render it).
-pub fn details(summary_html: &str, body: &str) -> String {
-    let mut out = format!("<details>\n<summary>{summary_html}</summary>\n\n{body}");
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str("\n</details>\n");
-    out
-}
-
 /// A table. Cells must be inline Markdown already escaped with [`escape_inline`] (which also
 /// escapes `|`), so no value can add or drop a column.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
@@ -140,219 +99,6 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
         out.push_str(" |\n");
     }
     out
-}
-
-/// One piece of a document that [`fit`] may keep, cut or drop as a whole.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Block {
-    /// Kept whole or not at all.
-    Text(String),
-    /// A collapsed code block that may be cut at a line boundary to use the remaining space.
-    Code {
-        /// HTML-safe summary line.
-        summary_html: String,
-        /// Fence info string, e.g. `diff`.
-        info: String,
-        /// The code.
-        content: String,
-    },
-}
-
-impl Block {
-    fn render(&self) -> String {
-        match self {
-            Block::Text(t) => t.clone(),
-            Block::Code {
-                summary_html,
-                info,
-                content,
-            } => details(summary_html, &fence(content, info)),
-        }
-    }
-}
-
-/// The result of [`fit`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fitted {
-    pub text: String,
-    /// True when something was cut or dropped (and the note was appended).
-    pub truncated: bool,
-}
-
-/// Join `blocks` in order while the result stays within `limit` bytes (bytes ≥ characters,
-/// so this also holds GitHub's character limit). When a block does not fit, a code block is
-/// cut at a line boundary if a useful part fits, everything after is dropped, and `note` is
-/// appended. The output is never longer than `limit`, note included.
-pub fn fit(blocks: &[Block], limit: usize, note: &str) -> Fitted {
-    let full: Vec<String> = blocks.iter().map(Block::render).collect();
-    let total: usize = full.iter().map(String::len).sum();
-    if total <= limit {
-        return Fitted {
-            text: full.concat(),
-            truncated: false,
-        };
-    }
-    let note = if note.len() > limit {
-        truncate_str(note, limit)
-    } else {
-        note
-    };
-    let budget = limit - note.len();
-    let mut out = String::new();
-    for (block, rendered) in blocks.iter().zip(&full) {
-        if out.len() + rendered.len() <= budget {
-            out.push_str(rendered);
-            continue;
-        }
-        if let Block::Code {
-            summary_html,
-            info,
-            content,
-        } = block
-            && let Some(cut) = cut_code(summary_html, info, content, budget - out.len())
-        {
-            out.push_str(&cut);
-        }
-        break;
-    }
-    out.push_str(note);
-    Fitted {
-        text: out,
-        truncated: true,
-    }
-}
-
-/// The longest prefix of `content` (whole lines, plus a line saying how many were left out)
-/// whose rendered block fits in `room` bytes; `None` if not even one line fits. Linear: the
-/// wrapper's size is computed once, with the fence sized for the whole content (a prefix never
-/// needs a longer one).
-fn cut_code(summary_html: &str, info: &str, content: &str, room: usize) -> Option<String> {
-    let lines: Vec<&str> = content.split_inclusive('\n').collect();
-    let ticks = (longest_run(content, '`') + 1).max(3);
-    let wrapper = details(summary_html, "").len() + 2 * ticks + info.len() + 3;
-    let cut_line = |rest: usize| format!("… {rest} more lines cut\n");
-    let worst_note = cut_line(lines.len()).len();
-    let budget = room.checked_sub(wrapper + worst_note + 1)?;
-    let mut used = 0;
-    let mut kept = 0;
-    for line in &lines {
-        if used + line.len() > budget {
-            break;
-        }
-        used += line.len();
-        kept += 1;
-    }
-    if kept == 0 {
-        return None;
-    }
-    let mut body: String = lines[..kept].concat();
-    if !body.ends_with('\n') {
-        body.push('\n');
-    }
-    body.push_str(&cut_line(lines.len() - kept));
-    let rendered = details(summary_html, &fence(&body, info));
-    debug_assert!(rendered.len() <= room);
-    (rendered.len() <= room).then_some(rendered)
-}
-
-/// Like [`fit`], but no `Text` block is dropped (the headlines and tables a reader needs):
-/// the `Code` blocks give way, the longest first. One cap on the bytes of code any block may
-/// keep is lowered until the whole fits, so every block at or under the cap stays whole and
-/// the longest are cut the most, at a line boundary, down to their summary line and a line
-/// saying how many lines were left out. `note` is appended when anything was cut. When the
-/// text blocks alone do not fit, this is [`fit`] (cut in order).
-pub fn fit_longest_first(blocks: &[Block], limit: usize, note: &str) -> Fitted {
-    let full: Vec<String> = blocks.iter().map(Block::render).collect();
-    if full.iter().map(String::len).sum::<usize>() <= limit {
-        return Fitted {
-            text: full.concat(),
-            truncated: false,
-        };
-    }
-    let Some(budget) = limit.checked_sub(note.len()) else {
-        return fit(blocks, limit, note);
-    };
-    let rendered_at = |cap: usize| -> Vec<String> {
-        blocks
-            .iter()
-            .zip(&full)
-            .map(|(b, r)| match b {
-                Block::Code {
-                    summary_html,
-                    info,
-                    content,
-                } if content.len() > cap => capped(summary_html, info, content, cap),
-                _ => r.clone(),
-            })
-            .collect()
-    };
-    let size = |cap: usize| rendered_at(cap).iter().map(String::len).sum::<usize>();
-    if size(0) > budget {
-        return fit(blocks, limit, note);
-    }
-    // The largest cap that fits, by binary search. Size grows with the cap but for a few
-    // bytes where the first kept line replaces the longer "all lines cut" note; the search
-    // only ever keeps a cap that fits, so at worst it settles on a slightly smaller one.
-    let longest = blocks
-        .iter()
-        .map(|b| match b {
-            Block::Code { content, .. } => content.len(),
-            Block::Text(_) => 0,
-        })
-        .max()
-        .unwrap_or(0);
-    let (mut lo, mut hi) = (0, longest);
-    while lo < hi {
-        let mid = lo + (hi - lo).div_ceil(2);
-        if size(mid) <= budget {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    let mut text = rendered_at(lo).concat();
-    text.push_str(note);
-    Fitted {
-        text,
-        truncated: true,
-    }
-}
-
-/// A code block keeping the whole lines of `content` that fit in `cap` bytes, plus a line
-/// saying how many were cut.
-fn capped(summary_html: &str, info: &str, content: &str, cap: usize) -> String {
-    let lines: Vec<&str> = content.split_inclusive('\n').collect();
-    let mut used = 0;
-    let kept = lines
-        .iter()
-        .take_while(|l| {
-            used += l.len();
-            used <= cap
-        })
-        .count();
-    let mut body: String = lines[..kept].concat();
-    if !body.is_empty() && !body.ends_with('\n') {
-        body.push('\n');
-    }
-    let cut = lines.len() - kept;
-    body.push_str(&if kept == 0 {
-        format!("… all {cut} lines cut to fit; the full diff is in the job summary\n")
-    } else {
-        format!("… {cut} more lines cut\n")
-    });
-    details(summary_html, &fence(&body, info))
-}
-
-/// Cut `s` to at most `max` bytes at a character boundary.
-pub fn truncate_str(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 #[cfg(test)]
@@ -515,6 +261,61 @@ mod tests {
         // Everything fits: nothing changes.
         let small = vec![Block::Text("a\n".into()), code("c", 2)];
         assert!(!fit_longest_first(&small, 10_000, "N").truncated);
+    }
+
+    #[test]
+    fn fit_body_counts_every_part_and_says_what_was_cut() {
+        let items: Vec<String> = (0..10_000)
+            .map(|i| format!("change {i} of a long list"))
+            .collect();
+        let blocks = vec![
+            Block::List {
+                title: "\n**Changes**\n\n".into(),
+                items,
+            },
+            Block::Section {
+                label: "the release notes of v3".into(),
+                text: "notes\n".into(),
+            },
+            Block::Code {
+                summary_html: "the diff".into(),
+                info: "diff".into(),
+                content: "+a\n".into(),
+            },
+        ];
+        let f = fit_body(
+            "HEAD\n",
+            &blocks,
+            "\nTRAILER\n",
+            BODY_MAX,
+            "the *Files changed* tab",
+        );
+        assert!(f.truncated);
+        assert!(f.text.chars().count() < 65_536, "{}", f.text.len());
+        assert!(f.text.starts_with("HEAD\n") && f.text.ends_with("\nTRAILER\n"));
+        let kept = f.text.matches("- change ").count();
+        assert!(kept > 1000 && kept < 10_000, "{kept}");
+        assert!(
+            f.text
+                .contains(&format!("- … and {} more\n", 10_000 - kept))
+        );
+        assert!(
+            f.text.contains(&format!("Cut to stay under GitHub's 65,536-character limit: Changes (after {kept} of 10000 items); the release notes of v3; the diff. The whole is in the *Files changed* tab.")),
+            "{}",
+            &f.text[f.text.len() - 400..]
+        );
+        // Nothing to cut: no note.
+        let small = fit_body("H\n", &blocks[1..], "T\n", BODY_MAX, "x");
+        assert!(!small.truncated && !small.text.contains("Cut to stay"));
+        // A head or tail alone over the limit still yields a body within it.
+        let huge = fit_body(
+            &"h".repeat(100_000),
+            &blocks,
+            &"t".repeat(100_000),
+            BODY_MAX,
+            "x",
+        );
+        assert!(huge.text.len() <= BODY_MAX);
     }
 
     #[test]

@@ -113,16 +113,18 @@ pub fn diff_stat(unified: &str) -> (usize, usize) {
 /// containing it exactly once. When the diff does not fit, the note says so explicitly and
 /// points to the job summary.
 pub fn render(p: &Preview, opts: &Options) -> String {
-    let blocks = blocks(p);
-    let note = match &opts.summary_url {
-        Some(url) => format!(
-            "\n> [!WARNING]\n> This preview was truncated to fit GitHub's {COMMENT_LIMIT}-character limit; see the [job summary]({url}) for the full diff.\n"
-        ),
-        None => format!(
-            "\n> [!WARNING]\n> This preview was truncated to fit GitHub's {COMMENT_LIMIT}-character limit; see the job summary for the full diff.\n"
-        ),
+    let whole = match &opts.summary_url {
+        Some(url) => format!("the [job summary]({url})"),
+        None => "the job summary".to_string(),
     };
-    markdown::fit_longest_first(&blocks, opts.limit, &note).text
+    // A comment goes through the one body fitter (under GitHub's limit); the job summary's
+    // larger limit likewise.
+    let limit = if opts.limit == COMMENT_LIMIT {
+        markdown::BODY_MAX
+    } else {
+        opts.limit
+    };
+    markdown::fit_body("", &blocks(p), "", limit, &whole).text
 }
 
 /// Print the comment-sized preview for the PR and, under GitHub Actions, append the full one
@@ -424,14 +426,16 @@ mod tests {
         assert!(md.contains("+line 0 of the long one\n"));
         assert!(!md.contains("+line 9999 of the long one\n"));
         assert!(md.contains("more lines cut\n"));
-        assert!(md.contains("see the [job summary](https://example.invalid/run/1)"));
+        assert!(md.contains("The whole is in the [job summary](https://example.invalid/run/1)"));
         assert_eq!(
             md.matches("<details>").count(),
             md.matches("</details>").count()
         );
         // Under the limit nothing is cut.
         let whole = render(&two_series(10), &opts);
-        assert!(!whole.contains("truncated") && whole.contains("+line 9 of the long one\n"));
+        assert!(
+            !whole.contains("Cut to stay under") && whole.contains("+line 9 of the long one\n")
+        );
     }
 
     #[test]
@@ -460,7 +464,7 @@ mod tests {
         assert!(md.contains("```diff\n--- a/csctl.yaml\n"));
         assert!(md.contains("+  kubernetesVersion: v1.34.7\n```\n"));
         assert!(md.contains("would publish **1** release, change **1** rendered file"));
-        assert!(!md.contains("truncated"));
+        assert!(!md.contains("Cut to stay under"));
     }
 
     #[test]
@@ -498,8 +502,11 @@ mod tests {
         );
         assert!(md.chars().count() <= COMMENT_LIMIT);
         assert!(md.len() <= COMMENT_LIMIT);
-        assert!(md.contains("truncated"));
-        assert!(md.contains("see the [job summary](https://example.invalid/run/1)"));
+        assert!(
+            md.contains("Cut to stay under GitHub's 65,536-character limit"),
+            "{md}"
+        );
+        assert!(md.contains("The whole is in the [job summary](https://example.invalid/run/1)"));
         // Releases, tenants and every file's summary line survive truncation.
         assert!(md.contains("### Releases"));
         assert!(md.contains("### Tenant pull requests"));
@@ -528,13 +535,13 @@ mod tests {
         let comment = emit(&p, &actions).unwrap();
         let full = std::fs::read_to_string(&summary).unwrap();
         assert!(comment.len() <= COMMENT_LIMIT);
-        assert!(comment.contains("see the [job summary](https://github.com/o/r/actions/runs/7)"));
+        assert!(comment.contains("the [job summary](https://github.com/o/r/actions/runs/7)"));
         assert!(
             full.len() > COMMENT_LIMIT,
             "the summary is not cut at the comment limit"
         );
         assert!(full.contains("+line 9999\n"));
-        assert!(!full.contains("truncated"));
+        assert!(!full.contains("Cut to stay under"));
 
         let outside = emit(&sample(), &Actions::default()).unwrap();
         assert_eq!(outside, render(&sample(), &Options::default()));

@@ -78,6 +78,9 @@ pub struct UpstreamMinor {
     pub releasable: Option<KubeVersion>,
     /// End of life of the minor (Kubernetes schedule), when known.
     pub end_of_life: Option<NaiveDate>,
+    /// Patches newer than `releasable` that a release steps over, and why
+    /// ([`crate::resolve::HeldBack::skipped`]).
+    pub stepped_over: Vec<crate::model::SteppedOver>,
 }
 
 /// A GA Kubernetes patch and when it was published (`None`: known only from a marker).
@@ -553,6 +556,7 @@ pub(crate) mod testing {
             errors: Vec::new(),
             releasable: patches.last().map(|(v, _)| kv(v)),
             end_of_life: None,
+            stepped_over: Vec::new(),
         }
     }
 

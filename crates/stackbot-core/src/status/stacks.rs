@@ -172,6 +172,9 @@ pub struct StackStatus {
     pub past_end_of_life: bool,
     /// Invalid upstream data.
     pub errors: Vec<String>,
+    /// Patches newer than what a release can ship that it steps over, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stepped_over: Vec<crate::model::SteppedOver>,
     /// What the standard's conformance test says of a cluster at the latest release's version
     /// today (for a minor never released: the minor window).
     pub scs0210: Scs0210,
@@ -237,6 +240,7 @@ pub fn status(
         // the end-of-life day itself is past it.
         past_end_of_life: m.end_of_life.is_some_and(|e| today >= e),
         errors: m.errors.clone(),
+        stepped_over: m.stepped_over.clone(),
         scs0210,
         cves,
     }

@@ -66,7 +66,7 @@ pub fn ticked(body: &str) -> BTreeSet<(String, String)> {
 }
 
 /// The section of `body` (empty when it has none).
-fn section(body: &str) -> &str {
+pub fn section(body: &str) -> &str {
     match (body.find(START), body.find(END)) {
         (Some(s), Some(e)) if e > s => &body[s..e + END.len()],
         _ => "",
@@ -143,6 +143,15 @@ pub fn splice(body: &str, new: &str, footer: &str) -> String {
         Some(at) => format!("{}{new}{}", &body[..at], &body[at..]),
         None if body.is_empty() || body.ends_with('\n') => format!("{body}{new}"),
         None => format!("{body}\n{new}"),
+    }
+}
+
+/// How many bytes the section of `body` takes, with its line break (0 without one): the room
+/// the status report leaves for it.
+pub fn section_len(body: &str) -> usize {
+    match section(body).len() {
+        0 => 0,
+        n => n + 1,
     }
 }
 

@@ -29,7 +29,14 @@ pub struct TenantFile {
     pub path: String,
     pub text: String,
     pub docs: Vec<Range<usize>>,
+    /// Each document's value; `Null` for documents that are neither a ClusterStack nor a
+    /// Cluster (never read or edited, so never kept).
     pub values: Vec<Value>,
+    /// 1-based line where each document starts, counted once (a file of 10,000 documents must
+    /// not cost 10,000 scans from its start).
+    pub doc_lines: Vec<usize>,
+    /// What the file was read within; the edited result is verified within the same.
+    pub limits: crate::yaml::Limits,
 }
 
 /// The release channel a `ClusterStack` follows (`spec.channel`). Only the stable channel
@@ -134,8 +141,22 @@ fn set(v: &mut Value, path: &[&str], new: Value) -> bool {
 }
 
 impl TenantFile {
-    /// Decode and parse a file; non-UTF-8 or invalid YAML is an error naming the line.
-    pub fn parse(path: &str, bytes: &[u8]) -> Result<TenantFile, EditError> {
+    /// Decode and parse a file within `limits` (checked over the whole file before any value
+    /// is built: a file over them is refused naming the limit, and costs no more memory than
+    /// the limits allow); non-UTF-8 or invalid YAML is an error naming the line.
+    pub fn parse(
+        path: &str,
+        bytes: &[u8],
+        limits: &crate::yaml::Limits,
+    ) -> Result<TenantFile, EditError> {
+        let over = |e: crate::yaml::YamlError| EditError {
+            file: path.into(),
+            line: e.line,
+            message: e.message,
+        };
+        if bytes.len() as u64 > limits.max_bytes {
+            return Err(over(crate::yaml::too_large(path, bytes.len(), limits)));
+        }
         let text = std::str::from_utf8(bytes)
             .map_err(|e| EditError {
                 file: path.into(),
@@ -143,6 +164,7 @@ impl TenantFile {
                 message: format!("not a UTF-8 text file ({e}); is it really YAML?"),
             })?
             .to_string();
+        crate::yaml::check(&text, path, limits).map_err(over)?;
         let docs = scan::split_documents(&text);
         let mut values = Vec::with_capacity(docs.len());
         for r in &docs {
@@ -153,13 +175,28 @@ impl TenantFile {
                 ),
                 message: format!("not valid YAML: {e}"),
             })?;
-            values.push(v);
+            // Only ClusterStack and Cluster documents are ever read or edited: the others'
+            // values are not kept (a 50 MB ConfigMap would otherwise stay in memory twice).
+            let kept = matches!(get_str(&v, &["kind"]), Some("ClusterStack" | "Cluster"));
+            values.push(if kept { v } else { Value::Null });
+        }
+        let mut doc_lines = Vec::with_capacity(docs.len());
+        let (mut line, mut at) = (1, 0);
+        for r in &docs {
+            line += text.as_bytes()[at..r.start]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            at = r.start;
+            doc_lines.push(line);
         }
         Ok(TenantFile {
             path: path.into(),
             text,
             docs,
             values,
+            doc_lines,
+            limits: *limits,
         })
     }
 
@@ -211,7 +248,7 @@ impl TenantFile {
             };
             out.push(StackDoc {
                 doc: i,
-                line: scan::line_number(&self.text, at),
+                line: self.doc_lines[i],
                 stack: stack.clone(),
                 minor,
                 channel: Channel::parse(get_str(v, &["spec", "channel"])),
@@ -238,7 +275,7 @@ impl TenantFile {
             ) {
                 out.push(ClusterDoc {
                     doc: i,
-                    line: scan::line_number(&self.text, self.docs[i].start),
+                    line: self.doc_lines[i],
                     name: get_str(v, &["metadata", "name"])
                         .unwrap_or_default()
                         .to_string(),
@@ -402,7 +439,7 @@ impl TenantFile {
             )));
         }
         let parse = |r: &Range<usize>| {
-            yaml_serde::from_str::<Value>(&out[r.clone()])
+            crate::yaml::from_str::<Value>(&out[r.clone()], &self.path, &self.limits)
                 .map_err(|e| fail(format!("the result does not parse: {e}")))
         };
         let mut k = 0;
@@ -640,6 +677,13 @@ fn versions_splices(
 mod tests {
     use super::*;
 
+    const LIMITS: crate::yaml::Limits = crate::yaml::Limits {
+        max_bytes: 1 << 20,
+        max_depth: 64,
+        max_nodes: 100_000,
+        setting: "limits.tenant_files",
+    };
+
     fn stack() -> StackId {
         StackId::new("openstack", "scs2").unwrap()
     }
@@ -648,7 +692,7 @@ mod tests {
 
     #[test]
     fn finds_cluster_stacks_by_kind_and_spec() {
-        let f = TenantFile::parse("a.yaml", TWO.as_bytes()).unwrap();
+        let f = TenantFile::parse("a.yaml", TWO.as_bytes(), &LIMITS).unwrap();
         let docs = f.cluster_stacks(&stack()).unwrap();
         assert_eq!(docs.len(), 1);
         assert_eq!(docs[0].minor.to_string(), "1.33");
@@ -665,7 +709,7 @@ mod tests {
 
     #[test]
     fn appending_and_dropping_touches_only_the_list_lines() {
-        let f = TenantFile::parse("a.yaml", TWO.as_bytes()).unwrap();
+        let f = TenantFile::parse("a.yaml", TWO.as_bytes(), &LIMITS).unwrap();
         let out = f
             .apply(&[Edit::SetVersions {
                 doc: 0,
@@ -680,7 +724,7 @@ mod tests {
 
     #[test]
     fn a_new_minor_is_a_copy_after_the_old_document() {
-        let f = TenantFile::parse("a.yaml", TWO.as_bytes()).unwrap();
+        let f = TenantFile::parse("a.yaml", TWO.as_bytes(), &LIMITS).unwrap();
         let m33: Minor = "1.33".parse().unwrap();
         let m34: Minor = "1.34".parse().unwrap();
         let out = f
@@ -701,7 +745,7 @@ mod tests {
 
     #[test]
     fn invalid_yaml_names_file_and_line() {
-        let e = TenantFile::parse("t/x.yaml", b"a: 1\n---\nb: [\n").unwrap_err();
+        let e = TenantFile::parse("t/x.yaml", b"a: 1\n---\nb: [\n", &LIMITS).unwrap_err();
         assert_eq!(e.file, "t/x.yaml");
         assert!(e.line.unwrap() >= 3, "{e}");
     }
@@ -709,7 +753,7 @@ mod tests {
     #[test]
     fn an_alias_is_refused_not_rewritten() {
         let src = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nx: &v [v1]\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.33\"\n  versions: *v\n";
-        let f = TenantFile::parse("a.yaml", src.as_bytes()).unwrap();
+        let f = TenantFile::parse("a.yaml", src.as_bytes(), &LIMITS).unwrap();
         let e = f
             .apply(&[Edit::SetVersions {
                 doc: 0,

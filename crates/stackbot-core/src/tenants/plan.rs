@@ -114,15 +114,18 @@ pub struct Facts {
     /// The steps listed on the dashboard, as `(tenant, branch)`, with whether a person ticked
     /// them (see [`super::approval`]).
     pub approvals: BTreeMap<(String, String), bool>,
+    /// What a tenant file may hold (`limits.tenant_files`): a file over it fails its tenant.
+    pub limits: crate::yaml::Limits,
 }
 
 impl Facts {
-    /// `today`, with every upstream source unknown.
+    /// `today`, with every upstream source unknown and the default limits.
     pub fn unread(today: chrono::NaiveDate) -> Facts {
         Facts {
             today,
             inputs: crate::compliance::Inputs::default(),
             approvals: Default::default(),
+            limits: crate::config::LimitsConfig::default().tenant_files(),
         }
     }
 }
@@ -186,6 +189,8 @@ pub const AUTOMERGE_UNAVAILABLE: &str = "<!-- stackbot:automerge-unavailable -->
 
 /// The body of a pull request whose auto-merge the forge refused for `why`.
 pub fn with_automerge_note(body: &str, why: &str) -> String {
+    // The body left room for this note ([`AUTOMERGE_ROOM`]): the forge's reason is cut to fit.
+    let why = crate::body::truncate_str(why, 512);
     format!(
         "{body}\n{AUTOMERGE_UNAVAILABLE}\n> **Auto-merge is not available:** {why}. Merge this pull request by hand, or allow auto-merge in the repository's settings and require a status check on the base branch; stackbot asks again with the next update.\n"
     )
@@ -195,9 +200,6 @@ pub fn with_automerge_note(body: &str, why: &str) -> String {
 pub fn branch_name(stack: &StackId) -> String {
     format!("stackbot/{}-{}", stack.provider, stack.name)
 }
-
-/// GitHub rejects PR bodies of 65,536 characters or more.
-pub const BODY_LIMIT: usize = 65_000;
 
 /// The newest stable release per minor of `stack`, by the release index's tie-break.
 pub fn latest_per_minor<'a>(
@@ -598,57 +600,52 @@ fn body(
         }
     }
     head.push_str(&security_section(&d.fixes));
-    head.push_str("\n**Changes**\n\n");
-    for c in &d.changes {
-        head.push_str(&format!("- {c}\n"));
-    }
-    fit_body(head, releases, files)
+    fit_body(head, d.changes.clone(), releases, files)
 }
 
-/// A pull request body: `head`, then the release notes and the diff as far as GitHub's limit
-/// allows (cut with a note saying so), then the trailer.
-pub(super) fn fit_body(head: String, releases: &[&AvailableRelease], files: &[FileEdit]) -> String {
-    let mut notes = String::new();
+/// Room a tenant pull request body keeps for the note appended when the forge refuses
+/// auto-merge ([`with_automerge_note`]): that note is counted too.
+const AUTOMERGE_ROOM: usize = 1024;
+
+/// A pull request body: `head`, the list of `changes`, then the release notes and the diff as
+/// far as GitHub's limit allows, then the trailer, through [`crate::body::fit_body`] (every part
+/// counted; what is cut is said, with where the whole is).
+pub(super) fn fit_body(
+    head: String,
+    changes: Vec<String>,
+    releases: &[&AvailableRelease],
+    files: &[FileEdit],
+) -> String {
+    use crate::body::{self, Block};
+    let mut blocks = vec![Block::List {
+        title: "\n**Changes**\n\n".into(),
+        items: changes,
+    }];
     for r in releases {
-        notes.push_str(&format!(
-            "\n<details><summary>Release notes of {}</summary>\n\n{}\n\n</details>\n",
-            r.name,
-            r.body.trim()
-        ));
+        blocks.push(Block::Section {
+            label: format!("the release notes of {}", r.name),
+            text: format!(
+                "\n<details><summary>Release notes of {}</summary>\n\n{}\n\n</details>\n",
+                r.name,
+                r.body.trim()
+            ),
+        });
     }
-    let mut diff = String::from("\n**Diff**\n\n```diff\n");
-    for f in files {
-        diff.push_str(&unified_diff(f));
-    }
-    diff.push_str("```\n");
+    blocks.push(Block::Text("\n**Diff**\n\n".into()));
+    blocks.push(Block::Code {
+        summary_html: "the diff".into(),
+        info: "diff".into(),
+        content: files.iter().map(unified_diff).collect(),
+    });
     let trailer = "\n---\nOpened by stackbot. Commits pushed to this branch by anyone else stop the bot from updating it.\n";
-    let note = "\n_(truncated to stay under GitHub's 65,536-character limit; see the branch for everything)_\n";
-    let fixed = head.len() + trailer.len() + note.len();
-    let mut out = head;
-    let mut room = BODY_LIMIT.saturating_sub(fixed);
-    let mut truncated = false;
-    for part in [notes, diff] {
-        if part.len() <= room {
-            room -= part.len();
-            out.push_str(&part);
-        } else {
-            let mut cut = room;
-            while !part.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            out.push_str(&part[..cut]);
-            if part.contains("```diff") && cut > 0 {
-                out.push_str("\n```\n");
-            }
-            room = 0;
-            truncated = true;
-        }
-    }
-    if truncated {
-        out.push_str(note);
-    }
-    out.push_str(trailer);
-    out
+    body::fit_body(
+        &head,
+        &blocks,
+        trailer,
+        body::BODY_MAX - AUTOMERGE_ROOM,
+        "the pull request's *Files changed* tab and the release notes linked above",
+    )
+    .text
 }
 
 /// Plan one tenant: one [`TenantPlan`] per followed stack. A bad file fails the whole tenant
@@ -662,7 +659,7 @@ pub fn plan_tenant(
 ) -> Result<Vec<TenantPlan>, EditError> {
     let parse = |m: &BTreeMap<String, Vec<u8>>| {
         m.iter()
-            .map(|(p, b)| TenantFile::parse(p, b))
+            .map(|(p, b)| TenantFile::parse(p, b, &facts.limits))
             .collect::<Result<Vec<_>, _>>()
     };
     let stack_files = parse(&observed.stack_files)?;
@@ -1085,7 +1082,10 @@ mod tests {
         .unwrap();
         let body = &plans[0].body;
         assert!(body.len() < 65_536, "{}", body.len());
-        assert!(body.contains("truncated"));
+        assert!(
+            body.contains("Cut to stay under GitHub's 65,536-character limit: the release notes of openstack-scs2-1-33-v3"),
+            "{body}"
+        );
         assert!(
             body.contains("[openstack-scs2-1-33-v3](https://example.org/openstack-scs2-1-33-v3)")
         );
@@ -1118,6 +1118,7 @@ mod tests {
         r.earlier.insert(2, "v1.33.5".parse().unwrap());
         let facts = Facts {
             approvals: Default::default(),
+            limits: crate::config::LimitsConfig::default().tenant_files(),
             today: "2026-05-01".parse().unwrap(),
             inputs: Inputs {
                 releases: Ok(Vec::new()),

@@ -26,7 +26,11 @@ pub fn kubernetes_of(
     struct MetaVersions {
         kubernetes: KubeVersion,
     }
-    if let Some(m) = metadata.and_then(|b| yaml_serde::from_slice::<Meta>(b).ok()) {
+    // Read from a release asset anyone with write access could replace: within the limits.
+    let limits = crate::config::UpstreamLimits::default().yaml();
+    if let Some(m) =
+        metadata.and_then(|b| crate::yaml::from_slice::<Meta>(b, "metadata.yaml", &limits).ok())
+    {
         return Some(m.versions.kubernetes);
     }
     // Compiled once: asked about every release's notes for every tenant in every run.

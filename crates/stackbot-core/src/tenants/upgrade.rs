@@ -100,10 +100,11 @@ fn clusters<'a>(
 pub fn branches(
     stacks: &[StackId],
     cluster_files: &BTreeMap<String, Vec<u8>>,
+    limits: &crate::yaml::Limits,
 ) -> Result<Vec<String>, EditError> {
     let files = cluster_files
         .iter()
-        .map(|(p, b)| TenantFile::parse(p, b))
+        .map(|(p, b)| TenantFile::parse(p, b, limits))
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = Vec::new();
     for stack in stacks {
@@ -573,11 +574,8 @@ impl Step<'_> {
             c.name,
             self.to.kubernetes,
         ));
-        head.push_str("\n**Changes**\n\n");
-        for f in files {
-            head.push_str(&format!("- `{}`\n", f.path));
-        }
-        plan::fit_body(head, &[self.to], files)
+        let changes = files.iter().map(|f| format!("`{}`", f.path)).collect();
+        plan::fit_body(head, changes, &[self.to], files)
     }
 }
 

@@ -164,11 +164,13 @@ pub fn parse_feed(body: &str) -> Result<(Vec<String>, Vec<String>), String> {
         .and_then(|i| i.as_array())
         .ok_or("CVE feed has no `items` list (not a JSON Feed)")?;
     let mut ids = Vec::new();
+    // A set beside the list: a hostile feed of a million ids stays linear.
+    let mut seen = std::collections::HashSet::new();
     let mut refused = Vec::new();
     for item in items {
         match item.get("id").and_then(|i| i.as_str()) {
             Some(id) if is_cve_id(id) => {
-                if !ids.iter().any(|x| x == id) {
+                if seen.insert(id) {
                     ids.push(id.to_string());
                 }
             }

@@ -39,42 +39,261 @@ pub fn index_url(repository: &str) -> String {
     format!("{}/index.yaml", repository.trim_end_matches('/'))
 }
 
-/// Parse `index.yaml` leniently: entries whose version is not semver are ignored (they can
-/// never match a rule), but a document without `entries` is an error.
+/// Parse `index.yaml` leniently into every chart's versions: entries whose version is not
+/// semver are ignored (they can never match a rule), but a document without `entries` is an
+/// error. Holds every entry: for tests and the fuzzer; a run asks [`search`], which keeps only
+/// the answers.
 pub fn parse_index(text: &str) -> Result<HelmIndex, String> {
-    let doc: yaml_serde::Value =
-        yaml_serde::from_str(text).map_err(|e| format!("index.yaml is not valid YAML: {e}"))?;
-    let entries = doc
-        .get("entries")
-        .and_then(|e| e.as_mapping())
-        .ok_or("index.yaml has no `entries` map (not a Helm repository index?)")?;
-    let mut charts = BTreeMap::new();
-    for (name, list) in entries {
-        let Some(name) = name.as_str() else { continue };
-        let versions = list
-            .as_sequence()
-            .into_iter()
-            .flatten()
-            .filter_map(|e| {
-                let v = e.get("version")?.as_str()?;
-                Some(ChartVersion {
-                    version: semver::Version::parse(v).ok()?,
-                    digest: e.get("digest").and_then(|d| d.as_str()).map(str::to_string),
-                    created: e
-                        .get("created")
-                        .and_then(|c| c.as_str())
-                        .and_then(|c| chrono::DateTime::parse_from_rfc3339(c).ok())
-                        .map(|c| c.with_timezone(&chrono::Utc)),
-                    deprecated: e
-                        .get("deprecated")
-                        .and_then(|d| d.as_bool())
-                        .unwrap_or(false),
-                })
-            })
-            .collect();
-        charts.insert(name.to_string(), versions);
-    }
+    let limits = crate::config::UpstreamLimits::default().yaml();
+    let mut charts: BTreeMap<String, Vec<ChartVersion>> = BTreeMap::new();
+    walk(text, "index.yaml", &limits, &|_| true, &mut |name, v| {
+        charts.entry(name.to_string()).or_default().extend(v);
+    })?;
     Ok(HelmIndex { charts })
+}
+
+/// One question a run asks of an index: the best version of `chart` for `rule` at `minor`.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a> {
+    pub chart: &'a str,
+    pub rule: &'a VersionRule,
+    pub minor: Minor,
+}
+
+/// Answer `queries` in one pass over the index `text` (read from `source`, for messages),
+/// as the events stream past: nothing of the document is kept but the best version so far per
+/// query, so a million entries cost no more memory than ten. Each answer is what [`select`]
+/// would say of the whole parsed index; `Err` for the whole index when it is not one (or is
+/// over `limits`), per query for a rule that cannot be interpreted.
+pub fn search(
+    text: &str,
+    source: &str,
+    queries: &[Query<'_>],
+    as_of: Option<chrono::NaiveDate>,
+    limits: &crate::yaml::Limits,
+) -> Result<Vec<Result<Option<ChartVersion>, String>>, String> {
+    let matchers: Vec<Result<Matcher, String>> = queries
+        .iter()
+        .map(|q| Matcher::new(q.rule, q.minor, as_of))
+        .collect();
+    let mut best: Vec<Option<ChartVersion>> = vec![None; queries.len()];
+    let wanted = |name: &str| queries.iter().any(|q| q.chart == name);
+    walk(text, source, limits, &wanted, &mut |name, v| {
+        let Some(v) = v else { return };
+        for (i, q) in queries.iter().enumerate() {
+            if q.chart == name
+                && let Ok(m) = &matchers[i]
+                && m.accepts(&v)
+                && best[i].as_ref().is_none_or(|b| v.version >= b.version)
+            {
+                best[i] = Some(v.clone());
+            }
+        }
+    })?;
+    Ok(matchers
+        .into_iter()
+        .zip(best)
+        .map(|(m, b)| m.map(|_| b))
+        .collect())
+}
+
+/// Walk the index's events, handing `found` every entry of a chart `wanted` names (`None`
+/// for an entry without a semver version, so a chart listed empty is still seen). Everything
+/// else is skipped as it streams, counted against `limits` all the same.
+fn walk(
+    text: &str,
+    source: &str,
+    limits: &crate::yaml::Limits,
+    wanted: &dyn Fn(&str) -> bool,
+    found: &mut dyn FnMut(&str, Option<ChartVersion>),
+) -> Result<(), String> {
+    use crate::yaml::Event;
+    let mut r = crate::yaml::Reader::streaming(text, source, limits).map_err(|e| e.to_string())?;
+    let next = |r: &mut crate::yaml::Reader<'_>| match r.next_event() {
+        Some(e) => e.map_err(|e| e.to_string()),
+        None => Err(format!("{source}: the document ends early")),
+    };
+    let mut seen_entries = false;
+    let mut documents = 0;
+    loop {
+        match next(&mut r)? {
+            Event::StreamEnd => break,
+            Event::DocumentStart => documents += 1,
+            Event::MappingStart { .. } if r.depth() == 1 && documents == 1 => {
+                seen_entries |= root(&mut r, source, wanted, found)?;
+            }
+            start => r.skip_node(&start).map_err(|e| e.to_string())?,
+        }
+    }
+    if documents > 1 {
+        return Err(format!(
+            "{source} holds {documents} YAML documents, not one index"
+        ));
+    }
+    if !seen_entries {
+        return Err("index.yaml has no `entries` map (not a Helm repository index?)".into());
+    }
+    Ok(())
+}
+
+/// The root mapping: `entries` walked, every other key skipped. Whether `entries` was there.
+fn root(
+    r: &mut crate::yaml::Reader<'_>,
+    source: &str,
+    wanted: &dyn Fn(&str) -> bool,
+    found: &mut dyn FnMut(&str, Option<ChartVersion>),
+) -> Result<bool, String> {
+    let mut seen = false;
+    while let Some((key, value)) = pair(r, source)? {
+        match (key.as_deref(), &value) {
+            (Some("entries"), crate::yaml::Event::MappingStart { .. }) => {
+                seen = true;
+                while let Some((chart, list)) = pair(r, source)? {
+                    match (chart, &list) {
+                        (Some(c), crate::yaml::Event::SequenceStart { .. }) if wanted(&c) => {
+                            versions(r, source, &c, found)?;
+                        }
+                        (Some(c), _) if wanted(&c) => {
+                            // Listed, with no versions to read: seen all the same.
+                            found(&c, None);
+                            skip(r, &list)?;
+                        }
+                        _ => skip(r, &list)?,
+                    }
+                }
+            }
+            _ => skip(r, &value)?,
+        }
+    }
+    Ok(seen)
+}
+
+/// The next key (as text when it is a scalar) and the start of its value, or `None` at the
+/// mapping's end. A key that is a collection is skipped whole.
+fn pair(
+    r: &mut crate::yaml::Reader<'_>,
+    source: &str,
+) -> Result<Option<(Option<String>, crate::yaml::Event)>, String> {
+    use crate::yaml::Event;
+    let ev = |r: &mut crate::yaml::Reader<'_>| match r.next_event() {
+        Some(e) => e.map_err(|e| e.to_string()),
+        None => Err(format!("{source}: the document ends inside a mapping")),
+    };
+    let key = match ev(r)? {
+        Event::MappingEnd => return Ok(None),
+        Event::Scalar { value, .. } => Some(String::from_utf8_lossy(&value).into_owned()),
+        Event::Alias { anchor } => return Err(alias(r, source, &anchor)),
+        other => {
+            skip(r, &other)?;
+            None
+        }
+    };
+    Ok(Some((key, ev(r)?)))
+}
+
+fn skip(r: &mut crate::yaml::Reader<'_>, start: &crate::yaml::Event) -> Result<(), String> {
+    r.skip_node(start).map_err(|e| e.to_string())
+}
+
+/// Aliases are never followed where the charts are read: `helm repo index` writes none, and
+/// following one would repeat what it names.
+fn alias(r: &crate::yaml::Reader<'_>, source: &str, anchor: &[u8]) -> String {
+    format!(
+        "{source}:{}: alias `*{}` where the index lists charts; a Helm index has no aliases",
+        r.line(),
+        String::from_utf8_lossy(anchor)
+    )
+}
+
+/// The entries of one wanted chart, each handed to `found` as it is read.
+fn versions(
+    r: &mut crate::yaml::Reader<'_>,
+    source: &str,
+    chart: &str,
+    found: &mut dyn FnMut(&str, Option<ChartVersion>),
+) -> Result<(), String> {
+    use crate::yaml::Event;
+    // The chart is listed even when it has no entry.
+    found(chart, None);
+    loop {
+        match r.next_event() {
+            None => return Err(format!("{source}: the document ends inside `{chart}`")),
+            Some(e) => match e.map_err(|e| e.to_string())? {
+                Event::SequenceEnd => return Ok(()),
+                Event::MappingStart { .. } => found(chart, entry(r, source)?),
+                Event::Alias { anchor } => return Err(alias(r, source, &anchor)),
+                other => skip(r, &other)?,
+            },
+        }
+    }
+}
+
+/// One entry's fields, read as `yaml_serde` would type them: a version is a string, a plain
+/// `true` is a boolean, a plain number is no digest.
+fn entry(r: &mut crate::yaml::Reader<'_>, source: &str) -> Result<Option<ChartVersion>, String> {
+    use crate::yaml::Event;
+    let (mut version, mut digest, mut created, mut deprecated) = (None, None, None, false);
+    while let Some((key, value)) = pair(r, source)? {
+        let Event::Scalar {
+            value: v,
+            plain,
+            tagged,
+            ..
+        } = &value
+        else {
+            if let Event::Alias { anchor } = &value {
+                return Err(alias(r, source, anchor));
+            }
+            skip(r, &value)?;
+            continue;
+        };
+        let text = String::from_utf8_lossy(v).into_owned();
+        let string = (!*plain || *tagged || !resolves_to_non_string(&text)).then_some(text);
+        match key.as_deref() {
+            Some("version") => version = string,
+            Some("digest") => digest = string,
+            Some("created") => created = string,
+            Some("deprecated") => {
+                deprecated =
+                    *plain && !*tagged && matches!(v.as_slice(), b"true" | b"True" | b"TRUE");
+            }
+            _ => {}
+        }
+    }
+    Ok(version
+        .and_then(|v| semver::Version::parse(&v).ok())
+        .map(|version| ChartVersion {
+            version,
+            digest,
+            created: created
+                .and_then(|c| chrono::DateTime::parse_from_rfc3339(&c).ok())
+                .map(|c| c.with_timezone(&chrono::Utc)),
+            deprecated,
+        }))
+}
+
+/// Whether a plain scalar reads as null, a boolean or a number (as `yaml_serde` resolves it),
+/// not as a string.
+fn resolves_to_non_string(s: &str) -> bool {
+    matches!(
+        s,
+        "" | "~"
+            | "null"
+            | "Null"
+            | "NULL"
+            | "true"
+            | "True"
+            | "TRUE"
+            | "false"
+            | "False"
+            | "FALSE"
+    ) || s.parse::<f64>().is_ok()
+        || [".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN"]
+            .iter()
+            .any(|x| s.trim_start_matches(['+', '-']) == *x)
+        || ["0x", "0o", "0b"]
+            .iter()
+            .any(|p| s.strip_prefix(p).is_some_and(|d| !d.is_empty()))
 }
 
 /// What a rule asks for, in words (for "waiting for …" messages).
@@ -92,10 +311,64 @@ fn expand_series(pattern: &str, minor: Minor) -> String {
         .replace("{major}", &minor.major.to_string())
 }
 
-/// The highest GA version of `chart` matching `rule` for Kubernetes `minor`, `Ok(None)` when
-/// none is published yet. Errors only for a rule that cannot be interpreted. Deprecated
-/// entries are never chosen; with `as_of`, neither are entries the index says were created
-/// after that day (entries without `created` cannot be dated and count as published).
+/// Which entries a rule accepts for a minor: the one decision behind [`select`] and
+/// [`search`]. Pre-releases only when pinned, never a deprecated entry, and with `as_of` never
+/// an entry the index says was created after that day (entries without `created` cannot be
+/// dated and count as published).
+struct Matcher {
+    matches: Box<dyn Fn(&semver::Version) -> bool>,
+    is_pin: bool,
+    as_of: Option<chrono::NaiveDate>,
+}
+
+impl Matcher {
+    /// Errors only for a rule that cannot be interpreted.
+    fn new(
+        rule: &VersionRule,
+        minor: Minor,
+        as_of: Option<chrono::NaiveDate>,
+    ) -> Result<Self, String> {
+        let matches: Box<dyn Fn(&semver::Version) -> bool> = match rule {
+            VersionRule::Series(p) => {
+                let series = expand_series(p, minor);
+                let nums: Vec<u64> = series
+                    .split('.')
+                    .map(|n| n.parse::<u64>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| format!("series `{series}` is not `<major>.<minor>`"))?;
+                let [maj, min] = nums[..] else {
+                    return Err(format!("series `{series}` is not `<major>.<minor>`"));
+                };
+                Box::new(move |v| v.major == maj && v.minor == min)
+            }
+            VersionRule::Pin(p) => {
+                let pin = semver::Version::parse(p).map_err(|e| format!("pin `{p}`: {e}"))?;
+                Box::new(move |v| *v == pin)
+            }
+            VersionRule::Range(r) => {
+                let req = semver::VersionReq::parse(r).map_err(|e| format!("range `{r}`: {e}"))?;
+                Box::new(move |v| req.matches(v))
+            }
+        };
+        Ok(Matcher {
+            matches,
+            is_pin: matches!(rule, VersionRule::Pin(_)),
+            as_of,
+        })
+    }
+
+    fn accepts(&self, c: &ChartVersion) -> bool {
+        (c.version.pre.is_empty() || self.is_pin)
+            && (self.matches)(&c.version)
+            && !c.deprecated
+            && self
+                .as_of
+                .is_none_or(|day| c.created.is_none_or(|t| t.date_naive() <= day))
+    }
+}
+
+/// The highest GA version of `chart` matching `rule` for Kubernetes `minor` in a parsed
+/// index, `Ok(None)` when none is published yet ([`Matcher`] says which entries count).
 pub fn select(
     index: &HelmIndex,
     chart: &str,
@@ -103,37 +376,13 @@ pub fn select(
     minor: Minor,
     as_of: Option<chrono::NaiveDate>,
 ) -> Result<Option<ChartVersion>, String> {
-    let matches: Box<dyn Fn(&semver::Version) -> bool> = match rule {
-        VersionRule::Series(p) => {
-            let series = expand_series(p, minor);
-            let nums: Vec<u64> = series
-                .split('.')
-                .map(|n| n.parse::<u64>())
-                .collect::<Result<_, _>>()
-                .map_err(|_| format!("series `{series}` is not `<major>.<minor>`"))?;
-            let [maj, min] = nums[..] else {
-                return Err(format!("series `{series}` is not `<major>.<minor>`"));
-            };
-            Box::new(move |v| v.major == maj && v.minor == min)
-        }
-        VersionRule::Pin(p) => {
-            let pin = semver::Version::parse(p).map_err(|e| format!("pin `{p}`: {e}"))?;
-            Box::new(move |v| *v == pin)
-        }
-        VersionRule::Range(r) => {
-            let req = semver::VersionReq::parse(r).map_err(|e| format!("range `{r}`: {e}"))?;
-            Box::new(move |v| req.matches(v))
-        }
-    };
-    let is_pin = matches!(rule, VersionRule::Pin(_));
+    let m = Matcher::new(rule, minor, as_of)?;
     Ok(index
         .charts
         .get(chart)
         .into_iter()
         .flatten()
-        .filter(|c| (c.version.pre.is_empty() || is_pin) && matches(&c.version))
-        .filter(|c| !c.deprecated)
-        .filter(|c| as_of.is_none_or(|day| c.created.is_none_or(|t| t.date_naive() <= day)))
+        .filter(|c| m.accepts(c))
         .max_by(|a, b| a.version.cmp(&b.version))
         .cloned())
 }
@@ -258,6 +507,74 @@ mod tests {
         assert_eq!(pick(Some("2020-01-01")).as_deref(), Some("2.34.0"));
         let pin = VersionRule::Pin("2.34.3".into());
         assert_eq!(select(&idx, "c", &pin, m("1.34"), None).unwrap(), None);
+    }
+
+    #[test]
+    fn search_answers_as_select_does_on_the_whole_index() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/upstream/helm-index-cpo.yaml"
+        ))
+        .unwrap();
+        let idx = parse_index(&text).unwrap();
+        let rules = [
+            VersionRule::Series("2.{minor}".into()),
+            VersionRule::Pin("2.34.1".into()),
+            VersionRule::Range(">=2.32.0, <2.34.0".into()),
+            VersionRule::Series("bad".into()),
+        ];
+        let mut queries = Vec::new();
+        for chart in [
+            "openstack-cinder-csi",
+            "openstack-cloud-controller-manager",
+            "none",
+        ] {
+            for rule in &rules {
+                for minor in ["1.3", "1.33", "1.34", "1.36"] {
+                    queries.push(Query {
+                        chart,
+                        rule,
+                        minor: m(minor),
+                    });
+                }
+            }
+        }
+        let limits = crate::config::UpstreamLimits::default().yaml();
+        let day = Some("2026-01-01".parse().unwrap());
+        let got = search(&text, "https://h/index.yaml", &queries, day, &limits).unwrap();
+        for (q, answer) in queries.iter().zip(got) {
+            assert_eq!(answer, select(&idx, q.chart, q.rule, q.minor, day), "{q:?}");
+        }
+    }
+
+    #[test]
+    fn search_refuses_aliases_among_the_charts_and_names_limits() {
+        let limits = crate::config::UpstreamLimits::default().yaml();
+        let rule = VersionRule::Series("2.{minor}".into());
+        let q = [Query {
+            chart: "c",
+            rule: &rule,
+            minor: m("1.34"),
+        }];
+        let text = "x: &e {version: 2.34.0}\nentries:\n  c:\n  - *e\n";
+        let e = search(text, "https://h/index.yaml", &q, None, &limits).unwrap_err();
+        assert!(e.contains("https://h/index.yaml:4: alias `*e`"), "{e}");
+        // Aliases elsewhere are skipped, but what they repeat still counts.
+        let small = crate::yaml::Limits {
+            max_nodes: 50,
+            ..limits
+        };
+        let bomb = format!(
+            "x: &a [{}]\ny: [{}]\nentries: {{}}\n",
+            vec!["1"; 20].join(","),
+            ["*a"; 5].join(",")
+        );
+        let e = search(&bomb, "https://h/index.yaml", &q, None, &small).unwrap_err();
+        assert!(e.contains("limits.upstream.max_nodes"), "{e}");
+        assert_eq!(
+            search(&bomb, "https://h/index.yaml", &q, None, &limits).unwrap()[0],
+            Ok(None)
+        );
     }
 
     #[test]

@@ -51,7 +51,15 @@ fn date(v: Option<&yaml_serde::Value>) -> Option<NaiveDate> {
 
 /// Parse `schedule.yaml` into one [`Lifecycle`] per minor, newest minor last. Entries whose
 /// minor cannot be determined are skipped with a message in the returned warnings.
-pub fn parse_schedule(text: &str) -> Result<(Vec<Lifecycle>, Vec<String>), String> {
+///
+/// Read within `limits` (`limits.upstream`): a schedule over them is refused naming the limit
+/// before any value is built.
+pub fn parse_schedule(
+    text: &str,
+    limits: &crate::config::UpstreamLimits,
+) -> Result<(Vec<Lifecycle>, Vec<String>), String> {
+    let limits = limits.yaml();
+    crate::yaml::check(text, "schedule.yaml", &limits).map_err(|e| e.to_string())?;
     let doc: yaml_serde::Value = yaml_serde::from_str(&quote_release_scalars(text))
         .map_err(|e| format!("schedule.yaml is not valid YAML: {e}"))?;
     let schedules = doc
@@ -104,7 +112,7 @@ mod tests {
     #[test]
     fn unquoted_release_is_not_read_as_a_float() {
         let text = "schedules:\n- release: 1.30\n  releaseDate: 2024-04-17\n  endOfLifeDate: 2025-06-28\n- release: \"1.31\"\n  endOfLifeDate: \"2025-10-28\"\n";
-        let (l, w) = parse_schedule(text).unwrap();
+        let (l, w) = parse_schedule(text, &Default::default()).unwrap();
         assert!(w.is_empty());
         assert_eq!(l[0].minor.to_string(), "1.30");
         assert_eq!(l[0].release_date, NaiveDate::from_ymd_opt(2024, 4, 17));
@@ -119,7 +127,7 @@ mod tests {
             "/../../tests/fixtures/upstream/k8s-schedule.yaml"
         ))
         .unwrap();
-        let (l, _) = parse_schedule(&text).unwrap();
+        let (l, _) = parse_schedule(&text, &Default::default()).unwrap();
         let now = NaiveDate::from_ymd_opt(2026, 5, 1).unwrap();
         let supported: Vec<String> = l
             .iter()
@@ -136,7 +144,7 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
-        assert!(parse_schedule("<html>").is_err());
-        assert!(parse_schedule("schedules: 3").is_err());
+        assert!(parse_schedule("<html>", &Default::default()).is_err());
+        assert!(parse_schedule("schedules: 3", &Default::default()).is_err());
     }
 }

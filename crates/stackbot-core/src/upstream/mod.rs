@@ -84,6 +84,10 @@ pub struct UpstreamData {
     /// when. Reports show these facts marked stale; decisions never use them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub last_known: BTreeMap<String, LastKnown>,
+    /// What every body here is parsed within (`limits.upstream`): set by whoever reads for a
+    /// configuration, so every parse of the same body, wherever it happens, refuses alike.
+    #[serde(skip)]
+    pub limits: crate::config::UpstreamLimits,
 }
 
 /// A source's last successful answer.
@@ -183,7 +187,7 @@ mod robustness {
             let m = Minor { major: 1, minor: 34 };
             let _ = kubernetes::parse_releases(&body);
             let _ = kubernetes::parse_marker(&body, m);
-            let _ = lifecycle::parse_schedule(&body);
+            let _ = lifecycle::parse_schedule(&body, &Default::default());
             let _ = helm::parse_index(&body);
             let _ = images::parse_checksum(&body, "ubuntu-2404-kube-v1.34.7.qcow2");
             let _ = cve::parse_feed(&body);

@@ -331,10 +331,12 @@ impl Forge for LocalForge {
         title: &str,
         body: &str,
     ) -> ForgeResult<PullInfo> {
+        refuse_long("pull request body", body)?;
         self.open_pull_impl(repo, head, base, title, body)
     }
 
     fn update_pull(&self, repo: &RepoRef, number: u64, title: &str, body: &str) -> ForgeResult<()> {
+        refuse_long("pull request body", body)?;
         self.update_pull_impl(repo, number, title, body)
     }
 
@@ -355,10 +357,12 @@ impl Forge for LocalForge {
     }
 
     fn create_comment(&self, repo: &RepoRef, number: u64, body: &str) -> ForgeResult<CommentInfo> {
+        refuse_long("comment", body)?;
         self.create_comment_impl(repo, number, body)
     }
 
     fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()> {
+        refuse_long("comment", body)?;
         self.update_comment_impl(repo, comment_id, body)
     }
 
@@ -373,6 +377,7 @@ impl Forge for LocalForge {
         body: &str,
         labels: &[String],
     ) -> ForgeResult<IssueInfo> {
+        refuse_long("issue body", body)?;
         self.create_issue_impl(repo, title, body, labels)
     }
 
@@ -383,6 +388,20 @@ impl Forge for LocalForge {
         title: &str,
         body: &str,
     ) -> ForgeResult<()> {
+        refuse_long("issue body", body)?;
         self.update_issue_impl(repo, number, title, body)
     }
+}
+
+/// GitHub refuses a body or comment of 65,536 characters or more; the local forge refuses it
+/// alike, so every run on it proves the bodies fit ([`stackbot_core::body::fit_body`]).
+fn refuse_long(what: &str, body: &str) -> ForgeResult<()> {
+    let n = body.chars().count();
+    if n > stackbot_core::body::BODY_MAX {
+        return Err(crate::ForgeError::Rejected {
+            what: what.to_string(),
+            reason: format!("body is too long ({n} characters; GitHub takes fewer than 65,536)"),
+        });
+    }
+    Ok(())
 }

@@ -28,9 +28,16 @@ pub enum HttpError {
     /// No answer at all (connection refused, timeout, TLS).
     #[error("GET {url}: {message}")]
     Transport { url: String, message: String },
-    /// The body exceeded the configured limit; a mirror serving the wrong file must not fill memory.
-    #[error("GET {url}: response larger than {limit} bytes; refusing to read it")]
-    TooLarge { url: String, limit: u64 },
+    /// The body exceeded the configured limit; a mirror serving the wrong file must not fill
+    /// memory. `setting` is the configuration key of the limit.
+    #[error(
+        "GET {url}: response larger than {limit} bytes; refusing to read it (`{setting}`; raise it in stackbot.yaml if the answer is genuine)"
+    )]
+    TooLarge {
+        url: String,
+        limit: u64,
+        setting: &'static str,
+    },
     /// TLS or the client itself could not be initialised.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
@@ -73,7 +80,7 @@ pub struct HttpOptions {
     pub backoff: Duration,
     /// Upper bound for any single wait, including a server's `Retry-After`.
     pub max_wait: Duration,
-    /// Largest body accepted.
+    /// Largest body accepted (`limits.upstream.max_bytes`).
     pub max_bytes: u64,
     /// Whole-request timeout.
     pub timeout: Duration,
@@ -93,12 +100,20 @@ impl Default for HttpOptions {
             attempts: 3,
             backoff: Duration::from_millis(500),
             max_wait: Duration::from_secs(30),
-            max_bytes: 64 * 1024 * 1024,
+            max_bytes: crate::config::UpstreamLimits::default().max_bytes,
             timeout: Duration::from_secs(60),
             mirrors: Vec::new(),
             clock: None,
         }
     }
+}
+
+/// At most how many bytes of an answer are read, and the setting that says so (named when an
+/// answer is refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    pub bytes: u64,
+    pub setting: &'static str,
 }
 
 /// Request counters, so tests and benchmarks can compare cold and warm runs.
@@ -131,7 +146,17 @@ pub struct Response {
     pub link: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
+/// [`CacheEntry`] as written, borrowing the answer.
+#[derive(Serialize)]
+struct CacheEntryRef<'a> {
+    url: &'a str,
+    etag: &'a str,
+    link: Option<&'a str>,
+    body: &'a str,
+    fetched_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+#[derive(Deserialize)]
 struct CacheEntry {
     url: String,
     etag: String,
@@ -235,8 +260,9 @@ impl HttpClient {
         (entry.url == url).then_some(entry)
     }
 
-    fn write_cache(&self, entry: &CacheEntry) {
-        let Some(path) = self.cache_path(&entry.url) else {
+    /// Streamed to the file: a large answer (a Helm index) is not copied again in memory.
+    fn write_cache(&self, entry: &CacheEntryRef<'_>) {
+        let Some(path) = self.cache_path(entry.url) else {
             return;
         };
         if let Some(dir) = path.parent() {
@@ -244,9 +270,11 @@ impl HttpClient {
         }
         // Write-then-rename so a crash never leaves a half-written entry behind.
         let tmp = path.with_extension("tmp");
-        if let Ok(text) = serde_json::to_string(entry)
-            && std::fs::write(&tmp, text).is_ok()
-        {
+        let written = std::fs::File::create(&tmp).ok().is_some_and(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            serde_json::to_writer(&mut w, entry).is_ok() && std::io::Write::flush(&mut w).is_ok()
+        });
+        if written {
             let _ = std::fs::rename(&tmp, &path);
         }
     }
@@ -255,6 +283,22 @@ impl HttpClient {
     /// revalidates cached bodies with `If-None-Match`, and maps every failure to an error that
     /// names the URL (the mirror URL, when one applies).
     pub fn get(&self, url: &str, accept: Option<&str>) -> Result<Response, HttpError> {
+        let bound = Bound {
+            bytes: self.opts.max_bytes,
+            setting: "limits.upstream.max_bytes",
+        };
+        self.get_bounded(url, accept, bound)
+    }
+
+    /// [`Self::get`] reading at most `bound.bytes` of the body: the read stops there (the rest
+    /// is never transferred) and the answer is refused naming `bound.setting`. For answers
+    /// known to be small (a CHECKSUM is one line), so a wrong or hostile one costs its bound.
+    pub fn get_bounded(
+        &self,
+        url: &str,
+        accept: Option<&str>,
+        bound: Bound,
+    ) -> Result<Response, HttpError> {
         let url = self.effective_url(url);
         if let Ok(u) = reqwest::Url::parse(&url)
             && !transport_allowed(&u)
@@ -307,11 +351,11 @@ impl HttpClient {
                         self.counters.not_modified.fetch_add(1, Ordering::Relaxed);
                         // Confirmed current: the last known facts are as of now.
                         if let Some(clock) = &self.opts.clock {
-                            self.write_cache(&CacheEntry {
-                                url: c.url.clone(),
-                                etag: c.etag.clone(),
-                                link: c.link.clone(),
-                                body: c.body.clone(),
+                            self.write_cache(&CacheEntryRef {
+                                url: &c.url,
+                                etag: &c.etag,
+                                link: c.link.as_deref(),
+                                body: &c.body,
                                 fetched_at: Some(clock.now()),
                             });
                         }
@@ -321,7 +365,7 @@ impl HttpClient {
                         });
                     }
                     if (200..300).contains(&status) {
-                        return self.read_success(&url, resp);
+                        return self.read_success(&url, resp, bound);
                     }
                     let retry_after = header_str(&resp, "retry-after")
                         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -371,13 +415,16 @@ impl HttpClient {
         &self,
         url: &str,
         resp: reqwest::blocking::Response,
+        bound: Bound,
     ) -> Result<Response, HttpError> {
-        let limit = self.opts.max_bytes;
+        let limit = bound.bytes.min(self.opts.max_bytes);
+        let too_large = || HttpError::TooLarge {
+            url: url.to_string(),
+            limit,
+            setting: bound.setting,
+        };
         if resp.content_length().is_some_and(|n| n > limit) {
-            return Err(HttpError::TooLarge {
-                url: url.to_string(),
-                limit,
-            });
+            return Err(too_large());
         }
         let etag = header_str(&resp, "etag");
         let link = header_str(&resp, "link");
@@ -389,20 +436,17 @@ impl HttpClient {
                 message: format!("reading the body failed: {e}"),
             })?;
         if bytes.len() as u64 > limit {
-            return Err(HttpError::TooLarge {
-                url: url.to_string(),
-                limit,
-            });
+            return Err(too_large());
         }
         let body = String::from_utf8(bytes).map_err(|_| HttpError::NotText {
             url: url.to_string(),
         })?;
         if let Some(etag) = etag {
-            self.write_cache(&CacheEntry {
-                url: url.to_string(),
-                etag,
-                link: link.clone(),
-                body: body.clone(),
+            self.write_cache(&CacheEntryRef {
+                url,
+                etag: &etag,
+                link: link.as_deref(),
+                body: &body,
                 fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
             });
         }

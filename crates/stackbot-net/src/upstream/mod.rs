@@ -20,10 +20,12 @@ pub struct HttpFetcher {
     pub http: HttpClient,
     /// Base URLs of the Kubernetes sources.
     pub upstream: UpstreamConfig,
+    /// How much of each answer is read (`limits.upstream`).
+    pub limits: crate::config::UpstreamLimits,
 }
 
-fn text_outcome(http: &HttpClient, url: &str) -> Fetched {
-    match http.get(url, None) {
+fn text_outcome(http: &HttpClient, url: &str, bound: http::Bound) -> Fetched {
+    match http.get_bounded(url, None, bound) {
         Ok(r) => Fetched::Ok { body: r.body },
         // The configured URL, not the mirror's: snapshots must not depend on where they were recorded.
         Err(e) if e.status() == Some(404) => Fetched::Missing {
@@ -78,7 +80,19 @@ impl Fetch for HttpFetcher {
                 message: format!("`{id}` is not a CVE id; not requested"),
             };
         };
-        match text_outcome(&self.http, &url) {
+        // A CHECKSUM is one line: read no more than a small bound of it (a 200 MB answer, or
+        // a first line of 10 MB, costs 4 KiB and is refused by name).
+        let bound = match key {
+            Key::Checksum(_) => http::Bound {
+                bytes: self.limits.max_checksum_bytes,
+                setting: "limits.upstream.max_checksum_bytes",
+            },
+            _ => http::Bound {
+                bytes: self.limits.max_bytes,
+                setting: "limits.upstream.max_bytes",
+            },
+        };
+        match text_outcome(&self.http, &url, bound) {
             // GCS answers a missing marker with 403/404 and an XML "NoSuchKey" body.
             Fetched::Error { message }
                 if matches!(key, Key::Marker(_)) && message.contains("HTTP 403") =>
@@ -151,12 +165,16 @@ impl Source {
         http_opts.token = opts.token.clone();
         http_opts.token_prefixes = vec![config.upstream.github_api.clone()];
         http_opts.mirrors = opts.mirrors.clone();
+        if opts.http.is_none() {
+            http_opts.max_bytes = config.limits.upstream.max_bytes;
+        }
         if http_opts.clock.is_none() {
             http_opts.clock = opts.clock.clone();
         }
         Ok(Source::Http(Box::new(HttpFetcher {
             http: HttpClient::new(http_opts).map_err(|e| UpstreamError::Http(Box::new(e)))?,
             upstream: config.upstream.clone(),
+            limits: config.limits.upstream,
         })))
     }
 

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::{deadline_words, gantt, headline, lists_words, pull_words, waiting_short};
 use crate::compliance::{ReasonState, Scs0210, Verdict};
-use crate::report::markdown::{Block, COMMENT_LIMIT, escape_inline, fit, table};
+use crate::report::markdown::{BODY_MAX, Block, escape_inline, fit, fit_body, table};
 use crate::report::verdict::cve_link;
 use crate::status::dashboard::{FOOTER, MARKER};
 use crate::status::{StackState, StackStatus, Status, TenantState, TenantStatus};
@@ -74,6 +74,11 @@ fn stack_row(r: &StackStatus) -> Vec<String> {
             r.errors
                 .iter()
                 .map(|e| format!("error: {}", escape_inline(e))),
+        )
+        .chain(
+            r.stepped_over
+                .iter()
+                .map(|s| format!("steps over {}: {}", s.patch, escape_inline(&s.reason))),
         )
         .collect();
     let deadline = match deadline_words(r) {
@@ -397,8 +402,15 @@ pub fn markdown(s: &Status) -> String {
 }
 
 /// The dashboard issue's body: the marker, the report cut to fit GitHub's limit (with a link
-/// to the job summary holding all of it), then the footer, which comparisons ignore.
-pub fn dashboard_body(s: &Status, run_url: Option<&str>, changed_at: DateTime<Utc>) -> String {
+/// to the job summary holding all of it), then the footer, which comparisons ignore. `keep`
+/// bytes are left for the approvals section the tenant stage splices in (never cut: a step
+/// missing from it would read as unticked), so the body stays under the limit with it.
+pub fn dashboard_body(
+    s: &Status,
+    run_url: Option<&str>,
+    changed_at: DateTime<Utc>,
+    keep: usize,
+) -> String {
     let footer = format!(
         "\n{FOOTER}\n---\n_Kept current by stackbot's release run: edited when something changes \
          (last change {}{}). Edits by hand are overwritten; opt out with `dashboard: {{enabled: \
@@ -406,20 +418,13 @@ pub fn dashboard_body(s: &Status, run_url: Option<&str>, changed_at: DateTime<Ut
         changed_at.format("%Y-%m-%d %H:%M UTC"),
         run_url.map_or(String::new(), |u| format!(", {}", link("run", Some(u)))),
     );
-    let note = match run_url {
-        Some(u) => format!(
-            "\n_Cut to stay under GitHub's 65,536-character limit: the whole report is in the \
-             {}._\n",
-            link("job summary", Some(u))
-        ),
-        None => "\n_Cut to stay under GitHub's 65,536-character limit: run `stackbot status \
-                 --format markdown` for the whole report._\n"
-            .to_string(),
+    let whole = match run_url {
+        Some(u) => link("job summary", Some(u)),
+        None => "the output of `stackbot status --format markdown`".to_string(),
     };
     let head = format!("{MARKER}\n");
-    let limit = COMMENT_LIMIT.saturating_sub(head.len() + footer.len());
-    let fitted = fit(&blocks(s), limit, &note);
-    format!("{head}{}{footer}", fitted.text)
+    let limit = BODY_MAX.saturating_sub(keep);
+    fit_body(&head, &blocks(s), &footer, limit, &whole).text
 }
 
 #[cfg(test)]
@@ -462,8 +467,8 @@ mod tests {
         let s = big(2_000);
         let at = "2026-05-01T10:00:00Z".parse().unwrap();
         let url = "https://github.com/scs/cluster-stacks/actions/runs/42";
-        let body = dashboard_body(&s, Some(url), at);
-        assert!(body.chars().count() <= COMMENT_LIMIT, "{}", body.len());
+        let body = dashboard_body(&s, Some(url), at, 0);
+        assert!(body.chars().count() < 65_536, "{}", body.len());
         assert!(body.starts_with(MARKER));
         assert!(
             body.contains(&format!("[job summary]({url})")),
@@ -472,7 +477,7 @@ mod tests {
         assert!(body.contains(FOOTER), "the footer survives the cut");
         // The whole report (job summary) is not cut.
         assert!(markdown(&s).contains("tenant-01999"));
-        let small = dashboard_body(&big(2), None, at);
+        let small = dashboard_body(&big(2), None, at, 0);
         assert!(!small.contains("Cut to stay under"));
     }
 

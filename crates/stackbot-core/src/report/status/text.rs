@@ -98,6 +98,13 @@ fn stack_details(out: &mut String, r: &StackStatus, as_of: NaiveDate) {
     for e in &r.errors {
         let _ = writeln!(out, "  {} {} error: {e}", r.stack, r.minor);
     }
+    for s in &r.stepped_over {
+        let _ = writeln!(
+            out,
+            "  {} {} steps over {}: {}",
+            r.stack, r.minor, s.patch, s.reason
+        );
+    }
     if r.scs0210.verdict != crate::compliance::Verdict::Pass {
         for line in crate::report::verdict_lines(&r.scs0210, Some(as_of)) {
             let _ = writeln!(out, "  {} {} SCS 0210 {line}", r.stack, r.minor);
