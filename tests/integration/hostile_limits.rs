@@ -6,7 +6,7 @@
 //! the dashboard written. Memory and time are measured by `scripts/bench-hostile`, never here
 //! (the timeout below only keeps a regression from hanging the suite).
 
-use crate::common::copy_dir;
+use crate::support::copy_dir;
 use crate::support::upstream_server::UpstreamServer;
 
 use std::path::{Path, PathBuf};
