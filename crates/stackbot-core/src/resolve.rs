@@ -436,7 +436,7 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
                 kubernetes: last.version,
                 published_at: first.published_at,
                 due,
-                overdue: due.is_some_and(|d| now > d),
+                overdue: due.is_some_and(|d| scs::past(d, now)),
                 patches: of_minor.iter().map(|r| (*r).clone()).collect(),
             });
         }
@@ -566,7 +566,7 @@ fn resolve_minor(
         node_image: walk.node_image,
         components,
         due,
-        overdue: due.is_some_and(|d| now > d) && !releasable,
+        overdue: due.is_some_and(|d| scs::past(d, now)) && !releasable,
         release_set,
         patches: facts
             .releases

@@ -115,7 +115,7 @@ pub fn release_notes(
         s.push('\n');
     }
     match crate::compliance::offer_deadline(set.kubernetes, set.published_at, !fixed.is_empty()) {
-        Some(due) if now <= due => s.push_str(&format!(
+        Some(due) if crate::model::scs::in_time(due, now) => s.push_str(&format!(
             "SCS 0210 deadline for {}: {due} — met (released {now}).\n",
             set.kubernetes
         )),

@@ -371,19 +371,19 @@ fn verdict(r: &TenantStatus, s: &TenantStackFacts, inputs: &Inputs, today: Naive
             }
         }
     }
+    // A `clusters` file that could not be read holds Clusters nobody can judge.
+    problems.extend(s.unjudged.iter().cloned());
     versions.sort();
     versions.dedup();
     let mut all: Vec<Scs0210> = versions
         .into_iter()
         .map(|v| compliance::evaluate(v, inputs, today))
         .collect();
-    // A tenant with some versions known is judged on them; one with none is unknown.
+    // Every version that cannot be judged makes the tenant `unknown` (a failure found on the
+    // others still shows as `fail`): a Cluster that drops out is never a pass.
+    all.extend(problems.into_iter().map(Scs0210::unknown));
     if all.is_empty() {
-        all.push(Scs0210::unknown(if problems.is_empty() {
-            "no version to evaluate".to_string()
-        } else {
-            problems.join("; ")
-        }));
+        all.push(Scs0210::unknown("no version to evaluate"));
     }
     Scs0210::combine(all).expect("at least one verdict")
 }

@@ -246,7 +246,12 @@ pub fn parse_record(id: &str, body: &str) -> Result<Cve, String> {
                 .and_then(|x| x.as_array())
                 .ok_or_else(|| bad("the Kubernetes `affected` entry has no `versions` list"))?;
             for vi in versions {
-                if vi.get("status").and_then(|s| s.as_str()) != Some("affected") {
+                // The test reads `version_info['status']`: an entry without one makes it
+                // raise, so the record is unreadable, never "not affected".
+                let Some(status) = vi.get("status") else {
+                    return Err(bad("a Kubernetes `versions` entry has no `status`"));
+                };
+                if status.as_str() != Some("affected") {
                     continue;
                 }
                 ranges.push(parse_version_info(vi).map_err(|e| bad(&e))?);
