@@ -6,6 +6,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::*;
 use crate::upstream::cve::{Version, VersionRange};
+use crate::upstream::UpstreamData;
 use crate::upstream::kubernetes::KubeRelease;
 
 fn day(s: &str) -> NaiveDate {
@@ -231,4 +232,44 @@ fn fixed_cves_are_those_of_the_old_version_only() {
     assert!(fixed_between(Some(kv("v1.34.7")), kv("v1.34.7"), &i).is_empty());
     let facts = critical_cves(kv("v1.34.6"), &i);
     assert_eq!(facts[0].fixed_in, Some(kv("v1.34.7")));
+}
+
+/// The feed and records as a run stores them.
+fn data_with(feed: serde_json::Value, records: &[(&str, serde_json::Value)]) -> UpstreamData {
+    let mut d = UpstreamData::default();
+    let ok = |body: String| crate::upstream::Fetched::Ok { body };
+    d.insert(&crate::upstream::Key::CveFeed, ok(feed.to_string()));
+    for (id, r) in records {
+        d.insert(&crate::upstream::Key::CveRecord(id.to_string()), ok(r.to_string()));
+    }
+    d
+}
+
+#[test]
+fn malformed_feed_items_are_unreadable_never_no_cve() {
+    use serde_json::json;
+    for item in [json!({"url": "https://kubernetes.io/…"}), json!({"id": "cve-2026-0001"})] {
+        let feed = json!({"version": "https://jsonfeed.org/version/1.1", "items": [item]});
+        let i = Inputs::from_data(&data_with(feed, &[]));
+        let Security::Known { cves, unreadable } = &i.security else {
+            panic!("the feed itself was read: {:?}", i.security);
+        };
+        assert!(cves.is_empty());
+        assert_eq!(unreadable.len(), 1, "{item}: {unreadable:?}");
+        assert!(
+            i.problems().iter().any(|p| p.contains("CVE feed item")),
+            "{:?}",
+            i.problems()
+        );
+        // Where a CVE could matter (a newer patch out for more than 2 days), unknown.
+        let with = Inputs {
+            security: i.security.clone(),
+            ..inputs(RELEASES, vec![])
+        };
+        assert_eq!(
+            evaluate(kv("v1.34.6"), &with, day("2026-05-01")).verdict,
+            Verdict::Unknown,
+            "{item}"
+        );
+    }
 }

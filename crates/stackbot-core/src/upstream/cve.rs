@@ -511,6 +511,18 @@ mod tests {
     }
 
     #[test]
+    fn a_versions_entry_without_status_makes_the_record_unreadable() {
+        // The test reads `version_info['status']` and raises: not "not affected".
+        let body = record(
+            json!([{"cvssV3_1": {"baseScore": 9.8}}]),
+            json!([{"product": "Kubernetes", "versions": [
+                {"version": "1.33.0", "lessThan": "1.33.11"}]}]),
+        );
+        let e = parse_record("CVE-2026-0001", &body).unwrap_err();
+        assert!(e.contains("CVE-2026-0001") && e.contains("status"), "{e}");
+    }
+
+    #[test]
     fn the_feed_lists_cve_ids_and_refuses_anything_else() {
         let body = json!({"version": "https://jsonfeed.org/version/1.1",
             "items": [{"id": "CVE-2024-10220"}, {"id": "CVE-2024-10220"},
