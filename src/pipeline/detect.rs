@@ -44,6 +44,14 @@ pub fn detect_with(
     let schedule = schedule && source.records(&Key::Schedule);
     let mut data = UpstreamData {
         limits: ctx.loaded.config.limits.upstream,
+        origin: match &source {
+            Source::Replay(r) => crate::upstream::Origin::Snapshot {
+                recorded_for: r.as_of(),
+            },
+            Source::Http(_) => crate::upstream::Origin::Live {
+                at: ctx.clock.now(),
+            },
+        },
         ..UpstreamData::default()
     };
     collect(&mut source, &mut data, |d| {
@@ -236,6 +244,9 @@ pub struct Detected {
         crate::compliance::Inputs,
         Option<chrono::DateTime<chrono::Utc>>,
     )>,
+    /// Where each of those facts came from (ages as of the day the data was read or recorded
+    /// for; the status counts them again on its own day).
+    pub sources: Vec<crate::compliance::SourceReading>,
 }
 
 impl Detected {
@@ -252,10 +263,19 @@ impl Detected {
             }
             _ => Default::default(),
         };
+        let compliance = crate::compliance::Inputs::from_data(data);
+        let day = match data.origin {
+            crate::upstream::Origin::Live { at } => at.date_naive(),
+            crate::upstream::Origin::Snapshot {
+                recorded_for: Some(d),
+            } => d,
+            _ => chrono::NaiveDate::MIN,
+        };
         Detected {
             report,
             end_of_life,
-            compliance: crate::compliance::Inputs::from_data(data),
+            sources: crate::compliance::sources(data, &compliance, day),
+            compliance,
             last_known: crate::compliance::last_known(data),
         }
     }

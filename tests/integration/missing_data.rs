@@ -249,8 +249,7 @@ impl Demo {
             }),
             ..DetectOptions::default()
         };
-        let (report, data, _) =
-            stackbot::pipeline::detect::detect_with(&ctx, &opts, true).unwrap();
+        let (report, data, _) = stackbot::pipeline::detect::detect_with(&ctx, &opts, true).unwrap();
         let detected = stackbot::pipeline::detect::Detected::new(report, &data);
         stackbot::pipeline::status::status_from(&ctx, &self.forge(&ctx), &detected).unwrap()
     }
@@ -275,7 +274,11 @@ fn verdicts(s: &Status) -> BTreeMap<String, (Verdict, Vec<String>)> {
     });
     let tenants = s.tenants.iter().map(|t| {
         (
-            format!("tenant {} {:?}", t.tenant, t.stack.as_ref().map(|x| x.to_string())),
+            format!(
+                "tenant {} {:?}",
+                t.tenant,
+                t.stack.as_ref().map(|x| x.to_string())
+            ),
             (t.scs0210.verdict, t.scs0210.unknown.clone()),
         )
     });
@@ -300,12 +303,17 @@ fn worse_only(full: &Status, faulty: &Status, faults: &[Fault]) -> Vec<String> {
                     ));
                 }
                 if *got == Verdict::Unknown && unknown.is_empty() {
-                    out.push(format!("{faults:?}: {subject} is unknown and names no source"));
+                    out.push(format!(
+                        "{faults:?}: {subject} is unknown and names no source"
+                    ));
                 }
             }
             // A row that disappears is fine only when nothing was known favourably of it.
             None if favour(*want) == 0 => {}
-            None => out.push(format!("{faults:?}: {subject} ({}) disappeared", want.word())),
+            None => out.push(format!(
+                "{faults:?}: {subject} ({}) disappeared",
+                want.word()
+            )),
         }
     }
     out
@@ -375,12 +383,21 @@ fn a_403_releases_api_with_failing_markers_is_unknown_everywhere_never_compliant
     let demo = demo();
     let s = demo.status(
         day("2026-05-01"),
-        &[(Src::Releases, Kind::Forbidden), (Src::Markers, Kind::ServerError)],
+        &[
+            (Src::Releases, Kind::Forbidden),
+            (Src::Markers, Kind::ServerError),
+        ],
     );
     assert!(!s.compliant);
     assert_eq!(s.scs0210.verdict, Verdict::Unknown);
     for r in &s.stacks {
-        assert_eq!(r.scs0210.verdict, Verdict::Unknown, "{} {}", r.stack, r.minor);
+        assert_eq!(
+            r.scs0210.verdict,
+            Verdict::Unknown,
+            "{} {}",
+            r.stack,
+            r.minor
+        );
         assert!(
             r.scs0210
                 .unknown
@@ -400,6 +417,25 @@ fn a_403_releases_api_with_failing_markers_is_unknown_everywhere_never_compliant
     for t in &s.tenants {
         assert_ne!(t.scs0210.verdict, Verdict::Pass, "{}", t.tenant);
     }
+    // Provenance: the releases list is unreadable with why, the markers read in its place
+    // too; the schedule was read live, from its URL, on the run's day.
+    let source = |key: &str| s.sources.iter().find(|r| r.key == key).unwrap();
+    let releases = source("kubernetes/releases");
+    assert_eq!(
+        releases.url.as_deref(),
+        Some("https://api.github.com/repos/kubernetes/kubernetes/releases")
+    );
+    assert!(
+        matches!(&releases.read, stackbot::compliance::Read::Unreadable { why, .. } if why.contains("403")),
+        "{releases:?}"
+    );
+    assert!(!source("kubernetes/stable-1.34").read.is_read());
+    let schedule = source("kubernetes/schedule");
+    assert!(matches!(
+        schedule.read,
+        stackbot::compliance::Read::Live { at: Some(_) }
+    ));
+    assert!(schedule.url.as_deref().unwrap().ends_with("schedule.yaml"));
 }
 
 /// `stackbot -c examples/local/stackbot.yaml --now DAY ARGS…` in `dir`: exit code, stdout.
@@ -481,10 +517,12 @@ fn a_snapshot_marking_sources_unreadable_exits_1_and_is_never_compliant_on_any_s
     assert_eq!(s["scs0210"]["verdict"], "unknown");
     for row in s["stacks"].as_array().unwrap() {
         assert_eq!(row["scs0210"]["verdict"], "unknown", "{row}");
-        assert!(row["scs0210"]["unknown"][0]
-            .as_str()
-            .unwrap()
-            .contains("HTTP 403"));
+        assert!(
+            row["scs0210"]["unknown"][0]
+                .as_str()
+                .unwrap()
+                .contains("HTTP 403")
+        );
     }
     let (_, md) = cli(
         dir.path(),
@@ -497,7 +535,10 @@ fn a_snapshot_marking_sources_unreadable_exits_1_and_is_never_compliant_on_any_s
         .find(|l| l.contains("SCS 0210 status as of"))
         .unwrap();
     assert!(!headline.contains("✅"), "{headline}");
-    assert!(headline.starts_with("❔") && headline.contains("NOT compliant"), "{headline}");
+    assert!(
+        headline.starts_with("❔") && headline.contains("NOT compliant"),
+        "{headline}"
+    );
 }
 
 #[test]
@@ -525,8 +566,8 @@ fn a_tenant_whose_clusters_cannot_be_judged_is_never_pass() {
     };
     let demo = demo_edited(broken);
     let (ctx, today) = (demo.ctx(day("2026-05-01")), day("2026-05-01"));
-    let s = stackbot::pipeline::status::status(&ctx, &demo.forge(&ctx), &Selection::default())
-        .unwrap();
+    let s =
+        stackbot::pipeline::status::status(&ctx, &demo.forge(&ctx), &Selection::default()).unwrap();
     assert_eq!(s.as_of, today);
     let acme = s.tenants.iter().find(|t| t.tenant == "acme").unwrap();
     assert_ne!(acme.scs0210.verdict, Verdict::Pass);

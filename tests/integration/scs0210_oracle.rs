@@ -341,7 +341,10 @@ fn the_end_of_life_day_is_decided_as_the_standards_test_decides_it() {
             ends.push(end);
         }
     }
-    assert!(cases.len() >= 9, "at least three branches of the list have an end of life");
+    assert!(
+        cases.len() >= 9,
+        "at least three branches of the list have an end of life"
+    );
     let scenario = Scenario {
         releases,
         feed: json!({"version": "https://jsonfeed.org/version/1.1", "items": []}),

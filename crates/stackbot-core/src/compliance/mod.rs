@@ -25,6 +25,7 @@
 //! or the missing source cannot change the answer (no newer patch: no CVE can matter).
 
 mod inputs;
+mod provenance;
 
 use chrono::{Days, NaiveDate};
 use serde::Serialize;
@@ -35,6 +36,7 @@ use crate::upstream::cve::Cve;
 use crate::upstream::kubernetes::KubeRelease;
 
 pub use inputs::{Inputs, Lifecycles, Security, last_known, needed};
+pub use provenance::{Read, SourceReading, aged, sources};
 
 /// The standard's windows, in days (`k8s_version_policy.py`).
 pub const PATCH_DAYS: u64 = crate::model::scs::PATCH_DAYS;

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::*;
-use crate::upstream::cve::{Version, VersionRange};
 use crate::upstream::UpstreamData;
+use crate::upstream::cve::{Version, VersionRange};
 use crate::upstream::kubernetes::KubeRelease;
 
 fn day(s: &str) -> NaiveDate {
@@ -207,7 +207,9 @@ fn a_series_is_never_judged_on_a_releases_list_that_was_not_read() {
         let s = evaluate_series(offered, minor, &i, day("2026-05-01"));
         assert_eq!(s.verdict, Verdict::Unknown, "{offered:?}");
         assert!(
-            s.unknown.iter().any(|u| u.contains(RELEASES_SOURCE) && u.contains("HTTP 403")),
+            s.unknown
+                .iter()
+                .any(|u| u.contains(RELEASES_SOURCE) && u.contains("HTTP 403")),
             "the verdict names the source and the cause: {:?}",
             s.unknown
         );
@@ -240,7 +242,10 @@ fn data_with(feed: serde_json::Value, records: &[(&str, serde_json::Value)]) -> 
     let ok = |body: String| crate::upstream::Fetched::Ok { body };
     d.insert(&crate::upstream::Key::CveFeed, ok(feed.to_string()));
     for (id, r) in records {
-        d.insert(&crate::upstream::Key::CveRecord(id.to_string()), ok(r.to_string()));
+        d.insert(
+            &crate::upstream::Key::CveRecord(id.to_string()),
+            ok(r.to_string()),
+        );
     }
     d
 }
@@ -248,7 +253,10 @@ fn data_with(feed: serde_json::Value, records: &[(&str, serde_json::Value)]) -> 
 #[test]
 fn malformed_feed_items_are_unreadable_never_no_cve() {
     use serde_json::json;
-    for item in [json!({"url": "https://kubernetes.io/…"}), json!({"id": "cve-2026-0001"})] {
+    for item in [
+        json!({"url": "https://kubernetes.io/…"}),
+        json!({"id": "cve-2026-0001"}),
+    ] {
         let feed = json!({"version": "https://jsonfeed.org/version/1.1", "items": [item]});
         let i = Inputs::from_data(&data_with(feed, &[]));
         let Security::Known { cves, unreadable } = &i.security else {

@@ -157,6 +157,9 @@ mod tests {
         );
         assert!(past_end_of_life(day("2026-06-28"), day("2026-06-28")));
         assert!(!past_end_of_life(day("2026-06-28"), day("2026-06-27")));
-        assert!(supported_on(None, None, day("2026-06-28")), "unknown dates do not limit");
+        assert!(
+            supported_on(None, None, day("2026-06-28")),
+            "unknown dates do not limit"
+        );
     }
 }

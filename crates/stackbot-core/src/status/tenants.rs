@@ -700,10 +700,16 @@ mod tests {
         // A `clusters` file that is not YAML: unknown, naming that file.
         let mut t = tenant("acme", vec![resource("1.34", &["v2"])], vec![]);
         t.stacks[0].clusters = vec![cluster("clusters/good.yaml", "v1.34.7")];
-        t.stacks[0].unjudged = vec!["clusters/broken.yaml: cannot judge its Clusters: not YAML".into()];
+        t.stacks[0].unjudged =
+            vec!["clusters/broken.yaml: cannot judge its Clusters: not YAML".into()];
         let s = &status(&t, &releases(), &inputs_2026(), today)[0];
         assert_eq!(s.scs0210.verdict, Verdict::Unknown);
-        assert!(s.scs0210.unknown.iter().any(|u| u.contains("clusters/broken.yaml")));
+        assert!(
+            s.scs0210
+                .unknown
+                .iter()
+                .any(|u| u.contains("clusters/broken.yaml"))
+        );
         // A failure found on a judged Cluster stays a failure.
         t.stacks[0].clusters = vec![cluster("clusters/old.yaml", "v1.34.6")];
         let s = &status(&t, &releases(), &inputs_2026(), today)[0];
