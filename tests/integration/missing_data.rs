@@ -357,11 +357,8 @@ fn no_upstream_fault_alone_or_paired_makes_a_verdict_more_favourable() {
             problems.extend(worse_only(&full, &faulty, faults));
             // A verdict source that failed is named as unreadable (the markers are read only
             // when the releases list fails, and a 404 of a marker is "not published").
-            let names_it = faults
-                .iter()
-                .any(|(s, _)| *s != Src::Markers)
-                .then(|| !faulty.scs0210.unreadable.is_empty());
-            if names_it == Some(false) {
+            let verdict_source = faults.iter().any(|(s, _)| *s != Src::Markers);
+            if verdict_source && faulty.scs0210.unreadable.is_empty() {
                 problems.push(format!("{faults:?} on {today}: no source named unreadable"));
             }
             unknown_seen += faulty.scs0210.stacks.unknown;
