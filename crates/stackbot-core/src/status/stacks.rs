@@ -14,6 +14,7 @@ use super::{Release, ReleasePull, Target, UpstreamMinor, days_between, releases_
 use crate::compliance::{self, CveFact, Inputs, Scs0210, Verdict};
 use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, StackId};
+use crate::upstream::kubernetes::KubeRelease;
 
 /// Where a stack × minor stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -283,7 +284,15 @@ fn verdict(
             l.tag
         ));
     }
-    compliance::evaluate_series(offered, m.minor, inputs, today)
+    let patches: Vec<KubeRelease> = m
+        .patches
+        .iter()
+        .map(|p| KubeRelease {
+            version: p.version,
+            published_at: p.published_at,
+        })
+        .collect();
+    compliance::evaluate_series(offered, &patches, inputs, today)
 }
 
 /// Where the stack × minor stands and what its newest patch waits for: the configuration
