@@ -30,8 +30,8 @@ mod provenance;
 use chrono::{Days, NaiveDate};
 use serde::Serialize;
 
-use crate::model::scs;
 use crate::model::KubeVersion;
+use crate::model::scs;
 use crate::upstream::cve::Cve;
 use crate::upstream::kubernetes::KubeRelease;
 
