@@ -168,7 +168,7 @@ pub fn assess_against(
             continue;
         };
         let offered = lock.get(&m.stack, m.minor).map(|s| s.kubernetes);
-        let verdict = crate::compliance::evaluate_series(offered, &m.patches, inputs, today);
+        let verdict = crate::compliance::evaluate_series(offered, m.minor, inputs, today);
         m.due = verdict.applying().and_then(|r| r.deadline);
         m.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
         m.cves = offered
@@ -177,7 +177,7 @@ pub fn assess_against(
         m.scs0210 = Some(verdict);
     }
     for n in &mut report.new_minors {
-        let verdict = crate::compliance::evaluate_series(None, &n.patches, inputs, today);
+        let verdict = crate::compliance::evaluate_series(None, n.minor, inputs, today);
         n.due = verdict.reasons.first().and_then(|r| r.deadline).or(n.due);
         n.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
     }

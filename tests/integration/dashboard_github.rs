@@ -115,6 +115,30 @@ fn status_on(day: &str) -> Status {
             published_at: Some("2026-03-20T10:00:00Z".parse().unwrap()),
             url: None,
         }],
+        // What the verdicts read: the same patches (the releases list was read), the end of
+        // life of 1.34, no CVE. A verdict never counts on patches the inputs did not read.
+        compliance: stackbot::compliance::Inputs {
+            releases: Ok([
+                "v1.34.6:2026-03-18T15:42:00Z",
+                "v1.34.7:2026-04-15T15:49:00Z",
+            ]
+            .iter()
+            .map(|s| {
+                let (v, at) = s.split_once(':').unwrap();
+                stackbot::upstream::kubernetes::KubeRelease {
+                    version: v.parse().unwrap(),
+                    published_at: Some(at.parse().unwrap()),
+                }
+            })
+            .collect()),
+            lifecycles: stackbot::compliance::Lifecycles::Known(
+                [("1.34".parse().unwrap(), "2026-10-27".parse().unwrap())].into(),
+            ),
+            security: stackbot::compliance::Security::Known {
+                cves: Vec::new(),
+                unreadable: Vec::new(),
+            },
+        },
         ..Facts::default()
     })
 }

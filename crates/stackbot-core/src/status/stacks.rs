@@ -14,7 +14,6 @@ use super::{Release, ReleasePull, Target, UpstreamMinor, days_between, releases_
 use crate::compliance::{self, CveFact, Inputs, Scs0210, Verdict};
 use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, StackId};
-use crate::upstream::kubernetes::KubeRelease;
 
 /// Where a stack × minor stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -284,15 +283,7 @@ fn verdict(
             l.tag
         ));
     }
-    let patches: Vec<KubeRelease> = m
-        .patches
-        .iter()
-        .map(|p| KubeRelease {
-            version: p.version,
-            published_at: p.published_at,
-        })
-        .collect();
-    compliance::evaluate_series(offered, &patches, inputs, today)
+    compliance::evaluate_series(offered, m.minor, inputs, today)
 }
 
 /// Where the stack × minor stands and what its newest patch waits for: the configuration
