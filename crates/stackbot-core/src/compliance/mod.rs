@@ -24,6 +24,7 @@
 //! [`Verdict::Unknown`] with the cause, unless the facts at hand already make it a failure,
 //! or the missing source cannot change the answer (no newer patch: no CVE can matter).
 
+mod deadlines;
 mod inputs;
 
 use chrono::{Days, NaiveDate};
@@ -33,6 +34,7 @@ use crate::model::KubeVersion;
 use crate::upstream::cve::Cve;
 use crate::upstream::kubernetes::KubeRelease;
 
+pub use deadlines::{Deadlines, NewestUnreleased, Offered, deadlines};
 pub use inputs::{Inputs, Lifecycles, Security, last_known, needed};
 
 /// The standard's windows, in days (`k8s_version_policy.py`).
