@@ -117,6 +117,5 @@ fn local_base_lock(g: &Global, ctx: &crate::pipeline::Context) -> Option<crate::
         return None;
     }
     let forge = g.open_forge(ctx).ok()?;
-    crate::pipeline::detect::base_lock_or_none(ctx, forge.as_ref())
-        .map(Option::unwrap_or_default)
+    crate::pipeline::detect::base_lock_or_none(ctx, forge.as_ref()).map(Option::unwrap_or_default)
 }

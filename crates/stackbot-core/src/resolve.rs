@@ -531,7 +531,7 @@ fn resolve_minor(
     facts: &Facts,
     data: &UpstreamData,
     indexes: &ChartAnswers<'_>,
-    ) -> MinorStatus {
+) -> MinorStatus {
     let patches = candidates(&facts.releases, minor);
     let newest = patches.first().copied();
     let Charts {
@@ -969,7 +969,10 @@ stacks:
         let r = resolve(&c, &d, date(2026, 5, 17));
         let m = &r.minors[0];
         assert_eq!((m.due, m.due_window, m.overdue), (None, None, false));
-        assert_eq!(m.release_set.as_ref().unwrap().kubernetes.to_string(), "v1.34.6");
+        assert_eq!(
+            m.release_set.as_ref().unwrap().kubernetes.to_string(),
+            "v1.34.6"
+        );
 
         let mut d = base();
         d.insert(

@@ -93,36 +93,28 @@ impl Deadlines {
         self.rules.iter().find(|r| r.rule == governing)
     }
 
-    /// `2026-04-29 (critical CVE, since v1.34.7 of 2026-04-15), 2 days overdue`: the deadline as
-    /// every prose surface says it; `None` when no rule governs.
+    /// `2026-05-16 (15 days left, for v1.34.7)`, `2026-04-29 (2 days overdue, critical CVE,
+    /// for v1.34.7)`, `2025-12-25 (127 days overdue, 1.34 minor window)`: the governing
+    /// deadline in the words every surface uses (`status`, the `release` summary, release
+    /// notes); `None` when no dated rule governs.
     pub fn words(&self) -> Option<String> {
-        let r = self.governing_rule()?;
-        let day = match r.deadline {
-            Some(d) => d.to_string(),
-            None => "passed".to_string(),
-        };
-        let from = match (self.due_for, r.since) {
-            (Some(v), Some(s)) if r.rule != Rule::EndOfLife => format!(", since {v} of {s}"),
+        let due = self.due?;
+        let when = self
+            .days_left
+            .map(crate::status::days_words)
+            .unwrap_or_default();
+        let minor = self
+            .due_for
+            .map(|v| v.minor())
+            .or_else(|| self.rules.iter().find_map(|r| r.version.map(|v| v.minor())));
+        let why = match (self.governing, self.due_for, minor) {
+            (Some(Rule::Minor), _, Some(m)) => format!(", {m} minor window"),
+            (Some(Rule::EndOfLife), _, Some(m)) => format!(", {m} end of life"),
+            (Some(Rule::CriticalCve), Some(v), _) => format!(", critical CVE, for {v}"),
+            (_, Some(v), _) => format!(", for {v}"),
             _ => String::new(),
         };
-        let cves = if self.critical_cves.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", self.critical_cves.join(", "))
-        };
-        let left = self
-            .days_left
-            .map(|d| format!(", {}", crate::status::days_words(d)))
-            .unwrap_or_default();
-        let over = if self.overdue && self.days_left.is_none() {
-            ", overdue"
-        } else {
-            ""
-        };
-        Some(format!(
-            "{day} ({}{cves}{from}){left}{over}",
-            r.rule.words()
-        ))
+        Some(format!("{due} ({when}{why})"))
     }
 }
 
@@ -150,15 +142,18 @@ pub fn deadlines(
     inputs: &Inputs,
     today: NaiveDate,
 ) -> Deadlines {
-    let mut dated: Vec<&KubeRelease> = patches
+    // Patches published after the day did not exist yet (undated ones are used as read).
+    let mut known: Vec<KubeRelease> = patches
         .iter()
         .filter(|p| p.published_at.is_none_or(|d| d.date_naive() <= today))
+        .cloned()
         .collect();
-    dated.sort_by_key(|p| p.version);
+    known.sort_by_key(|p| p.version);
+    let dated: Vec<&KubeRelease> = known.iter().collect();
     let scs0210 = match &offered {
-        Offered::Nothing => evaluate_series(None, patches, inputs, today),
+        Offered::Nothing => evaluate_series(None, &known, inputs, today),
         Offered::Version { kubernetes } => {
-            evaluate_series(Some(*kubernetes), patches, inputs, today)
+            evaluate_series(Some(*kubernetes), &known, inputs, today)
         }
         Offered::Unknown { cause } => Scs0210::unknown(cause.clone()),
     };
@@ -307,13 +302,17 @@ mod tests {
         assert!(d.overdue, "2026-04-29 has passed on 2026-05-01");
         assert_eq!(d.days_left, Some(-2));
         let rules: Vec<Rule> = d.rules.iter().map(|r| r.rule).collect();
-        assert_eq!(rules, [Rule::Patch, Rule::CriticalCve], "every rule that applies");
+        assert_eq!(
+            rules,
+            [Rule::Patch, Rule::CriticalCve],
+            "every rule that applies"
+        );
         let n = d.newest_unreleased.unwrap();
         assert_eq!(n.rule, Rule::CriticalCve);
         assert_eq!(n.release_by, Some(day("2026-04-29")));
         assert_eq!(
             d.words().unwrap(),
-            "2026-04-29 (critical CVE: CVE-2026-0001, since v1.34.7 of 2026-04-15), 2 days overdue"
+            "2026-04-29 (2 days overdue, critical CVE, for v1.34.7)"
         );
     }
 

@@ -297,6 +297,11 @@ pub struct Plan {
     /// commits, a render that lacks upstream data): the run reports them and exits 1, the
     /// other series and the tenants go on.
     pub failed: Vec<Skipped>,
+    /// Where each tracked series stands after the run, as `status` computes it (what it waits
+    /// for, the governing deadline, days overdue): filled by the release pipeline, rendered by
+    /// the `release` summary.
+    #[serde(skip)]
+    pub series: Vec<crate::status::StackStatus>,
 }
 
 impl Plan {
@@ -670,12 +675,41 @@ impl Run<'_> {
             d.set.kubernetes,
             &self.settings.compliance,
         );
+        // What the series offered before this release decides the governing rule, as it did
+        // for `detect` and `status` that day: from the set the previous release shipped (not
+        // the base branch, so a resumed run writes the same notes).
+        let offered = match (state.latest, &previous_set) {
+            (None, _) => crate::compliance::Offered::Nothing,
+            (Some(_), Some(p)) => crate::compliance::Offered::Version {
+                kubernetes: p.kubernetes,
+            },
+            (Some(l), None) => crate::compliance::Offered::Unknown {
+                cause: format!("{} records no release set", l.tag),
+            },
+        };
+        let patches: Vec<crate::upstream::kubernetes::KubeRelease> = self
+            .settings
+            .compliance
+            .releases
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| r.version.minor() == d.minor)
+            .cloned()
+            .collect();
+        let deadline = crate::compliance::deadlines(
+            offered,
+            &patches,
+            &self.settings.compliance,
+            self.settings.now,
+        );
         let words = release_notes(
             &tag,
             d,
             previous_set.as_ref(),
             &versions,
             &fixed,
+            &deadline,
             self.settings.now,
         );
         let release_marker = marker::line(&tag, &hashes.cluster_stack);
