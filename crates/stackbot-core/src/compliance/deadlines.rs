@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(d.due_for, Some(kv("v1.34.0")));
         assert!(d.overdue);
         assert_eq!(d.days_left, Some(-127));
-        let n = d.newest_unreleased.unwrap();
+        let n = d.newest_unreleased.clone().unwrap();
         assert_eq!((n.kubernetes, n.rule), (kv("v1.34.7"), Rule::Minor));
         assert_eq!(n.release_by, Some(day("2025-12-25")));
     }
@@ -307,7 +307,7 @@ mod tests {
             [Rule::Patch, Rule::CriticalCve],
             "every rule that applies"
         );
-        let n = d.newest_unreleased.unwrap();
+        let n = d.newest_unreleased.clone().unwrap();
         assert_eq!(n.rule, Rule::CriticalCve);
         assert_eq!(n.release_by, Some(day("2026-04-29")));
         assert_eq!(
@@ -350,7 +350,7 @@ mod tests {
         let d = deadlines(offered, &patches, &inputs, day("2026-05-01"));
         assert_eq!((d.governing, d.due, d.overdue), (None, None, false));
         assert_eq!(d.scs0210.verdict, crate::compliance::Verdict::Unknown);
-        let n = d.newest_unreleased.unwrap();
+        let n = d.newest_unreleased.clone().unwrap();
         assert_eq!(n.rule, Rule::CriticalCve, "it fixes the CVE v1.34.6 has");
         assert_eq!(n.release_by, Some(day("2026-04-29")));
     }

@@ -368,6 +368,7 @@ fn critical_cve_urgency(scs0210: &Scs0210, today: NaiveDate, waiting_for: &mut [
 mod tests {
     use super::super::testing::*;
     use super::*;
+    use crate::compliance::Verdict;
     use crate::forge::PullState;
 
     #[test]
