@@ -181,8 +181,8 @@ pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Plan
     if sel.skip_tenants {
         return Ok(planned);
     }
-    let inputs = planned.detected.as_ref().map(|d| &d.compliance);
-    planned.plan.tenants = super::tenants::preview(ctx, forge, &planned.plan, inputs)?;
+    planned.plan.tenants =
+        super::tenants::preview(ctx, forge, &planned.plan, planned.detected.as_ref())?;
     Ok(planned)
 }
 
@@ -348,7 +348,7 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
             ctx,
             forge,
             &super::tenants::options(false),
-            detected.as_ref().map(|d| &d.compliance),
+            detected.as_ref(),
         )?
     };
     if !tenants.is_empty() {
