@@ -32,6 +32,7 @@ mod hostile;
 mod hostile_limits;
 mod network_failures;
 mod oci_registry;
+mod one_answer;
 mod package_cli;
 mod package_props;
 mod parser_props;
