@@ -100,8 +100,9 @@ fn mark_degraded(report: &mut Report, ctx: &Context) {
 
 /// Give every stack × minor its SCS 0210 verdict for what the checkout's `stackbot.lock` says
 /// was last released (the minor window when nothing was), and the deadline that comes with
-/// it: the same rule `status` applies to the releases on the forge. A live run also records
-/// the verdict's sources that could not be read: `detect` and `release` exit 1 for them.
+/// it: the same rule `status` applies to the releases on the forge. It also records the
+/// verdict's sources that could not be read (live: now; replayed: marked so in the
+/// snapshot): `detect` and `release` exit 1 for them.
 fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
     let path = ctx.loaded.base_dir.join(crate::lock::LOCK_FILE);
     let lock = path
@@ -110,15 +111,20 @@ fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
         .flatten();
     let inputs = crate::compliance::Inputs::from_data(data);
     assess_against(report, &inputs, lock.as_ref(), ctx.today);
-    if live {
-        report.unreadable = inputs.problems();
-        for p in &report.unreadable {
-            let w = format!("SCS 0210 verdicts are unknown where they depend on it: {p}");
-            if !report.warnings.contains(&w) {
-                report.warnings.push(w);
-            }
+    // A live run could not read what fails now; a replay, what its snapshot marks as failed
+    // (docs/status.md: `detect` exits 1 either way).
+    report.unreadable = if live {
+        inputs.problems()
+    } else {
+        inputs.problems_recorded(data)
+    };
+    for p in &report.unreadable {
+        let w = format!("SCS 0210 verdicts are unknown where they depend on it: {p}");
+        if !report.warnings.contains(&w) {
+            report.warnings.push(w);
         }
-    } else if !data.has(&Key::CveFeed) {
+    }
+    if !live && !data.has(&Key::CveFeed) {
         report.warnings.push(
             "the snapshot has no CVE data (recorded before stackbot read the Kubernetes CVE feed): critical-CVE verdicts are unknown; re-record it with `stackbot detect --save FILE`".into(),
         );
@@ -149,7 +155,7 @@ pub fn assess_against(
             },
         };
         let known = !matches!(offered, Offered::Unknown { .. });
-        let d = crate::compliance::deadlines(offered, &m.patches, inputs, today);
+        let d = crate::compliance::deadlines(offered, m.minor, inputs, today);
         m.due = d.due;
         m.due_for = d.due_for;
         m.due_window = d.governing;
@@ -164,7 +170,7 @@ pub fn assess_against(
         m.scs0210 = known.then_some(d.scs0210);
     }
     for n in &mut report.new_minors {
-        let d = crate::compliance::deadlines(Offered::Nothing, &n.patches, inputs, today);
+        let d = crate::compliance::deadlines(Offered::Nothing, n.minor, inputs, today);
         n.due = d.due;
         n.due_for = d.due_for;
         n.due_window = d.governing;

@@ -225,10 +225,21 @@ fn tenant(
                 .iter()
                 .map(|(p, bytes)| TenantFile::parse(p, bytes, limits).map_err(|x| x.to_string()))
                 .collect();
-            let clusters: Vec<(String, crate::tenants::edit::ClusterDoc)> = o
+            let (parsed, unreadable): (Vec<_>, Vec<_>) = o
                 .cluster_files
                 .iter()
-                .filter_map(|(p, bytes)| TenantFile::parse(p, bytes, limits).ok())
+                .map(|(p, bytes)| TenantFile::parse(p, bytes, limits).map_err(|e| (p, e)))
+                .partition(Result::is_ok);
+            // A `clusters` file that does not parse is named in every followed stack's
+            // verdict (which stack its Clusters use cannot be read either).
+            let unjudged: Vec<String> = unreadable
+                .into_iter()
+                .filter_map(Result::err)
+                .map(|(p, e)| format!("{p}: cannot judge its Clusters: {e}"))
+                .collect();
+            let clusters: Vec<(String, crate::tenants::edit::ClusterDoc)> = parsed
+                .into_iter()
+                .filter_map(Result::ok)
                 .flat_map(|f| {
                     let path = f.path.clone();
                     f.clusters().into_iter().map(move |c| (path.clone(), c))
@@ -243,6 +254,7 @@ fn tenant(
                 .filter_map(|stack| {
                     let state = branches.remove(&stack)?;
                     let mut facts = tenant_stack(stack, state, &files, bot);
+                    facts.unjudged = unjudged.clone();
                     facts.clusters = clusters
                         .iter()
                         .filter(|(_, c)| {
@@ -317,6 +329,7 @@ fn tenant_stack(
         pulls: state.pulls,
         human_commits,
         clusters: Vec::new(),
+        unjudged: Vec::new(),
         error,
     }
 }

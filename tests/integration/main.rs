@@ -30,6 +30,7 @@ mod github_recordings;
 mod github_redirects;
 mod hostile;
 mod hostile_limits;
+mod missing_data;
 mod network_failures;
 mod oci_registry;
 mod one_answer;

@@ -312,3 +312,67 @@ fn stackbot_agrees_with_the_standards_conformance_test() {
     }
     assert!(seen.get("abort").copied().unwrap_or(0) * 10 < seen.values().sum::<usize>());
 }
+
+/// The end-of-life day, asked of the standard's test itself: a cluster at the newest patch of
+/// a branch on the day before its end of life, on the day, and the day after. The test fails
+/// it from the end-of-life day on (`now < eol` is supported); stackbot's verdict agrees, and
+/// the one home that decides whether a minor is supported (tracked by `minors: supported`,
+/// not `past_end_of_life` in `status`) says the same on every one of those days.
+#[test]
+fn the_end_of_life_day_is_decided_as_the_standards_test_decides_it() {
+    let releases: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("upstream/kubernetes-releases.json")).unwrap(),
+    )
+    .unwrap();
+    let versions = ga(&releases);
+    let eol = eol_rows();
+    let mut cases = Vec::new();
+    let mut ends = Vec::new();
+    for row in &eol {
+        let branch = row["branch"].as_str().unwrap();
+        let minor: u64 = branch.trim_start_matches("1.").parse().unwrap();
+        let Some(&(_, patch)) = versions.iter().rev().find(|(m, _)| *m == minor) else {
+            continue;
+        };
+        let end: NaiveDate = row["end-of-life"].as_str().unwrap().parse().unwrap();
+        let v: KubeVersion = format!("v1.{minor}.{patch}").parse().unwrap();
+        for day in [end.pred_opt().unwrap(), end, end.succ_opt().unwrap()] {
+            cases.push((v, day));
+            ends.push(end);
+        }
+    }
+    assert!(
+        cases.len() >= 9,
+        "at least three branches of the list have an end of life"
+    );
+    let scenario = Scenario {
+        releases,
+        feed: json!({"version": "https://jsonfeed.org/version/1.1", "items": []}),
+        records: Vec::new(),
+        eol,
+        cases,
+    };
+    let expected = oracle(std::slice::from_ref(&scenario)).remove(0);
+    let inputs = inputs(&scenario);
+    let mut decided = 0;
+    for (((v, day), end), want) in scenario.cases.iter().zip(&ends).zip(&expected) {
+        if want == "abort" {
+            continue;
+        }
+        decided += 1;
+        let got = evaluate(*v, &inputs, *day);
+        assert_eq!(got.verdict.word(), want, "{v} on {day} (end of life {end})");
+        let past = stackbot::model::scs::past_end_of_life(*end, *day);
+        assert_eq!(
+            past,
+            want == "fail",
+            "{v} on {day}: the test says {want}, the one home says past end of life: {past}"
+        );
+        assert_eq!(
+            stackbot::model::scs::supported_on(None, Some(*end), *day),
+            !past,
+            "tracked exactly while not past end of life"
+        );
+    }
+    assert!(decided >= 6, "the test decided too few cases: {expected:?}");
+}

@@ -465,7 +465,8 @@ impl Timeline {
         let d = t.date_naive();
         self.minors
             .iter()
-            .filter(|m| m.released <= d && d <= m.eol)
+            // The bot's own rule, its one home: from the release day, not on the end-of-life day.
+            .filter(|m| stackbot::model::scs::supported_on(Some(m.released), Some(m.eol), d))
             .map(|m| m.minor)
             .collect()
     }

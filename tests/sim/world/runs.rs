@@ -322,7 +322,9 @@ impl World {
         let mut out: BTreeMap<u64, String> = tl
             .minors
             .iter()
-            .filter(|m| m.eol + Duration::days(1) < today)
+            // The bot's rule (`scs::past_end_of_life`: the end-of-life day is past it), a day
+            // later for the boundary.
+            .filter(|m| stackbot::model::scs::past_end_of_life(m.eol + Duration::days(1), today))
             .map(|m| (m.minor.minor, format!("past its end of life ({})", m.eol)))
             .collect();
         if let Some(list) = &self.minors {

@@ -74,14 +74,30 @@ impl Inputs {
 
     /// The causes of every source that is unknown as a whole (for warnings and exit codes).
     pub fn problems(&self) -> Vec<String> {
+        self.problems_where(|_| true)
+    }
+
+    /// [`Inputs::problems`] of the sources `data` holds an answer for: what a snapshot marks
+    /// as unreadable on the day it was recorded (`detect --snapshot` exits 1 for it), not
+    /// what an older snapshot never recorded (its verdicts say so, its replay is no failure).
+    pub fn problems_recorded(&self, data: &UpstreamData) -> Vec<String> {
+        self.problems_where(|k| data.has(k))
+    }
+
+    fn problems_where(&self, recorded: impl Fn(&Key) -> bool) -> Vec<String> {
         let mut out = Vec::new();
-        if let Err(e) = &self.releases {
+        if let Err(e) = &self.releases
+            && recorded(&Key::Releases)
+        {
             out.push(format!("Kubernetes releases (publication dates): {e}"));
         }
-        if let Lifecycles::Unknown(e) = &self.lifecycles {
+        if let Lifecycles::Unknown(e) = &self.lifecycles
+            && recorded(&Key::Schedule)
+        {
             out.push(format!("Kubernetes schedule (end of life): {e}"));
         }
         match &self.security {
+            Security::Unknown(_) if !recorded(&Key::CveFeed) => {}
             Security::Unknown(e) => out.push(format!("Kubernetes CVE feed: {e}")),
             Security::Known { unreadable, .. } => out.extend(
                 unreadable
@@ -142,15 +158,25 @@ fn lifecycles(data: &UpstreamData) -> Lifecycles {
 }
 
 fn security(data: &UpstreamData) -> Security {
-    let ids = match data.get(&Key::CveFeed) {
+    let (ids, refused) = match data.get(&Key::CveFeed) {
         Some(Fetched::Ok { body }) => match cve::parse_feed(body) {
-            Ok((ids, _)) => ids,
+            Ok(read) => read,
             Err(e) => return Security::Unknown(e),
         },
         other => return Security::Unknown(cause(other, "the CVE feed")),
     };
     let mut cves = Vec::new();
-    let mut unreadable = Vec::new();
+    // A feed item that names no CVE id (none at all, or `cve-2026-0001`) is a CVE the run
+    // could not read: unreadable, never "no CVE".
+    let mut unreadable: Vec<(String, String)> = refused
+        .into_iter()
+        .map(|item| {
+            (
+                format!("CVE feed item `{item}`"),
+                "names no CVE id (`CVE-YYYY-NNNN`): its record was not read".to_string(),
+            )
+        })
+        .collect();
     for id in ids {
         match data.get(&Key::CveRecord(id.clone())) {
             Some(Fetched::Ok { body }) => match cve::parse_record(&id, body) {

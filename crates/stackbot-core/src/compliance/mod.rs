@@ -30,7 +30,8 @@ mod inputs;
 use chrono::{Days, NaiveDate};
 use serde::Serialize;
 
-use crate::model::KubeVersion;
+use crate::model::scs;
+use crate::model::{KubeVersion, Minor};
 use crate::upstream::cve::Cve;
 use crate::upstream::kubernetes::KubeRelease;
 
@@ -45,6 +46,8 @@ pub const CVE_DAYS: u64 = 14;
 pub const CVE_WARN_DAYS: u64 = 2;
 /// The minor window (not checked by the test, which sees one cluster).
 pub const MINOR_DAYS: u64 = crate::model::scs::MINOR_DAYS;
+/// How a verdict names the GitHub releases list of Kubernetes when it could not be read.
+pub const RELEASES_SOURCE: &str = "Kubernetes releases list (GitHub releases API)";
 /// An end of life this close (in days) is shown as a pending reason.
 pub const END_OF_LIFE_NOTICE_DAYS: i64 = 31;
 
@@ -307,14 +310,18 @@ pub fn offer_deadline(
 
 /// The verdict of the conformance test for a cluster at `version` on `today`, with the GA
 /// releases of `inputs`.
+///
+/// Every fact comes out of `inputs`, where each source is read or unknown with its cause:
+/// there is no way to hand a verdict a list that was not read (an empty list of patches
+/// because the releases API answered 403 is not "no newer patch"), so a verdict can only be
+/// `pass` when every source it needed was read.
 pub fn evaluate(version: KubeVersion, inputs: &Inputs, today: NaiveDate) -> Scs0210 {
     let releases = inputs.releases.as_deref().map_err(String::as_str);
     evaluate_on(version, releases, inputs, today)
 }
 
-/// [`evaluate`] against the GA patches of `version`'s minor the caller already holds (the
-/// detection's list): the same rule, one list of releases per run.
-pub fn evaluate_on(
+/// [`evaluate`] against the releases `inputs` holds (or the cause they could not be read).
+fn evaluate_on(
     version: KubeVersion,
     releases: Result<&[KubeRelease], &str>,
     inputs: &Inputs,
@@ -338,8 +345,8 @@ pub fn evaluate_on(
                     let mut r = Reason::new(Rule::EndOfLife, Some(*eol), Some(*eol));
                     r.version = Some(version);
                     // The test's branch is supported while `now < end-of-life` (midnight):
-                    // the end-of-life day itself fails.
-                    r.state = if today >= *eol {
+                    // the end-of-life day itself fails ([`scs::past_end_of_life`]).
+                    r.state = if scs::past_end_of_life(*eol, today) {
                         ReasonState::Fail
                     } else {
                         ReasonState::Pending
@@ -361,7 +368,7 @@ pub fn evaluate_on(
     let releases = match releases {
         Ok(r) => r,
         Err(cause) => {
-            out.unknown.push(format!("Kubernetes releases: {cause}"));
+            out.unknown.push(format!("{RELEASES_SOURCE}: {cause}"));
             return out.finish();
         }
     };
@@ -392,12 +399,12 @@ pub fn evaluate_on(
     );
     patch.version = Some(version);
     patch.newer = Some(first);
-    if today > plus(first_day, PATCH_DAYS) {
+    if scs::past(plus(first_day, PATCH_DAYS), today) {
         patch.state = ReasonState::Fail;
     }
     out.reasons.push(patch);
     // Critical CVEs matter once the newer patch is older than the two recommended days.
-    let cve_relevant = today > plus(first_day, CVE_WARN_DAYS);
+    let cve_relevant = scs::past(plus(first_day, CVE_WARN_DAYS), today);
     match &inputs.security {
         Security::Unknown(cause) => {
             if cve_relevant {
@@ -425,7 +432,7 @@ pub fn evaluate_on(
                 r.version = Some(version);
                 r.newer = Some(first);
                 r.cves = hits.iter().map(|c| c.id.clone()).collect();
-                r.state = if today > plus(first_day, CVE_DAYS) {
+                r.state = if scs::past(plus(first_day, CVE_DAYS), today) {
                     ReasonState::Fail
                 } else if cve_relevant {
                     ReasonState::Warn
@@ -453,17 +460,27 @@ pub fn evaluate_on(
     out.finish()
 }
 
-/// The verdict of a stack × minor: its latest release's version, or, never released, the
-/// minor window from the minor's first GA patch (`first_ga`).
+/// The verdict of a stack × `minor`: its latest release's version (`offered`), or, never
+/// released, the minor window from the minor's first GA patch. The patches come from
+/// `inputs` alone: when the releases list could not be read the verdict is `unknown`, never
+/// "nothing released upstream, nothing due".
 pub fn evaluate_series(
     offered: Option<KubeVersion>,
-    patches: &[KubeRelease],
+    minor: Minor,
     inputs: &Inputs,
     today: NaiveDate,
 ) -> Scs0210 {
     if let Some(v) = offered {
-        return evaluate_on(v, Ok(patches), inputs, today);
+        return evaluate(v, inputs, today);
     }
+    let patches: Vec<&KubeRelease> = match &inputs.releases {
+        Ok(list) => list
+            .iter()
+            .filter(|r| r.version.minor() == minor)
+            .filter(|r| r.published_at.is_none_or(|p| p.date_naive() <= today))
+            .collect(),
+        Err(cause) => return Scs0210::unknown(format!("{RELEASES_SOURCE}: {cause}")),
+    };
     let first_ga = patches
         .iter()
         .min_by_key(|p| p.version)
@@ -495,7 +512,7 @@ pub fn evaluate_series(
     };
     let mut r = Reason::new(Rule::Minor, Some(day), Some(plus(day, MINOR_DAYS)));
     r.newer = Some(first);
-    if today > plus(day, MINOR_DAYS) {
+    if scs::past(plus(day, MINOR_DAYS), today) {
         r.state = ReasonState::Fail;
     }
     out.reasons.push(r);

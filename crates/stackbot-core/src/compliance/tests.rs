@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::*;
+use crate::upstream::UpstreamData;
 use crate::upstream::cve::{Version, VersionRange};
 use crate::upstream::kubernetes::KubeRelease;
 
@@ -183,15 +184,42 @@ fn missing_data_is_never_compliance() {
 #[test]
 fn a_minor_never_offered_gets_120_days() {
     let i = inputs(&[("v1.35.0", "2025-12-17")], vec![]);
-    let patches = i.releases.clone().unwrap();
-    let s = evaluate_series(None, &patches, &i, day("2026-04-16"));
+    let m: Minor = "1.35".parse().unwrap();
+    let s = evaluate_series(None, m, &i, day("2026-04-16"));
     assert_eq!(
         (s.verdict, s.deadline),
         (Verdict::Pass, Some(day("2026-04-16")))
     );
-    let s = evaluate_series(None, &patches, &i, day("2026-04-17"));
+    let s = evaluate_series(None, m, &i, day("2026-04-17"));
     assert_eq!(s.verdict, Verdict::Fail);
     assert_eq!(s.reasons[0].rule, Rule::Minor);
+}
+
+#[test]
+fn a_series_is_never_judged_on_a_releases_list_that_was_not_read() {
+    // The releases API answered 403 and no marker was read: the list of patches is not
+    // empty, it is unknown. Neither a minor never released nor a released one may pass.
+    let mut i = inputs(RELEASES, vec![]);
+    i.releases = Err("https://api.github.com/…/releases: HTTP 403 (rate limited)".into());
+    let m: Minor = "1.36".parse().unwrap();
+    for offered in [None, Some(kv("v1.34.7")), Some(kv("v1.34.6"))] {
+        let minor = offered.map_or(m, |v| v.minor());
+        let s = evaluate_series(offered, minor, &i, day("2026-05-01"));
+        assert_eq!(s.verdict, Verdict::Unknown, "{offered:?}");
+        assert!(
+            s.unknown
+                .iter()
+                .any(|u| u.contains(RELEASES_SOURCE) && u.contains("HTTP 403")),
+            "the verdict names the source and the cause: {:?}",
+            s.unknown
+        );
+    }
+    // Read, and the minor has no GA patch yet: nothing is due, which is a pass.
+    let read = inputs(RELEASES, vec![]);
+    assert_eq!(
+        evaluate_series(None, m, &read, day("2026-05-01")).verdict,
+        Verdict::Pass
+    );
 }
 
 #[test]
@@ -206,4 +234,50 @@ fn fixed_cves_are_those_of_the_old_version_only() {
     assert!(fixed_between(Some(kv("v1.34.7")), kv("v1.34.7"), &i).is_empty());
     let facts = critical_cves(kv("v1.34.6"), &i);
     assert_eq!(facts[0].fixed_in, Some(kv("v1.34.7")));
+}
+
+/// The feed and records as a run stores them.
+fn data_with(feed: serde_json::Value, records: &[(&str, serde_json::Value)]) -> UpstreamData {
+    let mut d = UpstreamData::default();
+    let ok = |body: String| crate::upstream::Fetched::Ok { body };
+    d.insert(&crate::upstream::Key::CveFeed, ok(feed.to_string()));
+    for (id, r) in records {
+        d.insert(
+            &crate::upstream::Key::CveRecord(id.to_string()),
+            ok(r.to_string()),
+        );
+    }
+    d
+}
+
+#[test]
+fn malformed_feed_items_are_unreadable_never_no_cve() {
+    use serde_json::json;
+    for item in [
+        json!({"url": "https://kubernetes.io/…"}),
+        json!({"id": "cve-2026-0001"}),
+    ] {
+        let feed = json!({"version": "https://jsonfeed.org/version/1.1", "items": [item]});
+        let i = Inputs::from_data(&data_with(feed, &[]));
+        let Security::Known { cves, unreadable } = &i.security else {
+            panic!("the feed itself was read: {:?}", i.security);
+        };
+        assert!(cves.is_empty());
+        assert_eq!(unreadable.len(), 1, "{item}: {unreadable:?}");
+        assert!(
+            i.problems().iter().any(|p| p.contains("CVE feed item")),
+            "{:?}",
+            i.problems()
+        );
+        // Where a CVE could matter (a newer patch out for more than 2 days), unknown.
+        let with = Inputs {
+            security: i.security.clone(),
+            ..inputs(RELEASES, vec![])
+        };
+        assert_eq!(
+            evaluate(kv("v1.34.6"), &with, day("2026-05-01")).verdict,
+            Verdict::Unknown,
+            "{item}"
+        );
+    }
 }

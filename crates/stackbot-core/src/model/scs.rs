@@ -41,6 +41,40 @@ pub fn minor_deadline(first_published: Option<DateTime<Utc>>) -> Option<NaiveDat
     first_published.and_then(|p| p.date_naive().checked_add_days(Days::new(MINOR_DAYS)))
 }
 
+/// Whether `today` is still in time for `deadline`: the deadline's own day is. The one home
+/// of that question (SCS 0210 gives "31 days"; the standard's test fails a patch once it is
+/// *older than* the window at midnight of the day it checks, so the last day of the window
+/// still passes). Every "overdue", "fail" and "met" asks here.
+pub fn in_time(deadline: NaiveDate, today: NaiveDate) -> bool {
+    today <= deadline
+}
+
+/// Whether `deadline` has passed on `today` (the negation of [`in_time`]).
+pub fn past(deadline: NaiveDate, today: NaiveDate) -> bool {
+    !in_time(deadline, today)
+}
+
+/// Whether a Kubernetes minor released on `release_date` and ending on `end_of_life` is
+/// supported on `today`: from its release day, up to but **not including** its end-of-life
+/// day. The one home of "is minor M supported (and so tracked, and not past end of life) on
+/// day D": the standard's test (`K8sBranchInfo.is_supported`: `now < eol`, with `eol` at
+/// midnight) already fails a cluster on the end-of-life day, so `minors: supported` stops
+/// tracking the minor that day and `status` shows it past its end of life that day. A date
+/// that is not known does not limit.
+pub fn supported_on(
+    release_date: Option<NaiveDate>,
+    end_of_life: Option<NaiveDate>,
+    today: NaiveDate,
+) -> bool {
+    release_date.is_none_or(|d| d <= today) && end_of_life.is_none_or(|e| today < e)
+}
+
+/// Whether a minor ending on `end_of_life` is past it on `today` (the end-of-life day itself
+/// is): [`supported_on`]'s end.
+pub fn past_end_of_life(end_of_life: NaiveDate, today: NaiveDate) -> bool {
+    !supported_on(None, Some(end_of_life), today)
+}
+
 /// Something upstream has not published yet that the newest patch of a stack × minor needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -97,5 +131,35 @@ mod tests {
             "v1.36.0 published 2026-04-22 must be offered by 2026-08-20"
         );
         assert_eq!(deadline(patch, None), None, "no date, no deadline");
+    }
+
+    fn day(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_deadline_s_own_day_is_still_in_time_the_next_is_not() {
+        let d = day("2026-05-16");
+        assert!(in_time(d, day("2026-05-15")));
+        assert!(in_time(d, day("2026-05-16")), "the last day of the window");
+        assert!(past(d, day("2026-05-17")));
+    }
+
+    #[test]
+    fn a_minor_is_supported_from_its_release_day_until_the_day_before_its_end_of_life() {
+        let (rel, eol) = (Some(day("2025-04-23")), Some(day("2026-06-28")));
+        assert!(!supported_on(rel, eol, day("2025-04-22")), "before release");
+        assert!(supported_on(rel, eol, day("2025-04-23")));
+        assert!(supported_on(rel, eol, day("2026-06-27")));
+        assert!(
+            !supported_on(rel, eol, day("2026-06-28")),
+            "the end-of-life day itself is not (the standard's test: now < eol)"
+        );
+        assert!(past_end_of_life(day("2026-06-28"), day("2026-06-28")));
+        assert!(!past_end_of_life(day("2026-06-28"), day("2026-06-27")));
+        assert!(
+            supported_on(None, None, day("2026-06-28")),
+            "unknown dates do not limit"
+        );
     }
 }

@@ -687,19 +687,9 @@ impl Run<'_> {
                 cause: format!("{} records no release set", l.tag),
             },
         };
-        let patches: Vec<crate::upstream::kubernetes::KubeRelease> = self
-            .settings
-            .compliance
-            .releases
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .filter(|r| r.version.minor() == d.minor)
-            .cloned()
-            .collect();
         let deadline = crate::compliance::deadlines(
             offered,
-            &patches,
+            d.minor,
             &self.settings.compliance,
             self.settings.now,
         );

@@ -138,6 +138,10 @@ pub struct TenantStackFacts {
     pub human_commits: Vec<String>,
     /// The `Cluster` resources of this stack in the tenant's `clusters` files.
     pub clusters: Vec<ClusterVersion>,
+    /// The tenant's `clusters` files that could not be read (invalid YAML, over a limit), each
+    /// with the file and why: whatever `Cluster` they hold cannot be judged, so the verdict is
+    /// `unknown`, never `pass`.
+    pub unjudged: Vec<String>,
     /// The stack's files could not be read or parsed.
     pub error: Option<String>,
 }
@@ -176,8 +180,8 @@ pub struct StackResource {
 pub struct Status {
     /// The day it was computed for.
     pub as_of: NaiveDate,
-    /// No tracked (or new) minor is past its SCS deadline, and every stack × minor's verdict
-    /// is `pass` or `warn`.
+    /// Every source the verdicts depend on was read, no tracked (or new) minor is past its
+    /// SCS deadline, and every stack × minor's and every tenant's verdict is `pass`.
     pub compliant: bool,
     /// The headline: the worst verdict of the stacks, and how many of each.
     pub scs0210: Headline,
@@ -393,8 +397,7 @@ pub fn compute(f: &Facts) -> Status {
     let scs0210 = Headline::of(&stacks, &tenants, &f.compliance);
     Status {
         as_of: f.today,
-        // Missing data is never compliance: `unknown` is not compliant.
-        compliant: summary.overdue == 0 && matches!(scs0210.verdict, Verdict::Pass | Verdict::Warn),
+        compliant: compliant(&summary, &scs0210, &stacks, &tenants),
         scs0210,
         upstream_data: UpstreamData::of(f.snapshot, f.today),
         summary,
@@ -403,6 +406,22 @@ pub fn compute(f: &Facts) -> Status {
         timeline,
         warnings,
     }
+}
+
+/// Missing data is never compliance: compliant only when every source the verdicts depend on
+/// was read, nothing is overdue, and every stack × minor and every tenant verdict is `pass`
+/// (`warn`, `unknown` and `fail` are not).
+fn compliant(
+    summary: &Summary,
+    headline: &Headline,
+    stacks: &[StackStatus],
+    tenants: &[TenantStatus],
+) -> bool {
+    summary.overdue == 0
+        && headline.unreadable.is_empty()
+        && headline.verdict == Verdict::Pass
+        && stacks.iter().all(|s| s.scs0210.verdict == Verdict::Pass)
+        && tenants.iter().all(|t| t.scs0210.verdict == Verdict::Pass)
 }
 
 /// Whole days from `today` to `day` (negative when `day` is past).
@@ -608,6 +627,7 @@ pub(crate) mod testing {
                 pulls,
                 human_commits: Vec::new(),
                 clusters: Vec::new(),
+                unjudged: Vec::new(),
                 error: None,
             }],
             error: None,

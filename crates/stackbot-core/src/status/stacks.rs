@@ -14,7 +14,6 @@ use super::{Release, ReleasePull, Target, UpstreamMinor, days_between, releases_
 use crate::compliance::{self, CveFact, Deadlines, Inputs, NewestUnreleased, Offered, Scs0210};
 use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, StackId};
-use crate::upstream::kubernetes::KubeRelease;
 
 /// Where a stack × minor stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -32,6 +31,9 @@ pub enum StackState {
     Error,
     /// A GA minor no stack tracks yet: add it to the configuration.
     Untracked,
+    /// The Kubernetes releases could not be read (neither the releases API nor the version
+    /// markers): whether the newest patch is released is not known.
+    Unknown,
 }
 
 impl StackState {
@@ -44,6 +46,7 @@ impl StackState {
             StackState::Waiting => "waiting",
             StackState::Error => "error",
             StackState::Untracked => "not tracked",
+            StackState::Unknown => "unknown",
         }
     }
 }
@@ -220,8 +223,10 @@ pub fn status(
     let newer_releasable = m
         .releasable
         .filter(|r| offered.is_none_or(|o| *r > o) && !unknown_version);
+    // No patch at all, and the list that would name them was not read: not "current".
+    let unread = m.patches.is_empty() && inputs.releases.is_err();
     let (state, mut waiting_for) =
-        state_and_waiting(m, unreleased.is_empty(), pull, newer_releasable);
+        state_and_waiting(m, unread, unreleased.is_empty(), pull, newer_releasable);
     critical_cve_urgency(&scs0210, today, &mut waiting_for);
     StackStatus {
         stack: m.stack.clone(),
@@ -244,7 +249,9 @@ pub fn status(
         end_of_life: m.end_of_life,
         // The standard's test: a minor is supported while `now < end-of-life` (midnight), so
         // the end-of-life day itself is past it.
-        past_end_of_life: m.end_of_life.is_some_and(|e| today >= e),
+        past_end_of_life: m
+            .end_of_life
+            .is_some_and(|e| crate::model::scs::past_end_of_life(e, today)),
         errors: m.errors.clone(),
         stepped_over: m.stepped_over.clone(),
         scs0210,
@@ -287,21 +294,14 @@ fn series_deadlines(
             ),
         },
     };
-    let patches: Vec<KubeRelease> = m
-        .patches
-        .iter()
-        .map(|p| KubeRelease {
-            version: p.version,
-            published_at: p.published_at,
-        })
-        .collect();
-    compliance::deadlines(offered, &patches, inputs, today)
+    compliance::deadlines(offered, m.minor, inputs, today)
 }
 
 /// Where the stack × minor stands and what its newest patch waits for: the configuration
 /// first, then errors, then a release pull request, then upstream and the release run.
 fn state_and_waiting(
     m: &UpstreamMinor,
+    unread: bool,
     all_released: bool,
     pull: Option<&ReleasePull>,
     newer_releasable: Option<KubeVersion>,
@@ -320,6 +320,8 @@ fn state_and_waiting(
         StackState::Untracked
     } else if !m.errors.is_empty() {
         StackState::Error
+    } else if unread {
+        StackState::Unknown
     } else if all_released {
         StackState::Current
     } else if let Some(p) = pull {
@@ -335,7 +337,7 @@ fn state_and_waiting(
     } else {
         StackState::Waiting
     };
-    if m.tracked && state != StackState::Current {
+    if m.tracked && !matches!(state, StackState::Current | StackState::Unknown) {
         waiting_for.extend(m.waiting.iter().map(WaitingFor::upstream));
         if state != StackState::ReleasePullRequest
             && let Some(r) = newer_releasable

@@ -371,19 +371,19 @@ fn verdict(r: &TenantStatus, s: &TenantStackFacts, inputs: &Inputs, today: Naive
             }
         }
     }
+    // A `clusters` file that could not be read holds Clusters nobody can judge.
+    problems.extend(s.unjudged.iter().cloned());
     versions.sort();
     versions.dedup();
     let mut all: Vec<Scs0210> = versions
         .into_iter()
         .map(|v| compliance::evaluate(v, inputs, today))
         .collect();
-    // A tenant with some versions known is judged on them; one with none is unknown.
+    // Every version that cannot be judged makes the tenant `unknown` (a failure found on the
+    // others still shows as `fail`): a Cluster that drops out is never a pass.
+    all.extend(problems.into_iter().map(Scs0210::unknown));
     if all.is_empty() {
-        all.push(Scs0210::unknown(if problems.is_empty() {
-            "no version to evaluate".to_string()
-        } else {
-            problems.join("; ")
-        }));
+        all.push(Scs0210::unknown("no version to evaluate"));
     }
     Scs0210::combine(all).expect("at least one verdict")
 }
@@ -666,5 +666,53 @@ mod tests {
                 .as_deref(),
             Some("v1.34.6")
         );
+    }
+
+    #[test]
+    fn a_cluster_that_cannot_be_judged_makes_the_tenant_unknown_naming_the_file() {
+        use crate::compliance::Verdict;
+        let today = day("2026-06-01");
+        let cluster = |file: &str, version: &str| super::super::ClusterVersion {
+            cluster: "prod".into(),
+            upgrade: None,
+            file: file.into(),
+            line: 7,
+            class: "openstack-scs2-1-34-v2".into(),
+            version: version.into(),
+        };
+        // Beside a Cluster that passes (v1.34.7 is the newest patch), one whose version lacks
+        // its `v`: it does not drop out, the tenant is unknown and the verdict names it.
+        let mut t = tenant("acme", vec![resource("1.34", &["v2"])], vec![]);
+        t.stacks[0].clusters = vec![
+            cluster("clusters/good.yaml", "v1.34.7"),
+            cluster("clusters/staging.yaml", "1.34.7"),
+        ];
+        let s = &status(&t, &releases(), &inputs_2026(), today)[0];
+        assert_eq!(s.scs0210.verdict, Verdict::Unknown);
+        assert!(
+            s.scs0210
+                .unknown
+                .iter()
+                .any(|u| u.contains("clusters/staging.yaml:7") && u.contains("1.34.7")),
+            "{:?}",
+            s.scs0210.unknown
+        );
+        // A `clusters` file that is not YAML: unknown, naming that file.
+        let mut t = tenant("acme", vec![resource("1.34", &["v2"])], vec![]);
+        t.stacks[0].clusters = vec![cluster("clusters/good.yaml", "v1.34.7")];
+        t.stacks[0].unjudged =
+            vec!["clusters/broken.yaml: cannot judge its Clusters: not YAML".into()];
+        let s = &status(&t, &releases(), &inputs_2026(), today)[0];
+        assert_eq!(s.scs0210.verdict, Verdict::Unknown);
+        assert!(
+            s.scs0210
+                .unknown
+                .iter()
+                .any(|u| u.contains("clusters/broken.yaml"))
+        );
+        // A failure found on a judged Cluster stays a failure.
+        t.stacks[0].clusters = vec![cluster("clusters/old.yaml", "v1.34.6")];
+        let s = &status(&t, &releases(), &inputs_2026(), today)[0];
+        assert_eq!(s.scs0210.verdict, Verdict::Fail);
     }
 }

@@ -111,8 +111,8 @@ pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
                 crate::compliance::offer_deadline(*version, published, !critical_cves.is_empty());
             let released_at = shipping.as_ref().and_then(|(d, _)| *d);
             let met = match (due, released_at, &shipping) {
-                (Some(d), Some(r), _) => Some(r <= d),
-                (Some(d), None, None) if f.today > d => Some(false),
+                (Some(d), Some(r), _) => Some(crate::model::scs::in_time(d, r)),
+                (Some(d), None, None) if crate::model::scs::past(d, f.today) => Some(false),
                 _ => None,
             };
             out.push(TimelineEntry {

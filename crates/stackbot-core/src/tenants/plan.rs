@@ -602,7 +602,41 @@ pub fn risk_section(stack: &StackId, releases: &[&AvailableRelease], facts: &Fac
         return String::new();
     }
     format!(
-        "\n**Still affected:** the proposed release is affected by a critical CVE (CVSS 8 or more) whose fix is not released yet; a later pull request brings it.\n\n| Release | CVE | CVSS | fixed in | the fix waits for |\n|---|---|---|---|---|\n{rows}"
+        "{STILL_AFFECTED} the proposed release is affected by a critical CVE (CVSS 8 or more) whose fix is not released yet; a later pull request brings it.\n\n| Release | CVE | CVSS | fixed in | the fix waits for |\n|---|---|---|---|---|\n{rows}"
+    )
+}
+
+/// The start of [`risk_section`].
+const STILL_AFFECTED: &str = "\n**Still affected:**";
+
+/// A run that did not read the CVE data (`stackbot tenants`) cannot know the risk: the open
+/// pull request keeps the *Still affected* section the last run that knew wrote, rather than
+/// a rewrite that drops it (and back again on the next `release`).
+fn keep_unknown_risk(body: String, state: &BranchState, facts: &Facts) -> String {
+    if matches!(
+        facts.inputs.security,
+        crate::compliance::Security::Known { .. }
+    ) {
+        return body;
+    }
+    let Some(open) = state
+        .pull()
+        .filter(|p| p.state == crate::forge::PullState::Open)
+    else {
+        return body;
+    };
+    let changes = "\n**Changes**";
+    let (Some(start), Some(at)) = (open.body.find(STILL_AFFECTED), body.find(changes)) else {
+        return body;
+    };
+    let Some(len) = open.body[start..].find(changes) else {
+        return body;
+    };
+    format!(
+        "{}{}{}",
+        &body[..at],
+        &open.body[start..start + len],
+        &body[at..]
     )
 }
 
@@ -724,8 +758,12 @@ pub fn plan_tenant(
             .collect();
         let release_names: Vec<String> = used.iter().map(|r| r.name.to_string()).collect();
         let title = title(&stack, &release_names, &d.fixes);
-        let body = body(t, &stack, &id, &d, &used, &files, facts);
         let state = observed.branches.get(&stack).cloned().unwrap_or_default();
+        let body = keep_unknown_risk(
+            body(t, &stack, &id, &d, &used, &files, facts),
+            &state,
+            facts,
+        );
         let branch = branch_name(&stack);
         out.push(decide(
             t,

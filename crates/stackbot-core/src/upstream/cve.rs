@@ -246,7 +246,12 @@ pub fn parse_record(id: &str, body: &str) -> Result<Cve, String> {
                 .and_then(|x| x.as_array())
                 .ok_or_else(|| bad("the Kubernetes `affected` entry has no `versions` list"))?;
             for vi in versions {
-                if vi.get("status").and_then(|s| s.as_str()) != Some("affected") {
+                // The test reads `version_info['status']`: an entry without one makes it
+                // raise, so the record is unreadable, never "not affected".
+                let Some(status) = vi.get("status") else {
+                    return Err(bad("a Kubernetes `versions` entry has no `status`"));
+                };
+                if status.as_str() != Some("affected") {
                     continue;
                 }
                 ranges.push(parse_version_info(vi).map_err(|e| bad(&e))?);
@@ -503,6 +508,18 @@ mod tests {
         assert!(parse_record("CVE-2024-1", "{\"message\": \"not found\"}").is_err());
         let body = record(json!([{"cvssV3_1": {"score": 9}}]), json!([]));
         assert!(parse_record("CVE-2024-1", &body).is_err());
+    }
+
+    #[test]
+    fn a_versions_entry_without_status_makes_the_record_unreadable() {
+        // The test reads `version_info['status']` and raises: not "not affected".
+        let body = record(
+            json!([{"cvssV3_1": {"baseScore": 9.8}}]),
+            json!([{"product": "Kubernetes", "versions": [
+                {"version": "1.33.0", "lessThan": "1.33.11"}]}]),
+        );
+        let e = parse_record("CVE-2026-0001", &body).unwrap_err();
+        assert!(e.contains("CVE-2026-0001") && e.contains("status"), "{e}");
     }
 
     #[test]

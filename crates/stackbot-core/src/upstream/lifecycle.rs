@@ -16,14 +16,15 @@ pub struct Lifecycle {
     pub minor: Minor,
     /// `releaseDate`: a minor is not "supported" before it is released.
     pub release_date: Option<NaiveDate>,
-    /// `endOfLifeDate`: `minors: supported` drops the minor the day after.
+    /// `endOfLifeDate`: `minors: supported` drops the minor on that day.
     pub end_of_life: Option<NaiveDate>,
 }
 
 impl Lifecycle {
-    /// Released on or before `now` and not past end of life on `now`.
+    /// Released on or before `now` and not at or past its end of life on `now`
+    /// ([`crate::model::scs::supported_on`], the one home of the question).
     pub fn supported_on(&self, now: NaiveDate) -> bool {
-        self.release_date.is_none_or(|d| d <= now) && self.end_of_life.is_none_or(|d| now <= d)
+        crate::model::scs::supported_on(self.release_date, self.end_of_life, now)
     }
 }
 
@@ -135,10 +136,13 @@ mod tests {
             .map(|x| x.minor.to_string())
             .collect();
         assert_eq!(supported, ["1.33", "1.34", "1.35", "1.36"]);
-        let later = NaiveDate::from_ymd_opt(2026, 6, 29).unwrap();
+        // 1.33 ends on 2026-06-28: supported the day before, not on the day itself.
+        let eve = NaiveDate::from_ymd_opt(2026, 6, 27).unwrap();
+        assert!(l.iter().any(|x| x.minor.minor == 33 && x.supported_on(eve)));
+        let eol_day = NaiveDate::from_ymd_opt(2026, 6, 28).unwrap();
         assert!(
             !l.iter()
-                .any(|x| x.minor.minor == 33 && x.supported_on(later))
+                .any(|x| x.minor.minor == 33 && x.supported_on(eol_day))
         );
     }
 

@@ -24,6 +24,7 @@ fn icon(s: &StackStatus) -> &'static str {
         StackState::ReleasePullRequest | StackState::Waiting => "🟡",
         StackState::Error => "🔴",
         StackState::Untracked => "⚪",
+        StackState::Unknown => "❔",
     }
 }
 
