@@ -360,7 +360,7 @@ fn no_upstream_fault_alone_or_paired_makes_a_verdict_more_favourable() {
             let names_it = faults
                 .iter()
                 .any(|(s, _)| *s != Src::Markers)
-                .then(|| !faulty.scs0210.unreadable.is_empty());
+                .then_some(!faulty.scs0210.unreadable.is_empty());
             if names_it == Some(false) {
                 problems.push(format!("{faults:?} on {today}: no source named unreadable"));
             }
