@@ -214,16 +214,19 @@ pub fn complete_sets(report: Report) -> (Vec<ReleaseSet>, Vec<Skipped>) {
         match m.release_set {
             Some(s) => sets.push(s),
             None => skipped.push(Skipped {
-                what: format!("{} {}", m.stack, m.minor),
+                what: crate::plan::Subject::StackMinor {
+                    stack: m.stack.clone(),
+                    minor: m.minor,
+                },
                 // Errors of any patch the walk passed over, then what the newest patch lacks.
-                reason: {
-                    let why: Vec<&String> = m.held_back.errors.iter().chain(&m.missing).collect();
-                    if why.is_empty() {
-                        "no complete release set".into()
-                    } else {
-                        let why: Vec<&str> = why.iter().map(|s| s.as_str()).collect();
-                        format!("no complete release set: {}", why.join("; "))
-                    }
+                reason: crate::plan::SkipReason::NoCompleteSet {
+                    why: m
+                        .held_back
+                        .errors
+                        .iter()
+                        .chain(&m.missing)
+                        .cloned()
+                        .collect(),
                 },
             }),
         }

@@ -155,13 +155,10 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
         "plan: {} release{} to make; {} series already released as rendered, {} skipped, {} held back, {} failed (forge {})",
         p.releases.len(),
         if p.releases.len() == 1 { "" } else { "s" },
+        p.skipped.iter().filter(|k| k.reason.is_unchanged()).count(),
         p.skipped
             .iter()
-            .filter(|k| k.reason.starts_with("unchanged since"))
-            .count(),
-        p.skipped
-            .iter()
-            .filter(|k| !k.reason.starts_with("unchanged since"))
+            .filter(|k| !k.reason.is_unchanged())
             .count(),
         p.degraded.len(),
         p.failed.len(),
@@ -242,11 +239,13 @@ fn held_back_by_errors(report: &crate::resolve::Report, plan: &Plan) -> Vec<Skip
             !plan.degraded.iter().any(|d| d.series == series)
         })
         .map(|m| Skipped {
-            what: format!("{} {}", m.stack, m.minor),
-            reason: format!(
-                "upstream errors keep it below its newest patch: {} (the other series went on; the next run reads again)",
-                m.held_back.errors.join("; ")
-            ),
+            what: crate::plan::Subject::StackMinor {
+                stack: m.stack.clone(),
+                minor: m.minor,
+            },
+            reason: crate::plan::SkipReason::UpstreamErrors {
+                errors: m.held_back.errors.clone(),
+            },
         })
         .collect()
 }
@@ -322,8 +321,10 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
         Err(e) if !e.is_invalid_input() && !ctx.loaded.config.tenants.is_empty() => {
             tracing::error!("release stage: {e}");
             failed.push(Skipped {
-                what: "release".into(),
-                reason: format!("{e} (the tenants were still served; the next run retries)"),
+                what: crate::plan::Subject::ReleaseStage,
+                reason: crate::plan::SkipReason::StageFailed {
+                    error: e.to_string(),
+                },
             });
             (Plan::default(), Outcome::default(), None)
         }
@@ -343,11 +344,10 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
         && !d.report.unreadable.is_empty()
     {
         failed.push(Skipped {
-            what: "SCS 0210 verdicts".into(),
-            reason: format!(
-                "unknown where they depend on {} (the releases went on; the next run reads again)",
-                d.report.unreadable.join("; ")
-            ),
+            what: crate::plan::Subject::Verdicts,
+            reason: crate::plan::SkipReason::VerdictsUnknown {
+                sources: d.report.unreadable.clone(),
+            },
         });
     }
     let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {

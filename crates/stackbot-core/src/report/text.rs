@@ -82,11 +82,7 @@ pub fn plan_diffs(p: &Plan) -> String {
 pub fn plan_text(p: &Plan) -> String {
     let mut s = String::new();
     if p.releases.is_empty() {
-        if p.skipped.is_empty()
-            || p.skipped
-                .iter()
-                .all(|k| k.reason.starts_with("unchanged since"))
-        {
+        if p.skipped.is_empty() || p.skipped.iter().all(|k| k.reason.is_unchanged()) {
             s.push_str("Nothing to release: every stack × minor is up to date.\n");
         } else {
             s.push_str("Nothing to release now; the skipped stack × minors below say why.\n");
@@ -238,7 +234,7 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
     nothing_to_release(&mut s, out, p);
     published(&mut s, out, p);
     for k in &out.skipped {
-        let tail = series_tail(p, &k.what);
+        let tail = series_tail(p, &k.what.to_string());
         let verb = match (is_current(k), tail.is_empty()) {
             (true, true) => "up to date",
             // Nothing new to release, yet the series is behind its newest patch.
@@ -263,12 +259,12 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
 
 /// A series skipped because nothing changed since its last release: up to date.
 fn is_current(k: &crate::plan::Skipped) -> bool {
-    k.reason.starts_with("unchanged since")
+    k.reason.is_unchanged()
 }
 
 /// A series skipped as unchanged that still waits for its newest patch (status: not current).
 fn is_behind(p: &Plan, k: &crate::plan::Skipped) -> bool {
-    is_current(k) && !series_tail(p, &k.what).is_empty()
+    is_current(k) && !series_tail(p, &k.what.to_string()).is_empty()
 }
 
 /// `; waits for node image … (critical CVE: 33 days overdue); SCS 0210 deadline 2026-04-29 (33
