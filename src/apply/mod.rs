@@ -112,8 +112,8 @@ pub fn apply_with_oci(
         if earlier_failed && commits {
             // Its commit was planned on top of the failed release's (and its lock entry).
             run.out.failed.push(Skipped {
-                what: r.tag.clone(),
-                reason: "not attempted: an earlier release of this run failed and this one's commit builds on it; the next run makes it".into(),
+                what: subject_of(&r.tag),
+                reason: crate::plan::SkipReason::NotAttempted,
             });
             continue;
         }
@@ -136,8 +136,8 @@ pub fn apply_with_oci(
             // A problem of this release only: report it, go on with the others.
             Err(ApplyError::Inconsistent(reason)) => {
                 run.out.failed.push(Skipped {
-                    what: r.tag.clone(),
-                    reason,
+                    what: subject_of(&r.tag),
+                    reason: crate::plan::SkipReason::Said(reason),
                 });
                 earlier_failed = true;
             }
@@ -536,4 +536,9 @@ fn publish(
         delete_quietly(forge, repo, r, "duplicate draft", out)?;
     }
     Ok(())
+}
+
+/// A planned release's tag as a subject (its stack and minor read from the tag).
+fn subject_of(tag: &str) -> crate::plan::Subject {
+    crate::plan::Subject::tag(tag).unwrap_or_else(|| crate::plan::Subject::Named(tag.to_string()))
 }

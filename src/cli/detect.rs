@@ -110,11 +110,13 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// `stackbot.lock` on the local forge's base branch, if the configuration names a local forge.
+/// `stackbot.lock` on the local forge's base branch, if the configuration names a local forge
+/// that could be read: a base branch without one (nothing released yet) is an empty lock, so
+/// `detect` and `status` both apply the minor window to a series never released.
 fn local_base_lock(g: &Global, ctx: &crate::pipeline::Context) -> Option<crate::lock::Lock> {
     if ctx.loaded.config.forge.kind != crate::config::ForgeKind::Local {
         return None;
     }
     let forge = g.open_forge(ctx).ok()?;
-    crate::pipeline::detect::base_lock(ctx, forge.as_ref())
+    crate::pipeline::detect::base_lock_or_none(ctx, forge.as_ref()).map(Option::unwrap_or_default)
 }

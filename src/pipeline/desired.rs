@@ -133,11 +133,12 @@ pub fn desired_recorded(
     if let Some(m) = sel.minor {
         check_minor(m, sel.stack.as_ref(), &offered)?;
     }
-    let selected = |what: &str| {
-        sel.stack
-            .as_ref()
-            .is_none_or(|x| what.starts_with(&x.to_string()))
-            && sel.minor.is_none_or(|m| what.ends_with(&format!(" {m}")))
+    // The subject's stack and minor, compared: `--stack openstack/scs` is not `openstack/scs2`.
+    let selected = |what: &crate::plan::Subject| match what.stack_minor() {
+        Some((stack, minor)) => {
+            sel.stack.as_ref().is_none_or(|x| x == stack) && sel.minor.is_none_or(|m| m == minor)
+        }
+        None => true,
     };
     offered.skipped.retain(|s| selected(&s.what));
     let mut out = Vec::new();
@@ -182,10 +183,14 @@ pub fn desired_recorded(
             Err(e) => match missing_data(&templates[&set.stack], stack, &set) {
                 Some(what) => {
                     offered.failed.push(Skipped {
-                        what: format!("{} {minor}", set.stack),
-                        reason: format!(
-                            "cannot render without {what}, which upstream did not provide this time ({e}); the next run retries"
-                        ),
+                        what: crate::plan::Subject::StackMinor {
+                            stack: set.stack.clone(),
+                            minor,
+                        },
+                        reason: crate::plan::SkipReason::CannotRender {
+                            what: what.to_string(),
+                            error: e.to_string(),
+                        },
                     });
                     offered.sets.push(set);
                     continue;
@@ -228,9 +233,8 @@ fn check_minor(minor: Minor, stack: Option<&StackId>, offered: &Offered) -> Resu
         .map(|set| set.minor())
         .collect();
     for s in &offered.skipped {
-        if let Some((id, m)) = s.what.rsplit_once(' ')
-            && let (Ok(id), Ok(m)) = (id.parse::<StackId>(), m.parse::<Minor>())
-            && in_stack(&id)
+        if let Some((id, m)) = s.what.stack_minor()
+            && in_stack(id)
         {
             tracked.insert(m);
         }

@@ -139,55 +139,63 @@ fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
     }
 }
 
-/// The verdict and deadline of every stack × minor against `lock` (what the base branch
-/// records as last released; `None`: unknown, so only the newest patch's own deadline). Pure.
+/// The deadline model ([`crate::compliance::deadlines`]) of every stack × minor against `lock`
+/// (what the base branch records as last released; a series it lacks was never released, so
+/// the minor window applies; `None`: what is released is unknown, so no rule is evaluated and
+/// only the newest patch's own clock is shown). The fields are the ones `status` gives. Pure.
 pub fn assess_against(
     report: &mut Report,
     inputs: &crate::compliance::Inputs,
     lock: Option<&crate::lock::Lock>,
     today: chrono::NaiveDate,
 ) {
-    // Without a lock in the checkout (the demo's working directory, a fresh clone) what is
-    // offered is unknown here: only the newest patch's own deadline is shown.
+    use crate::compliance::Offered;
     for m in &mut report.minors {
-        let Some(lock) = lock else {
-            if let Some(newest) = m.patches.last() {
-                let previous = m.patches.iter().rev().nth(1).map(|p| p.version);
-                if !crate::compliance::fixed_between(previous, newest.version, inputs).is_empty() {
-                    m.due = crate::compliance::offer_deadline(
-                        newest.version,
-                        newest.published_at,
-                        true,
-                    );
-                    m.overdue = m.due.is_some_and(|d| crate::model::scs::past(d, today))
-                        && m.release_set
-                            .as_ref()
-                            .is_none_or(|s| s.kubernetes != newest.version);
-                }
-            }
-            continue;
+        let offered = match lock {
+            None => Offered::Unknown {
+                cause: "no readable stackbot.lock: what is released is not known".into(),
+            },
+            Some(lock) => match lock.get(&m.stack, m.minor) {
+                Some(set) => Offered::Version {
+                    kubernetes: set.kubernetes,
+                },
+                None => Offered::Nothing,
+            },
         };
-        let offered = lock.get(&m.stack, m.minor).map(|s| s.kubernetes);
-        let verdict = crate::compliance::evaluate_series(offered, m.minor, inputs, today);
-        m.due = verdict.applying().and_then(|r| r.deadline);
-        m.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
-        m.cves = offered
+        let known = !matches!(offered, Offered::Unknown { .. });
+        let d = crate::compliance::deadlines(offered, m.minor, inputs, today);
+        m.due = d.due;
+        m.due_for = d.due_for;
+        m.due_window = d.governing;
+        m.days_left = d.days_left;
+        m.overdue = d.overdue;
+        m.newest_unreleased = d.newest_unreleased.clone();
+        m.cves = d
+            .offered
+            .version()
             .map(|v| crate::compliance::critical_cves(v, inputs))
             .unwrap_or_default();
-        m.scs0210 = Some(verdict);
+        m.scs0210 = known.then_some(d.scs0210);
     }
     for n in &mut report.new_minors {
-        let verdict = crate::compliance::evaluate_series(None, n.minor, inputs, today);
-        n.due = verdict.reasons.first().and_then(|r| r.deadline).or(n.due);
-        n.overdue = verdict.verdict == crate::compliance::Verdict::Fail;
+        let d = crate::compliance::deadlines(Offered::Nothing, n.minor, inputs, today);
+        n.due = d.due;
+        n.due_for = d.due_for;
+        n.due_window = d.governing;
+        n.days_left = d.days_left;
+        n.overdue = d.overdue;
     }
 }
 
-/// What the forge's base branch records as last released (`stackbot.lock`). Read-only;
-/// anything unreadable is "not known" here (`release` reports it).
-pub fn base_lock(ctx: &Context, forge: &dyn crate::forge::Forge) -> Option<crate::lock::Lock> {
+/// What the forge's base branch records as last released (`stackbot.lock`), telling a base
+/// branch that has none (`Some(None)`: nothing released) from a forge that could not be read
+/// (`None`). Read-only.
+pub fn base_lock_or_none(
+    ctx: &Context,
+    forge: &dyn crate::forge::Forge,
+) -> Option<Option<crate::lock::Lock>> {
     let target = super::release::target(ctx).ok()?;
-    crate::observe::base_lock(forge, target.scope()).ok()?
+    crate::observe::base_lock(forge, target.scope()).ok()
 }
 
 /// The options a release run detects with: the selection's snapshot and cache directory, and
@@ -214,16 +222,19 @@ pub fn complete_sets(report: Report) -> (Vec<ReleaseSet>, Vec<Skipped>) {
         match m.release_set {
             Some(s) => sets.push(s),
             None => skipped.push(Skipped {
-                what: format!("{} {}", m.stack, m.minor),
+                what: crate::plan::Subject::StackMinor {
+                    stack: m.stack.clone(),
+                    minor: m.minor,
+                },
                 // Errors of any patch the walk passed over, then what the newest patch lacks.
-                reason: {
-                    let why: Vec<&String> = m.held_back.errors.iter().chain(&m.missing).collect();
-                    if why.is_empty() {
-                        "no complete release set".into()
-                    } else {
-                        let why: Vec<&str> = why.iter().map(|s| s.as_str()).collect();
-                        format!("no complete release set: {}", why.join("; "))
-                    }
+                reason: crate::plan::SkipReason::NoCompleteSet {
+                    why: m
+                        .held_back
+                        .errors
+                        .iter()
+                        .chain(&m.missing)
+                        .cloned()
+                        .collect(),
                 },
             }),
         }

@@ -147,8 +147,11 @@ mod tests {
             tenants: tenants.iter().cloned().map(tenant).collect(),
             failed: failed
                 .then(|| crate::plan::Skipped {
-                    what: "openstack/scs2 1.35".into(),
-                    reason: "a tag points at another commit".into(),
+                    what: crate::plan::Subject::StackMinor {
+                        stack: "openstack/scs2".parse().unwrap(),
+                        minor: "1.35".parse().unwrap(),
+                    },
+                    reason: crate::plan::SkipReason::Said("a tag points at another commit".into()),
                 })
                 .into_iter()
                 .collect(),

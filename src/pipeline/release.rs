@@ -155,13 +155,10 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
         "plan: {} release{} to make; {} series already released as rendered, {} skipped, {} held back, {} failed (forge {})",
         p.releases.len(),
         if p.releases.len() == 1 { "" } else { "s" },
+        p.skipped.iter().filter(|k| k.reason.is_unchanged()).count(),
         p.skipped
             .iter()
-            .filter(|k| k.reason.starts_with("unchanged since"))
-            .count(),
-        p.skipped
-            .iter()
-            .filter(|k| !k.reason.starts_with("unchanged since"))
+            .filter(|k| !k.reason.is_unchanged())
             .count(),
         p.degraded.len(),
         p.failed.len(),
@@ -182,8 +179,8 @@ pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Plan
     if sel.skip_tenants {
         return Ok(planned);
     }
-    let inputs = planned.detected.as_ref().map(|d| &d.compliance);
-    planned.plan.tenants = super::tenants::preview(ctx, forge, &planned.plan, inputs)?;
+    planned.plan.tenants =
+        super::tenants::preview(ctx, forge, &planned.plan, planned.detected.as_ref())?;
     Ok(planned)
 }
 
@@ -242,11 +239,13 @@ fn held_back_by_errors(report: &crate::resolve::Report, plan: &Plan) -> Vec<Skip
             !plan.degraded.iter().any(|d| d.series == series)
         })
         .map(|m| Skipped {
-            what: format!("{} {}", m.stack, m.minor),
-            reason: format!(
-                "upstream errors keep it below its newest patch: {} (the other series went on; the next run reads again)",
-                m.held_back.errors.join("; ")
-            ),
+            what: crate::plan::Subject::StackMinor {
+                stack: m.stack.clone(),
+                minor: m.minor,
+            },
+            reason: crate::plan::SkipReason::UpstreamErrors {
+                errors: m.held_back.errors.clone(),
+            },
         })
         .collect()
 }
@@ -300,13 +299,32 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
                 &planned.observed,
                 planned.target.oci.as_deref(),
             )?;
-            (planned.plan, outcome, planned.detected)
+            let mut plan = planned.plan;
+            // Each series' line in the summary says where it stands as `status` does.
+            if let Some(d) = &planned.detected {
+                let released: Vec<_> = plan
+                    .releases
+                    .iter()
+                    .filter(|r| outcome.released.contains(&r.tag))
+                    .filter_map(|r| Some((r.tag.clone(), r.kubernetes.parse().ok()?)))
+                    .collect();
+                plan.series = super::status::series_after_run(
+                    ctx,
+                    forge,
+                    &planned.observed.index,
+                    d,
+                    &released,
+                );
+            }
+            (plan, outcome, planned.detected)
         }
         Err(e) if !e.is_invalid_input() && !ctx.loaded.config.tenants.is_empty() => {
             tracing::error!("release stage: {e}");
             failed.push(Skipped {
-                what: "release".into(),
-                reason: format!("{e} (the tenants were still served; the next run retries)"),
+                what: crate::plan::Subject::ReleaseStage,
+                reason: crate::plan::SkipReason::StageFailed {
+                    error: e.to_string(),
+                },
             });
             (Plan::default(), Outcome::default(), None)
         }
@@ -326,11 +344,10 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
         && !d.report.unreadable.is_empty()
     {
         failed.push(Skipped {
-            what: "SCS 0210 verdicts".into(),
-            reason: format!(
-                "unknown where they depend on {} (the releases went on; the next run reads again)",
-                d.report.unreadable.join("; ")
-            ),
+            what: crate::plan::Subject::Verdicts,
+            reason: crate::plan::SkipReason::VerdictsUnknown {
+                sources: d.report.unreadable.clone(),
+            },
         });
     }
     let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {
@@ -343,7 +360,7 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
             ctx,
             forge,
             &super::tenants::options(false),
-            detected.as_ref().map(|d| &d.compliance),
+            detected.as_ref(),
         )?
     };
     if !tenants.is_empty() {

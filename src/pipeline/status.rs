@@ -111,6 +111,39 @@ pub fn gather(
     })
 }
 
+/// Where each tracked series stands once a release run is done, as `status` computes it
+/// ([`crate::status::stacks::status`], the one deadline model), for the releases the run
+/// observed (`index`, listed once before it) and the ones it published (`released`: tag and
+/// Kubernetes version). Reads no listing again; the `release` summary renders it.
+pub fn series_after_run(
+    ctx: &Context,
+    forge: &dyn Forge,
+    index: &crate::index::ReleaseIndex,
+    detected: &Detected,
+    released: &[(String, crate::model::KubeVersion)],
+) -> Vec<status::StackStatus> {
+    let Ok(target) = super::release::target(ctx) else {
+        return Vec::new();
+    };
+    let stacks: BTreeSet<StackId> = ctx.loaded.config.stacks.iter().map(|s| s.id()).collect();
+    let mut releases = read::forge_releases(forge, &target.repo, index, &stacks, &mut Vec::new())
+        .unwrap_or_default();
+    releases.extend(released.iter().filter_map(|(tag, k)| {
+        Some(status::Release {
+            name: ReleaseName::parse(tag).ok()?,
+            target: status::Target::Forge,
+            kubernetes: Some(*k),
+            published_at: None,
+            url: None,
+        })
+    }));
+    upstream_minors(detected)
+        .iter()
+        .filter(|m| m.tracked)
+        .map(|m| status::stacks::status(m, &releases, &[], &detected.compliance, ctx.today))
+        .collect()
+}
+
 /// A reading's failure as the pipeline classifies it (a forge that denies access is a
 /// person's to fix; a misconfigured registry too).
 fn as_read(e: crate::observe::ObserveError) -> Error {

@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::compliance::Inputs;
+use super::detect::Detected;
 use crate::config::PublishTarget;
 use crate::config::{Config, TenantConfig};
 use crate::error::InvalidInput;
@@ -88,13 +88,45 @@ fn oci_error(ctx: &Context, e: crate::oci::OciError) -> Error {
 
 /// What the tenant plans know of upstream: the day, and what detection read for the SCS 0210
 /// verdicts (end of life, critical CVEs), or nothing when this run did not detect.
-fn facts(ctx: &Context, inputs: Option<&Inputs>) -> Facts {
+fn facts(ctx: &Context, detected: Option<&Detected>) -> Facts {
     Facts {
         today: ctx.today,
-        inputs: inputs.cloned().unwrap_or_default(),
+        inputs: detected.map(|d| d.compliance.clone()).unwrap_or_default(),
         approvals: Default::default(),
         limits: ctx.loaded.config.limits.tenant_files(),
+        waits: detected.map(waits).unwrap_or_default(),
     }
+}
+
+/// What each unreleased patch of a stack waits for, as detection found it: the reason a
+/// release stepped over it, or what the newest patch lacks (its missing image or chart, or the
+/// upstream error).
+fn waits(
+    d: &Detected,
+) -> std::collections::BTreeMap<(crate::model::StackId, crate::model::KubeVersion), String> {
+    let mut out = std::collections::BTreeMap::new();
+    for m in &d.report.minors {
+        for s in m.held_back.skipped() {
+            out.insert((m.stack.clone(), s.patch), s.reason.clone());
+        }
+        if let Some(newest) = m.kubernetes
+            && m.release_set
+                .as_ref()
+                .is_none_or(|s| s.kubernetes != newest)
+        {
+            let why: Vec<&str> = m
+                .errors
+                .iter()
+                .chain(&m.missing)
+                .map(String::as_str)
+                .collect();
+            if !why.is_empty() {
+                out.entry((m.stack.clone(), newest))
+                    .or_insert_with(|| why.join("; "));
+            }
+        }
+    }
+    out
 }
 
 /// Whether some tenant waits for approvals on the dashboard (then, and only then, the run
@@ -150,12 +182,12 @@ pub fn run_observed(
     ctx: &Context,
     forge: &dyn Forge,
     opts: &Options,
-    inputs: Option<&Inputs>,
+    detected: Option<&Detected>,
 ) -> Result<(Vec<TenantReport>, Observations), Error> {
     let releases = published(ctx, forge)?;
     let facts = Facts {
         approvals: approvals(ctx, forge)?,
-        ..facts(ctx, inputs)
+        ..facts(ctx, detected)
     };
     let (reports, observed) =
         propagate_observed(forge, &ctx.loaded.config, &releases, &facts, opts)
@@ -317,7 +349,7 @@ pub fn plan_after(
     forge: &dyn Forge,
     opts: &Options,
     planned: &[AvailableRelease],
-    inputs: Option<&Inputs>,
+    detected: Option<&Detected>,
 ) -> Result<Vec<TenantReport>, Error> {
     let opts = Options {
         dry_run: true,
@@ -327,7 +359,7 @@ pub fn plan_after(
     let releases = tenants::with_planned(published(ctx, forge)?, planned, &followed);
     let facts = Facts {
         approvals: approvals(ctx, forge)?,
-        ..facts(ctx, inputs)
+        ..facts(ctx, detected)
     };
     propagate(forge, &ctx.loaded.config, &releases, &facts, &opts)
         .map_err(|m| TenantsError::Config(m).into())
@@ -338,12 +370,12 @@ pub fn preview(
     ctx: &Context,
     forge: &dyn Forge,
     p: &Plan,
-    inputs: Option<&Inputs>,
+    detected: Option<&Detected>,
 ) -> Result<Vec<serde_json::Value>, Error> {
     if ctx.loaded.config.tenants.is_empty() {
         return Ok(Vec::new());
     }
-    let reports = plan_after(ctx, forge, &options(true), &planned_releases(p), inputs)?;
+    let reports = plan_after(ctx, forge, &options(true), &planned_releases(p), detected)?;
     // The diff is not part of a tenant report's JSON (a run's result); a preview shows it.
     Ok(reports
         .iter()

@@ -195,12 +195,18 @@ fn fixture_scenario_as_of_2026_05_01() {
         "pinned; 1.19.0-pre.3 ignored"
     );
     assert_eq!(m34.components["metrics-server"], "3.13.0");
+    // No stackbot.lock in the checkout: what is released is not known, so no rule governs
+    // (no `due`); the newest patch's own clock is still shown.
+    assert_eq!((m34.due, m34.due_window, m34.overdue), (None, None, false));
+    let newest = m34.newest_unreleased.as_ref().unwrap();
     assert_eq!(
-        m34.due,
-        NaiveDate::from_ymd_opt(2026, 4, 29),
+        (newest.rule, newest.release_by),
+        (
+            stackbot::compliance::Rule::CriticalCve,
+            NaiveDate::from_ymd_opt(2026, 4, 29)
+        ),
         "published 2026-04-15 + 14 days: it fixes the critical CVE-2026-0001 (fixtures/upstream/cve)"
     );
-    assert!(!m34.overdue);
     assert_eq!(release_set_version(m34).as_deref(), Some("v1.34.7"));
     assert_eq!(
         m34.release_set.as_ref().unwrap().components["csi"]
@@ -234,7 +240,7 @@ fn fixture_scenario_as_of_2026_05_01() {
         "only the pinned charts resolve"
     );
     assert_eq!(
-        m36.due,
+        m36.newest_unreleased.as_ref().unwrap().release_by,
         NaiveDate::from_ymd_opt(2026, 8, 20),
         "new minor: + 120 days"
     );
@@ -691,9 +697,15 @@ fn cli_json_against_the_fixture_server_equals_snapshot_replay() {
             .ends_with("ubuntu-2404-kube-v1.34.7.qcow2")
     );
     assert_eq!(r34["components"]["openstack-cinder-csi"], "2.34.3");
+    // The local forge has released nothing yet: the minor window governs, as in `status`.
     assert_eq!(
-        r34["due"], "2026-04-29",
-        "14 days: v1.34.7 fixes a critical CVE"
+        (&r34["due"], &r34["due_window"], &r34["overdue"]),
+        (
+            &serde_json::json!("2025-12-25"),
+            &serde_json::json!("minor"),
+            &serde_json::json!(true)
+        ),
+        "v1.34.0 of 2025-08-27 + 120 days"
     );
     let r36 = rows.iter().find(|r| r["minor"] == "1.36").unwrap();
     assert_eq!(r36["status"], "waiting");

@@ -33,6 +33,7 @@ mod hostile_limits;
 mod missing_data;
 mod network_failures;
 mod oci_registry;
+mod one_answer;
 mod package_cli;
 mod package_props;
 mod parser_props;

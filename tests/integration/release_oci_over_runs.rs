@@ -161,9 +161,10 @@ fn a_deleted_oci_tag_is_withdrawn_never_pushed_again_nor_its_number_reused() {
     let (p, out) = release_desired(&f, &t, &[patch(8)], &packager).unwrap();
     assert!(out.released.is_empty(), "{out:?}");
     assert!(
-        p.skipped
-            .iter()
-            .any(|s| s.reason.contains("openstack-scs2-1-34-v2 was withdrawn")),
+        p.skipped.iter().any(|s| s.reason
+            == stackbot::plan::SkipReason::Withdrawn {
+                tag: "openstack-scs2-1-34-v2".into()
+            }),
         "{:?}",
         p.skipped
     );

@@ -293,11 +293,24 @@ impl<F: Forge> World<F> {
         if let Some(f) = &self.fake {
             f.reset_counts();
         }
+        // A detection that read these verdict inputs and found no stack × minor to report.
+        let detected = stackbot::pipeline::detect::Detected {
+            report: stackbot::resolve::Report {
+                minors: Vec::new(),
+                new_minors: Vec::new(),
+                warnings: Vec::new(),
+                unreadable: Vec::new(),
+                snapshot: None,
+            },
+            end_of_life: Default::default(),
+            compliance: inputs.clone(),
+            last_known: None,
+        };
         stackbot::pipeline::tenants::run_observed(
             &self.ctx(),
             &self.bot,
             &Options::default(),
-            Some(inputs),
+            Some(&detected),
         )
         .unwrap()
         .0

@@ -10,7 +10,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use crate::config::{Config, MinorSelection, StackConfig};
-use crate::model::scs::{self, Waiting};
+use crate::model::scs::Waiting;
 use crate::model::{Component, KubeVersion, Minor, NodeImage, ReleaseSet, StackId};
 use crate::upstream::helm;
 use crate::upstream::kubernetes::{self, KubeRelease};
@@ -60,10 +60,20 @@ pub struct MinorStatus {
     pub node_image: Option<NodeImage>,
     /// Chart name → selected version.
     pub components: BTreeMap<String, String>,
-    /// SCS 0210 deadline for offering the newest patch.
+    /// The deadline of the SCS 0210 rule that governs what is offered (`stackbot.lock`'s
+    /// release; nothing released: the minor window), as `status` gives it (filled by the
+    /// pipeline from [`crate::compliance::deadlines`]).
     pub due: Option<NaiveDate>,
-    /// The deadline has passed and the newest patch still cannot be released.
+    /// The patch whose publication started that clock.
+    pub due_for: Option<KubeVersion>,
+    /// The rule `due` comes from.
+    pub due_window: Option<crate::compliance::Rule>,
+    /// Days until `due` (negative: days overdue).
+    pub days_left: Option<i64>,
+    /// The governing rule has failed (the deadline day itself is still in time).
     pub overdue: bool,
+    /// The newest GA patch not yet offered, and when it must be released by on its own clock.
+    pub newest_unreleased: Option<crate::compliance::NewestUnreleased>,
     /// The newest *complete* set: what a release would use (may be an older patch).
     pub release_set: Option<ReleaseSet>,
     /// Every GA patch of the minor, oldest first, with its publication date: which unreleased
@@ -140,8 +150,14 @@ pub struct NewMinor {
     pub kubernetes: KubeVersion,
     /// When the minor's first GA patch was published.
     pub published_at: Option<DateTime<Utc>>,
-    /// SCS 0210: offer the minor within 4 months.
+    /// SCS 0210: offer the minor within 4 months (the minor window's deadline).
     pub due: Option<NaiveDate>,
+    /// The minor's first GA patch, which started that clock.
+    pub due_for: Option<KubeVersion>,
+    /// The rule `due` comes from (`minor`).
+    pub due_window: Option<crate::compliance::Rule>,
+    /// Days until `due` (negative: days overdue).
+    pub days_left: Option<i64>,
     /// `due` has passed.
     pub overdue: bool,
     /// Every GA patch of the minor, oldest first (`stackbot status`).
@@ -411,7 +427,7 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
         let (tracked_minors, warning) = tracked(stack, &facts, now);
         warnings.extend(warning);
         for minor in &tracked_minors {
-            minors.push(resolve_minor(stack, *minor, &facts, data, &indexes, now));
+            minors.push(resolve_minor(stack, *minor, &facts, data, &indexes));
         }
         let Some(max) = tracked_minors.iter().max() else {
             continue;
@@ -429,14 +445,17 @@ pub fn resolve(config: &Config, data: &UpstreamData, now: NaiveDate) -> Report {
                 .filter(|r| r.version.minor() == m)
                 .collect();
             let (first, last) = (of_minor[0], of_minor[of_minor.len() - 1]);
-            let due = scs::minor_deadline(first.published_at);
             new_minors.push(NewMinor {
                 stack: stack.id(),
                 minor: m,
                 kubernetes: last.version,
                 published_at: first.published_at,
-                due,
-                overdue: due.is_some_and(|d| scs::past(d, now)),
+                // Filled by the pipeline from the deadline model.
+                due: None,
+                due_for: None,
+                due_window: None,
+                days_left: None,
+                overdue: false,
                 patches: of_minor.iter().map(|r| (*r).clone()).collect(),
             });
         }
@@ -512,7 +531,6 @@ fn resolve_minor(
     facts: &Facts,
     data: &UpstreamData,
     indexes: &ChartAnswers<'_>,
-    now: NaiveDate,
 ) -> MinorStatus {
     let patches = candidates(&facts.releases, minor);
     let newest = patches.first().copied();
@@ -549,11 +567,6 @@ fn resolve_minor(
         // Nothing is released in their place: no patch was stepped over.
         held_back.stepped_over.clear();
     }
-    let due = newest.and_then(|n| scs::deadline(n.version, n.published_at));
-    let releasable = match (&release_set, newest) {
-        (Some(rs), Some(n)) => rs.kubernetes == n.version,
-        _ => false,
-    };
     MinorStatus {
         stack: stack.id(),
         minor,
@@ -565,8 +578,14 @@ fn resolve_minor(
         errors,
         node_image: walk.node_image,
         components,
-        due,
-        overdue: due.is_some_and(|d| scs::past(d, now)) && !releasable,
+        // What is offered is the pipeline's to read (`stackbot.lock`): it fills these from the
+        // one deadline model ([`crate::compliance::deadlines`]).
+        due: None,
+        due_for: None,
+        due_window: None,
+        days_left: None,
+        overdue: false,
+        newest_unreleased: None,
         release_set,
         patches: facts
             .releases
@@ -937,7 +956,9 @@ stacks:
     }
 
     #[test]
-    fn deadlines_follow_scs_0210() {
+    fn resolution_leaves_deadlines_to_the_one_model() {
+        // Which rule governs depends on what is offered (the lock), which resolution does not
+        // read: `compliance::deadlines` decides, and the pipeline fills the fields from it.
         let c = config(r#"["1.34"]"#);
         let mut d = base();
         d.insert(&checksum("v1.34.7"), Fetched::Missing { url: "x".into() });
@@ -945,21 +966,13 @@ stacks:
             &checksum("v1.34.6"),
             ok(&format!("{H1}  kube-v1.34.6.qcow2")),
         );
-        let on_time = resolve(&c, &d, date(2026, 5, 16));
-        assert_eq!(on_time.minors[0].due, Some(date(2026, 5, 16)), "+31 days");
-        assert!(!on_time.minors[0].overdue);
-        let late = resolve(&c, &d, date(2026, 5, 17));
-        assert!(
-            late.minors[0].overdue,
-            "deadline passed, newest patch not releasable"
+        let r = resolve(&c, &d, date(2026, 5, 17));
+        let m = &r.minors[0];
+        assert_eq!((m.due, m.due_window, m.overdue), (None, None, false));
+        assert_eq!(
+            m.release_set.as_ref().unwrap().kubernetes.to_string(),
+            "v1.34.6"
         );
-        d.insert(
-            &checksum("v1.34.7"),
-            ok(&format!("{H1}  kube-v1.34.7.qcow2")),
-        );
-        let releasable = resolve(&c, &d, date(2026, 5, 17));
-        assert_eq!(releasable.minors[0].status, Status::Complete);
-        assert!(!releasable.minors[0].overdue, "a release can ship it now");
 
         let mut d = base();
         d.insert(
@@ -968,11 +981,6 @@ stacks:
         );
         let c35 = config(r#"["1.35"]"#);
         let r = resolve(&c35, &d, date(2026, 1, 1));
-        assert_eq!(
-            r.minors[0].due,
-            Some(date(2026, 4, 16)),
-            "new minor: +120 days"
-        );
         assert!(
             r.minors[0]
                 .missing
@@ -1001,7 +1009,7 @@ stacks:
         d.insert(&m("1.35"), ok("v1.35.4"));
         let r = resolve(&c, &d, date(2026, 5, 1));
         assert_eq!(r.minors[1].kubernetes.unwrap().to_string(), "v1.34.7");
-        assert_eq!(r.minors[1].due, None, "markers carry no dates");
+        assert_eq!(r.minors[1].published_at, None, "markers carry no dates");
         assert_eq!(r.new_minors[0].minor.to_string(), "1.35");
         assert!(r.warnings[0].contains("HTTP 403"));
     }

@@ -24,6 +24,7 @@
 //! [`Verdict::Unknown`] with the cause, unless the facts at hand already make it a failure,
 //! or the missing source cannot change the answer (no newer patch: no CVE can matter).
 
+mod deadlines;
 mod inputs;
 mod provenance;
 
@@ -35,6 +36,7 @@ use crate::model::{KubeVersion, Minor};
 use crate::upstream::cve::Cve;
 use crate::upstream::kubernetes::KubeRelease;
 
+pub use deadlines::{Deadlines, NewestUnreleased, Offered, deadlines};
 pub use inputs::{Inputs, Lifecycles, Security, last_known, needed};
 pub use provenance::{Read, SourceReading, aged, sources};
 

@@ -45,6 +45,7 @@ use crate::oci::publish::OciPlanSettings;
 use crate::package::versions::{Previous, for_release};
 use crate::package::{Metadata, ReleaseHashes, SHA256SUMS, Versions, sha256sums};
 
+mod skipped;
 pub use guard::Degraded;
 use notes::commit_summary;
 pub use notes::release_notes;
@@ -274,12 +275,7 @@ pub struct PlannedRelease {
     pub rendered: FileTree,
 }
 
-/// Something that will not be released, and why.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Skipped {
-    pub what: String,
-    pub reason: String,
-}
+pub use skipped::{Reason as SkipReason, Skipped, Subject};
 
 /// Everything `release` will do.
 #[derive(Debug, Clone, Serialize, Default)]
@@ -297,6 +293,11 @@ pub struct Plan {
     /// commits, a render that lacks upstream data): the run reports them and exits 1, the
     /// other series and the tenants go on.
     pub failed: Vec<Skipped>,
+    /// Where each tracked series stands after the run, as `status` computes it (what it waits
+    /// for, the governing deadline, days overdue): filled by the release pipeline, rendered by
+    /// the `release` summary.
+    #[serde(skip)]
+    pub series: Vec<crate::status::StackStatus>,
 }
 
 impl Plan {
@@ -581,8 +582,11 @@ impl Run<'_> {
         if up_to_date(d, state.latest) {
             let tag = state.latest.map(|l| l.tag.clone()).unwrap_or_default();
             self.plan.skipped.push(Skipped {
-                what: series.clone(),
-                reason: format!("unchanged since {tag} (same clusterStack hash)"),
+                what: Subject::Series {
+                    stack: d.stack.clone(),
+                    minor: d.minor,
+                },
+                reason: SkipReason::Unchanged { tag },
             });
             self.plan.cleanup.extend(stale_below(input.published_n));
             return true;
@@ -607,11 +611,11 @@ impl Run<'_> {
             .find(|w| w.same_content && !self.overrides.republish.contains(&w.tag))
         {
             self.plan.skipped.push(Skipped {
-                what: series.clone(),
-                reason: format!(
-                    "{} was withdrawn (its release was deleted) and the rendered stack is what it shipped: not published again (its number is never reused); to publish this content anyway under a new number: `stackbot release --republish {}`",
-                    w.tag, w.tag
-                ),
+                what: Subject::Series {
+                    stack: d.stack.clone(),
+                    minor: d.minor,
+                },
+                reason: SkipReason::Withdrawn { tag: w.tag.clone() },
             });
             self.plan.cleanup.extend(stale_below(input.published_n));
             return true;
@@ -621,10 +625,11 @@ impl Run<'_> {
             && let Some(number) = pull::declined(input.pulls, &hash)
         {
             self.plan.skipped.push(Skipped {
-                what: series.clone(),
-                reason: format!(
-                    "release pull request #{number} for this content was closed without merging: not opened again (a new content opens a new pull request; reopen #{number} to release this one)"
-                ),
+                what: Subject::Series {
+                    stack: d.stack.clone(),
+                    minor: d.minor,
+                },
+                reason: SkipReason::Declined { number },
             });
             return true;
         }
@@ -670,12 +675,31 @@ impl Run<'_> {
             d.set.kubernetes,
             &self.settings.compliance,
         );
+        // What the series offered before this release decides the governing rule, as it did
+        // for `detect` and `status` that day: from the set the previous release shipped (not
+        // the base branch, so a resumed run writes the same notes).
+        let offered = match (state.latest, &previous_set) {
+            (None, _) => crate::compliance::Offered::Nothing,
+            (Some(_), Some(p)) => crate::compliance::Offered::Version {
+                kubernetes: p.kubernetes,
+            },
+            (Some(l), None) => crate::compliance::Offered::Unknown {
+                cause: format!("{} records no release set", l.tag),
+            },
+        };
+        let deadline = crate::compliance::deadlines(
+            offered,
+            d.minor,
+            &self.settings.compliance,
+            self.settings.now,
+        );
         let words = release_notes(
             &tag,
             d,
             previous_set.as_ref(),
             &versions,
             &fixed,
+            &deadline,
             self.settings.now,
         );
         let release_marker = marker::line(&tag, &hashes.cluster_stack);
@@ -787,20 +811,23 @@ impl Run<'_> {
             Ok(step) => step,
             Err(reason) => {
                 self.plan.failed.push(Skipped {
-                    what: input.series.clone(),
-                    reason,
+                    what: Subject::Series {
+                        stack: input.d.stack.clone(),
+                        minor: input.d.minor,
+                    },
+                    reason: SkipReason::Said(reason),
                 });
                 return None;
             }
         };
         let open = input.pulls.iter().any(|p| p.state == PullState::Open);
         self.plan.skipped.push(Skipped {
-            what: tag.clone(),
-            reason: if open {
-                "waiting for the release pull request to be merged".into()
-            } else {
-                "release pull request to be opened; published after it is merged".into()
+            what: Subject::Tag {
+                stack: input.d.stack.clone(),
+                minor: input.d.minor,
+                tag: tag.clone(),
             },
+            reason: SkipReason::ReleasePullRequest { open },
         });
         Some(vec![step])
     }
@@ -1169,10 +1196,11 @@ mod tests {
         };
         let p = plan(&d, &obs, &settings(), &pkg).unwrap();
         assert!(p.is_noop() && p.releases.is_empty());
-        assert!(
-            p.skipped[0]
-                .reason
-                .contains("unchanged since openstack-scs2-1-34-v2")
+        assert_eq!(
+            p.skipped[0].reason,
+            SkipReason::Unchanged {
+                tag: "openstack-scs2-1-34-v2".into()
+            }
         );
         // A Kubernetes patch changes the rendered tree, so it releases.
         let p = plan(&[desired("v1.34.8")], &obs, &settings(), &pkg).unwrap();

@@ -29,6 +29,25 @@ fn stepped_over(d: &Desired) -> String {
     s
 }
 
+/// The SCS 0210 line of the notes: the deadline of the rule that governed the series on the
+/// day of the release (the model `detect` and `status` gave that day, for what the series
+/// offered before it), met or missed.
+pub fn deadline_line(d: &crate::compliance::Deadlines, now: chrono::NaiveDate) -> String {
+    match d.words() {
+        Some(w) if d.overdue => {
+            format!("SCS 0210 deadline: {w} — **missed** (released {now}).\n")
+        }
+        Some(w) => format!("SCS 0210 deadline: {w} — met (released {now}).\n"),
+        None if d.scs0210.verdict == crate::compliance::Verdict::Unknown => format!(
+            "SCS 0210 deadline: unknown ({}).\n",
+            d.scs0210.unknown.join("; ")
+        ),
+        None => format!(
+            "SCS 0210 deadline: none applied (no newer patch was waiting; released {now}).\n"
+        ),
+    }
+}
+
 /// The release notes: what is in the release and what changed since the previous one.
 pub fn release_notes(
     tag: &str,
@@ -36,6 +55,7 @@ pub fn release_notes(
     previous: Option<&ReleaseSet>,
     versions: &Versions,
     fixed: &[crate::compliance::CveFact],
+    deadline: &crate::compliance::Deadlines,
     now: chrono::NaiveDate,
 ) -> String {
     let set = &d.set;
@@ -114,16 +134,6 @@ pub fn release_notes(
         }
         s.push('\n');
     }
-    match crate::compliance::offer_deadline(set.kubernetes, set.published_at, !fixed.is_empty()) {
-        Some(due) if crate::model::scs::in_time(due, now) => s.push_str(&format!(
-            "SCS 0210 deadline for {}: {due} — met (released {now}).\n",
-            set.kubernetes
-        )),
-        Some(due) => s.push_str(&format!(
-            "SCS 0210 deadline for {}: {due} — **missed** (released {now}).\n",
-            set.kubernetes
-        )),
-        None => s.push_str("SCS 0210 deadline: unknown (no upstream publication date).\n"),
-    }
+    s.push_str(&deadline_line(deadline, now));
     s
 }

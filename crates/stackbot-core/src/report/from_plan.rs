@@ -211,8 +211,11 @@ mod tests {
         let plan = Plan {
             releases: vec![release()],
             skipped: vec![Skipped {
-                what: "openstack/scs2 1.33".into(),
-                reason: "waiting for node image".into(),
+                what: crate::plan::Subject::StackMinor {
+                    stack: "openstack/scs2".parse().unwrap(),
+                    minor: "1.33".parse().unwrap(),
+                },
+                reason: crate::plan::SkipReason::Said("waiting for node image".into()),
             }],
             tenants: vec![serde_json::json!({
                 "tenant": "team-a", "repository": "org/a", "branch": "stackbot/openstack-scs2",

@@ -24,6 +24,9 @@ pub struct ReleaseJson<'a, D: Serialize> {
     pub degraded: &'a [Degraded],
     /// What makes the run exit 1 while the rest went on.
     pub failed: &'a [Skipped],
+    /// Where each tracked series stands after the run: the `stacks[]` rows of `status` (what
+    /// it waits for, `due`, `due_window`, `days_left`, `overdue`, the verdict).
+    pub series: &'a [crate::status::StackStatus],
 }
 
 impl<'a, D: Serialize> ReleaseJson<'a, D> {
@@ -46,6 +49,7 @@ impl<'a, D: Serialize> ReleaseJson<'a, D> {
             warnings: &plan.warnings,
             degraded: &plan.degraded,
             failed,
+            series: &plan.series,
         }
     }
 

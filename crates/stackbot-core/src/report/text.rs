@@ -82,11 +82,7 @@ pub fn plan_diffs(p: &Plan) -> String {
 pub fn plan_text(p: &Plan) -> String {
     let mut s = String::new();
     if p.releases.is_empty() {
-        if p.skipped.is_empty()
-            || p.skipped
-                .iter()
-                .all(|k| k.reason.starts_with("unchanged since"))
-        {
+        if p.skipped.is_empty() || p.skipped.iter().all(|k| k.reason.is_unchanged()) {
             s.push_str("Nothing to release: every stack × minor is up to date.\n");
         } else {
             s.push_str("Nothing to release now; the skipped stack × minors below say why.\n");
@@ -238,12 +234,14 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
     nothing_to_release(&mut s, out, p);
     published(&mut s, out, p);
     for k in &out.skipped {
-        let verb = if is_current(k) {
-            "up to date"
-        } else {
-            "skipped"
+        let tail = series_tail(p, &k.what.to_string());
+        let verb = match (is_current(k), tail.is_empty()) {
+            (true, true) => "up to date",
+            // Nothing new to release, yet the series is behind its newest patch.
+            (true, false) => "waiting",
+            (false, _) => "skipped",
         };
-        let _ = writeln!(s, "{verb} {}: {}", k.what, k.reason);
+        let _ = writeln!(s, "{verb} {}: {}{tail}", k.what, k.reason);
     }
     for d in &p.degraded {
         let _ = writeln!(s, "{d}");
@@ -261,7 +259,45 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
 
 /// A series skipped because nothing changed since its last release: up to date.
 fn is_current(k: &crate::plan::Skipped) -> bool {
-    k.reason.starts_with("unchanged since")
+    k.reason.is_unchanged()
+}
+
+/// A series skipped as unchanged that still waits for its newest patch (status: not current).
+fn is_behind(p: &Plan, k: &crate::plan::Skipped) -> bool {
+    is_current(k) && !series_tail(p, &k.what.to_string()).is_empty()
+}
+
+/// `; waits for node image … (critical CVE: 33 days overdue); SCS 0210 deadline 2026-04-29 (33
+/// days overdue, critical CVE, for v1.33.11)`: where a series not current stands after the run,
+/// in the words of `status` (its rows, [`Plan::series`]). `what` is the series prefix
+/// (`openstack-scs2-1-33`), a release tag of it, or `openstack/scs2 1.33`.
+pub fn series_tail(p: &Plan, what: &str) -> String {
+    let Some(st) = p.series.iter().find(|st| {
+        let prefix = crate::model::series_prefix(&st.stack, st.minor);
+        what == prefix
+            || what == format!("{} {}", st.stack, st.minor)
+            || what
+                .strip_prefix(&prefix)
+                .is_some_and(|rest| rest.starts_with("-v"))
+    }) else {
+        return String::new();
+    };
+    if st.state == crate::status::StackState::Current {
+        return String::new();
+    }
+    let mut out = String::new();
+    let waits: Vec<String> = st
+        .waiting_for
+        .iter()
+        .map(crate::report::status::waiting_short)
+        .collect();
+    if !waits.is_empty() {
+        let _ = write!(out, "; waits for {}", waits.join(", "));
+    }
+    if let Some(d) = crate::report::status::deadline_words(st) {
+        let _ = write!(out, "; SCS 0210 deadline {d}");
+    }
+    out
 }
 
 /// The opening line of a run that published nothing. "Up to date" only when it is true of
@@ -275,7 +311,11 @@ fn nothing_to_release(s: &mut String, out: &Outcome, p: &Plan) {
     if !out.released.is_empty() || !out.pull_requests.is_empty() || oci_pushed {
         return;
     }
-    let waiting = out.skipped.iter().filter(|k| !is_current(k)).count()
+    let waiting = out
+        .skipped
+        .iter()
+        .filter(|k| !is_current(k) || is_behind(p, k))
+        .count()
         + p.degraded.len()
         + p.failed.len()
         + out.failed.len();
@@ -285,7 +325,10 @@ fn nothing_to_release(s: &mut String, out: &Outcome, p: &Plan) {
         let _ = writeln!(
             s,
             "Nothing to release now: {} stack × minor up to date, {waiting} waiting or held back (below).",
-            out.skipped.iter().filter(|k| is_current(k)).count()
+            out.skipped
+                .iter()
+                .filter(|k| is_current(k) && !is_behind(p, k))
+                .count()
         );
     }
 }
@@ -297,9 +340,10 @@ fn published(s: &mut String, out: &Outcome, p: &Plan) {
             Some(r) => {
                 let _ = writeln!(
                     s,
-                    "released {t} (Kubernetes {}, {} assets)",
+                    "released {t} (Kubernetes {}, {} assets){}",
                     r.kubernetes,
-                    r.assets.len()
+                    r.assets.len(),
+                    series_tail(p, t)
                 );
             }
             None => {

@@ -11,7 +11,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use super::{Release, ReleasePull, Target, UpstreamMinor, days_between, releases_of, targets_of};
-use crate::compliance::{self, CveFact, Inputs, Scs0210, Verdict};
+use crate::compliance::{self, CveFact, Deadlines, Inputs, NewestUnreleased, Offered, Scs0210};
 use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, StackId};
 
@@ -167,8 +167,11 @@ pub struct StackStatus {
     pub due_window: Option<Window>,
     /// Days until `due` (negative: days overdue).
     pub days_left: Option<i64>,
-    /// `due` has passed.
+    /// The governing rule has failed (`due` has passed; the deadline day itself is in time).
     pub overdue: bool,
+    /// The newest GA patch not yet released, and the day it must be released by on its own
+    /// clock (`null` when the newest patch is released).
+    pub newest_unreleased: Option<NewestUnreleased>,
     /// Kubernetes end of life of the minor, when known.
     pub end_of_life: Option<NaiveDate>,
     /// `end_of_life` has passed: SCS recommends no longer offering the minor.
@@ -183,6 +186,9 @@ pub struct StackStatus {
     pub scs0210: Scs0210,
     /// The critical CVEs affecting the latest release.
     pub cves: Vec<CveFact>,
+    /// The deadline model everything above comes from (rendered by the `release` summary).
+    #[serde(skip)]
+    pub deadlines: Deadlines,
 }
 
 /// Compute one row. Pure.
@@ -204,11 +210,10 @@ pub fn status(
             .filter(|p| offered.is_none_or(|o| p.version > o))
             .collect()
     };
-    let scs0210 = verdict(m, latest.as_ref(), inputs, today);
-    let applying = scs0210.applying();
-    let due = applying.and_then(|r| r.deadline);
-    let due_for = applying.and_then(|r| r.newer);
-    let overdue = scs0210.verdict == Verdict::Fail;
+    // The one deadline model ([`compliance::deadlines`]): `detect`, the release summary and
+    // the release notes render the same value.
+    let deadlines = series_deadlines(m, latest.as_ref(), inputs, today);
+    let scs0210 = deadlines.scs0210.clone();
     let cves = offered
         .map(|v| compliance::critical_cves(v, inputs))
         .unwrap_or_default();
@@ -235,11 +240,12 @@ pub fn status(
         latest_release: latest,
         unreleased: unreleased.iter().map(|p| p.version).collect(),
         waiting_for,
-        due,
-        due_for,
-        due_window: applying.map(|r| r.rule),
-        days_left: due.map(|d| days_between(today, d)),
-        overdue,
+        due: deadlines.due,
+        due_for: deadlines.due_for,
+        due_window: deadlines.governing,
+        days_left: deadlines.days_left,
+        overdue: deadlines.overdue,
+        newest_unreleased: deadlines.newest_unreleased.clone(),
         end_of_life: m.end_of_life,
         // The standard's test: a minor is supported while `now < end-of-life` (midnight), so
         // the end-of-life day itself is past it.
@@ -250,6 +256,7 @@ pub fn status(
         stepped_over: m.stepped_over.clone(),
         scs0210,
         cves,
+        deadlines,
     }
 }
 
@@ -265,25 +272,29 @@ fn newest_release(m: &UpstreamMinor, releases: &[Release]) -> Option<LatestRelea
     })
 }
 
-/// One rule for the verdict and the deadline: the standard's, for the latest release's
-/// version (or the minor window when nothing was released). A release naming no Kubernetes
-/// version is unknown: missing data is never compliance.
-fn verdict(
+/// The deadline model of the stack × minor for what its latest release offers (nothing
+/// released: the minor window). A release naming no Kubernetes version is unknown: missing data
+/// is never compliance.
+fn series_deadlines(
     m: &UpstreamMinor,
     latest: Option<&LatestRelease>,
     inputs: &Inputs,
     today: NaiveDate,
-) -> Scs0210 {
-    let offered = latest.and_then(|l| l.kubernetes);
-    if let Some(l) = latest
-        && offered.is_none()
-    {
-        return Scs0210::unknown(format!(
-            "release {} names no Kubernetes version (notes or metadata.yaml)",
-            l.tag
-        ));
-    }
-    compliance::evaluate_series(offered, m.minor, inputs, today)
+) -> Deadlines {
+    let offered = match latest {
+        None => Offered::Nothing,
+        Some(LatestRelease {
+            kubernetes: Some(v),
+            ..
+        }) => Offered::Version { kubernetes: *v },
+        Some(l) => Offered::Unknown {
+            cause: format!(
+                "release {} names no Kubernetes version (notes or metadata.yaml)",
+                l.tag
+            ),
+        },
+    };
+    compliance::deadlines(offered, m.minor, inputs, today)
 }
 
 /// Where the stack × minor stands and what its newest patch waits for: the configuration
@@ -359,6 +370,7 @@ fn critical_cve_urgency(scs0210: &Scs0210, today: NaiveDate, waiting_for: &mut [
 mod tests {
     use super::super::testing::*;
     use super::*;
+    use crate::compliance::Verdict;
     use crate::forge::PullState;
 
     #[test]

@@ -288,6 +288,65 @@ impl TenantFile {
         out
     }
 
+    /// The lines (1-based, in the file as it is) that `edit` changes, the ones its diff
+    /// shows as removed: the span of `spec.versions`' value, of a Cluster's class and version,
+    /// or, for a new document, the last line of the one it is inserted after. `line 15`,
+    /// `lines 15–17`, `lines 8, 10`; `None` when the edit cannot be located (then [`apply`]
+    /// fails with the reason).
+    ///
+    /// [`apply`]: TenantFile::apply
+    pub fn changed_lines(&self, edit: &Edit) -> Option<String> {
+        let text = &self.text;
+        let last_of = |r: &Range<usize>| scan::line_number(text, r.end.max(r.start + 1) - 1);
+        let mut lines: Vec<usize> = Vec::new();
+        let mut add = |r: Range<usize>| {
+            lines.extend(scan::line_number(text, r.start)..=last_of(&r));
+        };
+        match edit {
+            Edit::SetVersions { doc, versions } => {
+                for (r, _) in versions_splices(text, self.docs.get(*doc)?.clone(), versions).ok()? {
+                    add(r);
+                }
+            }
+            Edit::BumpCluster { doc, .. } => {
+                for key in ["class", "version"] {
+                    let r = self.docs.get(*doc)?.clone();
+                    add(scalar_at_path(text, r, &["spec", "topology", key])
+                        .ok()?
+                        .span);
+                }
+            }
+            Edit::AddMinor { after_doc, .. } => {
+                let end = self.docs.get(*after_doc)?.end;
+                lines.push(scan::line_number(text, end.saturating_sub(1)));
+            }
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for l in lines {
+            match runs.last_mut() {
+                Some((_, last)) if *last + 1 == l => *last = l,
+                _ => runs.push((l, l)),
+            }
+        }
+        let words: Vec<String> = runs
+            .iter()
+            .map(|&(a, b)| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}–{b}")
+                }
+            })
+            .collect();
+        match runs.as_slice() {
+            [] => None,
+            [(a, b)] if a == b => Some(format!("line {a}")),
+            _ => Some(format!("lines {}", words.join(", "))),
+        }
+    }
+
     /// Apply `edits` and verify the result; returns the new file text.
     pub fn apply(&self, edits: &[Edit]) -> Result<String, EditError> {
         let mut splices: Vec<(Range<usize>, String)> = Vec::new();

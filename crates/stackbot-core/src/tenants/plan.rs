@@ -116,6 +116,10 @@ pub struct Facts {
     pub approvals: BTreeMap<(String, String), bool>,
     /// What a tenant file may hold (`limits.tenant_files`): a file over it fails its tenant.
     pub limits: crate::yaml::Limits,
+    /// What each unreleased Kubernetes patch of a stack still waits for, in words (from the
+    /// run's detection; empty without one): a pull request whose release is affected by a
+    /// critical CVE says what holds the fix back.
+    pub waits: BTreeMap<(StackId, KubeVersion), String>,
 }
 
 impl Facts {
@@ -126,6 +130,7 @@ impl Facts {
             inputs: crate::compliance::Inputs::default(),
             approvals: Default::default(),
             limits: crate::config::LimitsConfig::default().tenant_files(),
+            waits: Default::default(),
         }
     }
 }
@@ -341,17 +346,13 @@ fn patch_versions(
     let new = r.name.version.dot();
     let Some(list) = &doc.versions else {
         if !doc.auto_subscribe {
-            d.edit(
-                f,
-                Edit::SetVersions {
-                    doc: doc.doc,
-                    versions: vec![new.clone()],
-                },
-            );
-            d.note_release(
-                r,
-                format!("`{}` line {}: {} add {new}", f.path, doc.line, doc.minor),
-            );
+            let edit = Edit::SetVersions {
+                doc: doc.doc,
+                versions: vec![new.clone()],
+            };
+            let at = changed_at(f, &edit, doc.line);
+            d.edit(f, edit);
+            d.note_release(r, format!("`{}` {at}: {} add {new}", f.path, doc.minor));
         }
         return;
     };
@@ -365,24 +366,22 @@ fn patch_versions(
         fixed_between(running, r.kubernetes, &facts.inputs),
     );
     let versions = next_versions(list, &new, keep);
+    let edit = Edit::SetVersions {
+        doc: doc.doc,
+        versions: versions.clone(),
+    };
     d.note_release(
         r,
         format!(
-            "`{}` line {}: {} `[{}]` → `[{}]`",
+            "`{}` {}: {} `[{}]` → `[{}]`",
             f.path,
-            doc.line,
+            changed_at(f, &edit, doc.line),
             doc.minor,
             list.join(", "),
             versions.join(", ")
         ),
     );
-    d.edit(
-        f,
-        Edit::SetVersions {
-            doc: doc.doc,
-            versions,
-        },
-    );
+    d.edit(f, edit);
 }
 
 /// A new `ClusterStack` per minor newer than the tenant's highest, after each document of
@@ -396,23 +395,22 @@ fn add_minors(
     for (f, doc) in docs.iter().filter(|(_, d)| d.minor == top) {
         for (m, r) in latest.range(top..).filter(|(m, _)| **m > top) {
             let versions = doc.versions.as_ref().map(|_| vec![r.name.version.dot()]);
+            let edit = Edit::AddMinor {
+                after_doc: doc.doc,
+                from: top,
+                minor: *m,
+                versions: versions.unwrap_or_default(),
+            };
             d.note_release(
                 r,
                 format!(
-                    "`{}`: new ClusterStack for {m} after line {}",
-                    f.path, doc.line
+                    "`{}`: new ClusterStack for {m} after {}",
+                    f.path,
+                    changed_at(f, &edit, doc.line)
                 ),
             );
             d.new_minor = true;
-            d.edit(
-                f,
-                Edit::AddMinor {
-                    after_doc: doc.doc,
-                    from: top,
-                    minor: *m,
-                    versions: versions.unwrap_or_default(),
-                },
-            );
+            d.edit(f, edit);
         }
     }
 }
@@ -443,23 +441,30 @@ fn bump_clusters(
             );
             let class = format!("{}-{}", r.name.prefix(), r.name.version.dot());
             let version = r.kubernetes.to_string();
+            let edit = Edit::BumpCluster {
+                doc: c.doc,
+                class: class.clone(),
+                version: version.clone(),
+            };
             d.note_release(
                 r,
                 format!(
-                    "`{}` line {}: Cluster `{}` → `{class}` ({version})",
-                    f.path, c.line, c.class
+                    "`{}` {}: Cluster `{}` → `{class}` ({version})",
+                    f.path,
+                    changed_at(f, &edit, c.line),
+                    c.class
                 ),
             );
-            d.edit(
-                f,
-                Edit::BumpCluster {
-                    doc: c.doc,
-                    class,
-                    version,
-                },
-            );
+            d.edit(f, edit);
         }
     }
+}
+
+/// Where `edit` changes `f`, in the lines its diff shows (`line 15`, `lines 8, 10`); the
+/// document's first line when it cannot be located (applying it then fails with the reason).
+fn changed_at(f: &TenantFile, edit: &Edit, doc_line: usize) -> String {
+    f.changed_lines(edit)
+        .unwrap_or_else(|| format!("line {doc_line}"))
 }
 
 /// The files `edits` change (by path), applied and verified, in file order; an edit that
@@ -566,6 +571,75 @@ pub fn security_section(fixes: &[CveFact]) -> String {
     s
 }
 
+/// The critical CVEs that still affect a release the pull request proposes, one row each:
+/// the CVE and its score, the patch that fixes it and what that patch waits for (empty when
+/// no proposed release is affected, or the CVE data was not read).
+pub fn risk_section(stack: &StackId, releases: &[&AvailableRelease], facts: &Facts) -> String {
+    let mut rows = String::new();
+    for r in releases {
+        for c in crate::compliance::critical_cves(r.kubernetes, &facts.inputs) {
+            let waits = match c.fixed_in {
+                None => "no fixed patch of this minor is published yet".to_string(),
+                Some(v) => facts
+                    .waits
+                    .get(&(stack.clone(), v))
+                    .cloned()
+                    .unwrap_or_else(|| "nothing upstream: the next release run ships it".into()),
+            };
+            rows.push_str(&format!(
+                "| {} ({}) | [{}]({}) | {} | {} | {} |\n",
+                r.name,
+                r.kubernetes,
+                c.id,
+                c.url,
+                c.score.map_or("?".to_string(), |x| format!("{x:.1}")),
+                c.fixed_in.map_or("?".to_string(), |v| v.to_string()),
+                waits.replace('|', "\\|")
+            ));
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "{STILL_AFFECTED} the proposed release is affected by a critical CVE (CVSS 8 or more) whose fix is not released yet; a later pull request brings it.\n\n| Release | CVE | CVSS | fixed in | the fix waits for |\n|---|---|---|---|---|\n{rows}"
+    )
+}
+
+/// The start of [`risk_section`].
+const STILL_AFFECTED: &str = "\n**Still affected:**";
+
+/// A run that did not read the CVE data (`stackbot tenants`) cannot know the risk: the open
+/// pull request keeps the *Still affected* section the last run that knew wrote, rather than
+/// a rewrite that drops it (and back again on the next `release`).
+fn keep_unknown_risk(body: String, state: &BranchState, facts: &Facts) -> String {
+    if matches!(
+        facts.inputs.security,
+        crate::compliance::Security::Known { .. }
+    ) {
+        return body;
+    }
+    let Some(open) = state
+        .pull()
+        .filter(|p| p.state == crate::forge::PullState::Open)
+    else {
+        return body;
+    };
+    let changes = "\n**Changes**";
+    let (Some(start), Some(at)) = (open.body.find(STILL_AFFECTED), body.find(changes)) else {
+        return body;
+    };
+    let Some(len) = open.body[start..].find(changes) else {
+        return body;
+    };
+    format!(
+        "{}{}{}",
+        &body[..at],
+        &open.body[start..start + len],
+        &body[at..]
+    )
+}
+
 /// `fixes` plus `more`, each CVE once.
 fn add_fixes(fixes: &mut Vec<CveFact>, more: Vec<CveFact>) {
     for f in more {
@@ -582,6 +656,7 @@ fn body(
     d: &Desired,
     releases: &[&AvailableRelease],
     files: &[FileEdit],
+    facts: &Facts,
 ) -> String {
     let names: Vec<String> = releases.iter().map(|r| r.name.to_string()).collect();
     let mut head = format!(
@@ -600,6 +675,7 @@ fn body(
         }
     }
     head.push_str(&security_section(&d.fixes));
+    head.push_str(&risk_section(stack, releases, facts));
     fit_body(head, d.changes.clone(), releases, files)
 }
 
@@ -682,8 +758,12 @@ pub fn plan_tenant(
             .collect();
         let release_names: Vec<String> = used.iter().map(|r| r.name.to_string()).collect();
         let title = title(&stack, &release_names, &d.fixes);
-        let body = body(t, &stack, &id, &d, &used, &files);
         let state = observed.branches.get(&stack).cloned().unwrap_or_default();
+        let body = keep_unknown_risk(
+            body(t, &stack, &id, &d, &used, &files, facts),
+            &state,
+            facts,
+        );
         let branch = branch_name(&stack);
         out.push(decide(
             t,
@@ -1118,6 +1198,7 @@ mod tests {
         r.earlier.insert(2, "v1.33.5".parse().unwrap());
         let facts = Facts {
             approvals: Default::default(),
+            waits: Default::default(),
             limits: crate::config::LimitsConfig::default().tenant_files(),
             today: "2026-05-01".parse().unwrap(),
             inputs: Inputs {

@@ -35,20 +35,8 @@ pub fn outputs(s: &Status) -> [(&'static str, &'static str); 2] {
 
 /// `2026-05-16 (15 days left)`, `2026-04-16 (15 days overdue)`, `2026-05-01 (due today)`.
 pub fn deadline_words(s: &StackStatus) -> Option<String> {
-    let due = s.due?;
-    let when = s
-        .days_left
-        .map(crate::status::days_words)
-        .unwrap_or_default();
-    use crate::status::Window;
-    let why = match (s.due_window, s.due_for) {
-        (Some(Window::Minor), _) => format!(", {} minor window", s.minor),
-        (Some(Window::EndOfLife), _) => format!(", {} end of life", s.minor),
-        (Some(Window::CriticalCve), Some(v)) => format!(", critical CVE, for {v}"),
-        (_, Some(v)) => format!(", for {v}"),
-        _ => String::new(),
-    };
-    Some(format!("{due} ({when}{why})"))
+    // The one wording of the one model: the release summary and the notes use it too.
+    s.deadlines.words()
 }
 
 /// What one waiting item is, briefly (the detail says where to look).

@@ -1,0 +1,383 @@
+//! One fact, one answer (issue 29, items 2 and 5): on the README demo (local forge, bundled
+//! upstream snapshot), run by the real binary at dates from before the first release to past
+//! two ends of life (1.33: 2026-06-28, 1.34: 2026-10-27), every surface states the same
+//! deadline, overdue flag, waiting cause, critical CVEs and changed lines:
+//!
+//! - `detect` and `status` (JSON): the same fields with the same values per stack × minor;
+//! - the `release` summary: each series' line (text) and `series[]` (JSON) as `status` after it;
+//! - release notes: the deadline `status` gave the series that day before the release, met or
+//!   missed as its `overdue` said;
+//! - tenant pull requests: the critical CVEs `status` names for the proposed release, with the
+//!   patch fixing them and what that patch waits for; the *Changes* lines are the diff's.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{copy_dir, root};
+
+/// A copy of the demo, driven through the binary.
+struct Demo {
+    dir: tempfile::TempDir,
+}
+
+impl Demo {
+    fn new() -> Demo {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(
+            &root().join("examples/local"),
+            &dir.path().join("examples/local"),
+        );
+        copy_dir(&root().join("templates"), &dir.path().join("templates"));
+        Demo { dir }
+    }
+
+    fn run(&self, day: &str, args: &[&str]) -> (Option<i32>, String, String) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(self.dir.path())
+            .args(["-c", "examples/local/stackbot.yaml", "--now", day])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn json(&self, day: &str, cmd: &str) -> Value {
+        let (code, out, err) = self.run(day, &["--format", "json", cmd]);
+        assert!(code.is_some_and(|c| c <= 1), "{cmd} on {day}: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{cmd} on {day}: {e}: {err}"))
+    }
+
+    fn forge(&self) -> PathBuf {
+        self.dir.path().join(".stackbot/forge")
+    }
+
+    /// Every release of the cluster-stacks repository: tag → notes.
+    fn notes(&self) -> BTreeMap<String, String> {
+        json_files(
+            &self.forge().join("releases/scs/cluster-stacks"),
+            "release.json",
+        )
+        .into_iter()
+        .map(|r| (str_of(&r["tag"]), str_of(&r["body"])))
+        .collect()
+    }
+
+    /// Every tenant pull request (open ones last written).
+    fn pulls(&self) -> Vec<Value> {
+        json_files(&self.forge().join("pulls"), "")
+    }
+}
+
+fn str_of(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// The JSON files under `dir` (recursively), named `name` (any `*.json` when empty).
+fn json_files(dir: &Path, name: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(json_files(&p, name));
+        } else if (name.is_empty() && p.extension().is_some_and(|x| x == "json"))
+            || p.file_name().is_some_and(|n| n == name)
+        {
+            let text = std::fs::read_to_string(&p).unwrap();
+            out.push(serde_json::from_str(&text).unwrap());
+        }
+    }
+    out
+}
+
+/// The facts every surface must agree on, of one `stacks[]` row of `status` (or a `minors[]`
+/// row of `detect`, or a `series[]` row of `release`).
+fn facts(row: &Value) -> Value {
+    let cves: Vec<Value> = row["cves"]
+        .as_array()
+        .map(|c| c.iter().map(|x| x["id"].clone()).collect())
+        .unwrap_or_default();
+    serde_json::json!({
+        "due": row["due"],
+        "due_for": row["due_for"],
+        "due_window": row["due_window"],
+        "days_left": row["days_left"],
+        "overdue": row["overdue"],
+        "newest_unreleased": row["newest_unreleased"],
+        "verdict": row["scs0210"]["verdict"],
+        "cves": cves,
+    })
+}
+
+fn by_minor<'a>(rows: &'a Value, minor: &str) -> &'a Value {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["minor"] == minor)
+        .unwrap_or_else(|| panic!("no row for {minor}: {rows}"))
+}
+
+/// `33 days overdue`, `1 day left`, `due today`: the words of `days_left`.
+fn days_words(days_left: i64) -> String {
+    match days_left {
+        0 => "due today".into(),
+        1 => "1 day left".into(),
+        n if n > 1 => format!("{n} days left"),
+        -1 => "1 day overdue".into(),
+        n => format!("{} days overdue", -n),
+    }
+}
+
+/// The lines of the old file a unified diff removes (`-` lines), by their number.
+fn removed_lines(diff: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut line = 0;
+    for l in diff.lines() {
+        if let Some(h) = l.strip_prefix("@@ -") {
+            let start = h.split([',', ' ']).next().unwrap();
+            line = start.parse::<usize>().unwrap();
+        } else if l.starts_with("---") || l.starts_with("+++") {
+        } else if l.starts_with('-') {
+            out.push(line);
+            line += 1;
+        } else if l.starts_with(' ') {
+            line += 1;
+        }
+    }
+    out
+}
+
+/// The line numbers a *Changes* item names (`line 15`, `lines 8, 10`, `lines 15–17`).
+fn named_lines(item: &str) -> Vec<usize> {
+    let Some(at) = item.find(" line") else {
+        return Vec::new();
+    };
+    let rest = item[at..]
+        .trim_start_matches(" lines ")
+        .trim_start_matches(" line ");
+    let spec: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, ',' | ' ' | '–'))
+        .collect();
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('–') {
+            Some((a, b)) => out.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
+            None => out.push(part.parse().unwrap()),
+        }
+    }
+    out
+}
+
+const MINORS: [&str; 4] = ["1.33", "1.34", "1.35", "1.36"];
+
+#[test]
+fn every_surface_gives_the_same_deadline_overdue_waiting_cause_cves_and_lines() {
+    let demo = Demo::new();
+    // Before any release, the release day, the patch window's last day, a month later, 1.33's
+    // end of life and after it, past 1.34's end of life too.
+    let days = [
+        ("2026-04-01", false),
+        ("2026-05-01", true),
+        ("2026-05-16", true),
+        ("2026-06-01", true),
+        ("2026-06-28", true),
+        ("2026-07-01", true),
+        ("2026-10-28", true),
+    ];
+    let mut checked_notes = 0;
+    let mut checked_pulls = 0;
+    let mut saw_overdue_cve = false;
+    for (day, release) in days {
+        // detect and status, before the run: the same facts per stack × minor.
+        let detect = demo.json(day, "detect");
+        let before = demo.json(day, "status");
+        for m in MINORS {
+            assert_eq!(
+                facts(by_minor(&detect["minors"], m)),
+                facts(by_minor(&before["stacks"], m)),
+                "{day} {m}: detect and status"
+            );
+        }
+        if !release {
+            continue;
+        }
+        let notes_before = demo.notes();
+        let (code, text, err) = demo.run(day, &["release"]);
+        assert!(code.is_some_and(|c| c <= 1), "release on {day}: {err}");
+        let after = demo.json(day, "status");
+
+        // The release summary: each series' line says what `status` says after the run.
+        let (_, json_out, _) = demo.run(day, &["--format", "json", "release"]);
+        let rerun: Value = serde_json::from_str(&json_out).unwrap();
+        for m in MINORS {
+            let row = by_minor(&after["stacks"], m);
+            assert_eq!(
+                facts(by_minor(&rerun["series"], m)),
+                facts(row),
+                "{day} {m}: release series[] and status"
+            );
+            let prefix = format!("openstack-scs2-{}", m.replace('.', "-"));
+            let mine: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    l.contains(&format!("{prefix}:"))
+                        || l.contains(&format!("{prefix}-v"))
+                        || l.contains(&format!("openstack/scs2 {m}:"))
+                })
+                .filter(|l| !l.starts_with("tenant "))
+                .collect();
+            assert!(!mine.is_empty(), "{day} {m}: no summary line in\n{text}");
+            let line = mine.join("\n");
+            if row["state"] == "current" {
+                assert!(
+                    !line.contains("SCS 0210 deadline"),
+                    "{day} {m} is current: {line}"
+                );
+                continue;
+            }
+            if let Some(due) = row["due"].as_str() {
+                let days = days_words(row["days_left"].as_i64().unwrap());
+                assert!(
+                    line.contains(&format!("SCS 0210 deadline {due} ({days}")),
+                    "{day} {m}: status says {due}, {days}: {line}"
+                );
+            }
+            for w in row["waiting_for"].as_array().unwrap() {
+                if w["kind"] == "node_image" || w["kind"] == "chart" {
+                    let what = str_of(&w["what"]);
+                    assert!(line.contains(&what), "{day} {m}: waits for {what}: {line}");
+                }
+            }
+        }
+
+        // Release notes of this run: the deadline `status` gave that day before the run.
+        for (tag, notes) in demo.notes() {
+            if notes_before.contains_key(&tag) {
+                continue;
+            }
+            let minor = MINORS
+                .iter()
+                .find(|m| tag.contains(&format!("-{}-v", m.replace('.', "-"))))
+                .unwrap();
+            let row = by_minor(&before["stacks"], minor);
+            let line = notes
+                .lines()
+                .find(|l| l.starts_with("SCS 0210 deadline"))
+                .unwrap_or_else(|| panic!("{tag}: no deadline line:\n{notes}"));
+            match row["due"].as_str() {
+                Some(due) => {
+                    assert!(
+                        line.contains(due),
+                        "{tag} on {day}: status said {due}: {line}"
+                    );
+                    let missed = line.contains("**missed**");
+                    assert_eq!(
+                        missed,
+                        row["overdue"] == true,
+                        "{tag} on {day}: overdue {} in status: {line}",
+                        row["overdue"]
+                    );
+                }
+                None => assert!(
+                    line.contains("none applied"),
+                    "{tag} on {day}: status had no deadline: {line}"
+                ),
+            }
+            checked_notes += 1;
+        }
+
+        // Tenant pull requests: the risk and the changed lines.
+        for pull in demo.pulls() {
+            if pull["state"] != "open" {
+                continue;
+            }
+            let body = str_of(&pull["body"]);
+            let title = str_of(&pull["title"]);
+            for m in MINORS {
+                let prefix = format!("openstack-scs2-{}-v", m.replace('.', "-"));
+                if !title.contains(&prefix) {
+                    continue;
+                }
+                let row = by_minor(&after["stacks"], m);
+                let proposed_is_latest = row["latest_release"]["tag"]
+                    .as_str()
+                    .is_some_and(|t| title.contains(t));
+                if !proposed_is_latest {
+                    continue;
+                }
+                let cves = row["cves"].as_array().unwrap();
+                if cves.is_empty() {
+                    assert!(!body.contains("Still affected"), "{title}: {body}");
+                }
+                for c in cves {
+                    let id = str_of(&c["id"]);
+                    assert!(body.contains("**Still affected:**"), "{title}: {body}");
+                    let row_line = body
+                        .lines()
+                        .find(|l| l.contains(&format!("[{id}]")) && l.contains(&prefix))
+                        .unwrap_or_else(|| panic!("{title} on {day}: {id} not named:\n{body}"));
+                    if let Some(fixed) = c["fixed_in"].as_str() {
+                        assert!(row_line.contains(fixed), "{row_line}");
+                    }
+                    for w in row["waiting_for"].as_array().unwrap() {
+                        if w["kind"] == "node_image" {
+                            assert!(row_line.contains(&str_of(&w["what"])), "{row_line}");
+                        }
+                    }
+                    if row["due_window"] == "critical-cve" && row["overdue"] == true {
+                        saw_overdue_cve = true;
+                    }
+                }
+            }
+            let diff = body
+                .split("```diff\n")
+                .nth(1)
+                .and_then(|d| d.split("```").next())
+                .unwrap_or_default();
+            let changes: Vec<usize> = body
+                .lines()
+                .filter(|l| l.starts_with("- `") && l.contains(" line"))
+                .filter(|l| !l.contains("new ClusterStack"))
+                .flat_map(named_lines)
+                .collect();
+            if !diff.is_empty() {
+                assert_eq!(
+                    changes,
+                    removed_lines(diff),
+                    "{title} on {day}: Changes vs diff\n{body}"
+                );
+                checked_pulls += 1;
+            }
+        }
+    }
+    assert!(checked_notes >= 2, "the demo releases 1.33 and 1.34");
+    assert!(checked_pulls >= 2, "acme and globex get pull requests");
+    assert!(
+        saw_overdue_cve,
+        "globex's release stays affected by CVE-2026-0001 past its deadline"
+    );
+}
+
+#[test]
+fn removed_and_named_lines_read_as_meant() {
+    let diff =
+        "--- a/x\n+++ b/x\n@@ -12,4 +12,4 @@\n a\n b\n c\n-  versions: []\n+  versions: [v1]\n";
+    assert_eq!(removed_lines(diff), [15]);
+    assert_eq!(named_lines("- `x.yaml` line 15: 1.33 `[]` → `[v1]`"), [15]);
+    assert_eq!(
+        named_lines("- `x.yaml` lines 8, 10–11: Cluster `a` → `b`"),
+        [8, 10, 11]
+    );
+}
