@@ -113,22 +113,7 @@ pub fn desired_recorded(
     recorded: impl FnOnce() -> Result<Option<crate::lock::Lock>, Error>,
 ) -> Result<(Vec<Desired>, Offered), Error> {
     let loaded = &ctx.loaded;
-    if let Some(s) = &sel.stack
-        && loaded.stack(s).is_none()
-    {
-        let configured: Vec<String> = loaded
-            .config
-            .stacks
-            .iter()
-            .map(|c| c.id().to_string())
-            .collect();
-        return Err(InvalidInput(format!(
-            "--stack {s}: not configured in {}; configured: {}",
-            loaded.path.display(),
-            configured.join(", ")
-        ))
-        .into());
-    }
+    check_stack(loaded, sel)?;
     let mut offered = offered(ctx, sel)?;
     if let Some(m) = sel.minor {
         check_minor(m, sel.stack.as_ref(), &offered)?;
@@ -210,6 +195,27 @@ pub fn desired_recorded(
     }
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
     Ok((out, offered))
+}
+
+/// `--stack` names a configured stack (a typo is the user's to fix: exit 2).
+fn check_stack(loaded: &Loaded, sel: &Selection) -> Result<(), Error> {
+    if let Some(s) = &sel.stack
+        && loaded.stack(s).is_none()
+    {
+        let configured: Vec<String> = loaded
+            .config
+            .stacks
+            .iter()
+            .map(|c| c.id().to_string())
+            .collect();
+        return Err(InvalidInput(format!(
+            "--stack {s}: not configured in {}; configured: {}",
+            loaded.path.display(),
+            configured.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The patches detection stepped over to reach `set` (said in its release notes).
