@@ -147,6 +147,8 @@ pub fn desired_recorded(
     } else {
         None
     };
+    // Content shared across minors (image list, version table) comes from the checkout's lock.
+    let known = checkout_lock(ctx).unwrap_or_default();
     let sets = std::mem::take(&mut offered.sets);
     for mut set in sets {
         // The releases API is down and markers carry no dates: the patch the lock already
@@ -177,9 +179,14 @@ pub fn desired_recorded(
             let dir = loaded.resolve(&stack.templates);
             templates.insert(set.stack.clone(), crate::render::load_templates(&dir)?);
         }
-        let rendered = match crate::render::render_stack(&templates[&set.stack], stack, &set) {
+        let rendered = match crate::render::render_stack(
+            &templates[&set.stack],
+            stack,
+            &set,
+            &known,
+        ) {
             Ok(r) => r,
-            Err(e) => match missing_data(&templates[&set.stack], stack, &set) {
+            Err(e) => match missing_data(&templates[&set.stack], stack, &set, &known) {
                 Some(what) => {
                     offered.failed.push(Skipped {
                         what: format!("{} {minor}", set.stack),
@@ -262,6 +269,7 @@ fn missing_data(
     templates: &crate::render::TemplateTree,
     stack: &crate::config::StackConfig,
     set: &ReleaseSet,
+    known: &crate::lock::Lock,
 ) -> Option<String> {
     let date = set.published_at.is_none();
     let digests: Vec<&String> = set
@@ -289,7 +297,7 @@ fn missing_data(
                     c.digest = Some("0".repeat(64));
                 }
             }
-            crate::render::render_stack(templates, stack, &filled).is_ok()
+            crate::render::render_stack(templates, stack, &filled, known).is_ok()
         })
         .map(|(d, g)| {
             let mut what = Vec::new();

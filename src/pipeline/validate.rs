@@ -57,7 +57,7 @@ pub fn validate(ctx: &Context) -> Result<Vec<Checked>, Error> {
             "stackbot.lock"
         };
         for set in &sets {
-            render::render_stack(&templates, stack, set).map_err(|e| {
+            render::render_stack(&templates, stack, set, &lock).map_err(|e| {
                 Error::from(e.under_root(&stack.templates))
                     .context(format!("test-rendering {id} {}", set.kubernetes))
             })?;

@@ -292,6 +292,28 @@ struct NodeImageCtx<'a> {
     sha256: &'a str,
 }
 
+/// One entry of the cumulative image list (`images`): a node image for one Kubernetes patch.
+/// `build_date` is left out when unknown, so a template using it fails naming the line.
+#[derive(Serialize)]
+struct ImageCtx {
+    /// `v1.34.7`
+    version: String,
+    name: String,
+    url: String,
+    sha256: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    build_date: Option<String>,
+}
+
+/// One row of the version table (`table`): the newest patch of a minor and its components'
+/// versions by key.
+#[derive(Serialize)]
+struct RowCtx {
+    kubernetes: KubeCtx,
+    minor: MinorCtx,
+    components: std::collections::BTreeMap<String, String>,
+}
+
 #[derive(Serialize)]
 struct ComponentCtx<'a> {
     chart: &'a str,
@@ -312,28 +334,66 @@ struct RenderCtx<'a> {
     components: std::collections::BTreeMap<&'a str, ComponentCtx<'a>>,
     published_at: Option<String>,
     published_date: Option<String>,
+    /// Content shared across minors: every node image the stack listed or released (this
+    /// set's included), sorted by version.
+    images: Vec<ImageCtx>,
+    /// The version table: one row per minor the lock knows (this set's included), sorted.
+    table: Vec<RowCtx>,
 }
 
-fn context(set: &ReleaseSet) -> RenderCtx<'_> {
+fn kube_ctx(k: KubeVersion) -> KubeCtx {
+    KubeCtx {
+        version: k.to_string(),
+        major: k.major,
+        minor: k.minor,
+        patch: k.patch,
+    }
+}
+
+fn minor_ctx(m: Minor) -> MinorCtx {
+    MinorCtx {
+        major: m.major,
+        minor: m.minor,
+        dashed: m.dashed(),
+        dotted: m.to_string(),
+    }
+}
+
+fn context<'a>(
+    set: &'a ReleaseSet,
+    images: Vec<crate::lock::KnownImage>,
+    table: Vec<crate::lock::TableRow>,
+) -> RenderCtx<'a> {
     let m = set.minor();
     let k = set.kubernetes;
     RenderCtx {
+        images: images
+            .into_iter()
+            .map(|i| ImageCtx {
+                version: i.kubernetes.to_string(),
+                name: i.node_image.name,
+                url: i.node_image.url,
+                sha256: i.node_image.sha256,
+                build_date: i
+                    .node_image
+                    .build_date
+                    .map(|d| d.format("%Y-%m-%d").to_string()),
+            })
+            .collect(),
+        table: table
+            .into_iter()
+            .map(|r| RowCtx {
+                kubernetes: kube_ctx(r.kubernetes),
+                minor: minor_ctx(r.kubernetes.minor()),
+                components: r.components,
+            })
+            .collect(),
         stack: StackCtx {
             provider: &set.stack.provider,
             name: &set.stack.name,
         },
-        minor: MinorCtx {
-            major: m.major,
-            minor: m.minor,
-            dashed: m.dashed(),
-            dotted: m.to_string(),
-        },
-        kubernetes: KubeCtx {
-            version: k.to_string(),
-            major: k.major,
-            minor: k.minor,
-            patch: k.patch,
-        },
+        minor: minor_ctx(m),
+        kubernetes: kube_ctx(k),
         node_image: NodeImageCtx {
             name: &set.node_image.name,
             url: &set.node_image.url,
@@ -393,6 +453,10 @@ fn template_error(file: &str, e: &tera::Error) -> RenderError {
 
 /// Render the stack directory for one release set. Pure: same inputs, same bytes.
 ///
+/// `known` is the lock the set belongs to (it need not hold `set` yet): content shared across
+/// minors (the cumulative image list, the version table) is rendered from it with `set` in
+/// its place.
+///
 /// After rendering, the names CSO depends on are checked against the release set
 /// (`csctl.yaml` fields, the cluster-class chart name), so a template edit cannot reproduce
 /// the `3c6ca6c` mistake of a chart named for the previous minor.
@@ -400,6 +464,7 @@ pub fn render_stack(
     t: &TemplateTree,
     stack: &StackConfig,
     set: &ReleaseSet,
+    known: &crate::lock::Lock,
 ) -> Result<FileTree, RenderError> {
     let id = stack.id();
     if set.stack != id {
@@ -434,10 +499,25 @@ pub fn render_stack(
             rendered_names.push((path.clone(), target.to_string()));
         }
     }
-    let ctx = tera::Context::from_serialize(&context(set)).map_err(|e| RenderError::Template {
-        file: "<context>".into(),
-        line: None,
-        message: e.to_string(),
+    let images = known
+        .known_images(set)
+        .map_err(|message| RenderError::Output {
+            file: crate::lock::LOCK_FILE.into(),
+            message,
+            hint: "one node image per Kubernetes version: correct the release set or the lock's `history`".into(),
+        })?;
+    let undated: Vec<String> = images
+        .iter()
+        .filter(|i| i.node_image.build_date.is_none())
+        .map(|i| i.kubernetes.to_string())
+        .collect();
+    let table = known.table(set);
+    let ctx = tera::Context::from_serialize(&context(set, images, table)).map_err(|e| {
+        RenderError::Template {
+            file: "<context>".into(),
+            line: None,
+            message: e.to_string(),
+        }
     })?;
     let mut out = FileTree::new();
     for (path, bytes) in &t.files {
@@ -446,9 +526,19 @@ pub fn render_stack(
         }
     }
     for (name, target) in rendered_names {
-        let text = tera
-            .render(&name, &ctx)
-            .map_err(|e| template_error(&name, &e))?;
+        let text = tera.render(&name, &ctx).map_err(|e| {
+            let mut err = template_error(&name, &e);
+            if let RenderError::Template { message, .. } = &mut err
+                && message.contains("build_date")
+                && !undated.is_empty()
+            {
+                message.push_str(&format!(
+                    " (the build date of node image {} is unknown: record `build_date` under its `node_image` in stackbot.lock; upstream writes the day the image entered the list)",
+                    undated.join(", ")
+                ));
+            }
+            err
+        })?;
         out.insert(target, text.into_bytes());
     }
     check_output(&out, set)?;
@@ -623,6 +713,7 @@ pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
                 name,
                 url,
                 sha256: "0".repeat(64),
+                build_date: None,
             }
         },
         components,
@@ -676,6 +767,7 @@ stacks:
                 name: "ubuntu-capi-image-v1.34.7".into(),
                 url: "https://img/1.34/v1.34.7.qcow2".into(),
                 sha256: "f".repeat(64),
+                build_date: None,
             },
             components,
         }

@@ -337,7 +337,12 @@ fn image_state(stack: &StackConfig, v: KubeVersion, data: &UpstreamData) -> Imag
         Some(Fetched::Missing { .. }) => ImageState::Missing { name, url },
         Some(Fetched::Error { message }) => ImageState::Invalid(message.clone()),
         Some(Fetched::Ok { body }) => match images::parse_checksum(body, images::file_name(&url)) {
-            Ok(sha256) => ImageState::Verified(NodeImage { name, url, sha256 }),
+            Ok(sha256) => ImageState::Verified(NodeImage {
+                name,
+                url,
+                sha256,
+                build_date: None,
+            }),
             Err(e) => ImageState::Invalid(format!("{checksum_url}: {e}")),
         },
     }

@@ -215,6 +215,7 @@ fn merge(url: &str, cands: &[&ImageCandidate]) -> Result<FoundImage, AdoptError>
         name: String::new(),
         url: url.to_string(),
         sha256: String::new(),
+        build_date: None,
     };
     let mut files: Vec<String> = Vec::new();
     let mut sha_from = String::new();

@@ -14,6 +14,7 @@ pub mod facts;
 pub mod lines;
 pub mod literals;
 pub mod setup;
+pub mod shared;
 pub mod tera_text;
 
 use std::path::PathBuf;
@@ -21,7 +22,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::config::StackConfig;
-use crate::lock::Lock;
+use crate::lock::{History, Lock};
 use crate::model::{FileTree, KubeVersion, ReleaseSet, StackId};
 use crate::render::{self, TERA_SUFFIX, TemplateTree};
 
@@ -130,14 +131,41 @@ pub struct Adoption {
     /// The stack entry of `config`, parsed.
     #[serde(skip)]
     pub stack_config: StackConfig,
+    /// Content shared across minors that the adopted release set does not hold: the other
+    /// entries of the image list and the version table (recorded in the lock).
+    #[serde(skip)]
+    pub history: History,
+    /// Why the setup renders only the adopted minor faithfully (`file:line: reason`); empty
+    /// when every supported minor renders as upstream would write it. When not empty,
+    /// `minors:` lists the adopted minor alone.
+    pub limits: Vec<String>,
 }
 
 impl Adoption {
-    /// The lock holding the adopted release set.
+    /// The lock holding the adopted release set and the stack's history.
     pub fn lock(&self) -> Lock {
         let mut lock = Lock::default();
-        lock.upsert(self.release_set.clone());
+        self.add_to(&mut lock);
         lock
+    }
+
+    /// Record the adopted release set and the history in `lock` (an existing setup's).
+    pub fn add_to(&self, lock: &mut Lock) {
+        let h = lock.history.entry(self.stack.clone()).or_default();
+        for known in &self.history.images {
+            h.remember(known.clone());
+        }
+        for row in &self.history.rows {
+            if !h
+                .rows
+                .iter()
+                .any(|r| r.kubernetes.minor() == row.kubernetes.minor())
+            {
+                h.rows.push(row.clone());
+            }
+        }
+        h.rows.sort_by_key(|r| r.kubernetes);
+        lock.upsert(self.release_set.clone());
     }
 }
 
@@ -194,11 +222,74 @@ pub fn adopt(
     let mut templates = FileTree::new();
     let mut files = Vec::new();
     let mut verbatim = 0;
+    let mut history = History::default();
+    let mut limits: Vec<String> = Vec::new();
+    let mut build_date = None;
+    for c in facts.components.iter().filter(|c| c.vendored) {
+        limits.push(format!(
+            "{}: the chart archive of `{}` {} is vendored under charts/ (with Chart.lock): another minor needs its own archive and Chart.lock digest, which stackbot does not fetch",
+            c.file, c.chart, c.version
+        ));
+    }
     for (path, bytes) in tree {
         let text = std::str::from_utf8(bytes).ok();
-        let (segments, replacements) = match text {
-            Some(t) => literals::segments(path, t, &facts, &mut notes)?,
-            None => {
+        if let Some(t) = text
+            && shared::is_docs(path)
+        {
+            let k = facts.kubernetes;
+            let minor = format!("{}.{}", k.major, k.minor);
+            if let Some(line) = t.lines().position(|l| l.contains(&minor)) {
+                notes.push(format!(
+                    "{path}:{}: docs mention {minor}: docs are shared across minors and are copied as written (upstream keeps a README's example at one minor)",
+                    line + 1
+                ));
+            }
+            templates.insert(path.clone(), bytes.clone());
+            verbatim += 1;
+            continue;
+        }
+        let shared = text.and_then(|t| {
+            shared::image_list(path, t, &facts).or_else(|| shared::version_table(path, t, &facts))
+        });
+        let (segments, replacements) = match (text, shared) {
+            (
+                Some(t),
+                Some(shared::Shared::Loop {
+                    list,
+                    body,
+                    images,
+                    rows,
+                    build_date: date,
+                }),
+            ) => {
+                for known in images {
+                    history.remember(known);
+                }
+                history.rows.extend(rows);
+                if date.is_some() {
+                    build_date = date;
+                }
+                let (mut segs, mut reps) =
+                    literals::segments(path, &t[..list.start], &facts, &mut notes)?;
+                let line = t[..list.start].matches('\n').count() + 1;
+                reps.push(Replacement {
+                    line,
+                    field: String::new(),
+                    literal: t[list.clone()].lines().next().unwrap_or_default().to_string(),
+                    expression: "a loop over what the lock knows of every minor (content shared across minors)".into(),
+                });
+                segs.extend(body);
+                let (after, _) = literals::segments(path, &t[list.end..], &facts, &mut notes)?;
+                segs.extend(after);
+                (segs, reps)
+            }
+            (Some(t), other) => {
+                if let Some(shared::Shared::Unfaithful { line, why }) = other {
+                    limits.push(format!("{path}:{line}: {why}"));
+                }
+                literals::segments(path, t, &facts, &mut notes)?
+            }
+            (None, _) => {
                 let k = facts.kubernetes.to_string();
                 if bytes.windows(k.len()).any(|w| w == k.as_bytes()) {
                     notes.push(format!(
@@ -246,8 +337,16 @@ pub fn adopt(
             replacements,
         });
     }
-    let release_set = setup::release_set(&facts);
-    let config = setup::config_text(&facts, &layout);
+    let mut release_set = setup::release_set(&facts);
+    release_set.node_image.build_date = build_date;
+    history.rows.sort_by_key(|r| r.kubernetes);
+    for l in &limits {
+        notes.push(format!(
+            "warning: `minors:` is limited to {}: {l}",
+            facts.kubernetes.minor()
+        ));
+    }
+    let config = setup::config_text(&facts, &layout, &limits);
     let stack_config = crate::config::parse(&config, std::path::Path::new("stackbot.yaml"))
         .map_err(|e| AdoptError::RoundTrip {
             file: "stackbot.yaml".into(),
@@ -255,7 +354,10 @@ pub fn adopt(
         })?
         .stacks
         .remove(0);
-    verify(tree, &templates, &stack_config, &release_set)?;
+    let mut known = Lock::default();
+    known.history.insert(facts.stack.clone(), history.clone());
+    known.upsert(release_set.clone());
+    verify(tree, &templates, &stack_config, &release_set, &known)?;
     notes.dedup();
     Ok(Adoption {
         stack: facts.stack.clone(),
@@ -267,6 +369,8 @@ pub fn adopt(
         verbatim,
         notes,
         stack_config,
+        history,
+        limits,
     })
 }
 
@@ -276,12 +380,13 @@ fn verify(
     templates: &FileTree,
     stack: &StackConfig,
     set: &ReleaseSet,
+    known: &Lock,
 ) -> Result<(), AdoptError> {
     let t = TemplateTree {
         root: PathBuf::from("templates"),
         files: templates.clone(),
     };
-    let out = render::render_stack(&t, stack, set).map_err(|e| AdoptError::RoundTrip {
+    let out = render::render_stack(&t, stack, set, known).map_err(|e| AdoptError::RoundTrip {
         file: "(render)".into(),
         what: e.to_string(),
     })?;

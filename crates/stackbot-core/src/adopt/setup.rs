@@ -122,7 +122,7 @@ fn version_rule(c: &FoundComponent, k: KubeVersion) -> (String, String) {
 
 /// `stackbot.yaml` for the adopted stack: one `stacks:` entry, with comments saying where
 /// each rule came from.
-pub fn config_text(facts: &StackFacts, layout: &Layout) -> String {
+pub fn config_text(facts: &StackFacts, layout: &Layout, limits: &[String]) -> String {
     let k = facts.kubernetes;
     let mut s = String::new();
     s.push_str(&format!(
@@ -141,8 +141,20 @@ pub fn config_text(facts: &StackFacts, layout: &Layout) -> String {
         "    output: {}\n",
         plain(&layout.output.to_string_lossy())
     ));
-    s.push_str("    # Every Kubernetes minor not past its end of life; list them (e.g. [\"1.34\"]) to choose.\n");
-    s.push_str("    minors: supported\n");
+    if limits.is_empty() {
+        s.push_str("    # Every Kubernetes minor not past its end of life; list them (e.g. [\"1.34\"]) to choose.\n");
+        s.push_str("    minors: supported\n");
+    } else {
+        s.push_str(&format!(
+            "    # Only {} (the adopted minor): stackbot cannot render other minors as upstream would write them:\n",
+            k.minor()
+        ));
+        for l in limits {
+            s.push_str(&format!("    #   {l}\n"));
+        }
+        s.push_str("    # Fix these (or accept the difference) before listing more minors or writing `supported`.\n");
+        s.push_str(&format!("    minors: [\"{}\"]\n", k.minor()));
+    }
     if let Some(img) = &facts.node_image {
         let v = img.version.unwrap_or(k);
         match (pattern(&img.image.url, v), pattern(&img.image.name, v)) {

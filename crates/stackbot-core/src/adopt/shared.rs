@@ -1,0 +1,525 @@
+//! Content a stack shares across its minors, told apart from the facts of one minor.
+//!
+//! Upstream keeps lists that cover every minor in each minor's tree: the openstack-image-manager
+//! list (`kubernetes.yaml`: every node image with its build date) and the version table
+//! (`versions.yaml`: one row per supported minor). They are identical in the releases of
+//! different minors (cb69170 for 1.33, a931cdb for 1.34), so templating the adopted minor's
+//! literals in them would render another minor wrong (its row twice, the adopted image lost).
+//! Instead each list becomes a loop over what the lock knows (`images`, `table`), and the
+//! entries for other versions go to the lock's `history`.
+//!
+//! A list is templated only when every entry has the same shape, the entries are sorted, and
+//! the adopted minor's entry agrees with the release set; otherwise the reason (file, line) is
+//! returned and the caller limits the setup to the adopted minor.
+
+use std::ops::Range;
+
+use chrono::NaiveDate;
+
+use super::facts::StackFacts;
+use super::lines::{scalar, split_key};
+use super::literals::{Meaning, Segment, key_names, says_kubernetes};
+use crate::lock::{KnownImage, TableRow};
+use crate::model::{KubeVersion, NodeImage};
+
+/// A shared list found in a file.
+#[derive(Debug, Clone)]
+pub enum Shared {
+    /// Templated as a loop: `body` replaces the byte range `list` of the file; the text
+    /// around it is adopted as usual.
+    Loop {
+        list: Range<usize>,
+        body: Vec<Segment>,
+        images: Vec<KnownImage>,
+        rows: Vec<TableRow>,
+        /// The build date the list gives the adopted minor's image.
+        build_date: Option<NaiveDate>,
+    },
+    /// A shared list that cannot be rendered faithfully for another minor.
+    Unfaithful { line: usize, why: String },
+}
+
+/// Docs are shared across minors: upstream leaves a README's example at the minor it was
+/// written for (`kubernetesVersion: "1.33"` in the 1.34 release too).
+pub fn is_docs(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    name.ends_with(".md")
+        || name.ends_with(".rst")
+        || name.ends_with(".adoc")
+        || name == "readme"
+        || name == "readme.txt"
+}
+
+struct Line<'a> {
+    start: usize,
+    /// Without the line break.
+    text: &'a str,
+    indent: usize,
+}
+
+fn lines(text: &str) -> Vec<Line<'_>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for raw in text.split_inclusive('\n') {
+        let t = raw.strip_suffix('\n').unwrap_or(raw);
+        let t = t.strip_suffix('\r').unwrap_or(t);
+        out.push(Line {
+            start,
+            text: t,
+            indent: t.len() - t.trim_start_matches(' ').len(),
+        });
+        start += raw.len();
+    }
+    out
+}
+
+fn blank(l: &Line) -> bool {
+    let t = l.text.trim();
+    t.is_empty() || t.starts_with('#')
+}
+
+/// A `key: value` on a line (after indentation and an optional `- `): key, the value as
+/// YAML reads it, and the byte range of that value in the file.
+fn field(l: &Line) -> Option<(String, String, Range<usize>)> {
+    let body = l.text[l.indent..]
+        .strip_prefix("- ")
+        .unwrap_or(&l.text[l.indent..]);
+    let body_at = l.start + (l.text.len() - body.len());
+    let (key, rest) = split_key(body)?;
+    let value = scalar(rest);
+    if value.is_empty() {
+        return Some((key, value, 0..0));
+    }
+    let rest_at = body_at + (body.len() - rest.len());
+    let at = rest_at + rest.find(&value)?;
+    let end = at + value.len();
+    Some((key, value, at..end))
+}
+
+fn is_yaml(path: &str) -> bool {
+    path.ends_with(".yaml") || path.ends_with(".yml")
+}
+
+/// The items of a block sequence starting at line `first` (whose dash is at `indent`), up
+/// to the first line less indented: (first line, last line) per item.
+fn items(ls: &[Line], first: usize, indent: usize) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (i, l) in ls.iter().enumerate().skip(first) {
+        if blank(l) {
+            continue;
+        }
+        if l.indent == indent && l.text[indent..].starts_with("- ") {
+            out.push((i, i));
+        } else if l.indent > indent && !out.is_empty() {
+            out.last_mut().expect("non-empty").1 = i;
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// The shape of an item: its text with the spans in `holes` replaced by their expressions,
+/// as segments.
+fn shape(text: &str, range: Range<usize>, mut holes: Vec<(Range<usize>, String)>) -> Vec<Segment> {
+    holes.sort_by_key(|(r, _)| r.start);
+    let mut segs = Vec::new();
+    let mut pos = range.start;
+    for (r, expr) in holes {
+        if r.start > pos {
+            segs.push(Segment::Text(text[pos..r.start].to_string()));
+        }
+        segs.push(Segment::Value {
+            literal: text[r.clone()].to_string(),
+            meaning: Meaning::Expr(expr),
+        });
+        pos = r.end;
+    }
+    if range.end > pos {
+        segs.push(Segment::Text(text[pos..range.end].to_string()));
+    }
+    segs
+}
+
+fn same_shape(a: &[Segment], b: &[Segment]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Segment::Text(p), Segment::Text(q)) => p == q,
+            (Segment::Value { meaning: m, .. }, Segment::Value { meaning: n, .. }) => m == n,
+            _ => false,
+        })
+}
+
+fn parse_version(v: &str) -> Option<KubeVersion> {
+    let with_v = if v.starts_with('v') {
+        v.to_string()
+    } else {
+        format!("v{v}")
+    };
+    with_v.parse().ok()
+}
+
+/// Byte offset after line `last` (its line break included).
+fn end_of(text: &str, ls: &[Line], last: usize) -> usize {
+    ls.get(last + 1).map_or(text.len(), |l| l.start)
+}
+
+fn unfaithful(line: usize, why: String) -> Option<Shared> {
+    Some(Shared::Unfaithful { line, why })
+}
+
+/// The openstack-image-manager list (`images: [{name, versions: [...]}]`) in `text`, if the
+/// file holds one.
+pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> {
+    if !is_yaml(path) {
+        return None;
+    }
+    let ls = lines(text);
+    if !ls.iter().any(|l| l.text.trim_end() == "images:") {
+        return None;
+    }
+    let heads: Vec<usize> = ls
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.text.trim() == "versions:")
+        .map(|(i, _)| i)
+        .collect();
+    let &head = heads.first()?;
+    if heads.len() > 1 {
+        return unfaithful(
+            heads[1] + 1,
+            "a second image with its own `versions:` list: stackbot templates one image list"
+                .into(),
+        );
+    }
+    let first = (head + 1..ls.len()).find(|&i| !blank(&ls[i]))?;
+    let indent = ls[first].indent;
+    if indent <= ls[head].indent {
+        return None;
+    }
+    let entries = items(&ls, first, indent);
+    if entries.is_empty() {
+        return None;
+    }
+    let base = ls
+        .iter()
+        .filter_map(field)
+        .find(|(k, _, _)| k == "name")
+        .map(|(_, v, _)| v);
+    let sep = ls
+        .iter()
+        .filter_map(field)
+        .find(|(k, _, _)| k == "separator")
+        .map_or("-".to_string(), |(_, v, _)| v);
+    let mut images: Vec<KnownImage> = Vec::new();
+    let mut body: Option<Vec<Segment>> = None;
+    let mut own_date = None;
+    let mut own_found = false;
+    for &(a, b) in &entries {
+        let mut holes = Vec::new();
+        let (mut version, mut url, mut sha, mut date) = (None, None, None, None);
+        for i in a..=b {
+            let Some((key, value, span)) = field(&ls[i]) else {
+                continue;
+            };
+            // Only the entry's own fields (the dash line's indentation + 2).
+            if ls[i].indent != indent && ls[i].indent != indent + 2 {
+                continue;
+            }
+            match key.as_str() {
+                "version" => {
+                    version = parse_version(&value).filter(|v| v.to_string() == value);
+                    holes.push((span, "{{ image.version }}".to_string()));
+                }
+                "url" => {
+                    url = Some(value.clone());
+                    holes.push((span, "{{ image.url }}".to_string()));
+                }
+                "checksum" => {
+                    let Some(hex) = value.strip_prefix("sha256:") else {
+                        return unfaithful(
+                            i + 1,
+                            format!(
+                                "checksum `{value}` is not a sha256: stackbot records sha256 only"
+                            ),
+                        );
+                    };
+                    sha = Some(hex.to_string());
+                    let at = span.start + "sha256:".len();
+                    holes.push((at..span.end, "{{ image.sha256 }}".to_string()));
+                }
+                "build_date" => {
+                    date = NaiveDate::parse_from_str(&value, "%Y-%m-%d")
+                        .ok()
+                        .filter(|d| d.format("%Y-%m-%d").to_string() == value);
+                    if date.is_none() {
+                        return unfaithful(
+                            i + 1,
+                            format!("build_date `{value}` is not a day (YYYY-MM-DD)"),
+                        );
+                    }
+                    holes.push((span, "{{ image.build_date }}".to_string()));
+                }
+                _ => {}
+            }
+        }
+        let (Some(version), Some(url)) = (version, url) else {
+            return unfaithful(
+                a + 1,
+                "an image entry without a `version: v<major>.<minor>.<patch>` and `url`".into(),
+            );
+        };
+        let range = ls[a].start..end_of(text, &ls, b);
+        let segs = shape(text, range, holes);
+        match &body {
+            None => body = Some(segs),
+            Some(first) if !same_shape(first, &segs) => {
+                return unfaithful(
+                    a + 1,
+                    format!(
+                        "the entry for {version} is written differently from the first entry, so a new entry cannot be written like the others"
+                    ),
+                );
+            }
+            Some(_) => {}
+        }
+        if images.last().is_some_and(|p| p.kubernetes >= version) {
+            return unfaithful(
+                a + 1,
+                format!(
+                    "{version} comes after a newer or equal version: the list is not sorted by version"
+                ),
+            );
+        }
+        if version == facts.kubernetes {
+            own_found = true;
+            own_date = date;
+            let pinned = facts.node_image.as_ref().map(|i| &i.image);
+            if pinned.is_none_or(|p| {
+                p.url != url || (!p.sha256.is_empty() && Some(&p.sha256) != sha.as_ref())
+            }) {
+                return unfaithful(
+                    a + 1,
+                    format!("the entry for {version} is not the node image the stack pins"),
+                );
+            }
+        }
+        images.push(KnownImage {
+            kubernetes: version,
+            node_image: NodeImage {
+                name: base
+                    .as_ref()
+                    .map(|b| format!("{b}{sep}{version}"))
+                    .unwrap_or_default(),
+                url,
+                sha256: sha.unwrap_or_default(),
+                build_date: date,
+            },
+        });
+    }
+    if !own_found {
+        return unfaithful(
+            entries[0].0 + 1,
+            format!(
+                "the list has no entry for the stack's own {}: where the next image goes is unknown",
+                facts.kubernetes
+            ),
+        );
+    }
+    let mut segs = vec![Segment::Value {
+        literal: String::new(),
+        meaning: Meaning::Expr("{% for image in images %}".into()),
+    }];
+    segs.extend(body.expect("at least one entry"));
+    segs.push(Segment::Value {
+        literal: String::new(),
+        meaning: Meaning::Expr("{% endfor %}".into()),
+    });
+    let list = ls[entries[0].0].start..end_of(text, &ls, entries.last().expect("non-empty").1);
+    images.retain(|i| i.kubernetes != facts.kubernetes);
+    Some(Shared::Loop {
+        list,
+        body: segs,
+        images,
+        rows: Vec::new(),
+        build_date: own_date,
+    })
+}
+
+fn component_expr(key: &str) -> String {
+    if key
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        format!("{{{{ row.components.{key} }}}}")
+    } else {
+        format!("{{{{ row.components[\"{key}\"] }}}}")
+    }
+}
+
+/// The version table (`versions.yaml`: a list of `{kubernetes: X.Y.Z, <component>: version}`
+/// rows), if the file is one.
+pub fn version_table(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> {
+    if !is_yaml(path) {
+        return None;
+    }
+    let ls = lines(text);
+    let first = (0..ls.len()).find(|&i| !blank(&ls[i]) && ls[i].text.trim() != "---")?;
+    if ls[first].indent != 0 || !ls[first].text.starts_with("- ") {
+        return None;
+    }
+    let rows = items(&ls, first, 0);
+    let last = rows.last()?.1;
+    // The whole document is the table (a comment may follow).
+    if ls[last + 1..].iter().any(|l| !blank(l)) {
+        return None;
+    }
+    // Every row a flat mapping with a Kubernetes version: otherwise not a version table.
+    let mut parsed = Vec::new();
+    for &(a, b) in &rows {
+        let mut fields = Vec::new();
+        for (i, l) in ls.iter().enumerate().take(b + 1).skip(a) {
+            if blank(l) {
+                continue;
+            }
+            if l.indent != if i == a { 0 } else { 2 } {
+                return None;
+            }
+            let (k, v, span) = field(l)?;
+            fields.push((i, k, v, span));
+        }
+        let kube: Vec<_> = fields
+            .iter()
+            .filter(|(_, k, v, _)| says_kubernetes(k) && parse_version(v).is_some())
+            .collect();
+        if kube.len() != 1 {
+            return None;
+        }
+        parsed.push((a, b, fields));
+    }
+    let mut body: Option<Vec<Segment>> = None;
+    let mut history = Vec::new();
+    let mut own = false;
+    let mut prev: Option<KubeVersion> = None;
+    for (a, b, fields) in &parsed {
+        let mut holes = Vec::new();
+        let mut row = TableRow {
+            kubernetes: facts.kubernetes,
+            components: Default::default(),
+        };
+        for (i, k, v, span) in fields {
+            if says_kubernetes(k)
+                && let Some(version) = parse_version(v)
+            {
+                row.kubernetes = version;
+                holes.push((
+                    span.clone(),
+                    if v.starts_with('v') {
+                        "{{ row.kubernetes.version }}".to_string()
+                    } else {
+                        "{{ row.kubernetes.major }}.{{ row.kubernetes.minor }}.{{ row.kubernetes.patch }}"
+                            .to_string()
+                    },
+                ));
+                continue;
+            }
+            let named: Vec<_> = facts
+                .components
+                .iter()
+                .filter(|c| key_names(k, c))
+                .collect();
+            let [c] = named.as_slice() else {
+                return unfaithful(
+                    i + 1,
+                    format!(
+                        "field `{k}` names {} of the components the stack pins, so its value for another minor is unknown",
+                        if named.is_empty() { "none" } else { "several" }
+                    ),
+                );
+            };
+            row.components.insert(c.key.clone(), v.clone());
+            holes.push((span.clone(), component_expr(&c.key)));
+        }
+        let range = ls[*a].start..end_of(text, &ls, *b);
+        let segs = shape(text, range, holes);
+        match &body {
+            None => body = Some(segs),
+            Some(f) if !same_shape(f, &segs) => {
+                return unfaithful(
+                    a + 1,
+                    format!(
+                        "the row for {} is written differently from the first row, so a new row cannot be written like the others",
+                        row.kubernetes
+                    ),
+                );
+            }
+            Some(_) => {}
+        }
+        if prev.is_some_and(|p| p.minor() >= row.kubernetes.minor()) {
+            return unfaithful(
+                a + 1,
+                format!(
+                    "the row for {} follows one for the same or a newer minor: one row per minor, sorted",
+                    row.kubernetes
+                ),
+            );
+        }
+        prev = Some(row.kubernetes);
+        if row.kubernetes.minor() == facts.kubernetes.minor() {
+            own = true;
+            if row.kubernetes != facts.kubernetes {
+                return unfaithful(
+                    a + 1,
+                    format!(
+                        "the row for {} says {}, but the stack is {}",
+                        row.kubernetes.minor(),
+                        row.kubernetes,
+                        facts.kubernetes
+                    ),
+                );
+            }
+            for (key, v) in &row.components {
+                let pinned = facts.components.iter().find(|c| &c.key == key);
+                if pinned.is_none_or(|c| &c.version != v) {
+                    return unfaithful(
+                        a + 1,
+                        format!(
+                            "the row for {} gives component `{key}` {v}, but the stack pins {}",
+                            facts.kubernetes.minor(),
+                            pinned.map_or("none".to_string(), |c| c.version.clone())
+                        ),
+                    );
+                }
+            }
+        } else {
+            history.push(row);
+        }
+    }
+    if !own {
+        return unfaithful(
+            first + 1,
+            format!(
+                "the table has no row for the stack's own minor {}: where its row goes is unknown",
+                facts.kubernetes.minor()
+            ),
+        );
+    }
+    let mut segs = vec![Segment::Value {
+        literal: String::new(),
+        meaning: Meaning::Expr("{% for row in table %}".into()),
+    }];
+    segs.extend(body.expect("at least one row"));
+    segs.push(Segment::Value {
+        literal: String::new(),
+        meaning: Meaning::Expr("{% endfor %}".into()),
+    });
+    Some(Shared::Loop {
+        list: ls[first].start..end_of(text, &ls, last),
+        body: segs,
+        images: Vec::new(),
+        rows: history,
+        build_date: None,
+    })
+}
