@@ -69,6 +69,11 @@ pub enum RenderError {
         message: String,
         hint: String,
     },
+    /// The release set contradicts what the lock knows of the stack's images.
+    #[error(
+        "{message}\n  hint: one image per Kubernetes version, one checksum per image: correct the release set, or the stack's `history` in stackbot.lock"
+    )]
+    Contradiction { message: String },
     #[error("template directory {} holds no files", root.display())]
     Empty { root: PathBuf },
     #[error(
@@ -501,11 +506,7 @@ pub fn render_stack(
     }
     let images = known
         .known_images(set)
-        .map_err(|message| RenderError::Output {
-            file: crate::lock::LOCK_FILE.into(),
-            message,
-            hint: "one node image per Kubernetes version: correct the release set or the lock's `history`".into(),
-        })?;
+        .map_err(|message| RenderError::Contradiction { message })?;
     let undated: Vec<String> = images
         .iter()
         .filter(|i| i.node_image.build_date.is_none())
@@ -607,6 +608,7 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
             "`{{ stack.provider }}`",
         )?;
     }
+    check_vendored_charts(out)?;
     if let Some(v) = parse("cluster-class/Chart.yaml")? {
         expect(
             "cluster-class/Chart.yaml",
@@ -615,6 +617,84 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
             format!("{}-cluster-class", series_prefix(&set.stack, set.minor())),
             "`{{ stack.provider }}-{{ stack.name }}-{{ minor.dashed }}-cluster-class` (CSO looks the chart up by this name)",
         )?;
+    }
+    Ok(())
+}
+
+/// A chart whose dependencies are vendored (`charts/<name>-<version>.tgz`, `Chart.lock`) must
+/// name the versions it vendors: Helm deploys the archive, so a `Chart.yaml` naming a new
+/// version beside an old archive would deploy the wrong chart. stackbot does not fetch
+/// chart archives, so such a rendering is refused.
+fn check_vendored_charts(out: &FileTree) -> Result<(), RenderError> {
+    let exact = |v: &str| semver::Version::parse(v.strip_prefix('v').unwrap_or(v)).is_ok();
+    let deps = |v: &yaml_serde::Value| -> Vec<(String, String)> {
+        v.get("dependencies")
+            .and_then(|d| d.as_sequence())
+            .map(|seq| {
+                seq.iter()
+                    .filter_map(|d| {
+                        let name = d.get("name")?.as_str()?.to_string();
+                        let version = match d.get("version")? {
+                            yaml_serde::Value::String(s) => s.clone(),
+                            yaml_serde::Value::Number(n) => n.to_string(),
+                            _ => return None,
+                        };
+                        Some((name, version))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for path in out.keys().filter(|p| p.ends_with("Chart.yaml")) {
+        let dir = path.strip_suffix("Chart.yaml").expect("filtered");
+        let Ok(chart) = yaml_serde::from_slice::<yaml_serde::Value>(&out[path]) else {
+            continue;
+        };
+        let lock: Vec<(String, String)> = out
+            .get(&format!("{dir}Chart.lock"))
+            .and_then(|b| yaml_serde::from_slice::<yaml_serde::Value>(b).ok())
+            .map(|v| deps(&v))
+            .unwrap_or_default();
+        let archives: Vec<&str> = out
+            .keys()
+            .filter_map(|p| p.strip_prefix(&format!("{dir}charts/")))
+            .filter(|f| f.ends_with(".tgz") && !f.contains('/'))
+            .collect();
+        for (name, version) in deps(&chart).into_iter().filter(|(_, v)| exact(v)) {
+            let own = format!("{name}-{version}.tgz");
+            let others: Vec<&&str> = archives
+                .iter()
+                .filter(|f| {
+                    f.strip_prefix(&format!("{name}-"))
+                        .and_then(|r| r.strip_suffix(".tgz"))
+                        .is_some_and(|v| exact(v))
+                        && **f != own
+                })
+                .collect();
+            let locked = lock.iter().find(|(n, _)| n == &name).map(|(_, v)| v);
+            let wrong_lock = locked.filter(|v| **v != version);
+            if archives.contains(&own.as_str()) && wrong_lock.is_none() {
+                continue;
+            }
+            if others.is_empty() && wrong_lock.is_none() {
+                continue;
+            }
+            let found = others
+                .first()
+                .map(|f| format!("{dir}charts/ holds {f}"))
+                .unwrap_or_else(|| {
+                    format!("{dir}Chart.lock locks {}", wrong_lock.expect("checked"))
+                });
+            return Err(RenderError::Output {
+                file: path.clone(),
+                message: format!(
+                    "dependency `{name}` is {version} but {found}: Helm would deploy the vendored chart, not {version}"
+                ),
+                hint: format!(
+                    "vendor {dir}charts/{own} and a matching Chart.lock in the templates (`helm dependency update`), or render a release set that pins the vendored version; stackbot does not fetch chart archives"
+                ),
+            });
+        }
     }
     Ok(())
 }

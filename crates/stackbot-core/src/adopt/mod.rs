@@ -225,9 +225,31 @@ pub fn adopt(
     let mut history = History::default();
     let mut limits: Vec<String> = Vec::new();
     let mut build_date = None;
-    for c in facts.components.iter().filter(|c| c.vendored) {
+    // A vendored archive whose version follows the minor (occm 2.29.1 for 1.29) is a per-minor
+    // fact stackbot cannot bring for another minor; one pinned across minors stays as it is.
+    for c in facts
+        .components
+        .iter()
+        .filter(|c| c.vendored && setup::follows_minor(c, facts.kubernetes))
+    {
+        let line = tree
+            .get(&c.file)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|t| {
+                let lines: Vec<&str> = t.lines().collect();
+                let named = lines.iter().position(|l| {
+                    l.trim_start().trim_start_matches("- ") == format!("name: {}", c.chart)
+                })?;
+                let near = |l: &&str| l.contains("version:") && l.contains(c.version.as_str());
+                // The version sits beside the name, before or after it, within the entry.
+                (named..lines.len().min(named + 6))
+                    .chain((named.saturating_sub(5)..named).rev())
+                    .find(|&i| near(&lines[i]))
+            })
+            .map(|i| format!(":{}", i + 1))
+            .unwrap_or_default();
         limits.push(format!(
-            "{}: the chart archive of `{}` {} is vendored under charts/ (with Chart.lock): another minor needs its own archive and Chart.lock digest, which stackbot does not fetch",
+            "{}{line}: the chart archive of `{}` {} is vendored under charts/ (with Chart.lock): another minor needs its own archive and Chart.lock digest, which stackbot does not fetch",
             c.file, c.chart, c.version
         ));
     }

@@ -93,13 +93,19 @@ fn plain(s: &str) -> String {
     if safe { s.to_string() } else { q(s) }
 }
 
+/// Whether a component's version follows the Kubernetes minor (`2.34.2` for 1.34): then it
+/// is a per-minor fact.
+pub fn follows_minor(c: &FoundComponent, k: KubeVersion) -> bool {
+    let plain = c.version.strip_prefix('v').unwrap_or(&c.version);
+    semver::Version::parse(plain)
+        .is_ok_and(|v| v.minor == k.minor && v.pre.is_empty() && c.version == plain)
+}
+
 fn version_rule(c: &FoundComponent, k: KubeVersion) -> (String, String) {
     let plain = c.version.strip_prefix('v').unwrap_or(&c.version);
     if !c.vendored
+        && follows_minor(c, k)
         && let Ok(v) = semver::Version::parse(plain)
-        && v.minor == k.minor
-        && v.pre.is_empty()
-        && c.version == plain
     {
         return (
             format!("{{ series: {} }}", q(&format!("{}.{{minor}}", v.major))),
