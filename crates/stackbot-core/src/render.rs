@@ -803,6 +803,7 @@ pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::Lock;
     use std::collections::BTreeMap;
 
     fn stack() -> StackConfig {
@@ -864,7 +865,89 @@ stacks:
     }
 
     fn render(files: &[(&str, &str)]) -> Result<FileTree, RenderError> {
-        render_stack(&tree(files), &stack(), &set())
+        render_stack(&tree(files), &stack(), &set(), &Lock::default())
+    }
+
+    #[test]
+    fn a_chart_naming_a_version_beside_another_vendored_archive_is_refused() {
+        let chart = "apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: openstack-cloud-controller-manager\n    repository: https://kubernetes.github.io/cloud-provider-openstack\n    version: {{ components.ccm.version }}\n";
+        let lock = "dependencies:\n- name: openstack-cloud-controller-manager\n  version: 2.34.2\ndigest: sha256:00\n";
+        let ok = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            ("cluster-addon/Chart.lock", lock),
+            (
+                "cluster-addon/charts/openstack-cloud-controller-manager-2.34.2.tgz",
+                "x",
+            ),
+        ]);
+        assert!(ok.is_ok(), "{ok:?}");
+        let err = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            (
+                "cluster-addon/Chart.lock",
+                &lock.replace("2.34.2", "2.33.1"),
+            ),
+            (
+                "cluster-addon/charts/openstack-cloud-controller-manager-2.33.1.tgz",
+                "x",
+            ),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("rendered cluster-addon/Chart.yaml: dependency `openstack-cloud-controller-manager` is 2.34.2 but cluster-addon/charts/ holds openstack-cloud-controller-manager-2.33.1.tgz"),
+            "{err}"
+        );
+        assert!(
+            err.contains("stackbot does not fetch chart archives"),
+            "{err}"
+        );
+        // A stale Chart.lock alone is refused too.
+        let err = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            (
+                "cluster-addon/Chart.lock",
+                &lock.replace("2.34.2", "2.33.1"),
+            ),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("cluster-addon/Chart.lock locks 2.33.1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn shared_lists_render_from_the_lock_with_the_set_in_its_place() {
+        let t = tree(&[(
+            "k.yaml.tera",
+            "{% for image in images %}{{ image.version }} {{ image.build_date }}\n{% endfor %}{% for row in table %}{{ row.kubernetes.version }} {{ row.components.ccm }}\n{% endfor %}",
+        )]);
+        let mut lock = Lock::default();
+        let mut old = set();
+        old.kubernetes = "v1.34.6".parse().unwrap();
+        old.node_image.url = "https://img/1.34/v1.34.6.qcow2".into();
+        old.node_image.build_date = "2026-03-20".parse().ok();
+        lock.upsert(old);
+        let mut new = set();
+        new.node_image.build_date = "2026-04-16".parse().ok();
+        // The set replaces 1.34.6 as the 1.34 row; 1.34.6's image stays listed.
+        lock.upsert(new.clone());
+        let out = render_stack(&t, &stack(), &new, &lock).unwrap();
+        assert_eq!(
+            text(&out, "k.yaml"),
+            "v1.34.6 2026-03-20\nv1.34.7 2026-04-16\nv1.34.7 2.34.2\n"
+        );
+        // One version, two checksums: a contradiction, not a choice.
+        let mut other = new.clone();
+        other.node_image.sha256 = "0".repeat(64);
+        lock.history.get_mut(&other.stack).unwrap().images[0].kubernetes =
+            "v1.34.7".parse().unwrap();
+        let err = render_stack(&t, &stack(), &other, &lock)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("two node images for v1.34.7"), "{err}");
     }
 
     fn text(out: &FileTree, p: &str) -> String {
@@ -891,7 +974,7 @@ stacks:
         let binary: Vec<u8> = vec![0, 159, 146, 150, b'{', b'{'];
         let mut t = tree(&[("cluster-class/templates/cc.yaml", helm)]);
         t.files.insert("charts/x.tgz".into(), binary.clone());
-        let out = render_stack(&t, &stack(), &set()).unwrap();
+        let out = render_stack(&t, &stack(), &set(), &Lock::default()).unwrap();
         assert_eq!(text(&out, "cluster-class/templates/cc.yaml"), helm);
         assert_eq!(out["charts/x.tgz"], binary);
     }
@@ -942,6 +1025,7 @@ stacks:
             &tree(&[("v.tera", "{{ components[\"metrics-server\"].chart }}")]),
             &stack(),
             &s,
+            &Lock::default(),
         )
         .unwrap();
         assert_eq!(text(&out, "v"), "openstack-cloud-controller-manager");
@@ -958,7 +1042,7 @@ stacks:
         }
         let t = tree(&[("a.tera", "{% for k, c in components %}{{ k }} {% endfor %}")]);
         for _ in 0..20 {
-            let out = render_stack(&t, &stack(), &s).unwrap();
+            let out = render_stack(&t, &stack(), &s, &Lock::default()).unwrap();
             assert_eq!(
                 text(&out, "a"),
                 "alpha beta ccm delta eta kappa mu omega zeta "
@@ -1003,7 +1087,7 @@ stacks:
     fn a_set_for_another_stack_is_refused() {
         let mut s = set();
         s.stack = StackId::new("openstack", "scs").unwrap();
-        let err = render_stack(&tree(&[("a", "b")]), &stack(), &s).unwrap_err();
+        let err = render_stack(&tree(&[("a", "b")]), &stack(), &s, &Lock::default()).unwrap_err();
         assert!(matches!(err, RenderError::WrongStack { .. }));
     }
 

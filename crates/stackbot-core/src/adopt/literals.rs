@@ -735,6 +735,32 @@ mod tests {
     }
 
     #[test]
+    fn prose_that_mentions_a_version_is_not_a_per_minor_fact() {
+        let text = "x:\n  description: |\n    none:\n      Requires Kubernetes version < 1.33\n  other: 1.33\n# pinned to 1.33 for now\nnote: works on 1.33\n";
+        let mut notes = Vec::new();
+        let (segs, _) = segments("cluster-class.yaml", text, &facts(), &mut notes).unwrap();
+        let out: String = segs
+            .iter()
+            .map(|s| match s {
+                Segment::Text(t) => t.clone(),
+                Segment::Value { meaning, .. } => format!("<{}>", meaning.expr()),
+            })
+            .collect();
+        assert_eq!(
+            out,
+            text.replace("other: 1.33", "other: <{{ minor.dotted }}>"),
+            "only the field that is not prose"
+        );
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(
+            notes[0].starts_with(
+                "cluster-class.yaml:4: `1.33` in the text of field `description` is prose"
+            ),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
     fn a_minor_next_to_another_patch_belongs_to_that_patch() {
         let text = "see https://img/kube-v1.33/ubuntu-2404-kube-v1.33.4.qcow2 for 1.33\n";
         assert_eq!(render("README.md", text).unwrap(), text);

@@ -523,3 +523,146 @@ pub fn version_table(path: &str, text: &str, facts: &StackFacts) -> Option<Share
         build_date: None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adopt::facts::{FoundComponent, FoundImage};
+    use crate::model::StackId;
+
+    fn facts() -> StackFacts {
+        let comp = |key: &str, chart: &str, version: &str| FoundComponent {
+            key: key.into(),
+            chart: chart.into(),
+            repository: "https://charts".into(),
+            version: version.into(),
+            file: format!("cluster-addon/{key}/Chart.yaml"),
+            vendored: false,
+        };
+        StackFacts {
+            stack: StackId::new("openstack", "scs2").unwrap(),
+            kubernetes: "v1.33.10".parse().unwrap(),
+            node_image: Some(FoundImage {
+                primary: true,
+                image: NodeImage {
+                    name: "img-v1.33.10".into(),
+                    url: "https://img/v1.33.10.qcow2".into(),
+                    sha256: "e".repeat(64),
+                    build_date: None,
+                },
+                version: Some("v1.33.10".parse().unwrap()),
+                files: vec!["image.yaml".into()],
+            }),
+            components: vec![
+                comp("ccm", "openstack-cloud-controller-manager", "2.33.1"),
+                comp("csi", "openstack-cinder-csi", "2.33.1"),
+            ],
+            notes: vec![],
+        }
+    }
+
+    fn entry(v: &str, sha: char, date: &str) -> String {
+        format!(
+            "      - version: '{v}'\n        url: https://img/{v}.qcow2\n        checksum: \"sha256:{}\"\n        build_date: {date}\n",
+            sha.to_string().repeat(64)
+        )
+    }
+
+    fn list(entries: &[String]) -> String {
+        format!(
+            "---\nimages:\n  - name: img\n    separator: \"-\"\n    versions:\n{}",
+            entries.concat()
+        )
+    }
+
+    #[test]
+    fn an_image_list_becomes_a_loop_and_its_other_entries_history() {
+        let text = list(&[
+            entry("v1.32.13", 'a', "2025-12-17"),
+            entry("v1.33.10", 'e', "2026-03-20"),
+        ]);
+        let Some(Shared::Loop {
+            list: range,
+            images,
+            build_date,
+            ..
+        }) = image_list("kubernetes.yaml", &text, &facts())
+        else {
+            panic!("templated");
+        };
+        assert_eq!(&text[range.end..], "", "the list ends the file");
+        assert!(text[range].starts_with("      - version: 'v1.32.13'"));
+        assert_eq!(build_date, "2026-03-20".parse().ok());
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].node_image.name, "img-v1.32.13");
+        assert_eq!(images[0].node_image.build_date, "2025-12-17".parse().ok());
+    }
+
+    #[test]
+    fn an_image_list_stackbot_cannot_continue_says_where_and_why() {
+        let f = facts();
+        let why = |text: &str| match image_list("kubernetes.yaml", text, &f) {
+            Some(Shared::Unfaithful { line, why }) => format!("{line}: {why}"),
+            other => panic!("{other:?}"),
+        };
+        // Not sorted.
+        let unsorted = list(&[
+            entry("v1.33.10", 'e', "2026-03-20"),
+            entry("v1.32.13", 'a', "2025-12-17"),
+        ]);
+        assert!(
+            why(&unsorted).starts_with("10: v1.32.13 comes after"),
+            "{}",
+            why(&unsorted)
+        );
+        // Written differently (no build date in one entry).
+        let odd = list(&[
+            entry("v1.32.13", 'a', "2025-12-17").replace("        build_date: 2025-12-17\n", ""),
+            entry("v1.33.10", 'e', "2026-03-20"),
+        ]);
+        assert!(why(&odd).contains("written differently"), "{}", why(&odd));
+        // No entry for the stack's own image.
+        let without = list(&[entry("v1.32.13", 'a', "2025-12-17")]);
+        assert!(why(&without).contains("no entry for the stack's own v1.33.10"));
+        // Not an image list at all.
+        assert!(image_list("values.yaml", "a: 1\n", &f).is_none());
+    }
+
+    #[test]
+    fn a_version_table_becomes_a_loop_over_rows_by_minor() {
+        let text = "- kubernetes: 1.32.13\n  cinder_csi: 2.32.2\n  occm: 2.32.1\n- kubernetes: 1.33.10\n  cinder_csi: 2.33.1\n  occm: 2.33.1\n";
+        let Some(Shared::Loop { body, rows, .. }) = version_table("versions.yaml", text, &facts())
+        else {
+            panic!("templated");
+        };
+        assert_eq!(
+            crate::adopt::tera_text::template(&body),
+            "{% for row in table %}- kubernetes: {{ row.kubernetes.major }}.{{ row.kubernetes.minor }}.{{ row.kubernetes.patch }}\n  cinder_csi: {{ row.components.csi }}\n  occm: {{ row.components.ccm }}\n{% endfor %}"
+        );
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].kubernetes.to_string(), "v1.32.13");
+        assert_eq!(rows[0].components["csi"], "2.32.2");
+        // A key naming no component: its value for another minor is unknown.
+        let unknown = text.replace("cinder_csi", "storage");
+        match version_table("versions.yaml", &unknown, &facts()) {
+            Some(Shared::Unfaithful { line, why }) => {
+                assert_eq!(line, 2);
+                assert!(why.contains("field `storage` names none"), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The stack's own row must agree with what the charts pin.
+        let stale = text.replace("occm: 2.33.1", "occm: 2.33.0");
+        assert!(matches!(
+            version_table("versions.yaml", &stale, &facts()),
+            Some(Shared::Unfaithful { line: 4, .. })
+        ));
+    }
+
+    #[test]
+    fn docs_are_told_by_their_name() {
+        assert!(is_docs("README.md"));
+        assert!(is_docs("docs/usage.MD"));
+        assert!(!is_docs("cluster-class/values.yaml"));
+    }
+}
