@@ -51,17 +51,30 @@ pub fn validate(ctx: &Context) -> Result<Vec<Checked>, Error> {
             .cloned()
             .collect();
         let source = if sets.is_empty() {
-            sets.push(render::sample_release_set(stack));
-            "a sample release set"
+            "a sample release set from the configuration"
         } else {
-            "stackbot.lock"
+            "stackbot.lock and a sample release set from the configuration"
         };
         for set in &sets {
             render::render_stack(&templates, stack, set, &lock).map_err(|e| {
-                Error::from(e.under_root(&stack.templates))
-                    .context(format!("test-rendering {id} {}", set.kubernetes))
+                Error::from(e.under_root(&stack.templates)).context(format!(
+                    "test-rendering {id} {} from {LOCK_FILE}",
+                    set.kubernetes
+                ))
             })?;
         }
+        // The configuration too: what a release resolves has exactly its components and
+        // node image rules, so "ok" means a release would render (the lock may hold sets
+        // written for another configuration). Rendered on its own: placeholders are no
+        // images the lock knows.
+        let sample = render::sample_release_set(stack);
+        render::render_stack(&templates, stack, &sample, &Lock::default()).map_err(|e| {
+            Error::from(e.under_root(&stack.templates)).context(format!(
+                "test-rendering {id} with a release set made from {}'s `components` and `node_image` (what `release` resolves)",
+                loaded.path.display()
+            ))
+        })?;
+        sets.push(sample);
         out.push(Checked {
             stack: id.to_string(),
             templates: stack.templates.clone(),

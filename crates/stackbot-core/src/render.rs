@@ -793,7 +793,7 @@ pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
                 name,
                 url,
                 sha256: "0".repeat(64),
-                build_date: None,
+                build_date: Some(chrono::DateTime::UNIX_EPOCH.date_naive()),
             }
         },
         components,
