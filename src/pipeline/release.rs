@@ -143,7 +143,8 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
     }
     let (mut p, observed) = plan_desired_with(forge, &target, &desired, &sel.overrides, &packager)?;
     explain_degraded(&mut p, &offered.held_back);
-    p.warnings.extend(stepped_over(&offered.held_back));
+    p.warnings
+        .extend(stepped_over(&offered.held_back, &p.releases));
     p.skipped.extend(offered.skipped);
     p.warnings.extend(offered.warnings);
     p.failed.extend(offered.failed);
@@ -202,14 +203,25 @@ fn explain_degraded(
     });
 }
 
-/// One line per series a release would ship below its newest patch, saying which patches it
-/// steps over and why ([`crate::resolve::HeldBack::skipped`]).
+/// One line per series this run releases below its newest patch, saying which patches the
+/// release steps over and why ([`crate::resolve::HeldBack::skipped`]). A series that is not
+/// being released now warns of nothing: its wait is the status report's to show (and an hourly
+/// no-op run stays quiet), the release that does step over a patch says so in its notes.
 fn stepped_over(
     held_back: &std::collections::BTreeMap<String, crate::resolve::HeldBack>,
+    releases: &[crate::plan::PlannedRelease],
 ) -> Vec<String> {
+    let releasing = |series: &str| {
+        releases.iter().any(|r| {
+            !r.steps.is_empty()
+                && r.tag
+                    .strip_prefix(series)
+                    .is_some_and(|rest| rest.starts_with("-v"))
+        })
+    };
     held_back
         .iter()
-        .filter(|(_, h)| !h.skipped().is_empty())
+        .filter(|(series, h)| !h.skipped().is_empty() && releasing(series))
         .map(|(series, h)| {
             let each: Vec<String> = h.skipped().iter().map(ToString::to_string).collect();
             format!("{series}: {}", each.join("; "))
