@@ -113,22 +113,7 @@ pub fn desired_recorded(
     recorded: impl FnOnce() -> Result<Option<crate::lock::Lock>, Error>,
 ) -> Result<(Vec<Desired>, Offered), Error> {
     let loaded = &ctx.loaded;
-    if let Some(s) = &sel.stack
-        && loaded.stack(s).is_none()
-    {
-        let configured: Vec<String> = loaded
-            .config
-            .stacks
-            .iter()
-            .map(|c| c.id().to_string())
-            .collect();
-        return Err(InvalidInput(format!(
-            "--stack {s}: not configured in {}; configured: {}",
-            loaded.path.display(),
-            configured.join(", ")
-        ))
-        .into());
-    }
+    check_stack(loaded, sel)?;
     let mut offered = offered(ctx, sel)?;
     if let Some(m) = sel.minor {
         check_minor(m, sel.stack.as_ref(), &offered)?;
@@ -147,8 +132,7 @@ pub fn desired_recorded(
     } else {
         None
     };
-    // Content shared across minors (image list, version table) comes from the checkout's lock.
-    let known = checkout_lock(ctx).unwrap_or_default();
+    let known = known_after(ctx, &offered.sets);
     let sets = std::mem::take(&mut offered.sets);
     for mut set in sets {
         // The releases API is down and markers carry no dates: the patch the lock already
@@ -212,6 +196,38 @@ pub fn desired_recorded(
     }
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
     Ok((out, offered))
+}
+
+/// `--stack` must name a configured stack.
+fn check_stack(loaded: &crate::config::Loaded, sel: &Selection) -> Result<(), Error> {
+    if let Some(s) = &sel.stack
+        && loaded.stack(s).is_none()
+    {
+        let configured: Vec<String> = loaded
+            .config
+            .stacks
+            .iter()
+            .map(|c| c.id().to_string())
+            .collect();
+        return Err(InvalidInput(format!(
+            "--stack {s}: not configured in {}; configured: {}",
+            loaded.path.display(),
+            configured.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// What content shared across minors (the image list, the version table) renders from: the
+/// checkout's lock as it is after this run records every offered set, so the minors of one
+/// run agree with each other and with `render --check` afterwards.
+fn known_after(ctx: &Context, sets: &[ReleaseSet]) -> crate::lock::Lock {
+    let mut known = checkout_lock(ctx).unwrap_or_default();
+    for set in sets {
+        known.upsert(set.clone());
+    }
+    known
 }
 
 /// The patches detection stepped over to reach `set` (said in its release notes).

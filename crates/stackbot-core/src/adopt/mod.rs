@@ -210,23 +210,11 @@ fn check_chart_name(tree: &FileTree, stack: &StackId, k: KubeVersion) -> Result<
     Ok(())
 }
 
-/// Adopt a stack tree. Pure; the result is verified to render back to `tree` byte for byte.
-pub fn adopt(
-    tree: &FileTree,
-    layout_for: impl Fn(&StackId) -> Layout,
-) -> Result<Adoption, AdoptError> {
-    let facts = facts::discover(tree)?;
-    check_chart_name(tree, &facts.stack, facts.kubernetes)?;
-    let layout = layout_for(&facts.stack);
-    let mut notes = facts.notes.clone();
-    let mut templates = FileTree::new();
-    let mut files = Vec::new();
-    let mut verbatim = 0;
-    let mut history = History::default();
-    let mut limits: Vec<String> = Vec::new();
-    let mut build_date = None;
-    // A vendored archive whose version follows the minor (occm 2.29.1 for 1.29) is a per-minor
-    // fact stackbot cannot bring for another minor; one pinned across minors stays as it is.
+/// A vendored archive whose version follows the minor (occm 2.29.1 for 1.29) is a per-minor
+/// fact stackbot cannot bring for another minor (one pinned across minors stays as it is):
+/// each such archive, as a limit naming the `Chart.yaml` line.
+fn vendored_limits(tree: &FileTree, facts: &facts::StackFacts) -> Vec<String> {
+    let mut limits = Vec::new();
     for c in facts
         .components
         .iter()
@@ -253,73 +241,122 @@ pub fn adopt(
             c.file, c.chart, c.version
         ));
     }
-    for (path, bytes) in tree {
-        let text = std::str::from_utf8(bytes).ok();
-        if let Some(t) = text
-            && shared::is_docs(path)
-        {
-            let k = facts.kubernetes;
-            let minor = format!("{}.{}", k.major, k.minor);
-            if let Some(line) = t.lines().position(|l| l.contains(&minor)) {
-                notes.push(format!(
-                    "{path}:{}: docs mention {minor}: docs are shared across minors and are copied as written (upstream keeps a README's example at one minor)",
-                    line + 1
-                ));
-            }
-            templates.insert(path.clone(), bytes.clone());
-            verbatim += 1;
-            continue;
+    limits
+}
+
+/// What adopting the files found beyond their own templates.
+#[derive(Default)]
+struct Found {
+    notes: Vec<String>,
+    history: History,
+    limits: Vec<String>,
+    /// The build date the image list gives the pinned image.
+    build_date: Option<chrono::NaiveDate>,
+}
+
+type Segments = (Vec<literals::Segment>, Vec<Replacement>);
+
+/// A shared list's file: the text around the list adopted as usual, the list a loop.
+fn loop_segments(
+    path: &str,
+    t: &str,
+    list: std::ops::Range<usize>,
+    body: Vec<literals::Segment>,
+    facts: &facts::StackFacts,
+    found: &mut Found,
+) -> Result<Segments, AdoptError> {
+    let (mut segs, mut reps) = literals::segments(path, &t[..list.start], facts, &mut found.notes)?;
+    reps.push(Replacement {
+        line: t[..list.start].matches('\n').count() + 1,
+        field: String::new(),
+        literal: t[list.clone()]
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        expression: "a loop over what the lock knows of every minor (content shared across minors)"
+            .into(),
+    });
+    segs.extend(body);
+    let (after, _) = literals::segments(path, &t[list.end..], facts, &mut found.notes)?;
+    segs.extend(after);
+    Ok((segs, reps))
+}
+
+/// The segments and replacements of one file; `None` for docs, which are shared across
+/// minors and copied as written.
+fn file_segments(
+    path: &str,
+    bytes: &[u8],
+    facts: &facts::StackFacts,
+    found: &mut Found,
+) -> Result<Option<Segments>, AdoptError> {
+    let Ok(t) = std::str::from_utf8(bytes) else {
+        let k = facts.kubernetes.to_string();
+        if bytes.windows(k.len()).any(|w| w == k.as_bytes()) {
+            found.notes.push(format!(
+                "{path}: binary, copied as it is although it mentions {k}"
+            ));
         }
-        let shared = text.and_then(|t| {
-            shared::image_list(path, t, &facts).or_else(|| shared::version_table(path, t, &facts))
-        });
-        let (segments, replacements) = match (text, shared) {
-            (
-                Some(t),
-                Some(shared::Shared::Loop {
-                    list,
-                    body,
-                    images,
-                    rows,
-                    build_date: date,
-                }),
-            ) => {
-                for known in images {
-                    history.remember(known);
-                }
-                history.rows.extend(rows);
-                if date.is_some() {
-                    build_date = date;
-                }
-                let (mut segs, mut reps) =
-                    literals::segments(path, &t[..list.start], &facts, &mut notes)?;
-                let line = t[..list.start].matches('\n').count() + 1;
-                reps.push(Replacement {
-                    line,
-                    field: String::new(),
-                    literal: t[list.clone()].lines().next().unwrap_or_default().to_string(),
-                    expression: "a loop over what the lock knows of every minor (content shared across minors)".into(),
-                });
-                segs.extend(body);
-                let (after, _) = literals::segments(path, &t[list.end..], &facts, &mut notes)?;
-                segs.extend(after);
-                (segs, reps)
+        return Ok(Some((Vec::new(), Vec::new())));
+    };
+    if shared::is_docs(path) {
+        let k = facts.kubernetes;
+        let minor = format!("{}.{}", k.major, k.minor);
+        if let Some(line) = t.lines().position(|l| l.contains(&minor)) {
+            found.notes.push(format!(
+                "{path}:{}: docs mention {minor}: docs are shared across minors and are copied as written (upstream keeps a README's example at one minor)",
+                line + 1
+            ));
+        }
+        return Ok(None);
+    }
+    let shared =
+        shared::image_list(path, t, facts).or_else(|| shared::version_table(path, t, facts));
+    Ok(Some(match shared {
+        Some(shared::Shared::Loop {
+            list,
+            body,
+            images,
+            rows,
+            build_date,
+        }) => {
+            for known in images {
+                found.history.remember(known);
             }
-            (Some(t), other) => {
-                if let Some(shared::Shared::Unfaithful { line, why }) = other {
-                    limits.push(format!("{path}:{line}: {why}"));
-                }
-                literals::segments(path, t, &facts, &mut notes)?
+            found.history.rows.extend(rows);
+            found.build_date = build_date.or(found.build_date);
+            loop_segments(path, t, list, body, facts, found)?
+        }
+        other => {
+            if let Some(shared::Shared::Unfaithful { line, why }) = other {
+                found.limits.push(format!("{path}:{line}: {why}"));
             }
-            (None, _) => {
-                let k = facts.kubernetes.to_string();
-                if bytes.windows(k.len()).any(|w| w == k.as_bytes()) {
-                    notes.push(format!(
-                        "{path}: binary, copied as it is although it mentions {k}"
-                    ));
-                }
-                (Vec::new(), Vec::new())
-            }
+            literals::segments(path, t, facts, &mut found.notes)?
+        }
+    }))
+}
+
+/// Adopt a stack tree. Pure; the result is verified to render back to `tree` byte for byte.
+pub fn adopt(
+    tree: &FileTree,
+    layout_for: impl Fn(&StackId) -> Layout,
+) -> Result<Adoption, AdoptError> {
+    let facts = facts::discover(tree)?;
+    check_chart_name(tree, &facts.stack, facts.kubernetes)?;
+    let layout = layout_for(&facts.stack);
+    let mut found = Found {
+        notes: facts.notes.clone(),
+        limits: vendored_limits(tree, &facts),
+        ..Found::default()
+    };
+    let mut templates = FileTree::new();
+    let mut files = Vec::new();
+    let mut verbatim = 0;
+    for (path, bytes) in tree {
+        let (segments, replacements) = match file_segments(path, bytes, &facts, &mut found)? {
+            Some(s) => s,
+            None => (Vec::new(), Vec::new()),
         };
         let is_tera_name = path.ends_with(TERA_SUFFIX);
         if replacements.is_empty() && !is_tera_name {
@@ -327,7 +364,7 @@ pub fn adopt(
             verbatim += 1;
             continue;
         }
-        let Some(text) = text else {
+        let Ok(text) = std::str::from_utf8(bytes) else {
             return Err(AdoptError::refused(
                 path,
                 None,
@@ -359,6 +396,12 @@ pub fn adopt(
             replacements,
         });
     }
+    let Found {
+        mut notes,
+        mut history,
+        limits,
+        build_date,
+    } = found;
     let mut release_set = setup::release_set(&facts);
     release_set.node_image.build_date = build_date;
     history.rows.sort_by_key(|r| r.kubernetes);

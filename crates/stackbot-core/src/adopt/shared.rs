@@ -168,13 +168,81 @@ fn unfaithful(line: usize, why: String) -> Option<Shared> {
     Some(Shared::Unfaithful { line, why })
 }
 
-/// The openstack-image-manager list (`images: [{name, versions: [...]}]`) in `text`, if the
-/// file holds one.
-pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> {
-    if !is_yaml(path) {
-        return None;
+/// One entry of an image list: its values and where they are.
+struct ImageEntry {
+    version: KubeVersion,
+    url: String,
+    sha256: Option<String>,
+    build_date: Option<NaiveDate>,
+    holes: Vec<(Range<usize>, String)>,
+}
+
+/// Read the entry on lines `a..=b` (its dash at `indent`).
+fn image_entry(ls: &[Line], a: usize, b: usize, indent: usize) -> Result<ImageEntry, Shared> {
+    let no = |line: usize, why: String| Shared::Unfaithful { line, why };
+    let mut holes = Vec::new();
+    let (mut version, mut url, mut sha256, mut build_date) = (None, None, None, None);
+    for (i, l) in ls.iter().enumerate().take(b + 1).skip(a) {
+        // Only the entry's own fields (the dash line's indentation + 2).
+        if l.indent != indent && l.indent != indent + 2 {
+            continue;
+        }
+        let Some((key, value, span)) = field(l) else {
+            continue;
+        };
+        match key.as_str() {
+            "version" => {
+                version = parse_version(&value).filter(|v| v.to_string() == value);
+                holes.push((span, "{{ image.version }}".to_string()));
+            }
+            "url" => {
+                url = Some(value.clone());
+                holes.push((span, "{{ image.url }}".to_string()));
+            }
+            "checksum" => {
+                let Some(hex) = value.strip_prefix("sha256:") else {
+                    return Err(no(
+                        i + 1,
+                        format!("checksum `{value}` is not a sha256: stackbot records sha256 only"),
+                    ));
+                };
+                sha256 = Some(hex.to_string());
+                let at = span.start + "sha256:".len();
+                holes.push((at..span.end, "{{ image.sha256 }}".to_string()));
+            }
+            "build_date" => {
+                build_date = NaiveDate::parse_from_str(&value, "%Y-%m-%d")
+                    .ok()
+                    .filter(|d| d.format("%Y-%m-%d").to_string() == value);
+                if build_date.is_none() {
+                    return Err(no(
+                        i + 1,
+                        format!("build_date `{value}` is not a day (YYYY-MM-DD)"),
+                    ));
+                }
+                holes.push((span, "{{ image.build_date }}".to_string()));
+            }
+            _ => {}
+        }
     }
-    let ls = lines(text);
+    let (Some(version), Some(url)) = (version, url) else {
+        return Err(no(
+            a + 1,
+            "an image entry without a `version: v<major>.<minor>.<patch>` and `url`".into(),
+        ));
+    };
+    Ok(ImageEntry {
+        version,
+        url,
+        sha256,
+        build_date,
+        holes,
+    })
+}
+
+/// The `versions:` list of an image list: the indentation of its dashes and its entries.
+/// `None` when the file has no such list.
+fn versions_block(ls: &[Line]) -> Option<Result<(usize, Vec<(usize, usize)>), Shared>> {
     if !ls.iter().any(|l| l.text.trim_end() == "images:") {
         return None;
     }
@@ -186,21 +254,77 @@ pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> 
         .collect();
     let &head = heads.first()?;
     if heads.len() > 1 {
-        return unfaithful(
-            heads[1] + 1,
-            "a second image with its own `versions:` list: stackbot templates one image list"
+        return Some(Err(Shared::Unfaithful {
+            line: heads[1] + 1,
+            why: "a second image with its own `versions:` list: stackbot templates one image list"
                 .into(),
-        );
+        }));
     }
     let first = (head + 1..ls.len()).find(|&i| !blank(&ls[i]))?;
     let indent = ls[first].indent;
     if indent <= ls[head].indent {
         return None;
     }
-    let entries = items(&ls, first, indent);
-    if entries.is_empty() {
+    let entries = items(ls, first, indent);
+    (!entries.is_empty()).then_some(Ok((indent, entries)))
+}
+
+/// Keep the first item's shape in `body`; whether `segs` is written like it.
+fn same_as_first(body: &mut Option<Vec<Segment>>, segs: Vec<Segment>) -> bool {
+    match body {
+        None => {
+            *body = Some(segs);
+            true
+        }
+        Some(first) => same_shape(first, &segs),
+    }
+}
+
+/// `{% for … %}`, the body, `{% endfor %}`.
+fn looped(head: &str, body: Vec<Segment>) -> Vec<Segment> {
+    let tag = |t: &str| Segment::Value {
+        literal: String::new(),
+        meaning: Meaning::Expr(t.to_string()),
+    };
+    let mut segs = vec![tag(head)];
+    segs.extend(body);
+    segs.push(tag("{% endfor %}"));
+    segs
+}
+
+/// Why the adopted minor's row is not what the release set renders, if it is not.
+fn own_row_disagrees(row: &TableRow, facts: &StackFacts) -> Option<String> {
+    if row.kubernetes != facts.kubernetes {
+        return Some(format!(
+            "the row for {} says {}, but the stack is {}",
+            row.kubernetes.minor(),
+            row.kubernetes,
+            facts.kubernetes
+        ));
+    }
+    row.components.iter().find_map(|(key, v)| {
+        let pinned = facts.components.iter().find(|c| &c.key == key);
+        pinned.is_none_or(|c| &c.version != v).then(|| {
+            format!(
+                "the row for {} gives component `{key}` {v}, but the stack pins {}",
+                facts.kubernetes.minor(),
+                pinned.map_or("none".to_string(), |c| c.version.clone())
+            )
+        })
+    })
+}
+
+/// The openstack-image-manager list (`images: [{name, versions: [...]}]`) in `text`, if the
+/// file holds one.
+pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> {
+    if !is_yaml(path) {
         return None;
     }
+    let ls = lines(text);
+    let (indent, entries) = match versions_block(&ls)? {
+        Ok(found) => found,
+        Err(u) => return Some(u),
+    };
     let base = ls
         .iter()
         .filter_map(field)
@@ -216,72 +340,19 @@ pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> 
     let mut own_date = None;
     let mut own_found = false;
     for &(a, b) in &entries {
-        let mut holes = Vec::new();
-        let (mut version, mut url, mut sha, mut date) = (None, None, None, None);
-        for i in a..=b {
-            let Some((key, value, span)) = field(&ls[i]) else {
-                continue;
-            };
-            // Only the entry's own fields (the dash line's indentation + 2).
-            if ls[i].indent != indent && ls[i].indent != indent + 2 {
-                continue;
-            }
-            match key.as_str() {
-                "version" => {
-                    version = parse_version(&value).filter(|v| v.to_string() == value);
-                    holes.push((span, "{{ image.version }}".to_string()));
-                }
-                "url" => {
-                    url = Some(value.clone());
-                    holes.push((span, "{{ image.url }}".to_string()));
-                }
-                "checksum" => {
-                    let Some(hex) = value.strip_prefix("sha256:") else {
-                        return unfaithful(
-                            i + 1,
-                            format!(
-                                "checksum `{value}` is not a sha256: stackbot records sha256 only"
-                            ),
-                        );
-                    };
-                    sha = Some(hex.to_string());
-                    let at = span.start + "sha256:".len();
-                    holes.push((at..span.end, "{{ image.sha256 }}".to_string()));
-                }
-                "build_date" => {
-                    date = NaiveDate::parse_from_str(&value, "%Y-%m-%d")
-                        .ok()
-                        .filter(|d| d.format("%Y-%m-%d").to_string() == value);
-                    if date.is_none() {
-                        return unfaithful(
-                            i + 1,
-                            format!("build_date `{value}` is not a day (YYYY-MM-DD)"),
-                        );
-                    }
-                    holes.push((span, "{{ image.build_date }}".to_string()));
-                }
-                _ => {}
-            }
-        }
-        let (Some(version), Some(url)) = (version, url) else {
+        let e = match image_entry(&ls, a, b, indent) {
+            Ok(e) => e,
+            Err(u) => return Some(u),
+        };
+        let (version, url, sha, date) = (e.version, e.url, e.sha256, e.build_date);
+        let range = ls[a].start..end_of(text, &ls, b);
+        if !same_as_first(&mut body, shape(text, range, e.holes)) {
             return unfaithful(
                 a + 1,
-                "an image entry without a `version: v<major>.<minor>.<patch>` and `url`".into(),
+                format!(
+                    "the entry for {version} is written differently from the first entry, so a new entry cannot be written like the others"
+                ),
             );
-        };
-        let range = ls[a].start..end_of(text, &ls, b);
-        let segs = shape(text, range, holes);
-        match &body {
-            None => body = Some(segs),
-            Some(first) if !same_shape(first, &segs) => {
-                return unfaithful(
-                    a + 1,
-                    format!(
-                        "the entry for {version} is written differently from the first entry, so a new entry cannot be written like the others"
-                    ),
-                );
-            }
-            Some(_) => {}
         }
         if images.last().is_some_and(|p| p.kubernetes >= version) {
             return unfaithful(
@@ -326,15 +397,10 @@ pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> 
             ),
         );
     }
-    let mut segs = vec![Segment::Value {
-        literal: String::new(),
-        meaning: Meaning::Expr("{% for image in images %}".into()),
-    }];
-    segs.extend(body.expect("at least one entry"));
-    segs.push(Segment::Value {
-        literal: String::new(),
-        meaning: Meaning::Expr("{% endfor %}".into()),
-    });
+    let segs = looped(
+        "{% for image in images %}",
+        body.expect("at least one entry"),
+    );
     let list = ls[entries[0].0].start..end_of(text, &ls, entries.last().expect("non-empty").1);
     images.retain(|i| i.kubernetes != facts.kubernetes);
     Some(Shared::Loop {
@@ -359,6 +425,80 @@ fn component_expr(key: &str) -> String {
     }
 }
 
+/// A table row's fields: (line, key, value, span of the value).
+type RowFields = Vec<(usize, String, String, Range<usize>)>;
+
+/// Every row a flat mapping with one Kubernetes version; `None` when the file is not such a
+/// table.
+fn table_rows(ls: &[Line], rows: &[(usize, usize)]) -> Option<Vec<(usize, usize, RowFields)>> {
+    let mut parsed = Vec::new();
+    for &(a, b) in rows {
+        let mut fields = Vec::new();
+        for (i, l) in ls.iter().enumerate().take(b + 1).skip(a) {
+            if blank(l) {
+                continue;
+            }
+            if l.indent != if i == a { 0 } else { 2 } {
+                return None;
+            }
+            let (k, v, span) = field(l)?;
+            fields.push((i, k, v, span));
+        }
+        let kube = fields
+            .iter()
+            .filter(|(_, k, v, _)| says_kubernetes(k) && parse_version(v).is_some())
+            .count();
+        if kube != 1 {
+            return None;
+        }
+        parsed.push((a, b, fields));
+    }
+    Some(parsed)
+}
+
+/// A row's values (keys named as components) and the expressions replacing them.
+fn table_row(
+    fields: &RowFields,
+    facts: &StackFacts,
+) -> Result<(TableRow, Vec<(Range<usize>, String)>), Shared> {
+    let mut holes = Vec::new();
+    let mut row = TableRow {
+        kubernetes: facts.kubernetes,
+        components: Default::default(),
+    };
+    for (i, k, v, span) in fields {
+        if says_kubernetes(k)
+            && let Some(version) = parse_version(v)
+        {
+            row.kubernetes = version;
+            let expr = if v.starts_with('v') {
+                "{{ row.kubernetes.version }}"
+            } else {
+                "{{ row.kubernetes.major }}.{{ row.kubernetes.minor }}.{{ row.kubernetes.patch }}"
+            };
+            holes.push((span.clone(), expr.to_string()));
+            continue;
+        }
+        let named: Vec<_> = facts
+            .components
+            .iter()
+            .filter(|c| key_names(k, c))
+            .collect();
+        let [c] = named.as_slice() else {
+            return Err(Shared::Unfaithful {
+                line: i + 1,
+                why: format!(
+                    "field `{k}` names {} of the components the stack pins, so its value for another minor is unknown",
+                    if named.is_empty() { "none" } else { "several" }
+                ),
+            });
+        };
+        row.components.insert(c.key.clone(), v.clone());
+        holes.push((span.clone(), component_expr(&c.key)));
+    }
+    Ok((row, holes))
+}
+
 /// The version table (`versions.yaml`: a list of `{kubernetes: X.Y.Z, <component>: version}`
 /// rows), if the file is one.
 pub fn version_table(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> {
@@ -376,86 +516,25 @@ pub fn version_table(path: &str, text: &str, facts: &StackFacts) -> Option<Share
     if ls[last + 1..].iter().any(|l| !blank(l)) {
         return None;
     }
-    // Every row a flat mapping with a Kubernetes version: otherwise not a version table.
-    let mut parsed = Vec::new();
-    for &(a, b) in &rows {
-        let mut fields = Vec::new();
-        for (i, l) in ls.iter().enumerate().take(b + 1).skip(a) {
-            if blank(l) {
-                continue;
-            }
-            if l.indent != if i == a { 0 } else { 2 } {
-                return None;
-            }
-            let (k, v, span) = field(l)?;
-            fields.push((i, k, v, span));
-        }
-        let kube: Vec<_> = fields
-            .iter()
-            .filter(|(_, k, v, _)| says_kubernetes(k) && parse_version(v).is_some())
-            .collect();
-        if kube.len() != 1 {
-            return None;
-        }
-        parsed.push((a, b, fields));
-    }
+    let parsed = table_rows(&ls, &rows)?;
     let mut body: Option<Vec<Segment>> = None;
     let mut history = Vec::new();
     let mut own = false;
     let mut prev: Option<KubeVersion> = None;
     for (a, b, fields) in &parsed {
-        let mut holes = Vec::new();
-        let mut row = TableRow {
-            kubernetes: facts.kubernetes,
-            components: Default::default(),
+        let (row, holes) = match table_row(fields, facts) {
+            Ok(r) => r,
+            Err(u) => return Some(u),
         };
-        for (i, k, v, span) in fields {
-            if says_kubernetes(k)
-                && let Some(version) = parse_version(v)
-            {
-                row.kubernetes = version;
-                holes.push((
-                    span.clone(),
-                    if v.starts_with('v') {
-                        "{{ row.kubernetes.version }}".to_string()
-                    } else {
-                        "{{ row.kubernetes.major }}.{{ row.kubernetes.minor }}.{{ row.kubernetes.patch }}"
-                            .to_string()
-                    },
-                ));
-                continue;
-            }
-            let named: Vec<_> = facts
-                .components
-                .iter()
-                .filter(|c| key_names(k, c))
-                .collect();
-            let [c] = named.as_slice() else {
-                return unfaithful(
-                    i + 1,
-                    format!(
-                        "field `{k}` names {} of the components the stack pins, so its value for another minor is unknown",
-                        if named.is_empty() { "none" } else { "several" }
-                    ),
-                );
-            };
-            row.components.insert(c.key.clone(), v.clone());
-            holes.push((span.clone(), component_expr(&c.key)));
-        }
         let range = ls[*a].start..end_of(text, &ls, *b);
-        let segs = shape(text, range, holes);
-        match &body {
-            None => body = Some(segs),
-            Some(f) if !same_shape(f, &segs) => {
-                return unfaithful(
-                    a + 1,
-                    format!(
-                        "the row for {} is written differently from the first row, so a new row cannot be written like the others",
-                        row.kubernetes
-                    ),
-                );
-            }
-            Some(_) => {}
+        if !same_as_first(&mut body, shape(text, range, holes)) {
+            return unfaithful(
+                a + 1,
+                format!(
+                    "the row for {} is written differently from the first row, so a new row cannot be written like the others",
+                    row.kubernetes
+                ),
+            );
         }
         if prev.is_some_and(|p| p.minor() >= row.kubernetes.minor()) {
             return unfaithful(
@@ -469,29 +548,8 @@ pub fn version_table(path: &str, text: &str, facts: &StackFacts) -> Option<Share
         prev = Some(row.kubernetes);
         if row.kubernetes.minor() == facts.kubernetes.minor() {
             own = true;
-            if row.kubernetes != facts.kubernetes {
-                return unfaithful(
-                    a + 1,
-                    format!(
-                        "the row for {} says {}, but the stack is {}",
-                        row.kubernetes.minor(),
-                        row.kubernetes,
-                        facts.kubernetes
-                    ),
-                );
-            }
-            for (key, v) in &row.components {
-                let pinned = facts.components.iter().find(|c| &c.key == key);
-                if pinned.is_none_or(|c| &c.version != v) {
-                    return unfaithful(
-                        a + 1,
-                        format!(
-                            "the row for {} gives component `{key}` {v}, but the stack pins {}",
-                            facts.kubernetes.minor(),
-                            pinned.map_or("none".to_string(), |c| c.version.clone())
-                        ),
-                    );
-                }
+            if let Some(why) = own_row_disagrees(&row, facts) {
+                return unfaithful(a + 1, why);
             }
         } else {
             history.push(row);
@@ -506,15 +564,7 @@ pub fn version_table(path: &str, text: &str, facts: &StackFacts) -> Option<Share
             ),
         );
     }
-    let mut segs = vec![Segment::Value {
-        literal: String::new(),
-        meaning: Meaning::Expr("{% for row in table %}".into()),
-    }];
-    segs.extend(body.expect("at least one row"));
-    segs.push(Segment::Value {
-        literal: String::new(),
-        meaning: Meaning::Expr("{% endfor %}".into()),
-    });
+    let segs = looped("{% for row in table %}", body.expect("at least one row"));
     Some(Shared::Loop {
         list: ls[first].start..end_of(text, &ls, last),
         body: segs,
