@@ -132,7 +132,7 @@ pub fn desired_recorded(
     } else {
         None
     };
-    let known = known_after(ctx, &offered.sets);
+    let known = known_after(ctx, &mut offered.sets);
     let sets = std::mem::take(&mut offered.sets);
     for mut set in sets {
         // The releases API is down and markers carry no dates: the patch the lock already
@@ -222,9 +222,20 @@ fn check_stack(loaded: &crate::config::Loaded, sel: &Selection) -> Result<(), Er
 /// What content shared across minors (the image list, the version table) renders from: the
 /// checkout's lock as it is after this run records every offered set, so the minors of one
 /// run agree with each other and with `render --check` afterwards.
-fn known_after(ctx: &Context, sets: &[ReleaseSet]) -> crate::lock::Lock {
+///
+/// A node image the lock has no build date for is dated today (the run's day, `--now`
+/// included), as upstream's generator dates a new entry of the image list with the day it
+/// writes it; once released, the lock keeps that date.
+fn known_after(ctx: &Context, sets: &mut [ReleaseSet]) -> crate::lock::Lock {
     let mut known = checkout_lock(ctx).unwrap_or_default();
-    for set in sets {
+    for set in sets.iter_mut() {
+        if !set.node_image.is_none() && set.node_image.build_date.is_none() {
+            set.node_image.build_date = known
+                .build_date_of(&set.stack, &set.node_image)
+                .or(Some(ctx.today));
+        }
+    }
+    for set in sets.iter() {
         known.upsert(set.clone());
     }
     known

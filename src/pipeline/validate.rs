@@ -20,6 +20,49 @@ pub struct Checked {
     pub release_sets: Vec<String>,
     /// `stackbot.lock`, or `a sample release set` when the lock has none for the stack.
     pub source: &'static str,
+    /// What validating could not check or found doubtful (e.g. a listed minor with no
+    /// upstream data to check it against).
+    pub warnings: Vec<String>,
+}
+
+/// Refuse listed minors that upstream data shows cannot be released (they do not exist or
+/// are past end of life); warn when there is no data (`upstream.snapshot`) to tell.
+fn check_minors(ctx: &Context) -> Result<Vec<(crate::model::StackId, String)>, Error> {
+    let loaded = &ctx.loaded;
+    let listed = loaded
+        .config
+        .stacks
+        .iter()
+        .any(|s| matches!(s.minors, crate::config::MinorSelection::List(_)));
+    if !listed {
+        return Ok(Vec::new());
+    }
+    let data = match &loaded.config.upstream.snapshot {
+        Some(p) => crate::upstream::snapshot::load(&loaded.resolve(p))
+            .map_err(InvalidInput::from_display)?,
+        None => crate::upstream::UpstreamData::default(),
+    };
+    let mut warnings = Vec::new();
+    for (stack, minor, verdict) in crate::resolve::check_listed(&loaded.config, &data, ctx.today) {
+        match verdict {
+            crate::resolve::ListedMinor::Releasable => {}
+            crate::resolve::ListedMinor::Upcoming(w) => warnings.push((stack, w)),
+            crate::resolve::ListedMinor::Unknown => warnings.push((
+                stack,
+                format!(
+                    "minor {minor} not checked against upstream (no `upstream.snapshot` with the Kubernetes schedule): `detect` waits for a minor that does not exist"
+                ),
+            )),
+            crate::resolve::ListedMinor::Refused(why) => {
+                return Err(InvalidInput(format!(
+                    "{}: stack `{stack}` lists minor {minor} in `minors`: {why}\n  hint: list only released minors not past their end of life, or use `minors: supported`",
+                    loaded.path.display()
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(warnings)
 }
 
 /// Check the lock against the configuration and test-render every stack's templates against
@@ -40,6 +83,7 @@ pub fn validate(ctx: &Context) -> Result<Vec<Checked>, Error> {
             .into());
         }
     }
+    let minor_warnings = check_minors(ctx)?;
     let mut out = Vec::new();
     for stack in &loaded.config.stacks {
         let id = stack.id();
@@ -81,6 +125,11 @@ pub fn validate(ctx: &Context) -> Result<Vec<Checked>, Error> {
             files: templates.files.len(),
             release_sets: sets.iter().map(|s| s.kubernetes.to_string()).collect(),
             source,
+            warnings: minor_warnings
+                .iter()
+                .filter(|(s, _)| s == &id)
+                .map(|(_, w)| w.clone())
+                .collect(),
         });
     }
     Ok(out)

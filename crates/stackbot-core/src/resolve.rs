@@ -257,6 +257,73 @@ fn facts(data: &UpstreamData, now: NaiveDate) -> Facts {
     }
 }
 
+/// What upstream data says of a minor a stack lists explicitly (`minors: ["1.34"]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListedMinor {
+    /// Released and not past its end of life.
+    Releasable,
+    /// Not released yet but next in line: detection waits for it (a warning).
+    Upcoming(String),
+    /// It does not exist, or it is past its end of life: never releasable.
+    Refused(String),
+    /// The data holds neither the schedule nor releases: it cannot tell.
+    Unknown,
+}
+
+/// Check every explicitly listed minor against the schedule and the releases in `data`, as
+/// of `now`.
+pub fn check_listed(
+    config: &Config,
+    data: &UpstreamData,
+    now: NaiveDate,
+) -> Vec<(StackId, Minor, ListedMinor)> {
+    let facts = facts(data, now);
+    let released: BTreeSet<Minor> = facts.releases.iter().map(|r| r.version.minor()).collect();
+    let newest = facts
+        .lifecycle
+        .iter()
+        .flatten()
+        .map(|l| l.minor)
+        .chain(released.iter().copied())
+        .max();
+    let mut out = Vec::new();
+    for stack in &config.stacks {
+        let MinorSelection::List(list) = &stack.minors else {
+            continue;
+        };
+        for m in list.iter().filter_map(|s| s.parse::<Minor>().ok()) {
+            let life = facts.lifecycle.iter().flatten().find(|l| l.minor == m);
+            let verdict = match (life, newest) {
+                (_, None) => ListedMinor::Unknown,
+                (Some(l), _) if l.end_of_life.is_some_and(|d| d < now) => ListedMinor::Refused(
+                    format!(
+                        "{m} is past its end of life ({}): upstream releases no more patches",
+                        l.end_of_life.expect("checked")
+                    ),
+                ),
+                (Some(l), _) if l.release_date.is_some_and(|d| d > now) => {
+                    ListedMinor::Upcoming(format!(
+                        "{m} is not released yet (planned for {}): detection waits for it",
+                        l.release_date.expect("checked")
+                    ))
+                }
+                (Some(_), _) => ListedMinor::Releasable,
+                (None, _) if released.contains(&m) => ListedMinor::Releasable,
+                (None, Some(n)) if m.major == n.major && m.minor == n.minor + 1 => {
+                    ListedMinor::Upcoming(format!(
+                        "{m} is not released yet (the newest minor is {n}): detection waits for it"
+                    ))
+                }
+                (None, Some(n)) => ListedMinor::Refused(format!(
+                    "Kubernetes {m} does not exist (upstream's newest minor is {n}): detection would wait for it forever"
+                )),
+            };
+            out.push((stack.id(), m, verdict));
+        }
+    }
+    out
+}
+
 /// The minors a stack tracks on `now`, plus a warning when a fallback was needed.
 fn tracked(stack: &StackConfig, facts: &Facts, now: NaiveDate) -> (Vec<Minor>, Option<String>) {
     if crate::mutation::active("only-configured-minors-released")
