@@ -50,7 +50,7 @@ fn check_minors(ctx: &Context) -> Result<Vec<(crate::model::StackId, String)>, E
             crate::resolve::ListedMinor::Unknown => warnings.push((
                 stack,
                 format!(
-                    "minor {minor} not checked against upstream (no `upstream.snapshot` with the Kubernetes schedule): `detect` waits for a minor that does not exist"
+                    "minor {minor} not checked against upstream (no `upstream.snapshot` holding the Kubernetes schedule or releases that know it): a minor that does not exist or is past its end of life is never released"
                 ),
             )),
             crate::resolve::ListedMinor::Refused(why) => {
