@@ -667,7 +667,7 @@ fn check_vendored_charts(out: &FileTree) -> Result<(), RenderError> {
                 .filter(|f| {
                     f.strip_prefix(&format!("{name}-"))
                         .and_then(|r| r.strip_suffix(".tgz"))
-                        .is_some_and(|v| exact(v))
+                        .is_some_and(&exact)
                         && **f != own
                 })
                 .collect();

@@ -300,15 +300,13 @@ fn file_segments(
         }
         return Ok(Some((Vec::new(), Vec::new())));
     };
-    if shared::is_docs(path) {
-        let k = facts.kubernetes;
-        let minor = format!("{}.{}", k.major, k.minor);
-        if let Some(line) = t.lines().position(|l| l.contains(&minor)) {
-            found.notes.push(format!(
-                "{path}:{}: docs mention {minor}: docs are shared across minors and are copied as written (upstream keeps a README's example at one minor)",
-                line + 1
-            ));
-        }
+    if shared::is_docs(path)
+        && let Some(line) = shared::written_for_another_patch(t, facts.kubernetes)
+    {
+        found.notes.push(format!(
+            "{path}:{line}: docs written for another patch than {}: shared across minors, copied as written (upstream leaves such an example as it is)",
+            facts.kubernetes
+        ));
         return Ok(None);
     }
     let shared =
@@ -354,10 +352,8 @@ pub fn adopt(
     let mut files = Vec::new();
     let mut verbatim = 0;
     for (path, bytes) in tree {
-        let (segments, replacements) = match file_segments(path, bytes, &facts, &mut found)? {
-            Some(s) => s,
-            None => (Vec::new(), Vec::new()),
-        };
+        let (segments, replacements) =
+            file_segments(path, bytes, &facts, &mut found)?.unwrap_or_default();
         let is_tera_name = path.ends_with(TERA_SUFFIX);
         if replacements.is_empty() && !is_tera_name {
             templates.insert(path.clone(), bytes.clone());

@@ -50,6 +50,27 @@ pub fn is_docs(path: &str) -> bool {
         || name == "readme.txt"
 }
 
+/// The first line of docs naming another patch of `k`'s minor (`v1.33.4` in a v1.33.10
+/// tree): such docs were written for another release and are shared across minors (scs2's
+/// README at cb69170 and a931cdb). Docs naming the tree's own version are its own (the
+/// openstack/scs README of 2025 follows each minor) and are templated like any file.
+pub fn written_for_another_patch(text: &str, k: KubeVersion) -> Option<usize> {
+    let prefix = format!("{}.{}.", k.major, k.minor);
+    text.lines()
+        .position(|l| {
+            let b = l.as_bytes();
+            l.match_indices(&prefix).any(|(i, _)| {
+                let glued = i > 0 && (b[i - 1].is_ascii_digit() || b[i - 1] == b'.');
+                let digits: String = l[i + prefix.len()..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                !glued && !digits.is_empty() && digits.parse::<u64>().ok() != Some(k.patch)
+            })
+        })
+        .map(|i| i + 1)
+}
+
 struct Line<'a> {
     start: usize,
     /// Without the line break.
@@ -240,9 +261,15 @@ fn image_entry(ls: &[Line], a: usize, b: usize, indent: usize) -> Result<ImageEn
     })
 }
 
+/// First and last line of a list item.
+type ItemLines = (usize, usize);
+
+/// Where values sit in an item, and the expressions replacing them.
+type Holes = Vec<(Range<usize>, String)>;
+
 /// The `versions:` list of an image list: the indentation of its dashes and its entries.
 /// `None` when the file has no such list.
-fn versions_block(ls: &[Line]) -> Option<Result<(usize, Vec<(usize, usize)>), Shared>> {
+fn versions_block(ls: &[Line]) -> Option<Result<(usize, Vec<ItemLines>), Shared>> {
     if !ls.iter().any(|l| l.text.trim_end() == "images:") {
         return None;
     }
@@ -457,10 +484,7 @@ fn table_rows(ls: &[Line], rows: &[(usize, usize)]) -> Option<Vec<(usize, usize,
 }
 
 /// A row's values (keys named as components) and the expressions replacing them.
-fn table_row(
-    fields: &RowFields,
-    facts: &StackFacts,
-) -> Result<(TableRow, Vec<(Range<usize>, String)>), Shared> {
+fn table_row(fields: &RowFields, facts: &StackFacts) -> Result<(TableRow, Holes), Shared> {
     let mut holes = Vec::new();
     let mut row = TableRow {
         kubernetes: facts.kubernetes,
@@ -714,5 +738,19 @@ mod tests {
         assert!(is_docs("README.md"));
         assert!(is_docs("docs/usage.MD"));
         assert!(!is_docs("cluster-class/values.yaml"));
+    }
+
+    #[test]
+    fn docs_written_for_another_patch_are_shared() {
+        let k: KubeVersion = "v1.33.10".parse().unwrap();
+        let readme = "kubernetesVersion: \"1.33\"\n    version: v1.33.4\n";
+        assert_eq!(written_for_another_patch(readme, k), Some(2));
+        let own =
+            "kubernetesVersion: \"1.33\"\n    version: v1.33.10\n see 11.33.4\n";
+        assert_eq!(
+            written_for_another_patch(own, k),
+            None,
+            "its own patch; 11.33.4 is no version of 1.33"
+        );
     }
 }
