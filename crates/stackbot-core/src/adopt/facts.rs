@@ -84,7 +84,7 @@ fn get_str<'a>(v: &'a yaml_serde::Value, path: &[&str]) -> Option<&'a str> {
     get(v, path)?.as_str()
 }
 
-fn is_yaml(path: &str) -> bool {
+pub(crate) fn is_yaml(path: &str) -> bool {
     path.ends_with(".yaml") || path.ends_with(".yml")
 }
 

@@ -11,6 +11,20 @@ use super::facts::{FoundComponent, StackFacts};
 use super::lines::LineIndex;
 use crate::model::KubeVersion;
 
+/// `map.key`, or `map["key"]` when the key is no Tera identifier (`metrics-server`).
+pub(crate) fn key_path(map: &str, key: &str) -> String {
+    if key
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        format!("{map}.{key}")
+    } else {
+        format!("{map}[\"{key}\"]")
+    }
+}
+
 /// What a replaced literal stands for; each maps to one template expression.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Meaning {
@@ -47,16 +61,7 @@ impl Meaning {
             Meaning::MinorDashed => "{{ minor.dashed }}".into(),
             Meaning::Expr(e) => e.clone(),
             Meaning::Component(key) => {
-                if key
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                {
-                    format!("{{{{ components.{key}.version }}}}")
-                } else {
-                    format!("{{{{ components[\"{key}\"].version }}}}")
-                }
+                format!("{{{{ {}.version }}}}", key_path("components", key))
             }
         }
     }

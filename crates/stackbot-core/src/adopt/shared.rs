@@ -16,7 +16,7 @@ use std::ops::Range;
 
 use chrono::NaiveDate;
 
-use super::facts::StackFacts;
+use super::facts::{StackFacts, is_yaml};
 use super::lines::{scalar, split_key};
 use super::literals::{Meaning, Segment, key_names, says_kubernetes};
 use crate::lock::{KnownImage, TableRow};
@@ -115,10 +115,6 @@ fn field(l: &Line) -> Option<(String, String, Range<usize>)> {
     let at = rest_at + rest.find(&value)?;
     let end = at + value.len();
     Some((key, value, at..end))
-}
-
-fn is_yaml(path: &str) -> bool {
-    path.ends_with(".yaml") || path.ends_with(".yml")
 }
 
 /// The items of a block sequence starting at line `first` (whose dash is at `indent`), up
@@ -440,16 +436,10 @@ pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> 
 }
 
 fn component_expr(key: &str) -> String {
-    if key
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        format!("{{{{ row.components.{key} }}}}")
-    } else {
-        format!("{{{{ row.components[\"{key}\"] }}}}")
-    }
+    format!(
+        "{{{{ {} }}}}",
+        super::literals::key_path("row.components", key)
+    )
 }
 
 /// A table row's fields: (line, key, value, span of the value).
@@ -745,8 +735,7 @@ mod tests {
         let k: KubeVersion = "v1.33.10".parse().unwrap();
         let readme = "kubernetesVersion: \"1.33\"\n    version: v1.33.4\n";
         assert_eq!(written_for_another_patch(readme, k), Some(2));
-        let own =
-            "kubernetesVersion: \"1.33\"\n    version: v1.33.10\n see 11.33.4\n";
+        let own = "kubernetesVersion: \"1.33\"\n    version: v1.33.10\n see 11.33.4\n";
         assert_eq!(
             written_for_another_patch(own, k),
             None,
