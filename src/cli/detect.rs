@@ -8,8 +8,9 @@ use crate::upstream::{DetectOptions, UpstreamError};
 
 const EXAMPLES: &str = "\
 Exit status: 0 even when some minors are waiting or have upstream errors (that is a normal
-state, reported in the output); 1 when upstream could not be read at all or a snapshot is
-unusable; 2 for an invalid configuration or arguments.
+state, reported in the output); 1 when upstream could not be read at all, a snapshot is
+unusable, or a source an SCS 0210 verdict depends on could not be read (live, or marked so in
+the snapshot replayed); 2 for an invalid configuration or arguments.
 
 Examples:
   stackbot detect                                   # table of every stack × minor

@@ -44,6 +44,14 @@ pub fn detect_with(
     let schedule = schedule && source.records(&Key::Schedule);
     let mut data = UpstreamData {
         limits: ctx.loaded.config.limits.upstream,
+        origin: match &source {
+            Source::Replay(r) => crate::upstream::Origin::Snapshot {
+                recorded_for: r.as_of(),
+            },
+            Source::Http(_) => crate::upstream::Origin::Live {
+                at: ctx.clock.now(),
+            },
+        },
         ..UpstreamData::default()
     };
     collect(&mut source, &mut data, |d| {
@@ -155,7 +163,7 @@ pub fn assess_against(
             },
         };
         let known = !matches!(offered, Offered::Unknown { .. });
-        let d = crate::compliance::deadlines(offered, m.minor, inputs, today);
+        let d = crate::compliance::deadlines(offered, &m.patches, inputs, today);
         m.due = d.due;
         m.due_for = d.due_for;
         m.due_window = d.governing;
@@ -170,7 +178,7 @@ pub fn assess_against(
         m.scs0210 = known.then_some(d.scs0210);
     }
     for n in &mut report.new_minors {
-        let d = crate::compliance::deadlines(Offered::Nothing, n.minor, inputs, today);
+        let d = crate::compliance::deadlines(Offered::Nothing, &n.patches, inputs, today);
         n.due = d.due;
         n.due_for = d.due_for;
         n.due_window = d.governing;
@@ -247,6 +255,9 @@ pub struct Detected {
         crate::compliance::Inputs,
         Option<chrono::DateTime<chrono::Utc>>,
     )>,
+    /// Where each of those facts came from (ages as of the day the data was read or recorded
+    /// for; the status counts them again on its own day).
+    pub sources: Vec<crate::compliance::SourceReading>,
 }
 
 impl Detected {
@@ -263,10 +274,19 @@ impl Detected {
             }
             _ => Default::default(),
         };
+        let compliance = crate::compliance::Inputs::from_data(data);
+        let day = match data.origin {
+            crate::upstream::Origin::Live { at } => at.date_naive(),
+            crate::upstream::Origin::Snapshot {
+                recorded_for: Some(d),
+            } => d,
+            _ => chrono::NaiveDate::MIN,
+        };
         Detected {
             report,
             end_of_life,
-            compliance: crate::compliance::Inputs::from_data(data),
+            sources: crate::compliance::sources(data, &compliance, day),
+            compliance,
             last_known: crate::compliance::last_known(data),
         }
     }

@@ -105,6 +105,7 @@ pub fn gather(
         tenants,
         warnings,
         compliance: detected.compliance.clone(),
+        sources: detected.sources.clone(),
         snapshot: detected.report.snapshot,
         last_known: detected.last_known.clone(),
     })

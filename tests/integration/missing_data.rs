@@ -357,11 +357,8 @@ fn no_upstream_fault_alone_or_paired_makes_a_verdict_more_favourable() {
             problems.extend(worse_only(&full, &faulty, faults));
             // A verdict source that failed is named as unreadable (the markers are read only
             // when the releases list fails, and a 404 of a marker is "not published").
-            let names_it = faults
-                .iter()
-                .any(|(s, _)| *s != Src::Markers)
-                .then_some(!faulty.scs0210.unreadable.is_empty());
-            if names_it == Some(false) {
+            let verdict_source = faults.iter().any(|(s, _)| *s != Src::Markers);
+            if verdict_source && faulty.scs0210.unreadable.is_empty() {
                 problems.push(format!("{faults:?} on {today}: no source named unreadable"));
             }
             unknown_seen += faulty.scs0210.stacks.unknown;
@@ -417,6 +414,25 @@ fn a_403_releases_api_with_failing_markers_is_unknown_everywhere_never_compliant
     for t in &s.tenants {
         assert_ne!(t.scs0210.verdict, Verdict::Pass, "{}", t.tenant);
     }
+    // Provenance: the releases list is unreadable with why, the markers read in its place
+    // too; the schedule was read live, from its URL, on the run's day.
+    let source = |key: &str| s.sources.iter().find(|r| r.key == key).unwrap();
+    let releases = source("kubernetes/releases");
+    assert_eq!(
+        releases.url.as_deref(),
+        Some("https://api.github.com/repos/kubernetes/kubernetes/releases")
+    );
+    assert!(
+        matches!(&releases.read, stackbot::compliance::Read::Unreadable { why, .. } if why.contains("403")),
+        "{releases:?}"
+    );
+    assert!(!source("kubernetes/stable-1.34").read.is_read());
+    let schedule = source("kubernetes/schedule");
+    assert!(matches!(
+        schedule.read,
+        stackbot::compliance::Read::Live { at: Some(_) }
+    ));
+    assert!(schedule.url.as_deref().unwrap().ends_with("schedule.yaml"));
 }
 
 /// `stackbot -c examples/local/stackbot.yaml --now DAY ARGS…` in `dir`: exit code, stdout.

@@ -305,6 +305,7 @@ impl<F: Forge> World<F> {
             end_of_life: Default::default(),
             compliance: inputs.clone(),
             last_known: None,
+            sources: Vec::new(),
         };
         stackbot::pipeline::tenants::run_observed(
             &self.ctx(),

@@ -59,6 +59,8 @@ pub struct Facts {
     pub snapshot: Option<crate::upstream::snapshot::SnapshotInfo>,
     /// The verdict inputs as the failing sources last answered, and when (reports only).
     pub last_known: Option<(Inputs, Option<DateTime<Utc>>)>,
+    /// Where each verdict source came from ([`crate::compliance::sources`]).
+    pub sources: Vec<crate::compliance::SourceReading>,
 }
 
 /// What upstream published for one stack × minor.
@@ -196,6 +198,10 @@ pub struct Status {
     /// Recent patches: upstream GA → release → first tenant merge.
     pub timeline: Vec<TimelineEntry>,
     pub warnings: Vec<String>,
+    /// Every source the verdicts depend on, with where it came from: read now (URL, when),
+    /// from a snapshot (its day and age), or unreadable (why, and the age of the last answer
+    /// the cache kept). Ages as of `as_of`.
+    pub sources: Vec<crate::compliance::SourceReading>,
 }
 
 /// The age of the upstream facts a report stands on.
@@ -405,6 +411,7 @@ pub fn compute(f: &Facts) -> Status {
         tenants,
         timeline,
         warnings,
+        sources: crate::compliance::aged(&f.sources, f.today),
     }
 }
 

@@ -75,8 +75,9 @@ pub enum Fetched {
     Error { message: String },
 }
 
-/// Everything read from upstream, by [`Key::id`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Everything read from upstream, by [`Key::id`]. Two values are equal when they hold the same
+/// answers, however they were read (live or replayed, from which URL).
+#[derive(Debug, Clone, Default, Eq, Serialize, Deserialize)]
 pub struct UpstreamData {
     /// [`Key::id`] → outcome; a `BTreeMap` so snapshots are written in a stable order.
     pub entries: BTreeMap<String, Fetched>,
@@ -88,6 +89,35 @@ pub struct UpstreamData {
     /// configuration, so every parse of the same body, wherever it happens, refuses alike.
     #[serde(skip)]
     pub limits: crate::config::UpstreamLimits,
+    /// How this data came to be: read now (when), or replayed from a snapshot (of which day).
+    /// Set by whoever reads; provenance for reports ([`crate::compliance::sources`]).
+    #[serde(skip)]
+    pub origin: Origin,
+    /// The URL each source was read from in this run, by [`Key::id`] (live runs only).
+    #[serde(skip)]
+    pub urls: BTreeMap<String, String>,
+}
+
+impl PartialEq for UpstreamData {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+            && self.last_known == other.last_known
+            && self.limits == other.limits
+    }
+}
+
+/// How a run came by its upstream data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Origin {
+    /// Not said (data put together by hand, e.g. in a test).
+    #[default]
+    Unsaid,
+    /// Read during this run, at `at`.
+    Live { at: chrono::DateTime<chrono::Utc> },
+    /// Replayed from a snapshot recorded for `recorded_for` (when it says).
+    Snapshot {
+        recorded_for: Option<chrono::NaiveDate>,
+    },
 }
 
 /// A source's last successful answer.
@@ -123,6 +153,11 @@ pub trait Fetch {
     /// What `key` last answered successfully, if the fetcher remembers it (HTTP with an ETag
     /// cache does).
     fn last_known(&self, _key: &Key) -> Option<LastKnown> {
+        None
+    }
+
+    /// The URL `key` is read from, when the fetcher reads URLs (HTTP does; a replay does not).
+    fn url(&self, _key: &Key) -> Option<String> {
         None
     }
 }
@@ -165,6 +200,9 @@ pub fn collect(
                 && let Some(last) = fetcher.last_known(&key)
             {
                 data.last_known.insert(key.id(), last);
+            }
+            if let Some(url) = fetcher.url(&key) {
+                data.urls.insert(key.id(), url);
             }
             data.insert(&key, outcome);
         }

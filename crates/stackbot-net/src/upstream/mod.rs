@@ -62,6 +62,17 @@ impl Fetch for HttpFetcher {
         Some(LastKnown { body, fetched_at })
     }
 
+    fn url(&self, key: &Key) -> Option<String> {
+        match key {
+            Key::Releases => Some(format!(
+                "{}/repos/{}/releases",
+                self.upstream.github_api.trim_end_matches('/'),
+                self.upstream.kubernetes_repo
+            )),
+            other => self.url_of(other),
+        }
+    }
+
     fn fetch(&mut self, key: &Key) -> Fetched {
         if let Key::Releases = key {
             let up = &self.upstream;
@@ -199,6 +210,13 @@ impl Fetch for Source {
         match self {
             Source::Replay(r) => r.last_known(key),
             Source::Http(f) => f.last_known(key),
+        }
+    }
+
+    fn url(&self, key: &Key) -> Option<String> {
+        match self {
+            Source::Replay(r) => r.url(key),
+            Source::Http(f) => f.url(key),
         }
     }
 }
