@@ -250,11 +250,15 @@ fn adopted_files(
             root: layout.templates.clone(),
             files: adoption.templates.clone(),
         };
-        let rendered =
-            crate::render::render_stack(&templates, &adoption.stack_config, &adoption.release_set)?;
+        let rendered = crate::render::render_stack(
+            &templates,
+            &adoption.stack_config,
+            &adoption.release_set,
+            &adoption.lock(),
+        )?;
         let out = layout.output.join(adoption.kubernetes.minor().dashed());
         insert_tree(files, &out, &rendered);
-        lock.upsert(adoption.release_set.clone());
+        adoption.add_to(&mut lock);
         notes.extend(adoption.notes.iter().map(|n| format!("{label}: {n}")));
     }
     files.insert(

@@ -171,6 +171,9 @@ pub fn run(_a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
                 c.source,
                 c.release_sets.join(", ")
             );
+            for w in &c.warnings {
+                println!("warning: {}: {w}", c.stack);
+            }
         }
         println!("ok {}", ctx.loaded.path.display());
         let p = &publishing;

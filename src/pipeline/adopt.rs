@@ -94,7 +94,10 @@ fn target(
         // The setup's templates must render this tree from its release set: then the two
         // stacks differ only in what the release sets pin.
         let templates = render::load_templates(&loaded.resolve(&stack.templates))?;
-        let rendered = render::render_stack(&templates, stack, &adoption.release_set);
+        let lock = Lock::load(&a.into.join(LOCK_FILE)).map_err(invalid)?;
+        let mut known = lock.clone();
+        adoption.add_to(&mut known);
+        let rendered = render::render_stack(&templates, stack, &adoption.release_set, &known);
         let differs = match &rendered {
             Ok(out) => out
                 .keys()
@@ -111,7 +114,6 @@ fn target(
                 a.stack_dir.display()
             )));
         }
-        let lock = Lock::load(&a.into.join(LOCK_FILE)).map_err(invalid)?;
         if let Some(old) = lock.get(&adoption.stack, adoption.kubernetes.minor())
             && old != &adoption.release_set
         {
@@ -188,7 +190,7 @@ pub fn adopt(a: &Request) -> Result<Adopted, Error> {
             }
             Target::AddMinor => {
                 let mut lock = Lock::load(&lock_path).map_err(invalid)?;
-                lock.upsert(adoption.release_set.clone());
+                adoption.add_to(&mut lock);
                 lock.save(&lock_path).map_err(invalid)?;
             }
         }

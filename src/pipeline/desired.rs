@@ -124,22 +124,7 @@ pub fn desired_recorded(
     recorded: impl FnOnce() -> Result<Option<crate::lock::Lock>, Error>,
 ) -> Result<(Vec<Desired>, Offered), Error> {
     let loaded = &ctx.loaded;
-    if let Some(s) = &sel.stack
-        && loaded.stack(s).is_none()
-    {
-        let configured: Vec<String> = loaded
-            .config
-            .stacks
-            .iter()
-            .map(|c| c.id().to_string())
-            .collect();
-        return Err(InvalidInput(format!(
-            "--stack {s}: not configured in {}; configured: {}",
-            loaded.path.display(),
-            configured.join(", ")
-        ))
-        .into());
-    }
+    check_stack(loaded, sel)?;
     let mut offered = offered(ctx, sel)?;
     if let Some(m) = sel.minor {
         check_minor(m, sel.stack.as_ref(), &offered)?;
@@ -152,6 +137,7 @@ pub fn desired_recorded(
     } else {
         None
     };
+    let known = known_after(ctx, &mut offered.sets);
     let sets = std::mem::take(&mut offered.sets);
     for mut set in sets {
         // The releases API is down and markers carry no dates: the patch the lock already
@@ -182,9 +168,14 @@ pub fn desired_recorded(
             let dir = loaded.resolve(&stack.templates);
             templates.insert(set.stack.clone(), crate::render::load_templates(&dir)?);
         }
-        let rendered = match crate::render::render_stack(&templates[&set.stack], stack, &set) {
+        let rendered = match crate::render::render_stack(
+            &templates[&set.stack],
+            stack,
+            &set,
+            &known,
+        ) {
             Ok(r) => r,
-            Err(e) => match missing_data(&templates[&set.stack], stack, &set) {
+            Err(e) => match missing_data(&templates[&set.stack], stack, &set, &known) {
                 Some(what) => {
                     offered.failed.push(Skipped {
                         what: crate::plan::Subject::StackMinor {
@@ -214,6 +205,49 @@ pub fn desired_recorded(
     }
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
     Ok((out, offered))
+}
+
+/// `--stack` must name a configured stack.
+fn check_stack(loaded: &crate::config::Loaded, sel: &Selection) -> Result<(), Error> {
+    if let Some(s) = &sel.stack
+        && loaded.stack(s).is_none()
+    {
+        let configured: Vec<String> = loaded
+            .config
+            .stacks
+            .iter()
+            .map(|c| c.id().to_string())
+            .collect();
+        return Err(InvalidInput(format!(
+            "--stack {s}: not configured in {}; configured: {}",
+            loaded.path.display(),
+            configured.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// What content shared across minors (the image list, the version table) renders from: the
+/// checkout's lock as it is after this run records every offered set, so the minors of one
+/// run agree with each other and with `render --check` afterwards.
+///
+/// A node image the lock has no build date for is dated today (the run's day, `--now`
+/// included), as upstream's generator dates a new entry of the image list with the day it
+/// writes it; once released, the lock keeps that date.
+fn known_after(ctx: &Context, sets: &mut [ReleaseSet]) -> crate::lock::Lock {
+    let mut known = checkout_lock(ctx).unwrap_or_default();
+    for set in sets.iter_mut() {
+        if !set.node_image.is_none() && set.node_image.build_date.is_none() {
+            set.node_image.build_date = known
+                .build_date_of(&set.stack, &set.node_image)
+                .or(Some(ctx.today));
+        }
+    }
+    for set in sets.iter() {
+        known.upsert(set.clone());
+    }
+    known
 }
 
 /// The patches detection stepped over to reach `set` (said in its release notes).
@@ -270,6 +304,7 @@ fn missing_data(
     templates: &crate::render::TemplateTree,
     stack: &crate::config::StackConfig,
     set: &ReleaseSet,
+    known: &crate::lock::Lock,
 ) -> Option<String> {
     let date = set.published_at.is_none();
     let digests: Vec<&String> = set
@@ -297,7 +332,7 @@ fn missing_data(
                     c.digest = Some("0".repeat(64));
                 }
             }
-            crate::render::render_stack(templates, stack, &filled).is_ok()
+            crate::render::render_stack(templates, stack, &filled, known).is_ok()
         })
         .map(|(d, g)| {
             let mut what = Vec::new();

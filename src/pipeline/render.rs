@@ -100,6 +100,13 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
         .unwrap_or_else(|| lock.release_sets.clone());
     let selected = select(req, candidates, &lock_path)?;
 
+    // Content shared across minors renders from the lock as it will be after this run.
+    let mut known = lock.clone();
+    if from_file.is_some() {
+        for set in &selected {
+            known.upsert(set.clone());
+        }
+    }
     let mut templates: BTreeMap<StackId, TemplateTree> = BTreeMap::new();
     let mut out = Rendered::default();
     let mut writes: Vec<(PathBuf, FileTree)> = Vec::new();
@@ -111,10 +118,11 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
             let t = render::load_templates(&loaded.resolve(&stack.templates))?;
             templates.insert(set.stack.clone(), t);
         }
-        let tree = render::render_stack(&templates[&set.stack], stack, set).map_err(|e| {
-            Error::from(e.under_root(&stack.templates))
-                .context(format!("rendering {} {}", set.stack, set.kubernetes))
-        })?;
+        let tree =
+            render::render_stack(&templates[&set.stack], stack, set, &known).map_err(|e| {
+                Error::from(e.under_root(&stack.templates))
+                    .context(format!("rendering {} {}", set.stack, set.kubernetes))
+            })?;
         let dir = render::output_dir(loaded, stack, set.minor());
         let label = display_path(&dir, &loaded.base_dir);
         let existing = render::read_tree(&dir)?;

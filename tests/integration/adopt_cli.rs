@@ -208,9 +208,31 @@ fn version_bearing_values_become_expressions_and_nothing_else_changes() {
     ] {
         assert!(image.contains(e), "{image}");
     }
-    // Older image-manager entries and the other minors' version rows are history: kept.
-    assert!(t("kubernetes.yaml.tera").contains("- version: 'v1.34.6'"));
-    assert!(t("versions.yaml.tera").starts_with("- kubernetes: 1.32.13\n  cinder_csi: 2.32.2\n"));
+    // The image-manager list and the version table are shared across minors: loops over
+    // what the lock knows (older entries and other minors' rows go to its `history`).
+    let list = t("kubernetes.yaml.tera");
+    assert!(
+        list.ends_with("    versions:\n{% for image in images %}      - version: '{{ image.version }}'\n        url: {{ image.url }}\n        checksum: \"sha256:{{ image.sha256 }}\"\n        build_date: {{ image.build_date }}\n{% endfor %}"),
+        "{list}"
+    );
+    assert!(!list.contains("v1.34.6"), "{list}");
+    assert_eq!(
+        t("versions.yaml.tera"),
+        "{% for row in table %}- kubernetes: {{ row.kubernetes.major }}.{{ row.kubernetes.minor }}.{{ row.kubernetes.patch }}\n  cinder_csi: {{ row.components.csi }}\n  occm: {{ row.components.ccm }}\n{% endfor %}"
+    );
+    let lock = stackbot::lock::Lock::load(&dir.path().join("stackbot.lock")).unwrap();
+    let history = &lock.history[&lock.release_sets[0].stack];
+    assert_eq!(
+        history.images.len(),
+        14,
+        "every listed image but the pinned one"
+    );
+    let rows: Vec<String> = history
+        .rows
+        .iter()
+        .map(|r| r.kubernetes.to_string())
+        .collect();
+    assert_eq!(rows, ["v1.32.13", "v1.33.10"]);
     // Helm and CSO templates pass through untouched (files without pinned values are not
     // even templates).
     let reference = |p: &str| std::fs::read(stack.join(p)).unwrap();
@@ -253,7 +275,8 @@ fn next_minor_set(set: &ReleaseSet, cfg: &stackbot::config::StackConfig) -> Rele
     let next = KubeVersion {
         major: set.kubernetes.major,
         minor: set.kubernetes.minor + 1,
-        patch: 2,
+        // A patch no reference image list holds (a listed one has its own checksum).
+        patch: 42,
     };
     let mut s = set.clone();
     s.kubernetes = next;
@@ -287,6 +310,18 @@ fn an_adopted_tree_rendered_for_the_next_minor_passes_package_validation() {
         let sets = dir.path().join("next.yaml");
         std::fs::write(&sets, yaml_serde::to_string(&vec![set.clone()]).unwrap()).unwrap();
         let (code, _, err) = run(&["-c", s(&cfg_path), "render", "--release-set", s(&sets)]);
+        let adopted = lock.release_sets[0].minor();
+        if loaded.config.stacks[0].minors
+            == stackbot::config::MinorSelection::List(vec![adopted.to_string()])
+        {
+            // Adopt said it cannot render other minors faithfully (vendored per-minor chart
+            // archives): the next minor is refused, not rendered with this minor's charts.
+            let config = std::fs::read_to_string(&cfg_path).unwrap();
+            assert!(config.contains("is vendored under charts/"), "{config}");
+            assert_eq!(code, 2, "{commit}/{provider}/{name}: {err}");
+            assert!(err.contains("is not in the stack's `minors`"), "{err}");
+            continue;
+        }
         assert_eq!(code, 0, "{commit}/{provider}/{name}: {err}");
         let out = stackbot::render::output_dir(&loaded, &loaded.config.stacks[0], set.minor());
         let csctl = std::fs::read_to_string(out.join("csctl.yaml")).unwrap();
@@ -324,9 +359,9 @@ fn an_adopted_tree_rendered_for_the_next_minor_passes_package_validation() {
 #[test]
 fn adopting_1_33_and_rendering_the_1_34_set_repeats_the_human_minor_switch() {
     // cb69170 (1.33.10) → a931cdb (1.34.7) was done by hand. Rendering the adopted 1.33
-    // tree with the 1.34 release set must give the same files, except those a human edited
-    // for other reasons: a description in the ClusterClass and the all-minors tables; and
-    // the README, whose examples the human left at 1.33 while stackbot moves them to 1.34.
+    // tree with the 1.34 release set must give the same files, except the one a human edited
+    // for other reasons (a description in the ClusterClass). The image list, the version
+    // table and the README are shared across minors: upstream's are identical in both.
     let dir = tempfile::tempdir().unwrap();
     let old = dir.path().join("old");
     let new = dir.path().join("new");
@@ -355,17 +390,12 @@ fn adopting_1_33_and_rendering_the_1_34_set_repeats_the_human_minor_switch() {
         .collect();
     assert_eq!(
         differing,
-        [
-            "README.md",
-            "cluster-class/templates/cluster-class.yaml",
-            "kubernetes.yaml",
-            "versions.yaml"
-        ],
-        "everything the minor switch changed (csctl.yaml, chart name, ccm/csi versions, image.yaml) is reproduced"
+        ["cluster-class/templates/cluster-class.yaml"],
+        "everything the minor switch changed (csctl.yaml, chart name, ccm/csi versions, image.yaml) is reproduced, and the shared lists are upstream's"
     );
     assert_eq!(rendered.len(), human.len());
     let readme = String::from_utf8(rendered["README.md"].clone()).unwrap();
-    assert!(readme.contains("kubernetesVersion: \"1.34\""), "{readme}");
+    assert!(readme.contains("kubernetesVersion: \"1.33\""), "{readme}");
 }
 
 #[test]
@@ -424,7 +454,8 @@ fn a_second_minor_of_the_same_stack_joins_the_setup_when_the_templates_agree() {
     let templates =
         stackbot::render::load_templates(&into.join("templates/openstack/scs2")).unwrap();
     let tree33 =
-        stackbot::render::render_stack(&templates, &loaded.config.stacks[0], &set33).unwrap();
+        stackbot::render::render_stack(&templates, &loaded.config.stacks[0], &set33, &lock)
+            .unwrap();
     let stack33 = dir.path().join("scs2-1-33");
     stackbot::render::replace_dir(&stack33, &tree33).unwrap();
 
@@ -465,7 +496,8 @@ fn dry_run_writes_nothing_and_bad_arguments_exit_2() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("would adopt docker/scs v1.30.10"), "{out}");
     assert!(out.contains("cluster-class/values.yaml.tera"), "{out}");
-    // The README's ClusterClass name carries a release version: not templated, but said.
+    // The README's example is this tree's own (it names v1.30.10): templated like any file;
+    // its ClusterClass name carries a release version: not templated, but said.
     assert!(
         out.contains("README.md:75: the release version `v0-sha.rwvgrna`"),
         "{out}"

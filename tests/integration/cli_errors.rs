@@ -292,6 +292,50 @@ fn an_unquoted_minor_says_quote_it_at_the_minors_line() {
 }
 
 #[test]
+fn validate_refuses_listed_minors_upstream_data_says_cannot_be_released() {
+    // The demo replays upstream as of 2026-05-01 (schedule and releases): 1.99 does not
+    // exist, 1.30 is past its end of life; detection would wait for either forever.
+    for (minors, why) in [
+        (
+            r#"["1.34", "1.99"]"#,
+            "minor 1.99 in `minors`: Kubernetes 1.99 does not exist (upstream's newest minor is 1.36)",
+        ),
+        (
+            r#"["1.30"]"#,
+            "minor 1.30 in `minors`: 1.30 is older than every minor the Kubernetes schedule still maintains",
+        ),
+    ] {
+        let (code, err, _) = validate_with_minors(minors);
+        assert_eq!(code, 2, "{minors}: {err}");
+        assert!(err.contains(why), "{minors}: {err}");
+    }
+    // The next minor is not refused: it is said to be waited for.
+    let dir = demo();
+    edit_demo_config(dir.path(), |t| {
+        t.replace("\"1.35\", \"1.36\"]", "\"1.35\", \"1.36\", \"1.37\"]")
+    });
+    let (code, out, err) = on_demo(dir.path(), &["validate"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(
+            "warning: openstack/scs2: 1.37 is not released yet (the newest minor is 1.36)"
+        ),
+        "{out}"
+    );
+    // Without upstream data nothing is refused, and validate says what it could not check.
+    edit_demo_config(dir.path(), |t| {
+        t.replace("  snapshot: upstream-2026-05-01.json", "")
+            .replace("\"1.37\"]", "\"1.99\"]")
+    });
+    let (code, out, err) = on_demo(dir.path(), &["validate"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("warning: openstack/scs2: minor 1.99 not checked against upstream"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_misspelt_minors_keyword_suggests_supported() {
     let (code, err, line) = validate_with_minors("supportd");
     assert_eq!(code, 2, "{err}");

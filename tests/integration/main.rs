@@ -8,6 +8,7 @@
 mod support;
 
 mod adopt_cli;
+mod adopt_pairs;
 mod architecture;
 mod cli_errors;
 mod cluster_stacks;

@@ -31,6 +31,7 @@ fn desired(k8s: &str) -> Desired {
             name: format!("ubuntu-capi-image-{k8s}"),
             url: format!("https://images.example/ubuntu-2404-kube-{k8s}.qcow2"),
             sha256: "ab".repeat(32),
+            build_date: None,
         },
         components: BTreeMap::from([(
             "ccm".to_string(),

@@ -361,7 +361,7 @@ fn the_scs2_helm_templates_are_copied_verbatim_and_tera_files_drop_their_suffix(
     let templates = stackbot::render::load_templates(&loaded.resolve(&stack.templates)).unwrap();
     let lock = stackbot::lock::Lock::load(&root().join("stackbot.lock")).unwrap();
     let set = lock.get(&stack.id(), "1.34".parse().unwrap()).unwrap();
-    let out = stackbot::render::render_stack(&templates, stack, set).unwrap();
+    let out = stackbot::render::render_stack(&templates, stack, set, &lock).unwrap();
     let mut helm = 0;
     for (path, bytes) in &templates.files {
         match path.strip_suffix(".tera") {
@@ -383,7 +383,7 @@ fn the_scs2_helm_templates_are_copied_verbatim_and_tera_files_drop_their_suffix(
     // and nothing else changes.
     let mut undated = set.clone();
     undated.published_at = None;
-    let plain = stackbot::render::render_stack(&templates, stack, &undated).unwrap();
+    let plain = stackbot::render::render_stack(&templates, stack, &undated, &lock).unwrap();
     let k8s = String::from_utf8(plain["kubernetes.yaml"].clone()).unwrap();
     assert!(!k8s.contains("build_date: "), "{k8s}");
     let dated = String::from_utf8(out["kubernetes.yaml"].clone()).unwrap();

@@ -82,6 +82,7 @@ pub fn set(k8s: &str, ccm: &str) -> ReleaseSet {
             name: format!("ubuntu-capi-image-{k8s}"),
             url: format!("https://images.example/ubuntu-2404-kube-{k8s}.qcow2"),
             sha256: "ab".repeat(32),
+            build_date: None,
         },
         components: BTreeMap::from([(
             "ccm".to_string(),

@@ -51,6 +51,45 @@ pub struct Lock {
     pub release_sets: Vec<ReleaseSet>,
     /// Series prefix (`openstack-scs2-1-34`) → the stable number it was last released as.
     pub released: BTreeMap<String, u64>,
+    /// What the lock knows of each stack beyond its current release sets (content shared
+    /// across minors: the cumulative image list, the version table).
+    pub history: BTreeMap<StackId, History>,
+}
+
+/// A node image the stack listed or released, for the Kubernetes version it was built for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownImage {
+    pub kubernetes: KubeVersion,
+    pub node_image: NodeImage,
+}
+
+/// One row of a stack's version table (`versions.yaml`): a Kubernetes patch and the versions
+/// of the components released with it, by component key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableRow {
+    pub kubernetes: KubeVersion,
+    pub components: BTreeMap<String, String>,
+}
+
+/// Content a stack shares across its minors that no single release set holds: node images of
+/// earlier patches and other minors (the image list is cumulative), and version-table rows of
+/// minors the lock has no release set for (adopted from the tree's own table). A minor's
+/// release set, when the lock has one, supersedes its row.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct History {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<KnownImage>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<TableRow>,
+}
+
+impl History {
+    fn is_empty(&self) -> bool {
+        self.images.is_empty() && self.rows.is_empty()
+    }
 }
 
 /// One entry as written: the release set's fields plus `release`. Spelled out (rather than
@@ -76,6 +115,19 @@ struct Entry {
 struct File {
     #[serde(default)]
     release_sets: Vec<Entry>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    history: Vec<HistoryRecord>,
+}
+
+/// `history:` entry as written (flattening would lose `deny_unknown_fields`).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryRecord {
+    stack: StackId,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    images: Vec<KnownImage>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    rows: Vec<TableRow>,
 }
 
 impl Entry {
@@ -127,6 +179,16 @@ impl Serialize for Lock {
                 .iter()
                 .map(|set| Entry::new(set, self.released_as(&set.stack, set.minor())))
                 .collect(),
+            history: self
+                .history
+                .iter()
+                .filter(|(_, h)| !h.is_empty())
+                .map(|(stack, h)| HistoryRecord {
+                    stack: stack.clone(),
+                    images: h.images.clone(),
+                    rows: h.rows.clone(),
+                })
+                .collect(),
         }
         .serialize(s)
     }
@@ -142,6 +204,15 @@ impl<'de> Deserialize<'de> for Lock {
                 lock.record_release(&set.stack, set.minor(), v.major);
             }
             lock.upsert(set);
+        }
+        for h in file.history {
+            lock.history.insert(
+                h.stack,
+                History {
+                    images: h.images,
+                    rows: h.rows,
+                },
+            );
         }
         Ok(lock)
     }
@@ -188,6 +259,7 @@ impl Lock {
         let file: File = if text.trim().is_empty() {
             File {
                 release_sets: Vec::new(),
+                history: Vec::new(),
             }
         } else {
             yaml_serde::from_str(text).map_err(|e| LockError::Parse {
@@ -226,6 +298,23 @@ impl Lock {
             }
             sorted.upsert(set);
         }
+        for h in file.history {
+            if sorted.history.contains_key(&h.stack) {
+                return Err(LockError::Parse {
+                    path: path.to_path_buf(),
+                    line: None,
+                    message: format!("two history entries for {}", h.stack),
+                    hint: "keep one history entry per stack",
+                });
+            }
+            let mut history = History::default();
+            for known in h.images {
+                history.remember(known);
+            }
+            history.rows = h.rows;
+            history.rows.sort_by_key(|r| r.kubernetes);
+            sorted.history.insert(h.stack, history);
+        }
         Ok(sorted)
     }
 
@@ -245,15 +334,121 @@ impl Lock {
 
     /// Insert or replace the set for its stack × minor, keeping the order (and the recorded
     /// release number: it is a high-water mark, not a property of the set).
-    pub fn upsert(&mut self, set: ReleaseSet) {
+    ///
+    /// The image of a replaced set stays known (the image list is cumulative), and so does a
+    /// set's build date when the replacing set pins the same image without one.
+    pub fn upsert(&mut self, mut set: ReleaseSet) {
         let key = (set.stack.clone(), set.minor());
+        if set.node_image.build_date.is_none()
+            && let Some(date) = self.build_date_of(&set.stack, &set.node_image)
+        {
+            set.node_image.build_date = Some(date);
+        }
         match self
             .release_sets
             .binary_search_by(|s| (s.stack.clone(), s.minor()).cmp(&key))
         {
-            Ok(i) => self.release_sets[i] = set,
+            Ok(i) => {
+                let old = std::mem::replace(&mut self.release_sets[i], set);
+                if !old.node_image.is_none() && old.kubernetes != self.release_sets[i].kubernetes {
+                    self.history
+                        .entry(old.stack.clone())
+                        .or_default()
+                        .remember(KnownImage {
+                            kubernetes: old.kubernetes,
+                            node_image: old.node_image,
+                        });
+                }
+            }
             Err(i) => self.release_sets.insert(i, set),
         }
+    }
+
+    /// The build date the lock records for this image (same URL and checksum), if any.
+    pub fn build_date_of(&self, stack: &StackId, image: &NodeImage) -> Option<chrono::NaiveDate> {
+        let same = |i: &NodeImage| i.url == image.url && i.sha256 == image.sha256;
+        self.release_sets
+            .iter()
+            .filter(|s| &s.stack == stack)
+            .map(|s| &s.node_image)
+            .chain(
+                self.history
+                    .get(stack)
+                    .into_iter()
+                    .flat_map(|h| h.images.iter().map(|k| &k.node_image)),
+            )
+            .filter(|i| same(i))
+            .find_map(|i| i.build_date)
+    }
+
+    /// Every node image the stack has listed or released, with `set` (the set being rendered)
+    /// in its place: one per Kubernetes version, sorted by version. Two different images for
+    /// one version are a contradiction, reported rather than resolved.
+    pub fn known_images(&self, set: &ReleaseSet) -> Result<Vec<KnownImage>, String> {
+        let mut all = History::default();
+        let current = (!set.node_image.is_none()).then(|| KnownImage {
+            kubernetes: set.kubernetes,
+            node_image: set.node_image.clone(),
+        });
+        let from_sets = self
+            .release_sets
+            .iter()
+            // The set `set` replaces keeps its image in the list (upsert remembers it).
+            .filter(|s| s.stack == set.stack && s.kubernetes != set.kubernetes)
+            .filter(|s| !s.node_image.is_none())
+            .map(|s| KnownImage {
+                kubernetes: s.kubernetes,
+                node_image: s.node_image.clone(),
+            });
+        let history = self
+            .history
+            .get(&set.stack)
+            .into_iter()
+            .flat_map(|h| h.images.iter().cloned());
+        for known in current.into_iter().chain(from_sets).chain(history) {
+            if let Some(had) = all.images.iter().find(|k| k.kubernetes == known.kubernetes)
+                && (had.node_image.url != known.node_image.url
+                    || had.node_image.sha256 != known.node_image.sha256)
+            {
+                return Err(format!(
+                    "two node images for {}: {} (sha256 {}) and {} (sha256 {})",
+                    known.kubernetes,
+                    had.node_image.url,
+                    had.node_image.sha256,
+                    known.node_image.url,
+                    known.node_image.sha256
+                ));
+            }
+            all.remember(known);
+        }
+        Ok(all.images)
+    }
+
+    /// The stack's version table with `set` in its place: one row per minor, sorted; a
+    /// minor's release set (here or in the lock) supersedes a recorded row.
+    pub fn table(&self, set: &ReleaseSet) -> Vec<TableRow> {
+        let row = |s: &ReleaseSet| TableRow {
+            kubernetes: s.kubernetes,
+            components: s
+                .components
+                .iter()
+                .map(|(k, c)| (k.clone(), c.version.clone()))
+                .collect(),
+        };
+        let mut by_minor: BTreeMap<Minor, TableRow> = BTreeMap::new();
+        for r in self
+            .history
+            .get(&set.stack)
+            .into_iter()
+            .flat_map(|h| &h.rows)
+        {
+            by_minor.insert(r.kubernetes.minor(), r.clone());
+        }
+        for s in self.release_sets.iter().filter(|s| s.stack == set.stack) {
+            by_minor.insert(s.minor(), row(s));
+        }
+        by_minor.insert(set.minor(), row(set));
+        by_minor.into_values().collect()
     }
 
     /// The set recorded for a stack × minor.
@@ -275,6 +470,27 @@ impl Lock {
             .entry(series_prefix(stack, minor))
             .or_insert(n);
         *e = (*e).max(n);
+    }
+}
+
+impl History {
+    /// Add an image unless its version is known; a known one gains a missing build date.
+    pub fn remember(&mut self, known: KnownImage) {
+        match self
+            .images
+            .binary_search_by_key(&known.kubernetes, |k| k.kubernetes)
+        {
+            Ok(i) => {
+                let had = &mut self.images[i].node_image;
+                if had.build_date.is_none()
+                    && had.url == known.node_image.url
+                    && had.sha256 == known.node_image.sha256
+                {
+                    had.build_date = known.node_image.build_date;
+                }
+            }
+            Err(i) => self.images.insert(i, known),
+        }
     }
 }
 
@@ -300,7 +516,8 @@ pub fn parse_release_sets(text: &str, path: &Path) -> Result<Vec<ReleaseSet>, Lo
     }
     for s in sets.iter().filter(|s| !s.node_image.is_none()) {
         let sha = &s.node_image.sha256;
-        if sha.len() != 64
+        // Empty is `unknown` (adopt writes no checksum for a tree that carries none).
+        if !sha.is_empty() && sha.len() != 64
             || !sha
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
@@ -359,6 +576,7 @@ mod tests {
                 name: format!("ubuntu-capi-image-{k}"),
                 url: format!("https://img/{k}.qcow2"),
                 sha256: "f".repeat(64),
+                build_date: None,
             },
             components,
         }

@@ -372,6 +372,12 @@ pub struct NodeImage {
     /// unknown, e.g. for a stack adopted from a tree that carries no checksum).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sha256: String,
+    /// The image's `build_date` as the openstack-image-manager list (`kubernetes.yaml`) gives
+    /// it. Upstream's generator (`hack/generate_openstack_image_manager_yaml.sh`) writes the
+    /// day it adds the entry; stackbot records it here so rendering needs no network. `None`
+    /// when unknown (never guessed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_date: Option<chrono::NaiveDate>,
 }
 
 impl NodeImage {

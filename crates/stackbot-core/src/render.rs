@@ -69,6 +69,11 @@ pub enum RenderError {
         message: String,
         hint: String,
     },
+    /// The release set contradicts what the lock knows of the stack's images.
+    #[error(
+        "{message}\n  hint: one image per Kubernetes version, one checksum per image: correct the release set, or the stack's `history` in stackbot.lock"
+    )]
+    Contradiction { message: String },
     #[error("template directory {} holds no files", root.display())]
     Empty { root: PathBuf },
     #[error(
@@ -292,6 +297,28 @@ struct NodeImageCtx<'a> {
     sha256: &'a str,
 }
 
+/// One entry of the cumulative image list (`images`): a node image for one Kubernetes patch.
+/// `build_date` is left out when unknown, so a template using it fails naming the line.
+#[derive(Serialize)]
+struct ImageCtx {
+    /// `v1.34.7`
+    version: String,
+    name: String,
+    url: String,
+    sha256: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    build_date: Option<String>,
+}
+
+/// One row of the version table (`table`): the newest patch of a minor and its components'
+/// versions by key.
+#[derive(Serialize)]
+struct RowCtx {
+    kubernetes: KubeCtx,
+    minor: MinorCtx,
+    components: std::collections::BTreeMap<String, String>,
+}
+
 #[derive(Serialize)]
 struct ComponentCtx<'a> {
     chart: &'a str,
@@ -312,28 +339,66 @@ struct RenderCtx<'a> {
     components: std::collections::BTreeMap<&'a str, ComponentCtx<'a>>,
     published_at: Option<String>,
     published_date: Option<String>,
+    /// Content shared across minors: every node image the stack listed or released (this
+    /// set's included), sorted by version.
+    images: Vec<ImageCtx>,
+    /// The version table: one row per minor the lock knows (this set's included), sorted.
+    table: Vec<RowCtx>,
 }
 
-fn context(set: &ReleaseSet) -> RenderCtx<'_> {
+fn kube_ctx(k: KubeVersion) -> KubeCtx {
+    KubeCtx {
+        version: k.to_string(),
+        major: k.major,
+        minor: k.minor,
+        patch: k.patch,
+    }
+}
+
+fn minor_ctx(m: Minor) -> MinorCtx {
+    MinorCtx {
+        major: m.major,
+        minor: m.minor,
+        dashed: m.dashed(),
+        dotted: m.to_string(),
+    }
+}
+
+fn context<'a>(
+    set: &'a ReleaseSet,
+    images: Vec<crate::lock::KnownImage>,
+    table: Vec<crate::lock::TableRow>,
+) -> RenderCtx<'a> {
     let m = set.minor();
     let k = set.kubernetes;
     RenderCtx {
+        images: images
+            .into_iter()
+            .map(|i| ImageCtx {
+                version: i.kubernetes.to_string(),
+                name: i.node_image.name,
+                url: i.node_image.url,
+                sha256: i.node_image.sha256,
+                build_date: i
+                    .node_image
+                    .build_date
+                    .map(|d| d.format("%Y-%m-%d").to_string()),
+            })
+            .collect(),
+        table: table
+            .into_iter()
+            .map(|r| RowCtx {
+                kubernetes: kube_ctx(r.kubernetes),
+                minor: minor_ctx(r.kubernetes.minor()),
+                components: r.components,
+            })
+            .collect(),
         stack: StackCtx {
             provider: &set.stack.provider,
             name: &set.stack.name,
         },
-        minor: MinorCtx {
-            major: m.major,
-            minor: m.minor,
-            dashed: m.dashed(),
-            dotted: m.to_string(),
-        },
-        kubernetes: KubeCtx {
-            version: k.to_string(),
-            major: k.major,
-            minor: k.minor,
-            patch: k.patch,
-        },
+        minor: minor_ctx(m),
+        kubernetes: kube_ctx(k),
         node_image: NodeImageCtx {
             name: &set.node_image.name,
             url: &set.node_image.url,
@@ -393,6 +458,10 @@ fn template_error(file: &str, e: &tera::Error) -> RenderError {
 
 /// Render the stack directory for one release set. Pure: same inputs, same bytes.
 ///
+/// `known` is the lock the set belongs to (it need not hold `set` yet): content shared across
+/// minors (the cumulative image list, the version table) is rendered from it with `set` in
+/// its place.
+///
 /// After rendering, the names CSO depends on are checked against the release set
 /// (`csctl.yaml` fields, the cluster-class chart name), so a template edit cannot reproduce
 /// the `3c6ca6c` mistake of a chart named for the previous minor.
@@ -400,6 +469,7 @@ pub fn render_stack(
     t: &TemplateTree,
     stack: &StackConfig,
     set: &ReleaseSet,
+    known: &crate::lock::Lock,
 ) -> Result<FileTree, RenderError> {
     let id = stack.id();
     if set.stack != id {
@@ -434,10 +504,21 @@ pub fn render_stack(
             rendered_names.push((path.clone(), target.to_string()));
         }
     }
-    let ctx = tera::Context::from_serialize(&context(set)).map_err(|e| RenderError::Template {
-        file: "<context>".into(),
-        line: None,
-        message: e.to_string(),
+    let images = known
+        .known_images(set)
+        .map_err(|message| RenderError::Contradiction { message })?;
+    let undated: Vec<String> = images
+        .iter()
+        .filter(|i| i.node_image.build_date.is_none())
+        .map(|i| i.kubernetes.to_string())
+        .collect();
+    let table = known.table(set);
+    let ctx = tera::Context::from_serialize(&context(set, images, table)).map_err(|e| {
+        RenderError::Template {
+            file: "<context>".into(),
+            line: None,
+            message: e.to_string(),
+        }
     })?;
     let mut out = FileTree::new();
     for (path, bytes) in &t.files {
@@ -446,9 +527,19 @@ pub fn render_stack(
         }
     }
     for (name, target) in rendered_names {
-        let text = tera
-            .render(&name, &ctx)
-            .map_err(|e| template_error(&name, &e))?;
+        let text = tera.render(&name, &ctx).map_err(|e| {
+            let mut err = template_error(&name, &e);
+            if let RenderError::Template { message, .. } = &mut err
+                && message.contains("build_date")
+                && !undated.is_empty()
+            {
+                message.push_str(&format!(
+                    " (the build date of node image {} is unknown: record `build_date` under its `node_image` in stackbot.lock; upstream writes the day the image entered the list)",
+                    undated.join(", ")
+                ));
+            }
+            err
+        })?;
         out.insert(target, text.into_bytes());
     }
     check_output(&out, set)?;
@@ -517,6 +608,7 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
             "`{{ stack.provider }}`",
         )?;
     }
+    check_vendored_charts(out)?;
     if let Some(v) = parse("cluster-class/Chart.yaml")? {
         expect(
             "cluster-class/Chart.yaml",
@@ -525,6 +617,84 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
             format!("{}-cluster-class", series_prefix(&set.stack, set.minor())),
             "`{{ stack.provider }}-{{ stack.name }}-{{ minor.dashed }}-cluster-class` (CSO looks the chart up by this name)",
         )?;
+    }
+    Ok(())
+}
+
+/// A chart whose dependencies are vendored (`charts/<name>-<version>.tgz`, `Chart.lock`) must
+/// name the versions it vendors: Helm deploys the archive, so a `Chart.yaml` naming a new
+/// version beside an old archive would deploy the wrong chart. stackbot does not fetch
+/// chart archives, so such a rendering is refused.
+fn check_vendored_charts(out: &FileTree) -> Result<(), RenderError> {
+    let exact = |v: &str| semver::Version::parse(v.strip_prefix('v').unwrap_or(v)).is_ok();
+    let deps = |v: &yaml_serde::Value| -> Vec<(String, String)> {
+        v.get("dependencies")
+            .and_then(|d| d.as_sequence())
+            .map(|seq| {
+                seq.iter()
+                    .filter_map(|d| {
+                        let name = d.get("name")?.as_str()?.to_string();
+                        let version = match d.get("version")? {
+                            yaml_serde::Value::String(s) => s.clone(),
+                            yaml_serde::Value::Number(n) => n.to_string(),
+                            _ => return None,
+                        };
+                        Some((name, version))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for path in out.keys().filter(|p| p.ends_with("Chart.yaml")) {
+        let dir = path.strip_suffix("Chart.yaml").expect("filtered");
+        let Ok(chart) = yaml_serde::from_slice::<yaml_serde::Value>(&out[path]) else {
+            continue;
+        };
+        let lock: Vec<(String, String)> = out
+            .get(&format!("{dir}Chart.lock"))
+            .and_then(|b| yaml_serde::from_slice::<yaml_serde::Value>(b).ok())
+            .map(|v| deps(&v))
+            .unwrap_or_default();
+        let archives: Vec<&str> = out
+            .keys()
+            .filter_map(|p| p.strip_prefix(&format!("{dir}charts/")))
+            .filter(|f| f.ends_with(".tgz") && !f.contains('/'))
+            .collect();
+        for (name, version) in deps(&chart).into_iter().filter(|(_, v)| exact(v)) {
+            let own = format!("{name}-{version}.tgz");
+            let others: Vec<&&str> = archives
+                .iter()
+                .filter(|f| {
+                    f.strip_prefix(&format!("{name}-"))
+                        .and_then(|r| r.strip_suffix(".tgz"))
+                        .is_some_and(&exact)
+                        && **f != own
+                })
+                .collect();
+            let locked = lock.iter().find(|(n, _)| n == &name).map(|(_, v)| v);
+            let wrong_lock = locked.filter(|v| **v != version);
+            if archives.contains(&own.as_str()) && wrong_lock.is_none() {
+                continue;
+            }
+            if others.is_empty() && wrong_lock.is_none() {
+                continue;
+            }
+            let found = others
+                .first()
+                .map(|f| format!("{dir}charts/ holds {f}"))
+                .unwrap_or_else(|| {
+                    format!("{dir}Chart.lock locks {}", wrong_lock.expect("checked"))
+                });
+            return Err(RenderError::Output {
+                file: path.clone(),
+                message: format!(
+                    "dependency `{name}` is {version} but {found}: Helm would deploy the vendored chart, not {version}"
+                ),
+                hint: format!(
+                    "vendor {dir}charts/{own} and a matching Chart.lock in the templates (`helm dependency update`), or render a release set that pins the vendored version; stackbot does not fetch chart archives"
+                ),
+            });
+        }
     }
     Ok(())
 }
@@ -623,6 +793,7 @@ pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
                 name,
                 url,
                 sha256: "0".repeat(64),
+                build_date: Some(chrono::DateTime::UNIX_EPOCH.date_naive()),
             }
         },
         components,
@@ -632,6 +803,7 @@ pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::Lock;
     use std::collections::BTreeMap;
 
     fn stack() -> StackConfig {
@@ -676,6 +848,7 @@ stacks:
                 name: "ubuntu-capi-image-v1.34.7".into(),
                 url: "https://img/1.34/v1.34.7.qcow2".into(),
                 sha256: "f".repeat(64),
+                build_date: None,
             },
             components,
         }
@@ -692,7 +865,89 @@ stacks:
     }
 
     fn render(files: &[(&str, &str)]) -> Result<FileTree, RenderError> {
-        render_stack(&tree(files), &stack(), &set())
+        render_stack(&tree(files), &stack(), &set(), &Lock::default())
+    }
+
+    #[test]
+    fn a_chart_naming_a_version_beside_another_vendored_archive_is_refused() {
+        let chart = "apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: openstack-cloud-controller-manager\n    repository: https://kubernetes.github.io/cloud-provider-openstack\n    version: {{ components.ccm.version }}\n";
+        let lock = "dependencies:\n- name: openstack-cloud-controller-manager\n  version: 2.34.2\ndigest: sha256:00\n";
+        let ok = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            ("cluster-addon/Chart.lock", lock),
+            (
+                "cluster-addon/charts/openstack-cloud-controller-manager-2.34.2.tgz",
+                "x",
+            ),
+        ]);
+        assert!(ok.is_ok(), "{ok:?}");
+        let err = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            (
+                "cluster-addon/Chart.lock",
+                &lock.replace("2.34.2", "2.33.1"),
+            ),
+            (
+                "cluster-addon/charts/openstack-cloud-controller-manager-2.33.1.tgz",
+                "x",
+            ),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("rendered cluster-addon/Chart.yaml: dependency `openstack-cloud-controller-manager` is 2.34.2 but cluster-addon/charts/ holds openstack-cloud-controller-manager-2.33.1.tgz"),
+            "{err}"
+        );
+        assert!(
+            err.contains("stackbot does not fetch chart archives"),
+            "{err}"
+        );
+        // A stale Chart.lock alone is refused too.
+        let err = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            (
+                "cluster-addon/Chart.lock",
+                &lock.replace("2.34.2", "2.33.1"),
+            ),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("cluster-addon/Chart.lock locks 2.33.1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn shared_lists_render_from_the_lock_with_the_set_in_its_place() {
+        let t = tree(&[(
+            "k.yaml.tera",
+            "{% for image in images %}{{ image.version }} {{ image.build_date }}\n{% endfor %}{% for row in table %}{{ row.kubernetes.version }} {{ row.components.ccm }}\n{% endfor %}",
+        )]);
+        let mut lock = Lock::default();
+        let mut old = set();
+        old.kubernetes = "v1.34.6".parse().unwrap();
+        old.node_image.url = "https://img/1.34/v1.34.6.qcow2".into();
+        old.node_image.build_date = "2026-03-20".parse().ok();
+        lock.upsert(old);
+        let mut new = set();
+        new.node_image.build_date = "2026-04-16".parse().ok();
+        // The set replaces 1.34.6 as the 1.34 row; 1.34.6's image stays listed.
+        lock.upsert(new.clone());
+        let out = render_stack(&t, &stack(), &new, &lock).unwrap();
+        assert_eq!(
+            text(&out, "k.yaml"),
+            "v1.34.6 2026-03-20\nv1.34.7 2026-04-16\nv1.34.7 2.34.2\n"
+        );
+        // One version, two checksums: a contradiction, not a choice.
+        let mut other = new.clone();
+        other.node_image.sha256 = "0".repeat(64);
+        lock.history.get_mut(&other.stack).unwrap().images[0].kubernetes =
+            "v1.34.7".parse().unwrap();
+        let err = render_stack(&t, &stack(), &other, &lock)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("two node images for v1.34.7"), "{err}");
     }
 
     fn text(out: &FileTree, p: &str) -> String {
@@ -719,7 +974,7 @@ stacks:
         let binary: Vec<u8> = vec![0, 159, 146, 150, b'{', b'{'];
         let mut t = tree(&[("cluster-class/templates/cc.yaml", helm)]);
         t.files.insert("charts/x.tgz".into(), binary.clone());
-        let out = render_stack(&t, &stack(), &set()).unwrap();
+        let out = render_stack(&t, &stack(), &set(), &Lock::default()).unwrap();
         assert_eq!(text(&out, "cluster-class/templates/cc.yaml"), helm);
         assert_eq!(out["charts/x.tgz"], binary);
     }
@@ -770,6 +1025,7 @@ stacks:
             &tree(&[("v.tera", "{{ components[\"metrics-server\"].chart }}")]),
             &stack(),
             &s,
+            &Lock::default(),
         )
         .unwrap();
         assert_eq!(text(&out, "v"), "openstack-cloud-controller-manager");
@@ -786,7 +1042,7 @@ stacks:
         }
         let t = tree(&[("a.tera", "{% for k, c in components %}{{ k }} {% endfor %}")]);
         for _ in 0..20 {
-            let out = render_stack(&t, &stack(), &s).unwrap();
+            let out = render_stack(&t, &stack(), &s, &Lock::default()).unwrap();
             assert_eq!(
                 text(&out, "a"),
                 "alpha beta ccm delta eta kappa mu omega zeta "
@@ -831,7 +1087,7 @@ stacks:
     fn a_set_for_another_stack_is_refused() {
         let mut s = set();
         s.stack = StackId::new("openstack", "scs").unwrap();
-        let err = render_stack(&tree(&[("a", "b")]), &stack(), &s).unwrap_err();
+        let err = render_stack(&tree(&[("a", "b")]), &stack(), &s, &Lock::default()).unwrap_err();
         assert!(matches!(err, RenderError::WrongStack { .. }));
     }
 

@@ -273,6 +273,97 @@ fn facts(data: &UpstreamData, now: NaiveDate) -> Facts {
     }
 }
 
+/// What upstream data says of a minor a stack lists explicitly (`minors: ["1.34"]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListedMinor {
+    /// Released and not past its end of life.
+    Releasable,
+    /// Not released yet but next in line: detection waits for it (a warning).
+    Upcoming(String),
+    /// It does not exist, or it is past its end of life: never releasable.
+    Refused(String),
+    /// The data holds neither the schedule nor releases: it cannot tell.
+    Unknown,
+}
+
+/// One listed minor's verdict; see [`ListedMinor`].
+fn listed_verdict(
+    m: Minor,
+    facts: &Facts,
+    released: &BTreeSet<Minor>,
+    newest: Option<Minor>,
+    now: NaiveDate,
+) -> ListedMinor {
+    let Some(n) = newest else {
+        return ListedMinor::Unknown;
+    };
+    let schedule = facts.lifecycle.as_deref().unwrap_or_default();
+    let next = m.major == n.major && m.minor == n.minor + 1;
+    if m > n && !next {
+        return ListedMinor::Refused(format!(
+            "Kubernetes {m} does not exist (upstream's newest minor is {n}): detection would wait for it forever"
+        ));
+    }
+    if let Some(l) = schedule.iter().find(|l| l.minor == m) {
+        if let Some(eol) = l.end_of_life.filter(|d| *d < now) {
+            return ListedMinor::Refused(format!(
+                "{m} is past its end of life ({eol}): upstream releases no more patches"
+            ));
+        }
+        if let Some(day) = l.release_date.filter(|d| *d > now) {
+            return ListedMinor::Upcoming(format!(
+                "{m} is not released yet (planned for {day}): detection waits for it"
+            ));
+        }
+        return ListedMinor::Releasable;
+    }
+    if released.contains(&m) {
+        return ListedMinor::Releasable;
+    }
+    if next {
+        return ListedMinor::Upcoming(format!(
+            "{m} is not released yet (the newest minor is {n}): detection waits for it"
+        ));
+    }
+    // The schedule lists every minor still maintained: one older than all of them is past
+    // its end of life.
+    match schedule.iter().map(|l| l.minor).min() {
+        Some(oldest) if m < oldest => ListedMinor::Refused(format!(
+            "{m} is older than every minor the Kubernetes schedule still maintains (the oldest is {oldest}): past its end of life"
+        )),
+        _ => ListedMinor::Unknown,
+    }
+}
+
+/// Check every explicitly listed minor against the schedule and the releases in `data`, as
+/// of `now`.
+pub fn check_listed(
+    config: &Config,
+    data: &UpstreamData,
+    now: NaiveDate,
+) -> Vec<(StackId, Minor, ListedMinor)> {
+    let facts = facts(data, now);
+    let released: BTreeSet<Minor> = facts.releases.iter().map(|r| r.version.minor()).collect();
+    let newest = facts
+        .lifecycle
+        .iter()
+        .flatten()
+        .map(|l| l.minor)
+        .chain(released.iter().copied())
+        .max();
+    let mut out = Vec::new();
+    for stack in &config.stacks {
+        let MinorSelection::List(list) = &stack.minors else {
+            continue;
+        };
+        for m in list.iter().filter_map(|s| s.parse::<Minor>().ok()) {
+            let verdict = listed_verdict(m, &facts, &released, newest, now);
+            out.push((stack.id(), m, verdict));
+        }
+    }
+    out
+}
+
 /// The minors a stack tracks on `now`, plus a warning when a fallback was needed.
 fn tracked(stack: &StackConfig, facts: &Facts, now: NaiveDate) -> (Vec<Minor>, Option<String>) {
     if crate::mutation::active("only-configured-minors-released")
@@ -353,7 +444,12 @@ fn image_state(stack: &StackConfig, v: KubeVersion, data: &UpstreamData) -> Imag
         Some(Fetched::Missing { .. }) => ImageState::Missing { name, url },
         Some(Fetched::Error { message }) => ImageState::Invalid(message.clone()),
         Some(Fetched::Ok { body }) => match images::parse_checksum(body, images::file_name(&url)) {
-            Ok(sha256) => ImageState::Verified(NodeImage { name, url, sha256 }),
+            Ok(sha256) => ImageState::Verified(NodeImage {
+                name,
+                url,
+                sha256,
+                build_date: None,
+            }),
             Err(e) => ImageState::Invalid(format!("{checksum_url}: {e}")),
         },
     }
@@ -1012,6 +1108,46 @@ stacks:
         assert_eq!(r.minors[1].published_at, None, "markers carry no dates");
         assert_eq!(r.new_minors[0].minor.to_string(), "1.35");
         assert!(r.warnings[0].contains("HTTP 403"));
+    }
+
+    #[test]
+    fn listed_minors_that_do_not_exist_or_are_past_end_of_life_are_refused() {
+        let c = config(r#"["1.30", "1.34", "1.35", "1.99"]"#);
+        let verdicts = |d: &UpstreamData| -> Vec<String> {
+            check_listed(&c, d, date(2026, 5, 1))
+                .into_iter()
+                .map(|(_, m, v)| match v {
+                    ListedMinor::Releasable => format!("{m} ok"),
+                    ListedMinor::Upcoming(w) => format!("{m} upcoming: {w}"),
+                    ListedMinor::Refused(w) => format!("{m} refused: {w}"),
+                    ListedMinor::Unknown => format!("{m} unknown"),
+                })
+                .collect()
+        };
+        assert_eq!(
+            verdicts(&UpstreamData::default()),
+            [
+                "1.30 unknown",
+                "1.34 unknown",
+                "1.35 unknown",
+                "1.99 unknown"
+            ],
+            "no data: nothing is refused"
+        );
+        let mut d = base();
+        d.insert(
+            &Key::Schedule,
+            ok("schedules:\n- release: 1.34\n  releaseDate: 2025-08-27\n  endOfLifeDate: 2026-10-27\n- release: 1.30\n  endOfLifeDate: 2025-06-28\n"),
+        );
+        assert_eq!(
+            verdicts(&d),
+            [
+                "1.30 refused: 1.30 is past its end of life (2025-06-28): upstream releases no more patches",
+                "1.34 ok",
+                "1.35 upcoming: 1.35 is not released yet (the newest minor is 1.34): detection waits for it",
+                "1.99 refused: Kubernetes 1.99 does not exist (upstream's newest minor is 1.34): detection would wait for it forever",
+            ]
+        );
     }
 
     #[test]

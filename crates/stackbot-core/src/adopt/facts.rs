@@ -84,7 +84,7 @@ fn get_str<'a>(v: &'a yaml_serde::Value, path: &[&str]) -> Option<&'a str> {
     get(v, path)?.as_str()
 }
 
-fn is_yaml(path: &str) -> bool {
+pub(crate) fn is_yaml(path: &str) -> bool {
     path.ends_with(".yaml") || path.ends_with(".yml")
 }
 
@@ -215,6 +215,7 @@ fn merge(url: &str, cands: &[&ImageCandidate]) -> Result<FoundImage, AdoptError>
         name: String::new(),
         url: url.to_string(),
         sha256: String::new(),
+        build_date: None,
     };
     let mut files: Vec<String> = Vec::new();
     let mut sha_from = String::new();

@@ -49,7 +49,7 @@ struct Frame {
 }
 
 /// `key: rest` at the start of `s` (after indentation and an optional `- `).
-fn split_key(s: &str) -> Option<(String, &str)> {
+pub(crate) fn split_key(s: &str) -> Option<(String, &str)> {
     let (key, rest) = if let Some(q) = s.strip_prefix('"').or_else(|| s.strip_prefix('\'')) {
         let quote = s.as_bytes()[0] as char;
         let close = q.find(quote)?;
@@ -73,7 +73,7 @@ fn split_key(s: &str) -> Option<(String, &str)> {
 }
 
 /// A scalar as written after `key:`, without quotes and trailing comments.
-fn scalar(rest: &str) -> String {
+pub(crate) fn scalar(rest: &str) -> String {
     let t = rest.trim();
     for q in ['"', '\''] {
         if let Some(inner) = t.strip_prefix(q)

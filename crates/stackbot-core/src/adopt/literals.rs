@@ -11,6 +11,20 @@ use super::facts::{FoundComponent, StackFacts};
 use super::lines::LineIndex;
 use crate::model::KubeVersion;
 
+/// `map.key`, or `map["key"]` when the key is no Tera identifier (`metrics-server`).
+pub(crate) fn key_path(map: &str, key: &str) -> String {
+    if key
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        format!("{map}.{key}")
+    } else {
+        format!("{map}[\"{key}\"]")
+    }
+}
+
 /// What a replaced literal stands for; each maps to one template expression.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Meaning {
@@ -27,6 +41,9 @@ pub enum Meaning {
     MinorDashed,
     /// A component's chart version, by component key.
     Component(String),
+    /// Template text written as it is: the loops and fields of content shared across minors
+    /// (the cumulative image list, the version table).
+    Expr(String),
 }
 
 impl Meaning {
@@ -42,17 +59,9 @@ impl Meaning {
             }
             Meaning::MinorDotted => "{{ minor.dotted }}".into(),
             Meaning::MinorDashed => "{{ minor.dashed }}".into(),
+            Meaning::Expr(e) => e.clone(),
             Meaning::Component(key) => {
-                if key
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                {
-                    format!("{{{{ components.{key}.version }}}}")
-                } else {
-                    format!("{{{{ components[\"{key}\"].version }}}}")
-                }
+                format!("{{{{ {}.version }}}}", key_path("components", key))
             }
         }
     }
@@ -66,6 +75,7 @@ impl Meaning {
             Meaning::KubeVersion | Meaning::KubePlain => "the Kubernetes version".into(),
             Meaning::MinorDotted | Meaning::MinorDashed => "the Kubernetes minor".into(),
             Meaning::Component(k) => format!("the version of component `{k}`"),
+            Meaning::Expr(_) => "content shared across minors".into(),
         }
     }
 }
@@ -229,7 +239,7 @@ enum Said {
 
 /// Whether a key names a component: its words are all words of the chart or the component
 /// key, or it is the chart's acronym (`occm` = openstack-cloud-controller-manager).
-fn key_names(key: &str, c: &FoundComponent) -> bool {
+pub(crate) fn key_names(key: &str, c: &FoundComponent) -> bool {
     let kw = words(key);
     if kw.is_empty() {
         return false;
@@ -244,7 +254,7 @@ fn key_names(key: &str, c: &FoundComponent) -> bool {
     kw.iter().all(|w| cw.contains(w)) || (joined.len() > 1 && joined == acronym)
 }
 
-fn says_kubernetes(key: &str) -> bool {
+pub(crate) fn says_kubernetes(key: &str) -> bool {
     words(key)
         .iter()
         .any(|w| matches!(w.as_str(), "kubernetes" | "k8s" | "kube"))
@@ -443,6 +453,23 @@ impl Reading<'_> {
         let li = index.line_at(start);
         let line = &index.lines[li];
         let line_text = &self.text[line.start..line.end];
+        // Prose that mentions a version ("Requires Kubernetes version < 1.29") states a
+        // fact about Kubernetes, not this minor's release: it stays as written.
+        if self.yaml
+            && !n
+                .meanings
+                .iter()
+                .any(|m| matches!(m, Meaning::NodeUrl | Meaning::NodeName | Meaning::NodeSha))
+            && let Some(what) = self.prose(li)
+        {
+            notes.push(format!(
+                "{}:{}: `{}` in {what} is prose, not a per-minor fact: kept as written",
+                self.file,
+                li + 1,
+                n.literal
+            ));
+            return false;
+        }
         // A list item describing another Kubernetes version (history in kubernetes.yaml,
         // the other rows of versions.yaml) is not this stack's: keep it as written.
         if self.yaml
@@ -492,6 +519,56 @@ impl Reading<'_> {
             }
         }
         true
+    }
+
+    /// Whether line `li` is prose: a comment, a description-like field, or a line of a block
+    /// scalar (`description: |`) under such a field. Says which.
+    fn prose(&self, li: usize) -> Option<String> {
+        const PROSE: [&str; 7] = [
+            "description",
+            "summary",
+            "help",
+            "note",
+            "notes",
+            "message",
+            "comment",
+        ];
+        let lines = &self.index.lines;
+        let text = |i: usize| &self.text[lines[i].start..lines[i].end];
+        let indent = |t: &str| t.len() - t.trim_start_matches(' ').len();
+        let own = text(li);
+        if own.trim_start().starts_with('#') {
+            return Some("a comment".into());
+        }
+        let key_of = |t: &str| {
+            let body = t.trim_start();
+            let body = body.strip_prefix("- ").unwrap_or(body);
+            super::lines::split_key(body).map(|(k, rest)| (k, rest.trim().to_string()))
+        };
+        if let Some((k, _)) = key_of(own)
+            && PROSE.contains(&k.to_ascii_lowercase().as_str())
+        {
+            return Some(format!("field `{k}`"));
+        }
+        let mut at = indent(own);
+        for j in (0..li).rev() {
+            let t = text(j);
+            if t.trim().is_empty() || indent(t) >= at {
+                continue;
+            }
+            at = indent(t);
+            if let Some((k, rest)) = key_of(t)
+                && matches!(rest.as_str(), "|" | "|-" | "|+" | ">" | ">-" | ">+")
+            {
+                return PROSE
+                    .contains(&k.to_ascii_lowercase().as_str())
+                    .then(|| format!("the text of field `{k}`"));
+            }
+            if at == 0 {
+                break;
+            }
+        }
+        None
     }
 
     /// What [`said`] says of a literal on line `li`, among `among`.
@@ -600,6 +677,7 @@ mod tests {
                     name: "ubuntu-capi-image-v1.33.10".into(),
                     url: "https://img/kube-v1.33/ubuntu-2404-kube-v1.33.10.qcow2".into(),
                     sha256: "e".repeat(64),
+                    build_date: None,
                 },
                 version: Some("v1.33.10".parse().unwrap()),
                 files: vec!["image.yaml".into()],
@@ -659,6 +737,32 @@ mod tests {
         );
         let history = "versions:\n  - version: 'v1.33.4'\n    url: https://img/kube-v1.33/ubuntu-2404-kube-v1.33.4.qcow2\n";
         assert_eq!(render("kubernetes.yaml", history).unwrap(), history);
+    }
+
+    #[test]
+    fn prose_that_mentions_a_version_is_not_a_per_minor_fact() {
+        let text = "x:\n  description: |\n    none:\n      Requires Kubernetes version < 1.33\n  other: 1.33\n# pinned to 1.33 for now\nnote: works on 1.33\n";
+        let mut notes = Vec::new();
+        let (segs, _) = segments("cluster-class.yaml", text, &facts(), &mut notes).unwrap();
+        let out: String = segs
+            .iter()
+            .map(|s| match s {
+                Segment::Text(t) => t.clone(),
+                Segment::Value { meaning, .. } => format!("<{}>", meaning.expr()),
+            })
+            .collect();
+        assert_eq!(
+            out,
+            text.replace("other: 1.33", "other: <{{ minor.dotted }}>"),
+            "only the field that is not prose"
+        );
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(
+            notes[0].starts_with(
+                "cluster-class.yaml:4: `1.33` in the text of field `description` is prose"
+            ),
+            "{notes:?}"
+        );
     }
 
     #[test]

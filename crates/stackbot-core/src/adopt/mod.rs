@@ -14,6 +14,7 @@ pub mod facts;
 pub mod lines;
 pub mod literals;
 pub mod setup;
+pub mod shared;
 pub mod tera_text;
 
 use std::path::PathBuf;
@@ -21,7 +22,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::config::StackConfig;
-use crate::lock::Lock;
+use crate::lock::{History, Lock};
 use crate::model::{FileTree, KubeVersion, ReleaseSet, StackId};
 use crate::render::{self, TERA_SUFFIX, TemplateTree};
 
@@ -130,14 +131,41 @@ pub struct Adoption {
     /// The stack entry of `config`, parsed.
     #[serde(skip)]
     pub stack_config: StackConfig,
+    /// Content shared across minors that the adopted release set does not hold: the other
+    /// entries of the image list and the version table (recorded in the lock).
+    #[serde(skip)]
+    pub history: History,
+    /// Why the setup renders only the adopted minor faithfully (`file:line: reason`); empty
+    /// when every supported minor renders as upstream would write it. When not empty,
+    /// `minors:` lists the adopted minor alone.
+    pub limits: Vec<String>,
 }
 
 impl Adoption {
-    /// The lock holding the adopted release set.
+    /// The lock holding the adopted release set and the stack's history.
     pub fn lock(&self) -> Lock {
         let mut lock = Lock::default();
-        lock.upsert(self.release_set.clone());
+        self.add_to(&mut lock);
         lock
+    }
+
+    /// Record the adopted release set and the history in `lock` (an existing setup's).
+    pub fn add_to(&self, lock: &mut Lock) {
+        let h = lock.history.entry(self.stack.clone()).or_default();
+        for known in &self.history.images {
+            h.remember(known.clone());
+        }
+        for row in &self.history.rows {
+            if !h
+                .rows
+                .iter()
+                .any(|r| r.kubernetes.minor() == row.kubernetes.minor())
+            {
+                h.rows.push(row.clone());
+            }
+        }
+        h.rows.sort_by_key(|r| r.kubernetes);
+        lock.upsert(self.release_set.clone());
     }
 }
 
@@ -182,6 +210,131 @@ fn check_chart_name(tree: &FileTree, stack: &StackId, k: KubeVersion) -> Result<
     Ok(())
 }
 
+/// A vendored archive whose version follows the minor (occm 2.29.1 for 1.29) is a per-minor
+/// fact stackbot cannot bring for another minor (one pinned across minors stays as it is):
+/// each such archive, as a limit naming the `Chart.yaml` line.
+fn vendored_limits(tree: &FileTree, facts: &facts::StackFacts) -> Vec<String> {
+    let mut limits = Vec::new();
+    for c in facts
+        .components
+        .iter()
+        .filter(|c| c.vendored && setup::follows_minor(c, facts.kubernetes))
+    {
+        let line = tree
+            .get(&c.file)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|t| {
+                let lines: Vec<&str> = t.lines().collect();
+                let named = lines.iter().position(|l| {
+                    l.trim_start().trim_start_matches("- ") == format!("name: {}", c.chart)
+                })?;
+                let near = |l: &&str| l.contains("version:") && l.contains(c.version.as_str());
+                // The version sits beside the name, before or after it, within the entry.
+                (named..lines.len().min(named + 6))
+                    .chain((named.saturating_sub(5)..named).rev())
+                    .find(|&i| near(&lines[i]))
+            })
+            .map(|i| format!(":{}", i + 1))
+            .unwrap_or_default();
+        limits.push(format!(
+            "{}{line}: the chart archive of `{}` {} is vendored under charts/ (with Chart.lock): another minor needs its own archive and Chart.lock digest, which stackbot does not fetch",
+            c.file, c.chart, c.version
+        ));
+    }
+    limits
+}
+
+/// What adopting the files found beyond their own templates.
+#[derive(Default)]
+struct Found {
+    notes: Vec<String>,
+    history: History,
+    limits: Vec<String>,
+    /// The build date the image list gives the pinned image.
+    build_date: Option<chrono::NaiveDate>,
+}
+
+type Segments = (Vec<literals::Segment>, Vec<Replacement>);
+
+/// A shared list's file: the text around the list adopted as usual, the list a loop.
+fn loop_segments(
+    path: &str,
+    t: &str,
+    list: std::ops::Range<usize>,
+    body: Vec<literals::Segment>,
+    facts: &facts::StackFacts,
+    found: &mut Found,
+) -> Result<Segments, AdoptError> {
+    let (mut segs, mut reps) = literals::segments(path, &t[..list.start], facts, &mut found.notes)?;
+    reps.push(Replacement {
+        line: t[..list.start].matches('\n').count() + 1,
+        field: String::new(),
+        literal: t[list.clone()]
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        expression: "a loop over what the lock knows of every minor (content shared across minors)"
+            .into(),
+    });
+    segs.extend(body);
+    let (after, _) = literals::segments(path, &t[list.end..], facts, &mut found.notes)?;
+    segs.extend(after);
+    Ok((segs, reps))
+}
+
+/// The segments and replacements of one file; `None` for docs, which are shared across
+/// minors and copied as written.
+fn file_segments(
+    path: &str,
+    bytes: &[u8],
+    facts: &facts::StackFacts,
+    found: &mut Found,
+) -> Result<Option<Segments>, AdoptError> {
+    let Ok(t) = std::str::from_utf8(bytes) else {
+        let k = facts.kubernetes.to_string();
+        if bytes.windows(k.len()).any(|w| w == k.as_bytes()) {
+            found.notes.push(format!(
+                "{path}: binary, copied as it is although it mentions {k}"
+            ));
+        }
+        return Ok(Some((Vec::new(), Vec::new())));
+    };
+    if shared::is_docs(path)
+        && let Some(line) = shared::written_for_another_patch(t, facts.kubernetes)
+    {
+        found.notes.push(format!(
+            "{path}:{line}: docs written for another patch than {}: shared across minors, copied as written (upstream leaves such an example as it is)",
+            facts.kubernetes
+        ));
+        return Ok(None);
+    }
+    let shared =
+        shared::image_list(path, t, facts).or_else(|| shared::version_table(path, t, facts));
+    Ok(Some(match shared {
+        Some(shared::Shared::Loop {
+            list,
+            body,
+            images,
+            rows,
+            build_date,
+        }) => {
+            for known in images {
+                found.history.remember(known);
+            }
+            found.history.rows.extend(rows);
+            found.build_date = build_date.or(found.build_date);
+            loop_segments(path, t, list, body, facts, found)?
+        }
+        other => {
+            if let Some(shared::Shared::Unfaithful { line, why }) = other {
+                found.limits.push(format!("{path}:{line}: {why}"));
+            }
+            literals::segments(path, t, facts, &mut found.notes)?
+        }
+    }))
+}
+
 /// Adopt a stack tree. Pure; the result is verified to render back to `tree` byte for byte.
 pub fn adopt(
     tree: &FileTree,
@@ -190,31 +343,24 @@ pub fn adopt(
     let facts = facts::discover(tree)?;
     check_chart_name(tree, &facts.stack, facts.kubernetes)?;
     let layout = layout_for(&facts.stack);
-    let mut notes = facts.notes.clone();
+    let mut found = Found {
+        notes: facts.notes.clone(),
+        limits: vendored_limits(tree, &facts),
+        ..Found::default()
+    };
     let mut templates = FileTree::new();
     let mut files = Vec::new();
     let mut verbatim = 0;
     for (path, bytes) in tree {
-        let text = std::str::from_utf8(bytes).ok();
-        let (segments, replacements) = match text {
-            Some(t) => literals::segments(path, t, &facts, &mut notes)?,
-            None => {
-                let k = facts.kubernetes.to_string();
-                if bytes.windows(k.len()).any(|w| w == k.as_bytes()) {
-                    notes.push(format!(
-                        "{path}: binary, copied as it is although it mentions {k}"
-                    ));
-                }
-                (Vec::new(), Vec::new())
-            }
-        };
+        let (segments, replacements) =
+            file_segments(path, bytes, &facts, &mut found)?.unwrap_or_default();
         let is_tera_name = path.ends_with(TERA_SUFFIX);
         if replacements.is_empty() && !is_tera_name {
             templates.insert(path.clone(), bytes.clone());
             verbatim += 1;
             continue;
         }
-        let Some(text) = text else {
+        let Ok(text) = std::str::from_utf8(bytes) else {
             return Err(AdoptError::refused(
                 path,
                 None,
@@ -246,8 +392,22 @@ pub fn adopt(
             replacements,
         });
     }
-    let release_set = setup::release_set(&facts);
-    let config = setup::config_text(&facts, &layout);
+    let Found {
+        mut notes,
+        mut history,
+        limits,
+        build_date,
+    } = found;
+    let mut release_set = setup::release_set(&facts);
+    release_set.node_image.build_date = build_date;
+    history.rows.sort_by_key(|r| r.kubernetes);
+    for l in &limits {
+        notes.push(format!(
+            "warning: `minors:` is limited to {}: {l}",
+            facts.kubernetes.minor()
+        ));
+    }
+    let config = setup::config_text(&facts, &layout, &limits);
     let stack_config = crate::config::parse(&config, std::path::Path::new("stackbot.yaml"))
         .map_err(|e| AdoptError::RoundTrip {
             file: "stackbot.yaml".into(),
@@ -255,7 +415,10 @@ pub fn adopt(
         })?
         .stacks
         .remove(0);
-    verify(tree, &templates, &stack_config, &release_set)?;
+    let mut known = Lock::default();
+    known.history.insert(facts.stack.clone(), history.clone());
+    known.upsert(release_set.clone());
+    verify(tree, &templates, &stack_config, &release_set, &known)?;
     notes.dedup();
     Ok(Adoption {
         stack: facts.stack.clone(),
@@ -267,6 +430,8 @@ pub fn adopt(
         verbatim,
         notes,
         stack_config,
+        history,
+        limits,
     })
 }
 
@@ -276,12 +441,13 @@ fn verify(
     templates: &FileTree,
     stack: &StackConfig,
     set: &ReleaseSet,
+    known: &Lock,
 ) -> Result<(), AdoptError> {
     let t = TemplateTree {
         root: PathBuf::from("templates"),
         files: templates.clone(),
     };
-    let out = render::render_stack(&t, stack, set).map_err(|e| AdoptError::RoundTrip {
+    let out = render::render_stack(&t, stack, set, known).map_err(|e| AdoptError::RoundTrip {
         file: "(render)".into(),
         what: e.to_string(),
     })?;

@@ -93,13 +93,19 @@ fn plain(s: &str) -> String {
     if safe { s.to_string() } else { q(s) }
 }
 
+/// Whether a component's version follows the Kubernetes minor (`2.34.2` for 1.34): then it
+/// is a per-minor fact.
+pub fn follows_minor(c: &FoundComponent, k: KubeVersion) -> bool {
+    let plain = c.version.strip_prefix('v').unwrap_or(&c.version);
+    semver::Version::parse(plain)
+        .is_ok_and(|v| v.minor == k.minor && v.pre.is_empty() && c.version == plain)
+}
+
 fn version_rule(c: &FoundComponent, k: KubeVersion) -> (String, String) {
     let plain = c.version.strip_prefix('v').unwrap_or(&c.version);
     if !c.vendored
+        && follows_minor(c, k)
         && let Ok(v) = semver::Version::parse(plain)
-        && v.minor == k.minor
-        && v.pre.is_empty()
-        && c.version == plain
     {
         return (
             format!("{{ series: {} }}", q(&format!("{}.{{minor}}", v.major))),
@@ -122,7 +128,7 @@ fn version_rule(c: &FoundComponent, k: KubeVersion) -> (String, String) {
 
 /// `stackbot.yaml` for the adopted stack: one `stacks:` entry, with comments saying where
 /// each rule came from.
-pub fn config_text(facts: &StackFacts, layout: &Layout) -> String {
+pub fn config_text(facts: &StackFacts, layout: &Layout, limits: &[String]) -> String {
     let k = facts.kubernetes;
     let mut s = String::new();
     s.push_str(&format!(
@@ -141,8 +147,20 @@ pub fn config_text(facts: &StackFacts, layout: &Layout) -> String {
         "    output: {}\n",
         plain(&layout.output.to_string_lossy())
     ));
-    s.push_str("    # Every Kubernetes minor not past its end of life; list them (e.g. [\"1.34\"]) to choose.\n");
-    s.push_str("    minors: supported\n");
+    if limits.is_empty() {
+        s.push_str("    # Every Kubernetes minor not past its end of life; list them (e.g. [\"1.34\"]) to choose.\n");
+        s.push_str("    minors: supported\n");
+    } else {
+        s.push_str(&format!(
+            "    # Only {} (the adopted minor): stackbot cannot render other minors as upstream would write them:\n",
+            k.minor()
+        ));
+        for l in limits {
+            s.push_str(&format!("    #   {l}\n"));
+        }
+        s.push_str("    # Fix these (or accept the difference) before listing more minors or writing `supported`.\n");
+        s.push_str(&format!("    minors: [\"{}\"]\n", k.minor()));
+    }
     if let Some(img) = &facts.node_image {
         let v = img.version.unwrap_or(k);
         match (pattern(&img.image.url, v), pattern(&img.image.name, v)) {

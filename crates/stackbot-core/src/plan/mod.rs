@@ -1026,6 +1026,7 @@ mod tests {
                 name: "img".into(),
                 url: "https://x/img.qcow2".into(),
                 sha256: "0".repeat(64),
+                build_date: None,
             },
             components: BTreeMap::new(),
         };

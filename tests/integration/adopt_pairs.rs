@@ -1,0 +1,286 @@
+//! Real upstream pairs (`tests/fixtures/pairs/<pair>/<commit>/`): one stack released for two
+//! minors, close in time. Adopting one release and rendering the other release's set gives the
+//! other release byte for byte, in both directions, except the edits a person made between the
+//! two commits, which are named here. Content shared across minors (the image list with its
+//! build dates, the version table, the README) must come out as upstream's maintainers wrote it.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use stackbot::lock::Lock;
+use stackbot::model::FileTree;
+
+use crate::support::shared;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("stackbot")
+        .unwrap()
+        .env_remove("GITHUB_ACTIONS")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn tree(dir: &Path) -> FileTree {
+    stackbot::render::read_tree(dir).unwrap()
+}
+
+/// A line a person changed between the two commits of a pair: `older` is the text at the
+/// older commit, `newer` at the newer one (1-based line, the same in both).
+struct HumanEdit {
+    file: &'static str,
+    line: usize,
+    older: &'static str,
+    newer: &'static str,
+}
+
+/// The edits made by hand between the two commits of each pair, besides the per-minor facts.
+/// A pair not listed here has none.
+fn human_edits(pair: &str) -> Vec<HumanEdit> {
+    match pair {
+        // a931cdb "Improved wording suggesting SCS-2V-4-20s for control plane. (#265)"
+        "openstack-scs2-1-33-1-34" => vec![HumanEdit {
+            file: "cluster-class/templates/cluster-class.yaml",
+            line: 123,
+            older: "            (Default: SCS-2V-4, replace by SCS-2V-4-20s or specify a controlPlaneRootDisk.)",
+            newer: "            (Default: SCS-2V-4, specify a controlPlanRootDisk or better replace by SCS-2V-4-20s.)",
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// The Kubernetes version a stack directory's csctl.yaml names.
+fn kubernetes_of(dir: &Path) -> stackbot::model::KubeVersion {
+    let text = std::fs::read_to_string(dir.join("csctl.yaml")).unwrap();
+    let v: yaml_serde::Value = yaml_serde::from_str(&text).unwrap();
+    v["config"]["kubernetesVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Every pair: its name and its two stack directories, the older minor first.
+fn pairs() -> Vec<(String, PathBuf, PathBuf)> {
+    let root = shared::shared_dir().join("pairs");
+    let mut out = Vec::new();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    names.sort();
+    for pair in names {
+        let mut sides: Vec<PathBuf> = std::fs::read_dir(&pair)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("csctl.yaml").is_file())
+            .collect();
+        assert_eq!(
+            sides.len(),
+            2,
+            "{}: a pair is two stack directories",
+            pair.display()
+        );
+        sides.sort_by_key(|d| kubernetes_of(d));
+        assert!(
+            pair.join("LICENSE").is_file() && pair.join("README.md").is_file(),
+            "{}: a vendored pair carries its licence and attribution",
+            pair.display()
+        );
+        let name = pair.file_name().unwrap().to_string_lossy().into_owned();
+        let newer = sides.pop().unwrap();
+        out.push((name, sides.pop().unwrap(), newer));
+    }
+    out
+}
+
+/// `stackbot adopt DIR --into INTO`, checked; returns the adopted release sets (the lock).
+fn adopt(dir: &Path, into: &Path) -> (Lock, String) {
+    let (code, out, err) = run(&["adopt", s(dir), "--into", s(into)]);
+    assert_eq!(code, 0, "adopt {}:\n{out}\n{err}", dir.display());
+    (Lock::load(&into.join("stackbot.lock")).unwrap(), out)
+}
+
+/// Lines of `rendered` that differ from `expected`, as (1-based line, rendered, expected).
+fn differing_lines(rendered: &[u8], expected: &[u8]) -> Vec<(usize, String, String)> {
+    let r = String::from_utf8_lossy(rendered);
+    let e = String::from_utf8_lossy(expected);
+    let (r, e): (Vec<&str>, Vec<&str>) = (r.split('\n').collect(), e.split('\n').collect());
+    assert_eq!(
+        r.len(),
+        e.len(),
+        "a human edit changes lines, not their number"
+    );
+    r.iter()
+        .zip(&e)
+        .enumerate()
+        .filter(|(_, (a, b))| a != b)
+        .map(|(i, (a, b))| (i + 1, a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_human_edits() {
+    let all = pairs();
+    assert!(
+        !all.is_empty(),
+        "tests/fixtures/pairs holds at least one pair"
+    );
+    for (pair, older, newer) in all {
+        let edits = human_edits(&pair);
+        for (from, to, from_is_older) in [(&older, &newer, true), (&newer, &older, false)] {
+            let what = format!(
+                "{pair}: adopt {} and render {}",
+                from.file_name().unwrap().to_string_lossy(),
+                to.file_name().unwrap().to_string_lossy()
+            );
+            let dir = tempfile::tempdir().unwrap();
+            let setup = dir.path().join("setup");
+            let (_, out) = adopt(from, &setup);
+            let config = std::fs::read_to_string(setup.join("stackbot.yaml")).unwrap();
+            assert!(
+                config.contains("minors: supported"),
+                "{what}: nothing keeps this stack from other minors, so none is dropped:\n{config}\n{out}"
+            );
+            // The other side's release set, exactly as adopting that side reads it.
+            let (other_lock, _) = adopt(to, &dir.path().join("other"));
+            let sets = dir.path().join("other-set.yaml");
+            std::fs::write(
+                &sets,
+                yaml_serde::to_string(&other_lock.release_sets).unwrap(),
+            )
+            .unwrap();
+            let cfg = setup.join("stackbot.yaml");
+            let (code, _, err) = run(&["-c", s(&cfg), "render", "--release-set", s(&sets)]);
+            assert_eq!(code, 0, "{what}: {err}");
+            let loaded = stackbot::config::load(&cfg).unwrap();
+            let minor = other_lock.release_sets[0].minor();
+            let rendered = tree(&stackbot::render::output_dir(
+                &loaded,
+                &loaded.config.stacks[0],
+                minor,
+            ));
+            let expected = tree(to);
+            assert_eq!(
+                rendered.keys().collect::<Vec<_>>(),
+                expected.keys().collect::<Vec<_>>(),
+                "{what}: the same files"
+            );
+            let mut seen = Vec::new();
+            for (path, want) in &expected {
+                let got = &rendered[path];
+                if got == want {
+                    continue;
+                }
+                for (line, r, e) in differing_lines(got, want) {
+                    // Rendering carries the adopted side's wording; the other side has its own.
+                    let named = edits.iter().find(|h| {
+                        let (adopted, other) = if from_is_older {
+                            (h.older, h.newer)
+                        } else {
+                            (h.newer, h.older)
+                        };
+                        h.file == path && h.line == line && r == adopted && e == other
+                    });
+                    assert!(
+                        named.is_some(),
+                        "{what}: {path}:{line} differs and is no named human edit:\n  rendered: {r}\n  upstream: {e}"
+                    );
+                    seen.push((path.clone(), line));
+                }
+            }
+            assert_eq!(
+                seen.len(),
+                edits.len(),
+                "{what}: every named human edit is a real difference ({seen:?})"
+            );
+            // Both minors render from the lock alone now: `render --check` is clean.
+            let (code, out, err) = run(&["-c", s(&cfg), "render"]);
+            assert_eq!(code, 0, "{what}: {out}{err}");
+            let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
+            assert_eq!(code, 0, "{what}: render --check after render:\n{out}{err}");
+        }
+    }
+}
+
+#[test]
+fn the_image_list_records_build_dates_and_keeps_every_image_it_knows() {
+    // After adopting 1.34.7, a 1.34.8 release adds its image beside 1.34.7 (kept, with its
+    // build date) and replaces the 1.34 row; nothing is listed twice.
+    let (_, _, newer) = pairs()
+        .into_iter()
+        .find(|(p, _, _)| p == "openstack-scs2-1-33-1-34")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let setup = dir.path().join("setup");
+    let (lock, _) = adopt(&newer, &setup);
+    let set = &lock.release_sets[0];
+    assert_eq!(
+        set.node_image.build_date.map(|d| d.to_string()).as_deref(),
+        Some("2026-04-16"),
+        "the build date kubernetes.yaml gives v1.34.7 is in the release set"
+    );
+    let cfg = setup.join("stackbot.yaml");
+    let loaded = stackbot::config::load(&cfg).unwrap();
+    let mut next = set.clone();
+    next.kubernetes = "v1.34.8".parse().unwrap();
+    let (name, url) = loaded.config.stacks[0].node_image.expand(next.kubernetes);
+    next.node_image.name = name;
+    next.node_image.url = url.clone();
+    next.node_image.sha256 = "a".repeat(64);
+    next.node_image.build_date = None;
+    let sets = dir.path().join("next.yaml");
+    std::fs::write(&sets, yaml_serde::to_string(&vec![next.clone()]).unwrap()).unwrap();
+    // Without a build date the list cannot be written: refused, naming what is missing.
+    let (code, _, err) = run(&["-c", s(&cfg), "render", "--release-set", s(&sets)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("kubernetes.yaml"), "{err}");
+    assert!(
+        err.contains("build date of node image v1.34.8 is unknown"),
+        "{err}"
+    );
+    next.node_image.build_date = Some("2026-05-20".parse().unwrap());
+    std::fs::write(&sets, yaml_serde::to_string(&vec![next.clone()]).unwrap()).unwrap();
+    let (code, _, err) = run(&["-c", s(&cfg), "render", "--release-set", s(&sets)]);
+    assert_eq!(code, 0, "{err}");
+    let out = stackbot::render::output_dir(&loaded, &loaded.config.stacks[0], next.minor());
+    let list = std::fs::read_to_string(out.join("kubernetes.yaml")).unwrap();
+    let upstream = std::fs::read_to_string(newer.join("kubernetes.yaml")).unwrap();
+    let entry = format!(
+        "      - version: 'v1.34.8'\n        url: {url}\n        checksum: \"sha256:{}\"\n        build_date: 2026-05-20\n",
+        "a".repeat(64)
+    );
+    assert_eq!(
+        list,
+        format!("{upstream}{entry}"),
+        "appended, sorted, nothing lost"
+    );
+    let table = std::fs::read_to_string(out.join("versions.yaml")).unwrap();
+    let upstream = std::fs::read_to_string(newer.join("versions.yaml")).unwrap();
+    assert_eq!(
+        table,
+        upstream.replace("kubernetes: 1.34.7", "kubernetes: 1.34.8"),
+        "one row per minor"
+    );
+    // The replaced set's image stays known, with its build date, for every later rendering.
+    let lock = Lock::load(&setup.join("stackbot.lock")).unwrap();
+    let id = set.stack.clone();
+    let kept = lock.history[&id]
+        .images
+        .iter()
+        .find(|k| k.kubernetes == set.kubernetes)
+        .expect("v1.34.7 is remembered");
+    assert_eq!(kept.node_image, set.node_image);
+    let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
