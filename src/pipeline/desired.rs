@@ -168,31 +168,27 @@ pub fn desired_recorded(
             let dir = loaded.resolve(&stack.templates);
             templates.insert(set.stack.clone(), crate::render::load_templates(&dir)?);
         }
-        let rendered = match crate::render::render_stack(
-            &templates[&set.stack],
-            stack,
-            &set,
-            &known,
-        ) {
-            Ok(r) => r,
-            Err(e) => match missing_data(&templates[&set.stack], stack, &set, &known) {
-                Some(what) => {
-                    offered.failed.push(Skipped {
-                        what: crate::plan::Subject::StackMinor {
-                            stack: set.stack.clone(),
-                            minor,
-                        },
-                        reason: crate::plan::SkipReason::CannotRender {
-                            what: what.to_string(),
-                            error: e.to_string(),
-                        },
-                    });
-                    offered.sets.push(set);
-                    continue;
-                }
-                None => return Err(e.into()),
-            },
-        };
+        let rendered =
+            match crate::render::render_stack(&templates[&set.stack], stack, &set, &known) {
+                Ok(r) => r,
+                Err(e) => match missing_data(&templates[&set.stack], stack, &set, &known) {
+                    Some(what) => {
+                        offered.failed.push(Skipped {
+                            what: crate::plan::Subject::StackMinor {
+                                stack: set.stack.clone(),
+                                minor,
+                            },
+                            reason: crate::plan::SkipReason::CannotRender {
+                                what: what.to_string(),
+                                error: e.to_string(),
+                            },
+                        });
+                        offered.sets.push(set);
+                        continue;
+                    }
+                    None => return Err(e.into()),
+                },
+            };
         out.push(Desired {
             stack: set.stack.clone(),
             minor,
