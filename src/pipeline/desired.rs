@@ -98,6 +98,17 @@ pub fn desired(ctx: &Context, sel: &Selection) -> Result<(Vec<Desired>, Offered)
     desired_recorded(ctx, sel, || Ok(checkout_lock(ctx)))
 }
 
+/// Whether a skipped line is about what the selection names: the subject's stack and minor,
+/// compared (`--stack openstack/scs` is not `openstack/scs2`).
+fn selected(sel: &Selection, what: &crate::plan::Subject) -> bool {
+    match what.stack_minor() {
+        Some((stack, minor)) => {
+            sel.stack.as_ref().is_none_or(|x| x == stack) && sel.minor.is_none_or(|m| m == minor)
+        }
+        None => true,
+    }
+}
+
 /// The lock next to `stackbot.yaml` (the checkout), if readable.
 pub fn checkout_lock(ctx: &Context) -> Option<crate::lock::Lock> {
     crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE)).ok()
@@ -118,14 +129,7 @@ pub fn desired_recorded(
     if let Some(m) = sel.minor {
         check_minor(m, sel.stack.as_ref(), &offered)?;
     }
-    // The subject's stack and minor, compared: `--stack openstack/scs` is not `openstack/scs2`.
-    let selected = |what: &crate::plan::Subject| match what.stack_minor() {
-        Some((stack, minor)) => {
-            sel.stack.as_ref().is_none_or(|x| x == stack) && sel.minor.is_none_or(|m| m == minor)
-        }
-        None => true,
-    };
-    offered.skipped.retain(|s| selected(&s.what));
+    offered.skipped.retain(|s| selected(sel, &s.what));
     let mut out = Vec::new();
     let mut templates = BTreeMap::new();
     let recorded = if offered.sets.iter().any(|s| s.published_at.is_none()) {

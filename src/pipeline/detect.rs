@@ -163,7 +163,7 @@ pub fn assess_against(
             },
         };
         let known = !matches!(offered, Offered::Unknown { .. });
-        let d = crate::compliance::deadlines(offered, m.minor, inputs, today);
+        let d = crate::compliance::deadlines(offered, &m.patches, inputs, today);
         m.due = d.due;
         m.due_for = d.due_for;
         m.due_window = d.governing;
@@ -178,7 +178,7 @@ pub fn assess_against(
         m.scs0210 = known.then_some(d.scs0210);
     }
     for n in &mut report.new_minors {
-        let d = crate::compliance::deadlines(Offered::Nothing, n.minor, inputs, today);
+        let d = crate::compliance::deadlines(Offered::Nothing, &n.patches, inputs, today);
         n.due = d.due;
         n.due_for = d.due_for;
         n.due_window = d.governing;

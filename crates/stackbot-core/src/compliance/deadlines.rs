@@ -20,7 +20,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::{Inputs, Reason, ReasonState, Rule, Scs0210, evaluate_series, fixed_between};
-use crate::model::{KubeVersion, Minor};
+use crate::model::KubeVersion;
 use crate::upstream::kubernetes::KubeRelease;
 
 /// What a stack × minor offers today, as far as is known.
@@ -133,24 +133,29 @@ fn governing(rules: &[Reason]) -> Option<&Reason> {
     })
 }
 
-/// The deadline model of a stack × `minor` offering `offered` on `today`, from the verdict
-/// inputs (the GA patches come from what was read, as the verdict's do). Pure; the one
-/// computation every surface renders.
-pub fn deadlines(offered: Offered, minor: Minor, inputs: &Inputs, today: NaiveDate) -> Deadlines {
+/// The deadline model of a stack × minor offering `offered` on `today`, from the GA patches of
+/// its minor the caller holds (`patches`, any order: the detection's list) and the verdict
+/// inputs (which say whether that list was read). Pure; the one computation every surface
+/// renders.
+pub fn deadlines(
+    offered: Offered,
+    patches: &[KubeRelease],
+    inputs: &Inputs,
+    today: NaiveDate,
+) -> Deadlines {
     // Patches published after the day did not exist yet (undated ones are used as read).
-    let mut known: Vec<&KubeRelease> = inputs
-        .releases
-        .as_deref()
-        .unwrap_or_default()
+    let mut known: Vec<KubeRelease> = patches
         .iter()
-        .filter(|p| p.version.minor() == minor)
         .filter(|p| p.published_at.is_none_or(|d| d.date_naive() <= today))
+        .cloned()
         .collect();
     known.sort_by_key(|p| p.version);
-    let dated = known;
+    let dated: Vec<&KubeRelease> = known.iter().collect();
     let scs0210 = match &offered {
-        Offered::Nothing => evaluate_series(None, minor, inputs, today),
-        Offered::Version { kubernetes } => evaluate_series(Some(*kubernetes), minor, inputs, today),
+        Offered::Nothing => evaluate_series(None, &known, inputs, today),
+        Offered::Version { kubernetes } => {
+            evaluate_series(Some(*kubernetes), &known, inputs, today)
+        }
         Offered::Unknown { cause } => Scs0210::unknown(cause.clone()),
     };
     let rules = scs0210.reasons.clone();
@@ -240,7 +245,7 @@ mod tests {
 
     /// 1.34 as the demo has it: v1.34.0 of 2025-08-27, v1.34.6 of 2026-03-18 and v1.34.7 of
     /// 2026-04-15, which fixes a critical CVE affecting every 1.34 patch before it.
-    fn demo_1_34(cve: bool) -> (Minor, Inputs) {
+    fn demo_1_34(cve: bool) -> (Vec<KubeRelease>, Inputs) {
         let patches = vec![
             patch("v1.34.0", "2025-08-27"),
             patch("v1.34.6", "2026-03-18"),
@@ -268,13 +273,13 @@ mod tests {
                 unreadable: Vec::new(),
             },
         };
-        (kv("v1.34.0").minor(), inputs)
+        (patches, inputs)
     }
 
     #[test]
     fn a_minor_never_offered_is_governed_by_the_minor_window() {
-        let (minor, inputs) = demo_1_34(true);
-        let d = deadlines(Offered::Nothing, minor, &inputs, day("2026-05-01"));
+        let (patches, inputs) = demo_1_34(true);
+        let d = deadlines(Offered::Nothing, &patches, &inputs, day("2026-05-01"));
         assert_eq!(d.governing, Some(Rule::Minor));
         assert_eq!(d.due, Some(day("2025-12-25")), "v1.34.0 + 120 days");
         assert_eq!(d.due_for, Some(kv("v1.34.0")));
@@ -287,11 +292,11 @@ mod tests {
 
     #[test]
     fn a_version_affected_by_a_critical_cve_is_governed_by_the_cve_window() {
-        let (minor, inputs) = demo_1_34(true);
+        let (patches, inputs) = demo_1_34(true);
         let offered = Offered::Version {
             kubernetes: kv("v1.34.6"),
         };
-        let d = deadlines(offered, minor, &inputs, day("2026-05-01"));
+        let d = deadlines(offered, &patches, &inputs, day("2026-05-01"));
         assert_eq!(d.governing, Some(Rule::CriticalCve));
         assert_eq!(d.due, Some(day("2026-04-29")), "v1.34.7 + 14 days");
         assert_eq!(d.critical_cves, ["CVE-2026-0001"]);
@@ -314,11 +319,11 @@ mod tests {
 
     #[test]
     fn without_a_cve_the_patch_window_governs_and_its_last_day_is_in_time() {
-        let (minor, inputs) = demo_1_34(false);
+        let (patches, inputs) = demo_1_34(false);
         let offered = Offered::Version {
             kubernetes: kv("v1.34.6"),
         };
-        let d = deadlines(offered, minor, &inputs, day("2026-05-16"));
+        let d = deadlines(offered, &patches, &inputs, day("2026-05-16"));
         assert_eq!(d.governing, Some(Rule::Patch));
         assert_eq!(d.due, Some(day("2026-05-16")));
         assert_eq!(d.due_for, Some(kv("v1.34.7")));
@@ -328,22 +333,22 @@ mod tests {
 
     #[test]
     fn the_newest_patch_offered_has_no_deadline() {
-        let (minor, inputs) = demo_1_34(true);
+        let (patches, inputs) = demo_1_34(true);
         let offered = Offered::Version {
             kubernetes: kv("v1.34.7"),
         };
-        let d = deadlines(offered, minor, &inputs, day("2026-05-01"));
+        let d = deadlines(offered, &patches, &inputs, day("2026-05-01"));
         assert_eq!((d.governing, d.due, d.overdue), (None, None, false));
         assert!(d.newest_unreleased.is_none());
     }
 
     #[test]
     fn not_knowing_what_is_offered_evaluates_no_rule_but_the_newest_patch_clock() {
-        let (minor, inputs) = demo_1_34(true);
+        let (patches, inputs) = demo_1_34(true);
         let offered = Offered::Unknown {
             cause: "no stackbot.lock".into(),
         };
-        let d = deadlines(offered, minor, &inputs, day("2026-05-01"));
+        let d = deadlines(offered, &patches, &inputs, day("2026-05-01"));
         assert_eq!((d.governing, d.due, d.overdue), (None, None, false));
         assert_eq!(d.scs0210.verdict, crate::compliance::Verdict::Unknown);
         let n = d.newest_unreleased.clone().unwrap();
@@ -353,11 +358,11 @@ mod tests {
 
     #[test]
     fn patches_published_after_the_day_do_not_exist_yet() {
-        let (minor, inputs) = demo_1_34(true);
+        let (patches, inputs) = demo_1_34(true);
         let offered = Offered::Version {
             kubernetes: kv("v1.34.6"),
         };
-        let d = deadlines(offered, minor, &inputs, day("2026-04-01"));
+        let d = deadlines(offered, &patches, &inputs, day("2026-04-01"));
         assert_eq!(d.governing, None);
         assert!(d.newest_unreleased.is_none());
     }

@@ -31,8 +31,8 @@ mod provenance;
 use chrono::{Days, NaiveDate};
 use serde::Serialize;
 
+use crate::model::KubeVersion;
 use crate::model::scs;
-use crate::model::{KubeVersion, Minor};
 use crate::upstream::cve::Cve;
 use crate::upstream::kubernetes::KubeRelease;
 
@@ -462,27 +462,41 @@ fn evaluate_on(
     out.finish()
 }
 
-/// The verdict of a stack × `minor`: its latest release's version (`offered`), or, never
-/// released, the minor window from the minor's first GA patch. The patches come from
-/// `inputs` alone: when the releases list could not be read the verdict is `unknown`, never
-/// "nothing released upstream, nothing due".
+/// The verdict of a stack × minor: its latest release's version (`offered`), or, never
+/// released, the minor window from the minor's first GA patch, over the minor's GA `patches`
+/// the caller holds (the detection's list, read from the same data as `inputs`).
+///
+/// Whether those patches were read is `inputs`' to say, not the slice's: when the releases
+/// list could not be read the verdict is `unknown` naming it, whatever the slice holds. An
+/// empty slice then means "not known", never "nothing released upstream, nothing due", so a
+/// verdict can be `pass` only when the releases were read.
 pub fn evaluate_series(
     offered: Option<KubeVersion>,
-    minor: Minor,
+    patches: &[KubeRelease],
+    inputs: &Inputs,
+    today: NaiveDate,
+) -> Scs0210 {
+    let mut out = series(offered, patches, inputs, today);
+    if let Err(cause) = &inputs.releases {
+        let unread = format!("{RELEASES_SOURCE}: {cause}");
+        if !out.unknown.contains(&unread) {
+            out.unknown.push(unread);
+        }
+        out = out.finish();
+    }
+    out
+}
+
+/// [`evaluate_series`] on the slice alone.
+fn series(
+    offered: Option<KubeVersion>,
+    patches: &[KubeRelease],
     inputs: &Inputs,
     today: NaiveDate,
 ) -> Scs0210 {
     if let Some(v) = offered {
-        return evaluate(v, inputs, today);
+        return evaluate_on(v, Ok(patches), inputs, today);
     }
-    let patches: Vec<&KubeRelease> = match &inputs.releases {
-        Ok(list) => list
-            .iter()
-            .filter(|r| r.version.minor() == minor)
-            .filter(|r| r.published_at.is_none_or(|p| p.date_naive() <= today))
-            .collect(),
-        Err(cause) => return Scs0210::unknown(format!("{RELEASES_SOURCE}: {cause}")),
-    };
     let first_ga = patches
         .iter()
         .min_by_key(|p| p.version)

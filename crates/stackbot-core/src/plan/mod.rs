@@ -687,9 +687,20 @@ impl Run<'_> {
                 cause: format!("{} records no release set", l.tag),
             },
         };
+        // The GA patches of the minor, from the run's detection (the notes' own read of them).
+        let patches: Vec<crate::upstream::kubernetes::KubeRelease> = self
+            .settings
+            .compliance
+            .releases
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| r.version.minor() == d.minor)
+            .cloned()
+            .collect();
         let deadline = crate::compliance::deadlines(
             offered,
-            d.minor,
+            &patches,
             &self.settings.compliance,
             self.settings.now,
         );
