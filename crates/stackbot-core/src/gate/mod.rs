@@ -119,16 +119,16 @@ pub fn result_asset(n: u32) -> String {
     format!("gate-result-{n}.json")
 }
 
-/// The name of attempt `n`'s evidence (the JUnit XML as the test wrote it).
-pub fn evidence_asset(n: u32) -> String {
-    format!("conformance-{n}.xml")
+/// The name of attempt `n`'s evidence file `file` (a result file as the test wrote it).
+pub fn evidence_asset(n: u32, file: &str) -> String {
+    format!("conformance-{n}-{file}")
 }
 
 /// Whether `name` is one of the gate's own assets (not part of the release).
 pub fn is_gate_asset(name: &str) -> bool {
     (name.starts_with("gate-attempt-") || name.starts_with("gate-result-"))
         && name.ends_with(".json")
-        || name.starts_with("conformance-") && name.ends_with(".xml")
+        || name.starts_with("conformance-")
 }
 
 /// Counts of a conformance result.
@@ -191,9 +191,9 @@ pub struct AttemptResult {
     pub summary: Option<Summary>,
     /// What the runner said (`exited 1`, `killed by signal 15`, `no result file`, ...).
     pub detail: String,
-    /// The evidence asset, when there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<String>,
+    /// The evidence assets (the result files as the test wrote them), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
 }
 
 impl AttemptResult {
@@ -235,13 +235,16 @@ pub enum Runner {
 }
 
 /// How a finished test ended: passed only with a result that has cases, none failed, and an
-/// exit code of 0. A signal is a cancellation (exit codes 130 and 143 are the shell's way of
-/// saying SIGINT and SIGTERM).
+/// exit code of 0. A signal is a cancellation (an exit code of 128 + n is the shell's way of
+/// saying "killed by signal n").
 pub fn outcome_of(f: &Finished) -> (Outcome, String) {
     let how = match (f.exit_code, f.signal) {
         (_, Some(s)) => return (Outcome::Cancelled, format!("killed by signal {s}")),
-        (Some(c @ (130 | 143)), _) => {
-            return (Outcome::Cancelled, format!("exited {c} (interrupted)"));
+        (Some(c @ 129..=192), _) => {
+            return (
+                Outcome::Cancelled,
+                format!("exited {c} (killed by signal {})", c - 128),
+            );
         }
         (Some(c), _) => format!("exited {c}"),
         (None, None) => "ended without an exit code".to_string(),
@@ -348,8 +351,16 @@ pub fn decide(f: &Facts<'_>) -> Decision {
         .iter()
         .map(|(n, b)| (n.clone(), hex::encode(Sha256::digest(b))))
         .collect();
-    if !c.published || want.iter().any(|(n, h)| c.assets.get(n) != Some(h)) {
+    if !c.published {
         return Decision::Publish;
+    }
+    // Published is tested (or about to be): its bytes are never "fixed" afterwards.
+    if let Some((n, _)) = want.iter().find(|(n, h)| c.assets.get(*n) != Some(*h)) {
+        return Decision::Conflict(format!(
+            "the published candidate {} does not hold {n} as planned (sha256 differs or it is missing): \
+             its test says nothing about these bytes; delete the candidate to test anew",
+            c.tag
+        ));
     }
     decide_attempts(f, c)
 }
@@ -378,7 +389,7 @@ fn running(f: &Facts<'_>, last: &Attempt) -> Decision {
             outcome,
             summary,
             detail,
-            evidence: None,
+            evidence: Vec::new(),
         })
     };
     match f.runner {

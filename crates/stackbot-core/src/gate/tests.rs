@@ -47,7 +47,7 @@ fn candidate(attempts: &[(u32, &str)], results: &[(u32, Outcome)]) -> Candidate 
                 outcome: *o,
                 summary: None,
                 detail: String::new(),
-                evidence: None,
+                evidence: Vec::new(),
             })
             .collect(),
     }
@@ -200,6 +200,14 @@ fn a_candidate_of_other_content_is_refused() {
     assert!(matches!(
         decide_on(Some(&c), None, "2026-12-01T10:00:00Z"),
         Decision::Conflict(_)
+    ));
+    let mut tampered = candidate(&[], &[]);
+    tampered
+        .assets
+        .insert("metadata.yaml".into(), "00".repeat(32));
+    assert!(matches!(
+        decide_on(Some(&tampered), None, "2026-12-01T10:00:00Z"),
+        Decision::Conflict(m) if m.contains("metadata.yaml")
     ));
     c.record = None;
     assert!(matches!(

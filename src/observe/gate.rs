@@ -1,0 +1,207 @@
+//! What the conformance gate needs to know: the candidate pre-release on the forge (its
+//! record, the sha256 of its assets, the attempts started and the results read), and where the
+//! local test runner of an attempt is. Facts only; [`crate::gate::decide`] decides.
+//!
+//! The local runner keeps one directory per attempt under the local forge's folder,
+//! `<forge>/gate/<owner>/<name>/<candidate>/<attempt>/`: `candidate/` (the assets the test
+//! reads), `results/` (what it writes), `pid`, `exit` (written by the wrapper when the
+//! command ends) and `log`. It is the runner's working state; what the next run decides on is
+//! copied to the candidate on the forge when the attempt ends.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
+use crate::gate::{
+    self, Attempt, AttemptResult, Candidate, CandidateRecord, Finished, Runner, Summary, junit,
+};
+
+/// The most result files of one attempt that are read.
+pub const MAX_RESULT_FILES: usize = 50;
+
+/// The candidate release of `tag`: the published one, else the lowest-id draft; `None` when
+/// there is neither.
+pub fn candidate(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    tag: &str,
+) -> Result<Option<(Candidate, ReleaseInfo)>, ForgeError> {
+    let all = forge.list_releases(repo)?;
+    let of_tag = || all.iter().filter(|r| r.tag == tag);
+    let chosen = of_tag()
+        .find(|r| !r.draft)
+        .or_else(|| of_tag().min_by_key(|r| r.id));
+    let Some(r) = chosen else {
+        return Ok(None);
+    };
+    let mut c = Candidate {
+        tag: tag.to_string(),
+        published: !r.draft,
+        html_url: r.html_url.clone(),
+        record: CandidateRecord::parse(&r.body),
+        assets: Default::default(),
+        attempts: Vec::new(),
+        results: Vec::new(),
+    };
+    for a in &r.assets {
+        let bytes = forge.download_asset(repo, r.id, a)?;
+        if a.name.starts_with("gate-attempt-") {
+            if let Ok(x) = serde_json::from_slice::<Attempt>(&bytes) {
+                c.attempts.push(x);
+            }
+        } else if a.name.starts_with("gate-result-") {
+            if let Ok(x) = serde_json::from_slice::<AttemptResult>(&bytes) {
+                c.results.push(x);
+            }
+        } else if !gate::is_gate_asset(&a.name) {
+            c.assets
+                .insert(a.name.clone(), hex::encode(Sha256::digest(&bytes)));
+        }
+    }
+    Ok(Some((c, r.clone())))
+}
+
+/// The folder of attempt `attempt` of `candidate` under the local forge's folder.
+pub fn attempt_dir(forge_root: &Path, repo: &RepoRef, candidate: &str, attempt: u32) -> PathBuf {
+    forge_root
+        .join("gate")
+        .join(&repo.owner)
+        .join(&repo.name)
+        .join(candidate)
+        .join(attempt.to_string())
+}
+
+/// Where the local runner of an attempt is: ended (its exit code and result), running, or
+/// gone (no process and no exit code: the machine restarted, or someone removed it).
+pub fn runner(dir: &Path) -> Runner {
+    if let Ok(text) = std::fs::read_to_string(dir.join("exit")) {
+        let exit_code = text.trim().parse::<i32>().ok();
+        return Runner::Finished(Finished {
+            exit_code,
+            signal: None,
+            result: results(&dir.join("results")).0,
+        });
+    }
+    let pid = std::fs::read_to_string(dir.join("pid"))
+        .ok()
+        .and_then(|p| p.trim().parse::<u32>().ok());
+    match pid {
+        Some(pid) if alive(pid) => Runner::Running,
+        _ => Runner::Gone,
+    }
+}
+
+/// Whether process `pid` runs (a zombie does not). Without `/proc` it cannot be told, and
+/// counts as running: the gate's timeout ends the wait.
+fn alive(pid: u32) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) S ...`: the state is the first field after the last `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// The results an attempt wrote: the summary of every JUnit XML file in `dir` (and in every
+/// sonobuoy results tarball there), and the files themselves as evidence, by name. `None`
+/// when there is no result file at all; an unreadable one makes the result an error.
+pub fn results(dir: &Path) -> (Option<Result<Summary, String>>, Vec<(String, Vec<u8>)>) {
+    let mut names: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && is_result_file(p))
+            .collect(),
+        Err(_) => return (None, Vec::new()),
+    };
+    names.sort();
+    names.truncate(MAX_RESULT_FILES);
+    if names.is_empty() {
+        return (None, Vec::new());
+    }
+    let mut sum = Summary::default();
+    let mut evidence = Vec::new();
+    for p in &names {
+        let file = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let bytes = match read_bounded(p) {
+            Ok(b) => b,
+            Err(e) => return (Some(Err(format!("{file}: {e}"))), evidence),
+        };
+        let parsed = if file.ends_with(".xml") {
+            junit::parse(&bytes).map_err(|e| e.to_string())
+        } else {
+            sonobuoy(&bytes)
+        };
+        match parsed {
+            Ok(s) => sum.merge(s),
+            Err(e) => return (Some(Err(format!("{file}: {e}"))), evidence),
+        }
+        evidence.push((file, bytes));
+    }
+    (Some(Ok(sum)), evidence)
+}
+
+fn is_result_file(p: &Path) -> bool {
+    let name = p.file_name().unwrap_or_default().to_string_lossy();
+    name.ends_with(".xml") || name.ends_with(".tar.gz") || name.ends_with(".tgz")
+}
+
+/// At most [`junit::MAX_BYTES`] of a file; a longer one is refused rather than cut.
+fn read_bounded(p: &Path) -> Result<Vec<u8>, String> {
+    let f = std::fs::File::open(p).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    f.take(junit::MAX_BYTES + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| e.to_string())?;
+    if out.len() as u64 > junit::MAX_BYTES {
+        return Err(format!("larger than {} bytes", junit::MAX_BYTES));
+    }
+    Ok(out)
+}
+
+/// The JUnit XML files of a sonobuoy results tarball (`sonobuoy retrieve`):
+/// `plugins/<plugin>/results/<node>/*.xml`, each bounded, summed.
+fn sonobuoy(tgz: &[u8]) -> Result<Summary, String> {
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
+    let mut sum = Summary::default();
+    let mut seen = 0usize;
+    for entry in ar.entries().map_err(|e| format!("not a tarball: {e}"))? {
+        let mut entry = entry.map_err(|e| format!("tarball: {e}"))?;
+        let path = entry
+            .path()
+            .map_err(|e| format!("tarball: {e}"))?
+            .to_string_lossy()
+            .to_string();
+        let is_junit = path.trim_start_matches("./").starts_with("plugins/")
+            && path.contains("/results/")
+            && path.ends_with(".xml");
+        if !is_junit || entry.size() > junit::MAX_BYTES {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        (&mut entry)
+            .take(junit::MAX_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{path}: {e}"))?;
+        sum.merge(junit::parse(&bytes).map_err(|e| format!("{path}: {e}"))?);
+        seen += 1;
+        if seen >= MAX_RESULT_FILES {
+            break;
+        }
+    }
+    if seen == 0 {
+        return Err("no plugins/*/results/**/*.xml in it: not a sonobuoy results tarball".into());
+    }
+    Ok(sum)
+}
