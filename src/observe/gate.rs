@@ -205,3 +205,59 @@ fn sonobuoy(tgz: &[u8]) -> Result<Summary, String> {
     }
     Ok(sum)
 }
+
+/// For the status report: the newest published candidate of each series whose stable tag is
+/// not published (yet), with where its test stands. Only the gate's own records are read.
+pub fn status_facts(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    listed: &[ReleaseInfo],
+) -> Result<Vec<crate::status::GateFact>, ForgeError> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let published: BTreeSet<&str> = listed
+        .iter()
+        .filter(|r| !r.draft && !r.prerelease)
+        .map(|r| r.tag.as_str())
+        .collect();
+    let mut newest: BTreeMap<String, (&ReleaseInfo, CandidateRecord, crate::model::ReleaseName)> =
+        BTreeMap::new();
+    for r in listed.iter().filter(|r| !r.draft && r.prerelease) {
+        let Some(rec) = CandidateRecord::parse(&r.body) else {
+            continue;
+        };
+        let Ok(name) = crate::model::ReleaseName::parse(&rec.stable) else {
+            continue;
+        };
+        if published.contains(rec.stable.as_str()) {
+            continue;
+        }
+        let series = name.prefix();
+        if newest.get(&series).is_none_or(|(o, _, _)| o.id < r.id) {
+            newest.insert(series, (r, rec, name));
+        }
+    }
+    let mut out = Vec::new();
+    for (r, rec, name) in newest.into_values() {
+        let (mut attempts, mut results) = (Vec::<Attempt>::new(), Vec::<AttemptResult>::new());
+        for a in r.assets.iter().filter(|a| a.name.starts_with("gate-")) {
+            let bytes = forge.download_asset(repo, r.id, a)?;
+            if a.name.starts_with("gate-attempt-") {
+                attempts.extend(serde_json::from_slice::<Attempt>(&bytes).ok());
+            } else if a.name.starts_with("gate-result-") {
+                results.extend(serde_json::from_slice::<AttemptResult>(&bytes).ok());
+            }
+        }
+        let last = attempts.iter().map(|a| a.attempt).max();
+        out.push(crate::status::GateFact {
+            stack: name.stack,
+            minor: name.minor,
+            stable: rec.stable,
+            candidate: r.tag.clone(),
+            url: r.html_url.clone(),
+            since: attempts.iter().map(|a| a.started_at).min(),
+            attempt: last,
+            result: results.into_iter().find(|x| Some(x.attempt) == last),
+        });
+    }
+    Ok(out)
+}
