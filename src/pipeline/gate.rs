@@ -182,7 +182,8 @@ impl One<'_> {
                         },
                         dir: self.dir(cand, *attempt),
                         command,
-                        cwd: &self.ctx.loaded.base_dir,
+                        cwd: &std::path::absolute(&self.ctx.loaded.base_dir)
+                            .unwrap_or_else(|_| self.ctx.loaded.base_dir.clone()),
                         assets: &gate::candidate_assets(self.stable, self.assets),
                     },
                     out,
@@ -210,6 +211,8 @@ impl One<'_> {
     fn dir(&self, cand: &str, attempt: u32) -> std::path::PathBuf {
         let loaded = &self.ctx.loaded;
         let root = loaded.resolve(&loaded.config.forge.local.path);
+        // Absolute: the test runs in the configuration's folder, not in this process's.
+        let root = std::path::absolute(&root).unwrap_or(root);
         observe::gate::attempt_dir(&root, &self.target.repo, cand, attempt)
     }
 }

@@ -371,8 +371,8 @@ pub fn in_gate(s: &mut StackStatus, gates: &[super::GateFact]) {
         0,
         WaitingFor {
             kind: WaitingKind::Gate,
-            what: format!("conformance test of {}", g.stable),
-            detail: format!("{} ({})", g.words(), g.url),
+            what: format!("{}: {}", g.stable, g.words()),
+            detail: g.url.clone(),
             urgency: None,
         },
     );

@@ -67,7 +67,7 @@ fn waiting_kind_short(w: &WaitingFor) -> String {
         WaitingKind::Kubernetes => w.what.clone(),
         WaitingKind::ReleaseRun => format!("the next release run ({})", w.what),
         WaitingKind::ReleasePullRequest => format!("merge of {}", w.what),
-        WaitingKind::Gate => w.detail.clone(),
+        WaitingKind::Gate => format!("the conformance gate ({})", w.what),
         WaitingKind::Configuration => "configuration: add the minor".to_string(),
     }
 }
