@@ -330,7 +330,8 @@ fn a_failing_candidate_never_reaches_a_tenant_and_the_dashboard_names_its_failed
         .collect();
     assert!(
         dashboard.contains("failed conformance")
-            && dashboard.contains("[sig-apps] Deployment should run the rollout [Conformance]"),
+            // Markdown escapes the brackets of the test's name.
+            && dashboard.contains(r"\[sig-apps\] Deployment should run the rollout \[Conformance\]"),
         "the dashboard names the failed test: {dashboard}"
     );
 }
@@ -397,4 +398,114 @@ fn a_workflow_gate_is_refused_as_not_yet_supported() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not yet supported"), "{err}");
     assert!(d.releases().is_empty());
+}
+
+/// What a person sees of a world after a run: every release (tag, draft, pre-release, notes
+/// with the folder's path and the candidates' pages left out, asset → sha256), and each
+/// tenant's pull requests.
+fn seen(d: &Demo) -> (Vec<String>, BTreeMap<String, usize>) {
+    let path = d.dir.path().to_string_lossy().to_string();
+    let mut releases: Vec<String> = d
+        .releases()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} draft={} pre={} notes={} assets={:?}",
+                r["tag"],
+                r["draft"],
+                r["prerelease"] == true,
+                r["body"].as_str().unwrap().replace(&path, "$DEMO"),
+                // The gate's records carry the time they were written: compared by name.
+                d.assets(r)
+                    .into_iter()
+                    .map(|(n, sha)| {
+                        let sha = if n.starts_with("gate-") {
+                            "record".into()
+                        } else {
+                            sha
+                        };
+                        (n, sha)
+                    })
+                    .collect::<BTreeMap<_, _>>()
+            )
+        })
+        .collect();
+    releases.sort();
+    let mut pulls = BTreeMap::new();
+    for t in ["acme/gitops", "globex/platform"] {
+        let dir = d.dir.path().join(".stackbot/forge/pulls").join(t);
+        pulls.insert(
+            t.to_string(),
+            std::fs::read_dir(dir).into_iter().flatten().count(),
+        );
+    }
+    (releases, pulls)
+}
+
+/// A copy of `d` (the forge, the attempts' folders and all).
+fn copy(d: &Demo) -> Demo {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(d.dir.path(), dir.path());
+    Demo { dir }
+}
+
+/// The promotion run as the library runs it, on a forge that dies at its `k`-th write.
+fn promote_dying_at(d: &Demo, k: u64, mode: stackbot::forge::faulty::FaultMode) -> bool {
+    use stackbot::forge::faulty::Faulty;
+    let loaded = stackbot::config::load(&d.local().join("stackbot.yaml")).unwrap();
+    let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
+    let ctx = stackbot::pipeline::Context::new(
+        loaded.clone(),
+        chrono::NaiveDate::from_ymd_opt(2026, 5, 1).unwrap(),
+        stackbot::env::Env::default(),
+        clock.clone(),
+    );
+    let forge = stackbot::forge::local::LocalForge::from_config(&loaded, clock).unwrap();
+    let faulty = Faulty::new(forge, k, mode);
+    let _ = stackbot::pipeline::release::release(
+        &ctx,
+        &faulty,
+        &stackbot::pipeline::Selection::default(),
+    );
+    faulty.tripped()
+}
+
+#[test]
+fn a_crash_between_the_steps_of_a_promotion_resumes_it_without_duplicates() {
+    use stackbot::forge::faulty::FaultMode;
+    // The tests have passed; the next run promotes.
+    let ready = Demo::gated("pass");
+    ready.go();
+    assert_eq!(ready.release().0, 0);
+    ready.wait_for_tests();
+    let clean = copy(&ready);
+    let (code, r, err) = clean.release();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["released"].as_array().unwrap().len(), 2, "{r}");
+    let want = seen(&clean);
+    assert!(
+        want.1.values().all(|n| *n == 1),
+        "one pull request per tenant: {want:?}"
+    );
+
+    let mut k = 1;
+    for mode in [FaultMode::Before, FaultMode::After] {
+        loop {
+            let w = copy(&ready);
+            let tripped = promote_dying_at(&w, k, mode);
+            let (code, _, err) = w.release();
+            assert_eq!(code, 0, "k={k} {mode:?}: {err}");
+            assert_eq!(
+                seen(&w),
+                want,
+                "k={k} {mode:?}: the resumed run ends where a clean one does"
+            );
+            assert_eq!(w.calls().len(), 2, "no test is started again");
+            if !tripped {
+                break;
+            }
+            k += 3; // every third write keeps the sweep short and still crosses each step
+        }
+        k = 2;
+    }
 }
