@@ -226,7 +226,7 @@ pub struct StackConfig {
     /// Helm chart components keyed by a short name used in templates (`ccm`, `csi`, `cni`, ...).
     #[serde(default)]
     pub components: BTreeMap<String, ComponentRule>,
-    /// The conformance gate (docs/releasing.md, "The conformance gate"): a new release is first
+    /// The conformance gate (docs/conformance-gate.md): a new release is first
     /// published as a candidate (`<prefix>-v0-sha-<7>`, a pre-release with the same assets),
     /// tested, and becomes the stable `vN` only when its test passes. Leave it out to publish
     /// `vN` directly.
