@@ -109,10 +109,13 @@ fn alive(pid: u32) -> bool {
     }
 }
 
+/// Result files as the test wrote them: (file name, bytes).
+pub type Evidence = Vec<(String, Vec<u8>)>;
+
 /// The results an attempt wrote: the summary of every JUnit XML file in `dir` (and in every
 /// sonobuoy results tarball there), and the files themselves as evidence, by name. `None`
 /// when there is no result file at all; an unreadable one makes the result an error.
-pub fn results(dir: &Path) -> (Option<Result<Summary, String>>, Vec<(String, Vec<u8>)>) {
+pub fn results(dir: &Path) -> (Option<Result<Summary, String>>, Evidence) {
     let mut names: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(rd) => rd
             .flatten()
