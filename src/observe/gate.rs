@@ -264,3 +264,73 @@ pub fn status_facts(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PASSING: &str = r#"<testsuites><testsuite><testcase name="a"/><testcase name="b"><skipped/></testcase></testsuite></testsuites>"#;
+    const FAILING: &str =
+        r#"<testsuite><testcase name="c" classname="e2e"><failure/></testcase></testsuite>"#;
+
+    fn tarball(files: &[(&str, &str)]) -> Vec<u8> {
+        let mut b = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        for (path, text) in files {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(text.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append_data(&mut h, path, text.as_bytes()).unwrap();
+        }
+        b.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn junit_files_and_sonobuoy_tarballs_are_summed_and_kept_as_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("junit_01.xml"), PASSING).unwrap();
+        let tgz = tarball(&[
+            ("plugins/e2e/results/global/junit_01.xml", FAILING),
+            ("plugins/e2e/sonobuoy_results.yaml", "not junit"),
+            ("meta/config.json", "{}"),
+        ]);
+        std::fs::write(dir.path().join("202612020400_sonobuoy_x.tar.gz"), &tgz).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+        let (sum, evidence) = results(dir.path());
+        let sum = sum.unwrap().unwrap();
+        assert_eq!((sum.passed, sum.failed, sum.skipped), (1, 1, 1));
+        assert_eq!(sum.failed_tests, ["e2e c"]);
+        let names: Vec<&str> = evidence.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["202612020400_sonobuoy_x.tar.gz", "junit_01.xml"]);
+    }
+
+    #[test]
+    fn no_result_file_is_none_and_a_broken_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(results(dir.path()).0, None);
+        assert_eq!(results(&dir.path().join("missing")).0, None);
+        std::fs::write(dir.path().join("r.tar.gz"), tarball(&[("x.txt", "x")])).unwrap();
+        let e = results(dir.path()).0.unwrap().unwrap_err();
+        assert!(e.contains("not a sonobuoy results tarball"), "{e}");
+    }
+
+    #[test]
+    fn a_runner_is_finished_by_its_exit_file_running_by_its_process_and_else_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(runner(dir.path()), Runner::Gone);
+        std::fs::write(dir.path().join("pid"), std::process::id().to_string()).unwrap();
+        assert_eq!(runner(dir.path()), Runner::Running, "this process runs");
+        std::fs::write(dir.path().join("exit"), "3\n").unwrap();
+        assert_eq!(
+            runner(dir.path()),
+            Runner::Finished(Finished {
+                exit_code: Some(3),
+                signal: None,
+                result: None
+            })
+        );
+    }
+}
