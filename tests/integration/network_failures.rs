@@ -175,3 +175,40 @@ fn a_run_without_network_makes_no_retry_and_lists_every_host_it_could_not_reach(
     }
     assert!(listed.contains("is this machine offline?"), "{err}");
 }
+
+#[test]
+fn a_forge_that_refuses_every_connection_is_listed_among_the_hosts_not_reached() {
+    // A refused connection may heal, so the GitHub client retries it; when the retries are
+    // spent the host is as unreachable as one that does not resolve, and the list says so.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = offline_config(dir.path());
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "api_url: https://forge.offline-test.invalid\n",
+        &format!("api_url: http://127.0.0.1:{port}\n    max_retries: 2\n"),
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_stackbot"))
+        .args(["-c"])
+        .arg(&cfg)
+        .args(["--now", "2026-05-01", "plan"])
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "transient: {err}");
+    let listed = err
+        .split("could not reach ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no list of unreachable hosts: {err}"));
+    assert!(
+        listed.contains("127.0.0.1 refused the connection"),
+        "the refused forge is listed: {err}"
+    );
+}

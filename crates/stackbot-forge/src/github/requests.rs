@@ -115,7 +115,7 @@ impl GithubForge {
                 Outcome::Refused(r) => return Ok((Err(r), ambiguous)),
                 Outcome::Failed(e) => return Err(e),
                 other => {
-                    ambiguous |= matches!(other, Outcome::Ambiguous(_));
+                    ambiguous |= matches!(other, Outcome::Ambiguous(..));
                     self.t
                         .pause(what, n, &other)
                         .map_err(|reason| ForgeError::Transient {
@@ -163,7 +163,7 @@ impl GithubForge {
                     return Err(self.refusal(what, &r));
                 }
                 other => {
-                    let was_ambiguous = matches!(other, Outcome::Ambiguous(_));
+                    let was_ambiguous = matches!(other, Outcome::Ambiguous(..));
                     ambiguous |= was_ambiguous;
                     let paused = self.t.pause(what, n, &other);
                     if was_ambiguous && let Some(done) = lookup().await? {

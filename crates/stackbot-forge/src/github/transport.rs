@@ -272,7 +272,7 @@ impl Transport {
         };
         let request = b
             .body(body)
-            .map_err(|e| Outcome::Ambiguous(self.scrub(format!("bad request: {e}"))))?;
+            .map_err(|e| Outcome::Ambiguous(self.scrub(format!("bad request: {e}")), None))?;
         let host = self.host_of(hop);
         // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
         tracing::debug!(
@@ -294,6 +294,7 @@ impl Transport {
             Err(e) => {
                 return Err(Outcome::Ambiguous(
                     self.scrub(format!("connection lost while reading the answer: {e}")),
+                    Some(crate::net::failure::Cause::Dropped { host }),
                 ));
             }
         };
@@ -319,9 +320,12 @@ impl Transport {
     fn transport_failure(&self, hop: &Hop, cause: crate::net::failure::Cause) -> Outcome {
         let what = format!("{} {}", hop.method, self.scrub(hop.uri.clone()));
         if cause.heals_in_seconds() {
-            return Outcome::Ambiguous(self.scrub(format!(
-                "no answer ({cause}); the request may or may not have arrived"
-            )));
+            return Outcome::Ambiguous(
+                self.scrub(format!(
+                    "no answer ({cause}); the request may or may not have arrived"
+                )),
+                Some(cause),
+            );
         }
         crate::net::failure::record(&what, &cause);
         Outcome::Failed(ForgeError::Transient {
@@ -342,7 +346,7 @@ impl Transport {
         }
         if resp.status.is_server_error() {
             let (msg, _) = resp.message();
-            return Outcome::Ambiguous(self.scrub(format!("{} {msg}", resp.status)));
+            return Outcome::Ambiguous(self.scrub(format!("{} {msg}", resp.status)), None);
         }
         Outcome::Refused(resp)
     }
@@ -360,10 +364,15 @@ impl Transport {
                 }
                 (*w, r.clone())
             }
-            Outcome::Ambiguous(r) => (self.policy.backoff(n), r.clone()),
+            Outcome::Ambiguous(r, _) => (self.policy.backoff(n), r.clone()),
             _ => return Err("not retryable".into()),
         };
         if n >= self.policy.max_retries {
+            // A refused connection, a timeout or a dropped one, every time: the host goes on
+            // the list of those the run could not reach (a 5xx is an answer, and is not).
+            if let Outcome::Ambiguous(_, Some(cause)) = outcome {
+                crate::net::failure::record(what, cause);
+            }
             return Err(format!(
                 "gave up after {} attempts; last error: {reason}",
                 n + 1

@@ -132,8 +132,10 @@ pub enum Outcome {
     Ok(Resp),
     /// The server refused before acting (secondary or primary rate limit); wait this long.
     RateLimited(Duration, String),
-    /// 5xx or a transport failure: the request may or may not have taken effect.
-    Ambiguous(String),
+    /// 5xx or a transport failure: the request may or may not have taken effect. A transport
+    /// failure carries its cause, so that giving up on it lists the host among those the run
+    /// could not reach ([`crate::net::failure::record`]), as a DNS or TLS failure is at once.
+    Ambiguous(String, Option<crate::net::failure::Cause>),
     /// Any other status: a definite answer (401, 403, 404, 409, 422, ...).
     Refused(Resp),
     /// The request could not be sent, for a reason already mapped to the trait's error
