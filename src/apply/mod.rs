@@ -21,6 +21,7 @@
 //! (the loser gets `Conflict` and stops), tags are unique (`AlreadyExists` is checked against the
 //! intended commit), and both runs fill and publish the same canonical draft.
 
+pub mod gate;
 pub mod tenants;
 
 use std::collections::BTreeMap;
@@ -428,7 +429,7 @@ fn ensure_draft(
     Ok(())
 }
 
-fn fill_assets(
+pub(crate) fn fill_assets(
     forge: &dyn Forge,
     repo: &RepoRef,
     canon: &ReleaseInfo,
@@ -484,7 +485,7 @@ fn fill_assets(
     Ok(())
 }
 
-fn delete_quietly(
+pub(crate) fn delete_quietly(
     forge: &dyn Forge,
     repo: &RepoRef,
     r: &ReleaseInfo,

@@ -23,6 +23,7 @@ pub mod dashboard;
 pub mod desired;
 pub mod detect;
 pub mod exit;
+pub mod gate;
 pub mod release;
 pub mod render;
 pub mod status;

@@ -128,10 +128,25 @@ pub struct Planned {
     pub observed: Observed,
     /// The detection behind the plan (`None` with `--release-set`), for the status report.
     pub detected: Option<super::detect::Detected>,
+    /// Where each release of a stack with `gate:` stands (empty without gates).
+    pub gated: Vec<super::gate::Gated>,
 }
 
 /// detect → render → observe → plan. Read-only; needs no token on the local forge.
 pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
+    plan_gated(ctx, forge, sel, None)
+}
+
+/// [`plan`], with the conformance gate of gated stacks carried out when `act` is given (a
+/// release run: candidates published, tests started, results recorded, its actions noted
+/// there). The releases the gate holds back are planned as if they were not offered, so
+/// nothing else of the plan (a commit, the lock) builds on them.
+fn plan_gated(
+    ctx: &Context,
+    forge: &dyn Forge,
+    sel: &Selection,
+    act: Option<&mut Outcome>,
+) -> Result<Planned, Error> {
     let mut target = target(ctx)?;
     let (desired, offered) = super::desired::desired_recorded(ctx, sel, || {
         // What the base branch records (the checkout's lock when the base has none).
@@ -141,7 +156,25 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
     if let Some(d) = &offered.detected {
         target.settings.compliance = d.compliance.clone();
     }
-    let (mut p, observed) = plan_desired_with(forge, &target, &desired, &sel.overrides, &packager)?;
+    let (mut p, mut observed) =
+        plan_desired_with(forge, &target, &desired, &sel.overrides, &packager)?;
+    let gated = super::gate::evaluate(
+        ctx,
+        forge,
+        &target,
+        observed.base_head.as_deref(),
+        &p.releases,
+        act,
+    )?;
+    let held = super::gate::held(&gated);
+    if !held.is_empty() {
+        let kept: Vec<Desired> = desired
+            .into_iter()
+            .filter(|d| !held.contains(&d.series()))
+            .collect();
+        (p, observed) = plan_desired_with(forge, &target, &kept, &sel.overrides, &packager)?;
+    }
+    super::gate::annotate(&mut p, &gated);
     explain_degraded(&mut p, &offered.held_back);
     p.warnings
         .extend(stepped_over(&offered.held_back, &p.releases));
@@ -169,6 +202,7 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
         target,
         observed,
         detected: offered.detected,
+        gated,
     })
 }
 
@@ -290,15 +324,19 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     let t = target(ctx)?;
     apply::ensure_repository(forge, &t.repo, &t.base_branch)?;
     let mut failed = Vec::new();
-    let (plan, outcome, detected) = match plan(ctx, forge, sel) {
+    let mut gate_steps = Outcome::default();
+    let (plan, outcome, detected) = match plan_gated(ctx, forge, sel, Some(&mut gate_steps)) {
         Ok(planned) => {
-            let outcome = apply::apply_with_oci(
+            let mut outcome = apply::apply_with_oci(
                 &planned.plan,
                 forge,
                 &planned.target.repo,
                 &planned.observed,
                 planned.target.oci.as_deref(),
             )?;
+            // The gate's steps came first.
+            gate_steps.actions.append(&mut outcome.actions);
+            outcome.actions = gate_steps.actions;
             let mut plan = planned.plan;
             // Each series' line in the summary says where it stands as `status` does.
             if let Some(d) = &planned.detected {

@@ -97,11 +97,18 @@ pub fn gather(
     } else {
         Vec::new()
     };
+    // Read only when a stack has `gate:`: without it the status costs what it did.
+    let gates = if config.stacks.iter().any(|s| s.gate.is_some()) {
+        crate::observe::gate::status_facts(forge, &repo, index.listed())?
+    } else {
+        Vec::new()
+    };
     Ok(Facts {
         today: ctx.today,
         minors,
         releases,
         release_pulls,
+        gates,
         tenants,
         warnings,
         compliance: detected.compliance.clone(),

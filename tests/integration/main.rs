@@ -23,6 +23,7 @@ mod first_contact;
 mod forge_github;
 mod forge_github_real_behaviour;
 mod forge_local_conformance;
+mod gate;
 mod github_app;
 mod github_cache;
 mod github_conformance;

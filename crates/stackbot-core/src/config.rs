@@ -226,6 +226,38 @@ pub struct StackConfig {
     /// Helm chart components keyed by a short name used in templates (`ccm`, `csi`, `cni`, ...).
     #[serde(default)]
     pub components: BTreeMap<String, ComponentRule>,
+    /// The conformance gate (docs/conformance-gate.md): a new release is first
+    /// published as a candidate (`<prefix>-v0-sha-<7>`, a pre-release with the same assets),
+    /// tested, and becomes the stable `vN` only when its test passes. Leave it out to publish
+    /// `vN` directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateConfig>,
+}
+
+/// How a stack's candidates are tested. Exactly one of `command` and `workflow`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// Local forge: the test command and its arguments (no shell; relative to this file's
+    /// directory, where it runs). It is started in the background with the candidate in
+    /// `STACKBOT_CANDIDATE` (tag), `STACKBOT_CANDIDATE_VERSION` (dot form, for
+    /// `ClusterStack.spec.versions`), `STACKBOT_CANDIDATE_DIR` (its assets),
+    /// `STACKBOT_STABLE_TAG`, `STACKBOT_GATE_ATTEMPT`, and writes JUnit XML (`*.xml`) into
+    /// `STACKBOT_RESULTS_DIR`; exit 0 with no failed test case passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// GitHub: the workflow file to dispatch (`workflow_dispatch`). Not yet supported: a
+    /// configuration naming it is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    /// Minutes an attempt may run without a result before it counts as lost (and is retried
+    /// once).
+    #[serde(default = "default_gate_timeout")]
+    pub timeout_minutes: u64,
+}
+
+fn default_gate_timeout() -> u64 {
+    360
 }
 
 impl StackConfig {
@@ -1059,6 +1091,7 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
         validate_minors(loc, &id, s)?;
         validate_node_image(loc, &id, s)?;
         validate_components(loc, &id, s)?;
+        validate_gate(c, loc, &id, s)?;
     }
     if let Some(app) = &c.forge.github.app
         && app.private_key_env.is_some() == app.private_key_file.is_some()
@@ -1079,6 +1112,60 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
     }
     validate_limits(c, loc)?;
     validate_tenants(c, loc)
+}
+
+/// A gate names one way to test, one this forge can run; a gated stack publishes on the
+/// forge directly (the candidate is a forge pre-release; the OCI candidate and the release
+/// pull request's gate are not built yet, and are refused rather than skipped).
+fn validate_gate(c: &Config, loc: &Loc, id: &StackId, s: &StackConfig) -> Result<(), ConfigError> {
+    let Some(g) = &s.gate else {
+        return Ok(());
+    };
+    let err = |message: String, hint: &str| Err(loc.err("gate:", message, hint));
+    match (&g.command, &g.workflow) {
+        (Some(_), Some(_)) | (None, None) => {
+            return err(
+                format!("stack `{id}`: `gate` needs exactly one of `command` and `workflow`"),
+                "local forge: `command: [./conformance.sh]`",
+            );
+        }
+        (Some(cmd), None) if cmd.is_empty() || cmd[0].trim().is_empty() => {
+            return err(
+                format!("stack `{id}`: `gate.command` is empty"),
+                "name the program first, then its arguments",
+            );
+        }
+        (None, Some(_)) => {
+            return err(
+                format!(
+                    "stack `{id}`: `gate.workflow` (a GitHub workflow_dispatch) is not yet supported"
+                ),
+                "use `gate.command` with the local forge, or leave `gate` out to publish without the gate",
+            );
+        }
+        (Some(_), None) if c.forge.kind != ForgeKind::Local => {
+            return err(
+                format!("stack `{id}`: `gate.command` runs on the local forge only"),
+                "on GitHub the gate is a workflow_dispatch, which is not yet supported: leave `gate` out",
+            );
+        }
+        _ => {}
+    }
+    if c.publish != [PublishTarget::Forge] || c.forge.mode != ReleaseMode::Direct {
+        return err(
+            format!(
+                "stack `{id}`: `gate` is supported with `publish: [forge]` and `forge.mode: direct` only (an OCI candidate and a gated release pull request are not yet supported)"
+            ),
+            "publish to the forge directly, or leave `gate` out",
+        );
+    }
+    if g.timeout_minutes == 0 {
+        return err(
+            format!("stack `{id}`: `gate.timeout_minutes` is 0"),
+            "give the test at least a minute",
+        );
+    }
+    Ok(())
 }
 
 /// Every limit at least 1, and no depth above what the YAML parser itself allows.
@@ -1468,6 +1555,38 @@ stacks:
         .unwrap_err();
         assert!(e.message.contains("patches only"), "{e}");
         assert_eq!(e.line, Some(30), "{e}");
+    }
+
+    #[test]
+    fn a_gate_names_one_way_to_test_that_this_forge_runs() {
+        let with = |gate: &str, rest: &str| {
+            let text = BASE.replace(
+                "    components:\n",
+                &format!("    gate: {gate}\n    components:\n"),
+            );
+            parse_str(&format!("{text}{rest}"))
+        };
+        let ok = with("{command: [./conformance.sh, --quick]}", "").unwrap();
+        let g = ok.stacks[0].gate.as_ref().unwrap();
+        assert_eq!(g.command.as_deref().unwrap()[1], "--quick");
+        assert_eq!(g.timeout_minutes, 360, "the default timeout");
+        assert!(parse_str(BASE).unwrap().stacks[0].gate.is_none());
+        let e = with("{workflow: conformance.yml}", "").unwrap_err();
+        assert!(e.message.contains("not yet supported"), "{e}");
+        let e = with("{command: []}", "").unwrap_err();
+        assert!(e.message.contains("is empty"), "{e}");
+        let e = with("{}", "").unwrap_err();
+        assert!(e.message.contains("exactly one"), "{e}");
+        let e = with(
+            "{command: [./c.sh]}",
+            "forge:\n  kind: github\n  repository: a/b\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("local forge only"), "{e}");
+        let e = with("{command: [./c.sh]}", "publish: [forge, oci]\noci: {}\n").unwrap_err();
+        assert!(e.message.contains("not yet supported"), "{e}");
+        let e = with("{command: [./c.sh], timeout_minutes: 0}", "").unwrap_err();
+        assert!(e.message.contains("is 0"), "{e}");
     }
 
     #[test]

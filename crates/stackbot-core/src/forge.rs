@@ -17,6 +17,10 @@ pub struct ReleaseInfo {
     /// The release name; CSO lists by name and downloads by tag, so the bot keeps them equal.
     pub name: Option<String>,
     pub draft: bool,
+    /// A pre-release (the conformance gate's candidates): never the *Latest* release, never a
+    /// stable one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prerelease: bool,
     pub body: String,
     pub assets: Vec<AssetInfo>,
     /// Browser URL, for links in PR bodies and reports.

@@ -332,6 +332,7 @@ mod tests {
             tag: tag.into(),
             name: Some(tag.into()),
             draft,
+            prerelease: false,
             body: String::new(),
             assets: Vec::new(),
             html_url: format!("https://forge/{id}"),

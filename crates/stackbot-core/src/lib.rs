@@ -21,6 +21,7 @@ pub mod config;
 pub mod env;
 pub mod error;
 pub mod forge;
+pub mod gate;
 pub mod index;
 pub mod init;
 pub mod lock;

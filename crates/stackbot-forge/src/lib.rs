@@ -129,6 +129,21 @@ pub trait Forge: Send + Sync {
         name: &str,
         body: &str,
     ) -> ForgeResult<ReleaseInfo>;
+    /// Create a draft pre-release for a tag (a conformance candidate): like
+    /// [`Forge::create_draft_release`], but once published it is a pre-release, which is never
+    /// the *Latest* release. A forge without pre-releases refuses.
+    fn create_draft_prerelease(
+        &self,
+        repo: &RepoRef,
+        tag: &str,
+        _name: &str,
+        _body: &str,
+    ) -> ForgeResult<ReleaseInfo> {
+        Err(ForgeError::Rejected {
+            what: format!("pre-release {tag} in {repo}"),
+            reason: format!("the {} forge has no pre-releases", self.kind()),
+        })
+    }
     /// Upload one asset to a (draft) release; `AlreadyExists` if an asset of that name exists.
     fn upload_asset(
         &self,

@@ -95,6 +95,17 @@ macro_rules! forge_wrapper {
                     self.inner.create_draft_release(repo, tag, name, body)
                 })
             }
+            fn create_draft_prerelease(
+                &self,
+                repo: &RepoRef,
+                tag: &str,
+                name: &str,
+                body: &str,
+            ) -> ForgeResult<ReleaseInfo> {
+                self.intercept("create_draft_prerelease", true, || {
+                    self.inner.create_draft_prerelease(repo, tag, name, body)
+                })
+            }
             fn upload_asset(
                 &self,
                 repo: &RepoRef,

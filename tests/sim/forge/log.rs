@@ -135,6 +135,16 @@ impl<F: Forge> Forge for Logged<F> {
         self.note("create_draft_release", true);
         self.inner.create_draft_release(repo, tag, name, body)
     }
+    fn create_draft_prerelease(
+        &self,
+        repo: &RepoRef,
+        tag: &str,
+        name: &str,
+        body: &str,
+    ) -> ForgeResult<ReleaseInfo> {
+        self.note("create_draft_prerelease", true);
+        self.inner.create_draft_prerelease(repo, tag, name, body)
+    }
     fn upload_asset(
         &self,
         repo: &RepoRef,

@@ -1010,6 +1010,7 @@ mod tests {
             tag: tag.into(),
             name: Some(tag.into()),
             draft,
+            prerelease: false,
             body: String::new(),
             assets: Vec::new(),
             html_url: String::new(),

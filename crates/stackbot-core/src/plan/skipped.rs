@@ -91,6 +91,9 @@ pub enum Reason {
     StageFailed { error: String },
     /// The verdicts are unknown where they depend on these sources.
     VerdictsUnknown { sources: Vec<String> },
+    /// The conformance gate holds it: where its candidate stands (published, in test, failed,
+    /// given up), in the gate's words ([`crate::gate`]).
+    InGate(String),
     /// A reason the forge or the release branch gave, in its own words.
     Said(String),
 }
@@ -144,7 +147,7 @@ impl fmt::Display for Reason {
                 "unknown where they depend on {} (the releases went on; the next run reads again)",
                 sources.join("; ")
             ),
-            Reason::Said(s) => f.write_str(s),
+            Reason::InGate(s) | Reason::Said(s) => f.write_str(s),
         }
     }
 }

@@ -49,6 +49,9 @@ pub struct Facts {
     pub releases: Vec<Release>,
     /// Open release pull requests (`forge.mode: pull-request`).
     pub release_pulls: Vec<ReleasePull>,
+    /// The newest conformance candidate of each gated series whose stable tag is not
+    /// published yet (empty without `gate:`).
+    pub gates: Vec<GateFact>,
     /// Every configured tenant.
     pub tenants: Vec<TenantFacts>,
     /// Degraded sources, unreadable releases.
@@ -113,6 +116,67 @@ pub struct ReleasePull {
     pub stack: StackId,
     pub minor: Minor,
     pub pull: PullInfo,
+}
+
+/// A release in the conformance gate: its candidate, and where its test stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateFact {
+    pub stack: StackId,
+    pub minor: Minor,
+    /// The stable tag it becomes when it passes.
+    pub stable: String,
+    pub candidate: String,
+    pub url: String,
+    /// When its first test attempt started (`None`: not started yet).
+    pub since: Option<DateTime<Utc>>,
+    /// The newest attempt, and its result when read.
+    pub attempt: Option<u32>,
+    pub result: Option<crate::gate::AttemptResult>,
+}
+
+impl GateFact {
+    /// Whether the candidate failed (or its test could not finish): it is never promoted.
+    pub fn failed(&self) -> bool {
+        self.result.as_ref().is_some_and(|r| {
+            r.outcome == crate::gate::Outcome::Failed
+                || (r.outcome.is_retryable() && r.attempt >= crate::gate::MAX_ATTEMPTS)
+        })
+    }
+
+    /// `in test since 2026-05-01 10:00 UTC (attempt 1)`, `failed conformance: …`.
+    pub fn words(&self) -> String {
+        let since = self
+            .since
+            .map(|s| s.format("%Y-%m-%d %H:%M UTC").to_string());
+        match (&self.result, since) {
+            (Some(r), _) if self.failed() => {
+                let names = r
+                    .summary
+                    .as_ref()
+                    .filter(|s| !s.failed_tests.is_empty())
+                    .map(|s| format!("; failed tests: {}", s.failed_tests.join(", ")))
+                    .unwrap_or_default();
+                format!(
+                    "candidate {} {}{names}; never promoted, the next change makes a new candidate",
+                    self.candidate,
+                    r.line()
+                )
+            }
+            (Some(r), _) if r.outcome == crate::gate::Outcome::Passed => format!(
+                "candidate {} passed; the next release run promotes it",
+                self.candidate
+            ),
+            (_, Some(since)) => format!(
+                "in test since {since} (candidate {}, attempt {})",
+                self.candidate,
+                self.attempt.unwrap_or(1)
+            ),
+            (_, None) => format!(
+                "candidate {} published; its test starts with the next release run",
+                self.candidate
+            ),
+        }
+    }
 }
 
 /// One tenant as read from its repository.
@@ -331,7 +395,11 @@ fn rows(f: &Facts, inputs: &Inputs) -> (Vec<StackStatus>, Vec<TenantStatus>) {
     let stacks = f
         .minors
         .iter()
-        .map(|m| stacks::status(m, &f.releases, &f.release_pulls, inputs, f.today))
+        .map(|m| {
+            let mut s = stacks::status(m, &f.releases, &f.release_pulls, inputs, f.today);
+            stacks::in_gate(&mut s, &f.gates);
+            s
+        })
         .collect();
     let tenants = f
         .tenants
@@ -380,7 +448,11 @@ pub fn compute(f: &Facts) -> Status {
             .filter(|s| {
                 matches!(
                     s.state,
-                    StackState::Waiting | StackState::ReleasePullRequest | StackState::Error
+                    StackState::Waiting
+                        | StackState::ReleasePullRequest
+                        | StackState::Error
+                        | StackState::InTest
+                        | StackState::FailedConformance
                 )
             })
             .count(),

@@ -26,6 +26,10 @@ pub enum StackState {
     Releasable,
     /// A release pull request waits for a maintainer's merge (`forge.mode: pull-request`).
     ReleasePullRequest,
+    /// Its candidate is in the conformance gate (`gate:`): released when the test passes.
+    InTest,
+    /// Its candidate failed the conformance gate: never promoted.
+    FailedConformance,
     /// Upstream has not published everything the newest patch needs.
     Waiting,
     /// Upstream served something invalid: a human must look.
@@ -44,6 +48,8 @@ impl StackState {
             StackState::Current => "current",
             StackState::Releasable => "releasable",
             StackState::ReleasePullRequest => "release PR open",
+            StackState::InTest => "in test",
+            StackState::FailedConformance => "failed conformance",
             StackState::Waiting => "waiting",
             StackState::Error => "error",
             StackState::Untracked => "not tracked",
@@ -66,6 +72,8 @@ pub enum WaitingKind {
     ReleaseRun,
     /// A release pull request to merge.
     ReleasePullRequest,
+    /// The conformance test of the release's candidate.
+    Gate,
     /// The configuration: the minor is not tracked.
     Configuration,
 }
@@ -360,6 +368,36 @@ fn state_and_waiting(
         }
     }
     (state, waiting_for)
+}
+
+/// A row whose release is in the conformance gate says so: its newest candidate's state and
+/// what it waits for. The deadline is untouched: time in the gate counts against it (the
+/// release is not published until it passes).
+pub fn in_gate(s: &mut StackStatus, gates: &[super::GateFact]) {
+    if s.state == StackState::Current || !s.tracked {
+        return;
+    }
+    let Some(g) = gates
+        .iter()
+        .find(|g| g.stack == s.stack && g.minor == s.minor)
+    else {
+        return;
+    };
+    s.state = if g.failed() {
+        StackState::FailedConformance
+    } else {
+        StackState::InTest
+    };
+    s.waiting_for.retain(|w| w.kind != WaitingKind::ReleaseRun);
+    s.waiting_for.insert(
+        0,
+        WaitingFor {
+            kind: WaitingKind::Gate,
+            what: format!("{}: {}", g.stable, g.words()),
+            detail: g.url.clone(),
+            urgency: None,
+        },
+    );
 }
 
 /// A critical-CVE fix that waits for its node image or a chart carries its clock.

@@ -311,7 +311,19 @@ impl Forge for GithubForge {
         name: &str,
         body: &str,
     ) -> ForgeResult<ReleaseInfo> {
-        self.rt.block_on(self.create_draft_a(repo, tag, name, body))
+        self.rt
+            .block_on(self.create_draft_a(repo, tag, name, body, false))
+    }
+
+    fn create_draft_prerelease(
+        &self,
+        repo: &RepoRef,
+        tag: &str,
+        name: &str,
+        body: &str,
+    ) -> ForgeResult<ReleaseInfo> {
+        self.rt
+            .block_on(self.create_draft_a(repo, tag, name, body, true))
     }
 
     fn upload_asset(

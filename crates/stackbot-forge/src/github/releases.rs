@@ -24,6 +24,7 @@ impl GithubForge {
             tag: str_of(&v["tag_name"]),
             name: v["name"].as_str().map(str::to_string),
             draft: v["draft"].as_bool().unwrap_or(false),
+            prerelease: v["prerelease"].as_bool().unwrap_or(false),
             body: str_of(&v["body"]),
             assets: v["assets"]
                 .as_array()
@@ -52,13 +53,14 @@ impl GithubForge {
         tag: &str,
         name: &str,
         body: &str,
+        prerelease: bool,
     ) -> ForgeResult<ReleaseInfo> {
         let what = format!("draft release `{tag}` in {repo}");
         let req = Req::json(
             Method::POST,
             format!("{}/releases", Self::repo_path(repo)),
             &json!({"tag_name": tag, "name": name, "body": body, "draft": true,
-                    "prerelease": false}),
+                    "prerelease": prerelease}),
         );
         self.write_checked(
             &what,
@@ -71,7 +73,11 @@ impl GithubForge {
                     .await?
                     .into_iter()
                     .filter(|r| {
-                        r.draft && r.tag == tag && r.name.as_deref() == Some(name) && r.body == body
+                        r.draft
+                            && r.prerelease == prerelease
+                            && r.tag == tag
+                            && r.name.as_deref() == Some(name)
+                            && r.body == body
                     })
                     .collect();
                 found.sort_by_key(|r| r.id);

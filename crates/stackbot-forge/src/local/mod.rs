@@ -276,7 +276,17 @@ impl Forge for LocalForge {
         name: &str,
         body: &str,
     ) -> ForgeResult<ReleaseInfo> {
-        self.create_draft_release_impl(repo, tag, name, body)
+        self.create_draft_release_impl(repo, tag, name, body, false)
+    }
+
+    fn create_draft_prerelease(
+        &self,
+        repo: &RepoRef,
+        tag: &str,
+        name: &str,
+        body: &str,
+    ) -> ForgeResult<ReleaseInfo> {
+        self.create_draft_release_impl(repo, tag, name, body, true)
     }
 
     fn upload_asset(

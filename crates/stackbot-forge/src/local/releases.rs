@@ -19,6 +19,8 @@ pub(super) struct Manifest {
     tag: String,
     name: Option<String>,
     draft: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    prerelease: bool,
     body: String,
     assets: Vec<AssetInfo>,
     /// Set when published (absent in manifests written before the forge kept it).
@@ -90,6 +92,7 @@ impl LocalForge {
             tag: m.tag.clone(),
             name: m.name.clone(),
             draft: m.draft,
+            prerelease: m.prerelease,
             body: m.body.clone(),
             assets: m.assets.clone(),
             html_url: format!(
@@ -113,10 +116,11 @@ impl LocalForge {
         ms: &[Manifest],
         except: Option<u64>,
     ) -> ForgeResult<Option<u64>> {
-        let published = |id: u64| ms.iter().any(|m| m.id == id && !m.draft);
+        // Pre-releases are never Latest, as on GitHub.
+        let published = |id: u64| ms.iter().any(|m| m.id == id && !m.draft && !m.prerelease);
         let newest = || {
             ms.iter()
-                .filter(|m| !m.draft && Some(m.id) != except)
+                .filter(|m| !m.draft && !m.prerelease && Some(m.id) != except)
                 .map(|m| m.id)
                 .max()
         };
@@ -160,6 +164,7 @@ impl LocalForge {
         tag: &str,
         name: &str,
         body: &str,
+        prerelease: bool,
     ) -> ForgeResult<ReleaseInfo> {
         let _g = self.repo_lock(repo)?;
         if self
@@ -177,6 +182,7 @@ impl LocalForge {
             tag: tag.into(),
             name: Some(name.into()),
             draft: true,
+            prerelease,
             body: body.into(),
             assets: Vec::new(),
             published_at: None,
@@ -283,6 +289,7 @@ impl LocalForge {
     ) -> ForgeResult<ReleaseInfo> {
         let _g = self.repo_lock(repo)?;
         let mut m = self.read_manifest(repo, release_id)?;
+        let make_latest = make_latest && !m.prerelease;
         if !m.draft {
             self.pin_latest(repo, release_id, make_latest)?;
             return Ok(self.info(repo, &m));

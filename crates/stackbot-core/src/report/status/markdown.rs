@@ -21,8 +21,8 @@ fn icon(s: &StackStatus) -> &'static str {
     match s.state {
         StackState::Current => "🟢",
         StackState::Releasable => "🔵",
-        StackState::ReleasePullRequest | StackState::Waiting => "🟡",
-        StackState::Error => "🔴",
+        StackState::ReleasePullRequest | StackState::Waiting | StackState::InTest => "🟡",
+        StackState::Error | StackState::FailedConformance => "🔴",
         StackState::Untracked => "⚪",
         StackState::Unknown => "❔",
     }

@@ -55,6 +55,7 @@ fn waiting_kind_short(w: &WaitingFor) -> String {
         WaitingKind::Kubernetes => w.what.clone(),
         WaitingKind::ReleaseRun => format!("the next release run ({})", w.what),
         WaitingKind::ReleasePullRequest => format!("merge of {}", w.what),
+        WaitingKind::Gate => format!("the conformance gate ({})", w.what),
         WaitingKind::Configuration => "configuration: add the minor".to_string(),
     }
 }

@@ -1,0 +1,426 @@
+//! The conformance gate (`gate:` of a stack): a release is first published as a *candidate*,
+//! tested, and only a passing candidate becomes the stable `vN`, with the same bytes.
+//!
+//! Everything here decides from observed facts; the binary's `observe::gate` reads them and
+//! `apply::gate` carries the decisions out.
+//!
+//! - **The candidate's name** is csctl's hash-mode form, `<prefix>-v0-sha-<7>`: a version on a
+//!   channel other than `stable` that CSO parses (5 or 7 dash parts, `^v\d+(-\w+-\w+)?$`) and
+//!   a `ClusterStack` with `channel: custom` and `versions: [v0-sha.<7>]` consumes, exactly as
+//!   the SCS stacks consume hash releases. Its seven characters come from the digest of the
+//!   release's assets ([`content_digest`]), so the name says which bytes were tested: the same
+//!   content always gets the same candidate, a change gets a new one. Stable numbering ignores
+//!   it (`v0` on a non-stable channel, see [`crate::index`]).
+//! - **The candidate's assets** are the release's assets byte for byte, plus one more name for
+//!   the cluster-class chart (the same bytes again), because CSO looks the chart up by the
+//!   *tag's* version (`<prefix>-cluster-class-v0-sha.<7>`).
+//! - **The state lives on the forge**, on the candidate pre-release: its notes carry the record
+//!   ([`CandidateRecord`]: the stable tag it is for and the content digest), and every step of
+//!   the test is one more asset: `gate-attempt-<n>.json` when attempt `n` is started (written
+//!   before the test starts, so a crash never starts a second one unseen),
+//!   `gate-result-<n>.json` when its result is read, with the evidence
+//!   (`conformance-<n>.xml`) beside it.
+
+pub mod junit;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::model::{FileTree, ReleaseName, StackVersion};
+
+/// The hidden line that makes a release notes body a candidate's record.
+pub const MARKER: &str = "<!-- stackbot:candidate ";
+
+/// How many times a test is started for one candidate: once, and once more when the first
+/// run was cancelled or lost.
+pub const MAX_ATTEMPTS: u32 = 2;
+
+/// The digest of a release's assets: sha256 over `<name> <sha256 of its bytes>\n`, by name.
+pub fn content_digest(assets: &FileTree) -> String {
+    let mut h = Sha256::new();
+    for (name, bytes) in assets {
+        h.update(format!("{name} {}\n", hex::encode(Sha256::digest(bytes))));
+    }
+    hex::encode(h.finalize())
+}
+
+/// The candidate of `stable` with these assets: `<prefix>-v0-sha-<first 7 of the digest>`.
+pub fn candidate_name(stable: &ReleaseName, assets: &FileTree) -> ReleaseName {
+    ReleaseName {
+        stack: stable.stack.clone(),
+        minor: stable.minor,
+        version: StackVersion::hash_mode(&content_digest(assets)),
+    }
+}
+
+/// The assets of the candidate: `assets` unchanged, and the cluster-class chart once more
+/// under the name CSO looks for with the candidate's tag.
+pub fn candidate_assets(stable: &ReleaseName, assets: &FileTree) -> FileTree {
+    let mut out = assets.clone();
+    let chart = format!(
+        "{}-{}.tgz",
+        stable.cluster_class_chart(),
+        stable.version.dot()
+    );
+    if let Some(bytes) = assets.get(&chart) {
+        let cand = candidate_name(stable, assets);
+        out.insert(
+            format!("{}-{}.tgz", cand.cluster_class_chart(), cand.version.dot()),
+            bytes.clone(),
+        );
+    }
+    out
+}
+
+/// What the candidate's notes record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CandidateRecord {
+    /// The stable tag it becomes when it passes.
+    pub stable: String,
+    /// [`content_digest`] of the stable release's assets.
+    pub digest: String,
+}
+
+impl CandidateRecord {
+    /// The candidate's release notes: the record, then what it is for people.
+    pub fn notes(&self, candidate: &str) -> String {
+        format!(
+            "{MARKER}{} -->\nCandidate of `{}` in the conformance gate: the same assets as `{}` \
+             will have, published here first to be tested (CSO: `channel: custom`, `versions: \
+             [{}]`). It becomes `{}` only when its test passes; the evidence is attached below.\n",
+            serde_json::to_string(self).expect("record serializes"),
+            self.stable,
+            self.stable,
+            ReleaseName::parse(candidate)
+                .map(|n| n.version.dot())
+                .unwrap_or_else(|_| candidate.to_string()),
+            self.stable
+        )
+    }
+
+    /// The record in a release's notes, if they are a candidate's.
+    pub fn parse(notes: &str) -> Option<Self> {
+        let at = notes.find(MARKER)? + MARKER.len();
+        let end = notes[at..].find(" -->")?;
+        serde_json::from_str(&notes[at..at + end]).ok()
+    }
+}
+
+/// The name of attempt `n`'s start record.
+pub fn attempt_asset(n: u32) -> String {
+    format!("gate-attempt-{n}.json")
+}
+
+/// The name of attempt `n`'s result record.
+pub fn result_asset(n: u32) -> String {
+    format!("gate-result-{n}.json")
+}
+
+/// The name of attempt `n`'s evidence file `file` (a result file as the test wrote it).
+pub fn evidence_asset(n: u32, file: &str) -> String {
+    format!("conformance-{n}-{file}")
+}
+
+/// Whether `name` is one of the gate's own assets (not part of the release).
+pub fn is_gate_asset(name: &str) -> bool {
+    (name.starts_with("gate-attempt-") || name.starts_with("gate-result-"))
+        && name.ends_with(".json")
+        || name.starts_with("conformance-")
+}
+
+/// Counts of a conformance result.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub passed: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    /// The failed tests' names (at most [`junit::MAX_FAILED_NAMES`]).
+    #[serde(default)]
+    pub failed_tests: Vec<String>,
+}
+
+impl Summary {
+    /// `12 passed, 1 failed, 3 skipped`.
+    pub fn counts(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )
+    }
+}
+
+/// The start record of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub attempt: u32,
+    pub started_at: DateTime<Utc>,
+}
+
+/// How a test attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// It ran and its result says no test failed.
+    Passed,
+    /// It ran and tests failed, or it gave no usable result.
+    Failed,
+    /// Someone or something stopped it (a signal, a cancelled workflow run).
+    Cancelled,
+    /// It disappeared without a result, or overran the gate's timeout.
+    Lost,
+}
+
+impl Outcome {
+    /// Whether the attempt says nothing about the candidate (so it is worth retrying).
+    pub fn is_retryable(self) -> bool {
+        matches!(self, Outcome::Cancelled | Outcome::Lost)
+    }
+}
+
+/// The result record of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptResult {
+    pub attempt: u32,
+    pub finished_at: DateTime<Utc>,
+    pub outcome: Outcome,
+    /// The counts, when a result file was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Summary>,
+    /// What the runner said (`exited 1`, `killed by signal 15`, `no result file`, ...).
+    pub detail: String,
+    /// The evidence assets (the result files as the test wrote them), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+}
+
+impl AttemptResult {
+    /// `passed (412 passed, 0 failed, 5 skipped)` and the like.
+    pub fn line(&self) -> String {
+        let word = match self.outcome {
+            Outcome::Passed => "passed",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "cancelled",
+            Outcome::Lost => "lost",
+        };
+        match &self.summary {
+            Some(s) => format!("{word} ({}; {})", s.counts(), self.detail),
+            None => format!("{word} ({})", self.detail),
+        }
+    }
+}
+
+/// What a finished test left behind, as the runner reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    /// The exit code (`None`: killed by a signal).
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// The result the test wrote: its summary, or why it is no evidence (`None`: no file).
+    pub result: Option<Result<Summary, String>>,
+}
+
+/// Where a started attempt's test is, as its runner reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runner {
+    /// Still running.
+    Running,
+    /// Ended: what it left.
+    Finished(Finished),
+    /// Nothing runs and nothing was left (the machine restarted, the run was deleted).
+    Gone,
+}
+
+/// How a finished test ended: passed only with a result that has cases, none failed, and an
+/// exit code of 0. A signal is a cancellation (an exit code of 128 + n is the shell's way of
+/// saying "killed by signal n").
+pub fn outcome_of(f: &Finished) -> (Outcome, String) {
+    let how = match (f.exit_code, f.signal) {
+        (_, Some(s)) => return (Outcome::Cancelled, format!("killed by signal {s}")),
+        (Some(c @ 129..=192), _) => {
+            return (
+                Outcome::Cancelled,
+                format!("exited {c} (killed by signal {})", c - 128),
+            );
+        }
+        (Some(c), _) => format!("exited {c}"),
+        (None, None) => "ended without an exit code".to_string(),
+    };
+    match (&f.result, f.exit_code) {
+        (None, _) => (Outcome::Failed, format!("{how}, no result file")),
+        (Some(Err(e)), _) => (Outcome::Failed, format!("{how}, result unreadable: {e}")),
+        (Some(Ok(s)), Some(0)) if s.failed == 0 => (Outcome::Passed, how),
+        (Some(Ok(_)), _) => (Outcome::Failed, how),
+    }
+}
+
+/// The candidate as observed on the forge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub tag: String,
+    /// Published (a pre-release, not a draft).
+    pub published: bool,
+    pub html_url: String,
+    /// The record its notes carry (`None`: the tag belongs to something else).
+    pub record: Option<CandidateRecord>,
+    /// The sha256 of each of its release assets (gate records excluded).
+    pub assets: BTreeMap<String, String>,
+    pub attempts: Vec<Attempt>,
+    pub results: Vec<AttemptResult>,
+}
+
+impl Candidate {
+    /// The newest attempt and its result, if read.
+    pub fn last(&self) -> Option<(&Attempt, Option<&AttemptResult>)> {
+        let a = self.attempts.iter().max_by_key(|a| a.attempt)?;
+        Some((a, self.results.iter().find(|r| r.attempt == a.attempt)))
+    }
+
+    /// When the test of this candidate started first.
+    pub fn since(&self) -> Option<DateTime<Utc>> {
+        self.attempts.iter().map(|a| a.started_at).min()
+    }
+}
+
+/// What to do about one gated release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Publish (or finish publishing) the candidate pre-release with these assets.
+    Publish,
+    /// Start attempt `n` of the test.
+    Start { attempt: u32 },
+    /// The runner of attempt `n` is done (or gone): record this result, then decide again.
+    Record(AttemptResult),
+    /// The test is running: start nothing, release nothing.
+    Wait { since: DateTime<Utc>, attempt: u32 },
+    /// It passed: promote it to the stable tag.
+    Promote(AttemptResult),
+    /// It failed: never promoted; the next change makes a new candidate.
+    Rejected(AttemptResult),
+    /// Every attempt was cancelled or lost: a person must look at the test.
+    GaveUp(Vec<AttemptResult>),
+    /// The candidate's tag holds something else than these assets: refuse.
+    Conflict(String),
+}
+
+/// What the gate knows about one gated release.
+pub struct Facts<'a> {
+    /// The stable release the candidate is for.
+    pub stable: &'a str,
+    /// Its assets as planned (byte-reproducible, so the same every run).
+    pub assets: &'a FileTree,
+    /// The candidate on the forge, if there is one.
+    pub candidate: Option<&'a Candidate>,
+    /// The runner's word on the newest attempt without a result (`None`: not asked).
+    pub runner: Option<&'a Runner>,
+    pub now: DateTime<Utc>,
+    /// How long an attempt may run before it counts as lost.
+    pub timeout: chrono::Duration,
+}
+
+/// The one decision about a gated release, from what is observed.
+pub fn decide(f: &Facts<'_>) -> Decision {
+    let Some(c) = f.candidate else {
+        return Decision::Publish;
+    };
+    let digest = content_digest(f.assets);
+    match &c.record {
+        Some(r) if r.stable == f.stable && r.digest == digest => {}
+        Some(r) => {
+            return Decision::Conflict(format!(
+                "candidate {} records {} with content {}, not {} with {}",
+                c.tag,
+                r.stable,
+                short(&r.digest),
+                f.stable,
+                short(&digest)
+            ));
+        }
+        None => {
+            return Decision::Conflict(format!(
+                "{} exists but is not a stackbot candidate (its notes carry no record)",
+                c.tag
+            ));
+        }
+    }
+    let want: BTreeMap<String, String> = f
+        .assets
+        .iter()
+        .map(|(n, b)| (n.clone(), hex::encode(Sha256::digest(b))))
+        .collect();
+    if !c.published {
+        return Decision::Publish;
+    }
+    // Published is tested (or about to be): its bytes are never "fixed" afterwards.
+    if let Some((n, _)) = want.iter().find(|(n, h)| c.assets.get(*n) != Some(*h)) {
+        return Decision::Conflict(format!(
+            "the published candidate {} does not hold {n} as planned (sha256 differs or it is missing): \
+             its test says nothing about these bytes; delete the candidate to test anew",
+            c.tag
+        ));
+    }
+    decide_attempts(f, c)
+}
+
+fn decide_attempts(f: &Facts<'_>, c: &Candidate) -> Decision {
+    let Some((last, result)) = c.last() else {
+        return Decision::Start { attempt: 1 };
+    };
+    match result {
+        Some(r) if r.outcome == Outcome::Passed => Decision::Promote(r.clone()),
+        Some(r) if r.outcome == Outcome::Failed => Decision::Rejected(r.clone()),
+        Some(_) if last.attempt < MAX_ATTEMPTS => Decision::Start {
+            attempt: last.attempt + 1,
+        },
+        Some(_) => Decision::GaveUp(c.results.clone()),
+        None => running(f, last),
+    }
+}
+
+/// The newest attempt has no result yet: what its runner says.
+fn running(f: &Facts<'_>, last: &Attempt) -> Decision {
+    let result = |outcome, detail: String, summary| {
+        Decision::Record(AttemptResult {
+            attempt: last.attempt,
+            finished_at: f.now,
+            outcome,
+            summary,
+            detail,
+            evidence: Vec::new(),
+        })
+    };
+    match f.runner {
+        Some(Runner::Finished(fin)) => {
+            let (outcome, detail) = outcome_of(fin);
+            let summary = fin.result.clone().and_then(Result::ok);
+            result(outcome, detail, summary)
+        }
+        Some(Runner::Gone) => result(
+            Outcome::Lost,
+            "the test run is gone without a result".into(),
+            None,
+        ),
+        _ if f.now - last.started_at > f.timeout => result(
+            Outcome::Lost,
+            format!(
+                "no result after {} minutes (the gate's timeout)",
+                f.timeout.num_minutes()
+            ),
+            None,
+        ),
+        _ => Decision::Wait {
+            since: last.started_at,
+            attempt: last.attempt,
+        },
+    }
+}
+
+fn short(s: &str) -> &str {
+    &s[..s.len().min(12)]
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,254 @@
+use super::*;
+
+fn stable() -> ReleaseName {
+    ReleaseName::parse("openstack-scs2-1-34-v3").unwrap()
+}
+
+fn assets() -> FileTree {
+    let mut t = FileTree::new();
+    t.insert(
+        "openstack-scs2-1-34-cluster-class-v3.tgz".into(),
+        b"class".to_vec(),
+    );
+    t.insert("metadata.yaml".into(), b"versions: {}".to_vec());
+    t
+}
+
+fn at(s: &str) -> DateTime<Utc> {
+    s.parse().unwrap()
+}
+
+fn candidate(attempts: &[(u32, &str)], results: &[(u32, Outcome)]) -> Candidate {
+    let a = assets();
+    Candidate {
+        tag: candidate_name(&stable(), &a).to_string(),
+        published: true,
+        html_url: "file:///c".into(),
+        record: Some(CandidateRecord {
+            stable: stable().to_string(),
+            digest: content_digest(&a),
+        }),
+        assets: a
+            .iter()
+            .map(|(n, b)| (n.clone(), hex::encode(Sha256::digest(b))))
+            .collect(),
+        attempts: attempts
+            .iter()
+            .map(|(n, t)| Attempt {
+                attempt: *n,
+                started_at: at(t),
+            })
+            .collect(),
+        results: results
+            .iter()
+            .map(|(n, o)| AttemptResult {
+                attempt: *n,
+                finished_at: at("2026-12-01T12:00:00Z"),
+                outcome: *o,
+                summary: None,
+                detail: String::new(),
+                evidence: Vec::new(),
+            })
+            .collect(),
+    }
+}
+
+fn decide_on(c: Option<&Candidate>, runner: Option<&Runner>, now: &str) -> Decision {
+    let a = assets();
+    let tag = stable().to_string();
+    decide(&Facts {
+        stable: &tag,
+        assets: &a,
+        candidate: c,
+        runner,
+        now: at(now),
+        timeout: chrono::Duration::hours(6),
+    })
+}
+
+#[test]
+fn the_candidate_is_a_hash_mode_name_of_its_content_that_cso_parses() {
+    let a = assets();
+    let c = candidate_name(&stable(), &a);
+    let tag = c.to_string();
+    assert!(tag.starts_with("openstack-scs2-1-34-v0-sha-"), "{tag}");
+    assert_eq!(tag.split('-').count(), 7, "CSO splits on `-` into 7 parts");
+    assert!(!c.version.is_stable());
+    assert_eq!(ReleaseName::parse(&tag).unwrap(), c);
+    let mut b = a.clone();
+    b.insert("metadata.yaml".into(), b"other".to_vec());
+    assert_ne!(
+        candidate_name(&stable(), &b),
+        c,
+        "other bytes, other candidate"
+    );
+    assert_eq!(
+        candidate_name(&stable(), &a),
+        c,
+        "same bytes, same candidate"
+    );
+}
+
+#[test]
+fn the_candidate_carries_every_asset_and_the_chart_under_its_own_version() {
+    let a = assets();
+    let c = candidate_name(&stable(), &a);
+    let ca = candidate_assets(&stable(), &a);
+    for (n, b) in &a {
+        assert_eq!(ca.get(n), Some(b), "{n} byte for byte");
+    }
+    let alias = format!("openstack-scs2-1-34-cluster-class-{}.tgz", c.version.dot());
+    assert_eq!(ca.get(&alias).map(Vec::as_slice), Some(&b"class"[..]));
+    assert_eq!(ca.len(), a.len() + 1);
+}
+
+#[test]
+fn the_record_survives_the_notes() {
+    let r = CandidateRecord {
+        stable: "openstack-scs2-1-34-v3".into(),
+        digest: "ab".repeat(32),
+    };
+    let notes = r.notes("openstack-scs2-1-34-v0-sha-abababa");
+    assert_eq!(CandidateRecord::parse(&notes), Some(r));
+    assert!(notes.contains("versions: [v0-sha.abababa]"), "{notes}");
+    assert_eq!(CandidateRecord::parse("plain notes"), None);
+}
+
+#[test]
+fn a_release_goes_candidate_then_test_then_promotion() {
+    assert_eq!(
+        decide_on(None, None, "2026-12-01T10:00:00Z"),
+        Decision::Publish
+    );
+    let mut unpublished = candidate(&[], &[]);
+    unpublished.published = false;
+    assert_eq!(
+        decide_on(Some(&unpublished), None, "2026-12-01T10:00:00Z"),
+        Decision::Publish,
+        "a half-made candidate is finished first"
+    );
+    let fresh = candidate(&[], &[]);
+    assert_eq!(
+        decide_on(Some(&fresh), None, "2026-12-01T10:00:00Z"),
+        Decision::Start { attempt: 1 }
+    );
+    let passed = candidate(&[(1, "2026-12-01T10:00:00Z")], &[(1, Outcome::Passed)]);
+    assert!(matches!(
+        decide_on(Some(&passed), None, "2026-12-01T13:00:00Z"),
+        Decision::Promote(r) if r.attempt == 1
+    ));
+    let failed = candidate(&[(1, "2026-12-01T10:00:00Z")], &[(1, Outcome::Failed)]);
+    assert!(matches!(
+        decide_on(Some(&failed), None, "2026-12-01T13:00:00Z"),
+        Decision::Rejected(_)
+    ));
+}
+
+#[test]
+fn a_running_test_starts_nothing_until_it_ends_or_overruns() {
+    let c = candidate(&[(1, "2026-12-01T10:00:00Z")], &[]);
+    assert_eq!(
+        decide_on(Some(&c), Some(&Runner::Running), "2026-12-01T11:00:00Z"),
+        Decision::Wait {
+            since: at("2026-12-01T10:00:00Z"),
+            attempt: 1
+        }
+    );
+    assert!(matches!(
+        decide_on(Some(&c), Some(&Runner::Running), "2026-12-01T16:30:00Z"),
+        Decision::Record(r) if r.outcome == Outcome::Lost
+    ));
+    assert!(matches!(
+        decide_on(Some(&c), Some(&Runner::Gone), "2026-12-01T11:00:00Z"),
+        Decision::Record(r) if r.outcome == Outcome::Lost
+    ));
+    let done = Runner::Finished(Finished {
+        exit_code: Some(0),
+        signal: None,
+        result: Some(Ok(Summary {
+            passed: 3,
+            ..Summary::default()
+        })),
+    });
+    assert!(matches!(
+        decide_on(Some(&c), Some(&done), "2026-12-01T11:00:00Z"),
+        Decision::Record(r) if r.outcome == Outcome::Passed && r.summary.as_ref().unwrap().passed == 3
+    ));
+}
+
+#[test]
+fn a_cancelled_or_lost_run_is_retried_once_then_reported() {
+    let once = candidate(&[(1, "2026-12-01T10:00:00Z")], &[(1, Outcome::Cancelled)]);
+    assert_eq!(
+        decide_on(Some(&once), None, "2026-12-01T11:00:00Z"),
+        Decision::Start { attempt: 2 }
+    );
+    let twice = candidate(
+        &[(1, "2026-12-01T10:00:00Z"), (2, "2026-12-01T11:00:00Z")],
+        &[(1, Outcome::Cancelled), (2, Outcome::Lost)],
+    );
+    assert!(matches!(
+        decide_on(Some(&twice), None, "2026-12-01T12:00:00Z"),
+        Decision::GaveUp(rs) if rs.len() == 2
+    ));
+}
+
+#[test]
+fn a_candidate_of_other_content_is_refused() {
+    let mut c = candidate(&[], &[]);
+    c.record.as_mut().unwrap().digest = "00".repeat(32);
+    assert!(matches!(
+        decide_on(Some(&c), None, "2026-12-01T10:00:00Z"),
+        Decision::Conflict(_)
+    ));
+    let mut tampered = candidate(&[], &[]);
+    tampered
+        .assets
+        .insert("metadata.yaml".into(), "00".repeat(32));
+    assert!(matches!(
+        decide_on(Some(&tampered), None, "2026-12-01T10:00:00Z"),
+        Decision::Conflict(m) if m.contains("metadata.yaml")
+    ));
+    c.record = None;
+    assert!(matches!(
+        decide_on(Some(&c), None, "2026-12-01T10:00:00Z"),
+        Decision::Conflict(_)
+    ));
+}
+
+#[test]
+fn only_a_clean_exit_with_a_result_and_no_failure_passes() {
+    let ok = Some(Ok(Summary {
+        passed: 2,
+        ..Summary::default()
+    }));
+    let fin = |exit_code, signal, result| Finished {
+        exit_code,
+        signal,
+        result,
+    };
+    assert_eq!(
+        outcome_of(&fin(Some(0), None, ok.clone())).0,
+        Outcome::Passed
+    );
+    assert_eq!(
+        outcome_of(&fin(Some(1), None, ok.clone())).0,
+        Outcome::Failed
+    );
+    assert_eq!(outcome_of(&fin(Some(0), None, None)).0, Outcome::Failed);
+    assert_eq!(
+        outcome_of(&fin(Some(0), None, Some(Err("bad".into())))).0,
+        Outcome::Failed
+    );
+    let failing = Some(Ok(Summary {
+        passed: 1,
+        failed: 1,
+        ..Summary::default()
+    }));
+    assert_eq!(outcome_of(&fin(Some(0), None, failing)).0, Outcome::Failed);
+    assert_eq!(
+        outcome_of(&fin(None, Some(15), ok.clone())).0,
+        Outcome::Cancelled
+    );
+    assert_eq!(outcome_of(&fin(Some(143), None, ok)).0, Outcome::Cancelled);
+}

@@ -1,0 +1,220 @@
+//! Carry out the conformance gate's decisions: publish the candidate pre-release, start a test
+//! attempt, record an attempt's result. Each step first checks whether it is done already, and
+//! each writes its record to the candidate on the forge, so the next run (after a crash, or
+//! while the test runs) reads where things stand.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
+use crate::gate::{self, Attempt, AttemptResult};
+use crate::model::FileTree;
+
+use super::{ApplyError, Outcome};
+
+/// Make `tag` a published pre-release with exactly `assets` and `notes`: tag the base head
+/// when the tag is missing, fill the lowest-id draft (made when there is none), publish it
+/// (never as *Latest*). A published candidate is left as it is.
+pub fn publish_candidate(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    base_head: &str,
+    tag: &str,
+    notes: &str,
+    assets: &FileTree,
+    out: &mut Outcome,
+) -> Result<(), ApplyError> {
+    if forge.tag_target(repo, tag)?.is_none() {
+        match forge.create_tag(
+            repo,
+            tag,
+            base_head,
+            &format!("Conformance candidate {tag}"),
+        ) {
+            Ok(()) => out.actions.push(format!("tag candidate {tag}")),
+            Err(ForgeError::AlreadyExists { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let of_tag = |all: &[ReleaseInfo]| -> Vec<ReleaseInfo> {
+        let mut v: Vec<ReleaseInfo> = all.iter().filter(|r| r.tag == tag).cloned().collect();
+        v.sort_by_key(|r| r.id);
+        v
+    };
+    let mut rels = of_tag(&forge.list_releases(repo)?);
+    if rels.iter().any(|r| !r.draft) {
+        return Ok(());
+    }
+    for stale in rels.iter().filter(|r| r.body != notes) {
+        super::delete_quietly(forge, repo, stale, "candidate draft with other notes", out)?;
+    }
+    rels.retain(|r| r.body == notes);
+    if rels.is_empty() {
+        let r = forge.create_draft_prerelease(repo, tag, tag, notes)?;
+        out.actions
+            .push(format!("create candidate draft {} for {tag}", r.id));
+        rels = of_tag(&forge.list_releases(repo)?);
+    }
+    let Some(canon) = rels.first() else {
+        return Err(ApplyError::Inconsistent(format!(
+            "the draft of candidate {tag} disappeared; re-run"
+        )));
+    };
+    super::fill_assets(forge, repo, canon, assets, out)?;
+    forge.publish_release(repo, canon.id, false)?;
+    out.actions.push(format!(
+        "publish candidate {tag} (pre-release {})",
+        canon.id
+    ));
+    for dup in rels.iter().skip(1) {
+        super::delete_quietly(forge, repo, dup, "duplicate candidate draft", out)?;
+    }
+    Ok(())
+}
+
+/// One test attempt to start on the local runner.
+pub struct Start<'a> {
+    pub candidate: &'a ReleaseInfo,
+    pub stable: &'a str,
+    pub attempt: Attempt,
+    /// The attempt's folder ([`crate::observe::gate::attempt_dir`]).
+    pub dir: PathBuf,
+    /// The configured command and its arguments.
+    pub command: &'a [String],
+    /// Where it runs (the configuration's folder).
+    pub cwd: &'a Path,
+    /// The candidate's assets, written to `<dir>/candidate/` for the test to read.
+    pub assets: &'a FileTree,
+}
+
+/// Start an attempt: its folder and the candidate's files first, then its record on the
+/// forge (before the test starts, so that no crash can start a second test unseen), then the
+/// command, in the background, in its own process group, through a wrapper that writes its
+/// exit code to `<dir>/exit` when it ends.
+pub fn start(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    s: &Start<'_>,
+    out: &mut Outcome,
+) -> Result<(), ApplyError> {
+    let io = |what: &str, e: std::io::Error| {
+        ApplyError::Inconsistent(format!("gate: {what} {}: {e}", s.dir.display()))
+    };
+    let files = s.dir.join("candidate");
+    let results = s.dir.join("results");
+    std::fs::create_dir_all(&files).map_err(|e| io("cannot create", e))?;
+    std::fs::create_dir_all(&results).map_err(|e| io("cannot create", e))?;
+    for (name, bytes) in s.assets {
+        std::fs::write(files.join(name), bytes).map_err(|e| io("cannot write to", e))?;
+    }
+    let record = serde_json::to_vec_pretty(&s.attempt).expect("attempt serializes");
+    let name = gate::attempt_asset(s.attempt.attempt);
+    match forge.upload_asset(repo, s.candidate.id, &name, &record) {
+        Ok(_) => {}
+        // Another run started this attempt: it is running (or the next run finds it gone).
+        Err(ForgeError::AlreadyExists { .. }) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    }
+    let version = crate::model::ReleaseName::parse(&s.candidate.tag)
+        .map(|n| n.version.dot())
+        .unwrap_or_default();
+    let log =
+        std::fs::File::create(s.dir.join("log")).map_err(|e| io("cannot create the log in", e))?;
+    let err_log = log
+        .try_clone()
+        .map_err(|e| io("cannot open the log in", e))?;
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(WRAPPER)
+        .arg("stackbot-gate")
+        .args(s.command)
+        .current_dir(s.cwd)
+        .env("STACKBOT_CANDIDATE", &s.candidate.tag)
+        .env("STACKBOT_CANDIDATE_VERSION", version)
+        .env("STACKBOT_CANDIDATE_DIR", &files)
+        .env("STACKBOT_CANDIDATE_URL", &s.candidate.html_url)
+        .env("STACKBOT_STABLE_TAG", s.stable)
+        .env("STACKBOT_GATE_ATTEMPT", s.attempt.attempt.to_string())
+        .env("STACKBOT_RESULTS_DIR", &results)
+        .env("STACKBOT_GATE_DIR", &s.dir)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(err_log);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| io("cannot start the test command in", e))?;
+    std::fs::write(s.dir.join("pid"), child.id().to_string())
+        .map_err(|e| io("cannot write to", e))?;
+    // Not waited for: the next run reads `exit`. The child outlives this process.
+    drop(child);
+    out.actions.push(format!(
+        "start conformance test attempt {} of {} ({})",
+        s.attempt.attempt,
+        s.candidate.tag,
+        s.command.join(" ")
+    ));
+    Ok(())
+}
+
+/// Runs the test command (`"$@"`), then writes its exit code where the next run reads it
+/// (atomically: a half-written `exit` is never read).
+const WRAPPER: &str = r#""$@"; rc=$?; printf '%s\n' "$rc" > "$STACKBOT_GATE_DIR/exit.tmp" && mv "$STACKBOT_GATE_DIR/exit.tmp" "$STACKBOT_GATE_DIR/exit""#;
+
+/// Record an attempt's result on the candidate: the evidence files first, the result record
+/// last (the record is what the next run decides on, so it comes only once its evidence is
+/// there). An evidence file already there is kept.
+pub fn record(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    candidate: &ReleaseInfo,
+    result: &AttemptResult,
+    evidence: &[(String, Vec<u8>)],
+    out: &mut Outcome,
+) -> Result<(), ApplyError> {
+    let mut result = result.clone();
+    for (file, bytes) in evidence {
+        let name = gate::evidence_asset(result.attempt, file);
+        match forge.upload_asset(repo, candidate.id, &name, bytes) {
+            Ok(_) | Err(ForgeError::AlreadyExists { .. }) => result.evidence.push(name),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let bytes = serde_json::to_vec_pretty(&result).expect("result serializes");
+    match forge.upload_asset(
+        repo,
+        candidate.id,
+        &gate::result_asset(result.attempt),
+        &bytes,
+    ) {
+        Ok(_) | Err(ForgeError::AlreadyExists { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    out.actions.push(format!(
+        "record conformance attempt {} of {}: {}",
+        result.attempt,
+        candidate.tag,
+        result.line()
+    ));
+    Ok(())
+}
+
+/// End an attempt that overran the gate's timeout: its process group, by the id it was
+/// started with (`pid` in its folder), so a hanging test does not run on beside its retry.
+pub fn stop(dir: &Path) {
+    let Some(pid) = std::fs::read_to_string(dir.join("pid"))
+        .ok()
+        .and_then(|p| p.trim().parse::<u32>().ok())
+    else {
+        return;
+    };
+    let _ = Command::new("kill")
+        .args(["-TERM", "--", &format!("-{pid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}

@@ -1,0 +1,336 @@
+//! What the conformance gate needs to know: the candidate pre-release on the forge (its
+//! record, the sha256 of its assets, the attempts started and the results read), and where the
+//! local test runner of an attempt is. Facts only; [`crate::gate::decide`] decides.
+//!
+//! The local runner keeps one directory per attempt under the local forge's folder,
+//! `<forge>/gate/<owner>/<name>/<candidate>/<attempt>/`: `candidate/` (the assets the test
+//! reads), `results/` (what it writes), `pid`, `exit` (written by the wrapper when the
+//! command ends) and `log`. It is the runner's working state; what the next run decides on is
+//! copied to the candidate on the forge when the attempt ends.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
+use crate::gate::{
+    self, Attempt, AttemptResult, Candidate, CandidateRecord, Finished, Runner, Summary, junit,
+};
+
+/// The most result files of one attempt that are read.
+pub const MAX_RESULT_FILES: usize = 50;
+
+/// The candidate release of `tag`: the published one, else the lowest-id draft; `None` when
+/// there is neither.
+pub fn candidate(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    tag: &str,
+) -> Result<Option<(Candidate, ReleaseInfo)>, ForgeError> {
+    let all = forge.list_releases(repo)?;
+    let of_tag = || all.iter().filter(|r| r.tag == tag);
+    let chosen = of_tag()
+        .find(|r| !r.draft)
+        .or_else(|| of_tag().min_by_key(|r| r.id));
+    let Some(r) = chosen else {
+        return Ok(None);
+    };
+    let mut c = Candidate {
+        tag: tag.to_string(),
+        published: !r.draft,
+        html_url: r.html_url.clone(),
+        record: CandidateRecord::parse(&r.body),
+        assets: Default::default(),
+        attempts: Vec::new(),
+        results: Vec::new(),
+    };
+    for a in &r.assets {
+        let bytes = forge.download_asset(repo, r.id, a)?;
+        if a.name.starts_with("gate-attempt-") {
+            if let Ok(x) = serde_json::from_slice::<Attempt>(&bytes) {
+                c.attempts.push(x);
+            }
+        } else if a.name.starts_with("gate-result-") {
+            if let Ok(x) = serde_json::from_slice::<AttemptResult>(&bytes) {
+                c.results.push(x);
+            }
+        } else if !gate::is_gate_asset(&a.name) {
+            c.assets
+                .insert(a.name.clone(), hex::encode(Sha256::digest(&bytes)));
+        }
+    }
+    Ok(Some((c, r.clone())))
+}
+
+/// The folder of attempt `attempt` of `candidate` under the local forge's folder.
+pub fn attempt_dir(forge_root: &Path, repo: &RepoRef, candidate: &str, attempt: u32) -> PathBuf {
+    forge_root
+        .join("gate")
+        .join(&repo.owner)
+        .join(&repo.name)
+        .join(candidate)
+        .join(attempt.to_string())
+}
+
+/// Where the local runner of an attempt is: ended (its exit code and result), running, or
+/// gone (no process and no exit code: the machine restarted, or someone removed it).
+pub fn runner(dir: &Path) -> Runner {
+    if let Ok(text) = std::fs::read_to_string(dir.join("exit")) {
+        let exit_code = text.trim().parse::<i32>().ok();
+        return Runner::Finished(Finished {
+            exit_code,
+            signal: None,
+            result: results(&dir.join("results")).0,
+        });
+    }
+    let pid = std::fs::read_to_string(dir.join("pid"))
+        .ok()
+        .and_then(|p| p.trim().parse::<u32>().ok());
+    match pid {
+        Some(pid) if alive(pid) => Runner::Running,
+        _ => Runner::Gone,
+    }
+}
+
+/// Whether process `pid` runs (a zombie does not). Without `/proc` it cannot be told, and
+/// counts as running: the gate's timeout ends the wait.
+fn alive(pid: u32) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) S ...`: the state is the first field after the last `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Result files as the test wrote them: (file name, bytes).
+pub type Evidence = Vec<(String, Vec<u8>)>;
+
+/// The results an attempt wrote: the summary of every JUnit XML file in `dir` (and in every
+/// sonobuoy results tarball there), and the files themselves as evidence, by name. `None`
+/// when there is no result file at all; an unreadable one makes the result an error.
+pub fn results(dir: &Path) -> (Option<Result<Summary, String>>, Evidence) {
+    let mut names: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && is_result_file(p))
+            .collect(),
+        Err(_) => return (None, Vec::new()),
+    };
+    names.sort();
+    names.truncate(MAX_RESULT_FILES);
+    if names.is_empty() {
+        return (None, Vec::new());
+    }
+    let mut sum = Summary::default();
+    let mut evidence = Vec::new();
+    for p in &names {
+        let file = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let bytes = match read_bounded(p) {
+            Ok(b) => b,
+            Err(e) => return (Some(Err(format!("{file}: {e}"))), evidence),
+        };
+        let parsed = if file.ends_with(".xml") {
+            junit::parse(&bytes).map_err(|e| e.to_string())
+        } else {
+            sonobuoy(&bytes)
+        };
+        match parsed {
+            Ok(s) => sum.merge(s),
+            Err(e) => return (Some(Err(format!("{file}: {e}"))), evidence),
+        }
+        evidence.push((file, bytes));
+    }
+    (Some(Ok(sum)), evidence)
+}
+
+fn is_result_file(p: &Path) -> bool {
+    let name = p.file_name().unwrap_or_default().to_string_lossy();
+    name.ends_with(".xml") || name.ends_with(".tar.gz") || name.ends_with(".tgz")
+}
+
+/// At most [`junit::MAX_BYTES`] of a file; a longer one is refused rather than cut.
+fn read_bounded(p: &Path) -> Result<Vec<u8>, String> {
+    let f = std::fs::File::open(p).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    f.take(junit::MAX_BYTES + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| e.to_string())?;
+    if out.len() as u64 > junit::MAX_BYTES {
+        return Err(format!("larger than {} bytes", junit::MAX_BYTES));
+    }
+    Ok(out)
+}
+
+/// The JUnit XML files of a sonobuoy results tarball (`sonobuoy retrieve`):
+/// `plugins/<plugin>/results/<node>/*.xml`, each bounded, summed.
+fn sonobuoy(tgz: &[u8]) -> Result<Summary, String> {
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
+    let mut sum = Summary::default();
+    let mut seen = 0usize;
+    for entry in ar.entries().map_err(|e| format!("not a tarball: {e}"))? {
+        let mut entry = entry.map_err(|e| format!("tarball: {e}"))?;
+        let path = entry
+            .path()
+            .map_err(|e| format!("tarball: {e}"))?
+            .to_string_lossy()
+            .to_string();
+        let is_junit = path.trim_start_matches("./").starts_with("plugins/")
+            && path.contains("/results/")
+            && path.ends_with(".xml");
+        if !is_junit || entry.size() > junit::MAX_BYTES {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        (&mut entry)
+            .take(junit::MAX_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{path}: {e}"))?;
+        sum.merge(junit::parse(&bytes).map_err(|e| format!("{path}: {e}"))?);
+        seen += 1;
+        if seen >= MAX_RESULT_FILES {
+            break;
+        }
+    }
+    if seen == 0 {
+        return Err("no plugins/*/results/**/*.xml in it: not a sonobuoy results tarball".into());
+    }
+    Ok(sum)
+}
+
+/// For the status report: the newest published candidate of each series whose stable tag is
+/// not published (yet), with where its test stands. Only the gate's own records are read.
+pub fn status_facts(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    listed: &[ReleaseInfo],
+) -> Result<Vec<crate::status::GateFact>, ForgeError> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let published: BTreeSet<&str> = listed
+        .iter()
+        .filter(|r| !r.draft && !r.prerelease)
+        .map(|r| r.tag.as_str())
+        .collect();
+    let mut newest: BTreeMap<String, (&ReleaseInfo, CandidateRecord, crate::model::ReleaseName)> =
+        BTreeMap::new();
+    for r in listed.iter().filter(|r| !r.draft && r.prerelease) {
+        let Some(rec) = CandidateRecord::parse(&r.body) else {
+            continue;
+        };
+        let Ok(name) = crate::model::ReleaseName::parse(&rec.stable) else {
+            continue;
+        };
+        if published.contains(rec.stable.as_str()) {
+            continue;
+        }
+        let series = name.prefix();
+        if newest.get(&series).is_none_or(|(o, _, _)| o.id < r.id) {
+            newest.insert(series, (r, rec, name));
+        }
+    }
+    let mut out = Vec::new();
+    for (r, rec, name) in newest.into_values() {
+        let (mut attempts, mut results) = (Vec::<Attempt>::new(), Vec::<AttemptResult>::new());
+        for a in r.assets.iter().filter(|a| a.name.starts_with("gate-")) {
+            let bytes = forge.download_asset(repo, r.id, a)?;
+            if a.name.starts_with("gate-attempt-") {
+                attempts.extend(serde_json::from_slice::<Attempt>(&bytes).ok());
+            } else if a.name.starts_with("gate-result-") {
+                results.extend(serde_json::from_slice::<AttemptResult>(&bytes).ok());
+            }
+        }
+        let last = attempts.iter().map(|a| a.attempt).max();
+        out.push(crate::status::GateFact {
+            stack: name.stack,
+            minor: name.minor,
+            stable: rec.stable,
+            candidate: r.tag.clone(),
+            url: r.html_url.clone(),
+            since: attempts.iter().map(|a| a.started_at).min(),
+            attempt: last,
+            result: results.into_iter().find(|x| Some(x.attempt) == last),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PASSING: &str = r#"<testsuites><testsuite><testcase name="a"/><testcase name="b"><skipped/></testcase></testsuite></testsuites>"#;
+    const FAILING: &str =
+        r#"<testsuite><testcase name="c" classname="e2e"><failure/></testcase></testsuite>"#;
+
+    fn tarball(files: &[(&str, &str)]) -> Vec<u8> {
+        let mut b = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        for (path, text) in files {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(text.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append_data(&mut h, path, text.as_bytes()).unwrap();
+        }
+        b.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn junit_files_and_sonobuoy_tarballs_are_summed_and_kept_as_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("junit_01.xml"), PASSING).unwrap();
+        let tgz = tarball(&[
+            ("plugins/e2e/results/global/junit_01.xml", FAILING),
+            ("plugins/e2e/sonobuoy_results.yaml", "not junit"),
+            ("meta/config.json", "{}"),
+        ]);
+        std::fs::write(dir.path().join("202612020400_sonobuoy_x.tar.gz"), &tgz).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+        let (sum, evidence) = results(dir.path());
+        let sum = sum.unwrap().unwrap();
+        assert_eq!((sum.passed, sum.failed, sum.skipped), (1, 1, 1));
+        assert_eq!(sum.failed_tests, ["e2e c"]);
+        let names: Vec<&str> = evidence.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["202612020400_sonobuoy_x.tar.gz", "junit_01.xml"]);
+    }
+
+    #[test]
+    fn no_result_file_is_none_and_a_broken_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(results(dir.path()).0, None);
+        assert_eq!(results(&dir.path().join("missing")).0, None);
+        std::fs::write(dir.path().join("r.tar.gz"), tarball(&[("x.txt", "x")])).unwrap();
+        let e = results(dir.path()).0.unwrap().unwrap_err();
+        assert!(e.contains("not a sonobuoy results tarball"), "{e}");
+    }
+
+    #[test]
+    fn a_runner_is_finished_by_its_exit_file_running_by_its_process_and_else_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(runner(dir.path()), Runner::Gone);
+        std::fs::write(dir.path().join("pid"), std::process::id().to_string()).unwrap();
+        assert_eq!(runner(dir.path()), Runner::Running, "this process runs");
+        std::fs::write(dir.path().join("exit"), "3\n").unwrap();
+        assert_eq!(
+            runner(dir.path()),
+            Runner::Finished(Finished {
+                exit_code: Some(3),
+                signal: None,
+                result: None
+            })
+        );
+    }
+}

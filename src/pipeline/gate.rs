@@ -1,0 +1,316 @@
+//! The conformance gate in a release run: for every planned release of a stack with `gate:`,
+//! observe its candidate, let [`crate::gate::decide`] say what comes next and (in a release
+//! run) carry it out, until the gate waits or has its answer. Only a release whose candidate
+//! passed stays in the plan (its notes then link the evidence); the others are held back and
+//! said why. Without `gate:` nothing here reads or writes anything.
+
+use chrono::{DateTime, Utc};
+
+use crate::apply::{self, Outcome};
+use crate::forge::{Forge, ReleaseInfo};
+use crate::gate::{self, Decision, Facts, Runner};
+use crate::model::{FileTree, ReleaseName};
+use crate::observe;
+use crate::plan::{Plan, PlannedRelease, Skipped};
+
+use super::release::Target;
+use super::{Context, Error};
+
+/// The most decide → act rounds for one release in one run (publish, start, record, start
+/// again: the longest path to a decision that waits or is final).
+const ROUNDS: usize = 6;
+
+/// Where one gated release stands after this run's gate.
+#[derive(Debug, Clone)]
+pub struct Gated {
+    /// The stable tag.
+    pub stable: String,
+    /// Its series prefix.
+    pub series: String,
+    pub candidate: String,
+    /// The candidate's page, when it exists.
+    pub url: Option<String>,
+    pub decision: Decision,
+}
+
+impl Gated {
+    /// Whether the release goes on to its stable tag in this run.
+    pub fn promoted(&self) -> bool {
+        matches!(self.decision, Decision::Promote(_))
+    }
+}
+
+/// The gate of every planned release of a gated stack. With `act` (a release run) the
+/// decisions are carried out, their actions noted in `act`; without (`plan`, `--dry-run`)
+/// nothing is written and what would happen is said.
+pub fn evaluate(
+    ctx: &Context,
+    forge: &dyn Forge,
+    target: &Target,
+    base_head: Option<&str>,
+    releases: &[PlannedRelease],
+    mut act: Option<&mut Outcome>,
+) -> Result<Vec<Gated>, Error> {
+    let mut out = Vec::new();
+    for r in releases.iter().filter(|r| !r.steps.is_empty()) {
+        let Ok(stable) = ReleaseName::parse(&r.tag) else {
+            continue;
+        };
+        let Some(cfg) = ctx
+            .loaded
+            .stack(&stable.stack)
+            .and_then(|s| s.gate.as_ref())
+        else {
+            continue;
+        };
+        let one = One {
+            ctx,
+            forge,
+            target,
+            base_head,
+            cfg,
+            stable: &stable,
+            assets: &r.asset_bytes,
+        };
+        out.push(one.run(act.as_deref_mut())?);
+    }
+    Ok(out)
+}
+
+/// One gated release.
+struct One<'a> {
+    ctx: &'a Context,
+    forge: &'a dyn Forge,
+    target: &'a Target,
+    base_head: Option<&'a str>,
+    cfg: &'a crate::config::GateConfig,
+    stable: &'a ReleaseName,
+    assets: &'a FileTree,
+}
+
+impl One<'_> {
+    fn run(&self, mut act: Option<&mut Outcome>) -> Result<Gated, Error> {
+        let cand = gate::candidate_name(self.stable, self.assets).to_string();
+        let mut gated = Gated {
+            stable: self.stable.to_string(),
+            series: self.stable.prefix(),
+            candidate: cand.clone(),
+            url: None,
+            decision: Decision::Publish,
+        };
+        for _ in 0..ROUNDS {
+            let observed = observe::gate::candidate(self.forge, &self.target.repo, &cand)?;
+            let runner = observed
+                .as_ref()
+                .and_then(|(c, _)| c.last())
+                .filter(|(_, result)| result.is_none())
+                .map(|(a, _)| observe::gate::runner(&self.dir(&cand, a.attempt)));
+            let now = self.ctx.clock.now();
+            let stable = self.stable.to_string();
+            let decision = gate::decide(&Facts {
+                stable: &stable,
+                assets: self.assets,
+                candidate: observed.as_ref().map(|(c, _)| c),
+                runner: runner.as_ref(),
+                now,
+                timeout: chrono::Duration::minutes(self.cfg.timeout_minutes as i64),
+            });
+            gated.url = observed.as_ref().map(|(c, _)| c.html_url.clone());
+            gated.decision = decision.clone();
+            let Some(out) = act.as_deref_mut() else {
+                break;
+            };
+            let rel = observed.as_ref().map(|(_, r)| r);
+            if !self.act(&cand, &decision, rel, runner.as_ref(), now, out)? {
+                break;
+            }
+        }
+        Ok(gated)
+    }
+
+    /// Carry out `decision`; `false` when there is nothing to do (it waits or is final).
+    fn act(
+        &self,
+        cand: &str,
+        decision: &Decision,
+        rel: Option<&ReleaseInfo>,
+        runner: Option<&Runner>,
+        now: DateTime<Utc>,
+        out: &mut Outcome,
+    ) -> Result<bool, Error> {
+        let (forge, repo) = (self.forge, &self.target.repo);
+        let missing = || {
+            Error::Apply(apply::ApplyError::Inconsistent(format!(
+                "candidate {cand} disappeared during the run; re-run"
+            )))
+        };
+        match decision {
+            Decision::Publish => {
+                let Some(head) = self.base_head else {
+                    return Err(Error::Apply(apply::ApplyError::Inconsistent(format!(
+                        "branch `{}` of {repo} does not exist: nothing to tag the candidate {cand} on",
+                        self.target.base_branch
+                    ))));
+                };
+                let record = gate::CandidateRecord {
+                    stable: self.stable.to_string(),
+                    digest: gate::content_digest(self.assets),
+                };
+                let assets = gate::candidate_assets(self.stable, self.assets);
+                apply::gate::publish_candidate(
+                    forge,
+                    repo,
+                    head,
+                    cand,
+                    &record.notes(cand),
+                    &assets,
+                    out,
+                )?;
+            }
+            Decision::Start { attempt } => {
+                let rel = rel.ok_or_else(missing)?;
+                let command = self.cfg.command.as_deref().unwrap_or_default();
+                apply::gate::start(
+                    forge,
+                    repo,
+                    &apply::gate::Start {
+                        candidate: rel,
+                        stable: &self.stable.to_string(),
+                        attempt: gate::Attempt {
+                            attempt: *attempt,
+                            started_at: now,
+                        },
+                        dir: self.dir(cand, *attempt),
+                        command,
+                        cwd: &std::path::absolute(&self.ctx.loaded.base_dir)
+                            .unwrap_or_else(|_| self.ctx.loaded.base_dir.clone()),
+                        assets: &gate::candidate_assets(self.stable, self.assets),
+                    },
+                    out,
+                )?;
+            }
+            Decision::Record(result) => {
+                let rel = rel.ok_or_else(missing)?;
+                let dir = self.dir(cand, result.attempt);
+                let evidence = match runner {
+                    Some(Runner::Finished(_)) => observe::gate::results(&dir.join("results")).1,
+                    Some(Runner::Running) => {
+                        // Overran the timeout: end it before it is retried.
+                        apply::gate::stop(&dir);
+                        Vec::new()
+                    }
+                    _ => Vec::new(),
+                };
+                apply::gate::record(forge, repo, rel, result, &evidence, out)?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn dir(&self, cand: &str, attempt: u32) -> std::path::PathBuf {
+        let loaded = &self.ctx.loaded;
+        let root = loaded.resolve(&loaded.config.forge.local.path);
+        // Absolute: the test runs in the configuration's folder, not in this process's.
+        let root = std::path::absolute(&root).unwrap_or(root);
+        observe::gate::attempt_dir(&root, &self.target.repo, cand, attempt)
+    }
+}
+
+/// The series the gate holds back in this run.
+pub fn held(gated: &[Gated]) -> std::collections::BTreeSet<String> {
+    gated
+        .iter()
+        .filter(|g| !g.promoted())
+        .map(|g| g.series.clone())
+        .collect()
+}
+
+/// Say in the plan where each gated release stands, and link the evidence in the notes of
+/// those that go on to their stable tag.
+pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
+    for g in gated {
+        let url = g.url.as_deref().unwrap_or("");
+        let skip = |reason: String| Skipped {
+            what: crate::plan::Subject::tag(&g.stable)
+                .unwrap_or_else(|| crate::plan::Subject::Named(g.stable.clone())),
+            reason: crate::plan::SkipReason::InGate(reason),
+        };
+        match &g.decision {
+            Decision::Promote(result) => {
+                if let Some(r) = plan.releases.iter_mut().find(|r| r.tag == g.stable) {
+                    r.notes.push_str(&evidence_notes(g, result));
+                }
+            }
+            Decision::Publish => plan.skipped.push(skip(format!(
+                "in the conformance gate: published first as the candidate {}, then tested",
+                g.candidate
+            ))),
+            Decision::Start { attempt } => plan.skipped.push(skip(format!(
+                "in the conformance gate: the test of candidate {} starts (attempt {attempt})",
+                g.candidate
+            ))),
+            Decision::Record(r) => plan.skipped.push(skip(format!(
+                "in the conformance gate: the test of candidate {} ended, {} (recorded by the release run)",
+                g.candidate,
+                r.line()
+            ))),
+            Decision::Wait { since, attempt } => plan.skipped.push(skip(format!(
+                "in test since {} (candidate {}, attempt {attempt}; {url})",
+                since.format("%Y-%m-%d %H:%M UTC"),
+                g.candidate
+            ))),
+            Decision::Rejected(r) => {
+                let reason = format!(
+                    "candidate {} failed conformance, never promoted: {}{} ({url}); the next change makes a new candidate",
+                    g.candidate,
+                    r.line(),
+                    failed_names(r)
+                );
+                plan.warnings.push(format!("{}: {reason}", g.stable));
+                plan.skipped.push(skip(reason));
+            }
+            Decision::GaveUp(results) => plan.failed.push(skip(format!(
+                "the conformance test of candidate {} did not finish {} times ({}): look at the test, then delete the candidate pre-release to test anew ({url})",
+                g.candidate,
+                results.len(),
+                results.iter().map(|r| r.line()).collect::<Vec<_>>().join("; ")
+            ))),
+            Decision::Conflict(why) => plan.failed.push(skip(format!(
+                "conformance gate: {why}"
+            ))),
+        }
+    }
+}
+
+/// `; failed tests: a, b, c`.
+fn failed_names(r: &gate::AttemptResult) -> String {
+    match &r.summary {
+        Some(s) if !s.failed_tests.is_empty() => {
+            format!("; failed tests: {}", s.failed_tests.join(", "))
+        }
+        _ => String::new(),
+    }
+}
+
+/// The notes' paragraph on the evidence of a promoted release.
+fn evidence_notes(g: &Gated, r: &gate::AttemptResult) -> String {
+    let url = g.url.as_deref().unwrap_or("");
+    let files = if r.evidence.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; evidence: {}",
+            r.evidence
+                .iter()
+                .map(|e| format!("`{e}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    format!(
+        "\n\n**Conformance:** {} as candidate `{}` ({url}){files}. These assets are the candidate's, byte for byte.\n",
+        r.line(),
+        g.candidate
+    )
+}
