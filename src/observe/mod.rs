@@ -184,8 +184,9 @@ fn latest_details(
         .into_iter()
         .flatten()
     {
-        let (set, released) = released_set(forge, scope.repo, &lat.tag, d, scope.lock_path)?;
+        let (set, released, lock) = released_set(forge, scope.repo, &lat.tag, d, scope.lock_path)?;
         lat.set = set;
+        lat.lock = lock;
         so.latest_released = so.latest_released.max(released);
     }
     Ok(())
@@ -430,6 +431,7 @@ fn recorded(
         hashes,
         metadata: None,
         set: None,
+        lock: None,
     })
 }
 
@@ -477,6 +479,7 @@ fn oci_latest(
         hashes,
         metadata,
         set: None,
+        lock: None,
     }))
 }
 
@@ -501,18 +504,19 @@ fn released_set(
     tag: &str,
     d: &Desired,
     lock_path: &str,
-) -> Result<(Option<ReleaseSet>, Option<u64>), ObserveError> {
+) -> Result<(Option<ReleaseSet>, Option<u64>, Option<Lock>), ObserveError> {
     let Some(commit) = tag_of(forge, repo, tag)? else {
-        return Ok((None, None));
+        return Ok((None, None, None));
     };
     let Some(bytes) = forge.read_file(repo, &commit, lock_path)? else {
-        return Ok((None, None));
+        return Ok((None, None, None));
     };
     let lock = Lock::parse(&String::from_utf8_lossy(&bytes), lock_path.as_ref()).ok();
     Ok((
         lock.as_ref()
             .and_then(|l| l.get(&d.stack, d.minor).cloned()),
         lock.as_ref().and_then(|l| l.released_as(&d.stack, d.minor)),
+        lock,
     ))
 }
 

@@ -166,7 +166,10 @@ pub fn desired_recorded(
         })?;
         if !templates.contains_key(&set.stack) {
             let dir = loaded.resolve(&stack.templates);
-            templates.insert(set.stack.clone(), crate::render::load_templates(&dir)?);
+            templates.insert(
+                set.stack.clone(),
+                std::sync::Arc::new(crate::render::load_templates(&dir)?),
+            );
         }
         let rendered =
             match crate::render::render_stack(&templates[&set.stack], stack, &set, &known) {
@@ -196,6 +199,10 @@ pub fn desired_recorded(
             set: set.clone(),
             rendered,
             stepped_over: stepped_over(&offered, &set),
+            renderer: Some(crate::plan::Renderer {
+                templates: templates[&set.stack].clone(),
+                stack: stack.clone(),
+            }),
         });
         offered.sets.push(set);
     }

@@ -284,3 +284,109 @@ fn the_image_list_records_build_dates_and_keeps_every_image_it_knows() {
     let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// A new patch of `set`'s minor, its image named as the stack's configuration names it.
+fn next_patch(
+    set: &stackbot::model::ReleaseSet,
+    cfg: &stackbot::config::StackConfig,
+    patch: &str,
+    day: &str,
+) -> stackbot::model::ReleaseSet {
+    let mut next = set.clone();
+    next.kubernetes = patch.parse().unwrap();
+    let (name, url) = cfg.node_image.expand(next.kubernetes);
+    next.node_image.name = name;
+    next.node_image.url = url;
+    next.node_image.sha256 = "b".repeat(64);
+    next.node_image.build_date = Some(day.parse().unwrap());
+    next
+}
+
+#[test]
+fn a_new_image_of_one_minor_releases_that_minor_only_and_the_other_carries_it_at_its_own_release() {
+    use stackbot::plan::{Desired, Latest, Renderer, up_to_date};
+    let (_, older, newer) = pairs()
+        .into_iter()
+        .find(|(p, _, _)| p == "openstack-scs2-1-33-1-34")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let setup = dir.path().join("setup");
+    adopt(&newer, &setup);
+    let (older_lock, _) = adopt(&older, &dir.path().join("other"));
+    let cfg = setup.join("stackbot.yaml");
+    let loaded = stackbot::config::load(&cfg).unwrap();
+    let stack = loaded.config.stacks[0].clone();
+    let renderer = Renderer {
+        templates: std::sync::Arc::new(
+            stackbot::render::load_templates(&loaded.resolve(&stack.templates)).unwrap(),
+        ),
+        stack: stack.clone(),
+    };
+    // `render --release-set FILE`: the lock records the sets (and keeps replaced images).
+    let record = |sets: Vec<stackbot::model::ReleaseSet>| {
+        let file = dir.path().join("sets.yaml");
+        std::fs::write(&file, yaml_serde::to_string(&sets).unwrap()).unwrap();
+        let (code, out, err) = run(&["-c", s(&cfg), "render", "--release-set", s(&file)]);
+        assert_eq!(code, 0, "{out}{err}");
+        Lock::load(&setup.join("stackbot.lock")).unwrap()
+    };
+    let desired = |set: &stackbot::model::ReleaseSet, lock: &Lock| Desired {
+        stack: set.stack.clone(),
+        minor: set.minor(),
+        set: set.clone(),
+        path: String::new(),
+        rendered: stackbot::render::render_stack(&renderer.templates, &stack, set, lock).unwrap(),
+        stepped_over: Vec::new(),
+        renderer: Some(renderer.clone()),
+    };
+    // A release as `plan` observes it: its hashes and the lock at its tag.
+    let released = |d: &Desired, lock: &Lock| Latest {
+        tag: format!("{}-v1", d.series()),
+        n: 1,
+        hashes: Some(stackbot::package::hashes(&d.rendered)),
+        metadata: None,
+        set: Some(d.set.clone()),
+        lock: Some(lock.clone()),
+    };
+    let set33 = older_lock.release_sets[0].clone();
+    let both = record(vec![set33.clone()]);
+    let set34 = both
+        .get(&set33.stack, "1.34".parse().unwrap())
+        .unwrap()
+        .clone();
+    let (d33, d34) = (desired(&set33, &both), desired(&set34, &both));
+    let (latest33, latest34) = (released(&d33, &both), released(&d34, &both));
+    assert!(up_to_date(&d33, Some(&latest33)) && up_to_date(&d34, Some(&latest34)));
+
+    // v1.34.8: its image joins the list 1.33's templates render too.
+    let set34n = next_patch(&set34, &stack, "v1.34.8", "2026-05-20");
+    let after = record(vec![set34n.clone()]);
+    let d34n = desired(&set34n, &after);
+    assert!(
+        !up_to_date(&d34n, Some(&latest34)),
+        "1.34 has a new patch: released"
+    );
+    let d33n = desired(&set33, &after);
+    assert_ne!(
+        d33n.rendered, d33.rendered,
+        "the shared list of 1.33 changed with 1.34's image"
+    );
+    assert!(
+        up_to_date(&d33n, Some(&latest33)),
+        "shared content alone releases nothing: 1.33 is unchanged since its release"
+    );
+    // The run after: 1.34's release is the latest, 1.33 still has nothing of its own.
+    let latest34n = released(&d34n, &after);
+    assert!(up_to_date(&d34n, Some(&latest34n)) && up_to_date(&d33n, Some(&latest33)));
+
+    // 1.33's own next patch releases it, and its release carries v1.34.8 in the list.
+    let set33n = next_patch(&set33, &stack, "v1.33.11", "2026-05-21");
+    let later = record(vec![set33n.clone()]);
+    let d33l = desired(&set33n, &later);
+    assert!(!up_to_date(&d33l, Some(&latest33)));
+    let list = String::from_utf8(d33l.rendered["kubernetes.yaml"].clone()).unwrap();
+    assert!(
+        list.contains("'v1.34.8'") && list.contains("'v1.33.11'"),
+        "{list}"
+    );
+}

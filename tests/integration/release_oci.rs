@@ -69,6 +69,7 @@ fn desired(k8s: &str) -> Desired {
         set,
         rendered: t,
         stepped_over: Vec::new(),
+        renderer: None,
     }
 }
 

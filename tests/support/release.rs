@@ -130,6 +130,7 @@ pub fn desired(k8s: &str, ccm: &str) -> Desired {
         set: s,
         rendered: t,
         stepped_over: Vec::new(),
+        renderer: None,
     }
 }
 

@@ -63,6 +63,16 @@ pub struct Desired {
     pub rendered: FileTree,
     /// Newer patches detection stepped over to reach `set`, and why (said in the notes).
     pub stepped_over: Vec<crate::model::SteppedOver>,
+    /// What rendered `rendered`, to render `set` again with the lists shared across minors
+    /// as another lock gives them ([`up_to_date`]); `None` when not rendered from templates.
+    pub renderer: Option<Renderer>,
+}
+
+/// The templates and stack configuration a [`Desired`] was rendered from.
+#[derive(Debug, Clone)]
+pub struct Renderer {
+    pub templates: std::sync::Arc<crate::render::TemplateTree>,
+    pub stack: crate::config::StackConfig,
 }
 
 impl Desired {
@@ -85,6 +95,9 @@ pub struct Latest {
     /// Release notes diff against this, never against the base branch, so they are the same
     /// whether or not an interrupted run already committed the new lock.
     pub set: Option<ReleaseSet>,
+    /// The whole `stackbot.lock` at that commit: the lists shared across minors as they were
+    /// when this release was made ([`up_to_date`]).
+    pub lock: Option<crate::lock::Lock>,
 }
 
 /// A tag of the series found above its latest release: the commit it points at and the files
@@ -375,10 +388,28 @@ fn oci_step(oci: &OciPlanSettings, tag: &str, assets: &FileTree) -> Result<Step,
     })
 }
 
-/// Whether the rendered tree is what the latest release already shipped.
+/// Whether the rendered tree is what the latest release already shipped, the lists shared
+/// across minors aside (docs/adopt.md): a series releases for its own facts or its templates,
+/// and then carries the shared lists as they are.
 pub fn up_to_date(desired: &Desired, latest: Option<&Latest>) -> bool {
-    let current = crate::package::hashes(&desired.rendered);
-    matches!(latest.and_then(|l| l.hashes.as_ref()), Some(h) if h.cluster_stack == current.cluster_stack)
+    let Some((latest, released)) = latest.and_then(|l| l.hashes.as_ref().map(|h| (l, h))) else {
+        return false;
+    };
+    let same =
+        |tree: &FileTree| crate::package::hashes(tree).cluster_stack == released.cluster_stack;
+    if same(&desired.rendered) {
+        return true;
+    }
+    // Content shared across minors alone makes no release: the series is unchanged when its
+    // own facts and its templates, rendered with the shared lists as the lock at its latest
+    // release gave them, reproduce that release.
+    match (&desired.renderer, &latest.lock) {
+        (Some(r), Some(lock)) => {
+            crate::render::render_stack(&r.templates, &r.stack, &desired.set, lock)
+                .is_ok_and(|t| same(&t))
+        }
+        _ => false,
+    }
 }
 
 /// The files of `tree` under `dir/`, relative to it.
@@ -1042,6 +1073,7 @@ mod tests {
             set,
             rendered,
             stepped_over: Vec::new(),
+            renderer: None,
         }
     }
 
@@ -1195,6 +1227,7 @@ mod tests {
             hashes: Some(crate::package::hashes(&d[0].rendered)),
             metadata: None,
             set: None,
+            lock: None,
         };
         let obs = Observed {
             index: ReleaseIndex::new(vec![rel(1, "openstack-scs2-1-34-v2", false)], None),
@@ -1234,6 +1267,7 @@ mod tests {
             hashes: Some(crate::package::hashes(&old.rendered)),
             metadata: None,
             set: Some(old.set.clone()),
+            lock: None,
         };
         let observed = |base_lock: Option<Vec<u8>>| Observed {
             base_branch: "main".into(),
@@ -1340,6 +1374,7 @@ mod tests {
             hashes: Some(crate::package::hashes(&old.rendered)),
             metadata: None,
             set: Some(old.set.clone()),
+            lock: None,
         };
         let observed = |draft_body: String| Observed {
             base_branch: "main".into(),
