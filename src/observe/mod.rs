@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::forge::{Forge, ForgeError, PullInfo, PullState, ReleaseInfo, RepoRef, read_subtree};
 use crate::index::{Numbered, ReleaseIndex};
 use crate::lock::Lock;
-use crate::model::{FileTree, ReleaseName, ReleaseSet, StackVersion};
+use crate::model::{FileTree, ReleaseName, StackVersion};
 use crate::oci::Publisher;
 use crate::package::{Metadata, ReleaseHashes};
 use crate::plan::{
@@ -184,10 +184,13 @@ fn latest_details(
         .into_iter()
         .flatten()
     {
-        let (set, released, lock) = released_set(forge, scope.repo, &lat.tag, d, scope.lock_path)?;
-        lat.set = set;
-        lat.lock = lock;
+        let lock = released_lock(forge, scope.repo, &lat.tag, scope.lock_path)?;
+        lat.set = lock
+            .as_ref()
+            .and_then(|l| l.get(&d.stack, d.minor).cloned());
+        let released = lock.as_ref().and_then(|l| l.released_as(&d.stack, d.minor));
         so.latest_released = so.latest_released.max(released);
+        lat.lock = lock;
     }
     Ok(())
 }
@@ -495,29 +498,22 @@ fn parse_or_warn<T>(
         .ok()
 }
 
-/// The release set a release shipped and the number its lock records for the series:
-/// `stackbot.lock` at the commit its tag points at. `None` when the tag, the lock or the entry
-/// is missing (the notes then show no "was").
-fn released_set(
+/// The lock a release shipped: `stackbot.lock` at the commit its tag points at (its release
+/// set and the number it records for the series, the shared lists as they were). `None` when
+/// the tag or the lock is missing (the notes then show no "was").
+fn released_lock(
     forge: &dyn Forge,
     repo: &RepoRef,
     tag: &str,
-    d: &Desired,
     lock_path: &str,
-) -> Result<(Option<ReleaseSet>, Option<u64>, Option<Lock>), ObserveError> {
+) -> Result<Option<Lock>, ObserveError> {
     let Some(commit) = tag_of(forge, repo, tag)? else {
-        return Ok((None, None, None));
+        return Ok(None);
     };
     let Some(bytes) = forge.read_file(repo, &commit, lock_path)? else {
-        return Ok((None, None, None));
+        return Ok(None);
     };
-    let lock = Lock::parse(&String::from_utf8_lossy(&bytes), lock_path.as_ref()).ok();
-    Ok((
-        lock.as_ref()
-            .and_then(|l| l.get(&d.stack, d.minor).cloned()),
-        lock.as_ref().and_then(|l| l.released_as(&d.stack, d.minor)),
-        lock,
-    ))
+    Ok(Lock::parse(&String::from_utf8_lossy(&bytes), lock_path.as_ref()).ok())
 }
 
 fn read_asset(
