@@ -137,11 +137,9 @@ pub fn desired_recorded(
     } else {
         None
     };
-    let known = known_after(ctx, &mut offered.sets);
-    let sets = std::mem::take(&mut offered.sets);
-    for mut set in sets {
-        // The releases API is down and markers carry no dates: the patch the lock already
-        // recorded keeps its publication date, so the rendering does not change for it.
+    // The releases API is down and markers carry no dates: the patch the lock already
+    // recorded keeps its publication date, so the rendering does not change for it.
+    for set in offered.sets.iter_mut() {
         if set.published_at.is_none()
             && let Some(r) = recorded
                 .as_ref()
@@ -150,6 +148,10 @@ pub fn desired_recorded(
         {
             set.published_at = r.published_at;
         }
+    }
+    let known = known_after(ctx, &mut offered.sets);
+    let sets = std::mem::take(&mut offered.sets);
+    for set in sets {
         let minor = set.minor();
         if sel.stack.as_ref().is_some_and(|s| s != &set.stack)
             || sel.minor.is_some_and(|m| m != minor)
@@ -235,16 +237,21 @@ fn check_stack(loaded: &crate::config::Loaded, sel: &Selection) -> Result<(), Er
 /// checkout's lock as it is after this run records every offered set, so the minors of one
 /// run agree with each other and with `render --check` afterwards.
 ///
-/// A node image the lock has no build date for is dated today (the run's day, `--now`
-/// included), as upstream's generator dates a new entry of the image list with the day it
-/// writes it; once released, the lock keeps that date.
+/// A node image the lock has no build date for is dated with the day its Kubernetes patch was
+/// published. Upstream's generator writes the day a person ran it (usually a day or two after
+/// the patch); the run's own day would be closer to that, but it changes from run to run
+/// until the release is merged, so every run would render a different lock, an open release
+/// pull request would be rewritten daily, and a merged one would not be recognised by its
+/// content. A fact of upstream renders the same on every run. Once released, the lock keeps
+/// the date; with no publication date either (the releases API down), the image stays undated
+/// and a template that needs the date cannot render (said, exit 1: the next run reads again).
 fn known_after(ctx: &Context, sets: &mut [ReleaseSet]) -> crate::lock::Lock {
     let mut known = checkout_lock(ctx).unwrap_or_default();
     for set in sets.iter_mut() {
         if !set.node_image.is_none() && set.node_image.build_date.is_none() {
             set.node_image.build_date = known
                 .build_date_of(&set.stack, &set.node_image)
-                .or(Some(ctx.today));
+                .or(set.published_at.map(|t| t.date_naive()));
         }
     }
     for set in sets.iter() {

@@ -203,6 +203,11 @@ fn scenarios() -> Vec<Scenario> {
 
 /// What stackbot reads: the same bodies, under the keys a run stores them.
 fn inputs(s: &Scenario) -> Inputs {
+    Inputs::from_data(&upstream(s))
+}
+
+/// The bodies of [`inputs`], before they are read.
+fn upstream(s: &Scenario) -> UpstreamData {
     let mut data = UpstreamData::default();
     let ok = |body: String| Fetched::Ok { body };
     data.insert(
@@ -225,7 +230,7 @@ fn inputs(s: &Scenario) -> Inputs {
     for (id, r) in &s.records {
         data.insert(&Key::CveRecord(id.clone()), ok(r.to_string()));
     }
-    Inputs::from_data(&data)
+    data
 }
 
 fn oracle(scenarios: &[Scenario]) -> Vec<Vec<String>> {
@@ -241,6 +246,11 @@ fn oracle(scenarios: &[Scenario]) -> Vec<Vec<String>> {
             })
         })
         .collect();
+    run_oracle(&input)
+}
+
+/// The standard's test on scenarios as `oracle.py` reads them (a case's `now` may carry a time).
+fn run_oracle(input: &[Value]) -> Vec<Vec<String>> {
     let mut child = Command::new("python3")
         .arg(fixtures().join("scs-standards/oracle.py"))
         .stdin(Stdio::piped())
@@ -252,7 +262,7 @@ fn oracle(scenarios: &[Scenario]) -> Vec<Vec<String>> {
         .stdin
         .take()
         .unwrap()
-        .write_all(serde_json::to_string(&input).unwrap().as_bytes())
+        .write_all(serde_json::to_string(input).unwrap().as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -375,4 +385,234 @@ fn the_end_of_life_day_is_decided_as_the_standards_test_decides_it() {
         );
     }
     assert!(decided >= 6, "the test decided too few cases: {expected:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deviations from the standard's test (docs/status.md, "Deviations from the standard's test").
+// Each test runs the test on the input that shows the deviation and asserts the difference.
+
+/// A GitHub release object as the API gives it.
+fn gh(tag: &str, ga: bool, published: &str) -> Value {
+    json!({"tag_name": tag, "draft": false, "prerelease": !ga, "published_at": published})
+}
+
+/// A small upstream: 1.33.5, 1.34.0 and 1.34.1 (published 2026-02-10 at 16:28 UTC), 1.35.0.
+fn small_releases() -> Vec<Value> {
+    vec![
+        gh("v1.33.5", true, "2026-01-05T16:28:00Z"),
+        gh("v1.34.0", true, "2026-01-10T16:28:00Z"),
+        gh("v1.34.1", true, "2026-02-10T16:28:00Z"),
+        gh("v1.35.0", true, "2026-01-20T16:28:00Z"),
+    ]
+}
+
+fn eol(rows: &[(&str, &str)]) -> Vec<Value> {
+    rows.iter()
+        .map(|(b, e)| json!({"branch": b, "end-of-life": e}))
+        .collect()
+}
+
+fn empty_feed() -> Value {
+    json!({"version": "https://jsonfeed.org/version/1.1", "items": []})
+}
+
+fn v(s: &str) -> KubeVersion {
+    s.parse().unwrap()
+}
+
+fn d(s: &str) -> NaiveDate {
+    s.parse().unwrap()
+}
+
+/// (a) The end of life comes from the release schedule (`Key::Schedule`), not from the test's
+/// bundled `k8s-eol-data.yml`. When the two disagree, stackbot follows the schedule, in both
+/// directions: a later date in the schedule keeps the minor supported, an earlier one ends it.
+#[test]
+fn deviation_end_of_life_follows_the_schedule_not_the_bundled_eol_data() {
+    let bundled = eol(&[
+        ("1.33", "2026-06-28"),
+        ("1.34", "2026-10-27"),
+        ("1.35", "2027-02-28"),
+    ]);
+    let later = eol(&[
+        ("1.33", "2026-07-28"),
+        ("1.34", "2026-10-27"),
+        ("1.35", "2027-02-28"),
+    ]);
+    let earlier = eol(&[
+        ("1.33", "2026-06-01"),
+        ("1.34", "2026-10-27"),
+        ("1.35", "2027-02-28"),
+    ]);
+    let cases = vec![
+        (v("v1.33.5"), d("2026-07-10")),
+        (v("v1.33.5"), d("2026-06-15")),
+    ];
+    let test = Scenario {
+        releases: small_releases(),
+        feed: empty_feed(),
+        records: Vec::new(),
+        eol: bundled,
+        cases: cases.clone(),
+    };
+    let said = oracle(std::slice::from_ref(&test)).remove(0);
+    assert_eq!(
+        said,
+        ["fail", "pass"],
+        "the bundled table ends 1.33 on 2026-06-28"
+    );
+    for (schedule, want) in [(later, ["pass", "pass"]), (earlier, ["fail", "fail"])] {
+        let inputs = inputs(&Scenario {
+            releases: small_releases(),
+            feed: empty_feed(),
+            records: Vec::new(),
+            eol: schedule,
+            cases: Vec::new(),
+        });
+        let got: Vec<&str> = cases
+            .iter()
+            .map(|(v, day)| evaluate(*v, &inputs, *day).verdict.word())
+            .collect();
+        assert_eq!(got, want, "stackbot follows the schedule it read");
+    }
+}
+
+/// (b) Dates, not times of day: the test compares `now - published_at` (with its time) to 31
+/// days, so on the 31st day after a publication at 16:28 it passes at midnight and fails at
+/// 18:00. stackbot's verdict is "as of" a day, the test's at that day's midnight: the whole
+/// 31st day is in time, the next day fails.
+#[test]
+fn deviation_dates_are_compared_not_times_of_day() {
+    let case = |now: &str| {
+        json!({"releases": small_releases(), "feed": empty_feed(), "records": {},
+            "eol": eol(&[("1.33", "2026-06-28"), ("1.34", "2026-10-27"), ("1.35", "2027-02-28")]),
+            "cases": [{"version": "v1.34.0", "now": now}]})
+    };
+    let said: Vec<String> = run_oracle(&[
+        case("2026-03-13T00:00:00"),
+        case("2026-03-13T18:00:00"),
+        case("2026-03-14T00:00:00"),
+    ])
+    .into_iter()
+    .flatten()
+    .collect();
+    assert_eq!(
+        said,
+        ["pass", "fail", "fail"],
+        "v1.34.1 was published 2026-02-10 16:28"
+    );
+    let inputs = inputs(&Scenario {
+        releases: small_releases(),
+        feed: empty_feed(),
+        records: Vec::new(),
+        eol: eol(&[
+            ("1.33", "2026-06-28"),
+            ("1.34", "2026-10-27"),
+            ("1.35", "2027-02-28"),
+        ]),
+        cases: Vec::new(),
+    });
+    let on = |day: &str| evaluate(v("v1.34.0"), &inputs, d(day)).verdict.word();
+    assert_eq!(on("2026-03-13"), "pass", "the 31st day is in time all day");
+    assert_eq!(on("2026-03-14"), "fail");
+}
+
+/// (c) The test ABORTs ("critically outdated" EOL data) when fewer than two branches are
+/// supported on the day; stackbot gives its verdict from the schedule it read that run: an
+/// ended minor fails, a minor still supported is judged on its patches.
+#[test]
+fn deviation_fewer_than_two_supported_branches_do_not_abort() {
+    let table = eol(&[("1.33", "2026-03-01"), ("1.34", "2026-10-27")]);
+    let cases = vec![
+        (v("v1.34.1"), d("2026-04-01")),
+        (v("v1.33.5"), d("2026-04-01")),
+    ];
+    let s = Scenario {
+        releases: small_releases(),
+        feed: empty_feed(),
+        records: Vec::new(),
+        eol: table,
+        cases: cases.clone(),
+    };
+    assert_eq!(
+        oracle(std::slice::from_ref(&s)).remove(0),
+        ["abort", "abort"]
+    );
+    let inputs = inputs(&s);
+    let got: Vec<&str> = cases
+        .iter()
+        .map(|(v, day)| evaluate(*v, &inputs, *day).verdict.word())
+        .collect();
+    assert_eq!(got, ["pass", "fail"]);
+}
+
+/// (d) A release with the GA flags (not draft, not prerelease) whose tag is not `vX.Y.Z`: the
+/// test cuts the tag at its first `-` and counts `v1.34.2-rc.1` as v1.34.2; stackbot counts
+/// only `vX.Y.Z` tags as GA releases, so a cluster at v1.34.1 is not failed for it.
+#[test]
+fn deviation_ga_flagged_tags_that_are_not_a_version_are_not_releases() {
+    let mut releases = small_releases();
+    releases.push(gh("v1.34.2-rc.1", true, "2026-02-20T16:28:00Z"));
+    let s = Scenario {
+        releases,
+        feed: empty_feed(),
+        records: Vec::new(),
+        eol: eol(&[
+            ("1.33", "2026-06-28"),
+            ("1.34", "2026-10-27"),
+            ("1.35", "2027-02-28"),
+        ]),
+        cases: vec![(v("v1.34.1"), d("2026-04-01"))],
+    };
+    assert_eq!(oracle(std::slice::from_ref(&s)).remove(0), ["fail"]);
+    let got = evaluate(v("v1.34.1"), &inputs(&s), d("2026-04-01"));
+    assert_eq!(got.verdict, Verdict::Pass, "{:?}", got.reasons);
+    // The same release under its GA tag: both fail it.
+    let mut releases = small_releases();
+    releases.push(gh("v1.34.2", true, "2026-02-20T16:28:00Z"));
+    let s = Scenario { releases, ..s };
+    assert_eq!(oracle(std::slice::from_ref(&s)).remove(0), ["fail"]);
+    assert_eq!(
+        evaluate(v("v1.34.1"), &inputs(&s), d("2026-04-01")).verdict,
+        Verdict::Fail
+    );
+}
+
+/// (e) A CVE record that answers 404: the test reads MITRE's error body, finds no
+/// `containers` and skips the CVE (no CVE: pass); stackbot counts the record as unreadable,
+/// so a verdict the CVE could change is `unknown`, naming the record.
+#[test]
+fn deviation_a_cve_record_that_answers_404_is_unknown_not_no_cve() {
+    let id = "CVE-2099-0001";
+    let s = Scenario {
+        releases: small_releases(),
+        feed: json!({"version": "https://jsonfeed.org/version/1.1", "items": [{"id": id}]}),
+        records: vec![(
+            id.to_string(),
+            json!({"error": "CVE_RECORD_DNE", "message": "The cve record for the cve id does not exist."}),
+        )],
+        eol: eol(&[
+            ("1.33", "2026-06-28"),
+            ("1.34", "2026-10-27"),
+            ("1.35", "2027-02-28"),
+        ]),
+        cases: vec![(v("v1.34.0"), d("2026-02-20"))],
+    };
+    assert_eq!(oracle(std::slice::from_ref(&s)).remove(0), ["pass"]);
+    let mut data = upstream(&s);
+    data.insert(
+        &Key::CveRecord(id.to_string()),
+        Fetched::Missing {
+            url: format!("https://cveawg.mitre.org/api/cve/{id}"),
+        },
+    );
+    let got = evaluate(v("v1.34.0"), &Inputs::from_data(&data), d("2026-02-20"));
+    assert_eq!(got.verdict, Verdict::Unknown, "{:?}", got.reasons);
+    assert!(
+        got.unknown
+            .iter()
+            .any(|u| u.contains(id) && u.contains("404")),
+        "{:?}",
+        got.unknown
+    );
 }
