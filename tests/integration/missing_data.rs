@@ -437,19 +437,8 @@ fn a_403_releases_api_with_failing_markers_is_unknown_everywhere_never_compliant
 
 /// `stackbot -c examples/local/stackbot.yaml --now DAY ARGS…` in `dir`: exit code, stdout.
 fn cli(dir: &Path, today: &str, args: &[&str]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
-        .current_dir(dir)
-        .args(["-c", "examples/local/stackbot.yaml", "--now", today])
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let (code, stdout, _) = crate::status::demo_cli(dir, today, args);
+    (code, stdout)
 }
 
 /// The demo snapshot as a run records it when the releases API answers 403 and every

@@ -34,20 +34,7 @@ impl Demo {
     }
 
     fn run(&self, day: &str, args: &[&str]) -> (Option<i32>, String, String) {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
-            .current_dir(self.dir.path())
-            .args(["-c", "examples/local/stackbot.yaml", "--now", day])
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("GITHUB_TOKEN")
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        crate::status::demo_cli(self.dir.path(), day, args)
     }
 
     fn json(&self, day: &str, cmd: &str) -> Value {

@@ -78,20 +78,7 @@ impl Demo {
     /// `stackbot -c examples/local/stackbot.yaml --now DAY ARGS…` in the demo, as on a laptop
     /// (no token; the local forge is refused under GitHub Actions): exit code, stdout, stderr.
     fn cli(&self, day: &str, args: &[&str]) -> (Option<i32>, String, String) {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
-            .current_dir(self.dir.path())
-            .args(["-c", "examples/local/stackbot.yaml", "--now", day])
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("GITHUB_TOKEN")
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        demo_cli(self.dir.path(), day, args)
     }
 
     fn issues(&self) -> Vec<IssueInfo> {
@@ -599,4 +586,24 @@ fn checks_passing_merges_a_pull_request_with_auto_merge_on_the_local_forge() {
     let (_, list, _) = run(&["--format", "json", "forge", "list", "acme"]);
     let pulls: serde_json::Value = serde_json::from_str(&list).unwrap();
     assert_eq!(pulls[0]["state"], "merged", "{list}");
+}
+
+/// `stackbot -c examples/local/stackbot.yaml --now DAY ARGS…` in a copy of the demo at `dir`,
+/// as on a laptop (no token; the local forge is refused under GitHub Actions): exit code,
+/// stdout, stderr. The one way the demo's CLI tests run the binary.
+pub fn demo_cli(dir: &std::path::Path, day: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+        .current_dir(dir)
+        .args(["-c", "examples/local/stackbot.yaml", "--now", day])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
