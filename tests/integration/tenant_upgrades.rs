@@ -299,6 +299,7 @@ fn inputs(eol_133: &str) -> Inputs {
         inclusive: false,
     };
     Inputs {
+        odd_tags: Vec::new(),
         releases: Ok(Vec::new()),
         lifecycles: Lifecycles::Known([("1.33".parse().unwrap(), eol_133.parse().unwrap())].into()),
         security: Security::Known {
@@ -444,6 +445,7 @@ fn inputs_with_a_fix_waiting() -> Inputs {
         published_at: Some("2026-04-20T00:00:00Z".parse().unwrap()),
     };
     Inputs {
+        odd_tags: Vec::new(),
         releases: Ok(vec![release("v1.34.2"), release("v1.34.3")]),
         lifecycles: Lifecycles::Known(
             [("1.33".parse().unwrap(), "2026-06-28".parse().unwrap())].into(),

@@ -627,6 +627,7 @@ pub(crate) mod testing {
     pub fn inputs_of(ms: &[UpstreamMinor]) -> Inputs {
         use crate::compliance::{Lifecycles, Security};
         Inputs {
+            odd_tags: Vec::new(),
             releases: Ok(ms
                 .iter()
                 .flat_map(|m| &m.patches)

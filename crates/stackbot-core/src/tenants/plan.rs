@@ -1204,6 +1204,7 @@ mod tests {
             limits: crate::config::LimitsConfig::default().tenant_files(),
             today: "2026-05-01".parse().unwrap(),
             inputs: Inputs {
+                odd_tags: Vec::new(),
                 releases: Ok(Vec::new()),
                 lifecycles: Lifecycles::Unknown("not read".into()),
                 security: Security::Known {
