@@ -348,6 +348,18 @@ impl Run<'_> {
         };
         self.out.pull_requests.push(pull.html_url.clone());
         self.out.release_pulls.push(pull);
+        // The plan said "to be opened"; the summary says what is true after the run.
+        for k in &mut self.out.skipped {
+            if let (
+                crate::plan::Subject::Tag { stack, minor, .. },
+                crate::plan::SkipReason::ReleasePullRequest { open },
+            ) = (&k.what, &mut k.reason)
+                && crate::plan::release_branch(&crate::model::series_prefix(stack, *minor))
+                    == branch
+            {
+                *open = true;
+            }
+        }
         Ok(())
     }
 

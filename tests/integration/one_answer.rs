@@ -258,7 +258,7 @@ fn summary_says_what_status_says(day: &str, text: &str, series: &Value, after: &
         }
         if row["state"] == "release_pull_request" {
             assert!(
-                !line.contains("the next release run"),
+                !line.contains("the next release run") && !line.contains("to be opened"),
                 "{day} {m}: a release PR is open, not releasable: {line}"
             );
         }
