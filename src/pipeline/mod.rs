@@ -17,6 +17,9 @@
 //! | [`tenants::run`] / [`tenants::preview`] | observe tenants → plan → apply (or not) |
 //! | [`status::status`] | detect → releases, tenants → status (read-only) |
 //! | [`dashboard::update_dashboard`] | status → the dashboard issue (the last stage of `release`) |
+//!
+//! A command builds one [`run::Run`] (target, forge, the release index listed once) and passes
+//! it to every stage it runs.
 
 pub mod adopt;
 pub mod dashboard;
@@ -26,6 +29,7 @@ pub mod exit;
 pub mod gate;
 pub mod release;
 pub mod render;
+pub mod run;
 pub mod status;
 pub mod tenants;
 pub mod validate;
