@@ -225,6 +225,7 @@ impl Run<'_> {
             }
             Step::DeleteDraft { id, tag, reason } => match forge.delete_release(repo, *id) {
                 Ok(()) | Err(ForgeError::NotFound { .. }) => {
+                    self.out.index_changes.deleted(*id);
                     self.out
                         .actions
                         .push(format!("delete draft {id} of {tag} ({reason})"));

@@ -1,15 +1,17 @@
 //! A run reads its facts once (issue 29): the release index is listed once per `release` run,
 //! whether the run has nothing to do or releases, and the stages after `apply` (tenants, the
-//! status on the dashboard) read the index as the run's writes left it.
-
-use std::sync::Arc;
+//! status on the dashboard) read the index as the run's writes left it instead of listing it
+//! again. (A no-op hourly run on GitHub costing 0 rate-limit units is
+//! `github_cache::a_no_op_release_costs_no_units_and_its_requests_do_not_grow_with_history`.)
 
 use chrono::{DateTime, Utc};
 use stackbot::clock::ManualClock;
 use stackbot::config::Loaded;
 use stackbot::env::Env;
+use stackbot::forge::Forge;
 use stackbot::forge::counting::Counting;
 use stackbot::forge::local::LocalForge;
+use stackbot::pipeline::release::Released;
 use stackbot::pipeline::{Context, Selection};
 
 use crate::support::{copy_dir, root};
@@ -35,24 +37,107 @@ impl Demo {
 
     fn ctx(&self, when: &str) -> Context {
         let now: DateTime<Utc> = when.parse().unwrap();
-        let clock: Arc<ManualClock> = ManualClock::shared(now);
-        Context::new(self.loaded.clone(), now.date_naive(), Env::default(), clock)
+        Context::new(
+            self.loaded.clone(),
+            now.date_naive(),
+            Env::default(),
+            ManualClock::shared(now),
+        )
     }
 
-    /// One `stackbot release` at `when`, counted.
-    fn release(&self, when: &str) -> (stackbot::pipeline::release::Released, Counting<LocalForge>) {
+    fn forge(&self, ctx: &Context) -> Counting<LocalForge> {
+        Counting::new(LocalForge::from_config(&self.loaded, ctx.clock.clone()).unwrap())
+    }
+
+    /// One `stackbot release` at `when`, and its forge requests.
+    fn release(&self, when: &str) -> (Released, Counting<LocalForge>) {
         let ctx = self.ctx(when);
-        let counted = Counting::new(LocalForge::from_config(&self.loaded, ctx.clock.clone()).unwrap());
-        let r = stackbot::pipeline::release::release(&ctx, &counted, &Selection::default()).unwrap();
+        let counted = self.forge(&ctx);
+        let r = stackbot::pipeline::release::release(&ctx, &counted, &Selection::default())
+            .unwrap();
         (r, counted)
+    }
+
+    /// The release stage alone at `when` (plan, then apply), and the listings apply itself
+    /// made: the compare-and-swap reads of its writes (is the tag published by now, which
+    /// draft is the canonical one), which no index can answer for a concurrent run.
+    fn apply_listings(&self, when: &str) -> u64 {
+        let ctx = self.ctx(when);
+        let forge = self.forge(&ctx);
+        let t = stackbot::pipeline::release::target(&ctx).unwrap();
+        forge.ensure_repo(&t.repo, &t.base_branch).unwrap();
+        let planned =
+            stackbot::pipeline::release::plan(&ctx, &forge, &Selection::default()).unwrap();
+        forge.reset();
+        stackbot::apply::apply(&planned.plan, &forge, &t.repo, &planned.observed).unwrap();
+        listings(&forge)
     }
 }
 
+fn listings(c: &Counting<LocalForge>) -> u64 {
+    c.by_method().get("list_releases").copied().unwrap_or(0)
+}
+
 #[test]
-fn a_release_run_lists_the_release_index_once_whether_it_releases_or_not() {
+fn a_no_op_release_run_lists_the_release_index_once() {
     let demo = Demo::new();
-    let (first, c) = demo.release("2026-05-01T06:00:00Z");
-    eprintln!("releasing run: {:?} {:?}", first.outcome.released, c.by_method());
+    demo.release("2026-05-01T06:00:00Z");
+    // The next hour: nothing to release, the tenants' pull requests are open, the dashboard
+    // is up to date. Plan, tenants and the dashboard's status all read the one listing.
     let (noop, c) = demo.release("2026-05-01T07:00:00Z");
-    eprintln!("no-op run: {:?} {:?}", noop.outcome.released, c.by_method());
+    assert!(noop.outcome.released.is_empty(), "{:?}", noop.outcome);
+    assert!(!noop.tenants.is_empty(), "the tenant stage ran");
+    assert!(noop.dashboard.is_some(), "the dashboard stage ran");
+    assert_eq!(listings(&c), 1, "{:?}", c.by_method());
+    assert_eq!(c.writes(), 0, "{:?}", c.by_method());
+}
+
+#[test]
+fn a_run_that_releases_lists_the_index_once_and_its_later_stages_see_what_it_published() {
+    // Two copies of the same world: one runs the release stage alone, to count apply's own
+    // reads; the other runs the whole `release`.
+    let apply_reads = Demo::new().apply_listings("2026-05-01T06:00:00Z");
+    let demo = Demo::new();
+    let (r, c) = demo.release("2026-05-01T06:00:00Z");
+    assert_eq!(
+        r.outcome.released,
+        ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"]
+    );
+    assert_eq!(
+        listings(&c),
+        1 + apply_reads,
+        "the index once, then only apply's own reads ({apply_reads}): {:?}",
+        c.by_method()
+    );
+    // The tenants were offered what this run published, without listing it again.
+    let proposed: Vec<_> = r
+        .tenants
+        .iter()
+        .flat_map(|t| t.releases.iter().cloned())
+        .collect();
+    assert!(
+        proposed.iter().any(|t| t.starts_with("openstack-scs2-1-3")),
+        "{:?}",
+        r.tenants
+    );
+    // And the dashboard shows the status a fresh `stackbot status` computes from a new
+    // listing: writing that status changes nothing.
+    let ctx = demo.ctx("2026-05-01T06:00:00Z");
+    let fresh =
+        stackbot::pipeline::status::status(&ctx, &demo.forge(&ctx), &Selection::default())
+            .unwrap();
+    assert!(
+        fresh.stacks.iter().any(|s| s.latest_release.is_some()),
+        "{:?}",
+        fresh.stacks
+    );
+    let again = stackbot::pipeline::dashboard::update_dashboard(&ctx, &demo.forge(&ctx), &fresh)
+        .unwrap();
+    assert!(
+        matches!(
+            again,
+            Some(stackbot::pipeline::dashboard::Dashboard::Unchanged { .. })
+        ),
+        "{again:?}"
+    );
 }
