@@ -54,12 +54,9 @@ pub fn target(ctx: &Context) -> Result<Target, Error> {
     let (oci_settings, oci) = crate::oci::publish::for_run(&loaded.config, ctx.today, |k| {
         ctx.env.get(k).map(str::to_string)
     })
-    .map_err(|e| {
-        if e.is_invalid_input() {
-            Error::Invalid(InvalidInput(format!("{}: {e}", loaded.path.display())))
-        } else {
-            Error::Oci(e)
-        }
+    .map_err(|e| Error::InConfig {
+        path: loaded.path.display().to_string(),
+        inner: Box::new(Error::Oci(e)),
     })?;
     Ok(Target {
         repo,
@@ -236,8 +233,7 @@ pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Plan
     if sel.skip_tenants {
         return Ok(planned);
     }
-    planned.plan.tenants =
-        super::tenants::preview(&run, &planned.plan, planned.detected.as_ref())?;
+    planned.plan.tenants = super::tenants::preview(&run, &planned.plan, planned.detected.as_ref())?;
     Ok(planned)
 }
 
@@ -372,16 +368,15 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
                     .filter(|r| outcome.released.contains(&r.tag))
                     .filter_map(|r| Some((r.tag.clone(), r.kubernetes.parse().ok()?)))
                     .collect();
-                plan.series = super::status::series_after_run(
-                    &run,
-                    &planned.observed.index,
-                    d,
-                    &released,
-                );
+                plan.series =
+                    super::status::series_after_run(&run, &planned.observed.index, d, &released);
             }
             (plan, outcome, planned.detected)
         }
-        Err(e) if !e.is_invalid_input() && !ctx.loaded.config.tenants.is_empty() => {
+        Err(e)
+            if e.class() == super::exit::Class::Transient
+                && !ctx.loaded.config.tenants.is_empty() =>
+        {
             tracing::error!("release stage: {e}");
             failed.push(Skipped {
                 what: crate::plan::Subject::ReleaseStage,
@@ -419,17 +414,12 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
         tracing::info!("tenants: left to the `tenants` runs (--skip-tenants)");
         Default::default()
     } else {
-        super::tenants::run_in(
-            &run,
-            &super::tenants::options(false),
-            detected.as_ref(),
-        )?
+        super::tenants::run_in(&run, &super::tenants::options(false), detected.as_ref())?
     };
     if !tenants.is_empty() {
         tracing::info!("{}", crate::report::tenants::counts(&tenants));
     }
-    let dashboard =
-        super::dashboard::dashboard_after_release(&run, detected.as_ref(), &known);
+    let dashboard = super::dashboard::dashboard_after_release(&run, detected.as_ref(), &known);
     if let Some(d) = &dashboard {
         tracing::info!("{d}");
     }

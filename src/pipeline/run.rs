@@ -80,7 +80,11 @@ impl<'a> Run<'a> {
 
     /// The index, listed on the first call only (again only when the forge's releases are
     /// wanted and the first listing left them out).
-    fn listed(&self, with_forge: bool, missing_is_empty: bool) -> Result<ReleaseIndex, ObserveError> {
+    fn listed(
+        &self,
+        with_forge: bool,
+        missing_is_empty: bool,
+    ) -> Result<ReleaseIndex, ObserveError> {
         let mut slot = self.index.lock().expect("index lock");
         if let Some(l) = slot.as_ref().filter(|l| l.with_forge || !with_forge) {
             return Ok(l.index.clone());

@@ -74,9 +74,9 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
         .as_deref()
         .filter(|_| config.publish.contains(&PublishTarget::Oci));
     // The run's index: listed once, with what this run published folded in.
-    let index = run.published(true).map_err(as_read)?;
+    let index = run.published(true).map_err(Error::from)?;
     let mut releases =
-        read::forge_releases(forge, &repo, &index, &stacks, &mut warnings).map_err(as_read)?;
+        read::forge_releases(forge, &repo, &index, &stacks, &mut warnings).map_err(Error::from)?;
     if let Some(oci) = oci {
         let listed: BTreeSet<String> = tenants
             .iter()
@@ -85,11 +85,12 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
             .map(|n| n.to_string())
             .collect();
         releases.extend(
-            read::oci_releases(oci, &index, &minors, &listed, &mut warnings).map_err(as_read)?,
+            read::oci_releases(oci, &index, &minors, &listed, &mut warnings)
+                .map_err(Error::from)?,
         );
     }
     let release_pulls = if config.forge.mode == ReleaseMode::PullRequest {
-        read::release_pulls(forge, &repo, &minors).map_err(as_read)?
+        read::release_pulls(forge, &repo, &minors).map_err(Error::from)?
     } else {
         Vec::new()
     };
@@ -142,15 +143,6 @@ pub fn series_after_run(
         .filter(|m| m.tracked)
         .map(|m| status::stacks::status(m, &releases, &[], &detected.compliance, ctx.today))
         .collect()
-}
-
-/// A reading's failure as the pipeline classifies it (a forge that denies access is a
-/// person's to fix; a misconfigured registry too).
-fn as_read(e: crate::observe::ObserveError) -> Error {
-    match e {
-        crate::observe::ObserveError::Forge(e) => e.into(),
-        crate::observe::ObserveError::Oci(e) => e.into(),
-    }
 }
 
 fn patches(list: &[crate::upstream::kubernetes::KubeRelease]) -> Vec<Patch> {

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::detect::Detected;
 use crate::config::PublishTarget;
 use crate::config::{Config, TenantConfig};
-use crate::error::InvalidInput;
 use crate::forge::Forge;
 use crate::observe::ObserveError;
 use crate::plan::{Plan, Step};
@@ -44,32 +43,22 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
             source: Box::new(source),
         }
         .into(),
-        ObserveError::Oci(e) => oci_error(ctx, e),
+        ObserveError::Oci(e) => Error::Oci(e),
     })?;
     let mut out = Vec::new();
     if on_forge {
-        out = crate::observe::tenants::available_releases(forge, repo, &index, &followed)
-            .map_err(|source| TenantsError::Releases {
+        out = crate::observe::tenants::available_releases(forge, repo, &index, &followed).map_err(
+            |source| TenantsError::Releases {
                 repo: repo.to_string(),
                 source: Box::new(source),
-            })?;
+            },
+        )?;
     }
     if let Some(oci) = oci {
-        let more = crate::observe::tenants::oci_releases(oci.registry(), &index, &followed, &out)
-            .map_err(|e| oci_error(ctx, e))?;
+        let more = crate::observe::tenants::oci_releases(oci.registry(), &index, &followed, &out)?;
         out = tenants::releases::newest(out, more);
     }
     Ok(out)
-}
-
-/// A misconfigured `oci:` section is the user's to fix (exit 2); a registry that fails is
-/// transient (exit 1).
-fn oci_error(ctx: &Context, e: crate::oci::OciError) -> Error {
-    if e.is_invalid_input() {
-        InvalidInput(format!("{}: {e}", ctx.loaded.path.display())).into()
-    } else {
-        Error::Oci(e)
-    }
 }
 
 /// What the tenant plans know of upstream: the day, and what detection read for the SCS 0210

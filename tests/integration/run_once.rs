@@ -53,8 +53,8 @@ impl Demo {
     fn release(&self, when: &str) -> (Released, Counting<LocalForge>) {
         let ctx = self.ctx(when);
         let counted = self.forge(&ctx);
-        let r = stackbot::pipeline::release::release(&ctx, &counted, &Selection::default())
-            .unwrap();
+        let r =
+            stackbot::pipeline::release::release(&ctx, &counted, &Selection::default()).unwrap();
         (r, counted)
     }
 
@@ -124,15 +124,14 @@ fn a_run_that_releases_lists_the_index_once_and_its_later_stages_see_what_it_pub
     // listing: writing that status changes nothing.
     let ctx = demo.ctx("2026-05-01T06:00:00Z");
     let fresh =
-        stackbot::pipeline::status::status(&ctx, &demo.forge(&ctx), &Selection::default())
-            .unwrap();
+        stackbot::pipeline::status::status(&ctx, &demo.forge(&ctx), &Selection::default()).unwrap();
     assert!(
         fresh.stacks.iter().any(|s| s.latest_release.is_some()),
         "{:?}",
         fresh.stacks
     );
-    let again = stackbot::pipeline::dashboard::update_dashboard(&ctx, &demo.forge(&ctx), &fresh)
-        .unwrap();
+    let again =
+        stackbot::pipeline::dashboard::update_dashboard(&ctx, &demo.forge(&ctx), &fresh).unwrap();
     assert!(
         matches!(
             again,

@@ -414,7 +414,12 @@ mod tests {
             ],
             tags(&["openstack-scs2-1-34-v1", "openstack-scs2-1-34-v2"]),
         );
-        let ids = |ix: &ReleaseIndex| ix.listed().iter().map(|r| (r.id, r.draft)).collect::<Vec<_>>();
+        let ids = |ix: &ReleaseIndex| {
+            ix.listed()
+                .iter()
+                .map(|r| (r.id, r.draft))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(ids(&after), ids(&listed_now));
         assert_eq!(after.oci_tags(), listed_now.oci_tags());
         assert_eq!(

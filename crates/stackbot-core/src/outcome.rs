@@ -46,7 +46,11 @@ impl IndexChanges {
     }
 
     /// Note `asset` as uploaded to `release` (as it was read before, or as written already).
-    pub fn uploaded(&mut self, release: &crate::forge::ReleaseInfo, asset: crate::forge::AssetInfo) {
+    pub fn uploaded(
+        &mut self,
+        release: &crate::forge::ReleaseInfo,
+        asset: crate::forge::AssetInfo,
+    ) {
         let mut r = self
             .written
             .iter()
