@@ -140,3 +140,62 @@ fn a_run_that_releases_lists_the_index_once_and_its_later_stages_see_what_it_pub
         "{again:?}"
     );
 }
+
+/// `detect --format json` and `status --format json` on the demo at `day` with `args`: their
+/// `sources[]`.
+fn sources_of_both(dir: &std::path::Path, day: &str, args: &[&str]) -> [serde_json::Value; 2] {
+    ["detect", "status"].map(|command| {
+        let mut all = vec!["--format", "json", command];
+        all.extend(args);
+        let (_, out, err) = crate::status::demo_cli(dir, day, &all);
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{command}: {e}: {out}{err}"));
+        v["sources"].clone()
+    })
+}
+
+#[test]
+fn detect_and_status_report_the_same_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &root().join("examples/local"),
+        &dir.path().join("examples/local"),
+    );
+    copy_dir(&root().join("templates"), &dir.path().join("templates"));
+    // The bundled snapshot, replayed a week after it was recorded: every source read, aged.
+    let [detect, status] = sources_of_both(dir.path(), "2026-05-08", &[]);
+    let listed = detect
+        .as_array()
+        .expect("detect --format json has sources[]");
+    assert!(
+        listed
+            .iter()
+            .any(|s| s["read"] == "snapshot" && s["age_days"] == 7),
+        "{detect:#}"
+    );
+    assert_eq!(detect, status);
+    // A snapshot recording the releases list refused: the same unreadable source, same cause.
+    let mut snap: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/local/upstream-2026-05-01.json")).unwrap(),
+    )
+    .unwrap();
+    snap["entries"]["kubernetes/releases"] = serde_json::json!({"result": "error",
+        "message": "https://api.github.com/repos/kubernetes/kubernetes/releases: HTTP 403"});
+    let faulty = dir.path().join("faulty.json");
+    std::fs::write(&faulty, snap.to_string()).unwrap();
+    let args = ["--snapshot", faulty.to_str().unwrap()];
+    let [detect, status] = sources_of_both(dir.path(), "2026-05-01", &args);
+    let releases = detect
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "kubernetes/releases")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(releases["read"], "unreadable", "{detect:#}");
+    assert!(
+        releases["why"].to_string().contains("HTTP 403"),
+        "{detect:#}"
+    );
+    assert_eq!(detect, status);
+}
