@@ -199,3 +199,58 @@ fn detect_and_status_report_the_same_sources() {
     );
     assert_eq!(detect, status);
 }
+
+#[test]
+fn a_no_op_hourly_release_with_tenants_and_the_dashboard_costs_no_github_units() {
+    use crate::support::config::DemoConfig;
+    use crate::support::fake_github::{FakeGithub, FakeOptions};
+    const TOKEN: &str = "ghp_runONCEtoken_0123456789abcdef";
+    const TOKEN_ENV: &str = "STACKBOT_RUN_ONCE_TOKEN";
+    let tenant_file = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]\n";
+    let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
+    fake.create_repo(
+        "scs/cluster-stacks",
+        "main",
+        &[("README.md", b"# stacks\n")],
+    );
+    fake.create_repo(
+        "acme/gitops",
+        "main",
+        &[("clusterstacks/a.yaml", tenant_file.as_bytes())],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = DemoConfig::new()
+        .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
+        .github_cache_dir(&dir.path().join("cache"))
+        .tenant("acme")
+        .write(dir.path());
+    let release = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(dir.path())
+            .env(TOKEN_ENV, TOKEN)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_ACTIONS")
+            .args([
+                "-c",
+                cfg.to_str().unwrap(),
+                "--now",
+                "2026-05-01",
+                "release",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    release();
+    // The first hour after publishing reads what changed (new ETags); from then on nothing.
+    release();
+    fake.reset_counts();
+    release();
+    let c = fake.counts();
+    assert_eq!(c.writes, 0, "{c:?}");
+    assert_eq!(c.units, 0, "a no-op hourly run is free: {:?}", c.by_route);
+}
