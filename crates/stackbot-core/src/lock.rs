@@ -566,6 +566,7 @@ mod tests {
                 repository: "https://helm.cilium.io/".into(),
                 version: "1.18.9".into(),
                 digest: Some("ab".repeat(32)),
+                locked_at: None,
             },
         );
         ReleaseSet {

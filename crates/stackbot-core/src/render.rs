@@ -74,6 +74,22 @@ pub enum RenderError {
         "{message}\n  hint: one image per Kubernetes version, one checksum per image: correct the release set, or the stack's `history` in stackbot.lock"
     )]
     Contradiction { message: String },
+    /// Chart archives the rendered `Chart.lock`s lock and the templates do not vendor.
+    #[error(
+        "{}\n  hint: `stackbot render --release-set FILE` fetches each from its chart repository (checked against the index's digest) into the templates; or vendor it there yourself (`helm dependency update`) and commit it",
+        archives.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("\n")
+    )]
+    MissingArchives { archives: Vec<NeededArchive> },
+    /// A vendored archive is not the one the release set pins.
+    #[error(
+        "{file}: sha256 {got}, but the release set records {want} for component `{component}`: Helm would deploy another archive than the one pinned\n  hint: compare the archive with the chart repository's; replace it, or correct the component's `digest` in stackbot.lock"
+    )]
+    ArchiveDigest {
+        file: String,
+        component: String,
+        want: String,
+        got: String,
+    },
     #[error("template directory {} holds no files", root.display())]
     Empty { root: PathBuf },
     #[error(
@@ -325,6 +341,16 @@ struct ComponentCtx<'a> {
     repository: &'a str,
     version: &'a str,
     digest: Option<&'a str>,
+    /// Left out when unknown, so a template using it fails naming the line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    locked_at: Option<&'a str>,
+}
+
+/// What a template rendering `<dir>/Chart.lock` sees as `chart_lock`.
+#[derive(Serialize)]
+struct ChartLockCtx {
+    /// The digest Helm computes for this lock and `<dir>/Chart.yaml` (`resolver.HashReq`).
+    digest: String,
 }
 
 /// Everything a template can see. Field names are the template contract documented in
@@ -415,6 +441,7 @@ fn context<'a>(
                         repository: &c.repository,
                         version: &c.version,
                         digest: c.digest.as_deref(),
+                        locked_at: c.locked_at.as_deref(),
                     },
                 )
             })
@@ -526,24 +553,70 @@ pub fn render_stack(
             out.insert(path.clone(), bytes.clone());
         }
     }
-    for (name, target) in rendered_names {
-        let text = tera.render(&name, &ctx).map_err(|e| {
-            let mut err = template_error(&name, &e);
-            if let RenderError::Template { message, .. } = &mut err
-                && message.contains("build_date")
-                && !undated.is_empty()
-            {
-                message.push_str(&format!(
-                    " (the build date of node image {} is unknown: record `build_date` under its `node_image` in stackbot.lock; upstream writes the day the image entered the list)",
-                    undated.join(", ")
-                ));
+    let render_one = |name: &str, ctx: &tera::Context| {
+        tera.render(name, ctx).map_err(|e| {
+            let mut err = template_error(name, &e);
+            if let RenderError::Template { message, .. } = &mut err {
+                if message.contains("build_date") && !undated.is_empty() {
+                    message.push_str(&format!(
+                        " (the build date of node image {} is unknown: record `build_date` under its `node_image` in stackbot.lock; upstream writes the day the image entered the list)",
+                        undated.join(", ")
+                    ));
+                } else if message.contains("locked_at") {
+                    message.push_str(
+                        " (when the component's chart was locked is unknown: `render --release-set` records it when it fetches the chart archive; or set `locked_at` under the component in stackbot.lock)",
+                    );
+                }
             }
             err
-        })?;
+        })
+    };
+    // A `Chart.lock` renders after its `Chart.yaml`: its `chart_lock.digest` is computed from
+    // both, the lock's dependencies taken from a first rendering (they cannot depend on it).
+    let (locks, others): (Vec<_>, Vec<_>) = rendered_names
+        .into_iter()
+        .partition(|(_, target)| chart_dir_of_lock(target).is_some());
+    for (name, target) in others {
+        out.insert(target, render_one(&name, &ctx)?.into_bytes());
+    }
+    for (name, target) in locks {
+        let dir = chart_dir_of_lock(&target).expect("partitioned");
+        let text = match out.get(&format!("{dir}Chart.yaml")).cloned() {
+            Some(chart) => {
+                let mut first = ctx.clone();
+                first.insert(
+                    "chart_lock",
+                    &ChartLockCtx {
+                        digest: String::new(),
+                    },
+                );
+                let draft = render_one(&name, &first)?;
+                let digest = stackbot_package::chartlock::digest(&chart, draft.as_bytes(), dir)
+                    .map_err(|e| RenderError::Output {
+                        file: target.clone(),
+                        message: e.to_string(),
+                        hint: "fix the template that produces it".into(),
+                    })?;
+                let mut second = ctx.clone();
+                second.insert("chart_lock", &ChartLockCtx { digest });
+                render_one(&name, &second)?
+            }
+            None => render_one(&name, &ctx)?,
+        };
         out.insert(target, text.into_bytes());
     }
+    vendor_charts(&mut out, t, set)?;
     check_output(&out, set)?;
     Ok(out)
+}
+
+/// The chart directory (`cluster-addon/`, or `` at the top) of a `Chart.lock` path.
+fn chart_dir_of_lock(path: &str) -> Option<&str> {
+    if path == "Chart.lock" {
+        Some("")
+    } else {
+        path.strip_suffix("Chart.lock").filter(|d| d.ends_with('/'))
+    }
 }
 
 /// Check the fields CSO and csctl key on, in whatever the templates produced.
@@ -608,7 +681,6 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
             "`{{ stack.provider }}`",
         )?;
     }
-    check_vendored_charts(out)?;
     if let Some(v) = parse("cluster-class/Chart.yaml")? {
         expect(
             "cluster-class/Chart.yaml",
@@ -621,13 +693,70 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
     Ok(())
 }
 
-/// A chart whose dependencies are vendored (`charts/<name>-<version>.tgz`, `Chart.lock`) must
-/// name the versions it vendors: Helm deploys the archive, so a `Chart.yaml` naming a new
-/// version beside an old archive would deploy the wrong chart. stackbot does not fetch
-/// chart archives, so such a rendering is refused.
-fn check_vendored_charts(out: &FileTree) -> Result<(), RenderError> {
+/// A chart archive a rendering needs (its `Chart.lock` locks it) that the templates do not
+/// hold: what `render --release-set` fetches from the chart repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeededArchive {
+    /// The chart directory, `cluster-addon/` (the archive goes to its `charts/`).
+    pub dir: String,
+    pub chart: String,
+    pub version: String,
+    pub repository: String,
+    /// The release set's component that pins this chart version, if one does.
+    pub component: Option<String>,
+    /// The sha256 (hex) the release set records for the archive, if it does.
+    pub digest: Option<String>,
+}
+
+impl NeededArchive {
+    /// Where the archive lives, in the templates and in the rendering.
+    pub fn path(&self) -> String {
+        format!("{}charts/{}-{}.tgz", self.dir, self.chart, self.version)
+    }
+}
+
+impl std::fmt::Display for NeededArchive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}Chart.lock locks {} {} from {}, and the templates hold no {}",
+            self.dir,
+            self.chart,
+            self.version,
+            self.repository,
+            self.path()
+        )
+    }
+}
+
+/// The sha256 (hex) of `bytes`, as a Helm index writes an archive's `digest`.
+pub fn archive_digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// Whether `got` (hex) is the digest `want` records (hex, or `sha256:`-prefixed).
+pub fn digest_matches(want: &str, got: &str) -> bool {
+    want.strip_prefix("sha256:")
+        .unwrap_or(want)
+        .eq_ignore_ascii_case(got)
+}
+
+fn same_repository(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// Bring the vendored chart archives of every chart directory that vendors some
+/// (`<dir>charts/*.tgz`) in line with what its rendered `Chart.lock` locks, as
+/// `helm dependency build` would: the archive of each locked version is the one the rendering
+/// holds, another version's archive of the same chart (the templates keep one per minor) is
+/// left out. An archive the templates do not hold is [`RenderError::MissingArchives`]; one
+/// that does not hash to the digest its component records is refused. A `Chart.yaml`
+/// naming an exact version the `Chart.lock` does not lock is refused (Helm would deploy the
+/// locked one); without a `Chart.lock`, `Chart.yaml`'s exact versions are what is locked.
+fn vendor_charts(out: &mut FileTree, t: &TemplateTree, set: &ReleaseSet) -> Result<(), RenderError> {
     let exact = |v: &str| semver::Version::parse(v.strip_prefix('v').unwrap_or(v)).is_ok();
-    let deps = |v: &yaml_serde::Value| -> Vec<(String, String)> {
+    let deps = |v: &yaml_serde::Value| -> Vec<(String, String, String)> {
         v.get("dependencies")
             .and_then(|d| d.as_sequence())
             .map(|seq| {
@@ -639,64 +768,134 @@ fn check_vendored_charts(out: &FileTree) -> Result<(), RenderError> {
                             yaml_serde::Value::Number(n) => n.to_string(),
                             _ => return None,
                         };
-                        Some((name, version))
+                        let repo = d
+                            .get("repository")
+                            .and_then(|r| r.as_str())
+                            .unwrap_or_default()
+                            .to_string();
+                        Some((name, version, repo))
                     })
                     .collect()
             })
             .unwrap_or_default()
     };
-    for path in out.keys().filter(|p| p.ends_with("Chart.yaml")) {
-        let dir = path.strip_suffix("Chart.yaml").expect("filtered");
-        let Ok(chart) = yaml_serde::from_slice::<yaml_serde::Value>(&out[path]) else {
+    let mut missing = Vec::new();
+    let charts: Vec<String> = out
+        .keys()
+        .filter_map(|p| p.strip_suffix("Chart.yaml"))
+        .filter(|d| d.is_empty() || d.ends_with('/'))
+        .map(str::to_string)
+        .collect();
+    for dir in charts {
+        let archives: Vec<String> = out
+            .keys()
+            .filter(|p| {
+                p.strip_prefix(&format!("{dir}charts/"))
+                    .is_some_and(|f| f.ends_with(".tgz") && !f.contains('/'))
+            })
+            .cloned()
+            .collect();
+        if archives.is_empty() {
+            continue;
+        }
+        let chart_file = format!("{dir}Chart.yaml");
+        let Ok(chart) = yaml_serde::from_slice::<yaml_serde::Value>(&out[&chart_file]) else {
             continue;
         };
-        let lock: Vec<(String, String)> = out
-            .get(&format!("{dir}Chart.lock"))
-            .and_then(|b| yaml_serde::from_slice::<yaml_serde::Value>(b).ok())
-            .map(|v| deps(&v))
-            .unwrap_or_default();
-        let archives: Vec<&str> = out
-            .keys()
-            .filter_map(|p| p.strip_prefix(&format!("{dir}charts/")))
-            .filter(|f| f.ends_with(".tgz") && !f.contains('/'))
-            .collect();
-        for (name, version) in deps(&chart).into_iter().filter(|(_, v)| exact(v)) {
-            let own = format!("{name}-{version}.tgz");
-            let others: Vec<&&str> = archives
-                .iter()
-                .filter(|f| {
-                    f.strip_prefix(&format!("{name}-"))
-                        .and_then(|r| r.strip_suffix(".tgz"))
-                        .is_some_and(&exact)
-                        && **f != own
-                })
-                .collect();
-            let locked = lock.iter().find(|(n, _)| n == &name).map(|(_, v)| v);
-            let wrong_lock = locked.filter(|v| **v != version);
-            if archives.contains(&own.as_str()) && wrong_lock.is_none() {
-                continue;
+        let lock_file = format!("{dir}Chart.lock");
+        let locked: Vec<(String, String, String)> = match out.get(&lock_file) {
+            Some(bytes) => {
+                let locked = stackbot_package::chartlock::locked(bytes, &lock_file).map_err(|e| {
+                    RenderError::Output {
+                        file: lock_file.clone(),
+                        message: e.to_string(),
+                        hint: "fix the template that produces it".into(),
+                    }
+                })?;
+                if t.files.contains_key(&format!("{lock_file}{TERA_SUFFIX}")) {
+                    let computed =
+                        stackbot_package::chartlock::digest(&out[&chart_file], bytes, &dir)
+                            .map_err(|e| RenderError::Output {
+                                file: chart_file.clone(),
+                                message: e.to_string(),
+                                hint: "fix the template that produces it".into(),
+                            })?;
+                    let written = stackbot_package::chartlock::written_digest(bytes);
+                    if written.as_deref() != Some(computed.as_str()) {
+                        return Err(RenderError::Output {
+                            file: lock_file.clone(),
+                            message: format!(
+                                "`digest` is {} but Helm computes {computed} from {chart_file} and the lock: `helm dependency build` would refuse it as out of sync",
+                                written.map(|w| format!("`{w}`")).unwrap_or_else(|| "missing".into())
+                            ),
+                            hint: "write `digest: {{ chart_lock.digest }}` in the template".into(),
+                        });
+                    }
+                }
+                locked
+                    .into_iter()
+                    .map(|l| (l.name, l.version, l.repository))
+                    .collect()
             }
-            if others.is_empty() && wrong_lock.is_none() {
-                continue;
-            }
-            let found = others
-                .first()
-                .map(|f| format!("{dir}charts/ holds {f}"))
-                .unwrap_or_else(|| {
-                    format!("{dir}Chart.lock locks {}", wrong_lock.expect("checked"))
+            None => deps(&chart).into_iter().filter(|(_, v, _)| exact(v)).collect(),
+        };
+        for (name, version, _) in deps(&chart).into_iter().filter(|(_, v, _)| exact(v)) {
+            if let Some((_, other, _)) = locked.iter().find(|(n, v, _)| *n == name && *v != version) {
+                return Err(RenderError::Output {
+                    file: chart_file.clone(),
+                    message: format!(
+                        "dependency `{name}` is {version} but {lock_file} locks {other}: Helm would deploy the locked chart, not {version}"
+                    ),
+                    hint: format!(
+                        "render the version in {lock_file} from the release set like in Chart.yaml (`{{{{ components.<key>.version }}}}`) and its digest as `{{{{ chart_lock.digest }}}}`"
+                    ),
                 });
-            return Err(RenderError::Output {
-                file: path.clone(),
-                message: format!(
-                    "dependency `{name}` is {version} but {found}: Helm would deploy the vendored chart, not {version}"
-                ),
-                hint: format!(
-                    "vendor {dir}charts/{own} and a matching Chart.lock in the templates (`helm dependency update`), or render a release set that pins the vendored version; stackbot does not fetch chart archives"
-                ),
+            }
+        }
+        for (name, version, repository) in &locked {
+            let own = format!("{dir}charts/{name}-{version}.tgz");
+            for other in &archives {
+                let is_other_version = other
+                    .strip_prefix(&format!("{dir}charts/{name}-"))
+                    .and_then(|r| r.strip_suffix(".tgz"))
+                    .is_some_and(&exact);
+                if is_other_version && *other != own {
+                    out.remove(other);
+                }
+            }
+            let component = set.components.iter().find(|(_, c)| {
+                c.chart == *name && c.version == *version && same_repository(&c.repository, repository)
             });
+            let digest = component.and_then(|(_, c)| c.digest.clone());
+            match out.get(&own) {
+                Some(bytes) => {
+                    if let Some(want) = &digest
+                        && !digest_matches(want, &archive_digest(bytes))
+                    {
+                        return Err(RenderError::ArchiveDigest {
+                            file: own,
+                            component: component.map(|(k, _)| k.clone()).unwrap_or_default(),
+                            want: want.clone(),
+                            got: archive_digest(bytes),
+                        });
+                    }
+                }
+                None => missing.push(NeededArchive {
+                    dir: dir.clone(),
+                    chart: name.clone(),
+                    version: version.clone(),
+                    repository: repository.clone(),
+                    component: component.map(|(k, _)| k.clone()),
+                    digest,
+                }),
+            }
         }
     }
-    Ok(())
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(RenderError::MissingArchives { archives: missing })
+    }
 }
 
 /// A unified diff from `old` (what is on disk) to `new` (what rendering produces), with paths
@@ -778,6 +977,7 @@ pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
                     repository: rule.repository.clone(),
                     version,
                     digest: None,
+                    locked_at: None,
                 },
             )
         })
@@ -838,6 +1038,7 @@ stacks:
                 repository: "https://kubernetes.github.io/cloud-provider-openstack".into(),
                 version: "2.34.2".into(),
                 digest: None,
+                locked_at: None,
             },
         );
         ReleaseSet {
