@@ -299,13 +299,48 @@ impl HttpClient {
         accept: Option<&str>,
         bound: Bound,
     ) -> Result<Response, HttpError> {
+        match self.send(url, accept, bound, true)? {
+            Answer::Cached(r) => Ok(r),
+            Answer::Fresh { url, bytes, etag, link } => {
+                let body = String::from_utf8(bytes).map_err(|_| HttpError::NotText { url: url.clone() })?;
+                if let Some(etag) = etag {
+                    self.write_cache(&CacheEntryRef {
+                        url: &url,
+                        etag: &etag,
+                        link: link.as_deref(),
+                        body: &body,
+                        fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
+                    });
+                }
+                Ok(Response { body, link })
+            }
+        }
+    }
+
+    /// GET a binary resource (a chart archive), at most `bound.bytes` of it, with the same
+    /// retries, mirrors and transport rules as [`Self::get`]; never cached (the caller checks
+    /// the bytes against a digest and keeps them).
+    pub fn get_bytes(&self, url: &str, bound: Bound) -> Result<Vec<u8>, HttpError> {
+        match self.send(url, None, bound, false)? {
+            Answer::Fresh { bytes, .. } => Ok(bytes),
+            Answer::Cached(r) => Ok(r.body.into_bytes()),
+        }
+    }
+
+    fn send(
+        &self,
+        url: &str,
+        accept: Option<&str>,
+        bound: Bound,
+        use_cache: bool,
+    ) -> Result<Answer, HttpError> {
         let url = self.effective_url(url);
         if let Ok(u) = reqwest::Url::parse(&url)
             && !transport_allowed(&u)
         {
             return Err(HttpError::PlainHttp { url });
         }
-        let cached = self.read_cache(&url);
+        let cached = if use_cache { self.read_cache(&url) } else { None };
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -359,10 +394,10 @@ impl HttpClient {
                                 fetched_at: Some(clock.now()),
                             });
                         }
-                        return Ok(Response {
+                        return Ok(Answer::Cached(Response {
                             body: c.body.clone(),
                             link: c.link.clone(),
-                        });
+                        }));
                     }
                     if (200..300).contains(&status) {
                         return self.read_success(&url, resp, bound);
@@ -416,7 +451,7 @@ impl HttpClient {
         url: &str,
         resp: reqwest::blocking::Response,
         bound: Bound,
-    ) -> Result<Response, HttpError> {
+    ) -> Result<Answer, HttpError> {
         let limit = bound.bytes.min(self.opts.max_bytes);
         let too_large = || HttpError::TooLarge {
             url: url.to_string(),
@@ -438,20 +473,24 @@ impl HttpClient {
         if bytes.len() as u64 > limit {
             return Err(too_large());
         }
-        let body = String::from_utf8(bytes).map_err(|_| HttpError::NotText {
+        Ok(Answer::Fresh {
             url: url.to_string(),
-        })?;
-        if let Some(etag) = etag {
-            self.write_cache(&CacheEntryRef {
-                url,
-                etag: &etag,
-                link: link.as_deref(),
-                body: &body,
-                fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
-            });
-        }
-        Ok(Response { body, link })
+            bytes,
+            etag,
+            link,
+        })
     }
+}
+
+/// What [`HttpClient::send`] got: a body the cache confirmed (304), or a new one.
+enum Answer {
+    Cached(Response),
+    Fresh {
+        url: String,
+        bytes: Vec<u8>,
+        etag: Option<String>,
+        link: Option<String>,
+    },
 }
 
 fn host_of(url: &str) -> String {
