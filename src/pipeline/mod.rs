@@ -112,6 +112,8 @@ pub enum Error {
     #[error(transparent)]
     Render(#[from] crate::render::RenderError),
     #[error(transparent)]
+    Chart(#[from] crate::charts::FetchError),
+    #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
     #[error(transparent)]
     Observe(#[from] crate::observe::ObserveError),
@@ -156,6 +158,7 @@ impl Error {
             Error::Invalid(_) | Error::Config(_) => true,
             Error::Upstream(e) => matches!(e, crate::upstream::UpstreamError::Snapshot { .. }),
             Error::Render(e) => e.is_invalid_input(),
+            Error::Chart(e) => e.is_invalid_input(),
             Error::Plan(e) => e.is_invalid_input(),
             Error::Oci(e) => e.is_invalid_input(),
             Error::Tenants(e) => matches!(e, crate::tenants::TenantsError::Config(_)),

@@ -23,6 +23,8 @@ pub struct Request {
     pub check: bool,
     pub stack: Option<StackId>,
     pub minor: Option<Minor>,
+    /// `(from, to)` URL prefix rewrites for fetching chart archives.
+    pub mirrors: Vec<(String, String)>,
 }
 
 /// What `render` did with one stack × minor's directory.
@@ -66,6 +68,8 @@ pub struct Rendered {
     pub lock_stale: bool,
     /// `--check`: unified diff of everything stale.
     pub diff: String,
+    /// Chart archives fetched into the templates, one line each.
+    pub fetched: Vec<String>,
 }
 
 impl Rendered {
@@ -98,7 +102,28 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
     let candidates: Vec<ReleaseSet> = from_file
         .clone()
         .unwrap_or_else(|| lock.release_sets.clone());
-    let selected = select(req, candidates, &lock_path)?;
+    let mut selected = select(req, candidates, &lock_path)?;
+    let mut templates: BTreeMap<StackId, TemplateTree> = BTreeMap::new();
+    let mut out = Rendered::default();
+    // Archives fetched into the templates, written once every set has rendered.
+    let mut archive_writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    if from_file.is_some() {
+        for set in &mut selected {
+            inherit_locked_at(set, &lock);
+            let Some(stack) = configured(loaded, set, true, &lock_path)? else {
+                continue;
+            };
+            if !templates.contains_key(&set.stack) {
+                let t = render::load_templates(&loaded.resolve(&stack.templates))?;
+                templates.insert(set.stack.clone(), t);
+            }
+            // `--check` writes nothing and reads no network: rendering names what is missing.
+            if !req.check {
+                let t = templates.get_mut(&set.stack).expect("loaded");
+                fetch_archives(ctx, req, stack, t, set, &mut archive_writes, &mut out)?;
+            }
+        }
+    }
 
     // Content shared across minors renders from the lock as it will be after this run.
     let mut known = lock.clone();
@@ -107,8 +132,6 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
             known.upsert(set.clone());
         }
     }
-    let mut templates: BTreeMap<StackId, TemplateTree> = BTreeMap::new();
-    let mut out = Rendered::default();
     let mut writes: Vec<(PathBuf, FileTree)> = Vec::new();
     for set in &selected {
         let Some(stack) = configured(loaded, set, from_file.is_some(), &lock_path)? else {
@@ -148,6 +171,18 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
         });
     }
 
+    for (path, bytes) in &archive_writes {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                what: format!("cannot create {}", parent.display()),
+                source,
+            })?;
+        }
+        lock::write_atomic(path, bytes).map_err(|source| Error::Io {
+            what: format!("cannot write {}", path.display()),
+            source,
+        })?;
+    }
     for (dir, tree) in &writes {
         render::replace_dir(dir, tree).map_err(|source| Error::Io {
             what: format!("cannot write {}", dir.display()),
@@ -160,6 +195,103 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
         record_sets(loaded, req.check, &lock, &lock_path, &selected, &mut out)?;
     }
     Ok(out)
+}
+
+/// A component of a `--release-set` set that says nothing of when its chart was locked keeps
+/// what the lock records for the same chart version of the same minor (a new patch with the
+/// same charts changes no `Chart.lock`).
+fn inherit_locked_at(set: &mut ReleaseSet, lock: &Lock) {
+    let Some(recorded) = lock.get(&set.stack, set.minor()) else {
+        return;
+    };
+    for (key, c) in &mut set.components {
+        if c.locked_at.is_none()
+            && let Some(r) = recorded.components.get(key)
+            && (r.chart.as_str(), r.version.as_str(), r.repository.as_str())
+                == (c.chart.as_str(), c.version.as_str(), c.repository.as_str())
+        {
+            c.locked_at = r.locked_at.clone();
+            c.digest = c.digest.clone().or_else(|| r.digest.clone());
+        }
+    }
+}
+
+/// `helm dependency update` for one set: every archive the set pins that the templates
+/// vendor in another version only is fetched from its chart repository, checked against the
+/// index's digest (and the set's), put into the templates in memory and queued for writing;
+/// the set records its digest and, when it had none, the moment it was locked (now).
+fn fetch_archives(
+    ctx: &Context,
+    req: &Request,
+    stack: &config::StackConfig,
+    t: &mut TemplateTree,
+    set: &mut ReleaseSet,
+    writes: &mut Vec<(PathBuf, Vec<u8>)>,
+    out: &mut Rendered,
+) -> Result<(), Error> {
+    let needed = render::archives_to_fetch(t, set);
+    if needed.is_empty() {
+        return Ok(());
+    }
+    let opts = crate::upstream::http::HttpOptions {
+        mirrors: req.mirrors.clone(),
+        clock: Some(ctx.clock.clone()),
+        max_bytes: ctx.loaded.config.limits.upstream.max_bytes,
+        ..Default::default()
+    };
+    let http = crate::upstream::http::HttpClient::new(opts).map_err(|e| {
+        Error::from(crate::charts::FetchError::Unreachable {
+            what: "preparing to fetch",
+            chart: needed[0].chart.clone(),
+            version: needed[0].version.clone(),
+            source: e,
+        })
+    })?;
+    let bound = crate::upstream::http::Bound {
+        bytes: ctx.loaded.config.limits.upstream.max_bytes,
+        setting: "limits.upstream.max_bytes",
+    };
+    let now = go_time(ctx.clock.now());
+    for need in needed {
+        let fetched = crate::charts::fetch_archive(&http, &need, bound).map_err(|e| {
+            Error::from(e).context(format!(
+                "fetching the chart archive {} for {} {}",
+                need.path(),
+                set.stack,
+                set.kubernetes
+            ))
+        })?;
+        if let Some(c) = need.component.as_ref().and_then(|k| set.components.get_mut(k)) {
+            c.digest.get_or_insert_with(|| fetched.digest.clone());
+            c.locked_at.get_or_insert_with(|| now.clone());
+        }
+        let path = ctx
+            .loaded
+            .resolve(&stack.templates)
+            .join(need.path());
+        out.fetched.push(format!(
+            "fetched {} from {} (sha256 {}, the index's digest) into {}",
+            need.path(),
+            fetched.url,
+            fetched.digest,
+            display_path(&path, &ctx.loaded.base_dir)
+        ));
+        t.files.insert(need.path(), fetched.bytes.clone());
+        writes.push((path, fetched.bytes));
+    }
+    Ok(())
+}
+
+/// A time as Helm writes `generated` (Go's RFC 3339 with nanoseconds, trailing zeros cut).
+fn go_time(t: chrono::DateTime<chrono::Utc>) -> String {
+    let mut s = t.format("%Y-%m-%dT%H:%M:%S").to_string();
+    let nanos = t.timestamp_subsec_nanos();
+    if nanos > 0 {
+        s.push('.');
+        s.push_str(format!("{nanos:09}").trim_end_matches('0'));
+    }
+    s.push('Z');
+    s
 }
 
 /// The sets of `--release-set`, if given. An unreadable file is a wrong argument, not a

@@ -729,6 +729,81 @@ impl std::fmt::Display for NeededArchive {
     }
 }
 
+/// The archives a release set needs that the templates do not vendor, predicted from the
+/// templates before rendering: for each component whose chart the templates vendor in some
+/// version (`<dir>charts/<chart>-<version>.tgz`, beside a `Chart.yaml`), the archive of the
+/// version the set pins, when that one is not there. Rendering names any other it misses
+/// ([`RenderError::MissingArchives`]).
+pub fn archives_to_fetch(t: &TemplateTree, set: &ReleaseSet) -> Vec<NeededArchive> {
+    let exact = |v: &str| semver::Version::parse(v).is_ok();
+    let mut out = Vec::new();
+    for (key, c) in &set.components {
+        let mut dirs: Vec<&str> = t
+            .files
+            .keys()
+            .filter_map(|p| {
+                let (dir, file) = p.rsplit_once("charts/")?;
+                let version = file.strip_prefix(&format!("{}-", c.chart))?.strip_suffix(".tgz")?;
+                let is_chart = t.files.contains_key(&format!("{dir}Chart.yaml"))
+                    || t.files.contains_key(&format!("{dir}Chart.yaml{TERA_SUFFIX}"));
+                (exact(version) && is_chart && (dir.is_empty() || dir.ends_with('/'))).then_some(dir)
+            })
+            .collect();
+        dirs.dedup();
+        for dir in dirs {
+            let need = NeededArchive {
+                dir: dir.to_string(),
+                chart: c.chart.clone(),
+                version: c.version.clone(),
+                repository: c.repository.clone(),
+                component: Some(key.clone()),
+                digest: c.digest.clone(),
+            };
+            if !t.files.contains_key(&need.path()) {
+                out.push(need);
+            }
+        }
+    }
+    out
+}
+
+/// Why fetched archive bytes are not the ones to vendor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArchiveMismatch {
+    #[error("the index lists no digest for it, so the download cannot be checked")]
+    NoIndexDigest,
+    #[error("it hashes to sha256 {got}, but the index's digest is {index}")]
+    Index { index: String, got: String },
+    #[error("it hashes to sha256 {got} as the index says, but the release set pins {pinned}")]
+    Pinned { pinned: String, got: String },
+}
+
+/// Check downloaded archive bytes against the index's digest and the release set's pin;
+/// the sha256 (hex) to record when they agree.
+pub fn check_fetched(
+    need: &NeededArchive,
+    index_digest: Option<&str>,
+    bytes: &[u8],
+) -> Result<String, ArchiveMismatch> {
+    let got = archive_digest(bytes);
+    let index = index_digest.ok_or(ArchiveMismatch::NoIndexDigest)?;
+    if !digest_matches(index, &got) {
+        return Err(ArchiveMismatch::Index {
+            index: index.to_string(),
+            got,
+        });
+    }
+    if let Some(pinned) = &need.digest
+        && !digest_matches(pinned, &got)
+    {
+        return Err(ArchiveMismatch::Pinned {
+            pinned: pinned.clone(),
+            got,
+        });
+    }
+    Ok(got)
+}
+
 /// The sha256 (hex) of `bytes`, as a Helm index writes an archive's `digest`.
 pub fn archive_digest(bytes: &[u8]) -> String {
     use sha2::Digest;
