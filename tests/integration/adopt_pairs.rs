@@ -11,6 +11,7 @@ use stackbot::lock::Lock;
 use stackbot::model::FileTree;
 
 use crate::support::shared;
+use crate::support::upstream_server::UpstreamServer;
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::cargo_bin("stackbot")
@@ -104,6 +105,37 @@ fn pairs() -> Vec<(String, PathBuf, PathBuf)> {
     out
 }
 
+/// Every vendored chart archive of a stack directory (`**/charts/*.tgz`): file name → bytes.
+fn archives(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    tree(dir)
+        .into_iter()
+        .filter(|(p, _)| p.ends_with(".tgz") && p.contains("charts/"))
+        .map(|(p, b)| (p.rsplit('/').next().unwrap().to_string(), b))
+        .collect()
+}
+
+/// The chart repository of cloud-provider-openstack on loopback, as the real one is laid out:
+/// its real index (`tests/fixtures/helm-indexes/`, whose `urls` point at the GitHub release
+/// assets) under `/cpo`, and the archives `serve` vendors as those release assets under
+/// `/dl`. Returns the server and the `--mirror` arguments that send the real URLs there.
+fn chart_repository(serve: &Path) -> (UpstreamServer, Vec<String>) {
+    let s = UpstreamServer::start();
+    let index = shared::shared_dir().join("helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
+    s.set("/cpo/index.yaml", 200, std::fs::read(index).unwrap());
+    for (file, bytes) in archives(serve) {
+        let stem = file.strip_suffix(".tgz").unwrap();
+        s.set(&format!("/dl/{stem}/{file}"), 200, bytes);
+    }
+    let u = s.url();
+    let mirrors = vec![
+        "--mirror".to_string(),
+        format!("https://kubernetes.github.io/cloud-provider-openstack={u}/cpo"),
+        "--mirror".to_string(),
+        format!("https://github.com/kubernetes/cloud-provider-openstack/releases/download={u}/dl"),
+    ];
+    (s, mirrors)
+}
+
 /// `stackbot adopt DIR --into INTO`, checked; returns the adopted release sets (the lock).
 fn adopt(dir: &Path, into: &Path) -> (Lock, String) {
     let (code, out, err) = run(&["adopt", s(dir), "--into", s(into)]);
@@ -161,8 +193,19 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
             )
             .unwrap();
             let cfg = setup.join("stackbot.yaml");
-            let (code, _, err) = run(&["-c", s(&cfg), "render", "--release-set", s(&sets)]);
+            // The other side's chart archives come from their chart repository.
+            let (repo, mirrors) = chart_repository(to);
+            let mut args = vec!["-c", s(&cfg), "render", "--release-set", s(&sets)];
+            args.extend(mirrors.iter().map(String::as_str));
+            let (code, _, err) = run(&args);
             assert_eq!(code, 0, "{what}: {err}");
+            let own: Vec<String> = archives(from).into_iter().map(|(f, _)| f).collect();
+            let new_archives = archives(to).into_iter().filter(|(f, _)| !own.contains(f)).count();
+            assert_eq!(
+                repo.count_prefix("/dl/"),
+                new_archives,
+                "{what}: each archive the other minor needs is fetched once, no other: {err}"
+            );
             let loaded = stackbot::config::load(&cfg).unwrap();
             let minor = other_lock.release_sets[0].minor();
             let rendered = tree(&stackbot::render::output_dir(
@@ -204,11 +247,14 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
                 edits.len(),
                 "{what}: every named human edit is a real difference ({seen:?})"
             );
-            // Both minors render from the lock alone now: `render --check` is clean.
+            // Both minors render from the lock and the templates alone now: `render --check`
+            // is clean and reads no network.
+            let before = repo.count();
             let (code, out, err) = run(&["-c", s(&cfg), "render"]);
             assert_eq!(code, 0, "{what}: {out}{err}");
             let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
             assert_eq!(code, 0, "{what}: render --check after render:\n{out}{err}");
+            assert_eq!(repo.count(), before, "{what}: render and --check fetch nothing");
         }
     }
 }
@@ -389,4 +435,102 @@ fn a_new_image_of_one_minor_releases_that_minor_only_and_the_other_carries_it_at
         list.contains("'v1.34.8'") && list.contains("'v1.33.11'"),
         "{list}"
     );
+}
+
+/// The openstack/scs 1.29 setup and the 1.30 release set, for the chart-archive tests.
+fn vendored_pair() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let (_, older, newer) = pairs()
+        .into_iter()
+        .find(|(p, _, _)| p == "openstack-scs-1-29-1-30")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let setup = dir.path().join("setup");
+    adopt(&older, &setup);
+    let (other, _) = adopt(&newer, &dir.path().join("other"));
+    let sets = dir.path().join("sets.yaml");
+    std::fs::write(&sets, yaml_serde::to_string(&other.release_sets).unwrap()).unwrap();
+    (dir, setup, sets, newer)
+}
+
+#[test]
+fn an_archive_that_is_not_the_one_the_index_vouches_for_is_refused_and_nothing_is_written() {
+    let (_dir, setup, sets, newer) = vendored_pair();
+    let (repo, mirrors) = chart_repository(&newer);
+    // The repository serves 2.29.1's bytes as 2.30.0: not what its index's digest says.
+    let old = std::fs::read(
+        setup.join("templates/openstack/scs/cluster-addon/charts/openstack-cloud-controller-manager-2.29.1.tgz"),
+    )
+    .unwrap();
+    let target = "/dl/openstack-cloud-controller-manager-2.30.0/openstack-cloud-controller-manager-2.30.0.tgz";
+    repo.set(target, 200, old);
+    let cfg = setup.join("stackbot.yaml");
+    let lock_before = std::fs::read_to_string(setup.join("stackbot.lock")).unwrap();
+    let mut args = vec!["-c", s(&cfg), "render", "--release-set", s(&sets)];
+    args.extend(mirrors.iter().map(String::as_str));
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 2, "a digest mismatch is for a human to look at: {err}");
+    for part in [
+        "openstack-cloud-controller-manager 2.30.0",
+        "https://github.com/kubernetes/cloud-provider-openstack/releases/download/openstack-cloud-controller-manager-2.30.0/openstack-cloud-controller-manager-2.30.0.tgz",
+        "f9676bfa1a2aa75e9fa2ceaa21752d7fcad37878afb01fbeb006d2f31997755f",
+        "hint:",
+    ] {
+        assert!(err.contains(part), "names {part}: {err}");
+    }
+    let charts = setup.join("templates/openstack/scs/cluster-addon/charts");
+    let names: Vec<String> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.contains("2.30.0")),
+        "nothing fetched is kept: {names:?}"
+    );
+    assert_eq!(std::fs::read_to_string(setup.join("stackbot.lock")).unwrap(), lock_before);
+    assert!(!setup.join("cluster-stacks/openstack/scs/1-30").exists());
+}
+
+#[test]
+fn an_unreachable_chart_repository_is_transient_and_a_version_it_does_not_publish_is_not() {
+    let (_dir, setup, sets, newer) = vendored_pair();
+    let cfg = setup.join("stackbot.yaml");
+    let (repo, mirrors) = chart_repository(&newer);
+    let mut args = vec!["-c", s(&cfg), "render", "--release-set", s(&sets)];
+    args.extend(mirrors.iter().map(String::as_str));
+    repo.set("/cpo/index.yaml", 503, "unavailable");
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 1, "the next run may succeed: {err}");
+    assert!(
+        err.contains("openstack-c") && err.contains("2.30.0") && err.contains("/cpo/index.yaml"),
+        "names the chart, the version and the URL: {err}"
+    );
+    assert!(!setup.join("cluster-stacks/openstack/scs/1-30").exists());
+
+    // A set pinning a version the repository never published is the set's mistake.
+    repo.set(
+        "/cpo/index.yaml",
+        200,
+        std::fs::read(shared::shared_dir().join("helm-indexes/cloud-provider-openstack-2026-05-13.yaml")).unwrap(),
+    );
+    let text = std::fs::read_to_string(&sets).unwrap().replace("2.30.0", "2.30.99");
+    std::fs::write(&sets, text).unwrap();
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("2.30.99") && err.contains("does not list this version"), "{err}");
+}
+
+#[test]
+fn render_check_names_an_archive_it_would_need_instead_of_fetching_it() {
+    let (_dir, setup, sets, newer) = vendored_pair();
+    let cfg = setup.join("stackbot.yaml");
+    let (repo, mirrors) = chart_repository(&newer);
+    let mut args = vec!["-c", s(&cfg), "render", "--check", "--release-set", s(&sets)];
+    args.extend(mirrors.iter().map(String::as_str));
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the templates hold no cluster-addon/charts/openstack-cloud-controller-manager-2.30.0.tgz"),
+        "{err}"
+    );
+    assert_eq!(repo.count(), 0, "--check reads no network");
 }
