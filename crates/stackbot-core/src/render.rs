@@ -870,14 +870,14 @@ fn vendor_charts(out: &mut FileTree, t: &TemplateTree, set: &ReleaseSet) -> Resu
             })
             .cloned()
             .collect();
-        if archives.is_empty() {
+        let lock_file = format!("{dir}Chart.lock");
+        if archives.is_empty() && !out.contains_key(&lock_file) {
             continue;
         }
         let chart_file = format!("{dir}Chart.yaml");
         let Ok(chart) = yaml_serde::from_slice::<yaml_serde::Value>(&out[&chart_file]) else {
             continue;
         };
-        let lock_file = format!("{dir}Chart.lock");
         let locked: Vec<(String, String, String)> = match out.get(&lock_file) {
             Some(bytes) => {
                 let locked = stackbot_package::chartlock::locked(bytes, &lock_file).map_err(|e| {
@@ -926,6 +926,10 @@ fn vendor_charts(out: &mut FileTree, t: &TemplateTree, set: &ReleaseSet) -> Resu
                     ),
                 });
             }
+        }
+        if archives.is_empty() {
+            // Nothing vendored: `helm package` (or csctl) brings the dependencies.
+            continue;
         }
         for (name, version, repository) in &locked {
             let own = format!("{dir}charts/{name}-{version}.tgz");
@@ -1145,53 +1149,106 @@ stacks:
     }
 
     #[test]
-    fn a_chart_naming_a_version_beside_another_vendored_archive_is_refused() {
+    fn vendored_archives_follow_the_rendered_chart_lock_as_helm_dependency_build_does() {
         let chart = "apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: openstack-cloud-controller-manager\n    repository: https://kubernetes.github.io/cloud-provider-openstack\n    version: {{ components.ccm.version }}\n";
-        let lock = "dependencies:\n- name: openstack-cloud-controller-manager\n  version: 2.34.2\ndigest: sha256:00\n";
-        let ok = render(&[
+        let lock = "dependencies:\n- name: openstack-cloud-controller-manager\n  repository: https://kubernetes.github.io/cloud-provider-openstack\n  version: {{ components.ccm.version }}\ndigest: {{ chart_lock.digest }}\n";
+        let archive = |v: &str| format!("cluster-addon/charts/openstack-cloud-controller-manager-{v}.tgz");
+        // The templates keep one archive per minor: the locked one is rendered, the other not.
+        let out = render(&[
             ("cluster-addon/Chart.yaml.tera", chart),
-            ("cluster-addon/Chart.lock", lock),
-            (
-                "cluster-addon/charts/openstack-cloud-controller-manager-2.34.2.tgz",
-                "x",
-            ),
+            ("cluster-addon/Chart.lock.tera", lock),
+            (&archive("2.34.2"), "new"),
+            (&archive("2.33.1"), "old"),
+        ])
+        .unwrap();
+        assert_eq!(out[&archive("2.34.2")], b"new");
+        assert!(!out.contains_key(&archive("2.33.1")));
+        let rendered_lock = &out["cluster-addon/Chart.lock"];
+        assert!(String::from_utf8_lossy(rendered_lock).contains("version: 2.34.2"));
+        assert_eq!(
+            stackbot_package::chartlock::written_digest(rendered_lock).unwrap(),
+            stackbot_package::chartlock::digest(
+                &out["cluster-addon/Chart.yaml"],
+                rendered_lock,
+                "cluster-addon/"
+            )
+            .unwrap(),
+            "chart_lock.digest is Helm's digest of what was rendered"
+        );
+        // Only the other minor's archive: named as missing, for `render --release-set` to fetch.
+        let err = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            ("cluster-addon/Chart.lock.tera", lock),
+            (&archive("2.33.1"), "old"),
+        ])
+        .unwrap_err();
+        let RenderError::MissingArchives { archives } = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(archives.len(), 1);
+        assert_eq!(archives[0].path(), archive("2.34.2"));
+        assert_eq!(archives[0].component.as_deref(), Some("ccm"));
+        assert!(err.to_string().contains("render --release-set"), "{err}");
+        // A Chart.lock written as it is, locking another version than Chart.yaml names: Helm
+        // would deploy the locked chart. Refused, with or without archives.
+        let stale = "dependencies:\n- name: openstack-cloud-controller-manager\n  repository: https://kubernetes.github.io/cloud-provider-openstack\n  version: 2.33.1\ndigest: sha256:00\n";
+        for with_archive in [true, false] {
+            let mut files = vec![
+                ("cluster-addon/Chart.yaml.tera", chart),
+                ("cluster-addon/Chart.lock", stale),
+            ];
+            let old = archive("2.33.1");
+            if with_archive {
+                files.push((&old, "old"));
+            }
+            let err = render(&files).unwrap_err().to_string();
+            assert!(
+                err.starts_with("rendered cluster-addon/Chart.yaml: dependency `openstack-cloud-controller-manager` is 2.34.2 but cluster-addon/Chart.lock locks 2.33.1"),
+                "{err}"
+            );
+        }
+        // A templated lock whose digest is not Helm's is refused: helm dependency build would.
+        let err = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            ("cluster-addon/Chart.lock.tera", &lock.replace("{{ chart_lock.digest }}", "sha256:00")),
+            (&archive("2.34.2"), "new"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("out of sync"), "{err}");
+    }
+
+    #[test]
+    fn a_vendored_archive_must_hash_to_the_digest_the_release_set_pins() {
+        let chart = "apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: openstack-cloud-controller-manager\n    repository: https://kubernetes.github.io/cloud-provider-openstack\n    version: {{ components.ccm.version }}\n";
+        let t = tree(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            ("cluster-addon/charts/openstack-cloud-controller-manager-2.34.2.tgz", "bytes"),
         ]);
-        assert!(ok.is_ok(), "{ok:?}");
-        let err = render(&[
-            ("cluster-addon/Chart.yaml.tera", chart),
-            (
-                "cluster-addon/Chart.lock",
-                &lock.replace("2.34.2", "2.33.1"),
-            ),
-            (
-                "cluster-addon/charts/openstack-cloud-controller-manager-2.33.1.tgz",
-                "x",
-            ),
-        ])
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.starts_with("rendered cluster-addon/Chart.yaml: dependency `openstack-cloud-controller-manager` is 2.34.2 but cluster-addon/charts/ holds openstack-cloud-controller-manager-2.33.1.tgz"),
-            "{err}"
+        let mut s = set();
+        s.components.get_mut("ccm").unwrap().digest = Some(archive_digest(b"bytes"));
+        assert!(render_stack(&t, &stack(), &s, &Lock::default()).is_ok());
+        s.components.get_mut("ccm").unwrap().digest = Some(archive_digest(b"other"));
+        let err = render_stack(&t, &stack(), &s, &Lock::default()).unwrap_err();
+        assert!(matches!(err, RenderError::ArchiveDigest { .. }), "{err}");
+        assert!(err.is_invalid_input());
+        // Before rendering: which archives the set needs that the templates lack.
+        assert!(archives_to_fetch(&t, &set()).is_empty());
+        let mut next = set();
+        next.components.get_mut("ccm").unwrap().version = "2.34.3".into();
+        let need = archives_to_fetch(&t, &next);
+        assert_eq!(
+            need.iter().map(NeededArchive::path).collect::<Vec<_>>(),
+            vec!["cluster-addon/charts/openstack-cloud-controller-manager-2.34.3.tgz"]
         );
-        assert!(
-            err.contains("stackbot does not fetch chart archives"),
-            "{err}"
-        );
-        // A stale Chart.lock alone is refused too.
-        let err = render(&[
-            ("cluster-addon/Chart.yaml.tera", chart),
-            (
-                "cluster-addon/Chart.lock",
-                &lock.replace("2.34.2", "2.33.1"),
-            ),
-        ])
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains("cluster-addon/Chart.lock locks 2.33.1"),
-            "{err}"
-        );
+        // Downloaded bytes: the index's digest decides, then the set's pin.
+        let mut n = need[0].clone();
+        let good = archive_digest(b"new");
+        assert_eq!(check_fetched(&n, Some(&good), b"new"), Ok(good.clone()));
+        assert!(matches!(check_fetched(&n, Some(&good), b"evil"), Err(ArchiveMismatch::Index { .. })));
+        assert_eq!(check_fetched(&n, None, b"new"), Err(ArchiveMismatch::NoIndexDigest));
+        n.digest = Some(format!("sha256:{}", archive_digest(b"pinned")));
+        assert!(matches!(check_fetched(&n, Some(&good), b"new"), Err(ArchiveMismatch::Pinned { .. })));
     }
 
     #[test]
