@@ -132,9 +132,20 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
             known.upsert(set.clone());
         }
     }
+    // The other minors of the same stacks render too: the content they share (the image
+    // list, the version table) follows the lock after this run, so their directories would
+    // otherwise be stale (`render --check` in CI would fail on a commit of this run's output).
+    // `--minor` asks for one minor only and gets only it.
+    let shared_with = if from_file.is_some() && req.minor.is_none() {
+        others_of_same_stacks(&known, &selected)
+    } else {
+        Vec::new()
+    };
     let mut writes: Vec<(PathBuf, FileTree)> = Vec::new();
-    for set in &selected {
-        let Some(stack) = configured(loaded, set, from_file.is_some(), &lock_path)? else {
+    let given = selected.len();
+    for (i, set) in selected.iter().chain(&shared_with).enumerate() {
+        let Some(stack) = configured(loaded, set, from_file.is_some() && i < given, &lock_path)?
+        else {
             continue;
         };
         if !templates.contains_key(&set.stack) {
@@ -195,6 +206,20 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
         record_sets(loaded, req.check, &lock, &lock_path, &selected, &mut out)?;
     }
     Ok(out)
+}
+
+/// The sets of `lock` for the stacks of `selected`, at the minors `selected` does not hold.
+fn others_of_same_stacks(lock: &Lock, selected: &[ReleaseSet]) -> Vec<ReleaseSet> {
+    lock.release_sets
+        .iter()
+        .filter(|l| {
+            selected.iter().any(|s| s.stack == l.stack)
+                && !selected
+                    .iter()
+                    .any(|s| s.stack == l.stack && s.minor() == l.minor())
+        })
+        .cloned()
+        .collect()
 }
 
 /// A component of a `--release-set` set that says nothing of when its chart was locked keeps

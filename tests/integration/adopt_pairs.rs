@@ -247,13 +247,18 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
                 edits.len(),
                 "{what}: every named human edit is a real difference ({seen:?})"
             );
-            // Both minors render from the lock and the templates alone now: `render --check`
-            // is clean and reads no network.
+            // `--release-set` also rendered the adopted minor (it shares the lists), so the
+            // tree is what the lock renders: `render --check` is clean at once, from the lock
+            // and the templates alone (no network), and `render` changes nothing.
             let before = repo.count();
+            let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
+            assert_eq!(code, 0, "{what}: render --check after render --release-set:\n{out}{err}");
             let (code, out, err) = run(&["-c", s(&cfg), "render"]);
             assert_eq!(code, 0, "{what}: {out}{err}");
-            let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
-            assert_eq!(code, 0, "{what}: render --check after render:\n{out}{err}");
+            assert!(
+                out.lines().all(|l| l.ends_with(": unchanged")),
+                "{what}: nothing left to render:\n{out}"
+            );
             assert_eq!(repo.count(), before, "{what}: render and --check fetch nothing");
         }
     }
@@ -533,4 +538,49 @@ fn render_check_names_an_archive_it_would_need_instead_of_fetching_it() {
         "{err}"
     );
     assert_eq!(repo.count(), 0, "--check reads no network");
+}
+
+#[test]
+fn after_render_release_set_the_other_minors_share_the_new_lists_and_render_check_is_clean() {
+    let (_, older, newer) = pairs()
+        .into_iter()
+        .find(|(p, _, _)| p == "openstack-scs2-1-33-1-34")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let setup = dir.path().join("setup");
+    let (lock, _) = adopt(&newer, &setup);
+    let (older_lock, _) = adopt(&older, &dir.path().join("other"));
+    let cfg = setup.join("stackbot.yaml");
+    let loaded = stackbot::config::load(&cfg).unwrap();
+    let stack = &loaded.config.stacks[0];
+    let record = |sets: Vec<stackbot::model::ReleaseSet>, extra: &[&str]| {
+        let file = dir.path().join("sets.yaml");
+        std::fs::write(&file, yaml_serde::to_string(&sets).unwrap()).unwrap();
+        let mut args = vec!["-c", s(&cfg), "render", "--release-set", s(&file)];
+        args.extend(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{out}{err}");
+        out
+    };
+    record(older_lock.release_sets.clone(), &[]);
+    // v1.34.8: its image joins the list every minor's kubernetes.yaml carries.
+    let next = next_patch(&lock.release_sets[0], stack, "v1.34.8", "2026-05-20");
+    let out = record(vec![next.clone()], &[]);
+    assert!(
+        out.contains("1.33 (v1.33.10)") && out.contains("1.34 (v1.34.8)"),
+        "both minors rendered: {out}"
+    );
+    let dir33 = stackbot::render::output_dir(&loaded, stack, "1.33".parse().unwrap());
+    let list = std::fs::read_to_string(dir33.join("kubernetes.yaml")).unwrap();
+    assert!(list.contains("'v1.34.8'"), "{list}");
+    let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
+    assert_eq!(code, 0, "the tree is what the lock renders:\n{out}{err}");
+    // `--minor` renders that minor only: the other's shared lists are then stale, and
+    // `render --check` says so until `render` runs.
+    let again = next_patch(&next, stack, "v1.34.9", "2026-05-27");
+    let out = record(vec![again], &["--minor", "1.34"]);
+    assert!(!out.contains("1.33"), "{out}");
+    let (code, out, _) = run(&["-c", s(&cfg), "render", "--check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("1-33: stale"), "{out}");
 }
