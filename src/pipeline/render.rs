@@ -109,7 +109,7 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
     let mut archive_writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     if from_file.is_some() {
         for set in &mut selected {
-            inherit_locked_at(set, &lock);
+            lock.carry_chart_locks(set);
             let Some(stack) = configured(loaded, set, true, &lock_path)? else {
                 continue;
             };
@@ -220,25 +220,6 @@ fn others_of_same_stacks(lock: &Lock, selected: &[ReleaseSet]) -> Vec<ReleaseSet
         })
         .cloned()
         .collect()
-}
-
-/// A component of a `--release-set` set that says nothing of when its chart was locked keeps
-/// what the lock records for the same chart version of the same minor (a new patch with the
-/// same charts changes no `Chart.lock`).
-fn inherit_locked_at(set: &mut ReleaseSet, lock: &Lock) {
-    let Some(recorded) = lock.get(&set.stack, set.minor()) else {
-        return;
-    };
-    for (key, c) in &mut set.components {
-        if c.locked_at.is_none()
-            && let Some(r) = recorded.components.get(key)
-            && (r.chart.as_str(), r.version.as_str(), r.repository.as_str())
-                == (c.chart.as_str(), c.version.as_str(), c.repository.as_str())
-        {
-            c.locked_at = r.locked_at.clone();
-            c.digest = c.digest.clone().or_else(|| r.digest.clone());
-        }
-    }
 }
 
 /// `helm dependency update` for one set: every archive the set pins that the templates
