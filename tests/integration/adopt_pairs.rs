@@ -35,13 +35,18 @@ fn tree(dir: &Path) -> FileTree {
     stackbot::render::read_tree(dir).unwrap()
 }
 
-/// A line a person changed between the two commits of a pair: `older` is the text at the
-/// older commit, `newer` at the newer one (1-based line, the same in both).
+/// A line a person wrote differently in the two commits of a pair: `older` is the text in the
+/// older minor's release, `newer` in the newer one's (1-based line, the same in both).
+/// Rendering one side's templates for the other minor gives that side's wording, with its
+/// per-minor facts templated: `from_older` / `from_newer` is the rendered line when that
+/// differs from the adopted side's own text.
 struct HumanEdit {
     file: &'static str,
     line: usize,
     older: &'static str,
     newer: &'static str,
+    from_older: Option<&'static str>,
+    from_newer: Option<&'static str>,
 }
 
 /// The edits made by hand between the two commits of each pair, besides the per-minor facts.
@@ -54,7 +59,29 @@ fn human_edits(pair: &str) -> Vec<HumanEdit> {
             line: 123,
             older: "            (Default: SCS-2V-4, replace by SCS-2V-4-20s or specify a controlPlaneRootDisk.)",
             newer: "            (Default: SCS-2V-4, specify a controlPlanRootDisk or better replace by SCS-2V-4-20s.)",
+            from_older: None,
+            from_newer: None,
         }],
+        // The README's example: the cluster-stack release a reader should pick is a person's
+        // choice (v3 for 1.30, v2 for 1.31), and the 1.30 release names the 1.31 class.
+        "openstack-scs-1-30-1-31" => vec![
+            HumanEdit {
+                file: "README.md",
+                line: 74,
+                older: "    - v3",
+                newer: "    - v2",
+                from_older: None,
+                from_newer: None,
+            },
+            HumanEdit {
+                file: "README.md",
+                line: 105,
+                older: "    class: openstack-scs-1-31-v3",
+                newer: "    class: openstack-scs-1-31-v2",
+                from_older: None,
+                from_newer: Some("    class: openstack-scs-1-30-v2"),
+            },
+        ],
         _ => Vec::new(),
     }
 }
@@ -229,9 +256,9 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
                     // Rendering carries the adopted side's wording; the other side has its own.
                     let named = edits.iter().find(|h| {
                         let (adopted, other) = if from_is_older {
-                            (h.older, h.newer)
+                            (h.from_older.unwrap_or(h.older), h.newer)
                         } else {
-                            (h.newer, h.older)
+                            (h.from_newer.unwrap_or(h.newer), h.older)
                         };
                         h.file == path && h.line == line && r == adopted && e == other
                     });
