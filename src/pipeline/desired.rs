@@ -176,39 +176,30 @@ pub fn desired_recorded(
         let rendered =
             match crate::render::render_stack(&templates[&set.stack], stack, &set, &known) {
                 Ok(r) => r,
-                // A chart archive the templates do not vendor: this series waits for a person
-                // to bring it (`render --release-set`), the others go on.
-                Err(e @ crate::render::RenderError::MissingArchives { .. }) => {
+                // Missing data or chart archives: this series waits, the others go on.
+                Err(e) => {
+                    let what = match &e {
+                        crate::render::RenderError::MissingArchives { .. } => {
+                            Some("the chart archives the release set pins".to_string())
+                        }
+                        _ => missing_data(&templates[&set.stack], stack, &set, &known),
+                    };
+                    let Some(what) = what else {
+                        return Err(e.into());
+                    };
                     offered.failed.push(Skipped {
                         what: crate::plan::Subject::StackMinor {
                             stack: set.stack.clone(),
                             minor,
                         },
                         reason: crate::plan::SkipReason::CannotRender {
-                            what: "the chart archives the release set pins".to_string(),
+                            what,
                             error: e.to_string(),
                         },
                     });
                     offered.sets.push(set);
                     continue;
                 }
-                Err(e) => match missing_data(&templates[&set.stack], stack, &set, &known) {
-                    Some(what) => {
-                        offered.failed.push(Skipped {
-                            what: crate::plan::Subject::StackMinor {
-                                stack: set.stack.clone(),
-                                minor,
-                            },
-                            reason: crate::plan::SkipReason::CannotRender {
-                                what: what.to_string(),
-                                error: e.to_string(),
-                            },
-                        });
-                        offered.sets.push(set);
-                        continue;
-                    }
-                    None => return Err(e.into()),
-                },
             };
         out.push(Desired {
             stack: set.stack.clone(),

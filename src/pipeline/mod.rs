@@ -112,7 +112,7 @@ pub enum Error {
     #[error(transparent)]
     Render(#[from] crate::render::RenderError),
     #[error(transparent)]
-    Chart(#[from] crate::charts::FetchError),
+    Chart(#[from] Box<crate::charts::FetchError>),
     #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
     #[error(transparent)]

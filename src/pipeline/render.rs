@@ -109,19 +109,15 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
     let mut archive_writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     if from_file.is_some() {
         for set in &mut selected {
-            lock.carry_chart_locks(set);
-            let Some(stack) = configured(loaded, set, true, &lock_path)? else {
-                continue;
-            };
-            if !templates.contains_key(&set.stack) {
-                let t = render::load_templates(&loaded.resolve(&stack.templates))?;
-                templates.insert(set.stack.clone(), t);
-            }
-            // `--check` writes nothing and reads no network: rendering names what is missing.
-            if !req.check {
-                let t = templates.get_mut(&set.stack).expect("loaded");
-                fetch_archives(ctx, req, stack, t, set, &mut archive_writes, &mut out)?;
-            }
+            bring_archives(
+                ctx,
+                req,
+                &lock,
+                set,
+                &mut templates,
+                &mut archive_writes,
+                &mut out,
+            )?;
         }
     }
 
@@ -132,10 +128,8 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
             known.upsert(set.clone());
         }
     }
-    // The other minors of the same stacks render too: the content they share (the image
-    // list, the version table) follows the lock after this run, so their directories would
-    // otherwise be stale (`render --check` in CI would fail on a commit of this run's output).
-    // `--minor` asks for one minor only and gets only it.
+    // The other minors of the same stacks render too (their shared lists follow the lock after
+    // this run; else `render --check` calls them stale). `--minor` gets that minor only.
     let shared_with = if from_file.is_some() && req.minor.is_none() {
         others_of_same_stacks(&known, &selected)
     } else {
@@ -182,18 +176,7 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
         });
     }
 
-    for (path, bytes) in &archive_writes {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
-                what: format!("cannot create {}", parent.display()),
-                source,
-            })?;
-        }
-        lock::write_atomic(path, bytes).map_err(|source| Error::Io {
-            what: format!("cannot write {}", path.display()),
-            source,
-        })?;
-    }
+    write_archives(&archive_writes)?;
     for (dir, tree) in &writes {
         render::replace_dir(dir, tree).map_err(|source| Error::Io {
             what: format!("cannot write {}", dir.display()),
@@ -222,6 +205,52 @@ fn others_of_same_stacks(lock: &Lock, selected: &[ReleaseSet]) -> Vec<ReleaseSet
         .collect()
 }
 
+/// Write the fetched chart archives into the templates.
+fn write_archives(archives: &[(PathBuf, Vec<u8>)]) -> Result<(), Error> {
+    for (path, bytes) in archives {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                what: format!("cannot create {}", parent.display()),
+                source,
+            })?;
+        }
+        lock::write_atomic(path, bytes).map_err(|source| Error::Io {
+            what: format!("cannot write {}", path.display()),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// A `--release-set` set before rendering: what the lock knows of its unchanged charts, and
+/// (unless `--check`, which writes nothing and reads no network: rendering then names what is
+/// missing) the chart archives it needs that the templates lack.
+fn bring_archives(
+    ctx: &Context,
+    req: &Request,
+    lock: &Lock,
+    set: &mut ReleaseSet,
+    templates: &mut BTreeMap<StackId, TemplateTree>,
+    writes: &mut Vec<(PathBuf, Vec<u8>)>,
+    out: &mut Rendered,
+) -> Result<(), Error> {
+    let loaded = &ctx.loaded;
+    lock.carry_chart_locks(set);
+    let lock_path = loaded.base_dir.join(LOCK_FILE);
+    let Some(stack) = configured(loaded, set, true, &lock_path)? else {
+        return Ok(());
+    };
+    if !templates.contains_key(&set.stack) {
+        let t = render::load_templates(&loaded.resolve(&stack.templates))?;
+        templates.insert(set.stack.clone(), t);
+    }
+    if req.check {
+        return Ok(());
+    }
+    let t = templates.get_mut(&set.stack).expect("loaded");
+    fetch_archives(ctx, req, stack, t, set, writes, out)
+}
+
 /// `helm dependency update` for one set: every archive the set pins that the templates
 /// vendor in another version only is fetched from its chart repository, checked against the
 /// index's digest (and the set's), put into the templates in memory and queued for writing;
@@ -246,12 +275,12 @@ fn fetch_archives(
         ..Default::default()
     };
     let http = crate::upstream::http::HttpClient::new(opts).map_err(|e| {
-        Error::from(crate::charts::FetchError::Unreachable {
+        Error::from(Box::new(crate::charts::FetchError::Unreachable {
             what: "preparing to fetch",
             chart: needed[0].chart.clone(),
             version: needed[0].version.clone(),
             source: e,
-        })
+        }))
     })?;
     let bound = crate::upstream::http::Bound {
         bytes: ctx.loaded.config.limits.upstream.max_bytes,
@@ -267,14 +296,15 @@ fn fetch_archives(
                 set.kubernetes
             ))
         })?;
-        if let Some(c) = need.component.as_ref().and_then(|k| set.components.get_mut(k)) {
+        if let Some(c) = need
+            .component
+            .as_ref()
+            .and_then(|k| set.components.get_mut(k))
+        {
             c.digest.get_or_insert_with(|| fetched.digest.clone());
             c.locked_at.get_or_insert_with(|| now.clone());
         }
-        let path = ctx
-            .loaded
-            .resolve(&stack.templates)
-            .join(need.path());
+        let path = ctx.loaded.resolve(&stack.templates).join(need.path());
         out.fetched.push(format!(
             "fetched {} from {} (sha256 {}, the index's digest) into {}",
             need.path(),

@@ -323,14 +323,19 @@ fn an_adopted_tree_rendered_for_the_next_minor_passes_package_validation() {
             &mirror,
         ]);
         let out = stackbot::render::output_dir(&loaded, &loaded.config.stacks[0], set.minor());
-        let templates = stackbot::render::load_templates(&loaded.resolve(&loaded.config.stacks[0].templates)).unwrap();
+        let templates =
+            stackbot::render::load_templates(&loaded.resolve(&loaded.config.stacks[0].templates))
+                .unwrap();
         let needed = stackbot::render::archives_to_fetch(&templates, &set);
         if !needed.is_empty() {
             // The templates vendor per-minor chart archives: the next minor's must come from
             // the chart repository, which does not answer here. Refused as transient, naming
             // the archive; nothing is written.
             assert_eq!(code, 1, "{commit}/{provider}/{name}: {err}");
-            assert!(err.contains(&needed[0].path()) && err.contains("run again later"), "{err}");
+            assert!(
+                err.contains(&needed[0].path()) && err.contains("run again later"),
+                "{err}"
+            );
             assert!(!out.exists(), "{}", out.display());
             continue;
         }

@@ -227,7 +227,10 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
             let (code, _, err) = run(&args);
             assert_eq!(code, 0, "{what}: {err}");
             let own: Vec<String> = archives(from).into_iter().map(|(f, _)| f).collect();
-            let new_archives = archives(to).into_iter().filter(|(f, _)| !own.contains(f)).count();
+            let new_archives = archives(to)
+                .into_iter()
+                .filter(|(f, _)| !own.contains(f))
+                .count();
             assert_eq!(
                 repo.count_prefix("/dl/"),
                 new_archives,
@@ -279,14 +282,21 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
             // and the templates alone (no network), and `render` changes nothing.
             let before = repo.count();
             let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
-            assert_eq!(code, 0, "{what}: render --check after render --release-set:\n{out}{err}");
+            assert_eq!(
+                code, 0,
+                "{what}: render --check after render --release-set:\n{out}{err}"
+            );
             let (code, out, err) = run(&["-c", s(&cfg), "render"]);
             assert_eq!(code, 0, "{what}: {out}{err}");
             assert!(
                 out.lines().all(|l| l.ends_with(": unchanged")),
                 "{what}: nothing left to render:\n{out}"
             );
-            assert_eq!(repo.count(), before, "{what}: render and --check fetch nothing");
+            assert_eq!(
+                repo.count(),
+                before,
+                "{what}: render and --check fetch nothing"
+            );
         }
     }
 }
@@ -500,7 +510,10 @@ fn an_archive_that_is_not_the_one_the_index_vouches_for_is_refused_and_nothing_i
     let mut args = vec!["-c", s(&cfg), "render", "--release-set", s(&sets)];
     args.extend(mirrors.iter().map(String::as_str));
     let (code, _, err) = run(&args);
-    assert_eq!(code, 2, "a digest mismatch is for a human to look at: {err}");
+    assert_eq!(
+        code, 2,
+        "a digest mismatch is for a human to look at: {err}"
+    );
     for part in [
         "openstack-cloud-controller-manager 2.30.0",
         "https://github.com/kubernetes/cloud-provider-openstack/releases/download/openstack-cloud-controller-manager-2.30.0/openstack-cloud-controller-manager-2.30.0.tgz",
@@ -518,7 +531,10 @@ fn an_archive_that_is_not_the_one_the_index_vouches_for_is_refused_and_nothing_i
         !names.iter().any(|n| n.contains("2.30.0")),
         "nothing fetched is kept: {names:?}"
     );
-    assert_eq!(std::fs::read_to_string(setup.join("stackbot.lock")).unwrap(), lock_before);
+    assert_eq!(
+        std::fs::read_to_string(setup.join("stackbot.lock")).unwrap(),
+        lock_before
+    );
     assert!(!setup.join("cluster-stacks/openstack/scs/1-30").exists());
 }
 
@@ -542,13 +558,21 @@ fn an_unreachable_chart_repository_is_transient_and_a_version_it_does_not_publis
     repo.set(
         "/cpo/index.yaml",
         200,
-        std::fs::read(shared::shared_dir().join("helm-indexes/cloud-provider-openstack-2026-05-13.yaml")).unwrap(),
+        std::fs::read(
+            shared::shared_dir().join("helm-indexes/cloud-provider-openstack-2026-05-13.yaml"),
+        )
+        .unwrap(),
     );
-    let text = std::fs::read_to_string(&sets).unwrap().replace("2.30.0", "2.30.99");
+    let text = std::fs::read_to_string(&sets)
+        .unwrap()
+        .replace("2.30.0", "2.30.99");
     std::fs::write(&sets, text).unwrap();
     let (code, _, err) = run(&args);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("2.30.99") && err.contains("does not list this version"), "{err}");
+    assert!(
+        err.contains("2.30.99") && err.contains("does not list this version"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -556,7 +580,14 @@ fn render_check_names_an_archive_it_would_need_instead_of_fetching_it() {
     let (_dir, setup, sets, newer) = vendored_pair();
     let cfg = setup.join("stackbot.yaml");
     let (repo, mirrors) = chart_repository(&newer);
-    let mut args = vec!["-c", s(&cfg), "render", "--check", "--release-set", s(&sets)];
+    let mut args = vec![
+        "-c",
+        s(&cfg),
+        "render",
+        "--check",
+        "--release-set",
+        s(&sets),
+    ];
     args.extend(mirrors.iter().map(String::as_str));
     let (code, _, err) = run(&args);
     assert_eq!(code, 2, "{err}");

@@ -593,7 +593,10 @@ mod tests {
         let mut newer = set("v1.34.9");
         newer.components.get_mut("cni").unwrap().version = "1.18.10".into();
         lock.carry_chart_locks(&mut newer);
-        assert_eq!(newer.components["cni"].locked_at, None, "another version: unknown");
+        assert_eq!(
+            newer.components["cni"].locked_at, None,
+            "another version: unknown"
+        );
         let mut other_minor = set("v1.33.3");
         lock.carry_chart_locks(&mut other_minor);
         assert_eq!(other_minor.components["cni"].locked_at, None);

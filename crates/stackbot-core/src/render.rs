@@ -571,8 +571,7 @@ pub fn render_stack(
             err
         })
     };
-    // A `Chart.lock` renders after its `Chart.yaml`: its `chart_lock.digest` is computed from
-    // both, the lock's dependencies taken from a first rendering (they cannot depend on it).
+    // A `Chart.lock` renders after its `Chart.yaml` ([`render_lock`]).
     let (locks, others): (Vec<_>, Vec<_>) = rendered_names
         .into_iter()
         .partition(|(_, target)| chart_dir_of_lock(target).is_some());
@@ -580,34 +579,44 @@ pub fn render_stack(
         out.insert(target, render_one(&name, &ctx)?.into_bytes());
     }
     for (name, target) in locks {
-        let dir = chart_dir_of_lock(&target).expect("partitioned");
-        let text = match out.get(&format!("{dir}Chart.yaml")).cloned() {
-            Some(chart) => {
-                let mut first = ctx.clone();
-                first.insert(
-                    "chart_lock",
-                    &ChartLockCtx {
-                        digest: String::new(),
-                    },
-                );
-                let draft = render_one(&name, &first)?;
-                let digest = stackbot_package::chartlock::digest(&chart, draft.as_bytes(), dir)
-                    .map_err(|e| RenderError::Output {
-                        file: target.clone(),
-                        message: e.to_string(),
-                        hint: "fix the template that produces it".into(),
-                    })?;
-                let mut second = ctx.clone();
-                second.insert("chart_lock", &ChartLockCtx { digest });
-                render_one(&name, &second)?
-            }
-            None => render_one(&name, &ctx)?,
-        };
+        let text = render_lock(&name, &target, &out, &ctx, &render_one)?;
         out.insert(target, text.into_bytes());
     }
     vendor_charts(&mut out, t, set)?;
     check_output(&out, set)?;
     Ok(out)
+}
+
+/// Render the template `name` of the `Chart.lock` at `target`, after its `Chart.yaml`: its
+/// `chart_lock.digest` is Helm's digest of that `Chart.yaml` and the lock's dependencies,
+/// taken from a first rendering (they cannot depend on the digest). Without a `Chart.yaml`
+/// there is no `chart_lock`.
+fn render_lock(
+    name: &str,
+    target: &str,
+    out: &FileTree,
+    ctx: &tera::Context,
+    render_one: &dyn Fn(&str, &tera::Context) -> Result<String, RenderError>,
+) -> Result<String, RenderError> {
+    let dir = chart_dir_of_lock(target).expect("a Chart.lock");
+    let Some(chart) = out.get(&format!("{dir}Chart.yaml")) else {
+        return render_one(name, ctx);
+    };
+    let with = |digest: String| {
+        let mut c = ctx.clone();
+        c.insert("chart_lock", &ChartLockCtx { digest });
+        c
+    };
+    let draft = render_one(name, &with(String::new()))?;
+    let digest =
+        stackbot_package::chartlock::digest(chart, draft.as_bytes(), dir).map_err(|e| {
+            RenderError::Output {
+                file: target.to_string(),
+                message: e.to_string(),
+                hint: "fix the template that produces it".into(),
+            }
+        })?;
+    render_one(name, &with(digest))
 }
 
 /// The chart directory (`cluster-addon/`, or `` at the top) of a `Chart.lock` path.
@@ -743,10 +752,14 @@ pub fn archives_to_fetch(t: &TemplateTree, set: &ReleaseSet) -> Vec<NeededArchiv
             .keys()
             .filter_map(|p| {
                 let (dir, file) = p.rsplit_once("charts/")?;
-                let version = file.strip_prefix(&format!("{}-", c.chart))?.strip_suffix(".tgz")?;
+                let version = file
+                    .strip_prefix(&format!("{}-", c.chart))?
+                    .strip_suffix(".tgz")?;
                 let is_chart = t.files.contains_key(&format!("{dir}Chart.yaml"))
-                    || t.files.contains_key(&format!("{dir}Chart.yaml{TERA_SUFFIX}"));
-                (exact(version) && is_chart && (dir.is_empty() || dir.ends_with('/'))).then_some(dir)
+                    || t.files
+                        .contains_key(&format!("{dir}Chart.yaml{TERA_SUFFIX}"));
+                (exact(version) && is_chart && (dir.is_empty() || dir.ends_with('/')))
+                    .then_some(dir)
             })
             .collect();
         dirs.dedup();
@@ -829,31 +842,11 @@ fn same_repository(a: &str, b: &str) -> bool {
 /// that does not hash to the digest its component records is refused. A `Chart.yaml`
 /// naming an exact version the `Chart.lock` does not lock is refused (Helm would deploy the
 /// locked one); without a `Chart.lock`, `Chart.yaml`'s exact versions are what is locked.
-fn vendor_charts(out: &mut FileTree, t: &TemplateTree, set: &ReleaseSet) -> Result<(), RenderError> {
-    let exact = |v: &str| semver::Version::parse(v.strip_prefix('v').unwrap_or(v)).is_ok();
-    let deps = |v: &yaml_serde::Value| -> Vec<(String, String, String)> {
-        v.get("dependencies")
-            .and_then(|d| d.as_sequence())
-            .map(|seq| {
-                seq.iter()
-                    .filter_map(|d| {
-                        let name = d.get("name")?.as_str()?.to_string();
-                        let version = match d.get("version")? {
-                            yaml_serde::Value::String(s) => s.clone(),
-                            yaml_serde::Value::Number(n) => n.to_string(),
-                            _ => return None,
-                        };
-                        let repo = d
-                            .get("repository")
-                            .and_then(|r| r.as_str())
-                            .unwrap_or_default()
-                            .to_string();
-                        Some((name, version, repo))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+fn vendor_charts(
+    out: &mut FileTree,
+    t: &TemplateTree,
+    set: &ReleaseSet,
+) -> Result<(), RenderError> {
     let mut missing = Vec::new();
     let charts: Vec<String> = out
         .keys()
@@ -870,103 +863,19 @@ fn vendor_charts(out: &mut FileTree, t: &TemplateTree, set: &ReleaseSet) -> Resu
             })
             .cloned()
             .collect();
-        let lock_file = format!("{dir}Chart.lock");
-        if archives.is_empty() && !out.contains_key(&lock_file) {
+        if archives.is_empty() && !out.contains_key(&format!("{dir}Chart.lock")) {
             continue;
         }
-        let chart_file = format!("{dir}Chart.yaml");
-        let Ok(chart) = yaml_serde::from_slice::<yaml_serde::Value>(&out[&chart_file]) else {
+        let Some(locked) = locked_dependencies(out, t, &dir)? else {
             continue;
         };
-        let locked: Vec<(String, String, String)> = match out.get(&lock_file) {
-            Some(bytes) => {
-                let locked = stackbot_package::chartlock::locked(bytes, &lock_file).map_err(|e| {
-                    RenderError::Output {
-                        file: lock_file.clone(),
-                        message: e.to_string(),
-                        hint: "fix the template that produces it".into(),
-                    }
-                })?;
-                if t.files.contains_key(&format!("{lock_file}{TERA_SUFFIX}")) {
-                    let computed =
-                        stackbot_package::chartlock::digest(&out[&chart_file], bytes, &dir)
-                            .map_err(|e| RenderError::Output {
-                                file: chart_file.clone(),
-                                message: e.to_string(),
-                                hint: "fix the template that produces it".into(),
-                            })?;
-                    let written = stackbot_package::chartlock::written_digest(bytes);
-                    if written.as_deref() != Some(computed.as_str()) {
-                        return Err(RenderError::Output {
-                            file: lock_file.clone(),
-                            message: format!(
-                                "`digest` is {} but Helm computes {computed} from {chart_file} and the lock: `helm dependency build` would refuse it as out of sync",
-                                written.map(|w| format!("`{w}`")).unwrap_or_else(|| "missing".into())
-                            ),
-                            hint: "write `digest: {{ chart_lock.digest }}` in the template".into(),
-                        });
-                    }
-                }
-                locked
-                    .into_iter()
-                    .map(|l| (l.name, l.version, l.repository))
-                    .collect()
-            }
-            None => deps(&chart).into_iter().filter(|(_, v, _)| exact(v)).collect(),
-        };
-        for (name, version, _) in deps(&chart).into_iter().filter(|(_, v, _)| exact(v)) {
-            if let Some((_, other, _)) = locked.iter().find(|(n, v, _)| *n == name && *v != version) {
-                return Err(RenderError::Output {
-                    file: chart_file.clone(),
-                    message: format!(
-                        "dependency `{name}` is {version} but {lock_file} locks {other}: Helm would deploy the locked chart, not {version}"
-                    ),
-                    hint: format!(
-                        "render the version in {lock_file} from the release set like in Chart.yaml (`{{{{ components.<key>.version }}}}`) and its digest as `{{{{ chart_lock.digest }}}}`"
-                    ),
-                });
-            }
-        }
         if archives.is_empty() {
             // Nothing vendored: `helm package` (or csctl) brings the dependencies.
             continue;
         }
-        for (name, version, repository) in &locked {
-            let own = format!("{dir}charts/{name}-{version}.tgz");
-            for other in &archives {
-                let is_other_version = other
-                    .strip_prefix(&format!("{dir}charts/{name}-"))
-                    .and_then(|r| r.strip_suffix(".tgz"))
-                    .is_some_and(&exact);
-                if is_other_version && *other != own {
-                    out.remove(other);
-                }
-            }
-            let component = set.components.iter().find(|(_, c)| {
-                c.chart == *name && c.version == *version && same_repository(&c.repository, repository)
-            });
-            let digest = component.and_then(|(_, c)| c.digest.clone());
-            match out.get(&own) {
-                Some(bytes) => {
-                    if let Some(want) = &digest
-                        && !digest_matches(want, &archive_digest(bytes))
-                    {
-                        return Err(RenderError::ArchiveDigest {
-                            file: own,
-                            component: component.map(|(k, _)| k.clone()).unwrap_or_default(),
-                            want: want.clone(),
-                            got: archive_digest(bytes),
-                        });
-                    }
-                }
-                None => missing.push(NeededArchive {
-                    dir: dir.clone(),
-                    chart: name.clone(),
-                    version: version.clone(),
-                    repository: repository.clone(),
-                    component: component.map(|(k, _)| k.clone()),
-                    digest,
-                }),
+        for dep in &locked {
+            if let Some(need) = vendor_one(out, set, &dir, &archives, dep)? {
+                missing.push(need);
             }
         }
     }
@@ -975,6 +884,148 @@ fn vendor_charts(out: &mut FileTree, t: &TemplateTree, set: &ReleaseSet) -> Resu
     } else {
         Err(RenderError::MissingArchives { archives: missing })
     }
+}
+
+/// A dependency as `(name, version, repository)`.
+type Dep = (String, String, String);
+
+fn exact_version(v: &str) -> bool {
+    semver::Version::parse(v.strip_prefix('v').unwrap_or(v)).is_ok()
+}
+
+/// The dependencies of a `Chart.yaml` or `Chart.lock` document that name a version.
+fn dependencies(v: &yaml_serde::Value) -> Vec<Dep> {
+    v.get("dependencies")
+        .and_then(|d| d.as_sequence())
+        .map(|seq| {
+            seq.iter()
+                .filter_map(|d| {
+                    let name = d.get("name")?.as_str()?.to_string();
+                    let version = match d.get("version")? {
+                        yaml_serde::Value::String(s) => s.clone(),
+                        yaml_serde::Value::Number(n) => n.to_string(),
+                        _ => return None,
+                    };
+                    let repo = d
+                        .get("repository")
+                        .and_then(|r| r.as_str())
+                        .unwrap_or_default()
+                        .to_string();
+                    Some((name, version, repo))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What the chart in `dir` locks: its rendered `Chart.lock`'s dependencies (a templated lock
+/// must carry Helm's digest), or without one `Chart.yaml`'s exact versions. `None` when the
+/// `Chart.yaml` is not YAML (reported elsewhere). Refuses a `Chart.yaml` naming an exact
+/// version the lock does not lock.
+fn locked_dependencies(
+    out: &FileTree,
+    t: &TemplateTree,
+    dir: &str,
+) -> Result<Option<Vec<Dep>>, RenderError> {
+    let chart_file = format!("{dir}Chart.yaml");
+    let lock_file = format!("{dir}Chart.lock");
+    let Ok(chart) = yaml_serde::from_slice::<yaml_serde::Value>(&out[&chart_file]) else {
+        return Ok(None);
+    };
+    let output = |file: &str, e: stackbot_package::PackageError| RenderError::Output {
+        file: file.to_string(),
+        message: e.to_string(),
+        hint: "fix the template that produces it".into(),
+    };
+    let wanted: Vec<Dep> = dependencies(&chart)
+        .into_iter()
+        .filter(|(_, v, _)| exact_version(v))
+        .collect();
+    let Some(bytes) = out.get(&lock_file) else {
+        return Ok(Some(wanted));
+    };
+    let locked: Vec<Dep> = stackbot_package::chartlock::locked(bytes, &lock_file)
+        .map_err(|e| output(&lock_file, e))?
+        .into_iter()
+        .map(|l| (l.name, l.version, l.repository))
+        .collect();
+    if t.files.contains_key(&format!("{lock_file}{TERA_SUFFIX}")) {
+        let computed = stackbot_package::chartlock::digest(&out[&chart_file], bytes, dir)
+            .map_err(|e| output(&chart_file, e))?;
+        let written = stackbot_package::chartlock::written_digest(bytes);
+        if written.as_deref() != Some(computed.as_str()) {
+            return Err(RenderError::Output {
+                file: lock_file.clone(),
+                message: format!(
+                    "`digest` is {} but Helm computes {computed} from {chart_file} and the lock: `helm dependency build` would refuse it as out of sync",
+                    written
+                        .map(|w| format!("`{w}`"))
+                        .unwrap_or_else(|| "missing".into())
+                ),
+                hint: "write `digest: {{ chart_lock.digest }}` in the template".into(),
+            });
+        }
+    }
+    for (name, version, _) in &wanted {
+        if let Some((_, other, _)) = locked.iter().find(|(n, v, _)| n == name && v != version) {
+            return Err(RenderError::Output {
+                file: chart_file.clone(),
+                message: format!(
+                    "dependency `{name}` is {version} but {lock_file} locks {other}: Helm would deploy the locked chart, not {version}"
+                ),
+                hint: format!(
+                    "render the version in {lock_file} from the release set like in Chart.yaml (`{{{{ components.<key>.version }}}}`) and its digest as `{{{{ chart_lock.digest }}}}`"
+                ),
+            });
+        }
+    }
+    Ok(Some(locked))
+}
+
+/// One locked dependency of the chart in `dir`: other versions' archives leave the output,
+/// the locked one must hash to its component's digest; `Some` when it is missing.
+fn vendor_one(
+    out: &mut FileTree,
+    set: &ReleaseSet,
+    dir: &str,
+    archives: &[String],
+    (name, version, repository): &Dep,
+) -> Result<Option<NeededArchive>, RenderError> {
+    let own = format!("{dir}charts/{name}-{version}.tgz");
+    for other in archives {
+        let is_other_version = other
+            .strip_prefix(&format!("{dir}charts/{name}-"))
+            .and_then(|r| r.strip_suffix(".tgz"))
+            .is_some_and(exact_version);
+        if is_other_version && *other != own {
+            out.remove(other);
+        }
+    }
+    let component = set.components.iter().find(|(_, c)| {
+        c.chart == *name && c.version == *version && same_repository(&c.repository, repository)
+    });
+    let digest = component.and_then(|(_, c)| c.digest.clone());
+    let Some(bytes) = out.get(&own) else {
+        return Ok(Some(NeededArchive {
+            dir: dir.to_string(),
+            chart: name.clone(),
+            version: version.clone(),
+            repository: repository.clone(),
+            component: component.map(|(k, _)| k.clone()),
+            digest,
+        }));
+    };
+    if let Some(want) = &digest
+        && !digest_matches(want, &archive_digest(bytes))
+    {
+        return Err(RenderError::ArchiveDigest {
+            file: own,
+            component: component.map(|(k, _)| k.clone()).unwrap_or_default(),
+            want: want.clone(),
+            got: archive_digest(bytes),
+        });
+    }
+    Ok(None)
 }
 
 /// A unified diff from `old` (what is on disk) to `new` (what rendering produces), with paths
@@ -1152,7 +1203,8 @@ stacks:
     fn vendored_archives_follow_the_rendered_chart_lock_as_helm_dependency_build_does() {
         let chart = "apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: openstack-cloud-controller-manager\n    repository: https://kubernetes.github.io/cloud-provider-openstack\n    version: {{ components.ccm.version }}\n";
         let lock = "dependencies:\n- name: openstack-cloud-controller-manager\n  repository: https://kubernetes.github.io/cloud-provider-openstack\n  version: {{ components.ccm.version }}\ndigest: {{ chart_lock.digest }}\n";
-        let archive = |v: &str| format!("cluster-addon/charts/openstack-cloud-controller-manager-{v}.tgz");
+        let archive =
+            |v: &str| format!("cluster-addon/charts/openstack-cloud-controller-manager-{v}.tgz");
         // The templates keep one archive per minor: the locked one is rendered, the other not.
         let out = render(&[
             ("cluster-addon/Chart.yaml.tera", chart),
@@ -1210,7 +1262,10 @@ stacks:
         // A templated lock whose digest is not Helm's is refused: helm dependency build would.
         let err = render(&[
             ("cluster-addon/Chart.yaml.tera", chart),
-            ("cluster-addon/Chart.lock.tera", &lock.replace("{{ chart_lock.digest }}", "sha256:00")),
+            (
+                "cluster-addon/Chart.lock.tera",
+                &lock.replace("{{ chart_lock.digest }}", "sha256:00"),
+            ),
             (&archive("2.34.2"), "new"),
         ])
         .unwrap_err()
@@ -1223,7 +1278,10 @@ stacks:
         let chart = "apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: openstack-cloud-controller-manager\n    repository: https://kubernetes.github.io/cloud-provider-openstack\n    version: {{ components.ccm.version }}\n";
         let t = tree(&[
             ("cluster-addon/Chart.yaml.tera", chart),
-            ("cluster-addon/charts/openstack-cloud-controller-manager-2.34.2.tgz", "bytes"),
+            (
+                "cluster-addon/charts/openstack-cloud-controller-manager-2.34.2.tgz",
+                "bytes",
+            ),
         ]);
         let mut s = set();
         s.components.get_mut("ccm").unwrap().digest = Some(archive_digest(b"bytes"));
@@ -1245,10 +1303,19 @@ stacks:
         let mut n = need[0].clone();
         let good = archive_digest(b"new");
         assert_eq!(check_fetched(&n, Some(&good), b"new"), Ok(good.clone()));
-        assert!(matches!(check_fetched(&n, Some(&good), b"evil"), Err(ArchiveMismatch::Index { .. })));
-        assert_eq!(check_fetched(&n, None, b"new"), Err(ArchiveMismatch::NoIndexDigest));
+        assert!(matches!(
+            check_fetched(&n, Some(&good), b"evil"),
+            Err(ArchiveMismatch::Index { .. })
+        ));
+        assert_eq!(
+            check_fetched(&n, None, b"new"),
+            Err(ArchiveMismatch::NoIndexDigest)
+        );
         n.digest = Some(format!("sha256:{}", archive_digest(b"pinned")));
-        assert!(matches!(check_fetched(&n, Some(&good), b"new"), Err(ArchiveMismatch::Pinned { .. })));
+        assert!(matches!(
+            check_fetched(&n, Some(&good), b"new"),
+            Err(ArchiveMismatch::Pinned { .. })
+        ));
     }
 
     #[test]

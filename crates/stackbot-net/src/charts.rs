@@ -16,7 +16,9 @@ use crate::upstream::http::{Bound, HttpClient, HttpError};
 pub enum FetchError {
     /// The index or the archive could not be read (no answer, 5xx, 404 of an archive the
     /// index lists): transient.
-    #[error("{what} {chart} {version}: {source}\n  hint: the chart repository did not answer; run again later (nothing was written)")]
+    #[error(
+        "{what} {chart} {version}: {source}\n  hint: the chart repository did not answer; run again later (nothing was written)"
+    )]
     Unreachable {
         what: &'static str,
         chart: String,
@@ -25,7 +27,9 @@ pub enum FetchError {
         source: HttpError,
     },
     /// The index is not one, or does not list the version the release set pins.
-    #[error("chart {chart} {version}: {message} ({url})\n  hint: pin a version the repository publishes in the release set, or vendor the archive in the templates yourself (`helm dependency update`)")]
+    #[error(
+        "chart {chart} {version}: {message} ({url})\n  hint: pin a version the repository publishes in the release set, or vendor the archive in the templates yourself (`helm dependency update`)"
+    )]
     NotPublished {
         chart: String,
         version: String,
@@ -33,7 +37,9 @@ pub enum FetchError {
         message: String,
     },
     /// The bytes are not the ones the index (or the lock) vouches for.
-    #[error("chart {chart} {version} from {url}: {mismatch}\n  hint: nothing was written; a human must compare the archive with the chart's release (a re-published chart, a tampering mirror, or a wrong pin in the release set), then vendor the right one or correct the pin")]
+    #[error(
+        "chart {chart} {version} from {url}: {mismatch}\n  hint: nothing was written; a human must compare the archive with the chart's release (a re-published chart, a tampering mirror, or a wrong pin in the release set), then vendor the right one or correct the pin"
+    )]
     Mismatch {
         chart: String,
         version: String,
@@ -62,14 +68,20 @@ pub struct Fetched {
 
 /// Read the repository index and download `need`'s archive, checked. `bound` limits the
 /// archive's size.
-pub fn fetch_archive(http: &HttpClient, need: &NeededArchive, bound: Bound) -> Result<Fetched, FetchError> {
+pub fn fetch_archive(
+    http: &HttpClient,
+    need: &NeededArchive,
+    bound: Bound,
+) -> Result<Fetched, Box<FetchError>> {
     let index_url = helm::index_url(&need.repository);
-    let index = http.get(&index_url, None).map_err(|source| FetchError::Unreachable {
-        what: "reading the index for",
-        chart: need.chart.clone(),
-        version: need.version.clone(),
-        source,
-    })?;
+    let index = http
+        .get(&index_url, None)
+        .map_err(|source| FetchError::Unreachable {
+            what: "reading the index for",
+            chart: need.chart.clone(),
+            version: need.version.clone(),
+            source,
+        })?;
     let not_published = |message: String| FetchError::NotPublished {
         chart: need.chart.clone(),
         version: need.version.clone(),
@@ -84,12 +96,14 @@ pub fn fetch_archive(http: &HttpClient, need: &NeededArchive, bound: Bound) -> R
         .first()
         .cloned()
         .ok_or_else(|| not_published("the index entry has no `urls`".into()))?;
-    let bytes = http.get_bytes(&url, bound).map_err(|source| FetchError::Unreachable {
-        what: "downloading",
-        chart: need.chart.clone(),
-        version: need.version.clone(),
-        source,
-    })?;
+    let bytes = http
+        .get_bytes(&url, bound)
+        .map_err(|source| FetchError::Unreachable {
+            what: "downloading",
+            chart: need.chart.clone(),
+            version: need.version.clone(),
+            source,
+        })?;
     let digest = check_fetched(need, entry.digest.as_deref(), &bytes).map_err(|mismatch| {
         FetchError::Mismatch {
             chart: need.chart.clone(),

@@ -59,8 +59,15 @@ pub fn digest(chart_yaml: &[u8], chart_lock: &[u8], dir: &str) -> Result<String,
     let req = deps_of(chart_yaml, &format!("{dir}Chart.yaml"))?;
     let lock = deps_of(chart_lock, &format!("{dir}Chart.lock"))?;
     let mut text = String::new();
-    go_json(&Json::Array(vec![Json::Array(req), Json::Array(lock)]), 0, &mut text);
-    Ok(format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes()))))
+    go_json(
+        &Json::Array(vec![Json::Array(req), Json::Array(lock)]),
+        0,
+        &mut text,
+    );
+    Ok(format!(
+        "sha256:{}",
+        hex::encode(Sha256::digest(text.as_bytes()))
+    ))
 }
 
 /// `json.Marshal` of a value: the objects of depth 2 are `chart.Dependency` structs (fields in
@@ -167,7 +174,10 @@ mod tests {
         // A version, a condition and an alias are hashed; the chart's own fields are not.
         for (from, to) in [
             ("version: 2.29.1", "version: 2.30.0"),
-            ("condition: yawol-controller.enabled", "condition: x.enabled"),
+            (
+                "condition: yawol-controller.enabled",
+                "condition: x.enabled",
+            ),
             ("alias: cilium", "alias: cni"),
         ] {
             let changed = text.replace(from, to);

@@ -440,7 +440,14 @@ fn components(tree: &FileTree, notes: &mut Vec<String>) -> Vec<FoundComponent> {
             let archive = tree.get(&format!("{dir}/charts/{chart}-{version}.tgz"));
             let locked_at = archive.and_then(|_| locked_at(tree, dir, chart, &version));
             let digest = archive.map(|b| crate::render::archive_digest(b));
-            here.push((alias.to_string(), chart, repository, version, digest, locked_at));
+            here.push((
+                alias.to_string(),
+                chart,
+                repository,
+                version,
+                digest,
+                locked_at,
+            ));
         }
         let single = here.len() == 1;
         for (alias, chart, repository, version, archive_digest, locked_at) in here {
@@ -480,7 +487,10 @@ fn components(tree: &FileTree, notes: &mut Vec<String>) -> Vec<FoundComponent> {
 fn locked_at(tree: &FileTree, dir: &str, chart: &str, version: &str) -> Option<String> {
     let bytes = tree.get(&format!("{dir}/Chart.lock"))?;
     let locks = stackbot_package::chartlock::locked(bytes, "Chart.lock").ok()?;
-    if !locks.iter().any(|l| l.name == chart && l.version == version) {
+    if !locks
+        .iter()
+        .any(|l| l.name == chart && l.version == version)
+    {
         return None;
     }
     let doc: yaml_serde::Value = yaml_serde::from_slice(bytes).ok()?;

@@ -291,7 +291,11 @@ fn chart_lock_segments(
         };
         if let Some((start, end, v)) = value("digest: ") {
             if computed.as_deref() == Some(v) {
-                values.push((start, end, literals::Meaning::Expr("{{ chart_lock.digest }}".into())));
+                values.push((
+                    start,
+                    end,
+                    literals::Meaning::Expr("{{ chart_lock.digest }}".into()),
+                ));
             } else {
                 found.notes.push(format!(
                     "{path}:{}: `digest` is not what Helm computes from {chart_file} and this lock (`helm dependency build` would refuse it): kept as written, so rendering another minor refuses until it is `{{{{ chart_lock.digest }}}}`",
@@ -301,7 +305,10 @@ fn chart_lock_segments(
         } else if let Some((start, end, v)) = value("generated: ")
             && c.locked_at.as_deref() == Some(v)
         {
-            let expr = format!("{{{{ {}.locked_at }}}}", literals::key_path("components", &c.key));
+            let expr = format!(
+                "{{{{ {}.locked_at }}}}",
+                literals::key_path("components", &c.key)
+            );
             values.push((start, end, literals::Meaning::Expr(expr)));
         }
         at += line.len();

@@ -117,7 +117,10 @@ fn version_rule(c: &FoundComponent, k: KubeVersion) -> (String, String) {
     }
     (
         format!("{{ pin: {} }}", q(plain)),
-        format!("{} does not follow the Kubernetes minor, so pinned", c.version),
+        format!(
+            "{} does not follow the Kubernetes minor, so pinned",
+            c.version
+        ),
     )
 }
 

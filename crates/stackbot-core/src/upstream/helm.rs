@@ -78,9 +78,11 @@ pub fn archive_entry(
         return Ok(None);
     };
     let base = repository.trim_end_matches('/');
-    let found = entries.as_sequence().into_iter().flatten().find(|e| {
-        e.get("version").and_then(|v| v.as_str()) == Some(version)
-    });
+    let found = entries
+        .as_sequence()
+        .into_iter()
+        .flatten()
+        .find(|e| e.get("version").and_then(|v| v.as_str()) == Some(version));
     Ok(found.map(|e| ArchiveEntry {
         urls: e
             .get("urls")

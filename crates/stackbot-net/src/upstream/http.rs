@@ -301,8 +301,14 @@ impl HttpClient {
     ) -> Result<Response, HttpError> {
         match self.send(url, accept, bound, true)? {
             Answer::Cached(r) => Ok(r),
-            Answer::Fresh { url, bytes, etag, link } => {
-                let body = String::from_utf8(bytes).map_err(|_| HttpError::NotText { url: url.clone() })?;
+            Answer::Fresh {
+                url,
+                bytes,
+                etag,
+                link,
+            } => {
+                let body = String::from_utf8(bytes)
+                    .map_err(|_| HttpError::NotText { url: url.clone() })?;
                 if let Some(etag) = etag {
                     self.write_cache(&CacheEntryRef {
                         url: &url,
@@ -334,13 +340,8 @@ impl HttpClient {
         bound: Bound,
         use_cache: bool,
     ) -> Result<Answer, HttpError> {
-        let url = self.effective_url(url);
-        if let Ok(u) = reqwest::Url::parse(&url)
-            && !transport_allowed(&u)
-        {
-            return Err(HttpError::PlainHttp { url });
-        }
-        let cached = if use_cache { self.read_cache(&url) } else { None };
+        let url = self.allowed_url(url)?;
+        let cached = use_cache.then(|| self.read_cache(&url)).flatten();
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -426,6 +427,15 @@ impl HttpClient {
             if let Some(c) = &self.opts.clock {
                 c.sleep(wait);
             }
+        }
+    }
+
+    /// The URL to contact for `url` (after mirrors), refused when its transport is not allowed.
+    fn allowed_url(&self, url: &str) -> Result<String, HttpError> {
+        let url = self.effective_url(url);
+        match reqwest::Url::parse(&url) {
+            Ok(u) if !transport_allowed(&u) => Err(HttpError::PlainHttp { url }),
+            _ => Ok(url),
         }
     }
 
