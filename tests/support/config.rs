@@ -92,6 +92,14 @@ impl DemoConfig {
         self
     }
 
+    /// `gate:` on every stack (docs/conformance-gate.md).
+    pub fn gate(mut self, gate: Value) -> Self {
+        for stack in self.doc["stacks"].as_array_mut().expect("the demo lists stacks") {
+            stack["gate"] = gate.clone();
+        }
+        self
+    }
+
     /// The configuration as YAML.
     pub fn yaml(&self) -> String {
         yaml_serde::to_string(&self.doc).unwrap()
