@@ -126,6 +126,30 @@ impl FakeGithub {
         });
     }
 
+    /// Replace the asset `name` of the release `tag` with `bytes` (as a new asset, with a new
+    /// id, so no cache holds the old bytes): how a test moves an attempt's start back in time.
+    pub fn replace_asset(&self, full: &str, tag: &str, name: &str, bytes: &[u8]) {
+        let id = self.shared.state.lock().unwrap().next_id();
+        self.actions(full, |repo, seq| {
+            let rel = repo
+                .releases
+                .iter_mut()
+                .find(|r| r.tag == tag && !r.draft)
+                .unwrap_or_else(|| panic!("fake github: no release {tag}"));
+            let i = rel
+                .assets
+                .iter()
+                .position(|a| a.name == name)
+                .unwrap_or_else(|| panic!("fake github: no asset {name} on {tag}"));
+            let mut a = rel.assets.remove(i);
+            a.id = id;
+            a.bytes = bytes.to_vec();
+            a.seq = seq;
+            a.updated = seq;
+            rel.assets.push(a);
+        });
+    }
+
     /// A person deletes the run (its artifacts go with it).
     pub fn delete_run(&self, full: &str, run_id: u64) {
         self.actions(full, |repo, _| repo.actions.runs.retain(|r| r.id != run_id));

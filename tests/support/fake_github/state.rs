@@ -241,6 +241,9 @@ pub struct Run {
     pub inputs: BTreeMap<String, String>,
     pub seq: u64,
     pub updated: u64,
+    /// When it was created, by the wall clock, as GitHub stamps a run when it is dispatched
+    /// (the bot compares it with its own clock to find the run).
+    pub created: String,
     pub artifacts: Vec<RunArtifact>,
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::super::answer::Ans;
 use super::super::repr;
-use super::super::state::{Repo, Run, RunArtifact, Workflow, date_of};
+use super::super::state::{Repo, Run, RunArtifact, Workflow};
 use super::{Route, is_num};
 
 pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
@@ -145,7 +145,7 @@ fn matches_filters(run: &Run, q: &BTreeMap<String, String>) -> bool {
         && eq("head_sha", &run.head_sha)
         && eq("branch", &run.head_branch)
         && status_ok
-        && q.get("created").is_none_or(|c| created_matches(&date_of(run.seq), c))
+        && q.get("created").is_none_or(|c| created_matches(&run.created, c))
 }
 
 fn created_matches(created: &str, filter: &str) -> bool {
@@ -248,6 +248,7 @@ fn dispatch(repo: &mut Repo, r: &Route, wf: &str, body: &Value, id: u64, seq: u6
         inputs,
         seq,
         updated: seq,
+        created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         artifacts: Vec::new(),
     });
     if body["return_run_details"].as_bool() == Some(true) && repo.actions.dispatch_details {
