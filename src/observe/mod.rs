@@ -13,9 +13,9 @@
 //! numbers some evidence names plus the first gap, so its cost never grows with history.
 
 pub mod gate;
-pub mod zip;
 pub mod status;
 pub mod tenants;
+pub mod zip;
 
 use std::collections::{BTreeMap, BTreeSet};
 

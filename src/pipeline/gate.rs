@@ -124,8 +124,7 @@ impl One<'_> {
                 break;
             };
             let rel = observed.as_ref().map(|(_, r)| r);
-            if let (Some(rel), Some(found)) = (rel, seen.as_ref().and_then(|s| s.found.as_ref()))
-            {
+            if let (Some(rel), Some(found)) = (rel, seen.as_ref().and_then(|s| s.found.as_ref())) {
                 apply::gate::record_run(self.forge, &self.target.repo, rel, found, out)?;
             }
             if !self.act(&cand, &decision, rel, seen.as_ref(), now, out)? {

@@ -94,7 +94,10 @@ impl DemoConfig {
 
     /// `gate:` on every stack (docs/conformance-gate.md).
     pub fn gate(mut self, gate: Value) -> Self {
-        for stack in self.doc["stacks"].as_array_mut().expect("the demo lists stacks") {
+        for stack in self.doc["stacks"]
+            .as_array_mut()
+            .expect("the demo lists stacks")
+        {
             stack["gate"] = gate.clone();
         }
         self

@@ -265,7 +265,8 @@ macro_rules! forge_wrapper {
                 inputs: &std::collections::BTreeMap<String, String>,
             ) -> ForgeResult<Option<u64>> {
                 self.intercept("dispatch_workflow", true, || {
-                    self.inner.dispatch_workflow(repo, workflow, git_ref, inputs)
+                    self.inner
+                        .dispatch_workflow(repo, workflow, git_ref, inputs)
                 })
             }
             fn workflow_runs(

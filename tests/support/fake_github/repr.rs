@@ -568,8 +568,8 @@ pub fn artifact(
     a: &super::state::RunArtifact,
 ) -> Value {
     let api = format!("{}/repos/{full}/actions/artifacts/{}", u.api, a.id);
-    let expires = chrono::DateTime::parse_from_rfc3339(&date_of(a.seq)).unwrap()
-        + chrono::Duration::days(90);
+    let expires =
+        chrono::DateTime::parse_from_rfc3339(&date_of(a.seq)).unwrap() + chrono::Duration::days(90);
     json!({
         "id": a.id, "node_id": format!("MDg6QXJ0aWZhY3Q{}", a.id), "name": a.name,
         "size_in_bytes": a.zip.len(), "url": api,

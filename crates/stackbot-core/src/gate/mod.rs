@@ -323,9 +323,7 @@ pub fn conclusion_outcome(c: &Concluded) -> (Outcome, String) {
     match &c.result {
         None => (Outcome::Failed, format!("{how}, no conformance artifact")),
         Some(Err(e)) => (Outcome::Failed, format!("{how}, artifact unreadable: {e}")),
-        Some(Ok(s)) if word == "success" && s.failed == 0 && s.passed > 0 => {
-            (Outcome::Passed, how)
-        }
+        Some(Ok(s)) if word == "success" && s.failed == 0 && s.passed > 0 => (Outcome::Passed, how),
         Some(Ok(_)) => (Outcome::Failed, how),
     }
 }

@@ -274,7 +274,11 @@ fn a_workflow_run_passes_only_on_success_with_a_passing_artifact() {
     };
     let outcome = |c: &Concluded| conclusion_outcome(c).0;
     assert_eq!(outcome(&run("success", ok.clone())), Outcome::Passed);
-    assert_eq!(outcome(&run("success", None)), Outcome::Failed, "no evidence");
+    assert_eq!(
+        outcome(&run("success", None)),
+        Outcome::Failed,
+        "no evidence"
+    );
     assert_eq!(
         outcome(&run("success", Some(Ok(Summary::default())))),
         Outcome::Failed,
@@ -284,7 +288,13 @@ fn a_workflow_run_passes_only_on_success_with_a_passing_artifact() {
     assert_eq!(outcome(&run("failure", ok.clone())), Outcome::Failed);
     assert_eq!(outcome(&run("failure", None)), Outcome::Failed);
     assert_eq!(outcome(&run("cancelled", ok.clone())), Outcome::Cancelled);
-    for other in ["timed_out", "stale", "startup_failure", "skipped", "neutral"] {
+    for other in [
+        "timed_out",
+        "stale",
+        "startup_failure",
+        "skipped",
+        "neutral",
+    ] {
         assert_eq!(outcome(&run(other, ok.clone())), Outcome::Lost, "{other}");
     }
     let c = candidate(&[(1, "2026-12-01T10:00:00Z")], &[]);
@@ -330,11 +340,36 @@ fn the_run_of_an_attempt_is_the_first_dispatch_run_since_its_start_that_names_it
     let since = at("2026-12-01T10:00:00Z");
     let runs = [
         // newest first, as GitHub lists them
-        run(9, &format!("Conformance {id}"), "workflow_dispatch", "2026-12-01T10:02:00Z"),
-        run(8, &format!("Conformance {id}"), "workflow_dispatch", "2026-12-01T10:01:00Z"),
-        run(7, &format!("Conformance {id}2"), "workflow_dispatch", "2026-12-01T10:01:00Z"),
-        run(6, &format!("Conformance {id}"), "push", "2026-12-01T10:01:00Z"),
-        run(5, &format!("Conformance {id}"), "workflow_dispatch", "2026-11-30T10:00:00Z"),
+        run(
+            9,
+            &format!("Conformance {id}"),
+            "workflow_dispatch",
+            "2026-12-01T10:02:00Z",
+        ),
+        run(
+            8,
+            &format!("Conformance {id}"),
+            "workflow_dispatch",
+            "2026-12-01T10:01:00Z",
+        ),
+        run(
+            7,
+            &format!("Conformance {id}2"),
+            "workflow_dispatch",
+            "2026-12-01T10:01:00Z",
+        ),
+        run(
+            6,
+            &format!("Conformance {id}"),
+            "push",
+            "2026-12-01T10:01:00Z",
+        ),
+        run(
+            5,
+            &format!("Conformance {id}"),
+            "workflow_dispatch",
+            "2026-11-30T10:00:00Z",
+        ),
     ];
     assert_eq!(correlate(&runs, &id, since).map(|r| r.id), Some(8));
     assert_eq!(correlate(&runs[2..], &id, since).map(|r| r.id), None);

@@ -175,7 +175,11 @@ impl GithubForge {
     }
 
     /// `POST …/cancel` (202). A run that already completed answers 409: nothing to stop.
-    pub(super) async fn cancel_workflow_run_a(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<()> {
+    pub(super) async fn cancel_workflow_run_a(
+        &self,
+        repo: &RepoRef,
+        run_id: u64,
+    ) -> ForgeResult<()> {
         let what = format!("cancel of workflow run {run_id} in {repo}");
         let req = Req {
             method: Method::POST,
@@ -186,7 +190,9 @@ impl GithubForge {
         };
         match self.write_idem(&what, &req).await? {
             (Ok(_), _) => Ok(()),
-            (Err(r), _) if r.status == StatusCode::CONFLICT || r.status == StatusCode::NOT_FOUND => {
+            (Err(r), _)
+                if r.status == StatusCode::CONFLICT || r.status == StatusCode::NOT_FOUND =>
+            {
                 Ok(())
             }
             (Err(r), _) => Err(self.refusal(&what, &r)),

@@ -57,8 +57,8 @@ use crate::clock::SharedClock;
 use crate::config::{Committer, GithubForgeConfig};
 use crate::net::Origin;
 use crate::{
-    ArtifactInfo, AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, IssueInfo,
-    PullInfo, ReleaseInfo, RepoRef, WorkflowRun,
+    ArtifactInfo, AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult,
+    IssueInfo, PullInfo, ReleaseInfo, RepoRef, WorkflowRun,
 };
 
 /// The GitHub forge. Synchronous on the outside (the [`Forge`] trait), async inside on its own

@@ -58,7 +58,11 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             None => Ans::not_found(),
         },
         (Method::POST, ["actions", "runs", id, "cancel"]) if is_num(id) => {
-            let Some(run) = repo.actions.runs.iter_mut().find(|x| x.id.to_string() == *id)
+            let Some(run) = repo
+                .actions
+                .runs
+                .iter_mut()
+                .find(|x| x.id.to_string() == *id)
             else {
                 return Some(Ans::not_found());
             };
@@ -119,7 +123,10 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
 /// `per_page` (default 30, at most 100) and `page`.
 fn page_of(q: &BTreeMap<String, String>) -> (usize, usize) {
     let n = |k: &str| q.get(k).and_then(|v| v.parse::<usize>().ok());
-    (n("page").unwrap_or(1).max(1), n("per_page").unwrap_or(30).clamp(1, 100))
+    (
+        n("page").unwrap_or(1).max(1),
+        n("per_page").unwrap_or(30).clamp(1, 100),
+    )
 }
 
 /// A workflow by id or by file name.
@@ -138,14 +145,15 @@ fn find_run<'r>(repo: &'r Repo, id: &str) -> Option<&'r Run> {
 /// GitHub's search syntax (`>=T`, `<=T`, `>T`, `<T`, `A..B`, or a date).
 fn matches_filters(run: &Run, q: &BTreeMap<String, String>) -> bool {
     let eq = |k: &str, v: &str| q.get(k).is_none_or(|want| want == v);
-    let status_ok = q.get("status").is_none_or(|s| {
-        *s == run.status || run.conclusion.as_deref() == Some(s.as_str())
-    });
+    let status_ok = q
+        .get("status")
+        .is_none_or(|s| *s == run.status || run.conclusion.as_deref() == Some(s.as_str()));
     eq("event", &run.event)
         && eq("head_sha", &run.head_sha)
         && eq("branch", &run.head_branch)
         && status_ok
-        && q.get("created").is_none_or(|c| created_matches(&run.created, c))
+        && q.get("created")
+            .is_none_or(|c| created_matches(&run.created, c))
 }
 
 fn created_matches(created: &str, filter: &str) -> bool {
@@ -178,7 +186,10 @@ fn render(template: &str, inputs: &BTreeMap<String, String>) -> String {
             break;
         };
         let expr = rest[i + 3..i + j].trim();
-        if let Some(name) = expr.strip_prefix("inputs.").or(expr.strip_prefix("github.event.inputs.")) {
+        if let Some(name) = expr
+            .strip_prefix("inputs.")
+            .or(expr.strip_prefix("github.event.inputs."))
+        {
             out.push_str(inputs.get(name.trim()).map(String::as_str).unwrap_or(""));
         }
         rest = &rest[i + j + 2..];
@@ -195,7 +206,9 @@ fn dispatch(repo: &mut Repo, r: &Route, wf: &str, body: &Value, id: u64, seq: u6
         return Ans::msg(422, "Workflow does not have 'workflow_dispatch' trigger");
     }
     let git_ref = body["ref"].as_str().unwrap_or_default();
-    let branch = git_ref.trim_start_matches("refs/heads/").trim_start_matches("refs/tags/");
+    let branch = git_ref
+        .trim_start_matches("refs/heads/")
+        .trim_start_matches("refs/tags/");
     let Some(head_sha) = repo.resolve(git_ref).or_else(|| repo.resolve(branch)) else {
         return Ans::msg(422, &format!("No ref found for: {git_ref}"));
     };
