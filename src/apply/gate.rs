@@ -313,3 +313,9 @@ pub fn record_run(
     }
     Ok(())
 }
+
+/// End a workflow run that overran the gate's timeout, so it does not run on beside its retry
+/// (one that completed meanwhile is left as it is).
+pub fn cancel_run(forge: &dyn Forge, repo: &RepoRef, run_id: u64) -> Result<(), ApplyError> {
+    Ok(forge.cancel_workflow_run(repo, run_id)?)
+}

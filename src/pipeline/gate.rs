@@ -209,7 +209,7 @@ impl One<'_> {
         if self.cfg.workflow.is_some() {
             let seen = seen.expect("a workflow attempt is recorded from what was seen");
             if let (Some(Runner::Running), Some(id)) = (runner, seen.run_id) {
-                self.forge.cancel_workflow_run(&self.target.repo, id)?;
+                apply::gate::cancel_run(self.forge, &self.target.repo, id)?;
             }
             return Ok(seen.evidence.clone());
         }

@@ -90,34 +90,33 @@ pub fn handle(repo: &mut Repo, r: &Route) -> Option<Ans> {
             Ans::json(200, json!({"total_count": items.len(), "artifacts": items}))
         }
         (Method::GET, ["actions", "artifacts", id, format]) if is_num(id) => {
-            let Some(a) = repo
-                .actions
-                .runs
-                .iter()
-                .flat_map(|run| &run.artifacts)
-                .find(|a| a.id.to_string() == *id)
-            else {
-                return Some(Ans::not_found());
-            };
-            if *format != "zip" {
-                return Some(Ans::not_found());
-            }
-            if !cx.authed {
-                return Some(Ans::msg(401, "Requires authentication"));
-            }
-            if a.expired {
-                return Some(Ans::msg(410, "Artifact has expired"));
-            }
-            // Like Azure blob storage: another host, a short-lived signed URL.
-            let mut ans = Ans::empty(302);
-            ans.location = Some(format!(
-                "{}/artifacts/{}/{}.zip?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=60&X-Amz-Signature={}",
-                u.objects, a.id, a.name, cx.download_key
-            ));
-            ans
+            download(repo, r, id, format)
         }
         _ => return None,
     })
+}
+
+/// An artifact's zip: `302` to the download host, like Azure blob storage (another host, a
+/// short-lived signed URL); `410` once it expired.
+fn download(repo: &Repo, r: &Route, id: &str, format: &str) -> Ans {
+    let Some(a) = artifact_zip(repo, id) else {
+        return Ans::not_found();
+    };
+    if format != "zip" {
+        return Ans::not_found();
+    }
+    if !r.cx.authed {
+        return Ans::msg(401, "Requires authentication");
+    }
+    if a.expired {
+        return Ans::msg(410, "Artifact has expired");
+    }
+    let mut ans = Ans::empty(302);
+    ans.location = Some(format!(
+        "{}/artifacts/{}/{}.zip?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=60&X-Amz-Signature={}",
+        r.cx.urls.objects, a.id, a.name, r.cx.download_key
+    ));
+    ans
 }
 
 /// `per_page` (default 30, at most 100) and `page`.
