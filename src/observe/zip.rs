@@ -191,6 +191,23 @@ pub(crate) mod tests {
         assert_eq!(xml.len(), 1);
     }
 
+    /// A zip written by another implementation (Python's `zipfile` to a stream that cannot
+    /// seek, so with data descriptors, as `actions/upload-artifact` streams its zip).
+    #[test]
+    fn a_streamed_zip_of_another_writer_is_read() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/github/artifact-streamed.zip"
+        );
+        let z = std::fs::read(path).unwrap();
+        let xml = entries(&z, |n| n.ends_with(".xml"), 10, 1 << 20).unwrap();
+        assert_eq!(xml.len(), 1);
+        assert_eq!(xml[0].0, "results/junit_01.xml");
+        assert!(String::from_utf8_lossy(&xml[0].1).contains("<failure/>"));
+        let log = entries(&z, |n| n == "log.txt", 10, 1 << 20).unwrap();
+        assert_eq!(log[0].1, vec![b'x'; 1000]);
+    }
+
     #[test]
     fn bounds_hold_and_garbage_is_refused() {
         let big = vec![b'a'; 4096];

@@ -519,7 +519,9 @@ fn running(f: &Facts<'_>, last: &Attempt) -> Decision {
         Some(Runner::Unseen) if f.now - last.started_at > DISPATCH_GRACE => result(
             Outcome::Lost,
             format!(
-                "no run of the dispatched workflow appeared within {} minutes",
+                "no run of the dispatched workflow appeared within {} minutes (is it still \
+                 dispatchable on the base branch, and does its `run-name` contain \
+                 `${{{{ inputs.gate_id }}}}`?)",
                 DISPATCH_GRACE.num_minutes()
             ),
             None,
