@@ -204,8 +204,8 @@ pub fn artifact_results(zip: &[u8]) -> (Option<Result<Summary, String>>, Evidenc
     }
 }
 
-/// What the GitHub side of one attempt shows.
-pub struct WorkflowObserved {
+/// What the runner of one attempt shows: the local runner's folder or the GitHub workflow run.
+pub struct RunnerSeen {
     pub runner: Runner,
     /// The result files of its artifact, once the run completed.
     pub evidence: Evidence,
@@ -227,8 +227,8 @@ pub fn workflow_runner(
     artifact: &str,
     candidate: &Candidate,
     attempt: &Attempt,
-) -> Result<WorkflowObserved, ForgeError> {
-    let mut seen = WorkflowObserved {
+) -> Result<RunnerSeen, ForgeError> {
+    let mut seen = RunnerSeen {
         runner: Runner::Unseen,
         evidence: Vec::new(),
         found: None,

@@ -139,7 +139,7 @@ impl One<'_> {
         &self,
         c: &gate::Candidate,
         a: &gate::Attempt,
-    ) -> Result<observe::gate::WorkflowObserved, Error> {
+    ) -> Result<observe::gate::RunnerSeen, Error> {
         match &self.cfg.workflow {
             Some(workflow) => Ok(observe::gate::workflow_runner(
                 self.forge,
@@ -149,7 +149,7 @@ impl One<'_> {
                 c,
                 a,
             )?),
-            None => Ok(observe::gate::WorkflowObserved {
+            None => Ok(observe::gate::RunnerSeen {
                 runner: observe::gate::runner(&self.dir(&c.tag, a.attempt)),
                 evidence: Vec::new(),
                 found: None,
@@ -203,7 +203,7 @@ impl One<'_> {
         &self,
         cand: &str,
         attempt: u32,
-        seen: Option<&observe::gate::WorkflowObserved>,
+        seen: Option<&observe::gate::RunnerSeen>,
     ) -> Result<observe::gate::Evidence, Error> {
         let runner = seen.map(|s| &s.runner);
         if self.cfg.workflow.is_some() {
@@ -231,7 +231,7 @@ impl One<'_> {
         cand: &str,
         decision: &Decision,
         rel: Option<&ReleaseInfo>,
-        seen: Option<&observe::gate::WorkflowObserved>,
+        seen: Option<&observe::gate::RunnerSeen>,
         now: DateTime<Utc>,
         out: &mut Outcome,
     ) -> Result<bool, Error> {
