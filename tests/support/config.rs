@@ -92,6 +92,14 @@ impl DemoConfig {
         self
     }
 
+    /// Every stack's templates from `dir` (a copy a test may edit).
+    pub fn templates(mut self, dir: &Path) -> Self {
+        for stack in self.doc["stacks"].as_array_mut().expect("the demo lists stacks") {
+            stack["templates"] = Value::from(dir.display().to_string());
+        }
+        self
+    }
+
     /// `gate:` on every stack (docs/conformance-gate.md).
     pub fn gate(mut self, gate: Value) -> Self {
         for stack in self.doc["stacks"]
