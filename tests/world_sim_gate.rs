@@ -44,7 +44,11 @@ enum Fate {
 }
 
 fn junit(fail: bool) -> Vec<u8> {
-    let failure = if fail { "<failure>not ready</failure>" } else { "" };
+    let failure = if fail {
+        "<failure>not ready</failure>"
+    } else {
+        ""
+    };
     format!(
         "<testsuite><testcase name=\"[sig-network] DNS [Conformance]\"/>\
          <testcase name=\"[sig-apps] Deployment [Conformance]\">{failure}</testcase></testsuite>"
@@ -70,13 +74,23 @@ impl Sim {
         let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
         fake.create_repo(REPO, "main", &[("README.md", b"# stacks\n")]);
         for t in TENANTS {
-            fake.create_repo(t, "main", &[("clusterstacks/a.yaml", TENANT_FILE.as_bytes())]);
+            fake.create_repo(
+                t,
+                "main",
+                &[("clusterstacks/a.yaml", TENANT_FILE.as_bytes())],
+            );
         }
         fake.add_workflow(
             REPO,
             "conformance.yml",
             "Conformance",
-            &["candidate", "candidate_version", "stable_tag", "attempt", "gate_id"],
+            &[
+                "candidate",
+                "candidate_version",
+                "stable_tag",
+                "attempt",
+                "gate_id",
+            ],
             Some("Conformance ${{ inputs.gate_id }}"),
         );
         let dir = tempfile::tempdir().unwrap();
@@ -112,7 +126,13 @@ impl Sim {
             .env(TOKEN_ENV, TOKEN)
             .env("NO_COLOR", "1")
             .env_remove("GITHUB_ACTIONS")
-            .args(["-c", self.cfg.to_str().unwrap(), "--now", "2026-05-01", "release"])
+            .args([
+                "-c",
+                self.cfg.to_str().unwrap(),
+                "--now",
+                "2026-05-01",
+                "release",
+            ])
             .output()
             .unwrap();
         let text = format!(
@@ -172,7 +192,11 @@ impl Sim {
                             let files: Vec<(&str, &[u8])> =
                                 files.iter().map(|(n, b)| (*n, b.as_slice())).collect();
                             self.fake.upload_artifact(REPO, r.id, "conformance", &files);
-                            let c = if fate == Fate::Pass { "success" } else { "failure" };
+                            let c = if fate == Fate::Pass {
+                                "success"
+                            } else {
+                                "failure"
+                            };
                             self.fake.complete_run(REPO, r.id, c);
                         }
                         Fate::Cancel => self.fake.complete_run(REPO, r.id, "cancelled"),
@@ -229,21 +253,30 @@ impl Sim {
             let distinct: BTreeSet<&str> = attempts.iter().copied().collect();
             if distinct.len() != attempts.len() || distinct.iter().any(|a| !["1", "2"].contains(a))
             {
-                v.push(format!("one-run-per-attempt: {c} has runs of attempts {attempts:?}"));
+                v.push(format!(
+                    "one-run-per-attempt: {c} has runs of attempts {attempts:?}"
+                ));
             }
         }
         // passing-evidence, and no failed candidate promoted
         let snap = self.fake.snapshot();
         let repo = &snap.repos[REPO];
         let mut passed_stable = BTreeSet::new();
-        for s in repo.releases.iter().filter(|r| !r.draft && !r.tag.contains("-v0-sha-")) {
+        for s in repo
+            .releases
+            .iter()
+            .filter(|r| !r.draft && !r.tag.contains("-v0-sha-"))
+        {
             let cand = repo.releases.iter().find(|c| {
                 c.tag.contains("-v0-sha-")
                     && !c.draft
                     && s.assets.iter().all(|(n, sha)| c.assets.get(n) == Some(sha))
             });
             let Some(cand) = cand else {
-                v.push(format!("passing-evidence: {} is no candidate's bytes", s.tag));
+                v.push(format!(
+                    "passing-evidence: {} is no candidate's bytes",
+                    s.tag
+                ));
                 continue;
             };
             let fates: Vec<Fate> = by_candidate
@@ -298,7 +331,9 @@ impl Sim {
             let second = rs.iter().any(|r| r.inputs["attempt"] == "2");
             let superseded = |f: &RunView| {
                 runs.iter().any(|o| {
-                    o.id > f.id && series(o) == series(f) && o.inputs["candidate"] != f.inputs["candidate"]
+                    o.id > f.id
+                        && series(o) == series(f)
+                        && o.inputs["candidate"] != f.inputs["candidate"]
                 })
             };
             if let Some(f) = first
@@ -321,8 +356,7 @@ impl Sim {
 }
 
 #[test]
-fn a_gate_that_passes_fails_hangs_or_is_cancelled_never_lets_a_failing_candidate_reach_a_tenant()
-{
+fn a_gate_that_passes_fails_hangs_or_is_cancelled_never_lets_a_failing_candidate_reach_a_tenant() {
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
     let seed = env("SIM_SEED").unwrap_or(2026);
     let steps = env("SIM_GATE_RUNS").unwrap_or(40) as usize;
@@ -338,7 +372,10 @@ fn a_gate_that_passes_fails_hangs_or_is_cancelled_never_lets_a_failing_candidate
             sim.saw("crashed-run");
         }
         if std::env::var_os("SIM_TRACE").is_some() {
-            eprintln!("step {step}: exit {code}{}", if faulted { " (fault)" } else { "" });
+            eprintln!(
+                "step {step}: exit {code}{}",
+                if faulted { " (fault)" } else { "" }
+            );
         }
         assert!(!out.contains("panicked at"), "step {step}: {out}");
         assert!(
@@ -378,9 +415,16 @@ fn a_gate_that_passes_fails_hangs_or_is_cancelled_never_lets_a_failing_candidate
         for f in [Fate::Pass, Fate::Fail, Fate::Cancel, Fate::Hang] {
             assert!(fates.contains_key(&f), "no run was {f:?}: {fates:?}");
         }
-        assert!(retried > 0 && hung_cancelled > 0, "{retried} {hung_cancelled}");
+        assert!(
+            retried > 0 && hung_cancelled > 0,
+            "{retried} {hung_cancelled}"
+        );
         for s in ["promoted", "template-edited", "crashed-run"] {
-            assert!(sim.occurred.get(s).is_some_and(|n| *n > 0), "{s}: {:?}", sim.occurred);
+            assert!(
+                sim.occurred.get(s).is_some_and(|n| *n > 0),
+                "{s}: {:?}",
+                sim.occurred
+            );
         }
     }
 }

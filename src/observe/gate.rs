@@ -52,6 +52,13 @@ pub fn candidate(
             // Evidence: kept for people, never read back (it can be large).
             continue;
         }
+        if !gate::is_gate_asset(&a.name)
+            && let Some(sha) = &a.sha256
+        {
+            // The forge says what the bytes are (GitHub's `digest`): no download.
+            c.assets.insert(a.name.clone(), sha.clone());
+            continue;
+        }
         let bytes = forge.download_asset(repo, r.id, a)?;
         if a.name.starts_with("gate-attempt-") {
             if let Ok(x) = serde_json::from_slice::<Attempt>(&bytes) {

@@ -94,7 +94,10 @@ impl DemoConfig {
 
     /// Every stack's templates from `dir` (a copy a test may edit).
     pub fn templates(mut self, dir: &Path) -> Self {
-        for stack in self.doc["stacks"].as_array_mut().expect("the demo lists stacks") {
+        for stack in self.doc["stacks"]
+            .as_array_mut()
+            .expect("the demo lists stacks")
+        {
             stack["templates"] = Value::from(dir.display().to_string());
         }
         self

@@ -37,6 +37,10 @@ pub struct AssetInfo {
     pub id: u64,
     pub name: String,
     pub size: u64,
+    /// The sha256 of its bytes (hex) as the forge reports it (GitHub's `digest`), so its
+    /// content can be known without a download; `None` where the forge does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// One file change of a commit: `Some(bytes)` writes, `None` deletes.

@@ -153,7 +153,12 @@ impl FakeGithub {
     /// The bytes of the asset `name` of the published release `tag`, if there is one.
     pub fn asset_bytes(&self, full: &str, tag: &str, name: &str) -> Option<Vec<u8>> {
         let st = self.shared.state.lock().unwrap();
-        let rel = st.repos.get(full)?.releases.iter().find(|r| r.tag == tag && !r.draft)?;
+        let rel = st
+            .repos
+            .get(full)?
+            .releases
+            .iter()
+            .find(|r| r.tag == tag && !r.draft)?;
         Some(rel.assets.iter().find(|a| a.name == name)?.bytes.clone())
     }
 
