@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{Format, Global};
 use crate::error::{ExitStatus, InvalidInput};
-use crate::upstream::{DetectOptions, UpstreamError};
+use crate::upstream::DetectOptions;
 
 const EXAMPLES: &str = "\
 Exit status: 0 even when some minors are waiting or have upstream errors (that is a normal
@@ -71,16 +71,13 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         http: None,
         clock: None,
     };
-    let (mut report, data, stats) =
-        crate::pipeline::detect::detect(&ctx, &opts).map_err(|e| match e {
-            UpstreamError::Snapshot { .. } => anyhow::Error::new(InvalidInput::from_display(e)),
-            other => anyhow::Error::new(other),
-        })?;
+    // An unusable snapshot is input (exit 2): `pipeline::exit` knows `UpstreamError::Snapshot`.
+    let (mut report, data, stats) = crate::pipeline::detect::detect(&ctx, &opts)?;
     // On the local forge (no token, no network) the verdict is for what its base branch
     // records, as `status` sees it; elsewhere the checkout's `stackbot.lock` (in the hourly
     // workflow, a checkout of that very base branch) is.
+    let inputs = crate::compliance::Inputs::from_data(&data);
     if let Some(lock) = local_base_lock(g, &ctx) {
-        let inputs = crate::compliance::Inputs::from_data(&data);
         crate::pipeline::detect::assess_against(&mut report, &inputs, Some(&lock), ctx.today);
     }
     tracing::info!(
@@ -91,7 +88,17 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         stats.retries
     );
     let out = match g.format {
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Format::Json => {
+            // `sources[]` as `status --format json` gives it: the same readings, aged on the
+            // same day.
+            let sources = crate::compliance::aged(
+                &crate::pipeline::detect::sources(&data, &inputs),
+                ctx.today,
+            );
+            let mut v = serde_json::to_value(&report)?;
+            v["sources"] = serde_json::to_value(sources)?;
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
         Format::Text => crate::report::detect::text(&report),
         Format::Markdown => crate::report::detect::markdown(&report),
     };
