@@ -238,7 +238,6 @@ impl Sim {
 
     fn check(&mut self, step: usize) {
         let runs = self.fake.runs(REPO);
-        let fate_of = |r: &RunView| self.fates.get(&r.id).map(|f| f.0);
         let mut by_candidate: BTreeMap<String, Vec<&RunView>> = BTreeMap::new();
         for r in &runs {
             by_candidate
@@ -246,19 +245,23 @@ impl Sim {
                 .or_default()
                 .push(r);
         }
-        let mut v = Vec::new();
-        // one-run-per-attempt
-        for (c, rs) in &by_candidate {
-            let attempts: Vec<&str> = rs.iter().map(|r| r.inputs["attempt"].as_str()).collect();
-            let distinct: BTreeSet<&str> = attempts.iter().copied().collect();
-            if distinct.len() != attempts.len() || distinct.iter().any(|a| !["1", "2"].contains(a))
-            {
-                v.push(format!(
-                    "one-run-per-attempt: {c} has runs of attempts {attempts:?}"
-                ));
-            }
+        let mut v = one_run_per_attempt(&by_candidate);
+        let passed_stable = self.passing_evidence(&by_candidate, &mut v);
+        v.extend(tenants_hear_of(&self.fake.snapshot(), &passed_stable));
+        v.extend(self.retried_once(step, &runs, &by_candidate));
+        for x in v {
+            self.violations.push(format!("step {step}: {x}"));
         }
-        // passing-evidence, and no failed candidate promoted
+        self.occurred.insert("promoted", passed_stable.len());
+    }
+
+    /// passing-evidence, and no failed candidate promoted: the stable releases that hold.
+    fn passing_evidence(
+        &self,
+        by_candidate: &BTreeMap<String, Vec<&RunView>>,
+        v: &mut Vec<String>,
+    ) -> BTreeSet<String> {
+        let fate_of = |r: &RunView| self.fates.get(&r.id).map(|f| f.0);
         let snap = self.fake.snapshot();
         let repo = &snap.repos[REPO];
         let mut passed_stable = BTreeSet::new();
@@ -299,29 +302,19 @@ impl Sim {
                 passed_stable.insert(s.tag.clone());
             }
         }
-        // failing-never-reaches-a-tenant: tenants hear only of releases with passing evidence
-        let tag = regex::Regex::new(r"openstack-scs2-1-\d+-v\d+\b").unwrap();
-        for t in TENANTS {
-            for p in &snap.repos[t].pulls {
-                let text = format!("{}\n{}", p.title, p.body);
-                for m in tag.find_iter(&text) {
-                    let after = &text[m.end()..];
-                    if after.starts_with("-sha") || m.as_str().ends_with("-v0") {
-                        continue;
-                    }
-                    if !passed_stable.contains(m.as_str()) {
-                        v.push(format!(
-                            "failing-never-reaches-a-tenant: {t}#{} names {} without passing evidence",
-                            p.number,
-                            m.as_str()
-                        ));
-                    }
-                }
-            }
-        }
-        // retried-once: a cancelled or hung first run gets its second run within two steps,
-        // unless a change made a newer candidate of its release meanwhile (then that one is
-        // tested instead)
+        passed_stable
+    }
+
+    /// retried-once: a cancelled or hung first run gets its second run within two steps,
+    /// unless a change made a newer candidate of its release meanwhile (then that one is
+    /// tested instead).
+    fn retried_once(
+        &self,
+        step: usize,
+        runs: &[RunView],
+        by_candidate: &BTreeMap<String, Vec<&RunView>>,
+    ) -> Vec<String> {
+        let mut v = Vec::new();
         let series = |r: &RunView| {
             let s = &r.inputs["stable_tag"];
             s[..s.rfind("-v").unwrap_or(s.len())].to_string()
@@ -348,11 +341,51 @@ impl Sim {
                 ));
             }
         }
-        for x in v {
-            self.violations.push(format!("step {step}: {x}"));
-        }
-        self.occurred.insert("promoted", passed_stable.len());
+        v
     }
+}
+
+/// one-run-per-attempt: never two runs of one attempt, attempts 1 and 2 only.
+fn one_run_per_attempt(by_candidate: &BTreeMap<String, Vec<&RunView>>) -> Vec<String> {
+    let mut v = Vec::new();
+    for (c, rs) in by_candidate {
+        let attempts: Vec<&str> = rs.iter().map(|r| r.inputs["attempt"].as_str()).collect();
+        let distinct: BTreeSet<&str> = attempts.iter().copied().collect();
+        if distinct.len() != attempts.len() || distinct.iter().any(|a| !["1", "2"].contains(a)) {
+            v.push(format!(
+                "one-run-per-attempt: {c} has runs of attempts {attempts:?}"
+            ));
+        }
+    }
+    v
+}
+
+/// failing-never-reaches-a-tenant: tenants hear only of releases with passing evidence.
+fn tenants_hear_of(
+    snap: &support::fake_github::Snapshot,
+    passed_stable: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut v = Vec::new();
+    let tag = regex::Regex::new(r"openstack-scs2-1-\d+-v\d+\b").unwrap();
+    for t in TENANTS {
+        for p in &snap.repos[t].pulls {
+            let text = format!("{}\n{}", p.title, p.body);
+            for m in tag.find_iter(&text) {
+                let after = &text[m.end()..];
+                if after.starts_with("-sha") || m.as_str().ends_with("-v0") {
+                    continue;
+                }
+                if !passed_stable.contains(m.as_str()) {
+                    v.push(format!(
+                        "failing-never-reaches-a-tenant: {t}#{} names {} without passing evidence",
+                        p.number,
+                        m.as_str()
+                    ));
+                }
+            }
+        }
+    }
+    v
 }
 
 #[test]

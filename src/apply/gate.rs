@@ -272,7 +272,7 @@ pub fn dispatch(
     let record = serde_json::to_vec_pretty(&d.attempt).expect("attempt serializes");
     let name = gate::attempt_asset(d.attempt.attempt);
     match forge.upload_asset(repo, d.candidate.id, &name, &record) {
-        Ok(_) => {}
+        Ok(a) => out.index_changes.uploaded(d.candidate, a),
         // Another run dispatched this attempt: its run is found by its gate_id.
         Err(ForgeError::AlreadyExists { .. }) => return Ok(()),
         Err(e) => return Err(e.into()),
@@ -312,10 +312,13 @@ pub fn record_run(
 ) -> Result<(), ApplyError> {
     let bytes = serde_json::to_vec_pretty(run).expect("run record serializes");
     match forge.upload_asset(repo, candidate.id, &gate::run_asset(run.attempt), &bytes) {
-        Ok(_) => out.actions.push(format!(
-            "record workflow run {} as conformance test attempt {} of {}",
-            run.run_id, run.attempt, candidate.tag
-        )),
+        Ok(a) => {
+            out.index_changes.uploaded(candidate, a);
+            out.actions.push(format!(
+                "record workflow run {} as conformance test attempt {} of {}",
+                run.run_id, run.attempt, candidate.tag
+            ));
+        }
         Err(ForgeError::AlreadyExists { .. }) => {}
         Err(e) => return Err(e.into()),
     }
