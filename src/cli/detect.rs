@@ -42,6 +42,22 @@ pub struct Args {
     pub mirror: Vec<String>,
 }
 
+/// `--mirror FROM=TO` values as `(from, to)` URL prefix rewrites.
+pub(super) fn parse_mirrors(values: &[String]) -> Result<Vec<(String, String)>, InvalidInput> {
+    values
+        .iter()
+        .map(|m| {
+            m.split_once('=')
+                .map(|(from, to)| (from.to_string(), to.to_string()))
+                .ok_or_else(|| {
+                    InvalidInput(format!(
+                        "--mirror `{m}`: expected `FROM=TO`, e.g. `https://dl.k8s.io/release=http://127.0.0.1:8080/markers`"
+                    ))
+                })
+        })
+        .collect()
+}
+
 /// Run detection and print the report.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let mut ctx = g.context()?;
@@ -51,15 +67,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     } else if let Some(s) = &a.snapshot {
         ctx.today = g.day_for(Some(s));
     }
-    let mut mirrors = Vec::new();
-    for m in &a.mirror {
-        let (from, to) = m.split_once('=').ok_or_else(|| {
-            InvalidInput(format!(
-                "--mirror `{m}`: expected `FROM=TO`, e.g. `https://dl.k8s.io/release=http://127.0.0.1:8080/markers`"
-            ))
-        })?;
-        mirrors.push((from.to_string(), to.to_string()));
-    }
+    let mirrors = parse_mirrors(&a.mirror)?;
     let token = ctx.env.non_empty(&ctx.loaded.config.upstream.token_env);
     let opts = DetectOptions {
         snapshot: a.snapshot.clone(),

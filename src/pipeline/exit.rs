@@ -45,6 +45,7 @@ fn class_of(cause: &(dyn StdError + 'static)) -> Option<Class> {
             Error::Invalid(_) | Error::Config(_) => Some(Class::Input),
             Error::Upstream(e) => class_of(e),
             Error::Render(e) => class_of(e),
+            Error::Chart(e) => class_of(e.as_ref()),
             Error::Plan(e) => class_of(e),
             Error::Oci(e) => class_of(e),
             Error::Tenants(e) => class_of(e),
@@ -76,6 +77,9 @@ fn class_of(cause: &(dyn StdError + 'static)) -> Option<Class> {
         return input(matches!(e, crate::tenants::TenantsError::Config(_)));
     }
     if let Some(e) = cause.downcast_ref::<crate::render::RenderError>() {
+        return input(e.is_invalid_input());
+    }
+    if let Some(e) = cause.downcast_ref::<crate::charts::FetchError>() {
         return input(e.is_invalid_input());
     }
     if let Some(e) = cause.downcast_ref::<crate::plan::PlanError>() {

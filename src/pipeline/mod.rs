@@ -116,6 +116,8 @@ pub enum Error {
     #[error(transparent)]
     Render(#[from] crate::render::RenderError),
     #[error(transparent)]
+    Chart(#[from] Box<crate::charts::FetchError>),
+    #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
     #[error(transparent)]
     Observe(#[from] crate::observe::ObserveError),
