@@ -102,12 +102,25 @@ impl Demo {
         std::fs::write(self.local().join("gate-go"), "").unwrap();
     }
 
+    /// The test command's calls, once every attempt the bot started has logged its call: the
+    /// bot returns as soon as it has spawned a test, and on a loaded machine the spawned shell
+    /// may not have written its line yet.
     fn calls(&self) -> Vec<String> {
-        std::fs::read_to_string(self.local().join("gate-calls"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
+        let gate = self.dir.path().join(".stackbot/forge/gate");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let calls: Vec<String> = std::fs::read_to_string(self.local().join("gate-calls"))
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect();
+            let mut started = Vec::new();
+            attempt_dirs(&gate, &mut started);
+            if calls.len() >= started.len() || Instant::now() >= deadline {
+                return calls;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Wait until every started attempt has ended (its `exit` file is there).
