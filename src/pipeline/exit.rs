@@ -42,8 +42,7 @@ pub fn is_denied(cause: &(dyn StdError + 'static)) -> bool {
 pub fn of_error_chain<'a>(
     chain: impl IntoIterator<Item = &'a (dyn StdError + 'static)>,
 ) -> ExitStatus {
-    if chain.into_iter().any(is_invalid_input) || crate::mutation::active("transient-never-exit-2")
-    {
+    if chain.into_iter().any(is_invalid_input) {
         ExitStatus::Invalid
     } else {
         ExitStatus::Failure
@@ -59,11 +58,7 @@ pub fn of_error(err: &Error) -> ExitStatus {
 /// Tenants alone: 3 when some tenant failed (the others were processed). A blocked tenant is a
 /// person's decision, not a failure: 0 (the command prints a warning line for it).
 pub fn of_tenants(reports: &[TenantReport]) -> ExitStatus {
-    let mutated = crate::mutation::active("tenant-failure-exits-3");
-    if reports
-        .iter()
-        .any(|r| r.outcome == Outcome::Failed || (mutated && r.outcome == Outcome::Blocked))
-    {
+    if reports.iter().any(|r| r.outcome == Outcome::Failed) {
         ExitStatus::Partial
     } else {
         ExitStatus::Success
@@ -84,7 +79,6 @@ pub fn of_released(r: &Released) -> ExitStatus {
 pub fn of_release(result: &Result<Released, Error>) -> ExitStatus {
     match result {
         Ok(r) => of_released(r),
-        Err(_) if crate::mutation::active("failure-exits-1") => ExitStatus::Success,
         Err(e) => of_error(e),
     }
 }
