@@ -1,5 +1,5 @@
 //! The GitHub workflows and the composite action are part of the product: stackbot's own
-//! (ci, binaries, fuzz), the action, and the two `stackbot init` writes into the
+//! (ci, binaries, fuzz, mutants), the action, and the two `stackbot init` writes into the
 //! cluster-stacks repository (generated here, with and without tenant shards). They must only
 //! call commands and flags that exist, pin every third-party action to a commit, declare
 //! least-privilege permissions, never splice `${{ }}` expressions into shell scripts (the
@@ -262,8 +262,10 @@ fn stackbot_s_own_repository_runs_no_release_bot() {
             continue;
         }
         assert!(
-            doc.pointer("/on/schedule").is_none() || path.ends_with("fuzz.yml"),
-            "{}: only the fuzzer is scheduled in stackbot's repository",
+            doc.pointer("/on/schedule").is_none()
+                || path.ends_with("fuzz.yml")
+                || path.ends_with("mutants.yml"),
+            "{}: only the fuzzer and the mutation check are scheduled in stackbot's repository",
             path.display()
         );
         for script in run_scripts(&doc) {
