@@ -24,7 +24,7 @@ pub use stackbot_core::{
 /// The forge: the `Forge` trait, the local and GitHub forges, the test doubles.
 pub use stackbot_forge as forge;
 pub use stackbot_forge::oci;
-pub use stackbot_net::{net, upstream};
+pub use stackbot_net::{charts, net, upstream};
 
 /// Time as a value ([`stackbot_core::clock`]) and the real clock, which only the edge
 /// constructs.

@@ -42,7 +42,8 @@ pub fn publish_candidate(
         v
     };
     let mut rels = of_tag(&forge.list_releases(repo)?);
-    if rels.iter().any(|r| !r.draft) {
+    if let Some(published) = rels.iter().find(|r| !r.draft) {
+        out.index_changes.wrote(published.clone());
         return Ok(());
     }
     for stale in rels.iter().filter(|r| r.body != notes) {
@@ -53,6 +54,7 @@ pub fn publish_candidate(
         let r = forge.create_draft_prerelease(repo, tag, tag, notes)?;
         out.actions
             .push(format!("create candidate draft {} for {tag}", r.id));
+        out.index_changes.wrote(r);
         rels = of_tag(&forge.list_releases(repo)?);
     }
     let Some(canon) = rels.first() else {
@@ -61,7 +63,8 @@ pub fn publish_candidate(
         )));
     };
     super::fill_assets(forge, repo, canon, assets, out)?;
-    forge.publish_release(repo, canon.id, false)?;
+    let published = forge.publish_release(repo, canon.id, false)?;
+    out.index_changes.wrote(published);
     out.actions.push(format!(
         "publish candidate {tag} (pre-release {})",
         canon.id
@@ -110,7 +113,7 @@ pub fn start(
     let record = serde_json::to_vec_pretty(&s.attempt).expect("attempt serializes");
     let name = gate::attempt_asset(s.attempt.attempt);
     match forge.upload_asset(repo, s.candidate.id, &name, &record) {
-        Ok(_) => {}
+        Ok(a) => out.index_changes.uploaded(s.candidate, a),
         // Another run started this attempt: it is running (or the next run finds it gone).
         Err(ForgeError::AlreadyExists { .. }) => return Ok(()),
         Err(e) => return Err(e.into()),
@@ -180,7 +183,11 @@ pub fn record(
     for (file, bytes) in evidence {
         let name = gate::evidence_asset(result.attempt, file);
         match forge.upload_asset(repo, candidate.id, &name, bytes) {
-            Ok(_) | Err(ForgeError::AlreadyExists { .. }) => result.evidence.push(name),
+            Ok(a) => {
+                out.index_changes.uploaded(candidate, a);
+                result.evidence.push(name);
+            }
+            Err(ForgeError::AlreadyExists { .. }) => result.evidence.push(name),
             Err(e) => return Err(e.into()),
         }
     }
@@ -191,7 +198,8 @@ pub fn record(
         &gate::result_asset(result.attempt),
         &bytes,
     ) {
-        Ok(_) | Err(ForgeError::AlreadyExists { .. }) => {}
+        Ok(a) => out.index_changes.uploaded(candidate, a),
+        Err(ForgeError::AlreadyExists { .. }) => {}
         Err(e) => return Err(e.into()),
     }
     out.actions.push(format!(

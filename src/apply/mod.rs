@@ -225,6 +225,7 @@ impl Run<'_> {
             }
             Step::DeleteDraft { id, tag, reason } => match forge.delete_release(repo, *id) {
                 Ok(()) | Err(ForgeError::NotFound { .. }) => {
+                    self.out.index_changes.deleted(*id);
                     self.out
                         .actions
                         .push(format!("delete draft {id} of {tag} ({reason})"));
@@ -409,7 +410,10 @@ fn ensure_draft(
     }
     if of_tag(&all, tag).is_empty() {
         match forge.create_draft_release(repo, tag, tag, &rel.notes) {
-            Ok(r) => out.actions.push(format!("create draft {} for {tag}", r.id)),
+            Ok(r) => {
+                out.actions.push(format!("create draft {} for {tag}", r.id));
+                out.index_changes.wrote(r);
+            }
             Err(ForgeError::AlreadyExists { .. }) => return Ok(()), // published meanwhile
             Err(e) => return Err(e.into()),
         }
@@ -496,9 +500,13 @@ pub(crate) fn delete_quietly(
         Ok(()) => {
             out.actions
                 .push(format!("delete {why} {} of {}", r.id, r.tag));
+            out.index_changes.deleted(r.id);
             Ok(())
         }
-        Err(ForgeError::NotFound { .. }) => Ok(()),
+        Err(ForgeError::NotFound { .. }) => {
+            out.index_changes.deleted(r.id);
+            Ok(())
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -516,7 +524,10 @@ fn publish(
     let rels = of_tag(&all, tag);
     let published = rels.iter().find(|r| !r.draft).copied();
     let keep = match published {
-        Some(p) => p.id,
+        Some(p) => {
+            out.index_changes.wrote(p.clone());
+            p.id
+        }
         None => {
             let Some(canon) = rels.first() else {
                 return Err(ApplyError::Inconsistent(format!(
@@ -524,9 +535,11 @@ fn publish(
                 )));
             };
             match forge.publish_release(repo, canon.id, latest) {
-                Ok(_) => out
-                    .actions
-                    .push(format!("publish {tag} (release {})", canon.id)),
+                Ok(r) => {
+                    out.actions
+                        .push(format!("publish {tag} (release {})", canon.id));
+                    out.index_changes.wrote(r);
+                }
                 Err(ForgeError::AlreadyExists { .. }) => {}
                 Err(e) => return Err(e.into()),
             }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{Format, Global};
 use crate::error::{ExitStatus, InvalidInput};
-use crate::upstream::{DetectOptions, UpstreamError};
+use crate::upstream::DetectOptions;
 
 const EXAMPLES: &str = "\
 Exit status: 0 even when some minors are waiting or have upstream errors (that is a normal
@@ -42,6 +42,22 @@ pub struct Args {
     pub mirror: Vec<String>,
 }
 
+/// `--mirror FROM=TO` values as `(from, to)` URL prefix rewrites.
+pub(super) fn parse_mirrors(values: &[String]) -> Result<Vec<(String, String)>, InvalidInput> {
+    values
+        .iter()
+        .map(|m| {
+            m.split_once('=')
+                .map(|(from, to)| (from.to_string(), to.to_string()))
+                .ok_or_else(|| {
+                    InvalidInput(format!(
+                        "--mirror `{m}`: expected `FROM=TO`, e.g. `https://dl.k8s.io/release=http://127.0.0.1:8080/markers`"
+                    ))
+                })
+        })
+        .collect()
+}
+
 /// Run detection and print the report.
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let mut ctx = g.context()?;
@@ -51,15 +67,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     } else if let Some(s) = &a.snapshot {
         ctx.today = g.day_for(Some(s));
     }
-    let mut mirrors = Vec::new();
-    for m in &a.mirror {
-        let (from, to) = m.split_once('=').ok_or_else(|| {
-            InvalidInput(format!(
-                "--mirror `{m}`: expected `FROM=TO`, e.g. `https://dl.k8s.io/release=http://127.0.0.1:8080/markers`"
-            ))
-        })?;
-        mirrors.push((from.to_string(), to.to_string()));
-    }
+    let mirrors = parse_mirrors(&a.mirror)?;
     let token = ctx.env.non_empty(&ctx.loaded.config.upstream.token_env);
     let opts = DetectOptions {
         snapshot: a.snapshot.clone(),
@@ -71,16 +79,13 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         http: None,
         clock: None,
     };
-    let (mut report, data, stats) =
-        crate::pipeline::detect::detect(&ctx, &opts).map_err(|e| match e {
-            UpstreamError::Snapshot { .. } => anyhow::Error::new(InvalidInput::from_display(e)),
-            other => anyhow::Error::new(other),
-        })?;
+    // An unusable snapshot is input (exit 2): `pipeline::exit` knows `UpstreamError::Snapshot`.
+    let (mut report, data, stats) = crate::pipeline::detect::detect(&ctx, &opts)?;
     // On the local forge (no token, no network) the verdict is for what its base branch
     // records, as `status` sees it; elsewhere the checkout's `stackbot.lock` (in the hourly
     // workflow, a checkout of that very base branch) is.
+    let inputs = crate::compliance::Inputs::from_data(&data);
     if let Some(lock) = local_base_lock(g, &ctx) {
-        let inputs = crate::compliance::Inputs::from_data(&data);
         crate::pipeline::detect::assess_against(&mut report, &inputs, Some(&lock), ctx.today);
     }
     tracing::info!(
@@ -91,7 +96,17 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
         stats.retries
     );
     let out = match g.format {
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Format::Json => {
+            // `sources[]` as `status --format json` gives it: the same readings, aged on the
+            // same day.
+            let sources = crate::compliance::aged(
+                &crate::pipeline::detect::sources(&data, &inputs),
+                ctx.today,
+            );
+            let mut v = serde_json::to_value(&report)?;
+            v["sources"] = serde_json::to_value(sources)?;
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
         Format::Text => crate::report::detect::text(&report),
         Format::Markdown => crate::report::detect::markdown(&report),
     };

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::Global;
-use crate::error::{ExitStatus, InvalidInput};
-use crate::package::{self, PackageError};
+use crate::error::ExitStatus;
+use crate::package;
 
 /// Print the cleaned clusterStack hash (what csctl's hash mode cuts `v0-sha.<7>` from).
 #[derive(Debug, clap::Args)]
@@ -24,19 +24,10 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Wrap a packaging error for the CLI edge: input problems exit 2, the rest 1.
-pub fn cli_error(e: PackageError) -> anyhow::Error {
-    if e.is_invalid_input() {
-        InvalidInput::from_display(e).into()
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
 /// Hash the directory and print the result on stdout.
 pub fn run(a: &Args, _g: &Global) -> anyhow::Result<ExitStatus> {
     let tree = package::read_stack_dir(&a.stack_dir)
-        .map_err(cli_error)
+        .map_err(anyhow::Error::new)
         .with_context(|| format!("cannot hash {}", a.stack_dir.display()))?;
     let h = package::hashes(&tree);
     if a.json {

@@ -249,8 +249,8 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
 }
 
 /// Decide the exit status of a failed command from its error chain: 2 when any cause is the
-/// user's input, 1 otherwise ([`crate::pipeline::exit::of_error_chain`], the rule the world
-/// simulator judges too).
+/// user's input or a refusal, 1 otherwise ([`crate::pipeline::exit::of_error_chain`], the rule
+/// the world simulator judges too).
 pub fn classify(err: &anyhow::Error) -> ExitStatus {
     crate::pipeline::exit::of_error_chain(err.chain())
 }
@@ -353,17 +353,9 @@ fn report_error(err: &anyhow::Error, g: &Global) {
         msg.push_str(&format!("\n  caused by: {cause}"));
     }
     if !msg.contains("hint:") {
-        msg.push_str(match classify(err) {
-            _ if err.chain().any(crate::pipeline::exit::is_denied) => {
-                "\n  hint: the file system refused access: make the path named above writable \
-                 by this user (or point the configuration at one that is) and re-run; \
-                 re-running alone does not help"
-            }
-            ExitStatus::Invalid => {
-                "\n  hint: fix the input named above and re-run; nothing was changed"
-            }
-            _ => "\n  hint: this may be transient; re-running is safe and finishes the job",
-        });
+        // The same classification as the exit code's.
+        let class = crate::pipeline::exit::class_of_chain(err.chain());
+        msg.push_str(&format!("\n  hint: {}", class.hint()));
     }
     eprintln!("{msg}");
     if g.github_actions {

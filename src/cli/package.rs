@@ -95,10 +95,10 @@ impl Args {
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let ctx = || format!("cannot package {}", a.stack_dir.display());
     let tree = package::read_stack_dir(&a.stack_dir)
-        .map_err(super::hash::cli_error)
+        .map_err(anyhow::Error::new)
         .with_context(ctx)?;
     let release = package::package(&tree, &a.selection())
-        .map_err(super::hash::cli_error)
+        .map_err(anyhow::Error::new)
         .with_context(ctx)?;
     if let (Ok(stack), Ok(out)) = (
         std::path::absolute(&a.stack_dir),

@@ -12,7 +12,11 @@ use crate::pipeline::render::Outcome;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Release sets come from stackbot.lock (beside the config) unless --release-set is given;
---release-set renders those sets and records them in stackbot.lock.
+--release-set renders those sets and records them in stackbot.lock. When the templates vendor a
+chart (`charts/<chart>-<version>.tgz` beside a Chart.yaml) and a set pins a version they do not
+hold, --release-set fetches its archive from the chart repository, checks it against the
+index's digest (and the set's), and writes it into the templates with the set's digest and
+locked_at recorded in the lock, so `render --check` needs no network afterwards.
 
 Examples:
   stackbot render                                  # re-render every stack x minor in stackbot.lock
@@ -32,6 +36,10 @@ pub struct Args {
     /// Only this Kubernetes minor (e.g. `1.34`).
     #[arg(long, value_name = "MAJOR.MINOR")]
     pub minor: Option<Minor>,
+    /// Fetch chart archives from a mirror: URLs starting with FROM are read from TO instead
+    /// (repeatable), as `detect --mirror`.
+    #[arg(long, value_name = "FROM=TO")]
+    pub mirror: Vec<String>,
 }
 
 /// Render (or check) every selected set.
@@ -44,8 +52,12 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
             check: a.check,
             stack: a.stack.clone(),
             minor: a.minor,
+            mirrors: super::detect::parse_mirrors(&a.mirror)?,
         },
     )?;
+    for f in &r.fetched {
+        eprintln!("{f}");
+    }
     report(&r.outcomes, r.lock_stale, &r.diff, g)?;
     Ok(if r.is_stale() {
         ExitStatus::Failure

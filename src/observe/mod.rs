@@ -66,6 +66,18 @@ pub fn observe(
     desired: &[Desired],
 ) -> Result<Observed, ObserveError> {
     let index = release_index(forge, scope.repo, oci)?;
+    observe_indexed(forge, oci, scope, desired, index)
+}
+
+/// [`observe`] against a release index the run listed already (a run lists it once, see
+/// [`crate::pipeline::run`]).
+pub fn observe_indexed(
+    forge: &dyn Forge,
+    oci: Option<&Publisher>,
+    scope: Scope<'_>,
+    desired: &[Desired],
+    index: ReleaseIndex,
+) -> Result<Observed, ObserveError> {
     let mut obs = Observed {
         base_branch: scope.base_branch.to_string(),
         warnings: index.warnings().to_vec(),

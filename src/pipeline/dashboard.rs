@@ -7,13 +7,14 @@
 
 use serde::Serialize;
 
-use crate::forge::{Forge, IssueInfo};
+use crate::forge::IssueInfo;
 use crate::status::{Status, dashboard};
 use crate::tenants::Observations;
 
 use super::detect::Detected;
+use super::run::Run;
 use super::status::{detect, status_knowing};
-use super::{Context, Error, Selection};
+use super::{Error, Selection};
 
 /// What the release run did to the dashboard issue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -52,14 +53,17 @@ impl std::fmt::Display for Dashboard {
 
 /// The dashboard issue as it is now: among the issues with the dashboard label (one request),
 /// else among all issues.
-pub fn find(ctx: &Context, forge: &dyn Forge) -> Result<Option<IssueInfo>, Error> {
-    let cfg = &ctx.loaded.config.dashboard;
-    let repo = super::release::target(ctx)?.repo;
-    let labelled = forge.list_issues(&repo, Some(&cfg.label))?;
+pub fn find(run: &Run<'_>) -> Result<Option<IssueInfo>, Error> {
+    let (cfg, forge, repo) = (
+        &run.ctx.loaded.config.dashboard,
+        run.forge,
+        &run.target.repo,
+    );
+    let labelled = forge.list_issues(repo, Some(&cfg.label))?;
     if let Some(i) = dashboard::find(&labelled) {
         return Ok(Some(i.clone()));
     }
-    let all = forge.list_issues(&repo, None)?;
+    let all = forge.list_issues(repo, None)?;
     Ok(dashboard::find(&all).cloned())
 }
 
@@ -68,27 +72,29 @@ pub fn find(ctx: &Context, forge: &dyn Forge) -> Result<Option<IssueInfo>, Error
 /// only when the section changes. Creates the dashboard when there is none yet (the next
 /// `release` fills in the status).
 pub fn update_approvals(
-    ctx: &Context,
-    forge: &dyn Forge,
+    run: &Run<'_>,
     items: &[crate::tenants::approval::Approval],
     planned: &std::collections::BTreeSet<String>,
 ) -> Result<(), Error> {
     use crate::tenants::approval;
-    let cfg = &ctx.loaded.config.dashboard;
-    let repo = super::release::target(ctx)?.repo;
-    match find(ctx, forge)? {
+    let (cfg, forge, repo) = (
+        &run.ctx.loaded.config.dashboard,
+        run.forge,
+        &run.target.repo,
+    );
+    match find(run)? {
         Some(i) => {
             let section = approval::render(&i.body, items, planned);
             let body = fit_approvals(approval::splice(&i.body, &section, dashboard::FOOTER));
             if body != i.body {
-                forge.update_issue(&repo, i.number, &i.title, &body)?;
+                forge.update_issue(repo, i.number, &i.title, &body)?;
             }
         }
         None => {
             let section = approval::render("", items, planned);
             if !section.is_empty() {
                 let body = format!("{}\n{section}", dashboard::MARKER);
-                forge.create_issue(&repo, &cfg.title, &body, std::slice::from_ref(&cfg.label))?;
+                forge.create_issue(repo, &cfg.title, &body, std::slice::from_ref(&cfg.label))?;
             }
         }
     }
@@ -115,16 +121,21 @@ fn fit_approvals(body: String) -> String {
 /// Keep the dashboard issue showing `status`: create it once, edit it when its content
 /// differs, otherwise write nothing. `None` when `dashboard.enabled` is off.
 pub fn update_dashboard(
-    ctx: &Context,
-    forge: &dyn Forge,
+    ctx: &super::Context,
+    forge: &dyn crate::forge::Forge,
     status: &Status,
 ) -> Result<Option<Dashboard>, Error> {
+    update_dashboard_in(&Run::new(ctx, forge)?, status)
+}
+
+/// [`update_dashboard`] as the last stage of a run.
+pub fn update_dashboard_in(run: &Run<'_>, status: &Status) -> Result<Option<Dashboard>, Error> {
+    let (ctx, forge, repo) = (run.ctx, run.forge, &run.target.repo);
     let cfg = &ctx.loaded.config.dashboard;
     if !cfg.enabled {
         return Ok(None);
     }
-    let repo = super::release::target(ctx)?.repo;
-    let found = find(ctx, forge)?;
+    let found = find(run)?;
     let found = found.as_ref();
     let run_url =
         crate::report::github::Actions::from_lookup(|k| ctx.env.get(k).map(str::to_string)).run_url;
@@ -144,14 +155,14 @@ pub fn update_dashboard(
     Ok(Some(match dashboard::decide(found, &cfg.title, &body) {
         dashboard::Action::Create => {
             let i =
-                forge.create_issue(&repo, &cfg.title, &body, std::slice::from_ref(&cfg.label))?;
+                forge.create_issue(repo, &cfg.title, &body, std::slice::from_ref(&cfg.label))?;
             Dashboard::Created {
                 number: i.number,
                 url: i.html_url,
             }
         }
         dashboard::Action::Update { number } => {
-            forge.update_issue(&repo, number, &cfg.title, &body)?;
+            forge.update_issue(repo, number, &cfg.title, &body)?;
             Dashboard::Updated {
                 number,
                 url: url(number),
@@ -168,11 +179,11 @@ pub fn update_dashboard(
 /// run (the releases and tenant PRs are what matter): trouble is reported and retried by the
 /// next run. `detected` is the run's own detection (`None` with `--release-set`).
 pub fn dashboard_after_release(
-    ctx: &Context,
-    forge: &dyn Forge,
+    run: &Run<'_>,
     detected: Option<&Detected>,
     known: &Observations,
 ) -> Option<Dashboard> {
+    let ctx = run.ctx;
     if !ctx.loaded.config.dashboard.enabled {
         return None;
     }
@@ -185,8 +196,8 @@ pub fn dashboard_after_release(
                 &fresh
             }
         };
-        let status = status_knowing(ctx, forge, detected, known)?;
-        update_dashboard(ctx, forge, &status)
+        let status = status_knowing(run, detected, known)?;
+        update_dashboard_in(run, &status)
     };
     match run() {
         Ok(d) => d,

@@ -176,23 +176,30 @@ pub fn desired_recorded(
         let rendered =
             match crate::render::render_stack(&templates[&set.stack], stack, &set, &known) {
                 Ok(r) => r,
-                Err(e) => match missing_data(&templates[&set.stack], stack, &set, &known) {
-                    Some(what) => {
-                        offered.failed.push(Skipped {
-                            what: crate::plan::Subject::StackMinor {
-                                stack: set.stack.clone(),
-                                minor,
-                            },
-                            reason: crate::plan::SkipReason::CannotRender {
-                                what: what.to_string(),
-                                error: e.to_string(),
-                            },
-                        });
-                        offered.sets.push(set);
-                        continue;
-                    }
-                    None => return Err(e.into()),
-                },
+                // Missing data or chart archives: this series waits, the others go on.
+                Err(e) => {
+                    let what = match &e {
+                        crate::render::RenderError::MissingArchives { .. } => {
+                            Some("the chart archives the release set pins".to_string())
+                        }
+                        _ => missing_data(&templates[&set.stack], stack, &set, &known),
+                    };
+                    let Some(what) = what else {
+                        return Err(e.into());
+                    };
+                    offered.failed.push(Skipped {
+                        what: crate::plan::Subject::StackMinor {
+                            stack: set.stack.clone(),
+                            minor,
+                        },
+                        reason: crate::plan::SkipReason::CannotRender {
+                            what,
+                            error: e.to_string(),
+                        },
+                    });
+                    offered.sets.push(set);
+                    continue;
+                }
             };
         out.push(Desired {
             stack: set.stack.clone(),
@@ -248,6 +255,7 @@ fn check_stack(loaded: &crate::config::Loaded, sel: &Selection) -> Result<(), Er
 fn known_after(ctx: &Context, sets: &mut [ReleaseSet]) -> crate::lock::Lock {
     let mut known = checkout_lock(ctx).unwrap_or_default();
     for set in sets.iter_mut() {
+        known.carry_chart_locks(set);
         if !set.node_image.is_none() && set.node_image.build_date.is_none() {
             set.node_image.build_date = known
                 .build_date_of(&set.stack, &set.node_image)

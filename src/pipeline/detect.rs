@@ -275,19 +275,29 @@ impl Detected {
             _ => Default::default(),
         };
         let compliance = crate::compliance::Inputs::from_data(data);
-        let day = match data.origin {
-            crate::upstream::Origin::Live { at } => at.date_naive(),
-            crate::upstream::Origin::Snapshot {
-                recorded_for: Some(d),
-            } => d,
-            _ => chrono::NaiveDate::MIN,
-        };
         Detected {
             report,
             end_of_life,
-            sources: crate::compliance::sources(data, &compliance, day),
+            sources: sources(data, &compliance),
             compliance,
             last_known: crate::compliance::last_known(data),
         }
     }
+}
+
+/// Where each fact the verdicts read came from ([`crate::compliance::sources`]), with ages as
+/// of the day the data was read or recorded for: `detect --format json` and `status` (through
+/// [`Detected`]) both report these, each aged on its own day by [`crate::compliance::aged`].
+pub fn sources(
+    data: &UpstreamData,
+    inputs: &crate::compliance::Inputs,
+) -> Vec<crate::compliance::SourceReading> {
+    let day = match data.origin {
+        crate::upstream::Origin::Live { at } => at.date_naive(),
+        crate::upstream::Origin::Snapshot {
+            recorded_for: Some(d),
+        } => d,
+        _ => chrono::NaiveDate::MIN,
+    };
+    crate::compliance::sources(data, inputs, day)
 }

@@ -8,45 +8,100 @@
 
 use std::error::Error as StdError;
 
+pub use crate::error::Class;
 use crate::error::{ExitStatus, InvalidInput};
 use crate::tenants::{Outcome, TenantReport};
 
 use super::Error;
 use super::release::Released;
 
-/// Whether one link of an error chain is something a human must fix: input, or a file system
-/// that refuses access (permission denied, read-only: no rerun changes that).
-fn is_invalid_input(cause: &(dyn StdError + 'static)) -> bool {
-    cause.is::<InvalidInput>()
-        || cause.is::<crate::config::ConfigError>()
-        || cause
-            .downcast_ref::<Error>()
-            .is_some_and(Error::is_invalid_input)
-        || is_denied(cause)
+/// The class of a failed command's error, from its whole chain (outermost first): the
+/// greatest class of any link ([`Class`]'s order: a refusal, then input, then transient), so
+/// context added on the way up never hides an input underneath and never turns transient
+/// trouble into input. The exit code and the hint both follow from it.
+pub fn class_of_chain<'a>(chain: impl IntoIterator<Item = &'a (dyn StdError + 'static)>) -> Class {
+    chain
+        .into_iter()
+        .filter_map(class_of)
+        .max()
+        .unwrap_or(Class::Transient)
 }
 
-/// Whether one link of an error chain is the file system refusing access (permission denied,
-/// a read-only file system): the hint then says to fix the path, not to re-run.
-pub fn is_denied(cause: &(dyn StdError + 'static)) -> bool {
-    cause
-        .downcast_ref::<crate::forge::ForgeError>()
-        .is_some_and(|e| matches!(e, crate::forge::ForgeError::Denied { .. }))
-        || cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(crate::forge::local::is_denied)
+/// [`class_of_chain`] for a pipeline error and its sources.
+pub fn class_of_error(err: &Error) -> Class {
+    let first: &(dyn StdError + 'static) = err;
+    class_of_chain(std::iter::successors(Some(first), |e| (*e).source()))
 }
 
-/// The exit status of a command that stopped with an error, from its whole chain (outermost
-/// first): 2 when any cause is the user's input, else 1. Context added on the way up never
-/// hides an invalid input underneath, and never turns transient trouble into a 2.
+/// The one place that knows which error types are input or a refusal: one link of a chain,
+/// `None` when the link itself says nothing (transient, or context whose cause is the next
+/// link). The libraries say whether an error of theirs is the user's input; a file system
+/// refusing access (the forge's `Denied`, an I/O error) is a refusal.
+fn class_of(cause: &(dyn StdError + 'static)) -> Option<Class> {
+    use crate::forge::ForgeError;
+    let input = |yes: bool| yes.then_some(Class::Input);
+    if let Some(e) = cause.downcast_ref::<Error>() {
+        return match e {
+            Error::Invalid(_) | Error::Config(_) => Some(Class::Input),
+            Error::Upstream(e) => class_of(e),
+            Error::Render(e) => class_of(e),
+            Error::Chart(e) => class_of(e.as_ref()),
+            Error::Plan(e) => class_of(e),
+            Error::Oci(e) => class_of(e),
+            Error::Tenants(e) => class_of(e),
+            Error::Forge(e) => class_of(e),
+            Error::Io { source, .. } => class_of(source),
+            Error::Observe(crate::observe::ObserveError::Forge(e)) => class_of(e),
+            Error::Observe(crate::observe::ObserveError::Oci(e)) => class_of(e),
+            // A write that failed is the world's trouble, unless the file system refused it.
+            Error::Apply(crate::apply::ApplyError::Forge(e)) => class_of(e),
+            Error::Apply(_) => None,
+            Error::InConfig { inner, .. } => class_of(inner.as_ref()),
+            // Its source is a `Box<Error>`, which the chain shows as a box, not as an `Error`.
+            Error::Context { source, .. } => class_of(source.as_ref()),
+        };
+    }
+    if cause.is::<InvalidInput>() || cause.is::<crate::config::ConfigError>() {
+        return Some(Class::Input);
+    }
+    if let Some(e) = cause.downcast_ref::<ForgeError>() {
+        return matches!(e, ForgeError::Denied { .. }).then_some(Class::Denied);
+    }
+    if let Some(e) = cause.downcast_ref::<std::io::Error>() {
+        return crate::forge::local::is_denied(e).then_some(Class::Denied);
+    }
+    if let Some(e) = cause.downcast_ref::<crate::upstream::UpstreamError>() {
+        return input(matches!(e, crate::upstream::UpstreamError::Snapshot { .. }));
+    }
+    if let Some(e) = cause.downcast_ref::<crate::tenants::TenantsError>() {
+        return input(matches!(e, crate::tenants::TenantsError::Config(_)));
+    }
+    if let Some(e) = cause.downcast_ref::<crate::render::RenderError>() {
+        return input(e.is_invalid_input());
+    }
+    if let Some(e) = cause.downcast_ref::<crate::charts::FetchError>() {
+        return input(e.is_invalid_input());
+    }
+    if let Some(e) = cause.downcast_ref::<crate::plan::PlanError>() {
+        return input(e.is_invalid_input());
+    }
+    if let Some(e) = cause.downcast_ref::<crate::oci::OciError>() {
+        return input(e.is_invalid_input());
+    }
+    if let Some(e) = cause.downcast_ref::<crate::adopt::AdoptError>() {
+        return input(e.is_invalid_input());
+    }
+    if let Some(e) = cause.downcast_ref::<crate::package::PackageError>() {
+        return input(e.is_invalid_input());
+    }
+    None
+}
+
+/// The exit status of a command that stopped with an error: its chain's [`Class`].
 pub fn of_error_chain<'a>(
     chain: impl IntoIterator<Item = &'a (dyn StdError + 'static)>,
 ) -> ExitStatus {
-    if chain.into_iter().any(is_invalid_input) {
-        ExitStatus::Invalid
-    } else {
-        ExitStatus::Failure
-    }
+    class_of_chain(chain).exit_status()
 }
 
 /// [`of_error_chain`] for a pipeline error and its sources.
@@ -105,6 +160,66 @@ mod tests {
             of_error(&transient.context("releasing")),
             ExitStatus::Failure
         );
+    }
+
+    #[test]
+    fn one_class_per_chain_gives_both_the_exit_code_and_the_hint() {
+        let denied = Error::Forge(crate::forge::ForgeError::Denied {
+            what: "writing /srv/forge/releases".into(),
+            reason: "Permission denied".into(),
+        });
+        let input = Error::Render(crate::render::RenderError::Missing {
+            root: "templates/openstack/scs2".into(),
+        });
+        let transient = Error::Forge(crate::forge::ForgeError::Io {
+            what: "listing releases".into(),
+            reason: "connection reset".into(),
+        });
+        let read_only = Error::Io {
+            what: "writing the cache".into(),
+            source: std::io::Error::from(std::io::ErrorKind::ReadOnlyFilesystem),
+        };
+        let oci = Error::InConfig {
+            path: "stackbot.yaml".into(),
+            inner: Box::new(Error::Oci(crate::oci::OciError::Config {
+                message: "oci.repository is missing".into(),
+                hint: "name the repository".into(),
+            })),
+        };
+        let cases = [
+            (denied, Class::Denied),
+            (read_only, Class::Denied),
+            (input, Class::Input),
+            (oci, Class::Input),
+            (transient, Class::Transient),
+        ];
+        for (e, want) in cases {
+            let e = e.context("releasing");
+            assert_eq!(e.class(), want, "{e}");
+            assert_eq!(of_error(&e), want.exit_status(), "{e}");
+        }
+        assert_eq!(Class::Denied.exit_status(), ExitStatus::Invalid);
+        assert_eq!(Class::Input.exit_status(), ExitStatus::Invalid);
+        assert_eq!(Class::Transient.exit_status(), ExitStatus::Failure);
+        assert!(
+            Class::Denied
+                .hint()
+                .contains("re-running alone does not help")
+        );
+        assert!(Class::Input.hint().contains("nothing was changed"));
+        assert!(Class::Transient.hint().contains("re-running is safe"));
+    }
+
+    #[test]
+    fn library_errors_are_classified_as_their_library_says_wherever_they_sit_in_the_chain() {
+        let package = anyhow::Error::new(crate::package::PackageError::invalid(
+            "csctl.yaml",
+            "is not YAML",
+        ))
+        .context("cannot hash stack");
+        assert_eq!(class_of_chain(package.chain()), Class::Input);
+        let io = anyhow::Error::new(std::io::Error::other("disk on fire")).context("reading");
+        assert_eq!(class_of_chain(io.chain()), Class::Transient);
     }
 
     fn tenant(outcome: Outcome) -> TenantReport {

@@ -17,6 +17,9 @@
 //! | [`tenants::run`] / [`tenants::preview`] | observe tenants → plan → apply (or not) |
 //! | [`status::status`] | detect → releases, tenants → status (read-only) |
 //! | [`dashboard::update_dashboard`] | status → the dashboard issue (the last stage of `release`) |
+//!
+//! A command builds one [`run::Run`] (target, forge, the release index listed once) and passes
+//! it to every stage it runs.
 
 pub mod adopt;
 pub mod dashboard;
@@ -26,6 +29,7 @@ pub mod exit;
 pub mod gate;
 pub mod release;
 pub mod render;
+pub mod run;
 pub mod status;
 pub mod tenants;
 pub mod validate;
@@ -98,9 +102,9 @@ pub struct Selection {
     pub skip_tenants: bool,
 }
 
-/// Why a pipeline run stopped. [`Error::is_invalid_input`] says whether it is input a human must
-/// fix; [`exit`] turns that into the exit code (2 "fix the input, nothing was changed", else 1
-/// "transient, re-run").
+/// Why a pipeline run stopped. [`Error::class`] says whether it is input a human must fix, a
+/// refusal of the file system, or transient; the exit code and the hint follow from that
+/// ([`exit`]: 2 "fix the input, nothing was changed", else 1 "transient, re-run").
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
@@ -111,6 +115,8 @@ pub enum Error {
     Upstream(#[from] crate::upstream::UpstreamError),
     #[error(transparent)]
     Render(#[from] crate::render::RenderError),
+    #[error(transparent)]
+    Chart(#[from] Box<crate::charts::FetchError>),
     #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
     #[error(transparent)]
@@ -129,6 +135,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An error in what a configuration file says, named with the file (`stackbot.yaml: oci.…`).
+    /// The class is `inner`'s; `inner` is part of this message, not a cause of its own.
+    #[error("{path}: {inner}")]
+    InConfig { path: String, inner: Box<Error> },
     /// What the pipeline was doing when `source` happened (`rendering openstack/scs2 v1.34.7`).
     #[error("{context}")]
     Context {
@@ -149,21 +159,9 @@ impl Error {
 }
 
 impl Error {
-    /// Whether a human must fix the input (configuration, arguments, templates, stack trees, a
-    /// snapshot file): exit 2. Everything else is the world's trouble and the next run retries.
-    pub fn is_invalid_input(&self) -> bool {
-        match self {
-            Error::Invalid(_) | Error::Config(_) => true,
-            Error::Upstream(e) => matches!(e, crate::upstream::UpstreamError::Snapshot { .. }),
-            Error::Render(e) => e.is_invalid_input(),
-            Error::Plan(e) => e.is_invalid_input(),
-            Error::Oci(e) => e.is_invalid_input(),
-            Error::Tenants(e) => matches!(e, crate::tenants::TenantsError::Config(_)),
-            Error::Context { source, .. } => source.is_invalid_input(),
-            // The file system refusing access is a person's to fix, not the next run's.
-            Error::Forge(e) => matches!(e, crate::forge::ForgeError::Denied { .. }),
-            Error::Io { source, .. } => crate::forge::local::is_denied(source),
-            Error::Observe(_) | Error::Apply(_) => false,
-        }
+    /// Whether a human must fix the input, the file system refused access, or it is the
+    /// world's trouble: [`exit::class_of_error`], the one classification.
+    pub fn class(&self) -> exit::Class {
+        exit::class_of_error(self)
     }
 }

@@ -13,6 +13,7 @@ use crate::oci::Publisher;
 use crate::plan::{self, Desired, Mode, Observed, Overrides, Plan, Settings, Skipped};
 use crate::tenants::TenantReport;
 
+use super::run::Run;
 use super::{Context, Error, Selection};
 
 /// Where and how to release: the cluster-stacks repository on the forge, and the OCI
@@ -53,12 +54,9 @@ pub fn target(ctx: &Context) -> Result<Target, Error> {
     let (oci_settings, oci) = crate::oci::publish::for_run(&loaded.config, ctx.today, |k| {
         ctx.env.get(k).map(str::to_string)
     })
-    .map_err(|e| {
-        if e.is_invalid_input() {
-            Error::Invalid(InvalidInput(format!("{}: {e}", loaded.path.display())))
-        } else {
-            Error::Oci(e)
-        }
+    .map_err(|e| Error::InConfig {
+        path: loaded.path.display().to_string(),
+        inner: Box::new(Error::Oci(e)),
     })?;
     Ok(Target {
         repo,
@@ -134,7 +132,25 @@ pub struct Planned {
 
 /// detect → render → observe → plan. Read-only; needs no token on the local forge.
 pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
-    plan_gated(ctx, forge, sel, None)
+    plan_gated(&Run::new(ctx, forge)?, sel, None)
+}
+
+/// observe → plan for `desired` against the run's release index (listed once per run).
+fn plan_in(
+    run: &Run<'_>,
+    target: &Target,
+    desired: &[Desired],
+    overrides: &Overrides,
+) -> Result<(Plan, Observed), Error> {
+    let observed = observe::observe_indexed(
+        run.forge,
+        target.oci.as_deref(),
+        target.scope(),
+        desired,
+        run.index()?,
+    )?;
+    let p = plan::plan_with(desired, &observed, &target.settings, overrides, &packager)?;
+    Ok((p, observed))
 }
 
 /// [`plan`], with the conformance gate of gated stacks carried out when `act` is given (a
@@ -142,12 +158,12 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
 /// there). The releases the gate holds back are planned as if they were not offered, so
 /// nothing else of the plan (a commit, the lock) builds on them.
 fn plan_gated(
-    ctx: &Context,
-    forge: &dyn Forge,
+    run: &Run<'_>,
     sel: &Selection,
-    act: Option<&mut Outcome>,
+    mut act: Option<&mut Outcome>,
 ) -> Result<Planned, Error> {
-    let mut target = target(ctx)?;
+    let (ctx, forge) = (run.ctx, run.forge);
+    let mut target = run.target.clone();
     let (desired, offered) = super::desired::desired_recorded(ctx, sel, || {
         // What the base branch records (the checkout's lock when the base has none).
         Ok(observe::base_lock(forge, target.scope())?
@@ -156,23 +172,26 @@ fn plan_gated(
     if let Some(d) = &offered.detected {
         target.settings.compliance = d.compliance.clone();
     }
-    let (mut p, mut observed) =
-        plan_desired_with(forge, &target, &desired, &sel.overrides, &packager)?;
+    let (mut p, mut observed) = plan_in(run, &target, &desired, &sel.overrides)?;
     let gated = super::gate::evaluate(
         ctx,
         forge,
         &target,
         observed.base_head.as_deref(),
         &p.releases,
-        act,
+        act.as_deref_mut(),
     )?;
+    // What the gate wrote (candidates published, records uploaded) is in the index now.
+    if let Some(out) = act {
+        run.record(out);
+    }
     let held = super::gate::held(&gated);
     if !held.is_empty() {
         let kept: Vec<Desired> = desired
             .into_iter()
             .filter(|d| !held.contains(&d.series()))
             .collect();
-        (p, observed) = plan_desired_with(forge, &target, &kept, &sel.overrides, &packager)?;
+        (p, observed) = plan_in(run, &target, &kept, &sel.overrides)?;
     }
     super::gate::annotate(&mut p, &gated);
     explain_degraded(&mut p, &offered.held_back);
@@ -209,12 +228,12 @@ fn plan_gated(
 /// [`plan`] plus the tenant pull requests that would follow (`plan`, `release --dry-run` and the
 /// PR preview). Writes nothing.
 pub fn preview(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned, Error> {
-    let mut planned = plan(ctx, forge, sel)?;
+    let run = Run::new(ctx, forge)?;
+    let mut planned = plan_gated(&run, sel, None)?;
     if sel.skip_tenants {
         return Ok(planned);
     }
-    planned.plan.tenants =
-        super::tenants::preview(ctx, forge, &planned.plan, planned.detected.as_ref())?;
+    planned.plan.tenants = super::tenants::preview(&run, &planned.plan, planned.detected.as_ref())?;
     Ok(planned)
 }
 
@@ -315,11 +334,12 @@ impl Released {
 /// reported (exit 1). Input a human must fix stops the run (exit 2), and so does a failing
 /// write: the forge is in trouble and the next run finishes the job.
 pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Released, Error> {
-    let t = target(ctx)?;
+    let run = Run::new(ctx, forge)?;
+    let t = &run.target;
     apply::ensure_repository(forge, &t.repo, &t.base_branch)?;
     let mut failed = Vec::new();
     let mut gate_steps = Outcome::default();
-    let (plan, outcome, detected) = match plan_gated(ctx, forge, sel, Some(&mut gate_steps)) {
+    let (plan, outcome, detected) = match plan_gated(&run, sel, Some(&mut gate_steps)) {
         Ok(planned) => {
             let mut outcome = apply::apply_with_oci(
                 &planned.plan,
@@ -328,6 +348,8 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
                 &planned.observed,
                 planned.target.oci.as_deref(),
             )?;
+            // The stages below read the index as this run's writes left it.
+            run.record(&outcome);
             // The gate's steps came first.
             gate_steps.actions.append(&mut outcome.actions);
             outcome.actions = gate_steps.actions;
@@ -340,17 +362,15 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
                     .filter(|r| outcome.released.contains(&r.tag))
                     .filter_map(|r| Some((r.tag.clone(), r.kubernetes.parse().ok()?)))
                     .collect();
-                plan.series = super::status::series_after_run(
-                    ctx,
-                    forge,
-                    &planned.observed.index,
-                    d,
-                    &released,
-                );
+                plan.series =
+                    super::status::series_after_run(&run, &planned.observed.index, d, &released);
             }
             (plan, outcome, planned.detected)
         }
-        Err(e) if !e.is_invalid_input() && !ctx.loaded.config.tenants.is_empty() => {
+        Err(e)
+            if e.class() == super::exit::Class::Transient
+                && !ctx.loaded.config.tenants.is_empty() =>
+        {
             tracing::error!("release stage: {e}");
             failed.push(Skipped {
                 what: crate::plan::Subject::ReleaseStage,
@@ -388,18 +408,12 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
         tracing::info!("tenants: left to the `tenants` runs (--skip-tenants)");
         Default::default()
     } else {
-        super::tenants::run_observed(
-            ctx,
-            forge,
-            &super::tenants::options(false),
-            detected.as_ref(),
-        )?
+        super::tenants::run_in(&run, &super::tenants::options(false), detected.as_ref())?
     };
     if !tenants.is_empty() {
         tracing::info!("{}", crate::report::tenants::counts(&tenants));
     }
-    let dashboard =
-        super::dashboard::dashboard_after_release(ctx, forge, detected.as_ref(), &known);
+    let dashboard = super::dashboard::dashboard_after_release(&run, detected.as_ref(), &known);
     if let Some(d) = &dashboard {
         tracing::info!("{d}");
     }

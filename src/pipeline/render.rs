@@ -23,6 +23,8 @@ pub struct Request {
     pub check: bool,
     pub stack: Option<StackId>,
     pub minor: Option<Minor>,
+    /// `(from, to)` URL prefix rewrites for fetching chart archives.
+    pub mirrors: Vec<(String, String)>,
 }
 
 /// What `render` did with one stack × minor's directory.
@@ -66,6 +68,8 @@ pub struct Rendered {
     pub lock_stale: bool,
     /// `--check`: unified diff of everything stale.
     pub diff: String,
+    /// Chart archives fetched into the templates, one line each.
+    pub fetched: Vec<String>,
 }
 
 impl Rendered {
@@ -98,7 +102,24 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
     let candidates: Vec<ReleaseSet> = from_file
         .clone()
         .unwrap_or_else(|| lock.release_sets.clone());
-    let selected = select(req, candidates, &lock_path)?;
+    let mut selected = select(req, candidates, &lock_path)?;
+    let mut templates: BTreeMap<StackId, TemplateTree> = BTreeMap::new();
+    let mut out = Rendered::default();
+    // Archives fetched into the templates, written once every set has rendered.
+    let mut archive_writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    if from_file.is_some() {
+        for set in &mut selected {
+            bring_archives(
+                ctx,
+                req,
+                &lock,
+                set,
+                &mut templates,
+                &mut archive_writes,
+                &mut out,
+            )?;
+        }
+    }
 
     // Content shared across minors renders from the lock as it will be after this run.
     let mut known = lock.clone();
@@ -107,11 +128,18 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
             known.upsert(set.clone());
         }
     }
-    let mut templates: BTreeMap<StackId, TemplateTree> = BTreeMap::new();
-    let mut out = Rendered::default();
+    // The other minors of the same stacks render too (their shared lists follow the lock after
+    // this run; else `render --check` calls them stale). `--minor` gets that minor only.
+    let shared_with = if from_file.is_some() && req.minor.is_none() {
+        others_of_same_stacks(&known, &selected)
+    } else {
+        Vec::new()
+    };
     let mut writes: Vec<(PathBuf, FileTree)> = Vec::new();
-    for set in &selected {
-        let Some(stack) = configured(loaded, set, from_file.is_some(), &lock_path)? else {
+    let given = selected.len();
+    for (i, set) in selected.iter().chain(&shared_with).enumerate() {
+        let Some(stack) = configured(loaded, set, from_file.is_some() && i < given, &lock_path)?
+        else {
             continue;
         };
         if !templates.contains_key(&set.stack) {
@@ -148,6 +176,7 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
         });
     }
 
+    write_archives(&archive_writes)?;
     for (dir, tree) in &writes {
         render::replace_dir(dir, tree).map_err(|source| Error::Io {
             what: format!("cannot write {}", dir.display()),
@@ -160,6 +189,145 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
         record_sets(loaded, req.check, &lock, &lock_path, &selected, &mut out)?;
     }
     Ok(out)
+}
+
+/// The sets of `lock` for the stacks of `selected`, at the minors `selected` does not hold.
+fn others_of_same_stacks(lock: &Lock, selected: &[ReleaseSet]) -> Vec<ReleaseSet> {
+    lock.release_sets
+        .iter()
+        .filter(|l| {
+            selected.iter().any(|s| s.stack == l.stack)
+                && !selected
+                    .iter()
+                    .any(|s| s.stack == l.stack && s.minor() == l.minor())
+        })
+        .cloned()
+        .collect()
+}
+
+/// Write the fetched chart archives into the templates.
+fn write_archives(archives: &[(PathBuf, Vec<u8>)]) -> Result<(), Error> {
+    for (path, bytes) in archives {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                what: format!("cannot create {}", parent.display()),
+                source,
+            })?;
+        }
+        lock::write_atomic(path, bytes).map_err(|source| Error::Io {
+            what: format!("cannot write {}", path.display()),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// A `--release-set` set before rendering: what the lock knows of its unchanged charts, and
+/// (unless `--check`, which writes nothing and reads no network: rendering then names what is
+/// missing) the chart archives it needs that the templates lack.
+fn bring_archives(
+    ctx: &Context,
+    req: &Request,
+    lock: &Lock,
+    set: &mut ReleaseSet,
+    templates: &mut BTreeMap<StackId, TemplateTree>,
+    writes: &mut Vec<(PathBuf, Vec<u8>)>,
+    out: &mut Rendered,
+) -> Result<(), Error> {
+    let loaded = &ctx.loaded;
+    lock.carry_chart_locks(set);
+    let lock_path = loaded.base_dir.join(LOCK_FILE);
+    let Some(stack) = configured(loaded, set, true, &lock_path)? else {
+        return Ok(());
+    };
+    if !templates.contains_key(&set.stack) {
+        let t = render::load_templates(&loaded.resolve(&stack.templates))?;
+        templates.insert(set.stack.clone(), t);
+    }
+    if req.check {
+        return Ok(());
+    }
+    let t = templates.get_mut(&set.stack).expect("loaded");
+    fetch_archives(ctx, req, stack, t, set, writes, out)
+}
+
+/// `helm dependency update` for one set: every archive the set pins that the templates
+/// vendor in another version only is fetched from its chart repository, checked against the
+/// index's digest (and the set's), put into the templates in memory and queued for writing;
+/// the set records its digest and, when it had none, the moment it was locked (now).
+fn fetch_archives(
+    ctx: &Context,
+    req: &Request,
+    stack: &config::StackConfig,
+    t: &mut TemplateTree,
+    set: &mut ReleaseSet,
+    writes: &mut Vec<(PathBuf, Vec<u8>)>,
+    out: &mut Rendered,
+) -> Result<(), Error> {
+    let needed = render::archives_to_fetch(t, set);
+    if needed.is_empty() {
+        return Ok(());
+    }
+    let opts = crate::upstream::http::HttpOptions {
+        mirrors: req.mirrors.clone(),
+        clock: Some(ctx.clock.clone()),
+        max_bytes: ctx.loaded.config.limits.upstream.max_bytes,
+        ..Default::default()
+    };
+    let http = crate::upstream::http::HttpClient::new(opts).map_err(|e| {
+        Error::from(Box::new(crate::charts::FetchError::Unreachable {
+            what: "preparing to fetch",
+            chart: needed[0].chart.clone(),
+            version: needed[0].version.clone(),
+            source: e,
+        }))
+    })?;
+    let bound = crate::upstream::http::Bound {
+        bytes: ctx.loaded.config.limits.upstream.max_bytes,
+        setting: "limits.upstream.max_bytes",
+    };
+    let now = go_time(ctx.clock.now());
+    for need in needed {
+        let fetched = crate::charts::fetch_archive(&http, &need, bound).map_err(|e| {
+            Error::from(e).context(format!(
+                "fetching the chart archive {} for {} {}",
+                need.path(),
+                set.stack,
+                set.kubernetes
+            ))
+        })?;
+        if let Some(c) = need
+            .component
+            .as_ref()
+            .and_then(|k| set.components.get_mut(k))
+        {
+            c.digest.get_or_insert_with(|| fetched.digest.clone());
+            c.locked_at.get_or_insert_with(|| now.clone());
+        }
+        let path = ctx.loaded.resolve(&stack.templates).join(need.path());
+        out.fetched.push(format!(
+            "fetched {} from {} (sha256 {}, the index's digest) into {}",
+            need.path(),
+            fetched.url,
+            fetched.digest,
+            display_path(&path, &ctx.loaded.base_dir)
+        ));
+        t.files.insert(need.path(), fetched.bytes.clone());
+        writes.push((path, fetched.bytes));
+    }
+    Ok(())
+}
+
+/// A time as Helm writes `generated` (Go's RFC 3339 with nanoseconds, trailing zeros cut).
+fn go_time(t: chrono::DateTime<chrono::Utc>) -> String {
+    let mut s = t.format("%Y-%m-%dT%H:%M:%S").to_string();
+    let nanos = t.timestamp_subsec_nanos();
+    if nanos > 0 {
+        s.push('.');
+        s.push_str(format!("{nanos:09}").trim_end_matches('0'));
+    }
+    s.push('Z');
+    s
 }
 
 /// The sets of `--release-set`, if given. An unreadable file is a wrong argument, not a

@@ -19,13 +19,15 @@ use crate::tenants::edit::TenantFile;
 use crate::tenants::plan::{BranchState, Observed};
 
 use super::detect::Detected;
+use super::run::Run;
 use super::{Context, Error, Selection};
 use crate::observe::status as read;
 
 /// Detect (with the schedule, for end-of-life dates), then [`status_from`].
 pub fn status(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Status, Error> {
+    let run = Run::new(ctx, forge)?;
     let detected = detect(ctx, sel)?;
-    status_from(ctx, forge, &detected)
+    status_knowing(&run, &detected, &Observations::new())
 }
 
 /// Upstream as `--snapshot`/`--cache-dir` say, with the schedule.
@@ -38,29 +40,23 @@ pub fn detect(ctx: &Context, sel: &Selection) -> Result<Detected, Error> {
 /// The status for what `detected` found and what the forge, the registry and the tenants
 /// hold now.
 pub fn status_from(ctx: &Context, forge: &dyn Forge, detected: &Detected) -> Result<Status, Error> {
-    status_knowing(ctx, forge, detected, &Observations::new())
+    status_knowing(&Run::new(ctx, forge)?, detected, &Observations::new())
 }
 
 /// [`status_from`], reading only the tenants not in `known` (what this run already read of
 /// the tenants it left unchanged).
 pub fn status_knowing(
-    ctx: &Context,
-    forge: &dyn Forge,
+    run: &Run<'_>,
     detected: &Detected,
     known: &Observations,
 ) -> Result<Status, Error> {
-    Ok(status::compute(&gather(ctx, forge, detected, known)?))
+    Ok(status::compute(&gather(run, detected, known)?))
 }
 
 /// Read every fact the status needs, reusing `known` tenant readings. Read-only.
-pub fn gather(
-    ctx: &Context,
-    forge: &dyn Forge,
-    detected: &Detected,
-    known: &Observations,
-) -> Result<Facts, Error> {
+pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Result<Facts, Error> {
+    let (ctx, forge, target) = (run.ctx, run.forge, &run.target);
     let config = &ctx.loaded.config;
-    let target = super::release::target(ctx)?;
     let repo = target.repo.clone();
     let stacks: BTreeSet<StackId> = config.stacks.iter().map(|s| s.id()).collect();
     let mut warnings = detected.report.warnings.clone();
@@ -73,14 +69,14 @@ pub fn gather(
         .zip(read::tenants(forge, &config.tenants, known, &limits))
         .map(|(t, r)| tenant(t, r, bot, &limits))
         .collect();
-    let on_forge = config.publish.contains(&PublishTarget::Forge);
     let oci = target
         .oci
         .as_deref()
         .filter(|_| config.publish.contains(&PublishTarget::Oci));
-    let index = crate::observe::published_if_any(forge, &repo, on_forge, oci).map_err(as_read)?;
+    // The run's index: listed once, with what this run published folded in.
+    let index = run.published(true).map_err(Error::from)?;
     let mut releases =
-        read::forge_releases(forge, &repo, &index, &stacks, &mut warnings).map_err(as_read)?;
+        read::forge_releases(forge, &repo, &index, &stacks, &mut warnings).map_err(Error::from)?;
     if let Some(oci) = oci {
         let listed: BTreeSet<String> = tenants
             .iter()
@@ -89,11 +85,12 @@ pub fn gather(
             .map(|n| n.to_string())
             .collect();
         releases.extend(
-            read::oci_releases(oci, &index, &minors, &listed, &mut warnings).map_err(as_read)?,
+            read::oci_releases(oci, &index, &minors, &listed, &mut warnings)
+                .map_err(Error::from)?,
         );
     }
     let release_pulls = if config.forge.mode == ReleaseMode::PullRequest {
-        read::release_pulls(forge, &repo, &minors).map_err(as_read)?
+        read::release_pulls(forge, &repo, &minors).map_err(Error::from)?
     } else {
         Vec::new()
     };
@@ -123,15 +120,12 @@ pub fn gather(
 /// observed (`index`, listed once before it) and the ones it published (`released`: tag and
 /// Kubernetes version). Reads no listing again; the `release` summary renders it.
 pub fn series_after_run(
-    ctx: &Context,
-    forge: &dyn Forge,
+    run: &Run<'_>,
     index: &crate::index::ReleaseIndex,
     detected: &Detected,
     released: &[(String, crate::model::KubeVersion)],
 ) -> Vec<status::StackStatus> {
-    let Ok(target) = super::release::target(ctx) else {
-        return Vec::new();
-    };
+    let (ctx, forge, target) = (run.ctx, run.forge, &run.target);
     let stacks: BTreeSet<StackId> = ctx.loaded.config.stacks.iter().map(|s| s.id()).collect();
     let mut releases = read::forge_releases(forge, &target.repo, index, &stacks, &mut Vec::new())
         .unwrap_or_default();
@@ -149,15 +143,6 @@ pub fn series_after_run(
         .filter(|m| m.tracked)
         .map(|m| status::stacks::status(m, &releases, &[], &detected.compliance, ctx.today))
         .collect()
-}
-
-/// A reading's failure as the pipeline classifies it (a forge that denies access is a
-/// person's to fix; a misconfigured registry too).
-fn as_read(e: crate::observe::ObserveError) -> Error {
-    match e {
-        crate::observe::ObserveError::Forge(e) => e.into(),
-        crate::observe::ObserveError::Oci(e) => e.into(),
-    }
 }
 
 fn patches(list: &[crate::upstream::kubernetes::KubeRelease]) -> Vec<Patch> {

@@ -7,8 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::detect::Detected;
 use crate::config::PublishTarget;
 use crate::config::{Config, TenantConfig};
-use crate::error::InvalidInput;
-use crate::forge::{Forge, RepoRef};
+use crate::forge::Forge;
 use crate::observe::ObserveError;
 use crate::plan::{Plan, Step};
 use crate::tenants::plan::Observed;
@@ -16,6 +15,7 @@ use crate::tenants::{
     self, AvailableRelease, Facts, Observations, Options, Outcome, TenantReport, TenantsError,
 };
 
+use super::run::Run;
 use super::{Context, Error};
 
 /// How `release` propagates: all tenants; the progress is the activity line's (drawn only on
@@ -27,63 +27,38 @@ pub fn options(dry_run: bool) -> Options {
     }
 }
 
-fn cluster_stacks_repo(ctx: &Context) -> Result<RepoRef, Error> {
-    let c = &ctx.loaded.config;
-    RepoRef::parse(&c.forge.repository).ok_or_else(|| {
-        InvalidInput(format!(
-            "{}: forge.repository `{}` is not `owner/name`",
-            ctx.loaded.path.display(),
-            c.forge.repository
-        ))
-        .into()
-    })
-}
-
 /// The published releases tenants can move to (newest per stack × minor they follow), from
 /// every target `publish` lists: the forge's releases, the OCI repository's tags, or both.
 /// With `publish: [oci]` alone the forge's release list is not read at all.
-fn published(ctx: &Context, forge: &dyn Forge) -> Result<Vec<AvailableRelease>, Error> {
+fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
+    let (ctx, forge, repo) = (run.ctx, run.forge, &run.target.repo);
     let config = &ctx.loaded.config;
-    let repo = cluster_stacks_repo(ctx)?;
     let followed = tenants::run::followed_stacks(config);
-    let oci = crate::oci::Publisher::from_config(config, ctx.today, |k| {
-        ctx.env.get(k).map(str::to_string)
-    })
-    .map_err(|e| oci_error(ctx, e))?;
+    let oci = run.target.oci.as_deref();
     let on_forge = config.publish.contains(&PublishTarget::Forge);
-    let index =
-        crate::observe::published(forge, &repo, on_forge, oci.as_ref()).map_err(|e| match e {
-            ObserveError::Forge(source) => TenantsError::Releases {
-                repo: repo.to_string(),
-                source: Box::new(source),
-            }
-            .into(),
-            ObserveError::Oci(e) => oci_error(ctx, e),
-        })?;
+    // The run's index: listed once, with what this run published folded in.
+    let index = run.published(false).map_err(|e| match e {
+        ObserveError::Forge(source) => TenantsError::Releases {
+            repo: repo.to_string(),
+            source: Box::new(source),
+        }
+        .into(),
+        ObserveError::Oci(e) => Error::Oci(e),
+    })?;
     let mut out = Vec::new();
     if on_forge {
-        out = crate::observe::tenants::available_releases(forge, &repo, &index, &followed)
-            .map_err(|source| TenantsError::Releases {
+        out = crate::observe::tenants::available_releases(forge, repo, &index, &followed).map_err(
+            |source| TenantsError::Releases {
                 repo: repo.to_string(),
                 source: Box::new(source),
-            })?;
+            },
+        )?;
     }
     if let Some(oci) = oci {
-        let more = crate::observe::tenants::oci_releases(oci.registry(), &index, &followed, &out)
-            .map_err(|e| oci_error(ctx, e))?;
+        let more = crate::observe::tenants::oci_releases(oci.registry(), &index, &followed, &out)?;
         out = tenants::releases::newest(out, more);
     }
     Ok(out)
-}
-
-/// A misconfigured `oci:` section is the user's to fix (exit 2); a registry that fails is
-/// transient (exit 1).
-fn oci_error(ctx: &Context, e: crate::oci::OciError) -> Error {
-    if e.is_invalid_input() {
-        InvalidInput(format!("{}: {e}", ctx.loaded.path.display())).into()
-    } else {
-        Error::Oci(e)
-    }
 }
 
 /// What the tenant plans know of upstream: the day, and what detection read for the SCS 0210
@@ -142,21 +117,18 @@ fn uses_approval(ctx: &Context) -> bool {
 /// The steps listed on the dashboard, with whether each is ticked. A dashboard that cannot be
 /// read fails the run (transient): planning without the ticks would withdraw every approved
 /// pull request.
-fn approvals(
-    ctx: &Context,
-    forge: &dyn Forge,
-) -> Result<std::collections::BTreeMap<(String, String), bool>, Error> {
-    if !uses_approval(ctx) {
+fn approvals(run: &Run<'_>) -> Result<std::collections::BTreeMap<(String, String), bool>, Error> {
+    if !uses_approval(run.ctx) {
         return Ok(Default::default());
     }
-    Ok(super::dashboard::find(ctx, forge)?
+    Ok(super::dashboard::find(run)?
         .map(|i| tenants::approval::read(&i.body))
         .unwrap_or_default())
 }
 
 /// After a run that wrote: the approvals section lists the steps waiting now.
-fn list_approvals(ctx: &Context, forge: &dyn Forge, reports: &[TenantReport]) -> Result<(), Error> {
-    if !uses_approval(ctx) {
+fn list_approvals(run: &Run<'_>, reports: &[TenantReport]) -> Result<(), Error> {
+    if !uses_approval(run.ctx) {
         return Ok(());
     }
     let items: Vec<_> = reports.iter().filter_map(|r| r.approval.clone()).collect();
@@ -166,7 +138,7 @@ fn list_approvals(ctx: &Context, forge: &dyn Forge, reports: &[TenantReport]) ->
         .filter(|r| r.branch.is_some())
         .map(|r| r.tenant.clone())
         .collect();
-    super::dashboard::update_approvals(ctx, forge, &items, &planned)
+    super::dashboard::update_approvals(run, &items, &planned)
 }
 
 /// Open, update or close tenant pull requests for the releases published to every target.
@@ -184,16 +156,27 @@ pub fn run_observed(
     opts: &Options,
     detected: Option<&Detected>,
 ) -> Result<(Vec<TenantReport>, Observations), Error> {
-    let releases = published(ctx, forge)?;
+    run_in(&Run::new(ctx, forge)?, opts, detected)
+}
+
+/// [`run_observed`] as a stage of `run` (the release run's last stage reads the index the
+/// release stage listed and updated).
+pub fn run_in(
+    run: &Run<'_>,
+    opts: &Options,
+    detected: Option<&Detected>,
+) -> Result<(Vec<TenantReport>, Observations), Error> {
+    let (ctx, forge) = (run.ctx, run.forge);
+    let releases = published(run)?;
     let facts = Facts {
-        approvals: approvals(ctx, forge)?,
+        approvals: approvals(run)?,
         ..facts(ctx, detected)
     };
     let (reports, observed) =
         propagate_observed(forge, &ctx.loaded.config, &releases, &facts, opts)
             .map_err(|m| Error::from(TenantsError::Config(m)))?;
     if !opts.dry_run
-        && let Err(e) = list_approvals(ctx, forge, &reports)
+        && let Err(e) = list_approvals(run, &reports)
     {
         // The pull requests are done; the next run lists the steps again.
         tracing::warn!("the approvals on the dashboard were not updated: {e}");
@@ -345,20 +328,20 @@ pub fn planned_releases(p: &Plan) -> Vec<AvailableRelease> {
 /// releases they plan. A planned release replaces the published one of its stack × minor when
 /// newer.
 pub fn plan_after(
-    ctx: &Context,
-    forge: &dyn Forge,
+    run: &Run<'_>,
     opts: &Options,
     planned: &[AvailableRelease],
     detected: Option<&Detected>,
 ) -> Result<Vec<TenantReport>, Error> {
+    let (ctx, forge) = (run.ctx, run.forge);
     let opts = Options {
         dry_run: true,
         ..opts.clone()
     };
     let followed = tenants::run::followed_stacks(&ctx.loaded.config);
-    let releases = tenants::with_planned(published(ctx, forge)?, planned, &followed);
+    let releases = tenants::with_planned(published(run)?, planned, &followed);
     let facts = Facts {
-        approvals: approvals(ctx, forge)?,
+        approvals: approvals(run)?,
         ..facts(ctx, detected)
     };
     propagate(forge, &ctx.loaded.config, &releases, &facts, &opts)
@@ -367,15 +350,14 @@ pub fn plan_after(
 
 /// The tenant lines of a release preview (JSON objects as `plan --format json` prints them).
 pub fn preview(
-    ctx: &Context,
-    forge: &dyn Forge,
+    run: &Run<'_>,
     p: &Plan,
     detected: Option<&Detected>,
 ) -> Result<Vec<serde_json::Value>, Error> {
-    if ctx.loaded.config.tenants.is_empty() {
+    if run.ctx.loaded.config.tenants.is_empty() {
         return Ok(Vec::new());
     }
-    let reports = plan_after(ctx, forge, &options(true), &planned_releases(p), detected)?;
+    let reports = plan_after(run, &options(true), &planned_releases(p), detected)?;
     // The diff is not part of a tenant report's JSON (a run's result); a preview shows it.
     Ok(reports
         .iter()

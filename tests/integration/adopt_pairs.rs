@@ -11,6 +11,7 @@ use stackbot::lock::Lock;
 use stackbot::model::FileTree;
 
 use crate::support::shared;
+use crate::support::upstream_server::UpstreamServer;
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::cargo_bin("stackbot")
@@ -34,13 +35,18 @@ fn tree(dir: &Path) -> FileTree {
     stackbot::render::read_tree(dir).unwrap()
 }
 
-/// A line a person changed between the two commits of a pair: `older` is the text at the
-/// older commit, `newer` at the newer one (1-based line, the same in both).
+/// A line a person wrote differently in the two commits of a pair: `older` is the text in the
+/// older minor's release, `newer` in the newer one's (1-based line, the same in both).
+/// Rendering one side's templates for the other minor gives that side's wording, with its
+/// per-minor facts templated: `from_older` / `from_newer` is the rendered line when that
+/// differs from the adopted side's own text.
 struct HumanEdit {
     file: &'static str,
     line: usize,
     older: &'static str,
     newer: &'static str,
+    from_older: Option<&'static str>,
+    from_newer: Option<&'static str>,
 }
 
 /// The edits made by hand between the two commits of each pair, besides the per-minor facts.
@@ -53,7 +59,29 @@ fn human_edits(pair: &str) -> Vec<HumanEdit> {
             line: 123,
             older: "            (Default: SCS-2V-4, replace by SCS-2V-4-20s or specify a controlPlaneRootDisk.)",
             newer: "            (Default: SCS-2V-4, specify a controlPlanRootDisk or better replace by SCS-2V-4-20s.)",
+            from_older: None,
+            from_newer: None,
         }],
+        // The README's example: the cluster-stack release a reader should pick is a person's
+        // choice (v3 for 1.30, v2 for 1.31), and the 1.30 release names the 1.31 class.
+        "openstack-scs-1-30-1-31" => vec![
+            HumanEdit {
+                file: "README.md",
+                line: 74,
+                older: "    - v3",
+                newer: "    - v2",
+                from_older: None,
+                from_newer: None,
+            },
+            HumanEdit {
+                file: "README.md",
+                line: 105,
+                older: "    class: openstack-scs-1-31-v3",
+                newer: "    class: openstack-scs-1-31-v2",
+                from_older: None,
+                from_newer: Some("    class: openstack-scs-1-30-v2"),
+            },
+        ],
         _ => Vec::new(),
     }
 }
@@ -102,6 +130,37 @@ fn pairs() -> Vec<(String, PathBuf, PathBuf)> {
         out.push((name, sides.pop().unwrap(), newer));
     }
     out
+}
+
+/// Every vendored chart archive of a stack directory (`**/charts/*.tgz`): file name → bytes.
+fn archives(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    tree(dir)
+        .into_iter()
+        .filter(|(p, _)| p.ends_with(".tgz") && p.contains("charts/"))
+        .map(|(p, b)| (p.rsplit('/').next().unwrap().to_string(), b))
+        .collect()
+}
+
+/// The chart repository of cloud-provider-openstack on loopback, as the real one is laid out:
+/// its real index (`tests/fixtures/helm-indexes/`, whose `urls` point at the GitHub release
+/// assets) under `/cpo`, and the archives `serve` vendors as those release assets under
+/// `/dl`. Returns the server and the `--mirror` arguments that send the real URLs there.
+fn chart_repository(serve: &Path) -> (UpstreamServer, Vec<String>) {
+    let s = UpstreamServer::start();
+    let index = shared::shared_dir().join("helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
+    s.set("/cpo/index.yaml", 200, std::fs::read(index).unwrap());
+    for (file, bytes) in archives(serve) {
+        let stem = file.strip_suffix(".tgz").unwrap();
+        s.set(&format!("/dl/{stem}/{file}"), 200, bytes);
+    }
+    let u = s.url();
+    let mirrors = vec![
+        "--mirror".to_string(),
+        format!("https://kubernetes.github.io/cloud-provider-openstack={u}/cpo"),
+        "--mirror".to_string(),
+        format!("https://github.com/kubernetes/cloud-provider-openstack/releases/download={u}/dl"),
+    ];
+    (s, mirrors)
 }
 
 /// `stackbot adopt DIR --into INTO`, checked; returns the adopted release sets (the lock).
@@ -161,8 +220,22 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
             )
             .unwrap();
             let cfg = setup.join("stackbot.yaml");
-            let (code, _, err) = run(&["-c", s(&cfg), "render", "--release-set", s(&sets)]);
+            // The other side's chart archives come from their chart repository.
+            let (repo, mirrors) = chart_repository(to);
+            let mut args = vec!["-c", s(&cfg), "render", "--release-set", s(&sets)];
+            args.extend(mirrors.iter().map(String::as_str));
+            let (code, _, err) = run(&args);
             assert_eq!(code, 0, "{what}: {err}");
+            let own: Vec<String> = archives(from).into_iter().map(|(f, _)| f).collect();
+            let new_archives = archives(to)
+                .into_iter()
+                .filter(|(f, _)| !own.contains(f))
+                .count();
+            assert_eq!(
+                repo.count_prefix("/dl/"),
+                new_archives,
+                "{what}: each archive the other minor needs is fetched once, no other: {err}"
+            );
             let loaded = stackbot::config::load(&cfg).unwrap();
             let minor = other_lock.release_sets[0].minor();
             let rendered = tree(&stackbot::render::output_dir(
@@ -186,9 +259,9 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
                     // Rendering carries the adopted side's wording; the other side has its own.
                     let named = edits.iter().find(|h| {
                         let (adopted, other) = if from_is_older {
-                            (h.older, h.newer)
+                            (h.from_older.unwrap_or(h.older), h.newer)
                         } else {
-                            (h.newer, h.older)
+                            (h.from_newer.unwrap_or(h.newer), h.older)
                         };
                         h.file == path && h.line == line && r == adopted && e == other
                     });
@@ -204,11 +277,26 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
                 edits.len(),
                 "{what}: every named human edit is a real difference ({seen:?})"
             );
-            // Both minors render from the lock alone now: `render --check` is clean.
+            // `--release-set` also rendered the adopted minor (it shares the lists), so the
+            // tree is what the lock renders: `render --check` is clean at once, from the lock
+            // and the templates alone (no network), and `render` changes nothing.
+            let before = repo.count();
+            let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
+            assert_eq!(
+                code, 0,
+                "{what}: render --check after render --release-set:\n{out}{err}"
+            );
             let (code, out, err) = run(&["-c", s(&cfg), "render"]);
             assert_eq!(code, 0, "{what}: {out}{err}");
-            let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
-            assert_eq!(code, 0, "{what}: render --check after render:\n{out}{err}");
+            assert!(
+                out.lines().all(|l| l.ends_with(": unchanged")),
+                "{what}: nothing left to render:\n{out}"
+            );
+            assert_eq!(
+                repo.count(),
+                before,
+                "{what}: render and --check fetch nothing"
+            );
         }
     }
 }
@@ -389,4 +477,168 @@ fn a_new_image_of_one_minor_releases_that_minor_only_and_the_other_carries_it_at
         list.contains("'v1.34.8'") && list.contains("'v1.33.11'"),
         "{list}"
     );
+}
+
+/// The openstack/scs 1.29 setup and the 1.30 release set, for the chart-archive tests.
+fn vendored_pair() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let (_, older, newer) = pairs()
+        .into_iter()
+        .find(|(p, _, _)| p == "openstack-scs-1-29-1-30")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let setup = dir.path().join("setup");
+    adopt(&older, &setup);
+    let (other, _) = adopt(&newer, &dir.path().join("other"));
+    let sets = dir.path().join("sets.yaml");
+    std::fs::write(&sets, yaml_serde::to_string(&other.release_sets).unwrap()).unwrap();
+    (dir, setup, sets, newer)
+}
+
+#[test]
+fn an_archive_that_is_not_the_one_the_index_vouches_for_is_refused_and_nothing_is_written() {
+    let (_dir, setup, sets, newer) = vendored_pair();
+    let (repo, mirrors) = chart_repository(&newer);
+    // The repository serves 2.29.1's bytes as 2.30.0: not what its index's digest says.
+    let old = std::fs::read(
+        setup.join("templates/openstack/scs/cluster-addon/charts/openstack-cloud-controller-manager-2.29.1.tgz"),
+    )
+    .unwrap();
+    let target = "/dl/openstack-cloud-controller-manager-2.30.0/openstack-cloud-controller-manager-2.30.0.tgz";
+    repo.set(target, 200, old);
+    let cfg = setup.join("stackbot.yaml");
+    let lock_before = std::fs::read_to_string(setup.join("stackbot.lock")).unwrap();
+    let mut args = vec!["-c", s(&cfg), "render", "--release-set", s(&sets)];
+    args.extend(mirrors.iter().map(String::as_str));
+    let (code, _, err) = run(&args);
+    assert_eq!(
+        code, 2,
+        "a digest mismatch is for a human to look at: {err}"
+    );
+    for part in [
+        "openstack-cloud-controller-manager 2.30.0",
+        "https://github.com/kubernetes/cloud-provider-openstack/releases/download/openstack-cloud-controller-manager-2.30.0/openstack-cloud-controller-manager-2.30.0.tgz",
+        "f9676bfa1a2aa75e9fa2ceaa21752d7fcad37878afb01fbeb006d2f31997755f",
+        "hint:",
+    ] {
+        assert!(err.contains(part), "names {part}: {err}");
+    }
+    let charts = setup.join("templates/openstack/scs/cluster-addon/charts");
+    let names: Vec<String> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.contains("2.30.0")),
+        "nothing fetched is kept: {names:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(setup.join("stackbot.lock")).unwrap(),
+        lock_before
+    );
+    assert!(!setup.join("cluster-stacks/openstack/scs/1-30").exists());
+}
+
+#[test]
+fn an_unreachable_chart_repository_is_transient_and_a_version_it_does_not_publish_is_not() {
+    let (_dir, setup, sets, newer) = vendored_pair();
+    let cfg = setup.join("stackbot.yaml");
+    let (repo, mirrors) = chart_repository(&newer);
+    let mut args = vec!["-c", s(&cfg), "render", "--release-set", s(&sets)];
+    args.extend(mirrors.iter().map(String::as_str));
+    repo.set("/cpo/index.yaml", 503, "unavailable");
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 1, "the next run may succeed: {err}");
+    assert!(
+        err.contains("openstack-c") && err.contains("2.30.0") && err.contains("/cpo/index.yaml"),
+        "names the chart, the version and the URL: {err}"
+    );
+    assert!(!setup.join("cluster-stacks/openstack/scs/1-30").exists());
+
+    // A set pinning a version the repository never published is the set's mistake.
+    repo.set(
+        "/cpo/index.yaml",
+        200,
+        std::fs::read(
+            shared::shared_dir().join("helm-indexes/cloud-provider-openstack-2026-05-13.yaml"),
+        )
+        .unwrap(),
+    );
+    let text = std::fs::read_to_string(&sets)
+        .unwrap()
+        .replace("2.30.0", "2.30.99");
+    std::fs::write(&sets, text).unwrap();
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("2.30.99") && err.contains("does not list this version"),
+        "{err}"
+    );
+}
+
+#[test]
+fn render_check_names_an_archive_it_would_need_instead_of_fetching_it() {
+    let (_dir, setup, sets, newer) = vendored_pair();
+    let cfg = setup.join("stackbot.yaml");
+    let (repo, mirrors) = chart_repository(&newer);
+    let mut args = vec![
+        "-c",
+        s(&cfg),
+        "render",
+        "--check",
+        "--release-set",
+        s(&sets),
+    ];
+    args.extend(mirrors.iter().map(String::as_str));
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the templates hold no cluster-addon/charts/openstack-cloud-controller-manager-2.30.0.tgz"),
+        "{err}"
+    );
+    assert_eq!(repo.count(), 0, "--check reads no network");
+}
+
+#[test]
+fn after_render_release_set_the_other_minors_share_the_new_lists_and_render_check_is_clean() {
+    let (_, older, newer) = pairs()
+        .into_iter()
+        .find(|(p, _, _)| p == "openstack-scs2-1-33-1-34")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let setup = dir.path().join("setup");
+    let (lock, _) = adopt(&newer, &setup);
+    let (older_lock, _) = adopt(&older, &dir.path().join("other"));
+    let cfg = setup.join("stackbot.yaml");
+    let loaded = stackbot::config::load(&cfg).unwrap();
+    let stack = &loaded.config.stacks[0];
+    let record = |sets: Vec<stackbot::model::ReleaseSet>, extra: &[&str]| {
+        let file = dir.path().join("sets.yaml");
+        std::fs::write(&file, yaml_serde::to_string(&sets).unwrap()).unwrap();
+        let mut args = vec!["-c", s(&cfg), "render", "--release-set", s(&file)];
+        args.extend(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{out}{err}");
+        out
+    };
+    record(older_lock.release_sets.clone(), &[]);
+    // v1.34.8: its image joins the list every minor's kubernetes.yaml carries.
+    let next = next_patch(&lock.release_sets[0], stack, "v1.34.8", "2026-05-20");
+    let out = record(vec![next.clone()], &[]);
+    assert!(
+        out.contains("1.33 (v1.33.10)") && out.contains("1.34 (v1.34.8)"),
+        "both minors rendered: {out}"
+    );
+    let dir33 = stackbot::render::output_dir(&loaded, stack, "1.33".parse().unwrap());
+    let list = std::fs::read_to_string(dir33.join("kubernetes.yaml")).unwrap();
+    assert!(list.contains("'v1.34.8'"), "{list}");
+    let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
+    assert_eq!(code, 0, "the tree is what the lock renders:\n{out}{err}");
+    // `--minor` renders that minor only: the other's shared lists are then stale, and
+    // `render --check` says so until `render` runs.
+    let again = next_patch(&next, stack, "v1.34.9", "2026-05-27");
+    let out = record(vec![again], &["--minor", "1.34"]);
+    assert!(!out.contains("1.33"), "{out}");
+    let (code, out, _) = run(&["-c", s(&cfg), "render", "--check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("1-33: stale"), "{out}");
 }

@@ -672,11 +672,21 @@ fn cli_json_against_the_fixture_server_equals_snapshot_replay() {
         &root(),
     );
     assert_eq!(code, 0, "{err}");
-    // The same report, except that the replay says where its data came from.
+    // The same report, except that each says where its data came from: the replay its
+    // snapshot, and `sources[]` read live or from the snapshot, source by source.
     let mut replayed: serde_json::Value = serde_json::from_str(&replay_out).unwrap();
     assert_eq!(replayed["snapshot"]["as_of"], "2026-05-01");
     replayed.as_object_mut().unwrap().remove("snapshot");
-    let live: serde_json::Value = serde_json::from_str(&live_out).unwrap();
+    let mut live: serde_json::Value = serde_json::from_str(&live_out).unwrap();
+    let keys = |v: &serde_json::Value, read: &str| -> Vec<String> {
+        let list = v["sources"].as_array().expect("sources[]");
+        assert!(list.iter().all(|s| s["read"] == read), "{list:?}");
+        list.iter().map(|s| s["key"].to_string()).collect()
+    };
+    assert_eq!(keys(&live, "live"), keys(&replayed, "snapshot"));
+    for v in [&mut live, &mut replayed] {
+        v.as_object_mut().unwrap().remove("sources");
+    }
     assert_eq!(live, replayed);
 
     let v: serde_json::Value = serde_json::from_str(&live_out).unwrap();

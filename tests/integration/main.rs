@@ -48,6 +48,7 @@ mod release_oci_over_runs;
 mod release_over_runs;
 mod release_over_runs_cli;
 mod render_cli;
+mod run_once;
 mod scs0210_oracle;
 mod scs2_parity;
 mod secrets;

@@ -40,6 +40,7 @@ fn desired(k8s: &str) -> Desired {
                 repository: "https://kubernetes.github.io/cloud-provider-openstack".into(),
                 version: "2.34.2".into(),
                 digest: None,
+                locked_at: None,
             },
         )]),
     };

@@ -13,6 +13,7 @@ use crate::support::release::*;
 use sha2::{Digest, Sha256};
 use stackbot::apply::Outcome;
 use stackbot::config::{Committer, GithubForgeConfig};
+use stackbot::error::Class;
 use stackbot::forge::counting::Counting;
 use stackbot::forge::faulty::{FaultMode, Faulty};
 use stackbot::forge::local::LocalForge;
@@ -428,7 +429,7 @@ fn a_conflicted_lock_on_the_base_branch_is_an_error_never_an_empty_lock() {
             &Overrides::default(),
         )
         .unwrap_err();
-        assert!(err.is_invalid_input(), "{}: exit 2: {err}", w.name());
+        assert_eq!(err.class(), Class::Input, "{}: exit 2: {err}", w.name());
         let msg = err.to_string();
         assert!(
             msg.contains("stackbot.lock:") && msg.contains("merge conflict"),
@@ -465,7 +466,7 @@ fn a_tag_with_the_largest_number_is_refused_without_walking_or_overflowing() {
                 .recv_timeout(Duration::from_secs(120))
                 .unwrap_or_else(|_| panic!("{name}: the run walked the numbers"));
             let err = r.unwrap_err();
-            assert!(err.is_invalid_input(), "{name}: {err}");
+            assert_eq!(err.class(), Class::Input, "{name}: {err}");
             assert!(
                 err.to_string().contains("no release number follows"),
                 "{err}"
@@ -655,7 +656,7 @@ fn an_archived_repository_or_a_protected_branch_is_named_not_blamed_on_the_token
         let msg = format!("{err}");
         assert!(msg.contains(words), "{msg}");
         assert!(!msg.contains("authentication failed"), "{msg}");
-        assert!(!err.is_invalid_input(), "{msg}");
+        assert_eq!(err.class(), Class::Transient, "{msg}");
     }
 }
 

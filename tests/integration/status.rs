@@ -152,8 +152,7 @@ fn status_on_the_readme_demo_matches_the_golden_files() {
     };
     stackbot::pipeline::tenants::run(&ctx, &forge, &one_at_a_time).unwrap();
     let d = stackbot::pipeline::dashboard::dashboard_after_release(
-        &ctx,
-        &forge,
+        &stackbot::pipeline::run::Run::new(&ctx, &forge).unwrap(),
         planned.detected.as_ref(),
         &Default::default(),
     );

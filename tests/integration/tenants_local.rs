@@ -391,9 +391,9 @@ fn a_dry_run_writes_nothing_and_shows_the_diff() {
     )]);
     w.publish("openstack-scs2-1-33-v3", "v1.33.5");
     w.forge.reset();
-    let r =
-        stackbot::pipeline::tenants::plan_after(&w.ctx(), &w.forge, &Options::default(), &[], None)
-            .unwrap();
+    let ctx = w.ctx();
+    let run = stackbot::pipeline::run::Run::new(&ctx, &w.forge).unwrap();
+    let r = stackbot::pipeline::tenants::plan_after(&run, &Options::default(), &[], None).unwrap();
     assert_eq!(w.forge.writes(), 0);
     let acme = outcome(&r, "acme");
     assert_eq!(

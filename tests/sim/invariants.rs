@@ -224,7 +224,7 @@ impl Invariant {
             | Invariant::FollowEveryTarget
             | Invariant::MergedGetsNext => "`tenants/plan.rs`",
             Invariant::BoundedCost => "`observe.rs`, `tenants/apply.rs`",
-            Invariant::TransientNotExit2 => "`pipeline::exit`, `pipeline::Error::is_invalid_input`",
+            Invariant::TransientNotExit2 => "`pipeline::exit::class_of_chain`",
             Invariant::UpstreamErrorExits1 | Invariant::GoneExits0 => {
                 "`resolve::HeldBack`, `pipeline::exit`"
             }

@@ -76,6 +76,13 @@ impl DemoConfig {
         self
     }
 
+    /// `forge.github.cache_dir`: the GitHub answer cache kept between runs, as the hourly
+    /// workflow keeps it.
+    pub fn github_cache_dir(mut self, dir: &Path) -> Self {
+        self.doc["forge"]["github"]["cache_dir"] = Value::from(dir.display().to_string());
+        self
+    }
+
     /// One more tenant, `name`, in the repository `<name>/gitops`, following the demo's stack in
     /// its files `clusterstacks/*.yaml`.
     pub fn tenant(mut self, name: &str) -> Self {

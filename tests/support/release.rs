@@ -91,6 +91,7 @@ pub fn set(k8s: &str, ccm: &str) -> ReleaseSet {
                 repository: "https://kubernetes.github.io/cloud-provider-openstack".into(),
                 version: ccm.into(),
                 digest: None,
+                locked_at: None,
             },
         )]),
     }

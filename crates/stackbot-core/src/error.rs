@@ -2,8 +2,8 @@
 //!
 //! Users script around exit codes (`0` nothing to do or done, `1` runtime failure, `2` invalid
 //! input, `3` partial tenant failure), so the mapping lives in exactly one place:
-//! `stackbot::pipeline::exit`, which the command line and the world simulator both use. Library
-//! errors say whether they are the user's input.
+//! `stackbot::pipeline::exit`, which the command line and the world simulator both use, from one
+//! [`Class`] per error. Library errors say whether they are the user's input.
 
 /// Process exit status, documented in the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +16,51 @@ pub enum ExitStatus {
     Invalid = 2,
     /// Some tenants failed; the others were processed.
     Partial = 3,
+}
+
+/// What stopped a command, for the person who reads the error: the one classification that
+/// both the exit code ([`Class::exit_status`]) and the hint under the error ([`Class::hint`])
+/// follow from. `stackbot::pipeline::exit::class_of_chain` classifies an error chain; library
+/// errors say whether they are the user's input (their `is_invalid_input`).
+///
+/// Ordered by precedence: in a chain of causes the greatest class wins, so context added on
+/// the way up never hides an input or a refusal underneath.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// The world's trouble (network, forge, registry, I/O): the next run finishes the job.
+    Transient,
+    /// Input a human must fix: arguments, configuration, templates, stack trees, a snapshot
+    /// file. Nothing was changed.
+    Input,
+    /// The file system refused access (permission denied, read-only): a person must fix the
+    /// path's permissions; re-running alone does not help.
+    Denied,
+}
+
+impl Class {
+    /// The exit code users script around: 2 for input and refusals, 1 for transient trouble.
+    pub fn exit_status(self) -> ExitStatus {
+        // Transient trouble alone exits 1. A comparison rather than a match, so that the
+        // mutation check (`.cargo/mutants.toml`) can invert it: `transient-never-exit-2`.
+        if self == Class::Transient {
+            ExitStatus::Failure
+        } else {
+            ExitStatus::Invalid
+        }
+    }
+
+    /// The hint printed under the error.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Class::Denied => {
+                "the file system refused access: make the path named above writable by this \
+                 user (or point the configuration at one that is) and re-run; re-running alone \
+                 does not help"
+            }
+            Class::Input => "fix the input named above and re-run; nothing was changed",
+            Class::Transient => "this may be transient; re-running is safe and finishes the job",
+        }
+    }
 }
 
 /// Marks an error as caused by the user's input, so it exits with 2. The message must name

@@ -197,6 +197,44 @@ impl ReleaseIndex {
         ix
     }
 
+    /// The index after a run's own writes: `changes` (releases as the forge answered the
+    /// run's writes, deleted drafts) and the OCI tags it pushed, applied to what was listed.
+    /// The stages after `apply` read this instead of listing again: one listing per run.
+    pub fn with_changes(
+        &self,
+        changes: &crate::outcome::IndexChanges,
+        oci_pushed: &[String],
+    ) -> ReleaseIndex {
+        let written = |id: u64| changes.written.iter().find(|w| w.id == id);
+        // Listed order kept: a release written to is replaced in place, a new one follows.
+        let mut releases: Vec<ReleaseInfo> = self
+            .listed
+            .iter()
+            .filter(|r| !changes.deleted.contains(&r.id))
+            .map(|r| written(r.id).unwrap_or(r).clone())
+            .collect();
+        for w in &changes.written {
+            if !self.listed.iter().any(|r| r.id == w.id) {
+                releases.push(w.clone());
+            }
+        }
+        let tags = self.oci_tags.clone().map(|mut tags| {
+            for t in oci_pushed {
+                if !tags.contains(t) {
+                    tags.push(t.clone());
+                }
+            }
+            tags
+        });
+        ReleaseIndex::new(releases, tags)
+    }
+
+    /// The same index without the forge's releases: what a run with `publish: [oci]` alone
+    /// reads (the OCI tags only).
+    pub fn oci_only(&self) -> ReleaseIndex {
+        ReleaseIndex::new(Vec::new(), self.oci_tags.clone())
+    }
+
     /// What the listings held that is not a release name CSO can parse.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
@@ -350,6 +388,47 @@ mod tests {
 
     fn tags(list: &[&str]) -> Option<Vec<String>> {
         Some(list.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn a_runs_own_writes_update_the_index_as_a_new_listing_would_show_them() {
+        let before = ReleaseIndex::new(
+            vec![
+                rel(1, "openstack-scs2-1-34-v1", false),
+                rel(2, "openstack-scs2-1-34-v2", true),
+                rel(3, "openstack-scs2-1-34-v2", true),
+            ],
+            tags(&["openstack-scs2-1-34-v1"]),
+        );
+        let mut changes = crate::outcome::IndexChanges::default();
+        changes.wrote(rel(2, "openstack-scs2-1-34-v2", true));
+        changes.deleted(3);
+        changes.wrote(rel(2, "openstack-scs2-1-34-v2", false));
+        changes.wrote(rel(4, "openstack-scs2-1-35-v1", false));
+        let after = before.with_changes(&changes, &["openstack-scs2-1-34-v2".to_string()]);
+        let listed_now = ReleaseIndex::new(
+            vec![
+                rel(1, "openstack-scs2-1-34-v1", false),
+                rel(2, "openstack-scs2-1-34-v2", false),
+                rel(4, "openstack-scs2-1-35-v1", false),
+            ],
+            tags(&["openstack-scs2-1-34-v1", "openstack-scs2-1-34-v2"]),
+        );
+        let ids = |ix: &ReleaseIndex| {
+            ix.listed()
+                .iter()
+                .map(|r| (r.id, r.draft))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&after), ids(&listed_now));
+        assert_eq!(after.oci_tags(), listed_now.oci_tags());
+        assert_eq!(
+            after.newest(&stack(), m("1.34")).map(|n| n.rank),
+            Some(Rank::forge(2, 2))
+        );
+        assert_eq!(after.high_water(&stack(), m("1.35")), Some(1));
+        assert!(after.oci_only().listed().is_empty());
+        assert_eq!(after.oci_only().newest_in_oci(&stack(), m("1.34")), Some(2));
     }
 
     #[test]

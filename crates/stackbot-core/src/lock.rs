@@ -452,6 +452,29 @@ impl Lock {
     }
 
     /// The set recorded for a stack × minor.
+    /// Fill what `set` says nothing of about its vendored charts from this lock's set of the
+    /// same minor, for each component pinning the same chart version from the same repository:
+    /// `locked_at` (a new Kubernetes patch with the same charts changes no `Chart.lock`) and
+    /// `digest`. A component of another version keeps its unknowns.
+    pub fn carry_chart_locks(&self, set: &mut ReleaseSet) {
+        let Some(recorded) = self.get(&set.stack, set.minor()) else {
+            return;
+        };
+        for (key, c) in &mut set.components {
+            if let Some(r) = recorded.components.get(key)
+                && (r.chart.as_str(), r.version.as_str(), r.repository.as_str())
+                    == (c.chart.as_str(), c.version.as_str(), c.repository.as_str())
+            {
+                if c.locked_at.is_none() {
+                    c.locked_at = r.locked_at.clone();
+                }
+                if c.digest.is_none() {
+                    c.digest = r.digest.clone();
+                }
+            }
+        }
+    }
+
     pub fn get(&self, stack: &StackId, minor: Minor) -> Option<&ReleaseSet> {
         self.release_sets
             .iter()
@@ -556,6 +579,29 @@ mod tests {
     use super::*;
     use crate::model::{Component, NodeImage};
 
+    #[test]
+    fn a_new_patch_keeps_when_its_unchanged_charts_were_locked_and_a_new_version_does_not() {
+        let mut lock = Lock::default();
+        let mut adopted = set("v1.34.7");
+        let cni = adopted.components.get_mut("cni").unwrap();
+        cni.locked_at = Some("2024-07-12T11:43:40.22001358+02:00".into());
+        lock.upsert(adopted.clone());
+        let mut next = set("v1.34.8");
+        next.components.get_mut("cni").unwrap().digest = None;
+        lock.carry_chart_locks(&mut next);
+        assert_eq!(next.components["cni"], adopted.components["cni"]);
+        let mut newer = set("v1.34.9");
+        newer.components.get_mut("cni").unwrap().version = "1.18.10".into();
+        lock.carry_chart_locks(&mut newer);
+        assert_eq!(
+            newer.components["cni"].locked_at, None,
+            "another version: unknown"
+        );
+        let mut other_minor = set("v1.33.3");
+        lock.carry_chart_locks(&mut other_minor);
+        assert_eq!(other_minor.components["cni"].locked_at, None);
+    }
+
     fn set(k: &str) -> ReleaseSet {
         let kubernetes: crate::model::KubeVersion = k.parse().unwrap();
         let mut components = std::collections::BTreeMap::new();
@@ -566,6 +612,7 @@ mod tests {
                 repository: "https://helm.cilium.io/".into(),
                 version: "1.18.9".into(),
                 digest: Some("ab".repeat(32)),
+                locked_at: None,
             },
         );
         ReleaseSet {

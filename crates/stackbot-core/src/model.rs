@@ -397,6 +397,12 @@ pub struct Component {
     /// The chart archive digest from the Helm index, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    /// For a chart vendored with a `Chart.lock` (`cluster-addon/*/charts/*.tgz`): when this
+    /// version was locked, the `generated:` Helm writes (Go RFC 3339 with nanoseconds, as
+    /// written). adopt reads it from the tree; `render --release-set` records the moment it
+    /// fetched the archive. Unknown otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locked_at: Option<String>,
 }
 
 /// Everything a cluster-stack release for one minor pins. Rendering is a pure function of
@@ -541,6 +547,7 @@ mod tests {
             repository: "https://helm.cilium.io/".into(),
             version: v.into(),
             digest: None,
+            locked_at: None,
         };
         let set = |k: &str, cni: &str| ReleaseSet {
             stack: StackId::new("openstack", "scs2").unwrap(),

@@ -20,4 +20,61 @@ pub struct Outcome {
     /// another commit, a draft deleted meanwhile): the other releases went on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<Skipped>,
+    /// What the writes did to the forge's release list, so the run's release index is brought
+    /// up to date ([`crate::index::ReleaseIndex::with_changes`]) instead of being listed again
+    /// by the stages that follow (tenants, status, the dashboard).
+    #[serde(skip)]
+    pub index_changes: IndexChanges,
+}
+
+/// The forge releases and OCI tags a run's writes made or removed, each as the forge or
+/// registry answered the last write to it.
+#[derive(Debug, Clone, Default)]
+pub struct IndexChanges {
+    /// Releases created or published, as the forge answered (a draft that was published
+    /// appears once, published).
+    pub written: Vec<crate::forge::ReleaseInfo>,
+    /// Ids of the releases deleted (stale or duplicate drafts).
+    pub deleted: Vec<u64>,
+}
+
+impl IndexChanges {
+    /// Note `release` as the forge answered a write to it (the last answer wins).
+    pub fn wrote(&mut self, release: crate::forge::ReleaseInfo) {
+        self.written.retain(|r| r.id != release.id);
+        self.written.push(release);
+    }
+
+    /// Note `asset` as uploaded to `release` (as it was read before, or as written already).
+    pub fn uploaded(
+        &mut self,
+        release: &crate::forge::ReleaseInfo,
+        asset: crate::forge::AssetInfo,
+    ) {
+        let mut r = self
+            .written
+            .iter()
+            .find(|w| w.id == release.id)
+            .unwrap_or(release)
+            .clone();
+        r.assets.retain(|a| a.name != asset.name);
+        r.assets.push(asset);
+        self.wrote(r);
+    }
+
+    /// Add what a later stage of the same run wrote (the gate's writes, then apply's).
+    pub fn extend(&mut self, later: IndexChanges) {
+        for id in later.deleted {
+            self.deleted(id);
+        }
+        for r in later.written {
+            self.wrote(r);
+        }
+    }
+
+    /// Note that release `id` was deleted.
+    pub fn deleted(&mut self, id: u64) {
+        self.written.retain(|r| r.id != id);
+        self.deleted.push(id);
+    }
 }

@@ -74,6 +74,22 @@ pub enum RenderError {
         "{message}\n  hint: one image per Kubernetes version, one checksum per image: correct the release set, or the stack's `history` in stackbot.lock"
     )]
     Contradiction { message: String },
+    /// Chart archives the rendered `Chart.lock`s lock and the templates do not vendor.
+    #[error(
+        "{}\n  hint: `stackbot render --release-set FILE` fetches each from its chart repository (checked against the index's digest) into the templates; or vendor it there yourself (`helm dependency update`) and commit it",
+        archives.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("\n")
+    )]
+    MissingArchives { archives: Vec<NeededArchive> },
+    /// A vendored archive is not the one the release set pins.
+    #[error(
+        "{file}: sha256 {got}, but the release set records {want} for component `{component}`: Helm would deploy another archive than the one pinned\n  hint: compare the archive with the chart repository's; replace it, or correct the component's `digest` in stackbot.lock"
+    )]
+    ArchiveDigest {
+        file: String,
+        component: String,
+        want: String,
+        got: String,
+    },
     #[error("template directory {} holds no files", root.display())]
     Empty { root: PathBuf },
     #[error(
@@ -325,6 +341,16 @@ struct ComponentCtx<'a> {
     repository: &'a str,
     version: &'a str,
     digest: Option<&'a str>,
+    /// Left out when unknown, so a template using it fails naming the line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    locked_at: Option<&'a str>,
+}
+
+/// What a template rendering `<dir>/Chart.lock` sees as `chart_lock`.
+#[derive(Serialize)]
+struct ChartLockCtx {
+    /// The digest Helm computes for this lock and `<dir>/Chart.yaml` (`resolver.HashReq`).
+    digest: String,
 }
 
 /// Everything a template can see. Field names are the template contract documented in
@@ -415,6 +441,7 @@ fn context<'a>(
                         repository: &c.repository,
                         version: &c.version,
                         digest: c.digest.as_deref(),
+                        locked_at: c.locked_at.as_deref(),
                     },
                 )
             })
@@ -526,24 +553,79 @@ pub fn render_stack(
             out.insert(path.clone(), bytes.clone());
         }
     }
-    for (name, target) in rendered_names {
-        let text = tera.render(&name, &ctx).map_err(|e| {
-            let mut err = template_error(&name, &e);
-            if let RenderError::Template { message, .. } = &mut err
-                && message.contains("build_date")
-                && !undated.is_empty()
-            {
-                message.push_str(&format!(
-                    " (the build date of node image {} is unknown: record `build_date` under its `node_image` in stackbot.lock; upstream writes the day the image entered the list)",
-                    undated.join(", ")
-                ));
+    let render_one = |name: &str, ctx: &tera::Context| {
+        tera.render(name, ctx).map_err(|e| {
+            let mut err = template_error(name, &e);
+            if let RenderError::Template { message, .. } = &mut err {
+                if message.contains("build_date") && !undated.is_empty() {
+                    message.push_str(&format!(
+                        " (the build date of node image {} is unknown: record `build_date` under its `node_image` in stackbot.lock; upstream writes the day the image entered the list)",
+                        undated.join(", ")
+                    ));
+                } else if message.contains("locked_at") {
+                    message.push_str(
+                        " (when the component's chart was locked is unknown: `render --release-set` records it when it fetches the chart archive; or set `locked_at` under the component in stackbot.lock)",
+                    );
+                }
             }
             err
-        })?;
+        })
+    };
+    // A `Chart.lock` renders after its `Chart.yaml` ([`render_lock`]).
+    let (locks, others): (Vec<_>, Vec<_>) = rendered_names
+        .into_iter()
+        .partition(|(_, target)| chart_dir_of_lock(target).is_some());
+    for (name, target) in others {
+        out.insert(target, render_one(&name, &ctx)?.into_bytes());
+    }
+    for (name, target) in locks {
+        let text = render_lock(&name, &target, &out, &ctx, &render_one)?;
         out.insert(target, text.into_bytes());
     }
+    vendor_charts(&mut out, t, set)?;
     check_output(&out, set)?;
     Ok(out)
+}
+
+/// Render the template `name` of the `Chart.lock` at `target`, after its `Chart.yaml`: its
+/// `chart_lock.digest` is Helm's digest of that `Chart.yaml` and the lock's dependencies,
+/// taken from a first rendering (they cannot depend on the digest). Without a `Chart.yaml`
+/// there is no `chart_lock`.
+fn render_lock(
+    name: &str,
+    target: &str,
+    out: &FileTree,
+    ctx: &tera::Context,
+    render_one: &dyn Fn(&str, &tera::Context) -> Result<String, RenderError>,
+) -> Result<String, RenderError> {
+    let dir = chart_dir_of_lock(target).expect("a Chart.lock");
+    let Some(chart) = out.get(&format!("{dir}Chart.yaml")) else {
+        return render_one(name, ctx);
+    };
+    let with = |digest: String| {
+        let mut c = ctx.clone();
+        c.insert("chart_lock", &ChartLockCtx { digest });
+        c
+    };
+    let draft = render_one(name, &with(String::new()))?;
+    let digest =
+        stackbot_package::chartlock::digest(chart, draft.as_bytes(), dir).map_err(|e| {
+            RenderError::Output {
+                file: target.to_string(),
+                message: e.to_string(),
+                hint: "fix the template that produces it".into(),
+            }
+        })?;
+    render_one(name, &with(digest))
+}
+
+/// The chart directory (`cluster-addon/`, or `` at the top) of a `Chart.lock` path.
+fn chart_dir_of_lock(path: &str) -> Option<&str> {
+    if path == "Chart.lock" {
+        Some("")
+    } else {
+        path.strip_suffix("Chart.lock").filter(|d| d.ends_with('/'))
+    }
 }
 
 /// Check the fields CSO and csctl key on, in whatever the templates produced.
@@ -608,7 +690,6 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
             "`{{ stack.provider }}`",
         )?;
     }
-    check_vendored_charts(out)?;
     if let Some(v) = parse("cluster-class/Chart.yaml")? {
         expect(
             "cluster-class/Chart.yaml",
@@ -621,82 +702,330 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
     Ok(())
 }
 
-/// A chart whose dependencies are vendored (`charts/<name>-<version>.tgz`, `Chart.lock`) must
-/// name the versions it vendors: Helm deploys the archive, so a `Chart.yaml` naming a new
-/// version beside an old archive would deploy the wrong chart. stackbot does not fetch
-/// chart archives, so such a rendering is refused.
-fn check_vendored_charts(out: &FileTree) -> Result<(), RenderError> {
-    let exact = |v: &str| semver::Version::parse(v.strip_prefix('v').unwrap_or(v)).is_ok();
-    let deps = |v: &yaml_serde::Value| -> Vec<(String, String)> {
-        v.get("dependencies")
-            .and_then(|d| d.as_sequence())
-            .map(|seq| {
-                seq.iter()
-                    .filter_map(|d| {
-                        let name = d.get("name")?.as_str()?.to_string();
-                        let version = match d.get("version")? {
-                            yaml_serde::Value::String(s) => s.clone(),
-                            yaml_serde::Value::Number(n) => n.to_string(),
-                            _ => return None,
-                        };
-                        Some((name, version))
-                    })
-                    .collect()
+/// A chart archive a rendering needs (its `Chart.lock` locks it) that the templates do not
+/// hold: what `render --release-set` fetches from the chart repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeededArchive {
+    /// The chart directory, `cluster-addon/` (the archive goes to its `charts/`).
+    pub dir: String,
+    pub chart: String,
+    pub version: String,
+    pub repository: String,
+    /// The release set's component that pins this chart version, if one does.
+    pub component: Option<String>,
+    /// The sha256 (hex) the release set records for the archive, if it does.
+    pub digest: Option<String>,
+}
+
+impl NeededArchive {
+    /// Where the archive lives, in the templates and in the rendering.
+    pub fn path(&self) -> String {
+        format!("{}charts/{}-{}.tgz", self.dir, self.chart, self.version)
+    }
+}
+
+impl std::fmt::Display for NeededArchive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}Chart.lock locks {} {} from {}, and the templates hold no {}",
+            self.dir,
+            self.chart,
+            self.version,
+            self.repository,
+            self.path()
+        )
+    }
+}
+
+/// The archives a release set needs that the templates do not vendor, predicted from the
+/// templates before rendering: for each component whose chart the templates vendor in some
+/// version (`<dir>charts/<chart>-<version>.tgz`, beside a `Chart.yaml`), the archive of the
+/// version the set pins, when that one is not there. Rendering names any other it misses
+/// ([`RenderError::MissingArchives`]).
+pub fn archives_to_fetch(t: &TemplateTree, set: &ReleaseSet) -> Vec<NeededArchive> {
+    let exact = |v: &str| semver::Version::parse(v).is_ok();
+    let mut out = Vec::new();
+    for (key, c) in &set.components {
+        let mut dirs: Vec<&str> = t
+            .files
+            .keys()
+            .filter_map(|p| {
+                let (dir, file) = p.rsplit_once("charts/")?;
+                let version = file
+                    .strip_prefix(&format!("{}-", c.chart))?
+                    .strip_suffix(".tgz")?;
+                let is_chart = t.files.contains_key(&format!("{dir}Chart.yaml"))
+                    || t.files
+                        .contains_key(&format!("{dir}Chart.yaml{TERA_SUFFIX}"));
+                (exact(version) && is_chart && (dir.is_empty() || dir.ends_with('/')))
+                    .then_some(dir)
             })
-            .unwrap_or_default()
-    };
-    for path in out.keys().filter(|p| p.ends_with("Chart.yaml")) {
-        let dir = path.strip_suffix("Chart.yaml").expect("filtered");
-        let Ok(chart) = yaml_serde::from_slice::<yaml_serde::Value>(&out[path]) else {
+            .collect();
+        dirs.dedup();
+        for dir in dirs {
+            let need = NeededArchive {
+                dir: dir.to_string(),
+                chart: c.chart.clone(),
+                version: c.version.clone(),
+                repository: c.repository.clone(),
+                component: Some(key.clone()),
+                digest: c.digest.clone(),
+            };
+            if !t.files.contains_key(&need.path()) {
+                out.push(need);
+            }
+        }
+    }
+    out
+}
+
+/// Why fetched archive bytes are not the ones to vendor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArchiveMismatch {
+    #[error("the index lists no digest for it, so the download cannot be checked")]
+    NoIndexDigest,
+    #[error("it hashes to sha256 {got}, but the index's digest is {index}")]
+    Index { index: String, got: String },
+    #[error("it hashes to sha256 {got} as the index says, but the release set pins {pinned}")]
+    Pinned { pinned: String, got: String },
+}
+
+/// Check downloaded archive bytes against the index's digest and the release set's pin;
+/// the sha256 (hex) to record when they agree.
+pub fn check_fetched(
+    need: &NeededArchive,
+    index_digest: Option<&str>,
+    bytes: &[u8],
+) -> Result<String, ArchiveMismatch> {
+    let got = archive_digest(bytes);
+    let index = index_digest.ok_or(ArchiveMismatch::NoIndexDigest)?;
+    if !digest_matches(index, &got) {
+        return Err(ArchiveMismatch::Index {
+            index: index.to_string(),
+            got,
+        });
+    }
+    if let Some(pinned) = &need.digest
+        && !digest_matches(pinned, &got)
+    {
+        return Err(ArchiveMismatch::Pinned {
+            pinned: pinned.clone(),
+            got,
+        });
+    }
+    Ok(got)
+}
+
+/// The sha256 (hex) of `bytes`, as a Helm index writes an archive's `digest`.
+pub fn archive_digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// Whether `got` (hex) is the digest `want` records (hex, or `sha256:`-prefixed).
+pub fn digest_matches(want: &str, got: &str) -> bool {
+    want.strip_prefix("sha256:")
+        .unwrap_or(want)
+        .eq_ignore_ascii_case(got)
+}
+
+fn same_repository(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// Bring the vendored chart archives of every chart directory that vendors some
+/// (`<dir>charts/*.tgz`) in line with what its rendered `Chart.lock` locks, as
+/// `helm dependency build` would: the archive of each locked version is the one the rendering
+/// holds, another version's archive of the same chart (the templates keep one per minor) is
+/// left out. An archive the templates do not hold is [`RenderError::MissingArchives`]; one
+/// that does not hash to the digest its component records is refused. A `Chart.yaml`
+/// naming an exact version the `Chart.lock` does not lock is refused (Helm would deploy the
+/// locked one); without a `Chart.lock`, `Chart.yaml`'s exact versions are what is locked.
+fn vendor_charts(
+    out: &mut FileTree,
+    t: &TemplateTree,
+    set: &ReleaseSet,
+) -> Result<(), RenderError> {
+    let mut missing = Vec::new();
+    let charts: Vec<String> = out
+        .keys()
+        .filter_map(|p| p.strip_suffix("Chart.yaml"))
+        .filter(|d| d.is_empty() || d.ends_with('/'))
+        .map(str::to_string)
+        .collect();
+    for dir in charts {
+        let archives: Vec<String> = out
+            .keys()
+            .filter(|p| {
+                p.strip_prefix(&format!("{dir}charts/"))
+                    .is_some_and(|f| f.ends_with(".tgz") && !f.contains('/'))
+            })
+            .cloned()
+            .collect();
+        if archives.is_empty() && !out.contains_key(&format!("{dir}Chart.lock")) {
+            continue;
+        }
+        let Some(locked) = locked_dependencies(out, t, &dir)? else {
             continue;
         };
-        let lock: Vec<(String, String)> = out
-            .get(&format!("{dir}Chart.lock"))
-            .and_then(|b| yaml_serde::from_slice::<yaml_serde::Value>(b).ok())
-            .map(|v| deps(&v))
-            .unwrap_or_default();
-        let archives: Vec<&str> = out
-            .keys()
-            .filter_map(|p| p.strip_prefix(&format!("{dir}charts/")))
-            .filter(|f| f.ends_with(".tgz") && !f.contains('/'))
-            .collect();
-        for (name, version) in deps(&chart).into_iter().filter(|(_, v)| exact(v)) {
-            let own = format!("{name}-{version}.tgz");
-            let others: Vec<&&str> = archives
-                .iter()
-                .filter(|f| {
-                    f.strip_prefix(&format!("{name}-"))
-                        .and_then(|r| r.strip_suffix(".tgz"))
-                        .is_some_and(&exact)
-                        && **f != own
+        if archives.is_empty() {
+            // Nothing vendored: `helm package` (or csctl) brings the dependencies.
+            continue;
+        }
+        for dep in &locked {
+            if let Some(need) = vendor_one(out, set, &dir, &archives, dep)? {
+                missing.push(need);
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(RenderError::MissingArchives { archives: missing })
+    }
+}
+
+/// A dependency as `(name, version, repository)`.
+type Dep = (String, String, String);
+
+fn exact_version(v: &str) -> bool {
+    semver::Version::parse(v.strip_prefix('v').unwrap_or(v)).is_ok()
+}
+
+/// The dependencies of a `Chart.yaml` or `Chart.lock` document that name a version.
+fn dependencies(v: &yaml_serde::Value) -> Vec<Dep> {
+    v.get("dependencies")
+        .and_then(|d| d.as_sequence())
+        .map(|seq| {
+            seq.iter()
+                .filter_map(|d| {
+                    let name = d.get("name")?.as_str()?.to_string();
+                    let version = match d.get("version")? {
+                        yaml_serde::Value::String(s) => s.clone(),
+                        yaml_serde::Value::Number(n) => n.to_string(),
+                        _ => return None,
+                    };
+                    let repo = d
+                        .get("repository")
+                        .and_then(|r| r.as_str())
+                        .unwrap_or_default()
+                        .to_string();
+                    Some((name, version, repo))
                 })
-                .collect();
-            let locked = lock.iter().find(|(n, _)| n == &name).map(|(_, v)| v);
-            let wrong_lock = locked.filter(|v| **v != version);
-            if archives.contains(&own.as_str()) && wrong_lock.is_none() {
-                continue;
-            }
-            if others.is_empty() && wrong_lock.is_none() {
-                continue;
-            }
-            let found = others
-                .first()
-                .map(|f| format!("{dir}charts/ holds {f}"))
-                .unwrap_or_else(|| {
-                    format!("{dir}Chart.lock locks {}", wrong_lock.expect("checked"))
-                });
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What the chart in `dir` locks: its rendered `Chart.lock`'s dependencies (a templated lock
+/// must carry Helm's digest), or without one `Chart.yaml`'s exact versions. `None` when the
+/// `Chart.yaml` is not YAML (reported elsewhere). Refuses a `Chart.yaml` naming an exact
+/// version the lock does not lock.
+fn locked_dependencies(
+    out: &FileTree,
+    t: &TemplateTree,
+    dir: &str,
+) -> Result<Option<Vec<Dep>>, RenderError> {
+    let chart_file = format!("{dir}Chart.yaml");
+    let lock_file = format!("{dir}Chart.lock");
+    let Ok(chart) = yaml_serde::from_slice::<yaml_serde::Value>(&out[&chart_file]) else {
+        return Ok(None);
+    };
+    let output = |file: &str, e: stackbot_package::PackageError| RenderError::Output {
+        file: file.to_string(),
+        message: e.to_string(),
+        hint: "fix the template that produces it".into(),
+    };
+    let wanted: Vec<Dep> = dependencies(&chart)
+        .into_iter()
+        .filter(|(_, v, _)| exact_version(v))
+        .collect();
+    let Some(bytes) = out.get(&lock_file) else {
+        return Ok(Some(wanted));
+    };
+    let locked: Vec<Dep> = stackbot_package::chartlock::locked(bytes, &lock_file)
+        .map_err(|e| output(&lock_file, e))?
+        .into_iter()
+        .map(|l| (l.name, l.version, l.repository))
+        .collect();
+    if t.files.contains_key(&format!("{lock_file}{TERA_SUFFIX}")) {
+        let computed = stackbot_package::chartlock::digest(&out[&chart_file], bytes, dir)
+            .map_err(|e| output(&chart_file, e))?;
+        let written = stackbot_package::chartlock::written_digest(bytes);
+        if written.as_deref() != Some(computed.as_str()) {
             return Err(RenderError::Output {
-                file: path.clone(),
+                file: lock_file.clone(),
                 message: format!(
-                    "dependency `{name}` is {version} but {found}: Helm would deploy the vendored chart, not {version}"
+                    "`digest` is {} but Helm computes {computed} from {chart_file} and the lock: `helm dependency build` would refuse it as out of sync",
+                    written
+                        .map(|w| format!("`{w}`"))
+                        .unwrap_or_else(|| "missing".into())
+                ),
+                hint: "write `digest: {{ chart_lock.digest }}` in the template".into(),
+            });
+        }
+    }
+    for (name, version, _) in &wanted {
+        if let Some((_, other, _)) = locked.iter().find(|(n, v, _)| n == name && v != version) {
+            return Err(RenderError::Output {
+                file: chart_file.clone(),
+                message: format!(
+                    "dependency `{name}` is {version} but {lock_file} locks {other}: Helm would deploy the locked chart, not {version}"
                 ),
                 hint: format!(
-                    "vendor {dir}charts/{own} and a matching Chart.lock in the templates (`helm dependency update`), or render a release set that pins the vendored version; stackbot does not fetch chart archives"
+                    "render the version in {lock_file} from the release set like in Chart.yaml (`{{{{ components.<key>.version }}}}`) and its digest as `{{{{ chart_lock.digest }}}}`"
                 ),
             });
         }
     }
-    Ok(())
+    Ok(Some(locked))
+}
+
+/// One locked dependency of the chart in `dir`: other versions' archives leave the output,
+/// the locked one must hash to its component's digest; `Some` when it is missing.
+fn vendor_one(
+    out: &mut FileTree,
+    set: &ReleaseSet,
+    dir: &str,
+    archives: &[String],
+    (name, version, repository): &Dep,
+) -> Result<Option<NeededArchive>, RenderError> {
+    let own = format!("{dir}charts/{name}-{version}.tgz");
+    for other in archives {
+        let is_other_version = other
+            .strip_prefix(&format!("{dir}charts/{name}-"))
+            .and_then(|r| r.strip_suffix(".tgz"))
+            .is_some_and(exact_version);
+        if is_other_version && *other != own {
+            out.remove(other);
+        }
+    }
+    let component = set.components.iter().find(|(_, c)| {
+        c.chart == *name && c.version == *version && same_repository(&c.repository, repository)
+    });
+    let digest = component.and_then(|(_, c)| c.digest.clone());
+    let Some(bytes) = out.get(&own) else {
+        return Ok(Some(NeededArchive {
+            dir: dir.to_string(),
+            chart: name.clone(),
+            version: version.clone(),
+            repository: repository.clone(),
+            component: component.map(|(k, _)| k.clone()),
+            digest,
+        }));
+    };
+    if let Some(want) = &digest
+        && !digest_matches(want, &archive_digest(bytes))
+    {
+        return Err(RenderError::ArchiveDigest {
+            file: own,
+            component: component.map(|(k, _)| k.clone()).unwrap_or_default(),
+            want: want.clone(),
+            got: archive_digest(bytes),
+        });
+    }
+    Ok(None)
 }
 
 /// A unified diff from `old` (what is on disk) to `new` (what rendering produces), with paths
@@ -778,6 +1107,7 @@ pub fn sample_release_set(stack: &StackConfig) -> ReleaseSet {
                     repository: rule.repository.clone(),
                     version,
                     digest: None,
+                    locked_at: None,
                 },
             )
         })
@@ -838,6 +1168,7 @@ stacks:
                 repository: "https://kubernetes.github.io/cloud-provider-openstack".into(),
                 version: "2.34.2".into(),
                 digest: None,
+                locked_at: None,
             },
         );
         ReleaseSet {
@@ -869,53 +1200,122 @@ stacks:
     }
 
     #[test]
-    fn a_chart_naming_a_version_beside_another_vendored_archive_is_refused() {
+    fn vendored_archives_follow_the_rendered_chart_lock_as_helm_dependency_build_does() {
         let chart = "apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: openstack-cloud-controller-manager\n    repository: https://kubernetes.github.io/cloud-provider-openstack\n    version: {{ components.ccm.version }}\n";
-        let lock = "dependencies:\n- name: openstack-cloud-controller-manager\n  version: 2.34.2\ndigest: sha256:00\n";
-        let ok = render(&[
+        let lock = "dependencies:\n- name: openstack-cloud-controller-manager\n  repository: https://kubernetes.github.io/cloud-provider-openstack\n  version: {{ components.ccm.version }}\ndigest: {{ chart_lock.digest }}\n";
+        let archive =
+            |v: &str| format!("cluster-addon/charts/openstack-cloud-controller-manager-{v}.tgz");
+        // The templates keep one archive per minor: the locked one is rendered, the other not.
+        let out = render(&[
             ("cluster-addon/Chart.yaml.tera", chart),
-            ("cluster-addon/Chart.lock", lock),
+            ("cluster-addon/Chart.lock.tera", lock),
+            (&archive("2.34.2"), "new"),
+            (&archive("2.33.1"), "old"),
+        ])
+        .unwrap();
+        assert_eq!(out[&archive("2.34.2")], b"new");
+        assert!(!out.contains_key(&archive("2.33.1")));
+        let rendered_lock = &out["cluster-addon/Chart.lock"];
+        assert!(String::from_utf8_lossy(rendered_lock).contains("version: 2.34.2"));
+        assert_eq!(
+            stackbot_package::chartlock::written_digest(rendered_lock).unwrap(),
+            stackbot_package::chartlock::digest(
+                &out["cluster-addon/Chart.yaml"],
+                rendered_lock,
+                "cluster-addon/"
+            )
+            .unwrap(),
+            "chart_lock.digest is Helm's digest of what was rendered"
+        );
+        // Only the other minor's archive: named as missing, for `render --release-set` to fetch.
+        let err = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            ("cluster-addon/Chart.lock.tera", lock),
+            (&archive("2.33.1"), "old"),
+        ])
+        .unwrap_err();
+        let RenderError::MissingArchives { archives } = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(archives.len(), 1);
+        assert_eq!(archives[0].path(), archive("2.34.2"));
+        assert_eq!(archives[0].component.as_deref(), Some("ccm"));
+        assert!(err.to_string().contains("render --release-set"), "{err}");
+        // A Chart.lock written as it is, locking another version than Chart.yaml names: Helm
+        // would deploy the locked chart. Refused, with or without archives.
+        let stale = "dependencies:\n- name: openstack-cloud-controller-manager\n  repository: https://kubernetes.github.io/cloud-provider-openstack\n  version: 2.33.1\ndigest: sha256:00\n";
+        for with_archive in [true, false] {
+            let mut files = vec![
+                ("cluster-addon/Chart.yaml.tera", chart),
+                ("cluster-addon/Chart.lock", stale),
+            ];
+            let old = archive("2.33.1");
+            if with_archive {
+                files.push((&old, "old"));
+            }
+            let err = render(&files).unwrap_err().to_string();
+            assert!(
+                err.starts_with("rendered cluster-addon/Chart.yaml: dependency `openstack-cloud-controller-manager` is 2.34.2 but cluster-addon/Chart.lock locks 2.33.1"),
+                "{err}"
+            );
+        }
+        // A templated lock whose digest is not Helm's is refused: helm dependency build would.
+        let err = render(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
+            (
+                "cluster-addon/Chart.lock.tera",
+                &lock.replace("{{ chart_lock.digest }}", "sha256:00"),
+            ),
+            (&archive("2.34.2"), "new"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("out of sync"), "{err}");
+    }
+
+    #[test]
+    fn a_vendored_archive_must_hash_to_the_digest_the_release_set_pins() {
+        let chart = "apiVersion: v2\nname: x\nversion: v1\ndependencies:\n  - name: openstack-cloud-controller-manager\n    repository: https://kubernetes.github.io/cloud-provider-openstack\n    version: {{ components.ccm.version }}\n";
+        let t = tree(&[
+            ("cluster-addon/Chart.yaml.tera", chart),
             (
                 "cluster-addon/charts/openstack-cloud-controller-manager-2.34.2.tgz",
-                "x",
+                "bytes",
             ),
         ]);
-        assert!(ok.is_ok(), "{ok:?}");
-        let err = render(&[
-            ("cluster-addon/Chart.yaml.tera", chart),
-            (
-                "cluster-addon/Chart.lock",
-                &lock.replace("2.34.2", "2.33.1"),
-            ),
-            (
-                "cluster-addon/charts/openstack-cloud-controller-manager-2.33.1.tgz",
-                "x",
-            ),
-        ])
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.starts_with("rendered cluster-addon/Chart.yaml: dependency `openstack-cloud-controller-manager` is 2.34.2 but cluster-addon/charts/ holds openstack-cloud-controller-manager-2.33.1.tgz"),
-            "{err}"
+        let mut s = set();
+        s.components.get_mut("ccm").unwrap().digest = Some(archive_digest(b"bytes"));
+        assert!(render_stack(&t, &stack(), &s, &Lock::default()).is_ok());
+        s.components.get_mut("ccm").unwrap().digest = Some(archive_digest(b"other"));
+        let err = render_stack(&t, &stack(), &s, &Lock::default()).unwrap_err();
+        assert!(matches!(err, RenderError::ArchiveDigest { .. }), "{err}");
+        assert!(err.is_invalid_input());
+        // Before rendering: which archives the set needs that the templates lack.
+        assert!(archives_to_fetch(&t, &set()).is_empty());
+        let mut next = set();
+        next.components.get_mut("ccm").unwrap().version = "2.34.3".into();
+        let need = archives_to_fetch(&t, &next);
+        assert_eq!(
+            need.iter().map(NeededArchive::path).collect::<Vec<_>>(),
+            vec!["cluster-addon/charts/openstack-cloud-controller-manager-2.34.3.tgz"]
         );
-        assert!(
-            err.contains("stackbot does not fetch chart archives"),
-            "{err}"
+        // Downloaded bytes: the index's digest decides, then the set's pin.
+        let mut n = need[0].clone();
+        let good = archive_digest(b"new");
+        assert_eq!(check_fetched(&n, Some(&good), b"new"), Ok(good.clone()));
+        assert!(matches!(
+            check_fetched(&n, Some(&good), b"evil"),
+            Err(ArchiveMismatch::Index { .. })
+        ));
+        assert_eq!(
+            check_fetched(&n, None, b"new"),
+            Err(ArchiveMismatch::NoIndexDigest)
         );
-        // A stale Chart.lock alone is refused too.
-        let err = render(&[
-            ("cluster-addon/Chart.yaml.tera", chart),
-            (
-                "cluster-addon/Chart.lock",
-                &lock.replace("2.34.2", "2.33.1"),
-            ),
-        ])
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains("cluster-addon/Chart.lock locks 2.33.1"),
-            "{err}"
-        );
+        n.digest = Some(format!("sha256:{}", archive_digest(b"pinned")));
+        assert!(matches!(
+            check_fetched(&n, Some(&good), b"new"),
+            Err(ArchiveMismatch::Pinned { .. })
+        ));
     }
 
     #[test]

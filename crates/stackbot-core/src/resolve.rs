@@ -732,6 +732,7 @@ fn charts(stack: &StackConfig, minor: Minor, no_patch: bool, indexes: &ChartAnsw
                         repository: rule.repository.clone(),
                         version: cv.version.to_string(),
                         digest: cv.digest,
+                        locked_at: None,
                     },
                 );
             }

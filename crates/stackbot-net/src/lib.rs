@@ -9,5 +9,6 @@
 // the code had when upstream was a module of one crate, kept so the split moved files only.
 use stackbot_core::{clock, config};
 
+pub mod charts;
 pub mod net;
 pub mod upstream;

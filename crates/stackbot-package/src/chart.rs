@@ -425,7 +425,7 @@ fn put_list(m: &mut Map<String, Json>, k: &str, l: Vec<String>) {
     }
 }
 
-fn dependency_json(d: &Yaml, file: &str) -> Result<Json, PackageError> {
+pub(crate) fn dependency_json(d: &Yaml, file: &str) -> Result<Json, PackageError> {
     let field = "dependencies";
     if d.is_null() {
         return Err(PackageError::field(

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 pub mod addon;
 pub mod archive;
 pub mod chart;
+pub mod chartlock;
 pub mod dirhash;
 pub mod helmyaml;
 pub mod tree;

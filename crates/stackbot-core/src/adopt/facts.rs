@@ -22,8 +22,12 @@ pub struct FoundComponent {
     pub version: String,
     /// The `Chart.yaml` that declares it.
     pub file: String,
-    /// The chart archive is vendored under `charts/`: its version cannot change by rendering.
+    /// The chart archive is vendored under `charts/` (as `helm dependency update` leaves it).
     pub vendored: bool,
+    /// The vendored archive's sha256 (hex), as a Helm index's `digest` gives it.
+    pub archive_digest: Option<String>,
+    /// `generated:` of the `Chart.lock` locking this version, as written.
+    pub locked_at: Option<String>,
 }
 
 impl FoundComponent {
@@ -433,14 +437,21 @@ fn components(tree: &FileTree, notes: &mut Vec<String>) -> Vec<FoundComponent> {
                 continue;
             }
             let alias = get_str(d, &["alias"]).unwrap_or(chart);
-            let vendored = tree.keys().any(|p| {
-                p.strip_prefix(&format!("{dir}/charts/"))
-                    .is_some_and(|f| f == format!("{chart}-{version}.tgz"))
-            });
-            here.push((alias.to_string(), chart, repository, version, vendored));
+            let archive = tree.get(&format!("{dir}/charts/{chart}-{version}.tgz"));
+            let locked_at = archive.and_then(|_| locked_at(tree, dir, chart, &version));
+            let digest = archive.map(|b| crate::render::archive_digest(b));
+            here.push((
+                alias.to_string(),
+                chart,
+                repository,
+                version,
+                digest,
+                locked_at,
+            ));
         }
         let single = here.len() == 1;
-        for (alias, chart, repository, version, vendored) in here {
+        for (alias, chart, repository, version, archive_digest, locked_at) in here {
+            let vendored = archive_digest.is_some();
             let key = match stage {
                 Some(s) if single => s.to_string(),
                 Some(s) => format!("{s}-{alias}"),
@@ -454,7 +465,7 @@ fn components(tree: &FileTree, notes: &mut Vec<String>) -> Vec<FoundComponent> {
             }
             if vendored {
                 notes.push(format!(
-                    "{dir}/charts/{chart}-{version}.tgz is vendored: it is copied as it is, so component `{unique}` is pinned to {version}; run `helm dependency update` in the templates when you change the pin"
+                    "{dir}/charts/{chart}-{version}.tgz is vendored (component `{unique}`): the templates keep it; rendering a set that pins another version takes that version's archive, which `render --release-set` fetches from {repository} (checked against the index's digest) into the templates"
                 ));
             }
             found.push(FoundComponent {
@@ -464,10 +475,26 @@ fn components(tree: &FileTree, notes: &mut Vec<String>) -> Vec<FoundComponent> {
                 version,
                 file: path.clone(),
                 vendored,
+                archive_digest,
+                locked_at,
             });
         }
     }
     found
+}
+
+/// The `generated:` of `<dir>/Chart.lock` when it locks `chart` at `version`.
+fn locked_at(tree: &FileTree, dir: &str, chart: &str, version: &str) -> Option<String> {
+    let bytes = tree.get(&format!("{dir}/Chart.lock"))?;
+    let locks = stackbot_package::chartlock::locked(bytes, "Chart.lock").ok()?;
+    if !locks
+        .iter()
+        .any(|l| l.name == chart && l.version == version)
+    {
+        return None;
+    }
+    let doc: yaml_serde::Value = yaml_serde::from_slice(bytes).ok()?;
+    doc.get("generated")?.as_str().map(str::to_string)
 }
 
 /// Read what the tree pins. Fails (naming the file and field) when `csctl.yaml` is missing or

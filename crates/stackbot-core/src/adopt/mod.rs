@@ -210,40 +210,6 @@ fn check_chart_name(tree: &FileTree, stack: &StackId, k: KubeVersion) -> Result<
     Ok(())
 }
 
-/// A vendored archive whose version follows the minor (occm 2.29.1 for 1.29) is a per-minor
-/// fact stackbot cannot bring for another minor (one pinned across minors stays as it is):
-/// each such archive, as a limit naming the `Chart.yaml` line.
-fn vendored_limits(tree: &FileTree, facts: &facts::StackFacts) -> Vec<String> {
-    let mut limits = Vec::new();
-    for c in facts
-        .components
-        .iter()
-        .filter(|c| c.vendored && setup::follows_minor(c, facts.kubernetes))
-    {
-        let line = tree
-            .get(&c.file)
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .and_then(|t| {
-                let lines: Vec<&str> = t.lines().collect();
-                let named = lines.iter().position(|l| {
-                    l.trim_start().trim_start_matches("- ") == format!("name: {}", c.chart)
-                })?;
-                let near = |l: &&str| l.contains("version:") && l.contains(c.version.as_str());
-                // The version sits beside the name, before or after it, within the entry.
-                (named..lines.len().min(named + 6))
-                    .chain((named.saturating_sub(5)..named).rev())
-                    .find(|&i| near(&lines[i]))
-            })
-            .map(|i| format!(":{}", i + 1))
-            .unwrap_or_default();
-        limits.push(format!(
-            "{}{line}: the chart archive of `{}` {} is vendored under charts/ (with Chart.lock): another minor needs its own archive and Chart.lock digest, which stackbot does not fetch",
-            c.file, c.chart, c.version
-        ));
-    }
-    limits
-}
-
 /// What adopting the files found beyond their own templates.
 #[derive(Default)]
 struct Found {
@@ -283,11 +249,109 @@ fn loop_segments(
     Ok((segs, reps))
 }
 
+/// A `Chart.lock` locking a vendored chart whose version follows the minor: its versions
+/// are templated like any literal, its `digest` becomes `{{ chart_lock.digest }}` (what Helm
+/// computes from the rendered `Chart.yaml` and lock) and its `generated` the component's
+/// `locked_at`. `None` for any other file, and for a lock that does not lock such a chart.
+fn chart_lock_segments(
+    path: &str,
+    t: &str,
+    tree: &FileTree,
+    facts: &facts::StackFacts,
+    found: &mut Found,
+) -> Result<Option<Segments>, AdoptError> {
+    let Some(dir) = path
+        .strip_suffix("Chart.lock")
+        .filter(|d| d.is_empty() || d.ends_with('/'))
+    else {
+        return Ok(None);
+    };
+    let chart_file = format!("{dir}Chart.yaml");
+    let Some(c) = facts.components.iter().find(|c| {
+        c.file == chart_file && c.locked_at.is_some() && setup::follows_minor(c, facts.kubernetes)
+    }) else {
+        return Ok(None);
+    };
+    let computed = tree
+        .get(&chart_file)
+        .and_then(|chart| stackbot_package::chartlock::digest(chart, t.as_bytes(), dir).ok());
+    // (start, end, meaning) of the values to template, in order.
+    let mut values: Vec<(usize, usize, literals::Meaning)> = Vec::new();
+    let mut at = 0;
+    for (n, line) in t.split_inclusive('\n').enumerate() {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let value = |key: &str| {
+            let v = body.strip_prefix(key)?;
+            let (q, v) = match v.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+                Some(inner) => (1, inner),
+                None => (0, v),
+            };
+            let start = at + key.len() + q;
+            Some((start, start + v.len(), v))
+        };
+        if let Some((start, end, v)) = value("digest: ") {
+            if computed.as_deref() == Some(v) {
+                values.push((
+                    start,
+                    end,
+                    literals::Meaning::Expr("{{ chart_lock.digest }}".into()),
+                ));
+            } else {
+                found.notes.push(format!(
+                    "{path}:{}: `digest` is not what Helm computes from {chart_file} and this lock (`helm dependency build` would refuse it): kept as written, so rendering another minor refuses until it is `{{{{ chart_lock.digest }}}}`",
+                    n + 1
+                ));
+            }
+        } else if let Some((start, end, v)) = value("generated: ")
+            && c.locked_at.as_deref() == Some(v)
+        {
+            let expr = format!(
+                "{{{{ {}.locked_at }}}}",
+                literals::key_path("components", &c.key)
+            );
+            values.push((start, end, literals::Meaning::Expr(expr)));
+        }
+        at += line.len();
+    }
+    let mut segs = Vec::new();
+    let mut reps = Vec::new();
+    let mut pos = 0;
+    for (start, end, meaning) in values {
+        let offset = t[..pos].matches('\n').count();
+        let (gap, gap_reps) = literals::segments(path, &t[pos..start], facts, &mut found.notes)?;
+        segs.extend(gap);
+        reps.extend(gap_reps.into_iter().map(|mut r| {
+            r.line += offset;
+            r
+        }));
+        reps.push(Replacement {
+            line: t[..start].matches('\n').count() + 1,
+            field: String::new(),
+            literal: t[start..end].to_string(),
+            expression: meaning.expr(),
+        });
+        segs.push(literals::Segment::Value {
+            literal: t[start..end].to_string(),
+            meaning,
+        });
+        pos = end;
+    }
+    let offset = t[..pos].matches('\n').count();
+    let (rest, rest_reps) = literals::segments(path, &t[pos..], facts, &mut found.notes)?;
+    segs.extend(rest);
+    reps.extend(rest_reps.into_iter().map(|mut r| {
+        r.line += offset;
+        r
+    }));
+    Ok(Some((segs, reps)))
+}
+
 /// The segments and replacements of one file; `None` for docs, which are shared across
 /// minors and copied as written.
 fn file_segments(
     path: &str,
     bytes: &[u8],
+    tree: &FileTree,
     facts: &facts::StackFacts,
     found: &mut Found,
 ) -> Result<Option<Segments>, AdoptError> {
@@ -308,6 +372,9 @@ fn file_segments(
             facts.kubernetes
         ));
         return Ok(None);
+    }
+    if let Some(lock) = chart_lock_segments(path, t, tree, facts, found)? {
+        return Ok(Some(lock));
     }
     let shared =
         shared::image_list(path, t, facts).or_else(|| shared::version_table(path, t, facts));
@@ -345,7 +412,6 @@ pub fn adopt(
     let layout = layout_for(&facts.stack);
     let mut found = Found {
         notes: facts.notes.clone(),
-        limits: vendored_limits(tree, &facts),
         ..Found::default()
     };
     let mut templates = FileTree::new();
@@ -353,7 +419,7 @@ pub fn adopt(
     let mut verbatim = 0;
     for (path, bytes) in tree {
         let (segments, replacements) =
-            file_segments(path, bytes, &facts, &mut found)?.unwrap_or_default();
+            file_segments(path, bytes, tree, &facts, &mut found)?.unwrap_or_default();
         let is_tera_name = path.ends_with(TERA_SUFFIX);
         if replacements.is_empty() && !is_tera_name {
             templates.insert(path.clone(), bytes.clone());

@@ -33,7 +33,8 @@ pub fn release_set(facts: &StackFacts) -> ReleaseSet {
                         chart: c.chart.clone(),
                         repository: c.repository.clone(),
                         version: c.version.clone(),
-                        digest: None,
+                        digest: c.archive_digest.clone(),
+                        locked_at: c.locked_at.clone(),
                     },
                 )
             })
@@ -103,8 +104,7 @@ pub fn follows_minor(c: &FoundComponent, k: KubeVersion) -> bool {
 
 fn version_rule(c: &FoundComponent, k: KubeVersion) -> (String, String) {
     let plain = c.version.strip_prefix('v').unwrap_or(&c.version);
-    if !c.vendored
-        && follows_minor(c, k)
+    if follows_minor(c, k)
         && let Ok(v) = semver::Version::parse(plain)
     {
         return (
@@ -115,14 +115,12 @@ fn version_rule(c: &FoundComponent, k: KubeVersion) -> (String, String) {
             ),
         );
     }
-    let why = if c.vendored {
-        "vendored under charts/, so pinned".to_string()
-    } else {
-        "does not follow the Kubernetes minor, so pinned".to_string()
-    };
     (
         format!("{{ pin: {} }}", q(plain)),
-        format!("{} {why}", c.version),
+        format!(
+            "{} does not follow the Kubernetes minor, so pinned",
+            c.version
+        ),
     )
 }
 

@@ -602,6 +602,8 @@ mod tests {
             version: version.into(),
             file: format!("cluster-addon/{key}/Chart.yaml"),
             vendored: false,
+            archive_digest: None,
+            locked_at: None,
         };
         StackFacts {
             stack: StackId::new("openstack", "scs2").unwrap(),

@@ -52,6 +52,56 @@ pub fn parse_index(text: &str) -> Result<HelmIndex, String> {
     Ok(HelmIndex { charts })
 }
 
+/// Where an index says a chart version's archive is, and its digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveEntry {
+    /// The entry's `urls`, resolved against the repository URL as Helm resolves them.
+    pub urls: Vec<String>,
+    /// The entry's `digest`: the sha256 (hex) of the archive.
+    pub digest: Option<String>,
+}
+
+/// The index entry of `chart` at exactly `version`, `None` when the index does not list it.
+/// `Err` when `text` is no Helm index.
+pub fn archive_entry(
+    text: &str,
+    repository: &str,
+    chart: &str,
+    version: &str,
+) -> Result<Option<ArchiveEntry>, String> {
+    let doc: yaml_serde::Value =
+        yaml_serde::from_str(text).map_err(|e| format!("index.yaml: not YAML: {e}"))?;
+    let Some(entries) = doc.get("entries").and_then(|e| e.get(chart)) else {
+        if doc.get("entries").is_none() {
+            return Err("index.yaml: no `entries`: not a Helm repository index".into());
+        }
+        return Ok(None);
+    };
+    let base = repository.trim_end_matches('/');
+    let found = entries
+        .as_sequence()
+        .into_iter()
+        .flatten()
+        .find(|e| e.get("version").and_then(|v| v.as_str()) == Some(version));
+    Ok(found.map(|e| ArchiveEntry {
+        urls: e
+            .get("urls")
+            .and_then(|u| u.as_sequence())
+            .into_iter()
+            .flatten()
+            .filter_map(|u| u.as_str())
+            .map(|u| {
+                if u.contains("://") {
+                    u.to_string()
+                } else {
+                    format!("{base}/{}", u.trim_start_matches('/'))
+                }
+            })
+            .collect(),
+        digest: e.get("digest").and_then(|d| d.as_str()).map(str::to_string),
+    }))
+}
+
 /// One question a run asks of an index: the best version of `chart` for `rule` at `minor`.
 #[derive(Debug, Clone, Copy)]
 pub struct Query<'a> {

@@ -299,13 +299,49 @@ impl HttpClient {
         accept: Option<&str>,
         bound: Bound,
     ) -> Result<Response, HttpError> {
-        let url = self.effective_url(url);
-        if let Ok(u) = reqwest::Url::parse(&url)
-            && !transport_allowed(&u)
-        {
-            return Err(HttpError::PlainHttp { url });
+        match self.send(url, accept, bound, true)? {
+            Answer::Cached(r) => Ok(r),
+            Answer::Fresh {
+                url,
+                bytes,
+                etag,
+                link,
+            } => {
+                let body = String::from_utf8(bytes)
+                    .map_err(|_| HttpError::NotText { url: url.clone() })?;
+                if let Some(etag) = etag {
+                    self.write_cache(&CacheEntryRef {
+                        url: &url,
+                        etag: &etag,
+                        link: link.as_deref(),
+                        body: &body,
+                        fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
+                    });
+                }
+                Ok(Response { body, link })
+            }
         }
-        let cached = self.read_cache(&url);
+    }
+
+    /// GET a binary resource (a chart archive), at most `bound.bytes` of it, with the same
+    /// retries, mirrors and transport rules as [`Self::get`]; never cached (the caller checks
+    /// the bytes against a digest and keeps them).
+    pub fn get_bytes(&self, url: &str, bound: Bound) -> Result<Vec<u8>, HttpError> {
+        match self.send(url, None, bound, false)? {
+            Answer::Fresh { bytes, .. } => Ok(bytes),
+            Answer::Cached(r) => Ok(r.body.into_bytes()),
+        }
+    }
+
+    fn send(
+        &self,
+        url: &str,
+        accept: Option<&str>,
+        bound: Bound,
+        use_cache: bool,
+    ) -> Result<Answer, HttpError> {
+        let url = self.allowed_url(url)?;
+        let cached = use_cache.then(|| self.read_cache(&url)).flatten();
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -359,10 +395,10 @@ impl HttpClient {
                                 fetched_at: Some(clock.now()),
                             });
                         }
-                        return Ok(Response {
+                        return Ok(Answer::Cached(Response {
                             body: c.body.clone(),
                             link: c.link.clone(),
-                        });
+                        }));
                     }
                     if (200..300).contains(&status) {
                         return self.read_success(&url, resp, bound);
@@ -394,6 +430,15 @@ impl HttpClient {
         }
     }
 
+    /// The URL to contact for `url` (after mirrors), refused when its transport is not allowed.
+    fn allowed_url(&self, url: &str) -> Result<String, HttpError> {
+        let url = self.effective_url(url);
+        match reqwest::Url::parse(&url) {
+            Ok(u) if !transport_allowed(&u) => Err(HttpError::PlainHttp { url }),
+            _ => Ok(url),
+        }
+    }
+
     fn token_allowed(&self, url: &str) -> bool {
         self.opts
             .token_prefixes
@@ -416,7 +461,7 @@ impl HttpClient {
         url: &str,
         resp: reqwest::blocking::Response,
         bound: Bound,
-    ) -> Result<Response, HttpError> {
+    ) -> Result<Answer, HttpError> {
         let limit = bound.bytes.min(self.opts.max_bytes);
         let too_large = || HttpError::TooLarge {
             url: url.to_string(),
@@ -438,20 +483,24 @@ impl HttpClient {
         if bytes.len() as u64 > limit {
             return Err(too_large());
         }
-        let body = String::from_utf8(bytes).map_err(|_| HttpError::NotText {
+        Ok(Answer::Fresh {
             url: url.to_string(),
-        })?;
-        if let Some(etag) = etag {
-            self.write_cache(&CacheEntryRef {
-                url,
-                etag: &etag,
-                link: link.as_deref(),
-                body: &body,
-                fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
-            });
-        }
-        Ok(Response { body, link })
+            bytes,
+            etag,
+            link,
+        })
     }
+}
+
+/// What [`HttpClient::send`] got: a body the cache confirmed (304), or a new one.
+enum Answer {
+    Cached(Response),
+    Fresh {
+        url: String,
+        bytes: Vec<u8>,
+        etag: Option<String>,
+        link: Option<String>,
+    },
 }
 
 fn host_of(url: &str) -> String {

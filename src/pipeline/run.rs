@@ -1,0 +1,104 @@
+//! One run's facts, read once: the configuration and clock ([`Context`]), where it releases
+//! ([`Target`], with its OCI client), the forge, and the release index.
+//!
+//! Why: every stage of `release` (plan, apply, tenants, the status on the dashboard) needs the
+//! same target and the same "which releases exist". Rebuilt per stage, the target made a new
+//! OCI client (and runtime) each time and the forge's release list was read three times per
+//! run, so the stages could see different answers and an hourly run paid for each listing.
+//! A [`Run`] is built once at the start of a command and passed down; the index is listed the
+//! first time a stage needs it, and `apply`'s writes are folded into it
+//! ([`Run::record`]) so the stages after it read what the run left, without listing again.
+
+use std::sync::Mutex;
+
+use crate::config::PublishTarget;
+use crate::forge::Forge;
+use crate::index::ReleaseIndex;
+use crate::observe::ObserveError;
+use crate::outcome::Outcome;
+
+use super::release::Target;
+use super::{Context, Error};
+
+/// The facts every stage of one run shares. See the module documentation.
+pub struct Run<'a> {
+    pub ctx: &'a Context,
+    pub forge: &'a dyn Forge,
+    /// Where and how this run releases, built once (with its OCI client when OCI is on).
+    pub target: Target,
+    /// The release index once listed, and whether the forge's releases were part of it.
+    index: Mutex<Option<Listed>>,
+}
+
+struct Listed {
+    index: ReleaseIndex,
+    with_forge: bool,
+}
+
+impl<'a> Run<'a> {
+    /// The run of `ctx` on `forge`: the target is built here, once (a configuration that
+    /// names no valid repository or OCI target fails here, as input).
+    pub fn new(ctx: &'a Context, forge: &'a dyn Forge) -> Result<Self, Error> {
+        Ok(Run {
+            ctx,
+            forge,
+            target: super::release::target(ctx)?,
+            index: Mutex::new(None),
+        })
+    }
+
+    /// The index the release stage plans against: every forge release (drafts included) and,
+    /// when OCI is a target, the OCI tags. A repository that does not exist is an error.
+    pub fn index(&self) -> Result<ReleaseIndex, ObserveError> {
+        self.listed(true, false)
+    }
+
+    /// The index of what is published for tenants and the status report: the forge's releases
+    /// only when `publish` lists the forge (with `publish: [oci]` alone the forge's release
+    /// list is not read at all), the OCI tags when OCI is a target. With `missing_is_empty` a
+    /// repository the first release run has not created yet has no releases.
+    pub fn published(&self, missing_is_empty: bool) -> Result<ReleaseIndex, ObserveError> {
+        let on_forge = self
+            .ctx
+            .loaded
+            .config
+            .publish
+            .contains(&PublishTarget::Forge);
+        let index = self.listed(on_forge, missing_is_empty)?;
+        Ok(if on_forge { index } else { index.oci_only() })
+    }
+
+    /// Fold what `outcome`'s writes did (releases created, published, deleted; OCI tags
+    /// pushed) into the index, as a new listing would show it. Nothing to do before the index
+    /// was listed.
+    pub fn record(&self, outcome: &Outcome) {
+        let pushed: Vec<String> = outcome.oci.iter().map(|p| p.tag.clone()).collect();
+        if let Some(l) = self.index.lock().expect("index lock").as_mut() {
+            l.index = l.index.with_changes(&outcome.index_changes, &pushed);
+        }
+    }
+
+    /// The index, listed on the first call only (again only when the forge's releases are
+    /// wanted and the first listing left them out).
+    fn listed(
+        &self,
+        with_forge: bool,
+        missing_is_empty: bool,
+    ) -> Result<ReleaseIndex, ObserveError> {
+        let mut slot = self.index.lock().expect("index lock");
+        if let Some(l) = slot.as_ref().filter(|l| l.with_forge || !with_forge) {
+            return Ok(l.index.clone());
+        }
+        let (forge, repo, oci) = (self.forge, &self.target.repo, self.target.oci.as_deref());
+        let index = if missing_is_empty {
+            crate::observe::published_if_any(forge, repo, with_forge, oci)?
+        } else {
+            crate::observe::published(forge, repo, with_forge, oci)?
+        };
+        *slot = Some(Listed {
+            index: index.clone(),
+            with_forge,
+        });
+        Ok(index)
+    }
+}

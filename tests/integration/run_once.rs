@@ -1,0 +1,256 @@
+//! A run reads its facts once (issue 29): the release index is listed once per `release` run,
+//! whether the run has nothing to do or releases, and the stages after `apply` (tenants, the
+//! status on the dashboard) read the index as the run's writes left it instead of listing it
+//! again. (A no-op hourly run on GitHub costing 0 rate-limit units is
+//! `github_cache::a_no_op_release_costs_no_units_and_its_requests_do_not_grow_with_history`.)
+
+use chrono::{DateTime, Utc};
+use stackbot::clock::ManualClock;
+use stackbot::config::Loaded;
+use stackbot::env::Env;
+use stackbot::forge::Forge;
+use stackbot::forge::counting::Counting;
+use stackbot::forge::local::LocalForge;
+use stackbot::pipeline::release::Released;
+use stackbot::pipeline::{Context, Selection};
+
+use crate::support::{copy_dir, root};
+
+/// The README demo (local forge, bundled upstream snapshot, two tenants, the dashboard).
+struct Demo {
+    _dir: tempfile::TempDir,
+    loaded: Loaded,
+}
+
+impl Demo {
+    fn new() -> Demo {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(
+            &root().join("examples/local"),
+            &dir.path().join("examples/local"),
+        );
+        copy_dir(&root().join("templates"), &dir.path().join("templates"));
+        let loaded =
+            stackbot::config::load(&dir.path().join("examples/local/stackbot.yaml")).unwrap();
+        Demo { _dir: dir, loaded }
+    }
+
+    fn ctx(&self, when: &str) -> Context {
+        let now: DateTime<Utc> = when.parse().unwrap();
+        Context::new(
+            self.loaded.clone(),
+            now.date_naive(),
+            Env::default(),
+            ManualClock::shared(now),
+        )
+    }
+
+    fn forge(&self, ctx: &Context) -> Counting<LocalForge> {
+        Counting::new(LocalForge::from_config(&self.loaded, ctx.clock.clone()).unwrap())
+    }
+
+    /// One `stackbot release` at `when`, and its forge requests.
+    fn release(&self, when: &str) -> (Released, Counting<LocalForge>) {
+        let ctx = self.ctx(when);
+        let counted = self.forge(&ctx);
+        let r =
+            stackbot::pipeline::release::release(&ctx, &counted, &Selection::default()).unwrap();
+        (r, counted)
+    }
+
+    /// The release stage alone at `when` (plan, then apply), and the listings apply itself
+    /// made: the compare-and-swap reads of its writes (is the tag published by now, which
+    /// draft is the canonical one), which no index can answer for a concurrent run.
+    fn apply_listings(&self, when: &str) -> u64 {
+        let ctx = self.ctx(when);
+        let forge = self.forge(&ctx);
+        let t = stackbot::pipeline::release::target(&ctx).unwrap();
+        forge.ensure_repo(&t.repo, &t.base_branch).unwrap();
+        let planned =
+            stackbot::pipeline::release::plan(&ctx, &forge, &Selection::default()).unwrap();
+        forge.reset();
+        stackbot::apply::apply(&planned.plan, &forge, &t.repo, &planned.observed).unwrap();
+        listings(&forge)
+    }
+}
+
+fn listings(c: &Counting<LocalForge>) -> u64 {
+    c.by_method().get("list_releases").copied().unwrap_or(0)
+}
+
+#[test]
+fn a_no_op_release_run_lists_the_release_index_once() {
+    let demo = Demo::new();
+    demo.release("2026-05-01T06:00:00Z");
+    // The next hour: nothing to release, the tenants' pull requests are open, the dashboard
+    // is up to date. Plan, tenants and the dashboard's status all read the one listing.
+    let (noop, c) = demo.release("2026-05-01T07:00:00Z");
+    assert!(noop.outcome.released.is_empty(), "{:?}", noop.outcome);
+    assert!(!noop.tenants.is_empty(), "the tenant stage ran");
+    assert!(noop.dashboard.is_some(), "the dashboard stage ran");
+    assert_eq!(listings(&c), 1, "{:?}", c.by_method());
+    assert_eq!(c.writes(), 0, "{:?}", c.by_method());
+}
+
+#[test]
+fn a_run_that_releases_lists_the_index_once_and_its_later_stages_see_what_it_published() {
+    // Two copies of the same world: one runs the release stage alone, to count apply's own
+    // reads; the other runs the whole `release`.
+    let apply_reads = Demo::new().apply_listings("2026-05-01T06:00:00Z");
+    let demo = Demo::new();
+    let (r, c) = demo.release("2026-05-01T06:00:00Z");
+    assert_eq!(
+        r.outcome.released,
+        ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"]
+    );
+    assert_eq!(
+        listings(&c),
+        1 + apply_reads,
+        "the index once, then only apply's own reads ({apply_reads}): {:?}",
+        c.by_method()
+    );
+    // The tenants were offered what this run published, without listing it again.
+    let proposed: Vec<_> = r
+        .tenants
+        .iter()
+        .flat_map(|t| t.releases.iter().cloned())
+        .collect();
+    assert!(
+        proposed.iter().any(|t| t.starts_with("openstack-scs2-1-3")),
+        "{:?}",
+        r.tenants
+    );
+    // And the dashboard shows the status a fresh `stackbot status` computes from a new
+    // listing: writing that status changes nothing.
+    let ctx = demo.ctx("2026-05-01T06:00:00Z");
+    let fresh =
+        stackbot::pipeline::status::status(&ctx, &demo.forge(&ctx), &Selection::default()).unwrap();
+    assert!(
+        fresh.stacks.iter().any(|s| s.latest_release.is_some()),
+        "{:?}",
+        fresh.stacks
+    );
+    let again =
+        stackbot::pipeline::dashboard::update_dashboard(&ctx, &demo.forge(&ctx), &fresh).unwrap();
+    assert!(
+        matches!(
+            again,
+            Some(stackbot::pipeline::dashboard::Dashboard::Unchanged { .. })
+        ),
+        "{again:?}"
+    );
+}
+
+/// `detect --format json` and `status --format json` on the demo at `day` with `args`: their
+/// `sources[]`.
+fn sources_of_both(dir: &std::path::Path, day: &str, args: &[&str]) -> [serde_json::Value; 2] {
+    ["detect", "status"].map(|command| {
+        let mut all = vec!["--format", "json", command];
+        all.extend(args);
+        let (_, out, err) = crate::status::demo_cli(dir, day, &all);
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{command}: {e}: {out}{err}"));
+        v["sources"].clone()
+    })
+}
+
+#[test]
+fn detect_and_status_report_the_same_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &root().join("examples/local"),
+        &dir.path().join("examples/local"),
+    );
+    copy_dir(&root().join("templates"), &dir.path().join("templates"));
+    // The bundled snapshot, replayed a week after it was recorded: every source read, aged.
+    let [detect, status] = sources_of_both(dir.path(), "2026-05-08", &[]);
+    let listed = detect
+        .as_array()
+        .expect("detect --format json has sources[]");
+    assert!(
+        listed
+            .iter()
+            .any(|s| s["read"] == "snapshot" && s["age_days"] == 7),
+        "{detect:#}"
+    );
+    assert_eq!(detect, status);
+    // A snapshot recording the releases list refused: the same unreadable source, same cause.
+    let mut snap: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/local/upstream-2026-05-01.json")).unwrap(),
+    )
+    .unwrap();
+    snap["entries"]["kubernetes/releases"] = serde_json::json!({"result": "error",
+        "message": "https://api.github.com/repos/kubernetes/kubernetes/releases: HTTP 403"});
+    let faulty = dir.path().join("faulty.json");
+    std::fs::write(&faulty, snap.to_string()).unwrap();
+    let args = ["--snapshot", faulty.to_str().unwrap()];
+    let [detect, status] = sources_of_both(dir.path(), "2026-05-01", &args);
+    let releases = detect
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "kubernetes/releases")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(releases["read"], "unreadable", "{detect:#}");
+    assert!(
+        releases["why"].to_string().contains("HTTP 403"),
+        "{detect:#}"
+    );
+    assert_eq!(detect, status);
+}
+
+#[test]
+fn a_no_op_hourly_release_with_tenants_and_the_dashboard_costs_no_github_units() {
+    use crate::support::config::DemoConfig;
+    use crate::support::fake_github::{FakeGithub, FakeOptions};
+    const TOKEN: &str = "ghp_runONCEtoken_0123456789abcdef";
+    const TOKEN_ENV: &str = "STACKBOT_RUN_ONCE_TOKEN";
+    let tenant_file = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]\n";
+    let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
+    fake.create_repo(
+        "scs/cluster-stacks",
+        "main",
+        &[("README.md", b"# stacks\n")],
+    );
+    fake.create_repo(
+        "acme/gitops",
+        "main",
+        &[("clusterstacks/a.yaml", tenant_file.as_bytes())],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = DemoConfig::new()
+        .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
+        .github_cache_dir(&dir.path().join("cache"))
+        .tenant("acme")
+        .write(dir.path());
+    let release = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(dir.path())
+            .env(TOKEN_ENV, TOKEN)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_ACTIONS")
+            .args([
+                "-c",
+                cfg.to_str().unwrap(),
+                "--now",
+                "2026-05-01",
+                "release",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    release();
+    // The first hour after publishing reads what changed (new ETags); from then on nothing.
+    release();
+    fake.reset_counts();
+    release();
+    let c = fake.counts();
+    assert_eq!(c.writes, 0, "{c:?}");
+    assert_eq!(c.units, 0, "a no-op hourly run is free: {:?}", c.by_route);
+}
