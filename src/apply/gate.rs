@@ -226,3 +226,107 @@ pub fn stop(dir: &Path) {
         .stderr(Stdio::null())
         .status();
 }
+
+/// One test attempt to start as a GitHub workflow run.
+pub struct Dispatch<'a> {
+    pub candidate: &'a ReleaseInfo,
+    pub stable: &'a str,
+    pub attempt: Attempt,
+    /// The workflow (file name or id) and the ref it runs on (the base branch).
+    pub workflow: &'a str,
+    pub git_ref: &'a str,
+}
+
+impl Dispatch<'_> {
+    /// The dispatch's inputs: what the workflow tests, and the attempt's [`gate::gate_id`],
+    /// which its `run-name` echoes so the run can be found when GitHub does not return it.
+    pub fn inputs(&self) -> std::collections::BTreeMap<String, String> {
+        let version = crate::model::ReleaseName::parse(&self.candidate.tag)
+            .map(|n| n.version.dot())
+            .unwrap_or_default();
+        [
+            ("candidate", self.candidate.tag.clone()),
+            ("candidate_version", version),
+            ("stable_tag", self.stable.to_string()),
+            ("attempt", self.attempt.attempt.to_string()),
+            (
+                "gate_id",
+                gate::gate_id(&self.candidate.tag, self.attempt.attempt),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+}
+
+/// Start an attempt on GitHub: its record on the candidate first (so that no crash can start
+/// a second run unseen), then the `workflow_dispatch`, then, when GitHub says which run it
+/// started, that run's record (`gate-run-<n>.json`), so later runs read it directly.
+pub fn dispatch(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    d: &Dispatch<'_>,
+    out: &mut Outcome,
+) -> Result<(), ApplyError> {
+    let record = serde_json::to_vec_pretty(&d.attempt).expect("attempt serializes");
+    let name = gate::attempt_asset(d.attempt.attempt);
+    match forge.upload_asset(repo, d.candidate.id, &name, &record) {
+        Ok(a) => out.index_changes.uploaded(d.candidate, a),
+        // Another run dispatched this attempt: its run is found by its gate_id.
+        Err(ForgeError::AlreadyExists { .. }) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    }
+    let run = forge.dispatch_workflow(repo, d.workflow, d.git_ref, &d.inputs())?;
+    out.actions.push(format!(
+        "dispatch workflow {} on {} for conformance test attempt {} of {}{}",
+        d.workflow,
+        d.git_ref,
+        d.attempt.attempt,
+        d.candidate.tag,
+        run.map(|id| format!(" (run {id})")).unwrap_or_default()
+    ));
+    if let Some(run_id) = run {
+        record_run(
+            forge,
+            repo,
+            d.candidate,
+            &gate::RunRecord {
+                attempt: d.attempt.attempt,
+                run_id,
+                html_url: String::new(),
+            },
+            out,
+        )?;
+    }
+    Ok(())
+}
+
+/// Record which workflow run an attempt started (kept when already recorded).
+pub fn record_run(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    candidate: &ReleaseInfo,
+    run: &gate::RunRecord,
+    out: &mut Outcome,
+) -> Result<(), ApplyError> {
+    let bytes = serde_json::to_vec_pretty(run).expect("run record serializes");
+    match forge.upload_asset(repo, candidate.id, &gate::run_asset(run.attempt), &bytes) {
+        Ok(a) => {
+            out.index_changes.uploaded(candidate, a);
+            out.actions.push(format!(
+                "record workflow run {} as conformance test attempt {} of {}",
+                run.run_id, run.attempt, candidate.tag
+            ));
+        }
+        Err(ForgeError::AlreadyExists { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
+/// End a workflow run that overran the gate's timeout, so it does not run on beside its retry
+/// (one that completed meanwhile is left as it is).
+pub fn cancel_run(forge: &dyn Forge, repo: &RepoRef, run_id: u64) -> Result<(), ApplyError> {
+    Ok(forge.cancel_workflow_run(repo, run_id)?)
+}

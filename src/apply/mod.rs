@@ -28,7 +28,9 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use crate::forge::{FileChanges, Forge, ForgeError, ReleaseInfo, RepoRef, upsert_comment};
+use crate::forge::{
+    FileChanges, Forge, ForgeError, PullInfo, PullState, ReleaseInfo, RepoRef, upsert_comment,
+};
 use crate::model::FileTree;
 use crate::oci::{Publisher, PushOutcome};
 use crate::plan::{BranchPush, Observed, Plan, PlannedRelease, PullAction, Skipped, Step};
@@ -315,24 +317,50 @@ impl Run<'_> {
                     .push(format!("commit {} to {branch}", short(&c)));
             }
         }
-        let url = match pull {
-            PullAction::Keep { url, .. } => url.clone(),
+        let open = |number: u64, url: &str| PullInfo {
+            number,
+            head: branch.to_string(),
+            base: base.to_string(),
+            title: title.to_string(),
+            body: body.to_string(),
+            state: PullState::Open,
+            html_url: url.to_string(),
+            created_at: None,
+            merged_at: None,
+            labels: Vec::new(),
+            auto_merge: false,
+        };
+        let pull = match pull {
+            PullAction::Keep { number, url } => open(*number, url),
             PullAction::Update { number, url } => {
                 forge.update_pull(repo, *number, title, body)?;
                 self.out
                     .actions
                     .push(format!("update pull request #{number}"));
-                url.clone()
+                open(*number, url)
             }
             PullAction::Open => {
                 let p = forge.open_pull(repo, branch, base, title, body)?;
                 self.out
                     .actions
                     .push(format!("open pull request #{}", p.number));
-                p.html_url
+                open(p.number, &p.html_url)
             }
         };
-        self.out.pull_requests.push(url);
+        self.out.pull_requests.push(pull.html_url.clone());
+        self.out.release_pulls.push(pull);
+        // The plan said "to be opened"; the summary says what is true after the run.
+        for k in &mut self.out.skipped {
+            if let (
+                crate::plan::Subject::Tag { stack, minor, .. },
+                crate::plan::SkipReason::ReleasePullRequest { open },
+            ) = (&k.what, &mut k.reason)
+                && crate::plan::release_branch(&crate::model::series_prefix(stack, *minor))
+                    == branch
+            {
+                *open = true;
+            }
+        }
         Ok(())
     }
 

@@ -15,7 +15,8 @@ use sha2::{Digest, Sha256};
 
 use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
 use crate::gate::{
-    self, Attempt, AttemptResult, Candidate, CandidateRecord, Finished, Runner, Summary, junit,
+    self, Attempt, AttemptResult, Candidate, CandidateRecord, Concluded, Finished, RunRecord,
+    Runner, Summary, junit,
 };
 
 /// The most result files of one attempt that are read.
@@ -44,8 +45,20 @@ pub fn candidate(
         assets: Default::default(),
         attempts: Vec::new(),
         results: Vec::new(),
+        runs: Vec::new(),
     };
     for a in &r.assets {
+        if a.name.starts_with("conformance-") {
+            // Evidence: kept for people, never read back (it can be large).
+            continue;
+        }
+        if !gate::is_gate_asset(&a.name)
+            && let Some(sha) = &a.sha256
+        {
+            // The forge says what the bytes are (GitHub's `digest`): no download.
+            c.assets.insert(a.name.clone(), sha.clone());
+            continue;
+        }
         let bytes = forge.download_asset(repo, r.id, a)?;
         if a.name.starts_with("gate-attempt-") {
             if let Ok(x) = serde_json::from_slice::<Attempt>(&bytes) {
@@ -54,6 +67,10 @@ pub fn candidate(
         } else if a.name.starts_with("gate-result-") {
             if let Ok(x) = serde_json::from_slice::<AttemptResult>(&bytes) {
                 c.results.push(x);
+            }
+        } else if a.name.starts_with("gate-run-") {
+            if let Ok(x) = serde_json::from_slice::<RunRecord>(&bytes) {
+                c.runs.push(x);
             }
         } else if !gate::is_gate_asset(&a.name) {
             c.assets
@@ -129,18 +146,29 @@ pub fn results(dir: &Path) -> (Option<Result<Summary, String>>, Evidence) {
     if names.is_empty() {
         return (None, Vec::new());
     }
-    let mut sum = Summary::default();
-    let mut evidence = Vec::new();
+    let mut files = Vec::new();
     for p in &names {
         let file = p
             .file_name()
             .unwrap_or_default()
             .to_string_lossy()
             .to_string();
-        let bytes = match read_bounded(p) {
-            Ok(b) => b,
-            Err(e) => return (Some(Err(format!("{file}: {e}"))), evidence),
-        };
+        match read_bounded(p) {
+            Ok(b) => files.push((file, b)),
+            Err(e) => return (Some(Err(format!("{file}: {e}"))), Vec::new()),
+        }
+    }
+    summed(files)
+}
+
+/// The summary of result files (JUnit XML, sonobuoy tarballs), and the files as evidence.
+fn summed(files: Evidence) -> (Option<Result<Summary, String>>, Evidence) {
+    if files.is_empty() {
+        return (None, Vec::new());
+    }
+    let mut sum = Summary::default();
+    let mut evidence = Vec::new();
+    for (file, bytes) in files {
         let parsed = if file.ends_with(".xml") {
             junit::parse(&bytes).map_err(|e| e.to_string())
         } else {
@@ -156,8 +184,117 @@ pub fn results(dir: &Path) -> (Option<Result<Summary, String>>, Evidence) {
 }
 
 fn is_result_file(p: &Path) -> bool {
-    let name = p.file_name().unwrap_or_default().to_string_lossy();
+    is_result_name(&p.file_name().unwrap_or_default().to_string_lossy())
+}
+
+fn is_result_name(name: &str) -> bool {
     name.ends_with(".xml") || name.ends_with(".tar.gz") || name.ends_with(".tgz")
+}
+
+/// The most bytes of a workflow run's artifact (the zip) that are downloaded.
+pub const MAX_ARTIFACT_BYTES: u64 = junit::MAX_BYTES;
+
+/// The result files in an artifact's zip (`*.xml`, `*.tar.gz`, `*.tgz` at any depth), by
+/// their path in it (`/` written `_`, as asset names cannot hold it), bounded like the
+/// local runner's.
+pub fn artifact_results(zip: &[u8]) -> (Option<Result<Summary, String>>, Evidence) {
+    let wanted = |path: &str| is_result_name(path.rsplit('/').next().unwrap_or(path));
+    match super::zip::entries(zip, wanted, MAX_RESULT_FILES, junit::MAX_BYTES) {
+        Ok(files) => {
+            let files = files
+                .into_iter()
+                .map(|(path, b)| (path.trim_start_matches("./").replace('/', "_"), b))
+                .collect();
+            summed(files)
+        }
+        Err(e) => (Some(Err(e)), Vec::new()),
+    }
+}
+
+/// What the runner of one attempt shows: the local runner's folder or the GitHub workflow run.
+pub struct RunnerSeen {
+    pub runner: Runner,
+    /// The result files of its artifact, once the run completed.
+    pub evidence: Evidence,
+    /// The run, when it was found among the workflow's runs rather than by a recorded id
+    /// (the release run records it, so later runs read it directly).
+    pub found: Option<RunRecord>,
+    /// The run's id, when known.
+    pub run_id: Option<u64>,
+}
+
+/// Where the workflow run of attempt `attempt` of `candidate` is: by the run id recorded on
+/// the candidate (one request), else found among the workflow's `workflow_dispatch` runs by
+/// [`gate::correlate`] (one request). A completed run's artifact named `artifact` is read
+/// (two more requests and the download).
+pub fn workflow_runner(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    workflow: &str,
+    artifact: &str,
+    candidate: &Candidate,
+    attempt: &Attempt,
+) -> Result<RunnerSeen, ForgeError> {
+    let mut seen = RunnerSeen {
+        runner: Runner::Unseen,
+        evidence: Vec::new(),
+        found: None,
+        run_id: None,
+    };
+    let recorded = candidate.runs.iter().find(|r| r.attempt == attempt.attempt);
+    let run = match recorded {
+        Some(r) => match forge.workflow_run(repo, r.run_id)? {
+            Some(run) => run,
+            None => {
+                seen.runner = Runner::Gone;
+                return Ok(seen);
+            }
+        },
+        None => {
+            let runs = forge.workflow_runs(repo, workflow)?;
+            let id = gate::gate_id(&candidate.tag, attempt.attempt);
+            let Some(run) = gate::correlate(&runs, &id, attempt.started_at) else {
+                return Ok(seen);
+            };
+            seen.found = Some(RunRecord {
+                attempt: attempt.attempt,
+                run_id: run.id,
+                html_url: run.html_url.clone(),
+            });
+            run.clone()
+        }
+    };
+    seen.run_id = Some(run.id);
+    if run.status != "completed" {
+        seen.runner = Runner::Running;
+        return Ok(seen);
+    }
+    let arts = forge.run_artifacts(repo, run.id)?;
+    let result = match arts.iter().find(|a| a.name == artifact) {
+        None => None,
+        Some(a) if a.expired => Some(Err(format!("the artifact `{artifact}` has expired"))),
+        Some(a) => match forge.download_artifact(repo, a, MAX_ARTIFACT_BYTES) {
+            Ok(zip) => {
+                let (result, evidence) = artifact_results(&zip);
+                seen.evidence = evidence;
+                Some(result.unwrap_or_else(|| {
+                    Err(format!(
+                        "the artifact `{artifact}` holds no *.xml or sonobuoy tarball"
+                    ))
+                }))
+            }
+            Err(ForgeError::Rejected { reason, .. }) => {
+                Some(Err(format!("the artifact `{artifact}`: {reason}")))
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    seen.runner = Runner::Concluded(Concluded {
+        conclusion: run.conclusion.clone(),
+        url: run.html_url.clone(),
+        result,
+    });
+    Ok(seen)
 }
 
 /// At most [`junit::MAX_BYTES`] of a file; a longer one is refused rather than cut.
@@ -242,7 +379,8 @@ pub fn status_facts(
     let mut out = Vec::new();
     for (r, rec, name) in newest.into_values() {
         let (mut attempts, mut results) = (Vec::<Attempt>::new(), Vec::<AttemptResult>::new());
-        for a in r.assets.iter().filter(|a| a.name.starts_with("gate-")) {
+        let records = |n: &str| n.starts_with("gate-attempt-") || n.starts_with("gate-result-");
+        for a in r.assets.iter().filter(|a| records(&a.name)) {
             let bytes = forge.download_asset(repo, r.id, a)?;
             if a.name.starts_with("gate-attempt-") {
                 attempts.extend(serde_json::from_slice::<Attempt>(&bytes).ok());

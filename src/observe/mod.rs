@@ -15,6 +15,7 @@
 pub mod gate;
 pub mod status;
 pub mod tenants;
+pub mod zip;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -115,10 +115,7 @@ pub fn release_pulls(
     minors: &[UpstreamMinor],
 ) -> Result<Vec<ReleasePull>, ObserveError> {
     let mut out = Vec::new();
-    for m in minors
-        .iter()
-        .filter(|m| m.tracked && m.releasable.is_some())
-    {
+    for m in minors.iter().filter(|m| m.may_have_release_pull()) {
         let series = crate::model::series_prefix(&m.stack, m.minor);
         let pulls = match forge.find_pulls(repo, &crate::plan::release_branch(&series)) {
             Ok(p) => p,

@@ -100,11 +100,14 @@ impl One<'_> {
         };
         for _ in 0..ROUNDS {
             let observed = observe::gate::candidate(self.forge, &self.target.repo, &cand)?;
-            let runner = observed
-                .as_ref()
-                .and_then(|(c, _)| c.last())
-                .filter(|(_, result)| result.is_none())
-                .map(|(a, _)| observe::gate::runner(&self.dir(&cand, a.attempt)));
+            let seen = match &observed {
+                Some((c, _)) => match c.last() {
+                    Some((a, None)) => Some(self.observe_runner(c, a)?),
+                    _ => None,
+                },
+                None => None,
+            };
+            let runner = seen.as_ref().map(|s| s.runner.clone());
             let now = self.ctx.clock.now();
             let stable = self.stable.to_string();
             let decision = gate::decide(&Facts {
@@ -121,11 +124,105 @@ impl One<'_> {
                 break;
             };
             let rel = observed.as_ref().map(|(_, r)| r);
-            if !self.act(&cand, &decision, rel, runner.as_ref(), now, out)? {
+            if let (Some(rel), Some(found)) = (rel, seen.as_ref().and_then(|s| s.found.as_ref())) {
+                apply::gate::record_run(self.forge, &self.target.repo, rel, found, out)?;
+            }
+            if !self.act(&cand, &decision, rel, seen.as_ref(), now, out)? {
                 break;
             }
         }
         Ok(gated)
+    }
+
+    /// Where the test of attempt `a` is: the local runner's folder, or the GitHub workflow run.
+    fn observe_runner(
+        &self,
+        c: &gate::Candidate,
+        a: &gate::Attempt,
+    ) -> Result<observe::gate::RunnerSeen, Error> {
+        match &self.cfg.workflow {
+            Some(workflow) => Ok(observe::gate::workflow_runner(
+                self.forge,
+                &self.target.repo,
+                workflow,
+                &self.cfg.artifact,
+                c,
+                a,
+            )?),
+            None => Ok(observe::gate::RunnerSeen {
+                runner: observe::gate::runner(&self.dir(&c.tag, a.attempt)),
+                evidence: Vec::new(),
+                found: None,
+                run_id: None,
+            }),
+        }
+    }
+
+    /// Start attempt `attempt`: dispatch the workflow, or run the command.
+    fn start(
+        &self,
+        cand: &str,
+        rel: &ReleaseInfo,
+        attempt: gate::Attempt,
+        out: &mut Outcome,
+    ) -> Result<(), Error> {
+        let (forge, repo) = (self.forge, &self.target.repo);
+        let stable = self.stable.to_string();
+        if let Some(workflow) = &self.cfg.workflow {
+            let d = apply::gate::Dispatch {
+                candidate: rel,
+                stable: &stable,
+                attempt,
+                workflow,
+                git_ref: &self.target.base_branch,
+            };
+            return Ok(apply::gate::dispatch(forge, repo, &d, out)?);
+        }
+        let command = self.cfg.command.as_deref().unwrap_or_default();
+        let n = attempt.attempt;
+        apply::gate::start(
+            forge,
+            repo,
+            &apply::gate::Start {
+                candidate: rel,
+                stable: &stable,
+                attempt,
+                dir: self.dir(cand, n),
+                command,
+                cwd: &std::path::absolute(&self.ctx.loaded.base_dir)
+                    .unwrap_or_else(|_| self.ctx.loaded.base_dir.clone()),
+                assets: &gate::candidate_assets(self.stable, self.assets),
+            },
+            out,
+        )?;
+        Ok(())
+    }
+
+    /// The evidence of an ended attempt; an attempt that overran the timeout is stopped first.
+    fn evidence(
+        &self,
+        cand: &str,
+        attempt: u32,
+        seen: Option<&observe::gate::RunnerSeen>,
+    ) -> Result<observe::gate::Evidence, Error> {
+        let runner = seen.map(|s| &s.runner);
+        if self.cfg.workflow.is_some() {
+            let seen = seen.expect("a workflow attempt is recorded from what was seen");
+            if let (Some(Runner::Running), Some(id)) = (runner, seen.run_id) {
+                apply::gate::cancel_run(self.forge, &self.target.repo, id)?;
+            }
+            return Ok(seen.evidence.clone());
+        }
+        let dir = self.dir(cand, attempt);
+        Ok(match runner {
+            Some(Runner::Finished(_)) => observe::gate::results(&dir.join("results")).1,
+            Some(Runner::Running) => {
+                // Overran the timeout: end it before it is retried.
+                apply::gate::stop(&dir);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        })
     }
 
     /// Carry out `decision`; `false` when there is nothing to do (it waits or is final).
@@ -134,7 +231,7 @@ impl One<'_> {
         cand: &str,
         decision: &Decision,
         rel: Option<&ReleaseInfo>,
-        runner: Option<&Runner>,
+        seen: Option<&observe::gate::RunnerSeen>,
         now: DateTime<Utc>,
         out: &mut Outcome,
     ) -> Result<bool, Error> {
@@ -169,38 +266,15 @@ impl One<'_> {
             }
             Decision::Start { attempt } => {
                 let rel = rel.ok_or_else(missing)?;
-                let command = self.cfg.command.as_deref().unwrap_or_default();
-                apply::gate::start(
-                    forge,
-                    repo,
-                    &apply::gate::Start {
-                        candidate: rel,
-                        stable: &self.stable.to_string(),
-                        attempt: gate::Attempt {
-                            attempt: *attempt,
-                            started_at: now,
-                        },
-                        dir: self.dir(cand, *attempt),
-                        command,
-                        cwd: &std::path::absolute(&self.ctx.loaded.base_dir)
-                            .unwrap_or_else(|_| self.ctx.loaded.base_dir.clone()),
-                        assets: &gate::candidate_assets(self.stable, self.assets),
-                    },
-                    out,
-                )?;
+                let attempt = gate::Attempt {
+                    attempt: *attempt,
+                    started_at: now,
+                };
+                self.start(cand, rel, attempt, out)?;
             }
             Decision::Record(result) => {
                 let rel = rel.ok_or_else(missing)?;
-                let dir = self.dir(cand, result.attempt);
-                let evidence = match runner {
-                    Some(Runner::Finished(_)) => observe::gate::results(&dir.join("results")).1,
-                    Some(Runner::Running) => {
-                        // Overran the timeout: end it before it is retried.
-                        apply::gate::stop(&dir);
-                        Vec::new()
-                    }
-                    _ => Vec::new(),
-                };
+                let evidence = self.evidence(cand, result.attempt, seen)?;
                 apply::gate::record(forge, repo, rel, result, &evidence, out)?;
             }
             _ => return Ok(false),
@@ -308,8 +382,13 @@ fn evidence_notes(g: &Gated, r: &gate::AttemptResult) -> String {
                 .join(", ")
         )
     };
+    let run = r
+        .url
+        .as_deref()
+        .map(|u| format!("; test run: {u}"))
+        .unwrap_or_default();
     format!(
-        "\n\n**Conformance:** {} as candidate `{}` ({url}){files}. These assets are the candidate's, byte for byte.\n",
+        "\n\n**Conformance:** {} as candidate `{}` ({url}){run}{files}. These assets are the candidate's, byte for byte.\n",
         r.line(),
         g.candidate
     )

@@ -356,14 +356,11 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
             let mut plan = planned.plan;
             // Each series' line in the summary says where it stands as `status` does.
             if let Some(d) = &planned.detected {
-                let released: Vec<_> = plan
-                    .releases
-                    .iter()
-                    .filter(|r| outcome.released.contains(&r.tag))
-                    .filter_map(|r| Some((r.tag.clone(), r.kubernetes.parse().ok()?)))
-                    .collect();
-                plan.series =
-                    super::status::series_after_run(&run, &planned.observed.index, d, &released);
+                plan.series = super::status::series_after_run(
+                    &run,
+                    (&planned.observed, d),
+                    (&plan, &outcome),
+                );
             }
             (plan, outcome, planned.detected)
         }

@@ -116,32 +116,90 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
 }
 
 /// Where each tracked series stands once a release run is done, as `status` computes it
-/// ([`crate::status::stacks::status`], the one deadline model), for the releases the run
-/// observed (`index`, listed once before it) and the ones it published (`released`: tag and
-/// Kubernetes version). Reads no listing again; the `release` summary renders it.
+/// ([`crate::status::stacks::status`], the one deadline model), from what the run read and did,
+/// without asking the forge or the registry again; the `release` summary renders it:
+/// - the releases the run observed: the forge's (`observed.index`, listed once before it) and,
+///   with `publish: [oci]`, the newest OCI release of each series its observation pulled;
+/// - the ones it published (`outcome.released`, with their Kubernetes versions from `plan`);
+/// - in pull-request mode the release pull requests it left open (`outcome.release_pulls`),
+///   and the open ones it observed and left alone.
 pub fn series_after_run(
     run: &Run<'_>,
-    index: &crate::index::ReleaseIndex,
-    detected: &Detected,
-    released: &[(String, crate::model::KubeVersion)],
+    (observed, detected): (&crate::plan::Observed, &Detected),
+    (plan, outcome): (&crate::plan::Plan, &crate::outcome::Outcome),
 ) -> Vec<status::StackStatus> {
     let (ctx, forge, target) = (run.ctx, run.forge, &run.target);
     let stacks: BTreeSet<StackId> = ctx.loaded.config.stacks.iter().map(|s| s.id()).collect();
-    let mut releases = read::forge_releases(forge, &target.repo, index, &stacks, &mut Vec::new())
-        .unwrap_or_default();
-    releases.extend(released.iter().filter_map(|(tag, k)| {
-        Some(status::Release {
-            name: ReleaseName::parse(tag).ok()?,
-            target: status::Target::Forge,
-            kubernetes: Some(*k),
-            published_at: None,
-            url: None,
-        })
+    let mut releases = read::forge_releases(
+        forge,
+        &target.repo,
+        &observed.index,
+        &stacks,
+        &mut Vec::new(),
+    )
+    .unwrap_or_default();
+    let release = |name: ReleaseName, target, kubernetes| status::Release {
+        name,
+        target,
+        kubernetes,
+        published_at: None,
+        url: None,
+    };
+    // With OCI alone the forge has no releases: the registry's, as observed.
+    releases.extend(observed.series.values().filter_map(|so| {
+        let l = so.oci_latest.as_ref()?;
+        let kubernetes = l.metadata.as_ref().map(|m| m.kubernetes);
+        Some(release(
+            ReleaseName::parse(&l.tag).ok()?,
+            status::Target::Oci,
+            kubernetes,
+        ))
     }));
-    upstream_minors(detected)
+    let publish = &ctx.loaded.config.publish;
+    let targets: Vec<status::Target> = [
+        (PublishTarget::Forge, status::Target::Forge),
+        (PublishTarget::Oci, status::Target::Oci),
+    ]
+    .into_iter()
+    .filter(|(p, _)| publish.contains(p))
+    .map(|(_, t)| t)
+    .collect();
+    for r in plan
+        .releases
+        .iter()
+        .filter(|r| outcome.released.contains(&r.tag))
+    {
+        if let (Ok(name), Ok(k)) = (ReleaseName::parse(&r.tag), r.kubernetes.parse()) {
+            releases.extend(targets.iter().map(|t| release(name.clone(), *t, Some(k))));
+        }
+    }
+    let minors = upstream_minors(detected);
+    let pulls: Vec<status::ReleasePull> = minors
+        .iter()
+        .filter(|m| m.may_have_release_pull())
+        .filter_map(|m| {
+            let branch =
+                crate::plan::release_branch(&crate::model::series_prefix(&m.stack, m.minor));
+            let open = |p: &&crate::forge::PullInfo| {
+                p.head == branch && p.state == crate::forge::PullState::Open
+            };
+            let pull = outcome.release_pulls.iter().find(open).or_else(|| {
+                observed
+                    .pulls
+                    .get(&branch)
+                    .and_then(|ps| ps.iter().find(open))
+            })?;
+            Some(status::ReleasePull {
+                stack: m.stack.clone(),
+                minor: m.minor,
+                pull: pull.clone(),
+            })
+        })
+        .collect();
+    minors
         .iter()
         .filter(|m| m.tracked)
-        .map(|m| status::stacks::status(m, &releases, &[], &detected.compliance, ctx.today))
+        .map(|m| status::stacks::status(m, &releases, &pulls, &detected.compliance, ctx.today))
         .collect()
 }
 

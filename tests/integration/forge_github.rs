@@ -502,6 +502,7 @@ fn the_token_never_appears_in_errors_or_debug_output() {
                 id: 99,
                 name: "x".into(),
                 size: 1,
+                sha256: None,
             },
         )
         .unwrap_err(),

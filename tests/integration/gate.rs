@@ -385,7 +385,7 @@ fn without_a_gate_nothing_is_a_candidate() {
 }
 
 #[test]
-fn a_workflow_gate_is_refused_as_not_yet_supported() {
+fn a_workflow_gate_on_the_local_forge_is_refused() {
     let d = Demo::plain();
     let cfg = d.local().join("stackbot.yaml");
     let text = std::fs::read_to_string(&cfg).unwrap().replacen(
@@ -396,7 +396,7 @@ fn a_workflow_gate_is_refused_as_not_yet_supported() {
     std::fs::write(&cfg, text).unwrap();
     let (code, _, err) = d.stackbot(&["release"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("not yet supported"), "{err}");
+    assert!(err.contains("needs `forge.kind: github`"), "{err}");
     assert!(d.releases().is_empty());
 }
 

@@ -218,6 +218,7 @@ fn the_forge_trait_specification_sends_only_conformant_requests() {
     next_run
         .download_asset(&r, with_asset.id, &with_asset.assets[0])
         .unwrap();
+    workflows(&fake, &next_run, &r);
     assert_eq!(fake.violations(), Vec::<String>::new());
     // The checks covered the operations the forge uses (all listed ones but those of
     // features the trait specification does not exercise).
@@ -351,4 +352,72 @@ fn the_validator_understands_the_json_schema_subset_github_uses() {
         json!(0),
         "less than the minimum",
     );
+}
+
+/// The conformance gate's workflow calls: dispatch (with and without the run id in the answer),
+/// the workflow's runs, one run, its artifacts, the artifact's zip through the storage host,
+/// cancelling, and GitHub's refusal of an undeclared input.
+fn workflows(fake: &FakeGithub, forge: &GithubForge, r: &RepoRef) {
+    fake.add_workflow(
+        REPO,
+        "conformance.yml",
+        "Conformance",
+        &["gate_id"],
+        Some("C ${{ inputs.gate_id }}"),
+    );
+    let inputs: std::collections::BTreeMap<String, String> =
+        [("gate_id".to_string(), "x#1".to_string())].into();
+    let id = forge
+        .dispatch_workflow(r, "conformance.yml", "main", &inputs)
+        .unwrap()
+        .expect("github.com returns the run");
+    fake.set_dispatch_returns_run(REPO, false);
+    let other = forge
+        .dispatch_workflow(r, "conformance.yml", "main", &inputs)
+        .unwrap();
+    assert_eq!(
+        other, None,
+        "a server without return_run_details answers 204"
+    );
+    let runs = forge.workflow_runs(r, "conformance.yml").unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs[0].id > runs[1].id, "newest first");
+    assert_eq!(runs[1].id, id);
+    assert_eq!(
+        (runs[1].display_title.as_str(), runs[1].event.as_str()),
+        ("C x#1", "workflow_dispatch")
+    );
+    let run = forge.workflow_run(r, id).unwrap().unwrap();
+    assert_eq!(
+        (run.status.as_str(), run.conclusion.as_deref()),
+        ("queued", None)
+    );
+    fake.upload_artifact(REPO, id, "conformance", &[("junit.xml", b"<testsuite/>")]);
+    fake.complete_run(REPO, id, "success");
+    let arts = forge.run_artifacts(r, id).unwrap();
+    assert_eq!(arts.len(), 1);
+    let zip = forge.download_artifact(r, &arts[0], 1 << 20).unwrap();
+    assert_eq!(zip.len() as u64, arts[0].size);
+    assert!(forge.download_artifact(r, &arts[0], 10).is_err(), "bounded");
+    forge.cancel_workflow_run(r, runs[0].id).unwrap();
+    let cancelled = forge.workflow_run(r, runs[0].id).unwrap().unwrap();
+    assert_eq!(cancelled.conclusion.as_deref(), Some("cancelled"));
+    forge.cancel_workflow_run(r, id).unwrap();
+    assert_eq!(
+        forge
+            .workflow_run(r, id)
+            .unwrap()
+            .unwrap()
+            .conclusion
+            .as_deref(),
+        Some("success"),
+        "a completed run stays as it is"
+    );
+    assert!(forge.workflow_run(r, 999_999).unwrap().is_none());
+    let mut undeclared = inputs.clone();
+    undeclared.insert("extra".into(), "1".into());
+    let e = forge
+        .dispatch_workflow(r, "conformance.yml", "main", &undeclared)
+        .unwrap_err();
+    assert!(e.to_string().contains("Unexpected inputs provided"), "{e}");
 }

@@ -24,6 +24,7 @@ mod forge_github;
 mod forge_github_real_behaviour;
 mod forge_local_conformance;
 mod gate;
+mod gate_github;
 mod github_app;
 mod github_cache;
 mod github_conformance;

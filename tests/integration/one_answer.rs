@@ -4,7 +4,9 @@
 //! deadline, overdue flag, waiting cause, critical CVEs and changed lines:
 //!
 //! - `detect` and `status` (JSON): the same fields with the same values per stack × minor;
-//! - the `release` summary: each series' line (text) and `series[]` (JSON) as `status` after it;
+//! - the `release` summary: each series' line (text: its state, deadline, days and what it waits
+//!   for) and `series[]` (JSON) as `status` after it, also in pull-request mode (`release PR
+//!   open` vs `releasable`) and with `publish: [oci]` alone;
 //! - release notes: the deadline `status` gave the series that day before the release, met or
 //!   missed as its `overdue` said;
 //! - tenant pull requests: the critical CVEs `status` names for the proposed release, with the
@@ -24,13 +26,32 @@ struct Demo {
 
 impl Demo {
     fn new() -> Demo {
+        Demo::configured(|c| c)
+    }
+
+    /// The demo with its configuration changed by `edit`.
+    fn configured(edit: impl FnOnce(String) -> String) -> Demo {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(
             &root().join("examples/local"),
             &dir.path().join("examples/local"),
         );
         copy_dir(&root().join("templates"), &dir.path().join("templates"));
+        let config = dir.path().join("examples/local/stackbot.yaml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, edit(text)).unwrap();
         Demo { dir }
+    }
+
+    /// One `release` run on `day`, then `status`, then the run again in JSON (it finds
+    /// nothing more to do): the summary text, the JSON `series[]`, the status after.
+    fn release(&self, day: &str) -> (String, Value, Value) {
+        let (code, text, err) = self.run(day, &["release"]);
+        assert!(code.is_some_and(|c| c <= 1), "release on {day}: {err}");
+        let after = self.json(day, "status");
+        let (_, json_out, _) = self.run(day, &["--format", "json", "release"]);
+        let rerun: Value = serde_json::from_str(&json_out).unwrap();
+        (text, rerun["series"].clone(), after)
     }
 
     fn run(&self, day: &str, args: &[&str]) -> (Option<i32>, String, String) {
@@ -167,6 +188,83 @@ fn named_lines(item: &str) -> Vec<usize> {
     out
 }
 
+/// The word `status` and the release summary use for a JSON `state`.
+fn state_word(state: &Value) -> String {
+    match state.as_str().unwrap_or_default() {
+        "release_pull_request" => "release PR open".into(),
+        "failed_conformance" => "failed conformance".into(),
+        "in_test" => "in test".into(),
+        "untracked" => "not tracked".into(),
+        s => s.to_string(),
+    }
+}
+
+/// A `release` run's summary says of each series what `status` says after the run: its
+/// `series[]` rows (JSON) carry status's facts and state; its text line (released, skipped,
+/// waiting) names the state, the deadline with its days, and the image or chart it waits for.
+fn summary_says_what_status_says(day: &str, text: &str, series: &Value, after: &Value) {
+    for m in MINORS {
+        let row = by_minor(&after["stacks"], m);
+        let summary = by_minor(series, m);
+        assert_eq!(
+            facts(summary),
+            facts(row),
+            "{day} {m}: release series[] and status"
+        );
+        assert_eq!(summary["state"], row["state"], "{day} {m}: state");
+        let prefix = format!("openstack-scs2-{}", m.replace('.', "-"));
+        let mine: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                l.contains(&format!("{prefix}:"))
+                    || l.contains(&format!("{prefix}-v"))
+                    || l.contains(&format!("openstack/scs2 {m}:"))
+            })
+            .filter(|l| !l.starts_with("tenant ") && !l.starts_with("OCI: "))
+            .collect();
+        assert!(!mine.is_empty(), "{day} {m}: no summary line in\n{text}");
+        let line = mine.join("\n");
+        if row["state"] == "current" {
+            assert!(
+                !line.contains("SCS 0210 deadline"),
+                "{day} {m} is current: {line}"
+            );
+            continue;
+        }
+        let state = state_word(&row["state"]);
+        assert!(
+            line.contains(&format!("; {state}")),
+            "{day} {m}: status says {state}: {line}"
+        );
+        if let Some(due) = row["due"].as_str() {
+            let days = days_words(row["days_left"].as_i64().unwrap());
+            assert!(
+                line.contains(&format!("SCS 0210 deadline {due} ({days}")),
+                "{day} {m}: status says {due}, {days}: {line}"
+            );
+        }
+        for w in row["waiting_for"].as_array().unwrap() {
+            let what = str_of(&w["what"]);
+            match w["kind"].as_str() {
+                Some("node_image" | "chart" | "release_pull_request") => {
+                    assert!(line.contains(&what), "{day} {m}: waits for {what}: {line}")
+                }
+                Some("release_run") => assert!(
+                    line.contains(&format!("the next release run ({what})")),
+                    "{day} {m}: releasable: {line}"
+                ),
+                _ => {}
+            }
+        }
+        if row["state"] == "release_pull_request" {
+            assert!(
+                !line.contains("the next release run") && !line.contains("to be opened"),
+                "{day} {m}: a release PR is open, not releasable: {line}"
+            );
+        }
+    }
+}
+
 const MINORS: [&str; 4] = ["1.33", "1.34", "1.35", "1.36"];
 
 #[test]
@@ -201,53 +299,9 @@ fn every_surface_gives_the_same_deadline_overdue_waiting_cause_cves_and_lines() 
             continue;
         }
         let notes_before = demo.notes();
-        let (code, text, err) = demo.run(day, &["release"]);
-        assert!(code.is_some_and(|c| c <= 1), "release on {day}: {err}");
-        let after = demo.json(day, "status");
-
         // The release summary: each series' line says what `status` says after the run.
-        let (_, json_out, _) = demo.run(day, &["--format", "json", "release"]);
-        let rerun: Value = serde_json::from_str(&json_out).unwrap();
-        for m in MINORS {
-            let row = by_minor(&after["stacks"], m);
-            assert_eq!(
-                facts(by_minor(&rerun["series"], m)),
-                facts(row),
-                "{day} {m}: release series[] and status"
-            );
-            let prefix = format!("openstack-scs2-{}", m.replace('.', "-"));
-            let mine: Vec<&str> = text
-                .lines()
-                .filter(|l| {
-                    l.contains(&format!("{prefix}:"))
-                        || l.contains(&format!("{prefix}-v"))
-                        || l.contains(&format!("openstack/scs2 {m}:"))
-                })
-                .filter(|l| !l.starts_with("tenant "))
-                .collect();
-            assert!(!mine.is_empty(), "{day} {m}: no summary line in\n{text}");
-            let line = mine.join("\n");
-            if row["state"] == "current" {
-                assert!(
-                    !line.contains("SCS 0210 deadline"),
-                    "{day} {m} is current: {line}"
-                );
-                continue;
-            }
-            if let Some(due) = row["due"].as_str() {
-                let days = days_words(row["days_left"].as_i64().unwrap());
-                assert!(
-                    line.contains(&format!("SCS 0210 deadline {due} ({days}")),
-                    "{day} {m}: status says {due}, {days}: {line}"
-                );
-            }
-            for w in row["waiting_for"].as_array().unwrap() {
-                if w["kind"] == "node_image" || w["kind"] == "chart" {
-                    let what = str_of(&w["what"]);
-                    assert!(line.contains(&what), "{day} {m}: waits for {what}: {line}");
-                }
-            }
-        }
+        let (text, series, after) = demo.release(day);
+        summary_says_what_status_says(day, &text, &series, &after);
 
         // Release notes of this run: the deadline `status` gave that day before the run.
         for (tag, notes) in demo.notes() {
@@ -367,4 +421,96 @@ fn removed_and_named_lines_read_as_meant() {
         named_lines("- `x.yaml` lines 8, 10–11: Cluster `a` → `b`"),
         [8, 10, 11]
     );
+}
+
+/// The number of the release pull request a `status` row waits for.
+fn release_pull_number(row: &Value) -> Option<u64> {
+    row["waiting_for"]
+        .as_array()?
+        .iter()
+        .find(|w| w["kind"] == "release_pull_request")
+        .and_then(|w| str_of(&w["what"]).rsplit('#').next()?.parse().ok())
+}
+
+/// Pull-request mode (`forge.mode: pull-request`): a series whose release pull request is open
+/// is `release PR open` in the summary as in `status` (never "the next release run"); once a
+/// maintainer declines it, the series is `releasable` in both; once merged, the release is
+/// published and the summary says what the series waits for next, as `status` does.
+#[test]
+fn in_pull_request_mode_the_summary_says_release_pr_open_or_releasable_as_status_does() {
+    let demo = Demo::configured(|c| c.replace("  mode: direct\n", "  mode: pull-request\n"));
+    let maintainer = stackbot::forge::local::LocalForge::new(
+        demo.forge(),
+        "Maintainer",
+        "maintainer@example.org",
+    );
+    let repo = stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap();
+    let mut states = Vec::new();
+    let mut check = |day: &str| {
+        let (text, series, after) = demo.release(day);
+        summary_says_what_status_says(day, &text, &series, &after);
+        for m in ["1.33", "1.34"] {
+            states.push((
+                day.to_string(),
+                m,
+                state_word(&by_minor(&series, m)["state"]),
+            ));
+        }
+        after
+    };
+    // The release pull requests are opened, then found open by the next run.
+    check("2026-05-01");
+    let after = check("2026-05-02");
+    let pr_33 = release_pull_number(by_minor(&after["stacks"], "1.33")).expect("1.33 PR");
+    let pr_34 = release_pull_number(by_minor(&after["stacks"], "1.34")).expect("1.34 PR");
+    // 1.34's is declined, 1.33's merged.
+    maintainer.close_pull_by_hand(&repo, pr_34).unwrap();
+    maintainer.merge_pull(&repo, pr_33).unwrap();
+    let after = check("2026-05-03");
+    assert_eq!(
+        by_minor(&after["stacks"], "1.33")["latest_release"]["tag"],
+        "openstack-scs2-1-33-v1",
+        "the merged release pull request is published"
+    );
+    check("2026-06-01");
+    let said = |day: &str, m: &str| {
+        states
+            .iter()
+            .find(|(d, x, _)| d == day && *x == m)
+            .map(|(_, _, s)| s.clone())
+            .unwrap()
+    };
+    assert_eq!(said("2026-05-01", "1.33"), "release PR open", "{states:?}");
+    assert_eq!(said("2026-05-02", "1.34"), "release PR open", "{states:?}");
+    assert_eq!(said("2026-05-03", "1.34"), "releasable", "{states:?}");
+    assert_eq!(said("2026-06-01", "1.33"), "waiting", "{states:?}");
+}
+
+/// `publish: [oci]` alone: the releases are the registry's, the forge has none. The summary's
+/// series lines still say what `status` says (the latest release's Kubernetes version, the
+/// deadline, what the series waits for), on the release day, a month later and at 1.33's end
+/// of life; a current series is not called behind.
+#[test]
+fn with_oci_alone_the_summary_says_what_status_says() {
+    let reg = crate::support::registry::TestRegistry::start();
+    let demo = Demo::configured(|c| {
+        format!(
+            "{c}\npublish: [oci]\noci:\n  registry: \"{0}\"\n  repository: \"{0}/kaas/cluster-stacks\"\n  plain_http: true\n",
+            reg.addr
+        )
+    });
+    let mut current = 0;
+    for day in ["2026-05-01", "2026-06-01", "2026-06-28"] {
+        let (text, series, after) = demo.release(day);
+        summary_says_what_status_says(day, &text, &series, &after);
+        let row = by_minor(&after["stacks"], "1.34");
+        assert_eq!(
+            row["latest_release"]["tag"], "openstack-scs2-1-34-v1",
+            "{day}: released to the registry: {row}"
+        );
+        if row["state"] == "current" {
+            current += 1;
+        }
+    }
+    assert_eq!(current, 3, "1.34 v1.34.7 stays current in the registry");
 }

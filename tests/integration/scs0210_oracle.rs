@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 
 use chrono::{Days, NaiveDate};
 use serde_json::{Value, json};
-use stackbot::compliance::{Inputs, Verdict, evaluate};
+use stackbot::compliance::{Inputs, Scs0210, Verdict, evaluate};
 use stackbot::model::KubeVersion;
 use stackbot::upstream::{Fetched, Key, UpstreamData};
 
@@ -546,36 +546,104 @@ fn deviation_fewer_than_two_supported_branches_do_not_abort() {
     assert_eq!(got, ["pass", "fail"]);
 }
 
-/// (d) A release with the GA flags (not draft, not prerelease) whose tag is not `vX.Y.Z`: the
-/// test cuts the tag at its first `-` and counts `v1.34.2-rc.1` as v1.34.2; stackbot counts
-/// only `vX.Y.Z` tags as GA releases, so a cluster at v1.34.1 is not failed for it.
+/// How favourable a verdict word is, as `missing_data` counts it: `unknown` and `fail` are both
+/// not compliance, and so are the standard's `error` (it raised) and `abort` (no verdict).
+fn favour(word: &str) -> u8 {
+    match word {
+        "pass" => 2,
+        "warn" => 1,
+        _ => 0,
+    }
+}
+
+/// (d) A release with the GA flags (not draft, not prerelease) whose tag is not `vX.Y.Z`:
+/// stackbot never counts it as a release (an rc is never released or the patch to update to);
+/// the test cuts the tag at its first `-` and counts `v1.34.2-rc.1` as v1.34.2, and raises on a
+/// tag it cannot read (`kubernetes-1.35.4`). Where the test's verdict would differ because of
+/// it, or the test gives none, stackbot says `unknown` naming the release: never more
+/// favourable than the standard. Where it changes nothing, both agree.
 #[test]
-fn deviation_ga_flagged_tags_that_are_not_a_version_are_not_releases() {
-    let mut releases = small_releases();
-    releases.push(gh("v1.34.2-rc.1", true, "2026-02-20T16:28:00Z"));
-    let s = Scenario {
-        releases,
-        feed: empty_feed(),
-        records: Vec::new(),
-        eol: eol(&[
-            ("1.33", "2026-06-28"),
-            ("1.34", "2026-10-27"),
-            ("1.35", "2027-02-28"),
-        ]),
-        cases: vec![(v("v1.34.1"), d("2026-04-01"))],
+fn deviation_ga_flagged_tags_that_are_not_a_version_are_unknown_where_the_test_differs() {
+    let eol_table = eol(&[
+        ("1.33", "2026-06-28"),
+        ("1.34", "2026-10-27"),
+        ("1.35", "2027-02-28"),
+    ]);
+    let with = |tag: &str| {
+        let mut releases = small_releases();
+        releases.push(gh(tag, true, "2026-02-20T16:28:00Z"));
+        Scenario {
+            releases,
+            feed: empty_feed(),
+            records: Vec::new(),
+            eol: eol_table.clone(),
+            // v1.34.1 on the rc's 9th day (within its 31) and on its 40th; v1.33.5, another
+            // minor; v1.34.2 itself.
+            cases: vec![
+                (v("v1.34.1"), d("2026-03-01")),
+                (v("v1.34.1"), d("2026-04-01")),
+                (v("v1.33.5"), d("2026-04-01")),
+                (v("v1.34.2"), d("2026-04-01")),
+            ],
+        }
     };
-    assert_eq!(oracle(std::slice::from_ref(&s)).remove(0), ["fail"]);
-    let got = evaluate(v("v1.34.1"), &inputs(&s), d("2026-04-01"));
-    assert_eq!(got.verdict, Verdict::Pass, "{:?}", got.reasons);
-    // The same release under its GA tag: both fail it.
-    let mut releases = small_releases();
-    releases.push(gh("v1.34.2", true, "2026-02-20T16:28:00Z"));
-    let s = Scenario { releases, ..s };
-    assert_eq!(oracle(std::slice::from_ref(&s)).remove(0), ["fail"]);
-    assert_eq!(
-        evaluate(v("v1.34.1"), &inputs(&s), d("2026-04-01")).verdict,
-        Verdict::Fail
+    let verdicts = |s: &Scenario| -> Vec<Scs0210> {
+        let inputs = inputs(s);
+        s.cases
+            .iter()
+            .map(|(v, day)| evaluate(*v, &inputs, *day))
+            .collect()
+    };
+    let words =
+        |got: &[Scs0210]| -> Vec<&'static str> { got.iter().map(|g| g.verdict.word()).collect() };
+
+    // The rc flagged GA: the test counts it as v1.34.2 and fails v1.34.1 on its 40th day.
+    let rc = with("v1.34.2-rc.1");
+    let said = oracle(std::slice::from_ref(&rc)).remove(0);
+    assert_eq!(said, ["pass", "fail", "pass", "pass"]);
+    let got = verdicts(&rc);
+    assert_eq!(words(&got), ["pass", "unknown", "pass", "pass"]);
+    assert!(
+        got[1]
+            .unknown
+            .iter()
+            .any(|u| u.contains("v1.34.2-rc.1") && u.contains("v1.34.2")),
+        "the verdict names the release: {:?}",
+        got[1].unknown
     );
+
+    // The same release under its GA tag: both fail v1.34.1 on the 40th day.
+    let ga = with("v1.34.2");
+    assert_eq!(
+        oracle(std::slice::from_ref(&ga)).remove(0),
+        ["pass", "fail", "pass", "pass"]
+    );
+    assert_eq!(words(&verdicts(&ga)), ["pass", "fail", "pass", "pass"]);
+
+    // A tag the test cannot read: it raises and gives no verdict for any cluster; stackbot
+    // says unknown for each, naming the release.
+    let unreadable = with("kubernetes-1.35.4");
+    assert_eq!(
+        oracle(std::slice::from_ref(&unreadable)).remove(0),
+        ["error", "error", "error", "error"]
+    );
+    let got = verdicts(&unreadable);
+    assert_eq!(words(&got), ["unknown", "unknown", "unknown", "unknown"]);
+    assert!(
+        got.iter()
+            .all(|g| g.unknown.iter().any(|u| u.contains("kubernetes-1.35.4")))
+    );
+
+    // Never more favourable than the standard, on every case.
+    for s in [&rc, &ga, &unreadable] {
+        let said = oracle(std::slice::from_ref(s)).remove(0);
+        for ((case, ours), theirs) in s.cases.iter().zip(words(&verdicts(s))).zip(&said) {
+            assert!(
+                favour(ours) <= favour(theirs),
+                "{case:?}: stackbot {ours}, the standard's test {theirs}"
+            );
+        }
+    }
 }
 
 /// (e) A CVE record that answers 404: the test reads MITRE's error body, finds no

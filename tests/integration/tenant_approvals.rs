@@ -204,6 +204,7 @@ fn an_unknown_end_of_life_keeps_the_tick_and_the_pull_request() {
     w.publish("openstack-scs2-1-33-v2", "v1.33.5");
     w.publish("openstack-scs2-1-34-v1", "v1.34.2");
     let known = Inputs {
+        odd_tags: Vec::new(),
         releases: Ok(Vec::new()),
         lifecycles: Lifecycles::Known(
             [("1.33".parse().unwrap(), "2026-06-28".parse().unwrap())].into(),
@@ -244,6 +245,7 @@ where
 {
     use stackbot::compliance::{Inputs, Lifecycles, Security};
     let eol = |day: &str| Inputs {
+        odd_tags: Vec::new(),
         releases: Ok(Vec::new()),
         lifecycles: Lifecycles::Known([("1.33".parse().unwrap(), day.parse().unwrap())].into()),
         security: Security::Unknown("not read".into()),

@@ -163,6 +163,7 @@ fn an_unavailable_auto_merge_is_said_once_github() {
 
 fn inputs() -> Inputs {
     Inputs {
+        odd_tags: Vec::new(),
         releases: Ok(Vec::new()),
         lifecycles: Lifecycles::Unknown("not read".into()),
         security: Security::Known {

@@ -299,6 +299,7 @@ fn inputs(eol_133: &str) -> Inputs {
         inclusive: false,
     };
     Inputs {
+        odd_tags: Vec::new(),
         releases: Ok(Vec::new()),
         lifecycles: Lifecycles::Known([("1.33".parse().unwrap(), eol_133.parse().unwrap())].into()),
         security: Security::Known {
@@ -429,4 +430,130 @@ fn the_release_a_cluster_moves_to_is_listed_even_beside_newer_withdrawn_ones_loc
 #[test]
 fn the_release_a_cluster_moves_to_is_listed_even_beside_newer_withdrawn_ones_github() {
     the_release_a_cluster_moves_to_is_listed_even_beside_newer_withdrawn_ones(World::github_with);
+}
+
+/// What detection reads when the release a Cluster moves to (v1.34.2) is still affected by a
+/// critical CVE that v1.34.3, published upstream, fixes (its release is not out yet).
+fn inputs_with_a_fix_waiting() -> Inputs {
+    let range = VersionRange {
+        lower: Version(1, 34, 0),
+        upper: Some(Version(1, 34, 3)),
+        inclusive: false,
+    };
+    let release = |v: &str| stackbot::upstream::kubernetes::KubeRelease {
+        version: v.parse().unwrap(),
+        published_at: Some("2026-04-20T00:00:00Z".parse().unwrap()),
+    };
+    Inputs {
+        odd_tags: Vec::new(),
+        releases: Ok(vec![release("v1.34.2"), release("v1.34.3")]),
+        lifecycles: Lifecycles::Known(
+            [("1.33".parse().unwrap(), "2026-06-28".parse().unwrap())].into(),
+        ),
+        security: Security::Known {
+            cves: vec![Cve {
+                id: "CVE-2026-2000".into(),
+                score: Some(8.8),
+                critical: true,
+                affected: vec![range],
+            }],
+            unreadable: Vec::new(),
+        },
+    }
+}
+
+/// The *Still affected* table rows of a pull request body.
+fn still_affected_rows(body: &str) -> Vec<&str> {
+    let Some(at) = body.find("**Still affected:**") else {
+        return Vec::new();
+    };
+    body[at..]
+        .lines()
+        .skip_while(|l| !l.starts_with("|---"))
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .collect()
+}
+
+/// Issue 29 item 5: a Cluster-upgrade pull request whose release is still affected by a
+/// critical CVE says so exactly as the ClusterStack pull request proposing the same release does
+/// (one computation): the CVE, its score, the patch that fixes it and what that patch waits for.
+/// A run that did not read the CVE data keeps the section (no write); once the CVE no longer
+/// affects the release, the section goes.
+fn a_step_to_a_release_still_affected_by_a_critical_cve_says_so<F: Forge>(
+    w: fn(&[support::tenant_world::Tenant], &str) -> World<F>,
+) {
+    // The tenant lists a 1.34 ClusterStack already, so its stack pull request proposes the same
+    // release the upgrade step moves the Cluster to.
+    let stacks = format!(
+        "{}---\n{}",
+        stack_doc("1.33", "[v1, v2]"),
+        stack_doc("1.34", "[]")
+    );
+    let c = cluster("openstack-scs2-1-33-v2", "v1.33.5");
+    let w = w(
+        &[(
+            "acme",
+            ACME,
+            &[(STACKS_FILE, stacks.as_str()), (CLUSTER_FILE, c.as_str())],
+        )],
+        POLICY,
+    );
+    w.publish("openstack-scs2-1-33-v2", "v1.33.5");
+    w.publish("openstack-scs2-1-34-v1", "v1.34.2");
+    let r = w.run_with(&inputs_with_a_fix_waiting());
+    assert_eq!(line(&r, STEP_34).outcome, Outcome::Opened, "{r:#?}");
+    let step = w.pulls_of(ACME, STEP_34).remove(0);
+    let stack = w
+        .pulls_of(ACME, "stackbot/openstack-scs2")
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no stack pull request: {r:#?}"));
+    assert!(
+        stack.title.contains("openstack-scs2-1-34-v1"),
+        "{}",
+        stack.title
+    );
+    let rows = still_affected_rows(&step.body);
+    assert_eq!(rows.len(), 1, "{}", step.body);
+    for words in [
+        "openstack-scs2-1-34-v1 (v1.34.2)",
+        "[CVE-2026-2000](",
+        "| 8.8 |",
+        "| v1.34.3 |",
+    ] {
+        assert!(rows[0].contains(words), "{words}: {}", rows[0]);
+    }
+    assert_eq!(
+        rows,
+        still_affected_rows(&stack.body),
+        "the upgrade and the stack pull request say the same of the same release"
+    );
+    // It is not a fix: no security title or label for what the step does not fix.
+    assert!(!step.title.starts_with("Security fix:"), "{}", step.title);
+
+    // `stackbot tenants` without CVE data: the section stays, nothing is written.
+    w.run();
+    nothing_written(&w);
+    assert_eq!(w.pulls_of(ACME, STEP_34)[0].body, step.body);
+
+    // Data that says the release is no longer affected: the section goes.
+    let mut fixed = inputs_with_a_fix_waiting();
+    if let Security::Known { cves, .. } = &mut fixed.security {
+        cves.clear();
+    }
+    w.run_with(&fixed);
+    let now = &w.pulls_of(ACME, STEP_34)[0];
+    assert!(still_affected_rows(&now.body).is_empty(), "{}", now.body);
+    assert!(!now.body.contains("Still affected"), "{}", now.body);
+}
+
+#[test]
+fn a_step_to_a_release_still_affected_by_a_critical_cve_says_so_local() {
+    a_step_to_a_release_still_affected_by_a_critical_cve_says_so(World::local_with);
+}
+
+#[test]
+fn a_step_to_a_release_still_affected_by_a_critical_cve_says_so_github() {
+    a_step_to_a_release_still_affected_by_a_critical_cve_says_so(World::github_with);
 }

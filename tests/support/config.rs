@@ -99,6 +99,28 @@ impl DemoConfig {
         self
     }
 
+    /// Every stack's templates from `dir` (a copy a test may edit).
+    pub fn templates(mut self, dir: &Path) -> Self {
+        for stack in self.doc["stacks"]
+            .as_array_mut()
+            .expect("the demo lists stacks")
+        {
+            stack["templates"] = Value::from(dir.display().to_string());
+        }
+        self
+    }
+
+    /// `gate:` on every stack (docs/conformance-gate.md).
+    pub fn gate(mut self, gate: Value) -> Self {
+        for stack in self.doc["stacks"]
+            .as_array_mut()
+            .expect("the demo lists stacks")
+        {
+            stack["gate"] = gate.clone();
+        }
+        self
+    }
+
     /// The configuration as YAML.
     pub fn yaml(&self) -> String {
         yaml_serde::to_string(&self.doc).unwrap()

@@ -246,10 +246,16 @@ pub struct GateConfig {
     /// `STACKBOT_RESULTS_DIR`; exit 0 with no failed test case passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
-    /// GitHub: the workflow file to dispatch (`workflow_dispatch`). Not yet supported: a
-    /// configuration naming it is refused.
+    /// GitHub: the workflow to dispatch (`workflow_dispatch`), by its file name in
+    /// `.github/workflows/` (`conformance.yml`) or its numeric id. It is dispatched on the base
+    /// branch with the inputs `candidate`, `candidate_version`, `stable_tag`, `attempt` and
+    /// `gate_id`; its `run-name` must contain `${{ inputs.gate_id }}`, and it uploads the result
+    /// (JUnit XML or sonobuoy's results tarball) as the artifact named by `artifact`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
+    /// GitHub: the name of the workflow run's artifact that holds the conformance result.
+    #[serde(default = "default_gate_artifact")]
+    pub artifact: String,
     /// Minutes an attempt may run without a result before it counts as lost (and is retried
     /// once).
     #[serde(default = "default_gate_timeout")]
@@ -258,6 +264,10 @@ pub struct GateConfig {
 
 fn default_gate_timeout() -> u64 {
     360
+}
+
+fn default_gate_artifact() -> String {
+    "conformance".into()
 }
 
 impl StackConfig {
@@ -1135,18 +1145,26 @@ fn validate_gate(c: &Config, loc: &Loc, id: &StackId, s: &StackConfig) -> Result
                 "name the program first, then its arguments",
             );
         }
-        (None, Some(_)) => {
+        (None, Some(w)) if !is_workflow_name(w) => {
             return err(
                 format!(
-                    "stack `{id}`: `gate.workflow` (a GitHub workflow_dispatch) is not yet supported"
+                    "stack `{id}`: `gate.workflow` `{w}` is neither a workflow file name nor a workflow id"
                 ),
-                "use `gate.command` with the local forge, or leave `gate` out to publish without the gate",
+                "name the file in .github/workflows/, e.g. `workflow: conformance.yml`",
+            );
+        }
+        (None, Some(_)) if c.forge.kind != ForgeKind::Github => {
+            return err(
+                format!(
+                    "stack `{id}`: `gate.workflow` (a GitHub workflow_dispatch) needs `forge.kind: github`"
+                ),
+                "on the local forge the gate is a command: `command: [./conformance.sh]`",
             );
         }
         (Some(_), None) if c.forge.kind != ForgeKind::Local => {
             return err(
                 format!("stack `{id}`: `gate.command` runs on the local forge only"),
-                "on GitHub the gate is a workflow_dispatch, which is not yet supported: leave `gate` out",
+                "on GitHub the gate is a workflow_dispatch: `workflow: conformance.yml`",
             );
         }
         _ => {}
@@ -1159,6 +1177,12 @@ fn validate_gate(c: &Config, loc: &Loc, id: &StackId, s: &StackConfig) -> Result
             "publish to the forge directly, or leave `gate` out",
         );
     }
+    if g.artifact.trim().is_empty() {
+        return err(
+            format!("stack `{id}`: `gate.artifact` is empty"),
+            "name the artifact the workflow uploads, e.g. `artifact: conformance`",
+        );
+    }
     if g.timeout_minutes == 0 {
         return err(
             format!("stack `{id}`: `gate.timeout_minutes` is 0"),
@@ -1166,6 +1190,15 @@ fn validate_gate(c: &Config, loc: &Loc, id: &StackId, s: &StackConfig) -> Result
         );
     }
     Ok(())
+}
+
+/// A workflow as GitHub's API names it: a file name in `.github/workflows/` or an id.
+fn is_workflow_name(w: &str) -> bool {
+    let file = (w.ends_with(".yml") || w.ends_with(".yaml"))
+        && !w.contains('/')
+        && !w.starts_with('.')
+        && w.bytes().all(|b| b.is_ascii_graphic());
+    file || (!w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Every limit at least 1, and no depth above what the YAML parser itself allows.
@@ -1572,7 +1605,17 @@ stacks:
         assert_eq!(g.timeout_minutes, 360, "the default timeout");
         assert!(parse_str(BASE).unwrap().stacks[0].gate.is_none());
         let e = with("{workflow: conformance.yml}", "").unwrap_err();
-        assert!(e.message.contains("not yet supported"), "{e}");
+        assert!(e.message.contains("needs `forge.kind: github`"), "{e}");
+        let github = "forge:\n  kind: github\n  repository: a/b\n";
+        let ok = with("{workflow: conformance.yml}", github).unwrap();
+        let g = ok.stacks[0].gate.as_ref().unwrap();
+        assert_eq!(g.workflow.as_deref(), Some("conformance.yml"));
+        assert_eq!(g.artifact, "conformance", "the default artifact");
+        assert!(with("{workflow: '12345'}", github).is_ok(), "a workflow id");
+        let e = with("{workflow: .github/workflows/c.yml}", github).unwrap_err();
+        assert!(e.message.contains("neither a workflow file"), "{e}");
+        let e = with("{workflow: c.yml, artifact: ''}", github).unwrap_err();
+        assert!(e.message.contains("`gate.artifact` is empty"), "{e}");
         let e = with("{command: []}", "").unwrap_err();
         assert!(e.message.contains("is empty"), "{e}");
         let e = with("{}", "").unwrap_err();

@@ -37,6 +37,10 @@ pub struct AssetInfo {
     pub id: u64,
     pub name: String,
     pub size: u64,
+    /// The sha256 of its bytes (hex) as the forge reports it (GitHub's `digest`), so its
+    /// content can be known without a download; `None` where the forge does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// One file change of a commit: `Some(bytes)` writes, `None` deletes.
@@ -141,3 +145,31 @@ pub struct CommentInfo {
 /// How many pull requests of one head branch `Forge::find_pulls` returns: one page of
 /// GitHub's list, so the cost of a run does not grow with the history of the branch.
 pub const PULLS_WINDOW: usize = 100;
+
+/// A workflow run as the forge reports it (GitHub Actions): the conformance gate's test on
+/// GitHub. `status` and `conclusion` are GitHub's words (`queued`, `in_progress`,
+/// `completed`; `success`, `failure`, `cancelled`, `timed_out`, ...), kept as text: the gate
+/// decides what each means ([`crate::gate::conclusion_outcome`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WorkflowRun {
+    pub id: u64,
+    /// The run's title: the workflow's `run-name` with its inputs filled in.
+    pub display_title: String,
+    /// What triggered it (`workflow_dispatch`).
+    pub event: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub html_url: String,
+}
+
+/// An artifact of a workflow run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ArtifactInfo {
+    pub id: u64,
+    pub name: String,
+    /// The zip archive's size.
+    pub size: u64,
+    /// Past its retention: it can no longer be downloaded.
+    pub expired: bool,
+}

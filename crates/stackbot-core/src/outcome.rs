@@ -11,6 +11,11 @@ pub struct Outcome {
     pub skipped: Vec<Skipped>,
     /// Release pull requests opened or updated (pull-request mode).
     pub pull_requests: Vec<String>,
+    /// The same release pull requests as the forge has them once the run is done (open, on
+    /// their release branch): the `release` summary says `release PR open` of their series
+    /// from these, without asking the forge again.
+    #[serde(skip)]
+    pub release_pulls: Vec<crate::forge::PullInfo>,
     /// Every write, in order, for the log.
     pub actions: Vec<String>,
     /// OCI publications (pushed or found already present), each verified.

@@ -31,6 +31,8 @@ mod wrap;
 
 pub use stackbot_core::forge::*;
 
+use std::collections::BTreeMap;
+
 /// Why a forge call failed. Messages never contain credentials.
 #[derive(Debug, thiserror::Error)]
 pub enum ForgeError {
@@ -228,6 +230,64 @@ pub trait Forge: Send + Sync {
     /// Replace an issue's title and body (its state and labels are left alone).
     fn update_issue(&self, repo: &RepoRef, number: u64, title: &str, body: &str)
     -> ForgeResult<()>;
+
+    // ---- workflows (the conformance gate on GitHub) ----
+    //
+    // A forge without workflows refuses each of these; only GitHub has them.
+
+    /// Dispatch `workflow` (a file name in `.github/workflows/` or an id) on `git_ref` with
+    /// `inputs` (`workflow_dispatch`). Returns the id of the run it started when the forge says
+    /// (GitHub's `return_run_details`); `None` when it does not, and the run must be found
+    /// among the workflow's runs. Never repeated after an ambiguous failure (that could start
+    /// a second run): it fails as transient instead.
+    fn dispatch_workflow(
+        &self,
+        repo: &RepoRef,
+        workflow: &str,
+        _git_ref: &str,
+        _inputs: &BTreeMap<String, String>,
+    ) -> ForgeResult<Option<u64>> {
+        Err(no_workflows(self.kind(), repo, workflow))
+    }
+    /// The newest runs of `workflow` triggered by `workflow_dispatch`: one page (at most 100),
+    /// newest first.
+    fn workflow_runs(&self, repo: &RepoRef, workflow: &str) -> ForgeResult<Vec<WorkflowRun>> {
+        Err(no_workflows(self.kind(), repo, workflow))
+    }
+    /// One workflow run; `None` when it does not exist (deleted).
+    fn workflow_run(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<Option<WorkflowRun>> {
+        Err(no_workflows(self.kind(), repo, &format!("run {run_id}")))
+    }
+    /// The artifacts of a workflow run (at most 100).
+    fn run_artifacts(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<Vec<ArtifactInfo>> {
+        Err(no_workflows(self.kind(), repo, &format!("run {run_id}")))
+    }
+    /// An artifact's zip archive, refused when larger than `max_bytes`.
+    fn download_artifact(
+        &self,
+        repo: &RepoRef,
+        artifact: &ArtifactInfo,
+        _max_bytes: u64,
+    ) -> ForgeResult<Vec<u8>> {
+        Err(no_workflows(
+            self.kind(),
+            repo,
+            &format!("artifact {}", artifact.name),
+        ))
+    }
+    /// Ask a workflow run to stop (one that overran the gate's timeout). A run that already
+    /// completed is left as it is.
+    fn cancel_workflow_run(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<()> {
+        Err(no_workflows(self.kind(), repo, &format!("run {run_id}")))
+    }
+}
+
+/// The refusal of a forge without workflows.
+fn no_workflows(kind: &str, repo: &RepoRef, what: &str) -> ForgeError {
+    ForgeError::Rejected {
+        what: format!("workflow {what} in {repo}"),
+        reason: format!("the {kind} forge has no workflows"),
+    }
 }
 
 /// The files under `dir/` at `commit` (of the listing `files` at that commit), relative to
@@ -370,11 +430,21 @@ pub fn open(
                 Some(pem) => {
                     let creds = github::AppCredentials::from_pem(app.id, &pem).map_err(bad)?;
                     let f = github::GithubForge::new_app(&c.github, creds, clock);
+                    let gated = loaded
+                        .config
+                        .stacks
+                        .iter()
+                        .any(|s| s.gate.as_ref().is_some_and(|g| g.workflow.is_some()));
                     match RepoRef::parse(&c.repository) {
-                        Some(r) if loaded.config.dashboard.enabled => {
-                            f.map(|f| f.with_issues_on(&r))
-                        }
-                        _ => f,
+                        Some(r) => f.map(|f| {
+                            let f = if loaded.config.dashboard.enabled {
+                                f.with_issues_on(&r)
+                            } else {
+                                f
+                            };
+                            if gated { f.with_actions_on(&r) } else { f }
+                        }),
+                        None => f,
                     }
                 }
                 None => {

@@ -257,6 +257,60 @@ macro_rules! forge_wrapper {
                     self.inner.update_issue(repo, number, title, body)
                 })
             }
+            fn dispatch_workflow(
+                &self,
+                repo: &RepoRef,
+                workflow: &str,
+                git_ref: &str,
+                inputs: &std::collections::BTreeMap<String, String>,
+            ) -> ForgeResult<Option<u64>> {
+                self.intercept("dispatch_workflow", true, || {
+                    self.inner
+                        .dispatch_workflow(repo, workflow, git_ref, inputs)
+                })
+            }
+            fn workflow_runs(
+                &self,
+                repo: &RepoRef,
+                workflow: &str,
+            ) -> ForgeResult<Vec<$crate::WorkflowRun>> {
+                self.intercept("workflow_runs", false, || {
+                    self.inner.workflow_runs(repo, workflow)
+                })
+            }
+            fn workflow_run(
+                &self,
+                repo: &RepoRef,
+                run_id: u64,
+            ) -> ForgeResult<Option<$crate::WorkflowRun>> {
+                self.intercept("workflow_run", false, || {
+                    self.inner.workflow_run(repo, run_id)
+                })
+            }
+            fn run_artifacts(
+                &self,
+                repo: &RepoRef,
+                run_id: u64,
+            ) -> ForgeResult<Vec<$crate::ArtifactInfo>> {
+                self.intercept("run_artifacts", false, || {
+                    self.inner.run_artifacts(repo, run_id)
+                })
+            }
+            fn download_artifact(
+                &self,
+                repo: &RepoRef,
+                artifact: &$crate::ArtifactInfo,
+                max_bytes: u64,
+            ) -> ForgeResult<Vec<u8>> {
+                self.intercept("download_artifact", false, || {
+                    self.inner.download_artifact(repo, artifact, max_bytes)
+                })
+            }
+            fn cancel_workflow_run(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<()> {
+                self.intercept("cancel_workflow_run", true, || {
+                    self.inner.cancel_workflow_run(repo, run_id)
+                })
+            }
         }
     };
 }

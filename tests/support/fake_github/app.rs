@@ -283,6 +283,7 @@ pub fn needed_permission(
         // Branch protection: "Administration" (`…/branches/{branch}/protection[/…]`).
         ["branches", ..] if rest.contains(&"protection") => Some((&["administration"], level)),
         ["pulls", ..] => Some((&["pull_requests"], level)),
+        ["actions", ..] => Some((&["actions"], level)),
         ["issues", ..] => Some((&["issues", "pull_requests"], level)),
         _ => Some((&["contents"], level)),
     }

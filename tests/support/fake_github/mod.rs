@@ -39,6 +39,7 @@
 // Each test file uses a part of the fake.
 #![allow(dead_code, unused_imports)]
 
+pub mod actions;
 mod answer;
 pub mod app;
 pub mod humans;

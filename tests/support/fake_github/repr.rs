@@ -518,3 +518,67 @@ pub fn b64_lines(b: &[u8]) -> String {
     }
     out
 }
+
+/// `workflow-run`.
+pub fn workflow_run(u: &Urls, repo_state: &Repo, full: &str, run: &super::state::Run) -> Value {
+    let api = format!("{}/repos/{full}", u.api);
+    let path = repo_state
+        .actions
+        .workflows
+        .iter()
+        .find(|w| w.id == run.workflow_id)
+        .map(|w| (w.path.clone(), w.name.clone()))
+        .unwrap_or_default();
+    let head_commit = repo_state.commit(&run.head_sha).map(|c| {
+        json!({"id": run.head_sha, "tree_id": c.tree, "message": c.message,
+               "timestamp": c.author.date,
+               "author": {"name": c.author.name, "email": c.author.email},
+               "committer": {"name": c.committer.name, "email": c.committer.email}})
+    });
+    let r = format!("{api}/actions/runs/{}", run.id);
+    json!({
+        "id": run.id, "name": path.1, "node_id": format!("WFR_{}", run.id),
+        "check_suite_id": run.id + 1, "check_suite_node_id": format!("CS_{}", run.id + 1),
+        "head_branch": run.head_branch, "head_sha": run.head_sha, "path": path.0,
+        "display_title": run.display_title, "run_number": run.run_number, "run_attempt": 1,
+        "referenced_workflows": [], "event": run.event, "status": run.status,
+        "conclusion": run.conclusion, "workflow_id": run.workflow_id,
+        "url": r, "html_url": format!("{}/{full}/actions/runs/{}", u.web, run.id),
+        "pull_requests": [], "created_at": run.created, "updated_at": run.created,
+        "actor": viewer(u), "triggering_actor": viewer(u),
+        "run_started_at": run.created,
+        "jobs_url": format!("{r}/jobs"), "logs_url": format!("{r}/logs"),
+        "check_suite_url": format!("{api}/check-suites/{}", run.id + 1),
+        "artifacts_url": format!("{r}/artifacts"), "cancel_url": format!("{r}/cancel"),
+        "rerun_url": format!("{r}/rerun"), "previous_attempt_url": null,
+        "workflow_url": format!("{api}/actions/workflows/{}", run.workflow_id),
+        "head_commit": head_commit,
+        "repository": repo(u, repo_state, full, false),
+        "head_repository": repo(u, repo_state, full, false),
+        "head_repository_id": repo_state.id,
+    })
+}
+
+/// `artifact`.
+pub fn artifact(
+    u: &Urls,
+    repo_state: &Repo,
+    full: &str,
+    run: &super::state::Run,
+    a: &super::state::RunArtifact,
+) -> Value {
+    let api = format!("{}/repos/{full}/actions/artifacts/{}", u.api, a.id);
+    let expires =
+        chrono::DateTime::parse_from_rfc3339(&date_of(a.seq)).unwrap() + chrono::Duration::days(90);
+    json!({
+        "id": a.id, "node_id": format!("MDg6QXJ0aWZhY3Q{}", a.id), "name": a.name,
+        "size_in_bytes": a.zip.len(), "url": api,
+        "archive_download_url": format!("{api}/zip"), "expired": a.expired,
+        "created_at": date_of(a.seq), "updated_at": date_of(a.seq),
+        "expires_at": expires.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "digest": format!("sha256:{}", sha256_hex(&a.zip)),
+        "workflow_run": {"id": run.id, "repository_id": repo_state.id,
+                         "head_repository_id": repo_state.id, "head_branch": run.head_branch,
+                         "head_sha": run.head_sha},
+    })
+}

@@ -810,6 +810,16 @@ fn objects(
         );
     }
     let seg_strs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    if let ["artifacts", id, ..] = seg_strs.as_slice() {
+        if query.get("X-Amz-Signature") != Some(&sh.download_key) {
+            return Ans::raw(403, b"AuthenticationFailed".to_vec(), "application/xml");
+        }
+        let w = sh.state.lock().unwrap();
+        return match w.repos.values().find_map(|r| routes::artifact_zip(r, id)) {
+            Some(a) => Ans::raw(200, a.zip.clone(), "application/zip"),
+            None => Ans::raw(404, b"BlobNotFound".to_vec(), "application/xml"),
+        };
+    }
     let ["downloads", id, ..] = seg_strs.as_slice() else {
         return Ans::raw(404, b"Not Found".to_vec(), "text/plain");
     };

@@ -185,6 +185,76 @@ pub struct Repo {
     /// The base branch requires a status check: without one GitHub refuses auto-merge ("Pull
     /// request is in clean status": it could be merged right away).
     pub required_checks: bool,
+    /// GitHub Actions: the workflows the repository has, and their runs with artifacts.
+    pub actions: Actions,
+}
+
+/// GitHub Actions of one repository.
+#[derive(Debug, Clone)]
+pub struct Actions {
+    pub workflows: Vec<Workflow>,
+    pub runs: Vec<Run>,
+    /// A dispatch with `return_run_details: true` answers `200` with the run (github.com
+    /// since 2026); `false` models a server that answers `204` whatever was asked.
+    pub dispatch_details: bool,
+}
+
+impl Default for Actions {
+    fn default() -> Self {
+        Actions {
+            workflows: Vec::new(),
+            runs: Vec::new(),
+            dispatch_details: true,
+        }
+    }
+}
+
+/// A workflow file of `.github/workflows/`, as far as `workflow_dispatch` goes.
+#[derive(Debug, Clone)]
+pub struct Workflow {
+    pub id: u64,
+    /// `.github/workflows/<file>`.
+    pub path: String,
+    pub name: String,
+    /// Its `on.workflow_dispatch.inputs`: name → required.
+    pub inputs: BTreeMap<String, bool>,
+    /// Its `run-name`, with `${{ inputs.<name> }}` expressions.
+    pub run_name: Option<String>,
+    /// It has a `workflow_dispatch` trigger.
+    pub dispatchable: bool,
+    pub seq: u64,
+}
+
+/// A workflow run.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub id: u64,
+    pub workflow_id: u64,
+    pub run_number: u64,
+    pub display_title: String,
+    pub event: String,
+    /// `queued`, `in_progress`, `completed`.
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub head_branch: String,
+    pub head_sha: String,
+    pub inputs: BTreeMap<String, String>,
+    pub seq: u64,
+    pub updated: u64,
+    /// When it was created, by the wall clock, as GitHub stamps a run when it is dispatched
+    /// (the bot compares it with its own clock to find the run).
+    pub created: String,
+    pub artifacts: Vec<RunArtifact>,
+}
+
+/// An artifact a run uploaded: its zip archive.
+#[derive(Debug, Clone)]
+pub struct RunArtifact {
+    pub id: u64,
+    pub name: String,
+    pub zip: Vec<u8>,
+    pub expired: bool,
+    pub seq: u64,
 }
 
 /// How GitHub refuses a write to a protected branch.
@@ -258,6 +328,7 @@ impl Repo {
             rules: Vec::new(),
             allow_auto_merge: false,
             required_checks: false,
+            actions: Actions::default(),
         }
     }
 

@@ -266,6 +266,7 @@ mod tests {
             Vec::new()
         };
         let inputs = Inputs {
+            odd_tags: Vec::new(),
             releases: Ok(patches.clone()),
             lifecycles: Lifecycles::Known([(kv("v1.34.0").minor(), day("2026-10-27"))].into()),
             security: Security::Known {

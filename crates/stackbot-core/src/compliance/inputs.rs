@@ -40,6 +40,9 @@ pub struct Inputs {
     pub releases: Result<Vec<KubeRelease>, String>,
     pub lifecycles: Lifecycles,
     pub security: Security,
+    /// Releases of the same list flagged GA whose tags are not `vX.Y.Z`: not releases for
+    /// stackbot, but for the standard's test ([`kubernetes::OddTag`]).
+    pub odd_tags: Vec<kubernetes::OddTag>,
 }
 
 impl Default for Inputs {
@@ -49,6 +52,7 @@ impl Default for Inputs {
             releases: Err(none.clone()),
             lifecycles: Lifecycles::Unknown(none.clone()),
             security: Security::Unknown(none),
+            odd_tags: Vec::new(),
         }
     }
 }
@@ -65,10 +69,15 @@ fn cause(f: Option<&Fetched>, what: &str) -> String {
 impl Inputs {
     /// Read the inputs out of what a run fetched (or a snapshot recorded).
     pub fn from_data(data: &UpstreamData) -> Inputs {
+        let (releases, odd_tags) = match releases(data) {
+            Ok((list, odd)) => (Ok(list), odd),
+            Err(e) => (Err(e), Vec::new()),
+        };
         Inputs {
-            releases: releases(data),
+            releases,
             lifecycles: lifecycles(data),
             security: security(data),
+            odd_tags,
         }
     }
 
@@ -130,14 +139,16 @@ pub fn last_known(data: &UpstreamData) -> Option<(Inputs, Option<chrono::DateTim
     Some((Inputs::from_data(&stale), oldest))
 }
 
-fn releases(data: &UpstreamData) -> Result<Vec<KubeRelease>, String> {
+type Listing = (Vec<KubeRelease>, Vec<kubernetes::OddTag>);
+
+fn releases(data: &UpstreamData) -> Result<Listing, String> {
     match data.get(&Key::Releases) {
         Some(Fetched::Ok { body }) => {
-            let list = kubernetes::parse_releases(body)?;
+            let (list, odd) = kubernetes::parse_listing(body)?;
             if list.is_empty() {
                 return Err("the list has no GA release".into());
             }
-            Ok(list)
+            Ok((list, odd))
         }
         other => Err(cause(other, "the releases list")),
     }

@@ -23,6 +23,7 @@ fn at(s: &str) -> Option<DateTime<Utc>> {
 
 fn inputs(releases: &[(&str, &str)], cves: Vec<Cve>) -> Inputs {
     Inputs {
+        odd_tags: Vec::new(),
         releases: Ok(releases
             .iter()
             .map(|(v, d)| KubeRelease {
@@ -282,4 +283,55 @@ fn malformed_feed_items_are_unreadable_never_no_cve() {
             "{item}"
         );
     }
+}
+
+/// A release flagged GA whose tag is not `vX.Y.Z` is no release, but the standard's test counts
+/// it: the latest release's verdict (a stack × minor's, through `evaluate_series`) is `unknown`
+/// where the test would differ, naming the release, and unchanged where it would not.
+#[test]
+fn a_ga_flagged_tag_that_is_not_a_version_makes_the_verdict_unknown_only_where_it_matters() {
+    use crate::upstream::kubernetes::OddTag;
+    let odd = |tag: &str, counted: Option<(&str, &str)>| OddTag {
+        tag: tag.into(),
+        counted_as: counted.map(|(v, d)| KubeRelease {
+            version: kv(v),
+            published_at: at(d),
+        }),
+    };
+    let with = |tags: Vec<OddTag>| Inputs {
+        odd_tags: tags,
+        ..inputs(RELEASES, vec![])
+    };
+    let patches = match &inputs(RELEASES, vec![]).releases {
+        Ok(r) => r.clone(),
+        Err(_) => unreachable!(),
+    };
+    let rc = with(vec![odd("v1.34.8-rc.1", Some(("v1.34.8", "2026-03-01")))]);
+    // v1.34.7 is the newest GA; the rc, 61 days old, would fail it in the test.
+    let got = evaluate_series(Some(kv("v1.34.7")), &patches, &rc, day("2026-05-01"));
+    assert_eq!(got.verdict, Verdict::Unknown, "{got:?}");
+    assert!(got.unknown.iter().any(|u| u.contains("v1.34.8-rc.1")));
+    // 10 days after the rc the test still passes: nothing depends on it.
+    let got = evaluate_series(Some(kv("v1.34.7")), &patches, &rc, day("2026-03-11"));
+    assert_eq!(got.verdict, Verdict::Pass, "{got:?}");
+    // Another minor's rc changes nothing.
+    let other = with(vec![odd("v1.33.9-rc.1", Some(("v1.33.9", "2026-03-01")))]);
+    let got = evaluate_series(Some(kv("v1.34.7")), &patches, &other, day("2026-05-01"));
+    assert_eq!(got.verdict, Verdict::Pass, "{got:?}");
+    // A failure stays a failure; a tag the test cannot read leaves no verdict to agree with.
+    let unreadable = with(vec![odd("kubernetes-1.35.4", None)]);
+    let got = evaluate_series(
+        Some(kv("v1.34.6")),
+        &patches,
+        &unreadable,
+        day("2026-06-01"),
+    );
+    assert_eq!(got.verdict, Verdict::Fail, "{got:?}");
+    let got = evaluate_series(
+        Some(kv("v1.34.7")),
+        &patches,
+        &unreadable,
+        day("2026-05-01"),
+    );
+    assert_eq!(got.verdict, Verdict::Unknown, "{got:?}");
 }

@@ -19,7 +19,14 @@
 //!   the test is one more asset: `gate-attempt-<n>.json` when attempt `n` is started (written
 //!   before the test starts, so a crash never starts a second one unseen),
 //!   `gate-result-<n>.json` when its result is read, with the evidence
-//!   (`conformance-<n>.xml`) beside it.
+//!   (`conformance-<n>.xml`) beside it. On GitHub, the workflow run an attempt started is
+//!   recorded as `gate-run-<n>.json` once it is known.
+//! - **The test on GitHub** is a `workflow_dispatch` of the configured workflow. Its run is
+//!   found by the id GitHub returns for the dispatch (`return_run_details`) or, where GitHub
+//!   returns none (older servers, or a crash before the id was recorded), by [`correlate`]:
+//!   the newest page of the workflow's `workflow_dispatch` runs, created since the attempt
+//!   started (less [`CLOCK_SKEW`]), whose title names the attempt's [`gate_id`] (the
+//!   workflow's `run-name` echoes the `gate_id` input).
 
 pub mod junit;
 
@@ -114,6 +121,11 @@ pub fn attempt_asset(n: u32) -> String {
     format!("gate-attempt-{n}.json")
 }
 
+/// The name of the record of the workflow run attempt `n` started (GitHub).
+pub fn run_asset(n: u32) -> String {
+    format!("gate-run-{n}.json")
+}
+
 /// The name of attempt `n`'s result record.
 pub fn result_asset(n: u32) -> String {
     format!("gate-result-{n}.json")
@@ -126,7 +138,9 @@ pub fn evidence_asset(n: u32, file: &str) -> String {
 
 /// Whether `name` is one of the gate's own assets (not part of the release).
 pub fn is_gate_asset(name: &str) -> bool {
-    (name.starts_with("gate-attempt-") || name.starts_with("gate-result-"))
+    (name.starts_with("gate-attempt-")
+        || name.starts_with("gate-result-")
+        || name.starts_with("gate-run-"))
         && name.ends_with(".json")
         || name.starts_with("conformance-")
 }
@@ -194,6 +208,9 @@ pub struct AttemptResult {
     /// The evidence assets (the result files as the test wrote them), by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
+    /// The page of the test run, when it has one (a GitHub workflow run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 impl AttemptResult {
@@ -223,15 +240,101 @@ pub struct Finished {
     pub result: Option<Result<Summary, String>>,
 }
 
+/// A workflow run that completed, as GitHub reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Concluded {
+    /// GitHub's conclusion (`success`, `failure`, `cancelled`, `timed_out`, ...).
+    pub conclusion: Option<String>,
+    /// The run's page.
+    pub url: String,
+    /// The result in its conformance artifact: its summary, or why it is no evidence
+    /// (`None`: no such artifact).
+    pub result: Option<Result<Summary, String>>,
+}
+
 /// Where a started attempt's test is, as its runner reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Runner {
-    /// Still running.
+    /// Still running (a workflow run queued or in progress).
     Running,
     /// Ended: what it left.
     Finished(Finished),
+    /// A workflow run completed: its conclusion and artifact.
+    Concluded(Concluded),
+    /// The workflow was dispatched, but no run of it is visible (yet): GitHub starts a run a
+    /// few seconds after the dispatch; one that never appears within [`DISPATCH_GRACE`] is
+    /// lost (the dispatch never happened, or the run was deleted).
+    Unseen,
     /// Nothing runs and nothing was left (the machine restarted, the run was deleted).
     Gone,
+}
+
+/// How long a dispatched workflow may stay invisible before its attempt counts as lost.
+pub const DISPATCH_GRACE: chrono::Duration = chrono::Duration::minutes(15);
+
+/// How much earlier than the attempt's start (by this machine's clock) a run may be stamped
+/// by GitHub's and still be the attempt's.
+pub const CLOCK_SKEW: chrono::Duration = chrono::Duration::minutes(5);
+
+/// The identifier of attempt `attempt` of `candidate`: the `gate_id` input of its dispatch,
+/// which the workflow's `run-name` echoes (`openstack-scs2-1-34-v0-sha-15e670f#1`).
+pub fn gate_id(candidate: &str, attempt: u32) -> String {
+    format!("{candidate}#{attempt}")
+}
+
+/// Whether a run's title names `id` (not merely a longer one: `…#1` is not `…#12`).
+pub fn names_attempt(title: &str, id: &str) -> bool {
+    title.match_indices(id).any(|(i, m)| {
+        !title[i + m.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+/// The run attempt `id` started, among the runs of its workflow: a `workflow_dispatch` run,
+/// created no earlier than `since` less [`CLOCK_SKEW`] (a run without a creation time is
+/// judged by its title alone), whose title names `id`; of several (a dispatch repeated by a
+/// person), the first.
+pub fn correlate<'r>(
+    runs: &'r [crate::forge::WorkflowRun],
+    id: &str,
+    since: DateTime<Utc>,
+) -> Option<&'r crate::forge::WorkflowRun> {
+    runs.iter()
+        .filter(|r| r.event == "workflow_dispatch")
+        .filter(|r| r.created_at.is_none_or(|c| c >= since - CLOCK_SKEW))
+        .filter(|r| names_attempt(&r.display_title, id))
+        .min_by_key(|r| r.id)
+}
+
+/// How a completed workflow run ended: passed only when it concluded `success` and its
+/// artifact has test cases, none failed; `failure` is a failed test (with whatever its
+/// artifact says); `cancelled` a cancellation; any other conclusion (`timed_out`, `stale`,
+/// `startup_failure`, `skipped`, ...) says nothing about the candidate and counts as lost.
+pub fn conclusion_outcome(c: &Concluded) -> (Outcome, String) {
+    let word = c.conclusion.as_deref().unwrap_or("none");
+    let how = format!("the workflow run concluded `{word}`");
+    match word {
+        "success" | "failure" => {}
+        "cancelled" => return (Outcome::Cancelled, how),
+        _ => return (Outcome::Lost, how),
+    }
+    match &c.result {
+        None => (Outcome::Failed, format!("{how}, no conformance artifact")),
+        Some(Err(e)) => (Outcome::Failed, format!("{how}, artifact unreadable: {e}")),
+        Some(Ok(s)) if word == "success" && s.failed == 0 && s.passed > 0 => (Outcome::Passed, how),
+        Some(Ok(_)) => (Outcome::Failed, how),
+    }
+}
+
+/// The record of the workflow run an attempt started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub attempt: u32,
+    pub run_id: u64,
+    #[serde(default)]
+    pub html_url: String,
 }
 
 /// How a finished test ended: passed only with a result that has cases, none failed, and an
@@ -270,6 +373,8 @@ pub struct Candidate {
     pub assets: BTreeMap<String, String>,
     pub attempts: Vec<Attempt>,
     pub results: Vec<AttemptResult>,
+    /// The workflow runs attempts started, where known (GitHub).
+    pub runs: Vec<RunRecord>,
 }
 
 impl Candidate {
@@ -390,6 +495,7 @@ fn running(f: &Facts<'_>, last: &Attempt) -> Decision {
             summary,
             detail,
             evidence: Vec::new(),
+            url: None,
         })
     };
     match f.runner {
@@ -398,6 +504,28 @@ fn running(f: &Facts<'_>, last: &Attempt) -> Decision {
             let summary = fin.result.clone().and_then(Result::ok);
             result(outcome, detail, summary)
         }
+        Some(Runner::Concluded(c)) => {
+            let (outcome, detail) = conclusion_outcome(c);
+            Decision::Record(AttemptResult {
+                attempt: last.attempt,
+                finished_at: f.now,
+                outcome,
+                summary: c.result.clone().and_then(Result::ok),
+                detail,
+                evidence: Vec::new(),
+                url: Some(c.url.clone()),
+            })
+        }
+        Some(Runner::Unseen) if f.now - last.started_at > DISPATCH_GRACE => result(
+            Outcome::Lost,
+            format!(
+                "no run of the dispatched workflow appeared within {} minutes (is it still \
+                 dispatchable on the base branch, and does its `run-name` contain \
+                 `${{{{ inputs.gate_id }}}}`?)",
+                DISPATCH_GRACE.num_minutes()
+            ),
+            None,
+        ),
         Some(Runner::Gone) => result(
             Outcome::Lost,
             "the test run is gone without a result".into(),

@@ -48,8 +48,10 @@ fn candidate(attempts: &[(u32, &str)], results: &[(u32, Outcome)]) -> Candidate 
                 summary: None,
                 detail: String::new(),
                 evidence: Vec::new(),
+                url: None,
             })
             .collect(),
+        runs: Vec::new(),
     }
 }
 
@@ -251,4 +253,132 @@ fn only_a_clean_exit_with_a_result_and_no_failure_passes() {
         Outcome::Cancelled
     );
     assert_eq!(outcome_of(&fin(Some(143), None, ok)).0, Outcome::Cancelled);
+}
+
+#[test]
+fn a_workflow_run_passes_only_on_success_with_a_passing_artifact() {
+    let ok = Some(Ok(Summary {
+        passed: 2,
+        ..Summary::default()
+    }));
+    let failing = Some(Ok(Summary {
+        passed: 1,
+        failed: 1,
+        failed_tests: vec!["[sig-apps] x".into()],
+        ..Summary::default()
+    }));
+    let run = |conclusion: &str, result: Option<Result<Summary, String>>| Concluded {
+        conclusion: Some(conclusion.to_string()),
+        url: "https://github.example/runs/7".into(),
+        result,
+    };
+    let outcome = |c: &Concluded| conclusion_outcome(c).0;
+    assert_eq!(outcome(&run("success", ok.clone())), Outcome::Passed);
+    assert_eq!(
+        outcome(&run("success", None)),
+        Outcome::Failed,
+        "no evidence"
+    );
+    assert_eq!(
+        outcome(&run("success", Some(Ok(Summary::default())))),
+        Outcome::Failed,
+        "an artifact without a passed test is no evidence"
+    );
+    assert_eq!(outcome(&run("success", failing.clone())), Outcome::Failed);
+    assert_eq!(outcome(&run("failure", ok.clone())), Outcome::Failed);
+    assert_eq!(outcome(&run("failure", None)), Outcome::Failed);
+    assert_eq!(outcome(&run("cancelled", ok.clone())), Outcome::Cancelled);
+    for other in [
+        "timed_out",
+        "stale",
+        "startup_failure",
+        "skipped",
+        "neutral",
+    ] {
+        assert_eq!(outcome(&run(other, ok.clone())), Outcome::Lost, "{other}");
+    }
+    let c = candidate(&[(1, "2026-12-01T10:00:00Z")], &[]);
+    let Decision::Record(r) = decide_on(
+        Some(&c),
+        Some(&Runner::Concluded(run("failure", failing))),
+        "2026-12-01T11:00:00Z",
+    ) else {
+        panic!("a completed run is recorded");
+    };
+    assert_eq!(r.outcome, Outcome::Failed);
+    assert_eq!(r.url.as_deref(), Some("https://github.example/runs/7"));
+    assert_eq!(r.summary.unwrap().failed_tests, ["[sig-apps] x"]);
+}
+
+#[test]
+fn a_dispatch_whose_run_never_appears_is_lost_after_the_grace() {
+    let c = candidate(&[(1, "2026-12-01T10:00:00Z")], &[]);
+    assert!(matches!(
+        decide_on(Some(&c), Some(&Runner::Unseen), "2026-12-01T10:05:00Z"),
+        Decision::Wait { attempt: 1, .. }
+    ));
+    assert!(matches!(
+        decide_on(Some(&c), Some(&Runner::Unseen), "2026-12-01T11:00:00Z"),
+        Decision::Record(r) if r.outcome == Outcome::Lost
+    ));
+}
+
+#[test]
+fn the_run_of_an_attempt_is_the_first_dispatch_run_since_its_start_that_names_it() {
+    use crate::forge::WorkflowRun;
+    let run = |id, title: &str, event: &str, created: &str| WorkflowRun {
+        id,
+        display_title: title.into(),
+        event: event.into(),
+        status: "queued".into(),
+        conclusion: None,
+        created_at: Some(at(created)),
+        html_url: format!("https://github.example/runs/{id}"),
+    };
+    let id = gate_id("openstack-scs2-1-34-v0-sha-15e670f", 1);
+    assert_eq!(id, "openstack-scs2-1-34-v0-sha-15e670f#1");
+    let since = at("2026-12-01T10:00:00Z");
+    let runs = [
+        // newest first, as GitHub lists them
+        run(
+            9,
+            &format!("Conformance {id}"),
+            "workflow_dispatch",
+            "2026-12-01T10:02:00Z",
+        ),
+        run(
+            8,
+            &format!("Conformance {id}"),
+            "workflow_dispatch",
+            "2026-12-01T10:01:00Z",
+        ),
+        run(
+            7,
+            &format!("Conformance {id}2"),
+            "workflow_dispatch",
+            "2026-12-01T10:01:00Z",
+        ),
+        run(
+            6,
+            &format!("Conformance {id}"),
+            "push",
+            "2026-12-01T10:01:00Z",
+        ),
+        run(
+            5,
+            &format!("Conformance {id}"),
+            "workflow_dispatch",
+            "2026-11-30T10:00:00Z",
+        ),
+    ];
+    assert_eq!(correlate(&runs, &id, since).map(|r| r.id), Some(8));
+    assert_eq!(correlate(&runs[2..], &id, since).map(|r| r.id), None);
+    let skewed = [run(4, &id, "workflow_dispatch", "2026-12-01T09:58:00Z")];
+    assert_eq!(
+        correlate(&skewed, &id, since).map(|r| r.id),
+        Some(4),
+        "GitHub's clock may be a little behind this machine's"
+    );
+    assert!(names_attempt(&format!("x {id} y"), &id));
+    assert!(!names_attempt(&format!("x {id}0"), &id));
 }

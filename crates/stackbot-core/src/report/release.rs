@@ -107,6 +107,7 @@ fn dashboard_url<D: Serialize>(json: &ReleaseJson<'_, D>) -> Option<String> {
 /// or failed and why, the dashboard, and the whole JSON result folded at the end.
 pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>, dry_run: bool) -> String {
     use super::markdown::{details, escape_inline, fence};
+    use super::text::series_tail;
     let mut s = String::from(if dry_run {
         "## stackbot release (dry run)\n\n"
     } else {
@@ -117,7 +118,8 @@ pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>, dry_run: bool) -> String
     } else {
         s.push_str("### Released\n\n");
         for t in json.released {
-            s.push_str(&format!("- {}\n", escape_inline(t)));
+            let tail = series_tail(json.series, t);
+            s.push_str(&format!("- {}\n", escape_inline(&format!("{t}{tail}"))));
         }
     }
     if !json.pull_requests.is_empty() {
@@ -132,9 +134,11 @@ pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>, dry_run: bool) -> String
         .map(|f| format!("failed {}: {}", f.what, f.reason))
         .chain(json.degraded.iter().map(|d| d.to_string()))
         .chain(
-            json.skipped
-                .iter()
-                .map(|k| format!("{}: {}", k.what, k.reason)),
+            // Each series' line says where it stands as `status` does, as in the text summary.
+            json.skipped.iter().map(|k| {
+                let tail = series_tail(json.series, &k.what.to_string());
+                format!("{}: {}{tail}", k.what, k.reason)
+            }),
         )
         .collect();
     if !problems.is_empty() {

@@ -234,7 +234,7 @@ pub fn outcome_text(out: &Outcome, p: &Plan, tenants: &[TenantReport]) -> String
     nothing_to_release(&mut s, out, p);
     published(&mut s, out, p);
     for k in &out.skipped {
-        let tail = series_tail(p, &k.what.to_string());
+        let tail = series_tail(&p.series, &k.what.to_string());
         let verb = match (is_current(k), tail.is_empty()) {
             (true, true) => "up to date",
             // Nothing new to release, yet the series is behind its newest patch.
@@ -264,15 +264,16 @@ fn is_current(k: &crate::plan::Skipped) -> bool {
 
 /// A series skipped as unchanged that still waits for its newest patch (status: not current).
 fn is_behind(p: &Plan, k: &crate::plan::Skipped) -> bool {
-    is_current(k) && !series_tail(p, &k.what.to_string()).is_empty()
+    is_current(k) && !series_tail(&p.series, &k.what.to_string()).is_empty()
 }
 
-/// `; waits for node image … (critical CVE: 33 days overdue); SCS 0210 deadline 2026-04-29 (33
+/// `; waiting, waits for node image … (critical CVE: 33 days overdue); SCS 0210 deadline 2026-04-29 (33
 /// days overdue, critical CVE, for v1.33.11)`: where a series not current stands after the run,
-/// in the words of `status` (its rows, [`Plan::series`]). `what` is the series prefix
+/// in the words of `status` (its rows, [`Plan::series`], also in the job summary): its state (`releasable`, `release PR
+/// open`, `waiting`, …), what it waits for, the deadline. `what` is the series prefix
 /// (`openstack-scs2-1-33`), a release tag of it, or `openstack/scs2 1.33`.
-pub fn series_tail(p: &Plan, what: &str) -> String {
-    let Some(st) = p.series.iter().find(|st| {
+pub fn series_tail(series: &[crate::status::StackStatus], what: &str) -> String {
+    let Some(st) = series.iter().find(|st| {
         let prefix = crate::model::series_prefix(&st.stack, st.minor);
         what == prefix
             || what == format!("{} {}", st.stack, st.minor)
@@ -285,14 +286,14 @@ pub fn series_tail(p: &Plan, what: &str) -> String {
     if st.state == crate::status::StackState::Current {
         return String::new();
     }
-    let mut out = String::new();
+    let mut out = format!("; {}", st.state.word());
     let waits: Vec<String> = st
         .waiting_for
         .iter()
         .map(crate::report::status::waiting_short)
         .collect();
     if !waits.is_empty() {
-        let _ = write!(out, "; waits for {}", waits.join(", "));
+        let _ = write!(out, ", waits for {}", waits.join(", "));
     }
     if let Some(d) = crate::report::status::deadline_words(st) {
         let _ = write!(out, "; SCS 0210 deadline {d}");
@@ -343,7 +344,7 @@ fn published(s: &mut String, out: &Outcome, p: &Plan) {
                     "released {t} (Kubernetes {}, {} assets){}",
                     r.kubernetes,
                     r.assets.len(),
-                    series_tail(p, t)
+                    series_tail(&p.series, t)
                 );
             }
             None => {

@@ -88,6 +88,15 @@ pub struct UpstreamMinor {
     pub stepped_over: Vec<crate::model::SteppedOver>,
 }
 
+impl UpstreamMinor {
+    /// Whether an open release pull request (`forge.mode: pull-request`) counts for this stack
+    /// × minor: a tracked one with a complete release set. `status` reads them for these, the
+    /// `release` summary takes them from the run.
+    pub fn may_have_release_pull(&self) -> bool {
+        self.tracked && self.releasable.is_some()
+    }
+}
+
 /// A GA Kubernetes patch and when it was published (`None`: known only from a marker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Patch {
@@ -618,6 +627,7 @@ pub(crate) mod testing {
     pub fn inputs_of(ms: &[UpstreamMinor]) -> Inputs {
         use crate::compliance::{Lifecycles, Security};
         Inputs {
+            odd_tags: Vec::new(),
             releases: Ok(ms
                 .iter()
                 .flat_map(|m| &m.patches)

@@ -478,6 +478,7 @@ mod tests {
             upgrade: Some(upgrade),
         }];
         let inputs = Inputs {
+            odd_tags: Vec::new(),
             lifecycles: compliance::Lifecycles::Known(
                 [("1.33".parse::<Minor>().unwrap(), day("2026-06-28"))].into(),
             ),

@@ -609,35 +609,41 @@ pub fn risk_section(stack: &StackId, releases: &[&AvailableRelease], facts: &Fac
 /// The start of [`risk_section`].
 const STILL_AFFECTED: &str = "\n**Still affected:**";
 
-/// A run that did not read the CVE data (`stackbot tenants`) cannot know the risk: the open
-/// pull request keeps the *Still affected* section the last run that knew wrote, rather than
-/// a rewrite that drops it (and back again on the next `release`).
-fn keep_unknown_risk(body: String, state: &BranchState, facts: &Facts) -> String {
+/// The *Still affected* section of a pull request proposing `releases` ([`risk_section`]), for
+/// stack and Cluster-upgrade pull requests alike. A run that did not read the CVE data
+/// (`stackbot tenants`) cannot know the risk: the open pull request keeps the section the last
+/// run that knew wrote, rather than a rewrite that drops it (and back again on the next
+/// `release`).
+pub(super) fn risk(
+    stack: &StackId,
+    releases: &[&AvailableRelease],
+    facts: &Facts,
+    state: &BranchState,
+) -> String {
     if matches!(
         facts.inputs.security,
         crate::compliance::Security::Known { .. }
     ) {
-        return body;
+        return risk_section(stack, releases, facts);
     }
-    let Some(open) = state
+    state
         .pull()
         .filter(|p| p.state == crate::forge::PullState::Open)
-    else {
-        return body;
-    };
-    let changes = "\n**Changes**";
-    let (Some(start), Some(at)) = (open.body.find(STILL_AFFECTED), body.find(changes)) else {
-        return body;
-    };
-    let Some(len) = open.body[start..].find(changes) else {
-        return body;
-    };
-    format!(
-        "{}{}{}",
-        &body[..at],
-        &open.body[start..start + len],
-        &body[at..]
-    )
+        .and_then(|p| written_risk(&p.body))
+        .unwrap_or_default()
+}
+
+/// The [`risk_section`] a pull request body holds: its opening line up to its table's last row.
+fn written_risk(body: &str) -> Option<String> {
+    let start = body.find(STILL_AFFECTED)?;
+    let section = &body[start..];
+    let table = section.find("\n|")? + 1;
+    let rows = section[table..]
+        .split_inclusive('\n')
+        .take_while(|l| l.starts_with('|'))
+        .map(str::len)
+        .sum::<usize>();
+    Some(section[..table + rows].to_string())
 }
 
 /// `fixes` plus `more`, each CVE once.
@@ -654,9 +660,8 @@ fn body(
     stack: &StackId,
     id: &str,
     d: &Desired,
-    releases: &[&AvailableRelease],
+    (releases, risk): (&[&AvailableRelease], &str),
     files: &[FileEdit],
-    facts: &Facts,
 ) -> String {
     let names: Vec<String> = releases.iter().map(|r| r.name.to_string()).collect();
     let mut head = format!(
@@ -675,7 +680,7 @@ fn body(
         }
     }
     head.push_str(&security_section(&d.fixes));
-    head.push_str(&risk_section(stack, releases, facts));
+    head.push_str(risk);
     fit_body(head, d.changes.clone(), releases, files)
 }
 
@@ -759,11 +764,8 @@ pub fn plan_tenant(
         let release_names: Vec<String> = used.iter().map(|r| r.name.to_string()).collect();
         let title = title(&stack, &release_names, &d.fixes);
         let state = observed.branches.get(&stack).cloned().unwrap_or_default();
-        let body = keep_unknown_risk(
-            body(t, &stack, &id, &d, &used, &files, facts),
-            &state,
-            facts,
-        );
+        let risk = risk(&stack, &used, facts, &state);
+        let body = body(t, &stack, &id, &d, (&used, &risk), &files);
         let branch = branch_name(&stack);
         out.push(decide(
             t,
@@ -1197,6 +1199,7 @@ mod tests {
             limits: crate::config::LimitsConfig::default().tenant_files(),
             today: "2026-05-01".parse().unwrap(),
             inputs: Inputs {
+                odd_tags: Vec::new(),
                 releases: Ok(Vec::new()),
                 lifecycles: Lifecycles::Unknown("not read".into()),
                 security: Security::Known {

@@ -380,7 +380,7 @@ struct Step<'a> {
 
 impl Step<'_> {
     /// The step's plan: its files, its pull request's words (with the critical CVEs the new
-    /// Kubernetes version fixes) and the stack plans' promises, through [`plan::decide`].
+    /// Kubernetes version fixes, and those still affecting it) and the stack plans' promises, through [`plan::decide`].
     #[allow(clippy::too_many_arguments)]
     fn propose(
         &self,
@@ -401,7 +401,8 @@ impl Step<'_> {
             Err(_) => Vec::new(),
         };
         let title = self.title(&fixes);
-        let body = self.body(t, stack, &id, &files, &fixes);
+        let risk = plan::risk(stack, &[r], facts, &s);
+        let body = self.body(t, stack, &id, &files, (&fixes, &risk));
         Ok(plan::decide(
             t,
             stack.clone(),
@@ -520,7 +521,7 @@ impl Step<'_> {
         stack: &StackId,
         id: &str,
         files: &[FileEdit],
-        fixes: &[CveFact],
+        (fixes, risk): (&[CveFact], &str),
     ) -> String {
         let c = self.cluster;
         let (from, to) = (self.from.minor, self.to.name.minor);
@@ -542,6 +543,9 @@ impl Step<'_> {
             self.to.kubernetes,
         );
         head.push_str(&plan::security_section(fixes));
+        // What the stack pull requests say of a release still affected by a critical CVE, from
+        // the same computation: the Cluster moves to it, so its team must know.
+        head.push_str(risk);
         if files.iter().any(|f| f.path != self.file.path) {
             head.push_str(&format!(
                 "\nThe tenant's `ClusterStack` does not list `{}` yet, so this pull request adds it: the Cluster Stack Operator must provide the ClusterClass before the Cluster can use it.\n",

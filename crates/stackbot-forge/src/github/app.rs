@@ -136,6 +136,9 @@ pub struct AppAuth {
     /// cluster-stacks repository when the status dashboard is on. Every other token stays at
     /// [`PERMISSIONS`].
     pub issue_writers: Vec<String>,
+    /// `owner/name` (lower-case) of the repositories whose tokens also get `actions: write`:
+    /// the cluster-stacks repository when a stack's conformance gate dispatches a workflow.
+    pub actions_writers: Vec<String>,
     /// The App's slug, as the first installation lookup reports it (`app_slug`): GitHub
     /// authors the commits it signs for the App as `<slug>[bot]`.
     pub slug: Mutex<Option<String>>,
@@ -149,6 +152,7 @@ impl AppAuth {
             installations: Mutex::new(HashMap::new()),
             tokens: Mutex::new(HashMap::new()),
             issue_writers: Vec::new(),
+            actions_writers: Vec::new(),
             slug: Mutex::new(None),
         }
     }
@@ -204,6 +208,13 @@ impl AppAuth {
             .any(|r| r.eq_ignore_ascii_case(full))
         {
             permissions.insert("issues".into(), "write".into());
+        }
+        if self
+            .actions_writers
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(full))
+        {
+            permissions.insert("actions".into(), "write".into());
         }
         let name = full.split_once('/').map_or(full, |(_, n)| n);
         serde_json::json!({"repositories": [name], "permissions": permissions})

@@ -24,6 +24,7 @@
 //! the machinery below them: [`requests`] (read and write strategies), [`errors`] (status →
 //! [`ForgeError`]), [`transport`] (one attempt, classified), [`retry`] and [`pacing`].
 
+mod actions;
 mod app;
 mod auth;
 mod cache;
@@ -56,8 +57,8 @@ use crate::clock::SharedClock;
 use crate::config::{Committer, GithubForgeConfig};
 use crate::net::Origin;
 use crate::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult, IssueInfo,
-    PullInfo, ReleaseInfo, RepoRef,
+    ArtifactInfo, AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult,
+    IssueInfo, PullInfo, ReleaseInfo, RepoRef, WorkflowRun,
 };
 
 /// The GitHub forge. Synchronous on the outside (the [`Forge`] trait), async inside on its own
@@ -124,6 +125,16 @@ impl GithubForge {
     pub fn with_issues_on(mut self, repo: &RepoRef) -> Self {
         if let Auth::App(app) = &mut self.t.auth {
             app.issue_writers
+                .push(repo.to_string().to_ascii_lowercase());
+        }
+        self
+    }
+
+    /// With App authentication, also ask for `actions: write` on `repo` (the cluster-stacks
+    /// repository, whose workflow the conformance gate dispatches). A no-op with a plain token.
+    pub fn with_actions_on(mut self, repo: &RepoRef) -> Self {
+        if let Auth::App(app) = &mut self.t.auth {
+            app.actions_writers
                 .push(repo.to_string().to_ascii_lowercase());
         }
         self
@@ -440,6 +451,43 @@ impl Forge for GithubForge {
     ) -> ForgeResult<()> {
         self.rt
             .block_on(self.update_issue_a(repo, number, title, body))
+    }
+
+    fn dispatch_workflow(
+        &self,
+        repo: &RepoRef,
+        workflow: &str,
+        git_ref: &str,
+        inputs: &std::collections::BTreeMap<String, String>,
+    ) -> ForgeResult<Option<u64>> {
+        self.rt
+            .block_on(self.dispatch_workflow_a(repo, workflow, git_ref, inputs))
+    }
+
+    fn workflow_runs(&self, repo: &RepoRef, workflow: &str) -> ForgeResult<Vec<WorkflowRun>> {
+        self.rt.block_on(self.workflow_runs_a(repo, workflow))
+    }
+
+    fn workflow_run(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<Option<WorkflowRun>> {
+        self.rt.block_on(self.workflow_run_a(repo, run_id))
+    }
+
+    fn run_artifacts(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<Vec<ArtifactInfo>> {
+        self.rt.block_on(self.run_artifacts_a(repo, run_id))
+    }
+
+    fn download_artifact(
+        &self,
+        repo: &RepoRef,
+        artifact: &ArtifactInfo,
+        max_bytes: u64,
+    ) -> ForgeResult<Vec<u8>> {
+        self.rt
+            .block_on(self.download_artifact_a(repo, artifact, max_bytes))
+    }
+
+    fn cancel_workflow_run(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<()> {
+        self.rt.block_on(self.cancel_workflow_run_a(repo, run_id))
     }
 }
 

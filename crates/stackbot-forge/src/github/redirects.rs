@@ -142,6 +142,11 @@ impl Transport {
     /// configuration names the old one. Warn once per repository, naming the new one (a
     /// `/repositories/{id}` location costs one read to learn its name).
     pub(super) async fn note_move(&self, first: &str, last: &Hop, auth: Option<HeaderValue>) {
+        if last.via == Via::Foreign {
+            // A download sent to the storage host (a release asset, an artifact's zip): the
+            // repository did not move.
+            return;
+        }
         let Some(old) = moved_repo(first, &last.uri) else {
             return;
         };

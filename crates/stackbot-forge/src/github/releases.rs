@@ -285,5 +285,10 @@ fn asset_of(v: &Value) -> AssetInfo {
         id: v["id"].as_u64().unwrap_or_default(),
         name: str_of(&v["name"]),
         size: v["size"].as_u64().unwrap_or_default(),
+        sha256: v["digest"]
+            .as_str()
+            .and_then(|d| d.strip_prefix("sha256:"))
+            .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .map(str::to_ascii_lowercase),
     }
 }

@@ -231,6 +231,7 @@ impl LocalForge {
             id,
             name: name.into(),
             size: bytes.len() as u64,
+            sha256: None,
         };
         m.assets.push(asset.clone());
         self.write_manifest(repo, &m)?;

@@ -27,13 +27,23 @@ const ANY_OPERATION: &[u16] = &[301, 302, 304, 307, 400, 401, 403, 404, 429, 500
 
 /// Statuses GitHub really answers to one operation although its description does not declare
 /// them (each with the reason). Checked against `validation-error`/`basic-error`.
-const UNDECLARED_BUT_REAL: &[(&str, &str, u16, &str)] = &[(
-    "PATCH",
-    "/repos/{owner}/{repo}/releases/{release_id}",
-    422,
-    "publishing a draft whose tag already has a published release: Validation Failed, \
-     already_exists (the description lists only 200 and 404)",
-)];
+const UNDECLARED_BUT_REAL: &[(&str, &str, u16, &str)] = &[
+    (
+        "PATCH",
+        "/repos/{owner}/{repo}/releases/{release_id}",
+        422,
+        "publishing a draft whose tag already has a published release: Validation Failed, \
+         already_exists (the description lists only 200 and 404)",
+    ),
+    (
+        "POST",
+        "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches",
+        422,
+        "a dispatch GitHub cannot start: `No ref found for: x`, `Unexpected inputs provided: \
+         [\"x\"]`, `Required input 'x' not provided`, `Workflow does not have \
+         'workflow_dispatch' trigger` (the description lists only 200 and 204)",
+    ),
+];
 
 /// One parameter of an operation.
 #[derive(Debug, Clone)]

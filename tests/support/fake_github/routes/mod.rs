@@ -2,6 +2,7 @@
 //! compare, releases and assets, issues and pull requests with their comments, branch
 //! protection's "Require signed commits".
 
+mod actions;
 mod apps;
 mod branches;
 mod contents;
@@ -183,6 +184,8 @@ pub struct Fresh {
     pub seq: u64,
 }
 
+pub use actions::artifact_zip;
+
 pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]) -> Ans {
     let s: Vec<&str> = segs.iter().map(|s| s.as_str()).collect();
     if *m == Method::POST && s.as_slice() == ["graphql"] && !cx.upload {
@@ -268,5 +271,6 @@ pub fn dispatch(w: &mut World, cx: &Ctx, m: &Method, segs: &[String], raw: &[u8]
         .or_else(|| contents::handle(repo, &r))
         .or_else(|| releases::handle(repo, &r))
         .or_else(|| issues::handle(repo, &r))
+        .or_else(|| actions::handle(repo, &r))
         .unwrap_or_else(Ans::not_found)
 }

@@ -1,0 +1,416 @@
+//! The conformance gate on GitHub (issue 30) through the real binary against the fake GitHub:
+//! a gated release is published as a candidate pre-release, tested by a `workflow_dispatch` of
+//! the configured workflow, and only a candidate whose run concluded `success` with a passing
+//! conformance artifact becomes the stable tag, byte for byte, before any tenant hears of it.
+//! The fake's runs move only when the test says (as a runner would), so "the test is running"
+//! is a state the test holds, never a race; every request and answer is checked against
+//! GitHub's OpenAPI description.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::json;
+
+use crate::support::config::DemoConfig;
+use crate::support::fake_github::actions::RunView;
+use crate::support::fake_github::{FakeGithub, FakeOptions, RepoSnapshot};
+
+const TOKEN: &str = "ghp_gateGITHUBtoken_0123456789";
+const TOKEN_ENV: &str = "STACKBOT_GATE_GH_TOKEN";
+const REPO: &str = "scs/cluster-stacks";
+const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
+const INPUTS: [&str; 5] = [
+    "candidate",
+    "candidate_version",
+    "stable_tag",
+    "attempt",
+    "gate_id",
+];
+
+const TENANT_FILE: &str = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]  # pinned\n";
+
+const FAILED_TEST: &str = "[sig-apps] Deployment should run the rollout [Conformance]";
+
+/// A JUnit result as the e2e suite writes it; `fail` fails one test case.
+fn junit(fail: bool) -> Vec<u8> {
+    let failure = if fail {
+        r#"<failure message="timed out">deployment never became ready</failure>"#
+    } else {
+        ""
+    };
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites><testsuite name="Kubernetes e2e suite" tests="3">
+<testcase name="[sig-network] DNS should provide DNS for services [Conformance]" classname="Kubernetes e2e suite"></testcase>
+<testcase name="{}" classname="Kubernetes e2e suite">{failure}</testcase>
+<testcase name="[sig-storage] CSI volumes" classname="Kubernetes e2e suite"><skipped/></testcase>
+</testsuite></testsuites>
+"#,
+        FAILED_TEST
+    )
+    .into_bytes()
+}
+
+struct World {
+    fake: FakeGithub,
+    dir: tempfile::TempDir,
+    cfg: PathBuf,
+}
+
+impl World {
+    /// The demo on the fake GitHub with two tenants and `gate: {workflow: conformance.yml}`;
+    /// the repository has that workflow, declaring the inputs stackbot sends and a `run-name`
+    /// echoing `gate_id`.
+    fn new() -> World {
+        let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
+        fake.create_repo(REPO, "main", &[("README.md", b"# stacks\n")]);
+        for t in ["acme", "globex"] {
+            fake.create_repo(
+                &format!("{t}/gitops"),
+                "main",
+                &[("clusterstacks/a.yaml", TENANT_FILE.as_bytes())],
+            );
+        }
+        fake.add_workflow(
+            REPO,
+            "conformance.yml",
+            "Conformance",
+            &INPUTS,
+            Some("Conformance ${{ inputs.gate_id }}"),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = DemoConfig::new()
+            .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
+            .max_retries(0)
+            .tenant("acme")
+            .tenant("globex")
+            .gate(json!({"workflow": "conformance.yml"}))
+            .write(dir.path());
+        World { fake, dir, cfg }
+    }
+
+    fn stackbot_on(&self, day: &str, args: &[&str]) -> (i32, String) {
+        let out: Output = Command::cargo_bin("stackbot")
+            .unwrap()
+            .current_dir(self.dir.path())
+            .env(TOKEN_ENV, TOKEN)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_ACTIONS")
+            .args(["-c", self.cfg.to_str().unwrap(), "--now", day])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!text.contains("panicked at"), "{text}");
+        assert!(!text.contains(TOKEN), "the token leaked");
+        (out.status.code().unwrap_or(-1), text)
+    }
+
+    fn release(&self) -> (i32, String) {
+        self.stackbot_on("2026-05-01", &["release"])
+    }
+
+    fn repo(&self) -> RepoSnapshot {
+        self.fake.snapshot().repos[REPO].clone()
+    }
+
+    fn runs(&self) -> Vec<RunView> {
+        self.fake.runs(REPO)
+    }
+
+    /// Every run of attempt `n`, by the stable tag it tests.
+    fn attempt(&self, n: u32) -> BTreeMap<String, RunView> {
+        self.runs()
+            .into_iter()
+            .filter(|r| r.inputs["attempt"] == n.to_string())
+            .map(|r| (r.inputs["stable_tag"].clone(), r))
+            .collect()
+    }
+
+    /// A runner finishes the run: uploads the artifact (unless `None`), then concludes.
+    fn finish(&self, run: &RunView, conclusion: &str, fail: Option<bool>) {
+        self.fake.set_run_status(REPO, run.id, "in_progress");
+        if let Some(fail) = fail {
+            self.fake.upload_artifact(
+                REPO,
+                run.id,
+                "conformance",
+                &[("results/junit_01.xml", &junit(fail))],
+            );
+        }
+        self.fake.complete_run(REPO, run.id, conclusion);
+    }
+
+    fn stable_tags(&self) -> Vec<String> {
+        self.repo()
+            .releases
+            .iter()
+            .filter(|r| !r.draft && !r.tag.contains("-v0-sha-"))
+            .map(|r| r.tag.clone())
+            .collect()
+    }
+
+    fn tenant_pulls(&self) -> usize {
+        let snap = self.fake.snapshot();
+        ["acme/gitops", "globex/gitops"]
+            .iter()
+            .map(|t| snap.repos[*t].pulls.len())
+            .sum()
+    }
+}
+
+/// Every candidate dispatched once per attempt, on the base branch, with inputs that name it.
+fn assert_dispatched(runs: &BTreeMap<String, RunView>, attempt: u32) {
+    assert_eq!(
+        runs.keys().map(String::as_str).collect::<Vec<_>>(),
+        STABLE,
+        "one run per gated release"
+    );
+    for (stable, r) in runs {
+        let cand = &r.inputs["candidate"];
+        assert!(cand.starts_with(&stable[..stable.len() - 3]), "{r:?}");
+        assert!(cand.contains("-v0-sha-"), "{r:?}");
+        assert_eq!(
+            r.inputs["candidate_version"],
+            format!("v0-sha.{}", &cand[cand.len() - 7..])
+        );
+        assert_eq!(r.inputs["gate_id"], format!("{cand}#{attempt}"));
+        assert_eq!(r.display_title, format!("Conformance {cand}#{attempt}"));
+        assert_eq!(
+            (r.event.as_str(), r.head_branch.as_str()),
+            ("workflow_dispatch", "main")
+        );
+    }
+}
+
+#[test]
+fn a_passing_run_promotes_the_candidate_byte_for_byte_then_tenants_get_pull_requests() {
+    let w = World::new();
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let runs = w.attempt(1);
+    assert_dispatched(&runs, 1);
+    assert!(w.stable_tags().is_empty(), "nothing stable before the test");
+    let candidates: Vec<_> = w
+        .repo()
+        .releases
+        .into_iter()
+        .filter(|r| r.tag.contains("-v0-sha-"))
+        .collect();
+    assert_eq!(candidates.len(), 2);
+    for c in &candidates {
+        assert!(!c.draft, "{}", c.tag);
+        assert!(
+            c.assets.contains_key("gate-attempt-1.json")
+                && c.assets.contains_key("gate-run-1.json"),
+            "the attempt and the run GitHub returned are recorded: {:?}",
+            c.assets.keys()
+        );
+    }
+    assert_eq!(w.tenant_pulls(), 0);
+
+    // The runs are picked up; the hourly run starts nothing and writes nothing.
+    for r in runs.values() {
+        w.fake.set_run_status(REPO, r.id, "in_progress");
+    }
+    w.fake.reset_counts();
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let c = w.fake.counts();
+    assert_eq!(
+        c.writes, 0,
+        "a run while the test runs writes nothing: {c:?}"
+    );
+    assert_eq!(w.runs().len(), 2, "and dispatches nothing");
+    let run_reads = c
+        .by_route
+        .iter()
+        .filter(|(k, _)| k.contains("/actions/"))
+        .map(|(_, n)| n)
+        .sum::<usize>();
+    assert_eq!(run_reads, 2, "one read of each run: {:?}", c.by_route);
+    eprintln!(
+        "a release run while 2 gated releases are in test on GitHub: {} units ({:?})",
+        c.units, c.by_route
+    );
+    let (_, status) = w.stackbot_on("2026-05-01", &["status"]);
+    assert!(status.contains("in test since"), "{status}");
+
+    for r in runs.values() {
+        w.finish(r, "success", Some(false));
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(w.stable_tags(), STABLE);
+    let repo = w.repo();
+    for stable in STABLE {
+        let s = repo.releases.iter().find(|r| r.tag == stable).unwrap();
+        let cand_tag = &runs[stable].inputs["candidate"];
+        let cand = repo.releases.iter().find(|r| &r.tag == cand_tag).unwrap();
+        for (name, sha) in &s.assets {
+            assert_eq!(
+                cand.assets.get(name),
+                Some(sha),
+                "{stable}: {name} is the candidate's"
+            );
+        }
+        assert!(
+            s.body
+                .contains("**Conformance:** passed (2 passed, 0 failed, 1 skipped"),
+            "{}",
+            s.body
+        );
+        assert!(
+            s.body
+                .contains(&format!("/actions/runs/{}", runs[stable].id)),
+            "the notes link the test run: {}",
+            s.body
+        );
+        assert!(
+            cand.assets
+                .contains_key("conformance-1-results_junit_01.xml"),
+            "{:?}",
+            cand.assets.keys()
+        );
+    }
+    assert!(w.tenant_pulls() >= 2, "every tenant gets its pull request");
+
+    w.fake.reset_counts();
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        w.fake.counts().writes,
+        0,
+        "after the promotion nothing is left to do"
+    );
+    assert_eq!(w.runs().len(), 2);
+}
+
+#[test]
+fn a_failing_run_is_never_promoted_and_never_retried() {
+    let w = World::new();
+    assert_eq!(w.release().0, 0);
+    for r in w.attempt(1).values() {
+        w.finish(r, "failure", Some(true));
+    }
+    let (code, out) = w.release();
+    assert_eq!(
+        code, 0,
+        "a failed candidate is reported, not an error: {out}"
+    );
+    assert!(
+        out.contains("failed conformance") && out.contains(FAILED_TEST),
+        "{out}"
+    );
+    let (_, status) = w.stackbot_on("2026-05-01", &["status"]);
+    assert!(status.contains(FAILED_TEST), "{status}");
+    for _ in 0..2 {
+        let (code, out) = w.release();
+        assert_eq!(code, 0, "{out}");
+    }
+    assert!(w.stable_tags().is_empty(), "never promoted");
+    assert_eq!(w.tenant_pulls(), 0, "no tenant hears of it");
+    assert_eq!(w.runs().len(), 2, "not retried");
+}
+
+#[test]
+fn success_without_evidence_is_no_pass() {
+    let w = World::new();
+    assert_eq!(w.release().0, 0);
+    for r in w.attempt(1).values() {
+        w.finish(r, "success", None);
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("no conformance artifact"), "{out}");
+    assert!(w.stable_tags().is_empty());
+    assert_eq!(w.tenant_pulls(), 0);
+}
+
+#[test]
+fn a_cancelled_run_is_retried_once_then_reported() {
+    let w = World::new();
+    assert_eq!(w.release().0, 0);
+    for r in w.attempt(1).values() {
+        w.finish(r, "cancelled", None);
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_dispatched(&w.attempt(2), 2);
+    for r in w.attempt(2).values() {
+        w.finish(r, "cancelled", None);
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("did not finish 2 times"), "{out}");
+    assert_eq!(w.runs().len(), 4, "retried once, not again");
+    assert!(w.stable_tags().is_empty());
+    assert_eq!(w.tenant_pulls(), 0);
+}
+
+#[test]
+fn without_the_run_id_each_candidate_finds_its_own_run_by_its_gate_id() {
+    let w = World::new();
+    w.fake.set_dispatch_returns_run(REPO, false);
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let runs = w.attempt(1);
+    assert_dispatched(&runs, 1);
+    // GitHub said no run id: each run is found among the workflow's runs, which are of one
+    // workflow and told apart only by the gate_id in their titles, and recorded.
+    let repo = w.repo();
+    for r in runs.values() {
+        let cand = repo
+            .releases
+            .iter()
+            .find(|x| x.tag == r.inputs["candidate"])
+            .unwrap();
+        assert!(
+            cand.assets.contains_key("gate-run-1.json"),
+            "{:?}",
+            cand.assets.keys()
+        );
+    }
+    let (pass, fail) = (&runs[STABLE[0]], &runs[STABLE[1]]);
+    w.finish(pass, "success", Some(false));
+    w.finish(fail, "failure", Some(true));
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(w.stable_tags(), [STABLE[0]], "{out}");
+}
+
+#[test]
+fn a_run_past_the_timeout_is_cancelled_and_retried() {
+    let w = World::new();
+    assert_eq!(w.release().0, 0);
+    let first = w.attempt(1);
+    for r in first.values() {
+        w.fake.set_run_status(REPO, r.id, "in_progress");
+        // The attempt started 7 hours ago (the default timeout is 6 hours).
+        let started = chrono::Utc::now() - chrono::Duration::hours(7);
+        let record = json!({"attempt": 1, "started_at": started});
+        w.fake.replace_asset(
+            REPO,
+            &r.inputs["candidate"],
+            "gate-attempt-1.json",
+            record.to_string().as_bytes(),
+        );
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    for r in first.values() {
+        let now = w.runs().into_iter().find(|x| x.id == r.id).unwrap();
+        assert_eq!(
+            now.conclusion.as_deref(),
+            Some("cancelled"),
+            "the hanging run is ended: {now:?}"
+        );
+    }
+    assert_dispatched(&w.attempt(2), 2);
+}

@@ -1,0 +1,239 @@
+//! GitHub Actions as a test drives it: the workflows a repository has (what its
+//! `.github/workflows/*.yml` declare for `workflow_dispatch`), and a runner's side of a run:
+//! picking it up, completing it with a conclusion, uploading artifacts. Like [`super::humans`]
+//! these change the fake's state directly; they are not API calls the bot makes.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use super::FakeGithub;
+use super::state::{Repo, RunArtifact, Workflow};
+
+/// A run as a test sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunView {
+    pub id: u64,
+    /// The workflow's file name.
+    pub workflow: String,
+    pub display_title: String,
+    pub event: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub head_branch: String,
+    pub inputs: BTreeMap<String, String>,
+}
+
+impl FakeGithub {
+    fn actions<T>(&self, full: &str, f: impl FnOnce(&mut Repo, u64) -> T) -> T {
+        let mut st = self.shared.state.lock().unwrap();
+        st.seq += 1;
+        let seq = st.seq;
+        let repo = st
+            .repos
+            .get_mut(full)
+            .unwrap_or_else(|| panic!("fake github: no repository {full}"));
+        f(repo, seq)
+    }
+
+    /// Give `full` the workflow `.github/workflows/<file>` named `name`, triggered by
+    /// `workflow_dispatch` with these inputs (all required) and this `run-name`.
+    pub fn add_workflow(
+        &self,
+        full: &str,
+        file: &str,
+        name: &str,
+        inputs: &[&str],
+        run_name: Option<&str>,
+    ) -> u64 {
+        let id = self.shared.state.lock().unwrap().next_id();
+        self.actions(full, |repo, seq| {
+            repo.actions.workflows.push(Workflow {
+                id,
+                path: format!(".github/workflows/{file}"),
+                name: name.into(),
+                inputs: inputs.iter().map(|i| (i.to_string(), true)).collect(),
+                run_name: run_name.map(str::to_string),
+                dispatchable: true,
+                seq,
+            });
+        });
+        id
+    }
+
+    /// Whether a dispatch asking for `return_run_details` is answered with the run (`200`,
+    /// github.com) or not (`204`, as servers that predate the flag answer).
+    pub fn set_dispatch_returns_run(&self, full: &str, returns: bool) {
+        self.actions(full, |repo, _| repo.actions.dispatch_details = returns);
+    }
+
+    /// Every run of `full`, oldest first.
+    pub fn runs(&self, full: &str) -> Vec<RunView> {
+        let st = self.shared.state.lock().unwrap();
+        let repo = &st.repos[full];
+        repo.actions
+            .runs
+            .iter()
+            .map(|r| RunView {
+                id: r.id,
+                workflow: repo
+                    .actions
+                    .workflows
+                    .iter()
+                    .find(|w| w.id == r.workflow_id)
+                    .map(|w| w.path.rsplit('/').next().unwrap_or_default().to_string())
+                    .unwrap_or_default(),
+                display_title: r.display_title.clone(),
+                event: r.event.clone(),
+                status: r.status.clone(),
+                conclusion: r.conclusion.clone(),
+                head_branch: r.head_branch.clone(),
+                inputs: r.inputs.clone(),
+            })
+            .collect()
+    }
+
+    /// A runner picks the run up (`in_progress`) or it waits (`queued`).
+    pub fn set_run_status(&self, full: &str, run_id: u64, status: &str) {
+        self.actions(full, |repo, seq| {
+            let r = run_mut(repo, run_id);
+            r.status = status.into();
+            r.updated = seq;
+        });
+    }
+
+    /// The run completes with `conclusion` (`success`, `failure`, `cancelled`, ...).
+    pub fn complete_run(&self, full: &str, run_id: u64, conclusion: &str) {
+        self.actions(full, |repo, seq| {
+            let r = run_mut(repo, run_id);
+            r.status = "completed".into();
+            r.conclusion = Some(conclusion.into());
+            r.updated = seq;
+        });
+    }
+
+    /// The run uploads an artifact (`actions/upload-artifact`): `files` zipped.
+    pub fn upload_artifact(&self, full: &str, run_id: u64, name: &str, files: &[(&str, &[u8])]) {
+        let id = self.shared.state.lock().unwrap().next_id();
+        let zip = zip_of(files);
+        self.actions(full, |repo, seq| {
+            run_mut(repo, run_id).artifacts.push(RunArtifact {
+                id,
+                name: name.into(),
+                zip,
+                expired: false,
+                seq,
+            });
+        });
+    }
+
+    /// Replace the asset `name` of the release `tag` with `bytes` (as a new asset, with a new
+    /// id, so no cache holds the old bytes): how a test moves an attempt's start back in time.
+    pub fn replace_asset(&self, full: &str, tag: &str, name: &str, bytes: &[u8]) {
+        let id = self.shared.state.lock().unwrap().next_id();
+        self.actions(full, |repo, seq| {
+            let rel = repo
+                .releases
+                .iter_mut()
+                .find(|r| r.tag == tag && !r.draft)
+                .unwrap_or_else(|| panic!("fake github: no release {tag}"));
+            let i = rel
+                .assets
+                .iter()
+                .position(|a| a.name == name)
+                .unwrap_or_else(|| panic!("fake github: no asset {name} on {tag}"));
+            let mut a = rel.assets.remove(i);
+            a.id = id;
+            a.bytes = bytes.to_vec();
+            a.seq = seq;
+            a.updated = seq;
+            rel.assets.push(a);
+        });
+    }
+
+    /// The bytes of the asset `name` of the published release `tag`, if there is one.
+    pub fn asset_bytes(&self, full: &str, tag: &str, name: &str) -> Option<Vec<u8>> {
+        let st = self.shared.state.lock().unwrap();
+        let rel = st
+            .repos
+            .get(full)?
+            .releases
+            .iter()
+            .find(|r| r.tag == tag && !r.draft)?;
+        Some(rel.assets.iter().find(|a| a.name == name)?.bytes.clone())
+    }
+
+    /// A person deletes the run (its artifacts go with it).
+    pub fn delete_run(&self, full: &str, run_id: u64) {
+        self.actions(full, |repo, _| repo.actions.runs.retain(|r| r.id != run_id));
+    }
+}
+
+fn run_mut(repo: &mut Repo, id: u64) -> &mut super::state::Run {
+    repo.actions
+        .runs
+        .iter_mut()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("fake github: no run {id}"))
+}
+
+/// A zip as `actions/upload-artifact` writes one: every file deflated, its sizes and CRC in a
+/// data descriptor after the data (zero in the local header), then the central directory.
+pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (name, bytes) in files {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).unwrap();
+        let data = e.finish().unwrap();
+        let crc = crc32(bytes);
+        let offset = out.len() as u32;
+        let n = name.len() as u16;
+        out.extend(0x0403_4b50u32.to_le_bytes());
+        out.extend([20, 0, 8, 0, 8, 0]); // version, flags (data descriptor), deflate
+        out.extend([0u8; 16]); // time, date, crc, sizes
+        out.extend(n.to_le_bytes());
+        out.extend(0u16.to_le_bytes());
+        out.extend(name.as_bytes());
+        out.extend(&data);
+        out.extend(0x0807_4b50u32.to_le_bytes());
+        out.extend(crc.to_le_bytes());
+        out.extend((data.len() as u32).to_le_bytes());
+        out.extend((bytes.len() as u32).to_le_bytes());
+        central.extend(0x0201_4b50u32.to_le_bytes());
+        central.extend([20, 0, 20, 0, 8, 0, 8, 0]);
+        central.extend([0u8; 4]);
+        central.extend(crc.to_le_bytes());
+        central.extend((data.len() as u32).to_le_bytes());
+        central.extend((bytes.len() as u32).to_le_bytes());
+        central.extend(n.to_le_bytes());
+        central.extend([0u8; 12]); // extra, comment, disk, attributes
+        central.extend(offset.to_le_bytes());
+        central.extend(name.as_bytes());
+    }
+    let at = out.len() as u32;
+    let count = files.len() as u16;
+    out.extend(&central);
+    out.extend(0x0605_4b50u32.to_le_bytes());
+    out.extend([0u8; 4]);
+    out.extend(count.to_le_bytes());
+    out.extend(count.to_le_bytes());
+    out.extend((central.len() as u32).to_le_bytes());
+    out.extend(at.to_le_bytes());
+    out.extend(0u16.to_le_bytes());
+    out
+}
+
+fn crc32(b: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &x in b {
+        c ^= x as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}

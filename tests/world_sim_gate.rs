@@ -1,0 +1,463 @@
+//! The world simulator's conformance gate (issue 30): hourly `stackbot release` runs (the real
+//! binary) on the fake GitHub with a gated stack and two tenants, while a CI runner gives each
+//! dispatched workflow run a seeded fate — it passes, fails, is cancelled, succeeds without
+//! evidence, or hangs past the gate's timeout — a maintainer now and then edits a template (a
+//! new candidate), and some runs crash at a write that took effect. After every run the gate's
+//! promises are checked against the runner's own record of what it did, never against what
+//! the bot wrote about it:
+//!
+//! - `passing-evidence`: every stable release is byte for byte a candidate one of whose runs
+//!   the runner passed (success with a passing artifact);
+//! - `failing-never-reaches-a-tenant`: a tenant pull request names only such releases, and no
+//!   candidate the runner failed is ever promoted;
+//! - `one-run-per-attempt`: never two runs of one attempt (crashes included), at most two
+//!   attempts per candidate;
+//! - `retried-once`: a cancelled or hung run's candidate gets exactly one more run.
+//!
+//! Knobs: `SIM_SEED` (default 2026), `SIM_GATE_RUNS` (default 40), `SIM_TRACE=1`.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::json;
+use support::config::DemoConfig;
+use support::fake_github::actions::RunView;
+use support::fake_github::{FakeGithub, FakeOptions, Fault, Faults};
+use support::{copy_dir, root};
+
+const TOKEN: &str = "ghp_gateSIMtoken_0123456789";
+const TOKEN_ENV: &str = "STACKBOT_GATE_SIM_TOKEN";
+const REPO: &str = "scs/cluster-stacks";
+const TENANTS: [&str; 2] = ["acme/gitops", "globex/gitops"];
+const TENANT_FILE: &str = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]  # pinned\n";
+
+/// What the CI runner does with a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Fate {
+    Pass,
+    Fail,
+    Cancel,
+    NoEvidence,
+    Hang,
+}
+
+fn junit(fail: bool) -> Vec<u8> {
+    let failure = if fail {
+        "<failure>not ready</failure>"
+    } else {
+        ""
+    };
+    format!(
+        "<testsuite><testcase name=\"[sig-network] DNS [Conformance]\"/>\
+         <testcase name=\"[sig-apps] Deployment [Conformance]\">{failure}</testcase></testsuite>"
+    )
+    .into_bytes()
+}
+
+struct Sim {
+    fake: FakeGithub,
+    dir: tempfile::TempDir,
+    cfg: PathBuf,
+    templates: PathBuf,
+    rng: fastrand::Rng,
+    /// Run id → its fate, and the step it was given.
+    fates: BTreeMap<u64, (Fate, usize)>,
+    /// Situations that occurred, by name.
+    occurred: BTreeMap<&'static str, usize>,
+    violations: Vec<String>,
+}
+
+impl Sim {
+    fn new(seed: u64) -> Sim {
+        let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
+        fake.create_repo(REPO, "main", &[("README.md", b"# stacks\n")]);
+        for t in TENANTS {
+            fake.create_repo(
+                t,
+                "main",
+                &[("clusterstacks/a.yaml", TENANT_FILE.as_bytes())],
+            );
+        }
+        fake.add_workflow(
+            REPO,
+            "conformance.yml",
+            "Conformance",
+            &[
+                "candidate",
+                "candidate_version",
+                "stable_tag",
+                "attempt",
+                "gate_id",
+            ],
+            Some("Conformance ${{ inputs.gate_id }}"),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let templates = dir.path().join("templates/openstack/scs2");
+        copy_dir(&root().join("templates/openstack/scs2"), &templates);
+        let cfg = DemoConfig::new()
+            .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
+            .max_retries(0)
+            .tenant("acme")
+            .tenant("globex")
+            .templates(&templates)
+            .gate(json!({"workflow": "conformance.yml"}))
+            .write(dir.path());
+        Sim {
+            fake,
+            dir,
+            cfg,
+            templates,
+            rng: fastrand::Rng::with_seed(seed),
+            fates: BTreeMap::new(),
+            occurred: BTreeMap::new(),
+            violations: Vec::new(),
+        }
+    }
+
+    fn saw(&mut self, what: &'static str) {
+        *self.occurred.entry(what).or_default() += 1;
+    }
+
+    fn release(&self) -> (i32, String) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(self.dir.path())
+            .env(TOKEN_ENV, TOKEN)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_ACTIONS")
+            .args([
+                "-c",
+                self.cfg.to_str().unwrap(),
+                "--now",
+                "2026-05-01",
+                "release",
+            ])
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code().unwrap_or(-1), text)
+    }
+
+    /// The CI runner: every run it has not decided yet gets its fate; a run hanging since an
+    /// earlier step has by now been running for longer than the gate's timeout (its attempt's
+    /// start moves back 7 hours: the clock the bot reads is the wall clock).
+    fn runner(&mut self, step: usize) {
+        for r in self.fake.runs(REPO) {
+            match self.fates.get(&r.id) {
+                Some((Fate::Hang, at)) if *at + 1 == step && r.status != "completed" => {
+                    let started = chrono::Utc::now() - chrono::Duration::hours(7);
+                    let attempt: u32 = r.inputs["attempt"].parse().unwrap();
+                    let record = json!({"attempt": attempt, "started_at": started});
+                    self.fake.replace_asset(
+                        REPO,
+                        &r.inputs["candidate"],
+                        &format!("gate-attempt-{attempt}.json"),
+                        record.to_string().as_bytes(),
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    let fate = [
+                        (Fate::Pass, 40),
+                        (Fate::Fail, 15),
+                        (Fate::Cancel, 20),
+                        (Fate::NoEvidence, 5),
+                        (Fate::Hang, 20),
+                    ];
+                    let total: u32 = fate.iter().map(|f| f.1).sum();
+                    let mut x = self.rng.u32(0..total);
+                    let fate = fate
+                        .iter()
+                        .find(|(_, w)| {
+                            if x < *w {
+                                true
+                            } else {
+                                x -= w;
+                                false
+                            }
+                        })
+                        .unwrap()
+                        .0;
+                    self.fates.insert(r.id, (fate, step));
+                    self.fake.set_run_status(REPO, r.id, "in_progress");
+                    let art = |fail| vec![("results/junit.xml", junit(fail))];
+                    match fate {
+                        Fate::Pass | Fate::Fail => {
+                            let files = art(fate == Fate::Fail);
+                            let files: Vec<(&str, &[u8])> =
+                                files.iter().map(|(n, b)| (*n, b.as_slice())).collect();
+                            self.fake.upload_artifact(REPO, r.id, "conformance", &files);
+                            let c = if fate == Fate::Pass {
+                                "success"
+                            } else {
+                                "failure"
+                            };
+                            self.fake.complete_run(REPO, r.id, c);
+                        }
+                        Fate::Cancel => self.fake.complete_run(REPO, r.id, "cancelled"),
+                        Fate::NoEvidence => self.fake.complete_run(REPO, r.id, "success"),
+                        Fate::Hang => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// A maintainer changes a template: the next releases are new content, new candidates.
+    fn maintainer(&mut self, step: usize) {
+        if self.rng.u32(0..100) < 12 {
+            let values = self.templates.join("cluster-class/values.yaml");
+            let mut text = std::fs::read_to_string(&values).unwrap();
+            text.push_str(&format!("# edited at step {step}\n"));
+            std::fs::write(&values, text).unwrap();
+            self.saw("template-edited");
+        }
+    }
+
+    /// Now and then a write takes effect but its answer is lost: the run fails, the next
+    /// one must finish the job without a duplicate.
+    fn faults(&mut self) -> bool {
+        if self.rng.u32(0..100) >= 25 {
+            self.fake.clear_faults();
+            return false;
+        }
+        let k = self.rng.usize(1..6);
+        let f = if self.rng.bool() {
+            Fault::AfterSuccess(502)
+        } else {
+            Fault::DropAfterSuccess
+        };
+        self.fake.set_faults(Faults::write(k, f));
+        true
+    }
+
+    fn check(&mut self, step: usize) {
+        let runs = self.fake.runs(REPO);
+        let mut by_candidate: BTreeMap<String, Vec<&RunView>> = BTreeMap::new();
+        for r in &runs {
+            by_candidate
+                .entry(r.inputs["candidate"].clone())
+                .or_default()
+                .push(r);
+        }
+        let mut v = one_run_per_attempt(&by_candidate);
+        let passed_stable = self.passing_evidence(&by_candidate, &mut v);
+        v.extend(tenants_hear_of(&self.fake.snapshot(), &passed_stable));
+        v.extend(self.retried_once(step, &runs, &by_candidate));
+        for x in v {
+            self.violations.push(format!("step {step}: {x}"));
+        }
+        self.occurred.insert("promoted", passed_stable.len());
+    }
+
+    /// passing-evidence, and no failed candidate promoted: the stable releases that hold.
+    fn passing_evidence(
+        &self,
+        by_candidate: &BTreeMap<String, Vec<&RunView>>,
+        v: &mut Vec<String>,
+    ) -> BTreeSet<String> {
+        let fate_of = |r: &RunView| self.fates.get(&r.id).map(|f| f.0);
+        let snap = self.fake.snapshot();
+        let repo = &snap.repos[REPO];
+        let mut passed_stable = BTreeSet::new();
+        for s in repo
+            .releases
+            .iter()
+            .filter(|r| !r.draft && !r.tag.contains("-v0-sha-"))
+        {
+            let cand = repo.releases.iter().find(|c| {
+                c.tag.contains("-v0-sha-")
+                    && !c.draft
+                    && s.assets.iter().all(|(n, sha)| c.assets.get(n) == Some(sha))
+            });
+            let Some(cand) = cand else {
+                v.push(format!(
+                    "passing-evidence: {} is no candidate's bytes",
+                    s.tag
+                ));
+                continue;
+            };
+            let fates: Vec<Fate> = by_candidate
+                .get(&cand.tag)
+                .into_iter()
+                .flatten()
+                .filter_map(|r| fate_of(r))
+                .collect();
+            if !fates.contains(&Fate::Pass) {
+                v.push(format!(
+                    "passing-evidence: {} promoted from {} whose runs were {fates:?}",
+                    s.tag, cand.tag
+                ));
+            } else if fates.contains(&Fate::Fail) {
+                v.push(format!(
+                    "failing-never-reaches-a-tenant: {} failed and was promoted",
+                    cand.tag
+                ));
+            } else {
+                passed_stable.insert(s.tag.clone());
+            }
+        }
+        passed_stable
+    }
+
+    /// retried-once: a cancelled or hung first run gets its second run within two steps,
+    /// unless a change made a newer candidate of its release meanwhile (then that one is
+    /// tested instead).
+    fn retried_once(
+        &self,
+        step: usize,
+        runs: &[RunView],
+        by_candidate: &BTreeMap<String, Vec<&RunView>>,
+    ) -> Vec<String> {
+        let mut v = Vec::new();
+        let series = |r: &RunView| {
+            let s = &r.inputs["stable_tag"];
+            s[..s.rfind("-v").unwrap_or(s.len())].to_string()
+        };
+        for rs in by_candidate.values() {
+            let first = rs.iter().find(|r| r.inputs["attempt"] == "1");
+            let second = rs.iter().any(|r| r.inputs["attempt"] == "2");
+            let superseded = |f: &RunView| {
+                runs.iter().any(|o| {
+                    o.id > f.id
+                        && series(o) == series(f)
+                        && o.inputs["candidate"] != f.inputs["candidate"]
+                })
+            };
+            if let Some(f) = first
+                && let Some((fate @ (Fate::Cancel | Fate::Hang), at)) = self.fates.get(&f.id)
+                && step >= at + 3
+                && !second
+                && !superseded(f)
+            {
+                v.push(format!(
+                    "retried-once: {} was {fate:?} at step {at} and has no second run",
+                    f.inputs["candidate"]
+                ));
+            }
+        }
+        v
+    }
+}
+
+/// one-run-per-attempt: never two runs of one attempt, attempts 1 and 2 only.
+fn one_run_per_attempt(by_candidate: &BTreeMap<String, Vec<&RunView>>) -> Vec<String> {
+    let mut v = Vec::new();
+    for (c, rs) in by_candidate {
+        let attempts: Vec<&str> = rs.iter().map(|r| r.inputs["attempt"].as_str()).collect();
+        let distinct: BTreeSet<&str> = attempts.iter().copied().collect();
+        if distinct.len() != attempts.len() || distinct.iter().any(|a| !["1", "2"].contains(a)) {
+            v.push(format!(
+                "one-run-per-attempt: {c} has runs of attempts {attempts:?}"
+            ));
+        }
+    }
+    v
+}
+
+/// failing-never-reaches-a-tenant: tenants hear only of releases with passing evidence.
+fn tenants_hear_of(
+    snap: &support::fake_github::Snapshot,
+    passed_stable: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut v = Vec::new();
+    let tag = regex::Regex::new(r"openstack-scs2-1-\d+-v\d+\b").unwrap();
+    for t in TENANTS {
+        for p in &snap.repos[t].pulls {
+            let text = format!("{}\n{}", p.title, p.body);
+            for m in tag.find_iter(&text) {
+                let after = &text[m.end()..];
+                if after.starts_with("-sha") || m.as_str().ends_with("-v0") {
+                    continue;
+                }
+                if !passed_stable.contains(m.as_str()) {
+                    v.push(format!(
+                        "failing-never-reaches-a-tenant: {t}#{} names {} without passing evidence",
+                        p.number,
+                        m.as_str()
+                    ));
+                }
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn a_gate_that_passes_fails_hangs_or_is_cancelled_never_lets_a_failing_candidate_reach_a_tenant() {
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    let seed = env("SIM_SEED").unwrap_or(2026);
+    let steps = env("SIM_GATE_RUNS").unwrap_or(40) as usize;
+    let defaults = env("SIM_SEED").is_none() && env("SIM_GATE_RUNS").is_none();
+    let mut sim = Sim::new(seed);
+    for step in 1..=steps {
+        sim.runner(step);
+        sim.maintainer(step);
+        let faulted = sim.faults();
+        let (code, out) = sim.release();
+        sim.fake.clear_faults();
+        if faulted && code != 0 {
+            sim.saw("crashed-run");
+        }
+        if std::env::var_os("SIM_TRACE").is_some() {
+            eprintln!(
+                "step {step}: exit {code}{}",
+                if faulted { " (fault)" } else { "" }
+            );
+        }
+        assert!(!out.contains("panicked at"), "step {step}: {out}");
+        assert!(
+            [0, 1].contains(&code),
+            "step {step}: a run of the gate exits 0 or 1 (transient, a test gave up): {code}\n{out}"
+        );
+        sim.check(step);
+    }
+    let fates: BTreeMap<Fate, usize> = sim.fates.values().fold(BTreeMap::new(), |mut m, (f, _)| {
+        *m.entry(*f).or_default() += 1;
+        m
+    });
+    let retried = sim
+        .fake
+        .runs(REPO)
+        .iter()
+        .filter(|r| r.inputs["attempt"] == "2")
+        .count();
+    let hung_cancelled = sim
+        .fake
+        .runs(REPO)
+        .iter()
+        .filter(|r| {
+            sim.fates.get(&r.id).map(|f| f.0) == Some(Fate::Hang)
+                && r.conclusion.as_deref() == Some("cancelled")
+        })
+        .count();
+    eprintln!(
+        "gate world (seed {seed}, {steps} runs): fates {fates:?}, {retried} retries, \
+         {hung_cancelled} hung runs cancelled, {:?}",
+        sim.occurred
+    );
+    assert!(sim.violations.is_empty(), "{:#?}", sim.violations);
+    if defaults {
+        // The situations the promises are about occurred: a promise whose situation never
+        // arises is not tested.
+        for f in [Fate::Pass, Fate::Fail, Fate::Cancel, Fate::Hang] {
+            assert!(fates.contains_key(&f), "no run was {f:?}: {fates:?}");
+        }
+        assert!(
+            retried > 0 && hung_cancelled > 0,
+            "{retried} {hung_cancelled}"
+        );
+        for s in ["promoted", "template-edited", "crashed-run"] {
+            assert!(
+                sim.occurred.get(s).is_some_and(|n| *n > 0),
+                "{s}: {:?}",
+                sim.occurred
+            );
+        }
+    }
+}
