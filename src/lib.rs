@@ -18,8 +18,8 @@
 //! `stackbot_forge` re-exports the forge's data types of `stackbot_core::forge`).
 
 pub use stackbot_core::{
-    adopt, body, compliance, config, error, gate, index, init, lock, model, mutation, outcome,
-    package, plan, render, report, resolve, status, tenants, yaml,
+    adopt, body, compliance, config, error, gate, index, init, lock, model, outcome, package, plan,
+    render, report, resolve, status, tenants, yaml,
 };
 /// The forge: the `Forge` trait, the local and GitHub forges, the test doubles.
 pub use stackbot_forge as forge;

@@ -11,7 +11,7 @@ use support::{registry, upstream_server};
 use sim::Settings;
 use sim::invariants::Invariant;
 use sim::report::Summary;
-use sim::world::{ForgeKind, World};
+use sim::world::{ForgeKind, HarnessFault, Scenario, World};
 
 /// Simulate the worlds `scenario` makes and fail on any violation; with the default seed and
 /// budget also when a situation in `guaranteed` never occurred: a promise whose situation
@@ -182,6 +182,41 @@ const PULL_REQUEST: [Invariant; 11] = [
 #[test]
 fn a_year_in_pull_request_mode_keeps_every_promise() {
     year_of(|s, i| s.pull_request_scenario(i), &PULL_REQUEST);
+}
+
+/// The mutation check's two harness faults (`HarnessFault`; every other guard is removed from
+/// the source by cargo-mutants, `.cargo/mutants.toml`, with this file as its test): the
+/// world, its harness breaking `inv`'s promise around a correct bot, catches it, and says in
+/// which run.
+fn caught_in(scenario: Scenario, inv: Invariant) -> usize {
+    let report = World::new(scenario).simulate_until(Some(inv));
+    let v = report
+        .violations
+        .iter()
+        .find(|v| v.invariant == inv)
+        .unwrap_or_else(|| panic!("{}: the short world stayed green", inv.name()));
+    eprintln!("{}: caught in run {}: {v}", inv.name(), v.run);
+    v.run
+}
+
+#[test]
+fn a_second_run_without_the_run_lock_is_caught_by_overlapping_runs_take_turns() {
+    let s = Settings::from_env();
+    let scenario = Scenario {
+        harness_fault: Some(HarnessFault::SecondRunWithoutLock),
+        ..s.pull_request_scenario(0)
+    };
+    caught_in(scenario, Invariant::RunsTakeTurns);
+}
+
+#[test]
+fn a_bot_that_reads_the_whole_history_is_caught_by_the_cost_bound() {
+    let s = Settings::from_env();
+    let scenario = Scenario {
+        harness_fault: Some(HarnessFault::ReadsHistory),
+        ..s.scenario(ForgeKind::Local, 0)
+    };
+    caught_in(scenario, Invariant::BoundedCost);
 }
 
 #[test]

@@ -193,16 +193,6 @@ pub fn available_releases(
     index: &ReleaseIndex,
     stacks: &BTreeSet<StackId>,
 ) -> Result<Vec<AvailableRelease>, ForgeError> {
-    if crate::mutation::active("cost-bounded-by-series-and-tenants") {
-        // Mutated: walk the whole history, every asset of every release.
-        for r in index.listed().iter().filter(|r| !r.draft) {
-            if ReleaseName::parse(&r.tag).is_ok() {
-                for a in &r.assets {
-                    forge.download_asset(repo, r.id, a)?;
-                }
-            }
-        }
-    }
     let mut out = Vec::new();
     for ((stack, minor), releases) in index.forge_series() {
         if !stacks.contains(stack) {
@@ -250,9 +240,6 @@ pub fn oci_releases(
     stacks: &BTreeSet<StackId>,
     known: &[AvailableRelease],
 ) -> Result<Vec<AvailableRelease>, OciError> {
-    if crate::mutation::active("tenants-follow-every-target") {
-        return Ok(Vec::new()); // mutated: tenants see forge releases only
-    }
     let reference = registry.target().reference();
     let mut out = Vec::new();
     for ((stack, minor), n) in index.oci_series() {

@@ -101,9 +101,6 @@ fn class_of(cause: &(dyn StdError + 'static)) -> Option<Class> {
 pub fn of_error_chain<'a>(
     chain: impl IntoIterator<Item = &'a (dyn StdError + 'static)>,
 ) -> ExitStatus {
-    if crate::mutation::active("transient-never-exit-2") {
-        return ExitStatus::Invalid;
-    }
     class_of_chain(chain).exit_status()
 }
 
@@ -116,11 +113,7 @@ pub fn of_error(err: &Error) -> ExitStatus {
 /// Tenants alone: 3 when some tenant failed (the others were processed). A blocked tenant is a
 /// person's decision, not a failure: 0 (the command prints a warning line for it).
 pub fn of_tenants(reports: &[TenantReport]) -> ExitStatus {
-    let mutated = crate::mutation::active("tenant-failure-exits-3");
-    if reports
-        .iter()
-        .any(|r| r.outcome == Outcome::Failed || (mutated && r.outcome == Outcome::Blocked))
-    {
+    if reports.iter().any(|r| r.outcome == Outcome::Failed) {
         ExitStatus::Partial
     } else {
         ExitStatus::Success
@@ -141,7 +134,6 @@ pub fn of_released(r: &Released) -> ExitStatus {
 pub fn of_release(result: &Result<Released, Error>) -> ExitStatus {
     match result {
         Ok(r) => of_released(r),
-        Err(_) if crate::mutation::active("failure-exits-1") => ExitStatus::Success,
         Err(e) => of_error(e),
     }
 }

@@ -462,9 +462,10 @@ fn copy(d: &Demo) -> Demo {
     Demo { dir }
 }
 
-/// The promotion run as the library runs it, on a forge that dies at its `k`-th write.
-fn promote_dying_at(d: &Demo, k: u64, mode: stackbot::forge::faulty::FaultMode) -> bool {
-    use stackbot::forge::faulty::Faulty;
+/// The promotion run as the library runs it, on a forge that dies before its `k`-th write
+/// (`0`: never): whether it died, and the writes that took effect, in order.
+fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
+    use stackbot::forge::faulty::{FaultMode, Faulty};
     let loaded = stackbot::config::load(&d.local().join("stackbot.yaml")).unwrap();
     let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
     let ctx = stackbot::pipeline::Context::new(
@@ -474,18 +475,48 @@ fn promote_dying_at(d: &Demo, k: u64, mode: stackbot::forge::faulty::FaultMode) 
         clock.clone(),
     );
     let forge = stackbot::forge::local::LocalForge::from_config(&loaded, clock).unwrap();
-    let faulty = Faulty::new(forge, k, mode);
+    let faulty = Faulty::new(forge, k, FaultMode::Before);
     let _ = stackbot::pipeline::release::release(
         &ctx,
         &faulty,
         &stackbot::pipeline::Selection::default(),
     );
-    faulty.tripped()
+    (faulty.tripped(), faulty.performed())
+}
+
+/// Where the sweep crashes a promotion whose writes are `writes` (1-based): before the first
+/// write of every run of equal writes, so at every boundary between two steps (an upload and
+/// the draft, the tag and its publication, …), and before the middle write of every longer run
+/// (a step half done: some of a release's assets uploaded, one tenant's commit made). A crash
+/// right after a write (`FaultMode::After`) leaves the forge as a crash before the next one
+/// does (that write performed, none after it), so this one mode covers both.
+fn crash_points(writes: &[&str]) -> Vec<u64> {
+    let mut points = Vec::new();
+    let mut start = 0;
+    while start < writes.len() {
+        let len = writes[start..]
+            .iter()
+            .take_while(|w| **w == writes[start])
+            .count();
+        points.push(start as u64 + 1);
+        if len >= 2 {
+            points.push((start + len / 2) as u64 + 1);
+        }
+        start += len;
+    }
+    points
+}
+
+#[test]
+fn the_crash_points_are_every_step_boundary_and_the_middle_of_long_steps() {
+    let writes = [
+        "upload", "upload", "upload", "upload", "draft", "tag", "publish", "pull", "pull",
+    ];
+    assert_eq!(crash_points(&writes), vec![1, 3, 5, 6, 7, 8, 9]);
 }
 
 #[test]
 fn a_crash_between_the_steps_of_a_promotion_resumes_it_without_duplicates() {
-    use stackbot::forge::faulty::FaultMode;
     // The tests have passed; the next run promotes.
     let ready = Demo::gated("pass");
     ready.go();
@@ -501,24 +532,22 @@ fn a_crash_between_the_steps_of_a_promotion_resumes_it_without_duplicates() {
         "one pull request per tenant: {want:?}"
     );
 
-    let mut k = 1;
-    for mode in [FaultMode::Before, FaultMode::After] {
-        loop {
-            let w = copy(&ready);
-            let tripped = promote_dying_at(&w, k, mode);
-            let (code, _, err) = w.release();
-            assert_eq!(code, 0, "k={k} {mode:?}: {err}");
-            assert_eq!(
-                seen(&w),
-                want,
-                "k={k} {mode:?}: the resumed run ends where a clean one does"
-            );
-            assert_eq!(w.calls().len(), 2, "no test is started again");
-            if !tripped {
-                break;
-            }
-            k += 3; // every third write keeps the sweep short and still crosses each step
-        }
-        k = 2;
+    // The promotion's writes, from a run that does not crash: assets, drafts, tags,
+    // publications, tenant pull requests, the dashboard.
+    let (_, writes) = promote_dying_at(&copy(&ready), 0);
+    assert!(writes.contains(&"publish_release"), "{writes:?}");
+    for k in crash_points(&writes) {
+        let before = writes[k as usize - 1];
+        let w = copy(&ready);
+        let (tripped, _) = promote_dying_at(&w, k);
+        assert!(tripped, "k={k} ({before}): the promotion died there");
+        let (code, _, err) = w.release();
+        assert_eq!(code, 0, "k={k} ({before}): {err}");
+        assert_eq!(
+            seen(&w),
+            want,
+            "k={k}, before {before}: the resumed run ends where a clean one does"
+        );
+        assert_eq!(w.calls().len(), 2, "no test is started again");
     }
 }

@@ -1,5 +1,5 @@
 //! The GitHub workflows and the composite action are part of the product: stackbot's own
-//! (ci, binaries, fuzz), the action, and the two `stackbot init` writes into the
+//! (ci, binaries, fuzz, mutants), the action, and the two `stackbot init` writes into the
 //! cluster-stacks repository (generated here, with and without tenant shards). They must only
 //! call commands and flags that exist, pin every third-party action to a commit, declare
 //! least-privilege permissions, never splice `${{ }}` expressions into shell scripts (the
@@ -262,8 +262,10 @@ fn stackbot_s_own_repository_runs_no_release_bot() {
             continue;
         }
         assert!(
-            doc.pointer("/on/schedule").is_none() || path.ends_with("fuzz.yml"),
-            "{}: only the fuzzer is scheduled in stackbot's repository",
+            doc.pointer("/on/schedule").is_none()
+                || path.ends_with("fuzz.yml")
+                || path.ends_with("mutants.yml"),
+            "{}: only the fuzzer and the mutation check are scheduled in stackbot's repository",
             path.display()
         );
         for script in run_scripts(&doc) {
@@ -652,7 +654,13 @@ fn github_ci_runs_the_local_ci_script_and_nothing_besides_the_toolchain() {
         "zizmor --offline --no-progress --persona=pedantic .",
         "actionlint",
         "cargo fmt --all -- --check",
-        "cargo clippy --locked --all-targets -- -D warnings",
+        // Clippy lints the workspace while it is compiled for the tests (clippy-driver as
+        // the workspace's compiler, `-D warnings`), behind a canary that must fail.
+        "bin/clippy-driver",
+        "CLIPPY_ARGS=\"-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__\"",
+        "export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS",
+        "pub fn len(v: &Vec<u8>)",
+        "cargo test --locked --no-run",
         "cargo test --locked",
         "scripts/check-package",
     ] {

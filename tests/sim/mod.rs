@@ -108,6 +108,7 @@ impl Settings {
                 runs: self.runs.unwrap_or(100),
                 upstream_faults: 0.15,
                 forge_faults: 0.05,
+                harness_fault: None,
             },
             // The fake GitHub with upstream over HTTP: every request crosses a socket and the
             // OpenAPI conformance checks, so fewer runs by default.
@@ -125,6 +126,7 @@ impl Settings {
                 runs: self.runs.unwrap_or(40),
                 upstream_faults: 0.15,
                 forge_faults: 0.08,
+                harness_fault: None,
             },
         }
     }
@@ -147,6 +149,7 @@ impl Settings {
             runs: self.runs.unwrap_or(30),
             upstream_faults: 0.15,
             forge_faults: 0.05,
+            harness_fault: None,
         }
     }
 

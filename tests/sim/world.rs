@@ -62,6 +62,24 @@ pub struct Scenario {
     pub upstream_faults: f64,
     /// Probability that a run sees a forge fault (a crash; on GitHub also a flaky API).
     pub forge_faults: f64,
+    /// A promise the harness itself breaks, where no mutation of the bot's source can
+    /// (`None` in every world that tests the bot; see [`HarnessFault`]).
+    pub harness_fault: Option<HarnessFault>,
+}
+
+/// The harness doing, around a correct bot, what a bot without one of its guards would do:
+/// for the two promises whose guard no source mutation can remove (cargo-mutants replaces
+/// function bodies and operators; it cannot make an OS file lock shared, nor add requests), so
+/// that the simulator still shows that their invariants can fail (docs/reliability.md,
+/// "Mutation check"). The other guards are mutated in the source by cargo-mutants
+/// (`.cargo/mutants.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HarnessFault {
+    /// The second of two overlapping runs works without the run lock (`overlapping-runs-take-turns`).
+    SecondRunWithoutLock,
+    /// Every run also downloads every asset of every release in the history through the bot's
+    /// forge, as a bot that reads history would (`cost-bounded-by-series-and-tenants`).
+    ReadsHistory,
 }
 
 /// What a world did.
@@ -347,8 +365,8 @@ impl World {
         self.simulate_until(None)
     }
 
-    /// Run the world to its end, or only until a run breaks `stop` (the mutation check: a
-    /// disabled guard is caught as soon as its invariant fails once).
+    /// Run the world to its end, or only until a run breaks `stop` (the mutation check's
+    /// harness faults are caught as soon as their invariant fails once).
     pub fn simulate_until(mut self, stop: Option<Invariant>) -> WorldReport {
         let wall = Instant::now();
         let end = self.sc.start + Duration::days(self.sc.days);

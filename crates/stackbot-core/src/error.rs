@@ -40,9 +40,12 @@ pub enum Class {
 impl Class {
     /// The exit code users script around: 2 for input and refusals, 1 for transient trouble.
     pub fn exit_status(self) -> ExitStatus {
-        match self {
-            Class::Input | Class::Denied => ExitStatus::Invalid,
-            Class::Transient => ExitStatus::Failure,
+        // Transient trouble alone exits 1. A comparison rather than a match, so that the
+        // mutation check (`.cargo/mutants.toml`) can invert it: `transient-never-exit-2`.
+        if self == Class::Transient {
+            ExitStatus::Failure
+        } else {
+            ExitStatus::Invalid
         }
     }
 

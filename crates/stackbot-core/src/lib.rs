@@ -26,7 +26,6 @@ pub mod index;
 pub mod init;
 pub mod lock;
 pub mod model;
-pub mod mutation;
 pub mod oci;
 pub mod outcome;
 pub mod package;

@@ -124,7 +124,7 @@ pub use crate::model::SteppedOver;
 impl HeldBack {
     /// Whether an upstream error is among the reasons: the next run may well get further.
     pub fn is_transient(&self) -> bool {
-        !self.errors.is_empty() && !crate::mutation::active("upstream-error-exits-1")
+        !self.errors.is_empty()
     }
 
     /// Every reason, errors first (they are what a reader must see).
@@ -366,12 +366,6 @@ pub fn check_listed(
 
 /// The minors a stack tracks on `now`, plus a warning when a fallback was needed.
 fn tracked(stack: &StackConfig, facts: &Facts, now: NaiveDate) -> (Vec<Minor>, Option<String>) {
-    if crate::mutation::active("only-configured-minors-released")
-        && let Some(l) = &facts.lifecycle
-    {
-        // Mutated: every minor the schedule knows, listed or not, supported or not.
-        return (l.iter().map(|x| x.minor).collect(), None);
-    }
     match &stack.minors {
         MinorSelection::List(list) => {
             let mut m: Vec<Minor> = list.iter().filter_map(|s| s.parse().ok()).collect();

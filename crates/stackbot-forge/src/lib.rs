@@ -16,7 +16,7 @@
 
 // The core modules this crate's code names as `crate::model`, `crate::config`, ...: the paths
 // the code had when the forge was a module of one crate, kept so the split moved files only.
-use stackbot_core::{clock, config, env, error, model, mutation};
+use stackbot_core::{clock, config, env, error, model};
 use stackbot_net::net;
 
 #[cfg(any(test, feature = "test-doubles"))]
@@ -323,16 +323,19 @@ pub fn upsert_comment(
     } else {
         format!("{marker}\n{body}")
     };
-    let existing = if crate::mutation::active("no-duplicates") {
-        Vec::new() // mutated: every call writes a new comment
-    } else {
-        forge.list_comments(repo, number)?
-    };
-    match existing.iter().find(|c| c.body.contains(marker)) {
+    let existing = forge.list_comments(repo, number)?;
+    match marked(&existing, marker) {
         Some(c) if c.body == full => Ok(()),
         Some(c) => forge.update_comment(repo, c.id, &full),
         None => forge.create_comment(repo, number, &full).map(|_| ()),
     }
+}
+
+/// The comment among `comments` that carries `marker`: the one [`upsert_comment`] keeps. Its
+/// own function so that the mutation check (`.cargo/mutants.toml`, docs/reliability.md) can
+/// replace it.
+fn marked<'a>(comments: &'a [CommentInfo], marker: &str) -> Option<&'a CommentInfo> {
+    comments.iter().find(|c| c.body.contains(marker))
 }
 
 /// The GitHub answer cache of the configuration: `forge.github.cache_dir`, else `github/` in

@@ -18,7 +18,7 @@ use super::super::read;
 use super::super::tenants::UpgradeMode;
 use super::super::upgrades;
 use super::super::upstream::{Target, UpFault};
-use super::{ForgeKind, Overlap, World, active_tenants};
+use super::{ForgeKind, HarnessFault, Overlap, World, active_tenants};
 
 /// The faults one run gets: upstream's, and at most one of a forge that crashes at its k-th
 /// write or a flaky GitHub (seeded by the value).
@@ -237,6 +237,9 @@ impl World {
             let start = Instant::now();
             let forge: &dyn stackbot::forge::Forge = &*bot;
             let r = stackbot::pipeline::release::release(&ctx, forge, &sel);
+            if self.sc.harness_fault == Some(HarnessFault::ReadsHistory) {
+                read_history(forge);
+            }
             let held = (start, Instant::now());
             drop(lock);
             (r, held)
@@ -267,8 +270,9 @@ impl World {
         let bot = self.backend.bot(&self.loaded, self.clock.clone(), None);
         let ctx = ctx.clone();
         let sel = sel.clone();
+        let locks = self.sc.harness_fault != Some(HarnessFault::SecondRunWithoutLock);
         std::thread::spawn(move || {
-            let lock = run_lock(&ctx);
+            let lock = locks.then(|| run_lock(&ctx));
             let start = Instant::now();
             let r = stackbot::pipeline::release::release(&ctx, &*bot, &sel);
             let end = Instant::now();
@@ -414,6 +418,16 @@ impl World {
             .filter(|(_, _, ticked)| !ticked)
             .map(|(t, b, _)| (t, b))
             .collect()
+    }
+}
+
+/// [`HarnessFault::ReadsHistory`]: every asset of every release, downloaded through `forge`.
+fn read_history(forge: &dyn stackbot::forge::Forge) {
+    let repo = super::stacks_repo();
+    for r in forge.list_releases(&repo).unwrap_or_default() {
+        for a in &r.assets {
+            let _ = forge.download_asset(&repo, r.id, a);
+        }
     }
 }
 

@@ -374,6 +374,19 @@ impl PlanError {
 }
 
 /// The OCI push step for `assets` as `tag`.
+/// The push of a forge release's assets to OCI, when OCI is a target (none otherwise): every
+/// configured target gets every release. Its own function so that the mutation check
+/// (`.cargo/mutants.toml`, docs/reliability.md) can replace it.
+fn oci_steps(
+    oci: Option<&OciPlanSettings>,
+    tag: &str,
+    assets: &FileTree,
+) -> Result<Vec<Step>, PlanError> {
+    oci.map(|oci| oci_step(oci, tag, assets))
+        .into_iter()
+        .collect()
+}
+
 fn oci_step(oci: &OciPlanSettings, tag: &str, assets: &FileTree) -> Result<Step, PlanError> {
     let d = oci.describe(tag, assets).map_err(|source| PlanError::Oci {
         tag: tag.to_string(),
@@ -589,14 +602,13 @@ impl Run<'_> {
     /// The latest forge release is missing from OCI (OCI newly enabled, or a run stopped
     /// between the forge release and the push): push it as published.
     fn catch_up_oci(&mut self, input: &SeriesInput<'_>) -> Result<(), PlanError> {
-        if let (Some(oci), Some(latest), Some(assets)) = (
-            &self.settings.oci,
+        if let (Some(latest), Some(assets)) = (
             input.so.forge_latest.as_ref(),
             input.so.latest_assets.as_ref(),
         ) && !self.observed.index.in_oci(&latest.tag)
-            && !crate::mutation::active("every-target-gets-the-latest-release")
         {
-            self.plan.cleanup.push(oci_step(oci, &latest.tag, assets)?);
+            let push = oci_steps(self.settings.oci.as_ref(), &latest.tag, assets)?;
+            self.plan.cleanup.extend(push);
         }
         Ok(())
     }
@@ -622,9 +634,7 @@ impl Run<'_> {
             self.plan.cleanup.extend(stale_below(input.published_n));
             return true;
         }
-        if let Some(deg) = guard::check(d, state.latest, &self.base_lock)
-            .filter(|_| !crate::mutation::active("no-downgrade"))
-        {
+        if let Some(deg) = guard::check(d, state.latest, &self.base_lock) {
             if !self.overrides.allow_downgrade {
                 self.plan.degraded.push(deg);
                 self.plan.cleanup.extend(stale_below(input.published_n));
@@ -927,11 +937,7 @@ impl Run<'_> {
                 tag: tag.clone(),
                 latest: false, // decided once every release is planned
             });
-            if let Some(oci) = &self.settings.oci
-                && !crate::mutation::active("every-target-gets-the-latest-release")
-            {
-                steps.push(oci_step(oci, tag, &r.assets)?);
-            }
+            steps.extend(oci_steps(self.settings.oci.as_ref(), tag, &r.assets)?);
         }
         steps.extend(stale_drafts(input.releases, Some(r.n)));
         Ok(steps)

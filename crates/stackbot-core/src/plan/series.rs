@@ -181,10 +181,6 @@ impl<'a, 'f> Evidence<'a, 'f> {
     fn highest(&self) -> Option<u64> {
         let (d, so) = (self.d, self.so);
         let high_water = self.f.index.high_water(&d.stack, d.minor);
-        if crate::mutation::active("number-never-reused") {
-            // Mutated: only the releases that still exist count, so a withdrawn number comes back.
-            return high_water;
-        }
         high_water
             .into_iter()
             .chain(so.tags.keys().copied())

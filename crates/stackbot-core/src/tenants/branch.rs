@@ -133,9 +133,6 @@ pub fn holds_files(
 /// proposed every release in `releases`: proposing them again would reopen what was declined.
 /// Pull requests the bot closed itself, and merged ones, declined nothing.
 pub fn declined(pull: &PullInfo, stack: &StackId, content: &str, releases: &[String]) -> bool {
-    if crate::mutation::active("declined-stays-closed") {
-        return false;
-    }
     if pull.state != PullState::Closed || pull.body.contains(CLOSED_BY_BOT) {
         return false;
     }

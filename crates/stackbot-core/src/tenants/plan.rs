@@ -846,8 +846,7 @@ pub(super) fn decide(
     } else {
         Vec::new()
     };
-    let current = !crate::mutation::active("no-rewrite-on-base-move")
-        && state.head.is_some()
+    let current = state.head.is_some()
         && (branch::holds(&state.commits, &pr.id, bot_email)
             || branch::holds_files(state.files.as_ref(), observed, &files));
     // The forge refused auto-merge for this very content: the note stays, nothing is asked.
@@ -861,8 +860,7 @@ pub(super) fn decide(
             None => false,
         };
     // Human commits block only a branch with something to propose (see [`action`]).
-    let up_to_date = files.is_empty()
-        && (pr.nothing_published || !crate::mutation::active("merges-recognised-by-content"));
+    let up_to_date = base_holds_desired(&files);
     let blocking = if up_to_date || human.is_empty() {
         Vec::new()
     } else {
@@ -973,6 +971,13 @@ struct Choice<'a> {
     current: bool,
 }
 
+/// Whether the base already holds the desired files (nothing left to edit): a merge is
+/// recognised by its content, whoever merged it and however. Its own function so that the
+/// mutation check (`.cargo/mutants.toml`, docs/reliability.md) can replace it.
+fn base_holds_desired(files: &[FileEdit]) -> bool {
+    files.is_empty()
+}
+
 /// The action on the pull request, whether to push the branch, and the note saying why (the
 /// order is [`decide`]'s).
 fn action(c: &Choice<'_>) -> (Action, bool, Option<String>) {
@@ -1000,7 +1005,7 @@ fn action(c: &Choice<'_>) -> (Action, bool, Option<String>) {
                 "no release of {stack} is published to the configured targets; nothing to propose"
             )),
         )
-    } else if files.is_empty() && !crate::mutation::active("merges-recognised-by-content") {
+    } else if base_holds_desired(files) {
         match open {
             Some(p) if !human.is_empty() => (
                 Action::None,
@@ -1042,16 +1047,6 @@ fn action(c: &Choice<'_>) -> (Action, bool, Option<String>) {
                 (Action::None, false, Some("pull request is current".into()))
             }
             (Some(_), _) => (Action::Update, !current, None),
-            (None, Some(p))
-                if p.state == crate::forge::PullState::Merged
-                    && crate::mutation::active("merged-tenant-gets-next-release") =>
-            {
-                (
-                    Action::None,
-                    false,
-                    Some("mutated: merged once, never again".into()),
-                )
-            }
             (None, Some(p)) if branch::declined(p, stack, &pr.id, &pr.releases) => (
                 Action::None,
                 false,

@@ -135,13 +135,9 @@ fn due(t: &TenantConfig, minor: Minor, facts: &Facts) -> Result<Option<chrono::N
             ));
         }
     };
-    let from = if crate::mutation::active("clusters-on-a-supported-minor-at-end-of-life") {
-        eol.checked_add_days(chrono::Days::new(u64::from(days)))
-            .unwrap_or(eol)
-    } else {
-        eol.checked_sub_days(chrono::Days::new(u64::from(days)))
-            .unwrap_or(eol)
-    };
+    let from = eol
+        .checked_sub_days(chrono::Days::new(u64::from(days)))
+        .unwrap_or(eol);
     Ok((facts.today < from).then_some(from))
 }
 
@@ -167,11 +163,7 @@ pub fn plan(
         if is_open(&s) {
             out.push(close(t, stack, arrived, observed, s, bot_email));
         }
-        let to = if crate::mutation::active("cluster-upgrade-one-minor-per-step") {
-            next_minor(next_minor(cur.minor))
-        } else {
-            next_minor(cur.minor)
-        };
+        let to = next_minor(cur.minor);
         let Some(r) = latest.get(&to).copied() else {
             continue;
         };
@@ -295,8 +287,7 @@ fn approval(
 ) -> Option<Approval> {
     (t.policy.upgrade.clusters == UpgradeAction::Approval).then(|| Approval {
         tenant: t.name.clone(),
-        approved: listed == Some(true)
-            || crate::mutation::active("cluster-upgrade-waits-for-approval"),
+        approved: listed == Some(true),
         branch: branch.to_string(),
         words: format!(
             "Cluster `{}` from {} to {to} (`{}`, Kubernetes {})",

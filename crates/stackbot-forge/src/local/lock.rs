@@ -52,13 +52,7 @@ impl LocalForge {
     /// Take the forge-wide run lock, waiting for another run to finish. Hold the guard for the
     /// whole observe → plan → apply sequence.
     pub fn lock_run(&self) -> ForgeResult<RunLock> {
-        let path = if crate::mutation::active("overlapping-runs-take-turns") {
-            // Mutated: every caller locks a file of its own, so nobody waits.
-            self.root
-                .join(format!("run.lock.{:?}", std::thread::current().id()))
-        } else {
-            self.root.join("run.lock")
-        };
+        let path = self.root.join("run.lock");
         Ok(RunLock {
             _lock: FileLock::acquire(&path)?,
         })
