@@ -1,21 +1,13 @@
 //! Reading a zip archive in memory, bounded: what GitHub serves for a workflow run's artifact
-//! (`actions/upload-artifact` writes one zip with the uploaded files). Only what artifacts use
-//! is read: stored and deflated entries, found through the central directory (so entries whose
-//! sizes follow their data, as streaming writers leave them, are read too). ZIP64 archives,
-//! encrypted entries and other methods are refused; an entry is never inflated past its bound.
+//! (`actions/upload-artifact` writes one zip with the uploaded files). The `zip` crate reads
+//! the archive (central directory, data descriptors of streaming writers, ZIP64, CRC checks);
+//! this module only adds the bounds: at most `max_files` selected files, each at most
+//! `max_bytes` once inflated, and an entry is never inflated past its bound.
 
-use std::io::Read;
+use std::io::{Cursor, Read};
 
 /// One file of an archive: its path and bytes.
 pub type Entry = (String, Vec<u8>);
-
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
 
 /// The files of `zip` that `wanted` selects by path (directories skipped), at most
 /// `max_files` of them and each at most `max_bytes` once inflated: a larger one is an error,
@@ -26,65 +18,30 @@ pub fn entries(
     max_files: usize,
     max_bytes: u64,
 ) -> Result<Vec<Entry>, String> {
-    const EOCD: u32 = 0x0605_4b50;
-    let from = zip.len().saturating_sub(22 + 65_535);
-    let eocd = (from..zip.len().saturating_sub(21))
-        .rev()
-        .find(|&i| u32_at(zip, i) == Some(EOCD))
-        .ok_or("not a zip archive (no end of central directory)")?;
-    let bad = || "a damaged zip archive".to_string();
-    let total = u16_at(zip, eocd + 10).ok_or_else(bad)?;
-    let cd_offset = u32_at(zip, eocd + 16).ok_or_else(bad)?;
-    if total == u16::MAX || cd_offset == u32::MAX {
-        return Err("a ZIP64 archive, which is not read".into());
-    }
-    let mut at = cd_offset as usize;
+    let mut archive = zip::ZipArchive::new(Cursor::new(zip))
+        .map_err(|e| format!("not a readable zip archive: {e}"))?;
     let mut out = Vec::new();
-    for _ in 0..total {
-        if u32_at(zip, at) != Some(0x0201_4b50) {
-            return Err(bad());
-        }
-        let flags = u16_at(zip, at + 8).ok_or_else(bad)?;
-        let method = u16_at(zip, at + 10).ok_or_else(bad)?;
-        let csize = u32_at(zip, at + 20).ok_or_else(bad)? as usize;
-        let usize_ = u32_at(zip, at + 24).ok_or_else(bad)? as u64;
-        let n = u16_at(zip, at + 28).ok_or_else(bad)? as usize;
-        let e = u16_at(zip, at + 30).ok_or_else(bad)? as usize;
-        let c = u16_at(zip, at + 32).ok_or_else(bad)? as usize;
-        let local = u32_at(zip, at + 42).ok_or_else(bad)? as usize;
-        let name = zip.get(at + 46..at + 46 + n).ok_or_else(bad)?;
-        let name = String::from_utf8_lossy(name).to_string();
-        at += 46 + n + e + c;
-        if name.ends_with('/') || !wanted(&name) {
-            continue;
-        }
+    for i in 0..archive.len() {
         if out.len() >= max_files {
             break;
         }
-        if flags & 1 != 0 {
-            return Err(format!("{name}: encrypted"));
+        let file = archive
+            .by_index(i)
+            .map_err(|e| format!("a damaged zip archive: {e}"))?;
+        let name = file
+            .name()
+            .map_err(|e| format!("a zip entry whose name cannot be read: {e}"))?
+            .into_owned();
+        if file.is_dir() || !wanted(&name) {
+            continue;
         }
-        if usize_ > max_bytes {
+        if file.size() > max_bytes {
             return Err(format!("{name}: larger than {max_bytes} bytes"));
         }
-        if u32_at(zip, local) != Some(0x0403_4b50) {
-            return Err(bad());
-        }
-        let ln = u16_at(zip, local + 26).ok_or_else(bad)? as usize;
-        let le = u16_at(zip, local + 28).ok_or_else(bad)? as usize;
-        let start = local + 30 + ln + le;
-        let data = zip.get(start..start + csize).ok_or_else(bad)?;
         let mut bytes = Vec::new();
-        match method {
-            0 => bytes.extend_from_slice(data),
-            8 => {
-                flate2::read::DeflateDecoder::new(data)
-                    .take(max_bytes + 1)
-                    .read_to_end(&mut bytes)
-                    .map_err(|e| format!("{name}: {e}"))?;
-            }
-            m => return Err(format!("{name}: compression method {m}, which is not read")),
-        }
+        file.take(max_bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{name}: {e}"))?;
         if bytes.len() as u64 > max_bytes {
             return Err(format!("{name}: larger than {max_bytes} bytes"));
         }
@@ -99,77 +56,24 @@ pub(crate) mod tests {
     use std::io::Write;
 
     /// A zip as a streaming writer makes it: each entry deflated (or stored), its sizes in a
-    /// data descriptor after the data and zero in the local header, then the central
-    /// directory.
+    /// data descriptor after the data, then the central directory.
     pub fn zip(files: &[(&str, &[u8], bool)]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut central = Vec::new();
+        let mut w = zip::ZipWriter::new_stream(Vec::new());
         for (name, bytes, deflate) in files {
-            let data = if *deflate {
-                let mut e =
-                    flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
-                e.write_all(bytes).unwrap();
-                e.finish().unwrap()
+            let method = if *deflate {
+                zip::CompressionMethod::Deflated
             } else {
-                bytes.to_vec()
+                zip::CompressionMethod::Stored
             };
-            let method: u16 = if *deflate { 8 } else { 0 };
-            let crc = crc32(bytes);
-            let offset = out.len() as u32;
-            out.extend(0x0403_4b50u32.to_le_bytes());
-            out.extend(20u16.to_le_bytes());
-            out.extend(8u16.to_le_bytes()); // sizes in the data descriptor
-            out.extend(method.to_le_bytes());
-            out.extend([0u8; 4]); // time, date
-            out.extend([0u8; 12]); // crc, sizes: zero here
-            out.extend((name.len() as u16).to_le_bytes());
-            out.extend(0u16.to_le_bytes());
-            out.extend(name.as_bytes());
-            out.extend(&data);
-            out.extend(0x0807_4b50u32.to_le_bytes());
-            out.extend(crc.to_le_bytes());
-            out.extend((data.len() as u32).to_le_bytes());
-            out.extend((bytes.len() as u32).to_le_bytes());
-            central.extend(0x0201_4b50u32.to_le_bytes());
-            central.extend(20u16.to_le_bytes());
-            central.extend(20u16.to_le_bytes());
-            central.extend(8u16.to_le_bytes());
-            central.extend(method.to_le_bytes());
-            central.extend([0u8; 4]);
-            central.extend(crc.to_le_bytes());
-            central.extend((data.len() as u32).to_le_bytes());
-            central.extend((bytes.len() as u32).to_le_bytes());
-            central.extend((name.len() as u16).to_le_bytes());
-            central.extend([0u8; 8]); // extra, comment, disk, internal attributes
-            central.extend([0u8; 4]); // external attributes
-            central.extend(offset.to_le_bytes());
-            central.extend(name.as_bytes());
-        }
-        let cd_offset = out.len() as u32;
-        out.extend(&central);
-        out.extend(0x0605_4b50u32.to_le_bytes());
-        out.extend([0u8; 4]);
-        out.extend((files.len() as u16).to_le_bytes());
-        out.extend((files.len() as u16).to_le_bytes());
-        out.extend((central.len() as u32).to_le_bytes());
-        out.extend(cd_offset.to_le_bytes());
-        out.extend(0u16.to_le_bytes());
-        out
-    }
-
-    fn crc32(b: &[u8]) -> u32 {
-        let mut c = !0u32;
-        for &x in b {
-            c ^= x as u32;
-            for _ in 0..8 {
-                c = if c & 1 != 0 {
-                    (c >> 1) ^ 0xEDB8_8320
-                } else {
-                    c >> 1
-                };
+            let options = zip::write::SimpleFileOptions::default().compression_method(method);
+            if name.ends_with('/') {
+                w.add_directory(*name, options).unwrap();
+            } else {
+                w.start_file(*name, options).unwrap();
+                w.write_all(bytes).unwrap();
             }
         }
-        !c
+        w.finish().unwrap().into_inner()
     }
 
     #[test]

@@ -177,63 +177,14 @@ fn run_mut(repo: &mut Repo, id: u64) -> &mut super::state::Run {
 }
 
 /// A zip as `actions/upload-artifact` writes one: every file deflated, its sizes and CRC in a
-/// data descriptor after the data (zero in the local header), then the central directory.
+/// data descriptor after the data, then the central directory.
 pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut central = Vec::new();
+    let mut w = zip::ZipWriter::new_stream(Vec::new());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
     for (name, bytes) in files {
-        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(bytes).unwrap();
-        let data = e.finish().unwrap();
-        let crc = crc32(bytes);
-        let offset = out.len() as u32;
-        let n = name.len() as u16;
-        out.extend(0x0403_4b50u32.to_le_bytes());
-        out.extend([20, 0, 8, 0, 8, 0]); // version, flags (data descriptor), deflate
-        out.extend([0u8; 16]); // time, date, crc, sizes
-        out.extend(n.to_le_bytes());
-        out.extend(0u16.to_le_bytes());
-        out.extend(name.as_bytes());
-        out.extend(&data);
-        out.extend(0x0807_4b50u32.to_le_bytes());
-        out.extend(crc.to_le_bytes());
-        out.extend((data.len() as u32).to_le_bytes());
-        out.extend((bytes.len() as u32).to_le_bytes());
-        central.extend(0x0201_4b50u32.to_le_bytes());
-        central.extend([20, 0, 20, 0, 8, 0, 8, 0]);
-        central.extend([0u8; 4]);
-        central.extend(crc.to_le_bytes());
-        central.extend((data.len() as u32).to_le_bytes());
-        central.extend((bytes.len() as u32).to_le_bytes());
-        central.extend(n.to_le_bytes());
-        central.extend([0u8; 12]); // extra, comment, disk, attributes
-        central.extend(offset.to_le_bytes());
-        central.extend(name.as_bytes());
+        w.start_file(*name, options).unwrap();
+        w.write_all(bytes).unwrap();
     }
-    let at = out.len() as u32;
-    let count = files.len() as u16;
-    out.extend(&central);
-    out.extend(0x0605_4b50u32.to_le_bytes());
-    out.extend([0u8; 4]);
-    out.extend(count.to_le_bytes());
-    out.extend(count.to_le_bytes());
-    out.extend((central.len() as u32).to_le_bytes());
-    out.extend(at.to_le_bytes());
-    out.extend(0u16.to_le_bytes());
-    out
-}
-
-fn crc32(b: &[u8]) -> u32 {
-    let mut c = !0u32;
-    for &x in b {
-        c ^= x as u32;
-        for _ in 0..8 {
-            c = if c & 1 != 0 {
-                (c >> 1) ^ 0xEDB8_8320
-            } else {
-                c >> 1
-            };
-        }
-    }
-    !c
+    w.finish().unwrap().into_inner()
 }
