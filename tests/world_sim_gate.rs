@@ -24,14 +24,13 @@ use std::path::PathBuf;
 use serde_json::json;
 use support::config::DemoConfig;
 use support::fake_github::actions::RunView;
-use support::fake_github::{FakeGithub, FakeOptions, Fault, Faults};
+use support::fake_github::{FakeGithub, Fault, Faults, demo};
 use support::{copy_dir, root};
 
 const TOKEN: &str = "ghp_gateSIMtoken_0123456789";
 const TOKEN_ENV: &str = "STACKBOT_GATE_SIM_TOKEN";
 const REPO: &str = "scs/cluster-stacks";
 const TENANTS: [&str; 2] = ["acme/gitops", "globex/gitops"];
-const TENANT_FILE: &str = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]  # pinned\n";
 
 /// What the CI runner does with a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -71,15 +70,7 @@ struct Sim {
 
 impl Sim {
     fn new(seed: u64) -> Sim {
-        let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
-        fake.create_repo(REPO, "main", &[("README.md", b"# stacks\n")]);
-        for t in TENANTS {
-            fake.create_repo(
-                t,
-                "main",
-                &[("clusterstacks/a.yaml", TENANT_FILE.as_bytes())],
-            );
-        }
+        let fake = demo::start(TOKEN, &TENANTS, demo::PINNED_CLUSTERSTACK);
         fake.add_workflow(
             REPO,
             "conformance.yml",

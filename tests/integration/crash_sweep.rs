@@ -11,12 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use assert_cmd::Command;
-use support::fake_github::{FakeGithub, FakeOptions, Fault, Faults, Snapshot};
+use support::fake_github::{FakeGithub, Fault, Faults, Snapshot, demo};
 
 const TOKEN: &str = "ghp_crashSWEEPtoken_0123456789";
 const TOKEN_ENV: &str = "STACKBOT_SWEEP_TOKEN";
-
-const TENANT_FILE: &str = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]  # pinned\n";
 
 use crate::support::config::DemoConfig;
 
@@ -32,19 +30,11 @@ fn config(dir: &Path, fake: &FakeGithub) -> PathBuf {
 }
 
 fn world() -> (FakeGithub, tempfile::TempDir, PathBuf) {
-    let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
-    fake.create_repo(
-        "scs/cluster-stacks",
-        "main",
-        &[("README.md", b"# stacks\n")],
+    let fake = demo::start(
+        TOKEN,
+        &["acme/gitops", "globex/gitops"],
+        demo::PINNED_CLUSTERSTACK,
     );
-    for t in ["acme", "globex"] {
-        fake.create_repo(
-            &format!("{t}/gitops"),
-            "main",
-            &[("clusterstacks/a.yaml", TENANT_FILE.as_bytes())],
-        );
-    }
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), &fake);
     (fake, dir, cfg)

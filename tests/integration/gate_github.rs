@@ -15,11 +15,11 @@ use serde_json::json;
 
 use crate::support::config::DemoConfig;
 use crate::support::fake_github::actions::RunView;
-use crate::support::fake_github::{FakeGithub, FakeOptions, RepoSnapshot};
+use crate::support::fake_github::{FakeGithub, RepoSnapshot, demo};
 
 const TOKEN: &str = "ghp_gateGITHUBtoken_0123456789";
 const TOKEN_ENV: &str = "STACKBOT_GATE_GH_TOKEN";
-const REPO: &str = "scs/cluster-stacks";
+const REPO: &str = demo::STACKS_REPO;
 const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
 const INPUTS: [&str; 5] = [
     "candidate",
@@ -28,8 +28,6 @@ const INPUTS: [&str; 5] = [
     "attempt",
     "gate_id",
 ];
-
-const TENANT_FILE: &str = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]  # pinned\n";
 
 const FAILED_TEST: &str = "[sig-apps] Deployment should run the rollout [Conformance]";
 
@@ -64,15 +62,11 @@ impl World {
     /// the repository has that workflow, declaring the inputs stackbot sends and a `run-name`
     /// echoing `gate_id`.
     fn new() -> World {
-        let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
-        fake.create_repo(REPO, "main", &[("README.md", b"# stacks\n")]);
-        for t in ["acme", "globex"] {
-            fake.create_repo(
-                &format!("{t}/gitops"),
-                "main",
-                &[("clusterstacks/a.yaml", TENANT_FILE.as_bytes())],
-            );
-        }
+        let fake = demo::start(
+            TOKEN,
+            &["acme/gitops", "globex/gitops"],
+            demo::PINNED_CLUSTERSTACK,
+        );
         fake.add_workflow(
             REPO,
             "conformance.yml",

@@ -203,21 +203,11 @@ fn detect_and_status_report_the_same_sources() {
 #[test]
 fn a_no_op_hourly_release_with_tenants_and_the_dashboard_costs_no_github_units() {
     use crate::support::config::DemoConfig;
-    use crate::support::fake_github::{FakeGithub, FakeOptions};
+    use crate::support::fake_github::demo;
     const TOKEN: &str = "ghp_runONCEtoken_0123456789abcdef";
     const TOKEN_ENV: &str = "STACKBOT_RUN_ONCE_TOKEN";
     let tenant_file = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]\n";
-    let fake = FakeGithub::start_with(FakeOptions::default().with_token(TOKEN));
-    fake.create_repo(
-        "scs/cluster-stacks",
-        "main",
-        &[("README.md", b"# stacks\n")],
-    );
-    fake.create_repo(
-        "acme/gitops",
-        "main",
-        &[("clusterstacks/a.yaml", tenant_file.as_bytes())],
-    );
+    let fake = demo::start(TOKEN, &["acme/gitops"], tenant_file);
     let dir = tempfile::tempdir().unwrap();
     let cfg = DemoConfig::new()
         .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)

@@ -13,7 +13,7 @@ use std::process::Output;
 
 use assert_cmd::Command;
 use base64::Engine as _;
-use support::fake_github::{FakeGithub, FakeOptions};
+use support::fake_github::FakeGithub;
 use upstream_server::UpstreamServer;
 
 const CANARY: &str = "ghp_STACKBOTSECRETCANARY0123456789abcdef";
@@ -104,18 +104,7 @@ fn stackbot(dir: &Path, cfg: &Path, token: &str, args: &[&str]) -> Output {
 }
 
 fn fake_with_repos(token: &str) -> FakeGithub {
-    let fake = FakeGithub::start_with(FakeOptions::default().with_token(token));
-    fake.create_repo(
-        "scs/cluster-stacks",
-        "main",
-        &[("README.md", b"# stacks\n")],
-    );
-    fake.create_repo(
-        "acme/gitops",
-        "main",
-        &[("clusterstacks/a.yaml", TENANT_FILE.as_bytes())],
-    );
-    fake
+    crate::support::fake_github::demo::start(token, &["acme/gitops"], TENANT_FILE)
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The test helpers, one set for every test binary (the integration tests, the world
-//! simulator, its mutation check, the examples that include it): each does `mod support;` and
+//! simulator and its gated world, the examples that include it): each does `mod support;` and
 //! uses what it needs. `root()` and `copy_dir` are defined once (`shared`); test
 //! configurations are built by one builder (`config::DemoConfig`); release-test data is in
 //! `release`; the fake GitHub, the real registry, the upstream server and the tenant world are

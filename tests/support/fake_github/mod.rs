@@ -42,6 +42,7 @@
 pub mod actions;
 mod answer;
 pub mod app;
+pub mod demo;
 pub mod humans;
 pub mod merge;
 pub mod openapi;
