@@ -287,15 +287,17 @@ fn fetch_archives(
         setting: "limits.upstream.max_bytes",
     };
     let now = go_time(ctx.clock.now());
+    let mut indexes = BTreeMap::new();
     for need in needed {
-        let fetched = crate::charts::fetch_archive(&http, &need, bound).map_err(|e| {
-            Error::from(e).context(format!(
-                "fetching the chart archive {} for {} {}",
-                need.path(),
-                set.stack,
-                set.kubernetes
-            ))
-        })?;
+        let fetched =
+            crate::charts::fetch_archive(&http, &need, bound, &mut indexes).map_err(|e| {
+                Error::from(e).context(format!(
+                    "fetching the chart archive {} for {} {}",
+                    need.path(),
+                    set.stack,
+                    set.kubernetes
+                ))
+            })?;
         if let Some(c) = need
             .component
             .as_ref()

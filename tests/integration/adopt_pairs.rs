@@ -236,6 +236,10 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
                 new_archives,
                 "{what}: each archive the other minor needs is fetched once, no other: {err}"
             );
+            assert!(
+                repo.count_prefix("/cpo/index.yaml") <= other_lock.release_sets.len(),
+                "{what}: the chart repository's index is read once per release set, not per archive"
+            );
             let loaded = stackbot::config::load(&cfg).unwrap();
             let minor = other_lock.release_sets[0].minor();
             let rendered = tree(&stackbot::render::output_dir(

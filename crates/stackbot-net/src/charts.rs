@@ -5,6 +5,8 @@
 //! The decisions (which archive, whether the bytes are right) are core's
 //! (`render::check_fetched`, `helm::archive_entry`); this is only the network around them.
 
+use std::collections::BTreeMap;
+
 use stackbot_core::render::{ArchiveMismatch, NeededArchive, check_fetched};
 use stackbot_core::upstream::helm;
 
@@ -66,29 +68,35 @@ pub struct Fetched {
     pub url: String,
 }
 
-/// Read the repository index and download `need`'s archive, checked. `bound` limits the
-/// archive's size.
+/// Read the repository index (once per index URL: `indexes` keeps the ones read, as a set's
+/// charts often share one repository and its index can be megabytes) and download `need`'s
+/// archive, checked. `bound` limits the archive's size.
 pub fn fetch_archive(
     http: &HttpClient,
     need: &NeededArchive,
     bound: Bound,
+    indexes: &mut BTreeMap<String, String>,
 ) -> Result<Fetched, Box<FetchError>> {
     let index_url = helm::index_url(&need.repository);
-    let index = http
-        .get(&index_url, None)
-        .map_err(|source| FetchError::Unreachable {
-            what: "reading the index for",
-            chart: need.chart.clone(),
-            version: need.version.clone(),
-            source,
-        })?;
+    if !indexes.contains_key(&index_url) {
+        let index = http
+            .get(&index_url, None)
+            .map_err(|source| FetchError::Unreachable {
+                what: "reading the index for",
+                chart: need.chart.clone(),
+                version: need.version.clone(),
+                source,
+            })?;
+        indexes.insert(index_url.clone(), index.body);
+    }
+    let index_body = &indexes[&index_url];
     let not_published = |message: String| FetchError::NotPublished {
         chart: need.chart.clone(),
         version: need.version.clone(),
         url: index_url.clone(),
         message,
     };
-    let entry = helm::archive_entry(&index.body, &need.repository, &need.chart, &need.version)
+    let entry = helm::archive_entry(index_body, &need.repository, &need.chart, &need.version)
         .map_err(not_published)?
         .ok_or_else(|| not_published("the repository's index does not list this version".into()))?;
     let url = entry
