@@ -55,6 +55,10 @@ pub struct Selection {
     /// release deleted), e.g. `--republish openstack-scs2-1-34-v3`. Repeatable.
     #[arg(long, value_name = "TAG")]
     pub republish: Vec<String>,
+    /// Fetch chart archives a release set needs from a mirror: URLs starting with FROM are
+    /// read from TO instead (repeatable), as `render --mirror`.
+    #[arg(long, value_name = "FROM=TO")]
+    pub mirror: Vec<String>,
 }
 
 impl Selection {
@@ -124,6 +128,7 @@ impl Selection {
                 allow_downgrade: self.allow_downgrade,
                 republish: self.republish.clone(),
             },
+            mirrors: super::detect::parse_mirrors(&self.mirror)?,
             skip_tenants: false,
         })
     }

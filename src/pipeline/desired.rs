@@ -14,22 +14,29 @@ use super::{Context, Error, Selection};
 /// The repository path of a stack × minor's rendered directory: the stack's `output` (relative
 /// to `stackbot.yaml`, which sits at the repository root) plus `<major>-<minor>`.
 pub fn repo_path(loaded: &Loaded, output: &Path, minor: Minor) -> Result<String, InvalidInput> {
+    let mut parts = repo_relative(loaded, "output", output)?;
+    parts.push(minor.dashed());
+    Ok(parts.join("/"))
+}
+
+/// The components of a configured directory (`key`: `output`, `templates`) as a path inside
+/// the repository (relative to `stackbot.yaml`, which sits at its root).
+fn repo_relative(loaded: &Loaded, key: &str, dir: &Path) -> Result<Vec<String>, InvalidInput> {
     let mut parts = Vec::new();
-    for c in output.components() {
+    for c in dir.components() {
         match c {
             Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
             Component::CurDir => {}
             _ => {
                 return Err(InvalidInput(format!(
-                    "{}: stack `output: {}` must be a relative path inside the repository (no `..`, not absolute)",
+                    "{}: stack `{key}: {}` must be a relative path inside the repository (no `..`, not absolute)",
                     loaded.path.display(),
-                    output.display()
+                    dir.display()
                 )));
             }
         }
     }
-    parts.push(minor.dashed());
-    Ok(parts.join("/"))
+    Ok(parts)
 }
 
 /// What the detection (or `--release-set`) offered, before rendering.
@@ -149,9 +156,9 @@ pub fn desired_recorded(
             set.published_at = r.published_at;
         }
     }
-    let known = known_after(ctx, &mut offered.sets);
+    let mut known = known_after(ctx, &mut offered.sets);
     let sets = std::mem::take(&mut offered.sets);
-    for set in sets {
+    for mut set in sets {
         let minor = set.minor();
         if sel.stack.as_ref().is_some_and(|s| s != &set.stack)
             || sel.minor.is_some_and(|m| m != minor)
@@ -172,6 +179,17 @@ pub fn desired_recorded(
                 set.stack.clone(),
                 std::sync::Arc::new(crate::render::load_templates(&dir)?),
             );
+        }
+        let vendored = match vendor(ctx, sel, stack, &mut templates, &mut set) {
+            Ok(v) => v,
+            Err(failed) => {
+                offered.failed.push(failed);
+                offered.sets.push(set);
+                continue;
+            }
+        };
+        if !vendored.is_empty() {
+            known.upsert(set.clone());
         }
         let rendered =
             match crate::render::render_stack(&templates[&set.stack], stack, &set, &known) {
@@ -208,6 +226,7 @@ pub fn desired_recorded(
             set: set.clone(),
             rendered,
             stepped_over: stepped_over(&offered, &set),
+            vendored,
             renderer: Some(crate::plan::Renderer {
                 templates: templates[&set.stack].clone(),
                 stack: stack.clone(),
@@ -217,6 +236,60 @@ pub fn desired_recorded(
     }
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
     Ok((out, offered))
+}
+
+/// The chart archives `set` pins that its stack's templates vendor in another version only,
+/// brought as `render --release-set` brings them ([`super::vendor::bring_archives`]): into the
+/// templates the set renders from, and as the files its release commit adds to the template
+/// directory in the repository (with the lock recording their digests, `render --check` then
+/// needs no network). A series whose archive cannot be brought waits, said with the chart and
+/// what to do; the other series go on.
+fn vendor(
+    ctx: &Context,
+    sel: &Selection,
+    stack: &crate::config::StackConfig,
+    templates: &mut BTreeMap<StackId, std::sync::Arc<crate::render::TemplateTree>>,
+    set: &mut ReleaseSet,
+) -> Result<crate::model::FileTree, Skipped> {
+    let t = templates.get_mut(&set.stack).expect("loaded");
+    if crate::render::archives_to_fetch(t, set).is_empty() {
+        return Ok(Default::default());
+    }
+    let (id, minor) = (set.stack.clone(), set.minor());
+    let failed = |error: String| Skipped {
+        what: crate::plan::Subject::StackMinor {
+            stack: id.clone(),
+            minor,
+        },
+        reason: crate::plan::SkipReason::CannotRender {
+            what: "the chart archives the release set pins".to_string(),
+            error,
+        },
+    };
+    // The commit writes into the repository: the templates must be inside it.
+    let mut root = repo_relative(&ctx.loaded, "templates", &stack.templates)
+        .map_err(|e| failed(format!("{e} (the fetched archives are committed there)")))?;
+    let brought =
+        super::vendor::bring_archives(ctx, &sel.mirrors, std::sync::Arc::make_mut(t), set)
+            .map_err(|e| failed(chain(&e)))?;
+    Ok(brought
+        .into_iter()
+        .map(|b| {
+            tracing::info!("{}", b.line);
+            root.push(b.path);
+            let path = root.join("/");
+            root.pop();
+            (path, b.bytes)
+        })
+        .collect())
+}
+
+/// An error with the contexts it was wrapped in, outermost first, on one line.
+fn chain(e: &Error) -> String {
+    match e {
+        Error::Context { context, source } => format!("{context}: {}", chain(source)),
+        e => e.to_string(),
+    }
 }
 
 /// `--stack` must name a configured stack.

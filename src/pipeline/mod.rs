@@ -11,6 +11,7 @@
 //! | [`detect::detect`] | upstream → resolve |
 //! | [`render::render`] | lock (or release sets) → render → the output directories |
 //! | [`validate::validate`] | config + lock → render in memory |
+//! | [`vendor::bring_archives`] | release set → chart repository → the templates' archives |
 //! | [`desired::desired`] | (release sets from `--release-set` or detect) → render |
 //! | [`release::plan`] | desired → observe → plan (read-only, no token) |
 //! | [`release::release`] | plan → apply → tenants |
@@ -33,6 +34,7 @@ pub mod run;
 pub mod status;
 pub mod tenants;
 pub mod validate;
+pub mod vendor;
 
 use std::path::PathBuf;
 
@@ -97,6 +99,8 @@ pub struct Selection {
     pub cache_dir: Option<PathBuf>,
     /// A human's explicit decisions (`--allow-downgrade`, `--republish`).
     pub overrides: crate::plan::Overrides,
+    /// `(from, to)` URL prefix rewrites for fetching chart archives (`--mirror`).
+    pub mirrors: Vec<(String, String)>,
     /// `release --skip-tenants`: the tenant pull requests are left to `tenants` runs (the
     /// shards of a CI matrix), so the release run neither previews nor opens them.
     pub skip_tenants: bool,

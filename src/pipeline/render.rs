@@ -251,10 +251,8 @@ fn bring_archives(
     fetch_archives(ctx, req, stack, t, set, writes, out)
 }
 
-/// `helm dependency update` for one set: every archive the set pins that the templates
-/// vendor in another version only is fetched from its chart repository, checked against the
-/// index's digest (and the set's), put into the templates in memory and queued for writing;
-/// the set records its digest and, when it had none, the moment it was locked (now).
+/// `helm dependency update` for one set ([`super::vendor::bring_archives`]): the archives are
+/// put into the templates in memory and queued for writing into the template directory.
 fn fetch_archives(
     ctx: &Context,
     req: &Request,
@@ -264,72 +262,17 @@ fn fetch_archives(
     writes: &mut Vec<(PathBuf, Vec<u8>)>,
     out: &mut Rendered,
 ) -> Result<(), Error> {
-    let needed = render::archives_to_fetch(t, set);
-    if needed.is_empty() {
-        return Ok(());
-    }
-    let opts = crate::upstream::http::HttpOptions {
-        mirrors: req.mirrors.clone(),
-        clock: Some(ctx.clock.clone()),
-        max_bytes: ctx.loaded.config.limits.upstream.max_bytes,
-        ..Default::default()
-    };
-    let http = crate::upstream::http::HttpClient::new(opts).map_err(|e| {
-        Error::from(Box::new(crate::charts::FetchError::Unreachable {
-            what: "preparing to fetch",
-            chart: needed[0].chart.clone(),
-            version: needed[0].version.clone(),
-            source: e,
-        }))
-    })?;
-    let bound = crate::upstream::http::Bound {
-        bytes: ctx.loaded.config.limits.upstream.max_bytes,
-        setting: "limits.upstream.max_bytes",
-    };
-    let now = go_time(ctx.clock.now());
-    let mut indexes = BTreeMap::new();
-    for need in needed {
-        let fetched =
-            crate::charts::fetch_archive(&http, &need, bound, &mut indexes).map_err(|e| {
-                Error::from(e).context(format!(
-                    "fetching the chart archive {} for {} {}",
-                    need.path(),
-                    set.stack,
-                    set.kubernetes
-                ))
-            })?;
-        if let Some(c) = need
-            .component
-            .as_ref()
-            .and_then(|k| set.components.get_mut(k))
-        {
-            c.digest.get_or_insert_with(|| fetched.digest.clone());
-            c.locked_at.get_or_insert_with(|| now.clone());
-        }
-        let path = ctx.loaded.resolve(&stack.templates).join(need.path());
+    let root = ctx.loaded.resolve(&stack.templates);
+    for b in super::vendor::bring_archives(ctx, &req.mirrors, t, set)? {
+        let path = root.join(&b.path);
         out.fetched.push(format!(
-            "fetched {} from {} (sha256 {}, the index's digest) into {}",
-            need.path(),
-            fetched.url,
-            fetched.digest,
+            "{} into {}",
+            b.line,
             display_path(&path, &ctx.loaded.base_dir)
         ));
-        t.files.insert(need.path(), fetched.bytes.clone());
-        writes.push((path, fetched.bytes));
+        writes.push((path, b.bytes));
     }
     Ok(())
-}
-
-/// A time as Helm writes `generated` (Go's RFC 3339 with nanoseconds, trailing zeros cut).
-fn go_time(t: chrono::DateTime<chrono::Utc>) -> String {
-    let mut s = t.format("%Y-%m-%dT%H:%M:%S").to_string();
-    let nanos = t.timestamp_subsec_nanos();
-    if nanos > 0 {
-        s.push('.');
-        s.push_str(format!("{nanos:09}").trim_end_matches('0'));
-    }
-    s.push('Z');
-    s
 }
 
 /// The sets of `--release-set`, if given. An unreadable file is a wrong argument, not a

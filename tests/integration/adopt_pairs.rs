@@ -429,6 +429,7 @@ fn a_new_image_of_one_minor_releases_that_minor_only_and_the_other_carries_it_at
         path: String::new(),
         rendered: stackbot::render::render_stack(&renderer.templates, &stack, set, lock).unwrap(),
         stepped_over: Vec::new(),
+        vendored: Default::default(),
         renderer: Some(renderer.clone()),
     };
     // A release as `plan` observes it: its hashes and the lock at its tag.

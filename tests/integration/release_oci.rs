@@ -70,6 +70,7 @@ fn desired(k8s: &str) -> Desired {
         set,
         rendered: t,
         stepped_over: Vec::new(),
+        vendored: Default::default(),
         renderer: None,
     }
 }

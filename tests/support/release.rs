@@ -131,6 +131,7 @@ pub fn desired(k8s: &str, ccm: &str) -> Desired {
         set: s,
         rendered: t,
         stepped_over: Vec::new(),
+        vendored: Default::default(),
         renderer: None,
     }
 }

@@ -63,6 +63,11 @@ pub struct Desired {
     pub rendered: FileTree,
     /// Newer patches detection stepped over to reach `set`, and why (said in the notes).
     pub stepped_over: Vec<crate::model::SteppedOver>,
+    /// Files the release commit adds to the templates beside the rendered directory
+    /// (repository path → bytes): the chart archives `set` pins that the templates lacked,
+    /// fetched for this run (docs/adopt.md). Committed with the lock that records their
+    /// digests, so the repository renders offline afterwards. Usually empty.
+    pub vendored: FileTree,
     /// What rendered `rendered`, to render `set` again with the lists shared across minors
     /// as another lock gives them ([`up_to_date`]); `None` when not rendered from templates.
     pub renderer: Option<Renderer>,
@@ -798,6 +803,9 @@ impl Run<'_> {
                 self.settings.lock_path.clone(),
                 Some(lock_text.clone().into_bytes()),
             );
+            for (path, bytes) in &d.vendored {
+                changes.insert(path.clone(), Some(bytes.clone()));
+            }
         }
         let steps = if self.settings.mode == Mode::PullRequest && needs_commit {
             let Some(steps) = self.pull_request_steps(input, &r, &lock_text, changes) else {
@@ -1079,6 +1087,7 @@ mod tests {
             set,
             rendered,
             stepped_over: Vec::new(),
+            vendored: Default::default(),
             renderer: None,
         }
     }
