@@ -180,7 +180,7 @@ pub fn desired_recorded(
                 std::sync::Arc::new(crate::render::load_templates(&dir)?),
             );
         }
-        let vendored = match vendor(ctx, sel, stack, &mut templates, &mut set) {
+        let beside = match vendor(ctx, sel, stack, &mut templates, &mut set) {
             Ok(v) => v,
             Err(failed) => {
                 offered.failed.push(failed);
@@ -188,7 +188,7 @@ pub fn desired_recorded(
                 continue;
             }
         };
-        if !vendored.is_empty() {
+        if !beside.is_empty() {
             known.upsert(set.clone());
         }
         let rendered =
@@ -226,7 +226,7 @@ pub fn desired_recorded(
             set: set.clone(),
             rendered,
             stepped_over: stepped_over(&offered, &set),
-            vendored,
+            beside,
             renderer: Some(crate::plan::Renderer {
                 templates: templates[&set.stack].clone(),
                 stack: stack.clone(),
@@ -235,7 +235,55 @@ pub fn desired_recorded(
         offered.sets.push(set);
     }
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
+    with_other_minors(ctx, &known, &templates, &mut out);
     Ok((out, offered))
+}
+
+/// Every release commit also brings the directories of its stack's other minors up to date:
+/// the lists shared across minors (the image list, the version table) follow the lock the
+/// commit writes, and a minor whose own facts this run leaves as the checkout's lock has them
+/// makes no release of its own ([`crate::plan::up_to_date`]), so without this the tree after
+/// a release is not what its lock renders and `render --check` calls those minors stale. Only
+/// the files that differ from the checkout are written. A minor that changes in this run is
+/// written by its own release.
+fn with_other_minors(
+    ctx: &Context,
+    known: &crate::lock::Lock,
+    templates: &BTreeMap<StackId, std::sync::Arc<crate::render::TemplateTree>>,
+    out: &mut [Desired],
+) {
+    let loaded = &ctx.loaded;
+    let checkout = checkout_lock(ctx).unwrap_or_default();
+    let mut others: Vec<(StackId, Minor, crate::model::FileTree)> = Vec::new();
+    for set in &known.release_sets {
+        let (Some(stack), Some(t)) = (loaded.stack(&set.stack), templates.get(&set.stack)) else {
+            continue;
+        };
+        if checkout.get(&set.stack, set.minor()) != Some(set) || !stack.renders(set.minor()) {
+            continue;
+        }
+        let (Ok(tree), Ok(path)) = (
+            crate::render::render_stack(t, stack, set, known),
+            repo_path(loaded, &stack.output, set.minor()),
+        ) else {
+            continue; // `render --check` names what keeps it from rendering
+        };
+        let dir = crate::render::output_dir(loaded, stack, set.minor());
+        let existing = crate::render::read_tree(&dir).unwrap_or_default();
+        let changed = tree
+            .into_iter()
+            .filter(|(p, b)| existing.get(p) != Some(b))
+            .map(|(p, b)| (format!("{path}/{p}"), b))
+            .collect();
+        others.push((set.stack.clone(), set.minor(), changed));
+    }
+    for d in out.iter_mut() {
+        for (stack, minor, files) in &others {
+            if stack == &d.stack && *minor != d.minor {
+                d.beside.extend(files.clone());
+            }
+        }
+    }
 }
 
 /// The chart archives `set` pins that its stack's templates vendor in another version only,
@@ -261,17 +309,22 @@ fn vendor(
             stack: id.clone(),
             minor,
         },
-        reason: crate::plan::SkipReason::CannotRender {
-            what: "the chart archives the release set pins".to_string(),
-            error,
-        },
+        reason: crate::plan::SkipReason::Said(format!(
+            "cannot render without the chart archives the release set pins: {error}"
+        )),
     };
     // The commit writes into the repository: the templates must be inside it.
     let mut root = repo_relative(&ctx.loaded, "templates", &stack.templates)
         .map_err(|e| failed(format!("{e} (the fetched archives are committed there)")))?;
     let brought =
         super::vendor::bring_archives(ctx, &sel.mirrors, std::sync::Arc::make_mut(t), set)
-            .map_err(|e| failed(chain(&e)))?;
+            .map_err(|e| {
+                let retry = match e.class() {
+                    crate::error::Class::Transient => "; the next run retries",
+                    _ => "",
+                };
+                failed(format!("{}{retry}", chain(&e)))
+            })?;
     Ok(brought
         .into_iter()
         .map(|b| {

@@ -354,9 +354,7 @@ fn configured<'a>(
         return Ok(None);
     };
     if let config::MinorSelection::List(list) = &stack.minors
-        && !list
-            .iter()
-            .any(|m| m.parse::<Minor>().ok() == Some(set.minor()))
+        && !stack.renders(set.minor())
     {
         let msg = format!(
             "release set {} {}: minor {} is not in the stack's `minors` ({})",

@@ -13,7 +13,7 @@ use stackbot::model::FileTree;
 use crate::support::shared;
 use crate::support::upstream_server::UpstreamServer;
 
-fn run(args: &[&str]) -> (i32, String, String) {
+pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::cargo_bin("stackbot")
         .unwrap()
         .env_remove("GITHUB_ACTIONS")
@@ -27,11 +27,11 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn s(p: &Path) -> &str {
+pub(crate) fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-fn tree(dir: &Path) -> FileTree {
+pub(crate) fn tree(dir: &Path) -> FileTree {
     stackbot::render::read_tree(dir).unwrap()
 }
 
@@ -98,7 +98,7 @@ fn kubernetes_of(dir: &Path) -> stackbot::model::KubeVersion {
 }
 
 /// Every pair: its name and its two stack directories, the older minor first.
-fn pairs() -> Vec<(String, PathBuf, PathBuf)> {
+pub(crate) fn pairs() -> Vec<(String, PathBuf, PathBuf)> {
     let root = shared::shared_dir().join("pairs");
     let mut out = Vec::new();
     let mut names: Vec<PathBuf> = std::fs::read_dir(&root)
@@ -133,7 +133,7 @@ fn pairs() -> Vec<(String, PathBuf, PathBuf)> {
 }
 
 /// Every vendored chart archive of a stack directory (`**/charts/*.tgz`): file name → bytes.
-fn archives(dir: &Path) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn archives(dir: &Path) -> Vec<(String, Vec<u8>)> {
     tree(dir)
         .into_iter()
         .filter(|(p, _)| p.ends_with(".tgz") && p.contains("charts/"))
@@ -145,7 +145,7 @@ fn archives(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// its real index (`tests/fixtures/helm-indexes/`, whose `urls` point at the GitHub release
 /// assets) under `/cpo`, and the archives `serve` vendors as those release assets under
 /// `/dl`. Returns the server and the `--mirror` arguments that send the real URLs there.
-fn chart_repository(serve: &Path) -> (UpstreamServer, Vec<String>) {
+pub(crate) fn chart_repository(serve: &Path) -> (UpstreamServer, Vec<String>) {
     let s = UpstreamServer::start();
     let index = shared::shared_dir().join("helm-indexes/cloud-provider-openstack-2026-05-13.yaml");
     s.set("/cpo/index.yaml", 200, std::fs::read(index).unwrap());
@@ -164,7 +164,7 @@ fn chart_repository(serve: &Path) -> (UpstreamServer, Vec<String>) {
 }
 
 /// `stackbot adopt DIR --into INTO`, checked; returns the adopted release sets (the lock).
-fn adopt(dir: &Path, into: &Path) -> (Lock, String) {
+pub(crate) fn adopt(dir: &Path, into: &Path) -> (Lock, String) {
     let (code, out, err) = run(&["adopt", s(dir), "--into", s(into)]);
     assert_eq!(code, 0, "adopt {}:\n{out}\n{err}", dir.display());
     (Lock::load(&into.join("stackbot.lock")).unwrap(), out)
@@ -378,7 +378,7 @@ fn the_image_list_records_build_dates_and_keeps_every_image_it_knows() {
 }
 
 /// A new patch of `set`'s minor, its image named as the stack's configuration names it.
-fn next_patch(
+pub(crate) fn next_patch(
     set: &stackbot::model::ReleaseSet,
     cfg: &stackbot::config::StackConfig,
     patch: &str,
@@ -429,7 +429,7 @@ fn a_new_image_of_one_minor_releases_that_minor_only_and_the_other_carries_it_at
         path: String::new(),
         rendered: stackbot::render::render_stack(&renderer.templates, &stack, set, lock).unwrap(),
         stepped_over: Vec::new(),
-        vendored: Default::default(),
+        beside: Default::default(),
         renderer: Some(renderer.clone()),
     };
     // A release as `plan` observes it: its hashes and the lock at its tag.

@@ -9,6 +9,7 @@ mod support;
 
 mod adopt_cli;
 mod adopt_pairs;
+mod adopt_release;
 mod architecture;
 mod cli_errors;
 mod cluster_stacks;

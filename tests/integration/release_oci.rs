@@ -70,7 +70,7 @@ fn desired(k8s: &str) -> Desired {
         set,
         rendered: t,
         stepped_over: Vec::new(),
-        vendored: Default::default(),
+        beside: Default::default(),
         renderer: None,
     }
 }

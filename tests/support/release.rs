@@ -131,7 +131,7 @@ pub fn desired(k8s: &str, ccm: &str) -> Desired {
         set: s,
         rendered: t,
         stepped_over: Vec::new(),
-        vendored: Default::default(),
+        beside: Default::default(),
         renderer: None,
     }
 }

@@ -275,6 +275,17 @@ impl StackConfig {
     pub fn id(&self) -> StackId {
         StackId::new(&self.provider, &self.name).expect("validated at load")
     }
+
+    /// Whether `render` renders the lock's set of `minor` for this stack: `minors: supported`
+    /// renders every set the lock holds, a list only the minors it names.
+    pub fn renders(&self, minor: crate::model::Minor) -> bool {
+        match &self.minors {
+            MinorSelection::List(list) => list
+                .iter()
+                .any(|m| m.parse::<crate::model::Minor>().ok() == Some(minor)),
+            _ => true,
+        }
+    }
 }
 
 /// Which minors a stack tracks.

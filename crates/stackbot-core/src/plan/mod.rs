@@ -63,11 +63,13 @@ pub struct Desired {
     pub rendered: FileTree,
     /// Newer patches detection stepped over to reach `set`, and why (said in the notes).
     pub stepped_over: Vec<crate::model::SteppedOver>,
-    /// Files the release commit adds to the templates beside the rendered directory
-    /// (repository path → bytes): the chart archives `set` pins that the templates lacked,
-    /// fetched for this run (docs/adopt.md). Committed with the lock that records their
-    /// digests, so the repository renders offline afterwards. Usually empty.
-    pub vendored: FileTree,
+    /// Files the release commit writes besides the rendered directory and the lock
+    /// (repository path → bytes; docs/adopt.md): the chart archives `set` pins that the
+    /// templates lacked, fetched for this run, and the files of the stack's other minors'
+    /// directories that the lists shared across minors change (their own facts unchanged, so
+    /// they make no release of their own), so that the tree the commit leaves is what its lock
+    /// renders (`render --check` is clean, offline). Usually empty.
+    pub beside: FileTree,
     /// What rendered `rendered`, to render `set` again with the lists shared across minors
     /// as another lock gives them ([`up_to_date`]); `None` when not rendered from templates.
     pub renderer: Option<Renderer>,
@@ -803,7 +805,7 @@ impl Run<'_> {
                 self.settings.lock_path.clone(),
                 Some(lock_text.clone().into_bytes()),
             );
-            for (path, bytes) in &d.vendored {
+            for (path, bytes) in &d.beside {
                 changes.insert(path.clone(), Some(bytes.clone()));
             }
         }
@@ -1087,7 +1089,7 @@ mod tests {
             set,
             rendered,
             stepped_over: Vec::new(),
-            vendored: Default::default(),
+            beside: Default::default(),
             renderer: None,
         }
     }
