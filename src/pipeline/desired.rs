@@ -191,34 +191,16 @@ pub fn desired_recorded(
         if !beside.is_empty() {
             known.upsert(set.clone());
         }
-        let rendered =
-            match crate::render::render_stack(&templates[&set.stack], stack, &set, &known) {
-                Ok(r) => r,
-                // Missing data or chart archives: this series waits, the others go on.
-                Err(e) => {
-                    let what = match &e {
-                        crate::render::RenderError::MissingArchives { .. } => {
-                            Some("the chart archives the release set pins".to_string())
-                        }
-                        _ => missing_data(&templates[&set.stack], stack, &set, &known),
-                    };
-                    let Some(what) = what else {
-                        return Err(e.into());
-                    };
-                    offered.failed.push(Skipped {
-                        what: crate::plan::Subject::StackMinor {
-                            stack: set.stack.clone(),
-                            minor,
-                        },
-                        reason: crate::plan::SkipReason::CannotRender {
-                            what,
-                            error: e.to_string(),
-                        },
-                    });
-                    offered.sets.push(set);
-                    continue;
-                }
-            };
+        let t = &templates[&set.stack];
+        let rendered = match crate::render::render_stack(t, stack, &set, &known) {
+            Ok(r) => r,
+            // Missing data or chart archives: this series waits, the others go on.
+            Err(e) => {
+                offered.failed.push(cannot_render(e, t, stack, &set, &known)?);
+                offered.sets.push(set);
+                continue;
+            }
+        };
         out.push(Desired {
             stack: set.stack.clone(),
             minor,
@@ -237,6 +219,36 @@ pub fn desired_recorded(
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
     with_other_minors(ctx, &known, &templates, &mut out);
     Ok((out, offered))
+}
+
+/// A render failure that data upstream may fill later (a missing chart archive, a date, a
+/// digest) as the series' failure, the others going on; any other is the templates' (exit 2).
+fn cannot_render(
+    e: crate::render::RenderError,
+    templates: &crate::render::TemplateTree,
+    stack: &crate::config::StackConfig,
+    set: &ReleaseSet,
+    known: &crate::lock::Lock,
+) -> Result<Skipped, Error> {
+    let what = match &e {
+        crate::render::RenderError::MissingArchives { .. } => {
+            Some("the chart archives the release set pins".to_string())
+        }
+        _ => missing_data(templates, stack, set, known),
+    };
+    let Some(what) = what else {
+        return Err(e.into());
+    };
+    Ok(Skipped {
+        what: crate::plan::Subject::StackMinor {
+            stack: set.stack.clone(),
+            minor: set.minor(),
+        },
+        reason: crate::plan::SkipReason::CannotRender {
+            what,
+            error: e.to_string(),
+        },
+    })
 }
 
 /// Every release commit also brings the directories of its stack's other minors up to date:

@@ -321,7 +321,7 @@ impl Lock {
     /// The lock as written to disk: a comment header, then sorted YAML.
     pub fn to_yaml(&self) -> String {
         let body = yaml_serde::to_string(self).expect("release sets serialize");
-        format!("{HEADER}{body}")
+        format!("{HEADER}{}", quote_locked_at(&body))
     }
 
     /// Write the lock atomically (temporary file + rename), so a crash never leaves half a lock.
@@ -574,6 +574,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
+/// `locked_at` written quoted. It is a string (Helm's `generated`, copied into the rendered
+/// `Chart.lock` as written and hashed nowhere, so its exact text matters), but it looks like a
+/// timestamp, which YAML 1.1 readers (PyYAML, Go's yaml.v2, most tools a person edits or
+/// rewrites the lock with) turn into a time and write back in another form
+/// (`2024-07-12T11:43:43.163856556+02:00` becomes `2024-07-12 11:43:43.163856+02:00`): a
+/// Chart.lock no longer upstream's. The serializer quotes only what the YAML 1.2 core schema
+/// would misread, so the plain scalar it emitted is quoted here. Unquoted locks (as written
+/// before) still read the same: the core schema reads the plain scalar as the same string.
+fn quote_locked_at(yaml: &str) -> String {
+    let mut out = String::with_capacity(yaml.len() + 64);
+    for line in yaml.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let indent = body.len() - body.trim_start().len();
+        match body.trim_start().strip_prefix("locked_at: ") {
+            Some(v) if !v.starts_with(['\'', '"']) && !v.is_empty() => {
+                out.push_str(&body[..indent]);
+                out.push_str("locked_at: '");
+                out.push_str(&v.replace('\'', "''"));
+                out.push('\'');
+                out.push_str(&line[body.len()..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -737,5 +764,24 @@ mod tests {
         assert!(err.to_string().contains("sha256"), "{err}");
         let typo = one.replace("kubernetes:", "kubernetes_version:");
         assert!(parse_release_sets(&typo, Path::new("f")).is_err());
+    }
+
+    #[test]
+    fn locked_at_is_written_quoted_and_an_unquoted_one_of_an_older_lock_reads_the_same() {
+        let mut lock = Lock::default();
+        let mut adopted = set("v1.34.7");
+        let at = "2024-07-12T11:43:40.22001358+02:00";
+        adopted.components.get_mut("cni").unwrap().locked_at = Some(at.into());
+        lock.upsert(adopted);
+        let text = lock.to_yaml();
+        assert!(text.contains(&format!("      locked_at: '{at}'\n")), "{text}");
+        assert!(!text.contains(&format!("locked_at: {at}")), "{text}");
+        let path = Path::new("stackbot.lock");
+        let read = Lock::parse(&text, path).unwrap();
+        assert_eq!(read, lock);
+        let older = text.replace(&format!("'{at}'"), at);
+        assert_ne!(older, text);
+        assert_eq!(Lock::parse(&older, path).unwrap(), lock, "written before: unquoted");
+        assert_eq!(Lock::parse(&older, path).unwrap().to_yaml(), text);
     }
 }
