@@ -150,6 +150,35 @@ fn the_quickstart_minimal_configuration_works_verbatim() {
         "{out}"
     );
     let sets = root().join("tests/fixtures/release-sets-2026-05-01.yaml");
+    // `release --dry-run` renders and plans with the same configuration. Its `forge:` names a
+    // placeholder GitHub repository no test can reach; only that block is swapped, for a local
+    // forge of the same repository and mode, so what renders is what the page says.
+    let forge = &config[config.find("forge:\n").unwrap()..config.find("tenants:\n").unwrap()];
+    assert!(forge.contains("kind: github") && forge.contains("mode: pull-request"), "{forge}");
+    let local = config.replace(
+        forge,
+        "forge:\n  kind: local\n  repository: your-org/cluster-stacks\n  mode: pull-request\n  local:\n    path: .stackbot/forge\n",
+    );
+    std::fs::write(dir.path().join("local.yaml"), &local).unwrap();
+    let (code, out) = run(&[
+        "-c",
+        "local.yaml",
+        "release",
+        "--dry-run",
+        "--release-set",
+        sets.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    for minor in ["1-33", "1-34"] {
+        assert!(
+            out.contains(&format!("release openstack-scs2-{minor}-v1 ")),
+            "a release would render: {out}"
+        );
+    }
+    assert!(
+        !dir.path().join("cluster-stacks").exists(),
+        "a dry run writes nothing"
+    );
     let (code, out) = run(&["render", "--release-set", sets.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
     let (code, out) = run(&["render", "--check"]);
