@@ -156,7 +156,7 @@ pub fn desired_recorded(
             set.published_at = r.published_at;
         }
     }
-    let mut known = known_after(ctx, &mut offered.sets);
+    let mut known = known_after(ctx, &mut offered.sets, offered.detected.as_ref());
     let sets = std::mem::take(&mut offered.sets);
     for mut set in sets {
         let minor = set.minor();
@@ -390,7 +390,11 @@ fn check_stack(loaded: &crate::config::Loaded, sel: &Selection) -> Result<(), Er
 /// content. A fact of upstream renders the same on every run. Once released, the lock keeps
 /// the date; with no publication date either (the releases API down), the image stays undated
 /// and a template that needs the date cannot render (said, exit 1: the next run reads again).
-fn known_after(ctx: &Context, sets: &mut [ReleaseSet]) -> crate::lock::Lock {
+fn known_after(
+    ctx: &Context,
+    sets: &mut [ReleaseSet],
+    detected: Option<&super::detect::Detected>,
+) -> crate::lock::Lock {
     let mut known = checkout_lock(ctx).unwrap_or_default();
     for set in sets.iter_mut() {
         known.carry_chart_locks(set);
@@ -402,6 +406,10 @@ fn known_after(ctx: &Context, sets: &mut [ReleaseSet]) -> crate::lock::Lock {
     }
     for set in sets.iter() {
         known.upsert(set.clone());
+    }
+    // The version table's window, as the release commit's lock will record it (`plan`).
+    if let Some(d) = detected {
+        known.retire_rows(&d.compliance.lifecycles, ctx.today);
     }
     known
 }

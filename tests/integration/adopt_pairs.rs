@@ -647,3 +647,56 @@ fn after_render_release_set_the_other_minors_share_the_new_lists_and_render_chec
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("1-33: stale"), "{out}");
 }
+
+#[test]
+fn the_version_table_drops_the_row_of_a_minor_past_its_end_of_life_as_upstream_does() {
+    // Upstream drops a row by hand once its minor is past its end of life ("remove kubernetes
+    // 1.28 since it's EOL", e19f91c, 2024-10-29, the day after 1.28's). The R8 release of 1.31
+    // (e2d3dc0, 2025-04-07) lists 1.30, 1.31 and 1.32; 1.30 ended on 2025-07-15
+    // (tests/fixtures/upstream/k8s-eol.yaml).
+    let (_, _, newer) = pairs()
+        .into_iter()
+        .find(|(p, _, _)| p == "openstack-scs-1-30-1-31")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let setup = dir.path().join("setup");
+    let (lock, _) = adopt(&newer, &setup);
+    let loaded = stackbot::config::load(&setup.join("stackbot.yaml")).unwrap();
+    let stack = &loaded.config.stacks[0];
+    let templates = stackbot::render::load_templates(&loaded.resolve(&stack.templates)).unwrap();
+    let set = &lock.release_sets[0];
+    let eol = |m: &str, d: &str| (m.parse().unwrap(), d.parse().unwrap());
+    let lifecycles = stackbot::compliance::Lifecycles::Known(
+        [
+            eol("1.30", "2025-07-15"),
+            eol("1.31", "2025-11-11"),
+            eol("1.32", "2026-02-28"),
+        ]
+        .into(),
+    );
+    let render_on = |day: &str| {
+        let mut known = lock.clone();
+        known.retire_rows(&lifecycles, day.parse().unwrap());
+        // What the release commit writes is what `render` reads back.
+        let path = dir.path().join("stackbot.lock");
+        known.save(&path).unwrap();
+        let read = Lock::load(&path).unwrap();
+        assert_eq!(read, known);
+        stackbot::render::render_stack(&templates, stack, set, &read).unwrap()
+    };
+    let upstream = tree(&newer);
+    assert_eq!(render_on("2025-07-14"), upstream, "1.30 still supported");
+    let after = render_on("2025-07-15");
+    let table = String::from_utf8(upstream["versions.yaml"].clone()).unwrap();
+    let without_1_30: String = table.split_inclusive('\n').skip(3).collect();
+    assert!(table.starts_with("- kubernetes: 1.30.11\n"), "{table}");
+    assert_eq!(
+        String::from_utf8(after["versions.yaml"].clone()).unwrap(),
+        without_1_30
+    );
+    for (path, bytes) in &upstream {
+        if path != "versions.yaml" {
+            assert_eq!(&after[path], bytes, "{path}: only the table follows the window");
+        }
+    }
+}

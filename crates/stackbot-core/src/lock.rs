@@ -11,8 +11,9 @@
 //! branch is never issued again (see [`crate::plan::series`]). Replacing a set by hand
 //! (`render --release-set`) keeps the number.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use chrono::NaiveDate;
 
 use serde::{Deserialize, Serialize};
 
@@ -84,11 +85,17 @@ pub struct History {
     pub images: Vec<KnownImage>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<TableRow>,
+    /// Minors past their end of life whose rows the version table no longer shows, as
+    /// upstream's maintainers drop them ("remove kubernetes 1.28 since it's EOL", the day
+    /// after): recorded by `plan`/`release` from the Kubernetes lifecycle on the run's day
+    /// ([`Lock::retire_rows`]), so `render` needs no date and no network.
+    #[serde(skip)]
+    pub past_end_of_life: BTreeSet<Minor>,
 }
 
 impl History {
     fn is_empty(&self) -> bool {
-        self.images.is_empty() && self.rows.is_empty()
+        self.images.is_empty() && self.rows.is_empty() && self.past_end_of_life.is_empty()
     }
 }
 
@@ -128,6 +135,8 @@ struct HistoryRecord {
     images: Vec<KnownImage>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     rows: Vec<TableRow>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    past_end_of_life: Vec<String>,
 }
 
 impl Entry {
@@ -187,6 +196,7 @@ impl Serialize for Lock {
                     stack: stack.clone(),
                     images: h.images.clone(),
                     rows: h.rows.clone(),
+                    past_end_of_life: h.past_end_of_life.iter().map(Minor::to_string).collect(),
                 })
                 .collect(),
         }
@@ -211,6 +221,11 @@ impl<'de> Deserialize<'de> for Lock {
                 History {
                     images: h.images,
                     rows: h.rows,
+                    past_end_of_life: h
+                        .past_end_of_life
+                        .iter()
+                        .map(|m| m.parse::<Minor>().map_err(serde::de::Error::custom))
+                        .collect::<Result<_, _>>()?,
                 },
             );
         }
@@ -313,6 +328,15 @@ impl Lock {
             }
             history.rows = h.rows;
             history.rows.sort_by_key(|r| r.kubernetes);
+            for m in h.past_end_of_life {
+                let minor = m.parse::<Minor>().map_err(|e| LockError::Parse {
+                    path: path.to_path_buf(),
+                    line: None,
+                    message: format!("history of {}: `past_end_of_life: {m}`: {e}", h.stack),
+                    hint: "the lock is generated: restore it from git",
+                })?;
+                history.past_end_of_life.insert(minor);
+            }
             sorted.history.insert(h.stack, history);
         }
         Ok(sorted)
@@ -447,8 +471,44 @@ impl Lock {
         for s in self.release_sets.iter().filter(|s| s.stack == set.stack) {
             by_minor.insert(s.minor(), row(s));
         }
+        if let Some(h) = self.history.get(&set.stack) {
+            by_minor.retain(|m, _| !h.past_end_of_life.contains(m));
+        }
         by_minor.insert(set.minor(), row(set));
         by_minor.into_values().collect()
+    }
+
+    /// Record the minors of each stack's version table that are past their end of life on
+    /// `today` (by the Kubernetes lifecycle, [`crate::model::scs::past_end_of_life`], the
+    /// rule `minors: supported` follows): their rows leave the table, as upstream's do. Only
+    /// for stacks whose lock keeps shared content (`history`, written by `adopt` for a tree
+    /// with a version table); unknown lifecycles change nothing. Once recorded, it stays.
+    pub fn retire_rows(&mut self, lifecycles: &crate::compliance::Lifecycles, today: NaiveDate) {
+        let crate::compliance::Lifecycles::Known(end_of_life) = lifecycles else {
+            return;
+        };
+        let mut retire: Vec<(StackId, Minor)> = Vec::new();
+        for (stack, h) in &self.history {
+            let minors = h.rows.iter().map(|r| r.kubernetes.minor()).chain(
+                self.release_sets
+                    .iter()
+                    .filter(|s| &s.stack == stack)
+                    .map(ReleaseSet::minor),
+            );
+            for m in minors {
+                if end_of_life
+                    .get(&m)
+                    .is_some_and(|e| crate::model::scs::past_end_of_life(*e, today))
+                {
+                    retire.push((stack.clone(), m));
+                }
+            }
+        }
+        for (stack, m) in retire {
+            if let Some(h) = self.history.get_mut(&stack) {
+                h.past_end_of_life.insert(m);
+            }
+        }
     }
 
     /// The set recorded for a stack × minor.

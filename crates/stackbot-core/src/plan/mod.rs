@@ -790,6 +790,7 @@ impl Run<'_> {
             Mode::PullRequest => self.base_lock.clone(),
         };
         series_lock.upsert(d.set.clone());
+        series_lock.retire_rows(&self.settings.compliance.lifecycles, self.settings.now);
         series_lock.record_release(&d.stack, d.minor, r.n);
         let lock_text = series_lock.to_yaml();
         let entry_done = self.base_lock.get(&d.stack, d.minor) == Some(&d.set)
