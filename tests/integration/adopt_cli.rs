@@ -551,3 +551,25 @@ fn a_docker_stack_pins_no_node_image() {
         "{values}"
     );
 }
+
+#[test]
+fn upstreams_per_minor_source_layout_is_refused_naming_the_file_line_and_what_to_adopt() {
+    let src = shared::shared_dir().join("pr259-per-minor-layout/scs-1-34");
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(&["adopt", s(&src), "--into", s(dir.path())]);
+    assert_eq!(code, 2, "{out}{err}");
+    for part in [
+        "csctl.yaml:4",
+        "config.kubernetesVersion",
+        "`v1.34` names a minor only",
+        "stack.yaml:3: `kubernetesVersion: 1.34.6`",
+        "PR #259",
+        "hint:",
+    ] {
+        assert!(err.contains(part), "names {part}: {err}");
+    }
+    assert!(
+        !dir.path().join("stackbot.yaml").exists(),
+        "nothing is written"
+    );
+}

@@ -497,6 +497,38 @@ fn locked_at(tree: &FileTree, dir: &str, chart: &str, version: &str) -> Option<S
     doc.get("generated")?.as_str().map(str::to_string)
 }
 
+/// Upstream's per-minor source layout (SCS cluster-stacks PR #259: `providers/<p>/<stack>/1-XX/`
+/// with a `stack.yaml` beside a `csctl.yaml` naming the minor only) is `hack/build.sh`'s input,
+/// not a release: the patch is in `stack.yaml`, and the build rewrites charts and image names.
+/// Refused naming both lines, with the way on (docs/adopt.md says what supporting it takes).
+fn per_minor_source_layout(tree: &FileTree, csctl: &[u8]) -> Option<AdoptError> {
+    let stack = tree.get("stack.yaml")?;
+    let line_of = |text: &[u8]| {
+        String::from_utf8_lossy(text)
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.trim_start().starts_with("kubernetesVersion:"))
+            .map(|(i, l)| (i + 1, l.trim().to_string()))
+    };
+    let (line, written) = line_of(csctl)?;
+    let version = written.trim_start_matches("kubernetesVersion:").trim();
+    if version.trim_start_matches('v').split('.').count() != 2 {
+        return None;
+    }
+    let patch = line_of(stack)
+        .map(|(l, w)| format!(" (stack.yaml:{l}: `{w}`)"))
+        .unwrap_or_default();
+    Some(AdoptError::refused(
+        "csctl.yaml",
+        Some(line),
+        Some("config.kubernetesVersion".into()),
+        format!(
+            "`{version}` names a minor only, and stack.yaml beside it holds the patch{patch}: this is upstream's per-minor source layout (SCS cluster-stacks PR #259), the input of `hack/build.sh`, not a release tree"
+        ),
+        "adopt a release tree (what `hack/build.sh` writes, with the patch in csctl.yaml) or a released tag's `providers/<provider>/<stack>/`; docs/adopt.md, \"Upstream's per-minor layout\", says what reading this layout takes",
+    ))
+}
+
 /// Read what the tree pins. Fails (naming the file and field) when `csctl.yaml` is missing or
 /// invalid, or when the node image descriptions contradict each other.
 pub fn discover(tree: &FileTree) -> Result<StackFacts, AdoptError> {
@@ -509,6 +541,9 @@ pub fn discover(tree: &FileTree) -> Result<StackFacts, AdoptError> {
             "pass the stack directory itself (the one holding csctl.yaml)",
         ));
     };
+    if let Some(refusal) = per_minor_source_layout(tree, csctl) {
+        return Err(refusal);
+    }
     let cfg = crate::package::csctl::parse(csctl).map_err(|e| {
         let text = e.to_string();
         let (file, message) = text
