@@ -613,9 +613,16 @@ fn a_release_whose_metadata_cannot_be_read_is_unknown_not_missing() {
     let tag = "openstack-scs2-1-33-v1";
     let head = forge.branch_head(&repo, "main").unwrap().unwrap();
     forge.create_tag(&repo, tag, &head, tag).unwrap();
-    let r = forge.create_draft_release(&repo, tag, tag, "no version named here").unwrap();
+    let r = forge
+        .create_draft_release(&repo, tag, tag, "no version named here")
+        .unwrap();
     let asset = forge
-        .upload_asset(&repo, r.id, "metadata.yaml", b"versions:\n    kubernetes: v1.33.10\n")
+        .upload_asset(
+            &repo,
+            r.id,
+            "metadata.yaml",
+            b"versions:\n    kubernetes: v1.33.10\n",
+        )
         .unwrap();
     forge.publish_release(&repo, r.id, true).unwrap();
     let index = stackbot::index::ReleaseIndex::new(forge.list_releases(&repo).unwrap(), None);
@@ -625,7 +632,14 @@ fn a_release_whose_metadata_cannot_be_read_is_unknown_not_missing() {
     let stacks = std::collections::BTreeSet::from([m.stack.clone()]);
     let mut warnings = Vec::new();
     assert!(
-        forge_releases(&forge, &repo, (&index, &stacks), Unread::Fails, &mut warnings).is_err(),
+        forge_releases(
+            &forge,
+            &repo,
+            (&index, &stacks),
+            Unread::Fails,
+            &mut warnings
+        )
+        .is_err(),
         "the status fails on it (the next run reads again)"
     );
     let releases = forge_releases(
@@ -639,7 +653,9 @@ fn a_release_whose_metadata_cannot_be_read_is_unknown_not_missing() {
     assert_eq!(releases.len(), 1, "kept: {releases:?}");
     assert_eq!(releases[0].kubernetes, None);
     assert!(
-        warnings.iter().any(|w| w.contains("metadata.yaml could not be read")),
+        warnings
+            .iter()
+            .any(|w| w.contains("metadata.yaml could not be read")),
         "{warnings:?}"
     );
     let row = stackbot::status::stacks::status(&minor, &releases, &[], &detected.compliance, day);
@@ -648,5 +664,8 @@ fn a_release_whose_metadata_cannot_be_read_is_unknown_not_missing() {
         Some(tag)
     );
     assert_eq!(row.scs0210.verdict, Verdict::Unknown, "{:?}", row.scs0210);
-    assert!(!row.scs0210.unknown.is_empty(), "the verdict names its cause");
+    assert!(
+        !row.scs0210.unknown.is_empty(),
+        "the verdict names its cause"
+    );
 }

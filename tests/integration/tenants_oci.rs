@@ -273,7 +273,8 @@ fn an_oci_release_has_the_kubernetes_version_of_its_metadata_for_status_and_tena
     facts.kubernetes = "v1.33.4".parse().unwrap();
     w.registry.push_release(tag, &files, &facts, None).unwrap();
 
-    let index = stackbot::index::ReleaseIndex::new(Vec::new(), Some(w.registry.list_tags().unwrap()));
+    let index =
+        stackbot::index::ReleaseIndex::new(Vec::new(), Some(w.registry.list_tags().unwrap()));
     let stacks = std::collections::BTreeSet::from(["openstack/scs2".parse().unwrap()]);
     let tenants =
         stackbot::observe::tenants::oci_releases(&w.registry, &index, &stacks, &[]).unwrap();

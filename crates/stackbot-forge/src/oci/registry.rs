@@ -353,7 +353,9 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     /// blob, nothing else (what a reader needs from a release's `metadata.yaml` without paying
     /// for its archives). `None` when the tag does not exist or holds no such file.
     pub fn pull_file(&self, tag: &str, name: &str) -> Result<Option<Vec<u8>>, OciError> {
-        Ok(self.manifest_and_file(tag, name)?.and_then(|(_, file)| file))
+        Ok(self
+            .manifest_and_file(tag, name)?
+            .and_then(|(_, file)| file))
     }
 
     /// [`Registry::pull_file`] with the manifest's bytes, for a reader that also wants its
