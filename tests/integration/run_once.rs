@@ -103,6 +103,14 @@ fn a_run_that_releases_lists_the_index_once_and_its_later_stages_see_what_it_pub
         r.outcome.released,
         ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"]
     );
+    // Apply's own listings are the guards after its writes only: per release the one after
+    // its draft is created (a concurrent run's draft) and the publish step's (is it published
+    // by now). Whether a draft exists at all is the run's index's answer.
+    assert_eq!(
+        apply_reads,
+        2 * r.outcome.released.len() as u64,
+        "apply lists only after writing"
+    );
     assert_eq!(
         listings(&c),
         1 + apply_reads,
