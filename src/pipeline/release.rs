@@ -175,7 +175,7 @@ fn plan_gated(
     let (mut p, mut observed) = plan_in(run, &target, &desired, &sel.overrides)?;
     let gated = super::gate::evaluate(
         ctx,
-        forge,
+        (forge, &observed.index),
         &target,
         observed.base_head.as_deref(),
         &p.releases,

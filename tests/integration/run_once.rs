@@ -252,3 +252,40 @@ fn a_no_op_hourly_release_with_tenants_and_the_dashboard_costs_no_github_units()
     assert_eq!(c.writes, 0, "{c:?}");
     assert_eq!(c.units, 0, "a no-op hourly run is free: {:?}", c.by_route);
 }
+
+/// With `gate:` on the stack, a release run whose conformance tests are still running finds
+/// each candidate in the run's release index: the one listing, never one more per candidate.
+#[test]
+fn a_gated_run_waiting_for_its_tests_lists_the_index_once() {
+    let demo = Demo::new();
+    let local = demo._dir.path().join("examples/local");
+    let cfg = local.join("stackbot.yaml");
+    let text = std::fs::read_to_string(&cfg).unwrap().replacen(
+        "    node_image:\n",
+        "    gate:\n      command: [sh, ./conformance.sh]\n    node_image:\n",
+        1,
+    );
+    std::fs::write(&cfg, text).unwrap();
+    std::fs::write(local.join("conformance.sh"), crate::gate::SCRIPT).unwrap();
+    std::fs::write(local.join("gate-mode"), "pass").unwrap();
+    let demo = Demo {
+        loaded: stackbot::config::load(&cfg).unwrap(),
+        ..demo
+    };
+    // The candidates are published and their tests started; they wait for `gate-go`.
+    let (first, _) = demo.release("2026-05-01T06:00:00Z");
+    assert!(first.outcome.released.is_empty(), "{:?}", first.outcome);
+    assert!(
+        first
+            .outcome
+            .actions
+            .iter()
+            .any(|a| a.contains("candidate")),
+        "the gate published its candidates: {:?}",
+        first.outcome.actions
+    );
+    let (waiting, c) = demo.release("2026-05-01T07:00:00Z");
+    std::fs::write(local.join("gate-go"), "").unwrap();
+    assert!(waiting.outcome.released.is_empty(), "{:?}", waiting.outcome);
+    assert_eq!(listings(&c), 1, "{:?}", c.by_method());
+}
