@@ -194,6 +194,15 @@ fn plan_gated(
         (p, observed) = plan_in(run, &target, &kept, &sel.overrides)?;
     }
     super::gate::annotate(&mut p, &gated);
+    // Where each series stands before this run writes anything, as `status` says it (the one
+    // deadline model): `plan` renders it, and a release run replaces it after `apply`.
+    if let Some(d) = &offered.detected {
+        p.series = super::status::series_after_run(
+            run,
+            (&observed, d),
+            (&p, &crate::outcome::Outcome::default()),
+        );
+    }
     explain_degraded(&mut p, &offered.held_back);
     p.warnings
         .extend(stepped_over(&offered.held_back, &p.releases));

@@ -311,9 +311,9 @@ pub struct Plan {
     /// commits, a render that lacks upstream data): the run reports them and exits 1, the
     /// other series and the tenants go on.
     pub failed: Vec<Skipped>,
-    /// Where each tracked series stands after the run, as `status` computes it (what it waits
-    /// for, the governing deadline, days overdue): filled by the release pipeline, rendered by
-    /// the `release` summary.
+    /// Where each tracked series stands, as `status` computes it (what it waits for, the
+    /// governing deadline, days overdue): filled by the pipeline before any write (what `plan`
+    /// shows) and again after `apply` (what the `release` summary shows).
     #[serde(skip)]
     pub series: Vec<crate::status::StackStatus>,
 }
