@@ -137,16 +137,22 @@ pub fn oci_releases(
     Ok(out)
 }
 
-/// Open release pull requests of the series upstream has news for (`mode: pull-request`).
+/// Open release pull requests of the series upstream has news for (`mode: pull-request`). A
+/// branch whose pull requests `known` has (what this run read and left) is not read again.
 pub fn release_pulls(
     forge: &dyn Forge,
     repo: &RepoRef,
     minors: &[UpstreamMinor],
+    known: &dyn Fn(&str) -> Option<Vec<crate::forge::PullInfo>>,
 ) -> Result<Vec<ReleasePull>, ObserveError> {
     let mut out = Vec::new();
     for m in minors.iter().filter(|m| m.may_have_release_pull()) {
         let series = crate::model::series_prefix(&m.stack, m.minor);
-        let pulls = match forge.find_pulls(repo, &crate::plan::release_branch(&series)) {
+        let branch = crate::plan::release_branch(&series);
+        let pulls = match known(&branch)
+            .map(Ok)
+            .unwrap_or_else(|| forge.find_pulls(repo, &branch))
+        {
             Ok(p) => p,
             Err(ForgeError::NotFound { .. }) => Vec::new(),
             Err(e) => return Err(e.into()),

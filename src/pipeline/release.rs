@@ -357,8 +357,10 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
                 &planned.observed,
                 planned.target.oci.as_deref(),
             )?;
-            // The stages below read the index as this run's writes left it.
+            // The stages below read the index and the release pull requests as this run's
+            // writes left them.
             run.record(&outcome);
+            run.record_release_pulls(&planned.observed.pulls, &outcome);
             // The gate's steps came first.
             gate_steps.actions.append(&mut outcome.actions);
             outcome.actions = gate_steps.actions;

@@ -96,7 +96,8 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
         );
     }
     let release_pulls = if config.forge.mode == ReleaseMode::PullRequest {
-        read::release_pulls(forge, &repo, &minors).map_err(Error::from)?
+        read::release_pulls(forge, &repo, &minors, &|b| run.release_pulls_of(b))
+            .map_err(Error::from)?
     } else {
         Vec::new()
     };

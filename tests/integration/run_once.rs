@@ -289,3 +289,48 @@ fn a_gated_run_waiting_for_its_tests_lists_the_index_once() {
     assert!(waiting.outcome.released.is_empty(), "{:?}", waiting.outcome);
     assert_eq!(listings(&c), 1, "{:?}", c.by_method());
 }
+
+/// In pull-request mode the status at the end of a release run (the dashboard) takes the
+/// release pull requests from what the run read and left, not from the forge again: the run's
+/// pull-request lookups are the plan's (the release branches) and the tenant stage's.
+#[test]
+fn the_dashboard_takes_the_release_pull_requests_from_the_run() {
+    let demo = Demo::new();
+    let cfg = demo._dir.path().join("examples/local/stackbot.yaml");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("  mode: direct\n", "  mode: pull-request\n");
+    std::fs::write(&cfg, text).unwrap();
+    let demo = Demo {
+        loaded: stackbot::config::load(&cfg).unwrap(),
+        ..demo
+    };
+    let lookups = |c: &Counting<LocalForge>| c.by_method().get("find_pulls").copied().unwrap_or(0);
+    let (opened, _) = demo.release("2026-05-01T06:00:00Z");
+    assert_eq!(
+        opened.outcome.release_pulls.len(),
+        2,
+        "{:?}",
+        opened.outcome
+    );
+    // An hour later: the release pull requests are open, the tenants as they were.
+    let when = "2026-05-01T07:00:00Z";
+    let ctx = demo.ctx(when);
+    let plan_forge = demo.forge(&ctx);
+    stackbot::pipeline::release::plan(&ctx, &plan_forge, &Selection::default()).unwrap();
+    let tenant_forge = demo.forge(&ctx);
+    stackbot::pipeline::tenants::run(
+        &ctx,
+        &tenant_forge,
+        &stackbot::pipeline::tenants::options(true),
+    )
+    .unwrap();
+    let (again, c) = demo.release(when);
+    assert!(again.dashboard.is_some(), "the dashboard stage ran");
+    assert_eq!(
+        lookups(&c),
+        lookups(&plan_forge) + lookups(&tenant_forge),
+        "the plan's and the tenants' lookups, none more: {:?}",
+        c.by_method()
+    );
+}
