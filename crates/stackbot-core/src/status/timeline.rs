@@ -110,19 +110,7 @@ pub fn entries(f: &Facts, stacks: &[super::StackStatus]) -> Vec<TimelineEntry> {
                     .into_iter()
                     .map(|c| c.id)
                     .collect();
-            let newest_unreleased = stacks
-                .iter()
-                .find(|s| s.stack == m.stack && s.minor == m.minor)
-                .and_then(|s| s.newest_unreleased.as_ref())
-                .filter(|n| n.kubernetes == *version);
-            let due = match newest_unreleased {
-                Some(n) => n.release_by,
-                None => crate::compliance::offer_deadline(
-                    *version,
-                    published,
-                    !critical_cves.is_empty(),
-                ),
-            };
+            let due = due_of(stacks, m, *version, published, !critical_cves.is_empty());
             let released_at = shipping.as_ref().and_then(|(d, _)| *d);
             let met = match (due, released_at, &shipping) {
                 (Some(d), Some(r), _) => Some(crate::model::scs::in_time(d, r)),
@@ -145,6 +133,26 @@ pub fn entries(f: &Facts, stacks: &[super::StackStatus]) -> Vec<TimelineEntry> {
         }
     }
     out
+}
+
+/// The day `version` of `m` must be offered by: for the series' newest unreleased patch, the
+/// day its status row gives it (the deadline model); for an earlier patch, its own clock.
+fn due_of(
+    stacks: &[super::StackStatus],
+    m: &super::UpstreamMinor,
+    version: KubeVersion,
+    published: Option<chrono::DateTime<chrono::Utc>>,
+    fixes_critical: bool,
+) -> Option<NaiveDate> {
+    let newest_unreleased = stacks
+        .iter()
+        .find(|s| s.stack == m.stack && s.minor == m.minor)
+        .and_then(|s| s.newest_unreleased.as_ref())
+        .filter(|n| n.kubernetes == version);
+    match newest_unreleased {
+        Some(n) => n.release_by,
+        None => crate::compliance::offer_deadline(version, published, fixes_critical),
+    }
 }
 
 #[cfg(test)]
