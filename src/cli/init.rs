@@ -229,7 +229,7 @@ fn adopted_files(
                 // Classified where every error is (`exit::class_of_chain`), not remapped here.
                 .map_err(|inner| crate::pipeline::Error::Adopt {
                     dir: label.clone(),
-                    inner,
+                    inner: Box::new(inner),
                 })?;
         if !seen.insert(adoption.stack.clone()) {
             return Err(invalid(format!(

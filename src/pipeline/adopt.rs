@@ -157,7 +157,7 @@ pub fn adopt(a: &Request) -> Result<Adopted, Error> {
         adopt::adopt(&tree, |id| Layout::conventional(id, &source)).map_err(|inner| {
             Error::Adopt {
                 dir: a.stack_dir.display().to_string(),
-                inner,
+                inner: Box::new(inner),
             }
         })?;
     let mut notes = adoption.notes.clone();

@@ -57,7 +57,7 @@ fn class_of(cause: &(dyn StdError + 'static)) -> Option<Class> {
             Error::Apply(crate::apply::ApplyError::Forge(e)) => class_of(e),
             Error::Apply(_) => None,
             Error::InConfig { inner, .. } => class_of(inner.as_ref()),
-            Error::Adopt { inner, .. } => class_of(inner),
+            Error::Adopt { inner, .. } => class_of(inner.as_ref()),
             // Its source is a `Box<Error>`, which the chain shows as a box, not as an `Error`.
             Error::Context { source, .. } => class_of(source.as_ref()),
         };
@@ -179,7 +179,7 @@ mod tests {
         for (inner, want) in [(refused, Class::Input), (bug, Class::Transient)] {
             let e = Error::Adopt {
                 dir: "scs2/".into(),
-                inner,
+                inner: Box::new(inner),
             };
             assert!(
                 e.to_string().starts_with("scs2/cluster-class/")

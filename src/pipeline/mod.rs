@@ -141,7 +141,7 @@ pub enum Error {
     #[error("{}/{inner}", dir.trim_end_matches('/'))]
     Adopt {
         dir: String,
-        inner: crate::adopt::AdoptError,
+        inner: Box<crate::adopt::AdoptError>,
     },
     /// An error in what a configuration file says, named with the file (`stackbot.yaml: oci.…`).
     /// The class is `inner`'s; `inner` is part of this message, not a cause of its own.

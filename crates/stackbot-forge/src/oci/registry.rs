@@ -42,6 +42,9 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// Upper bound on tag pages, so a registry that ignores `last` cannot loop us forever.
 const MAX_PAGES: usize = 10_000;
 
+/// A manifest's bytes and one file of its release (`None`: no layer carries that title).
+pub type ManifestAndFile = (Vec<u8>, Option<Vec<u8>>);
+
 /// A connection to one OCI repository.
 pub struct Registry {
     target: OciTarget,
@@ -365,7 +368,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         &self,
         tag: &str,
         name: &str,
-    ) -> Result<Option<(Vec<u8>, Option<Vec<u8>>)>, OciError> {
+    ) -> Result<Option<ManifestAndFile>, OciError> {
         let Some((json, _)) = self.manifest(tag)? else {
             return Ok(None);
         };
