@@ -196,7 +196,9 @@ pub fn desired_recorded(
             Ok(r) => r,
             // Missing data or chart archives: this series waits, the others go on.
             Err(e) => {
-                offered.failed.push(cannot_render(e, t, stack, &set, &known)?);
+                offered
+                    .failed
+                    .push(cannot_render(e, t, stack, &set, &known)?);
                 offered.sets.push(set);
                 continue;
             }

@@ -76,9 +76,7 @@ pub fn bring_archives(
             c.digest.get_or_insert_with(|| fetched.digest.clone());
             c.locked_at.get_or_insert_with(|| now.clone());
         }
-        templates
-            .files
-            .insert(need.path(), fetched.bytes.clone());
+        templates.files.insert(need.path(), fetched.bytes.clone());
         out.push(Brought {
             path: need.path(),
             line: format!(

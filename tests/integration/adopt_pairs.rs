@@ -697,7 +697,10 @@ fn the_version_table_drops_the_row_of_a_minor_past_its_end_of_life_as_upstream_d
     );
     for (path, bytes) in &upstream {
         if path != "versions.yaml" {
-            assert_eq!(&after[path], bytes, "{path}: only the table follows the window");
+            assert_eq!(
+                &after[path], bytes,
+                "{path}: only the table follows the window"
+            );
         }
     }
 }

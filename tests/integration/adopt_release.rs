@@ -74,8 +74,7 @@ fn write_sets(file: &Path, sets: &[ReleaseSet]) {
 }
 
 #[test]
-fn releasing_another_minor_of_a_tree_that_vendors_charts_brings_its_archives_and_renders_offline()
-{
+fn releasing_another_minor_of_a_tree_that_vendors_charts_brings_its_archives_and_renders_offline() {
     let (_, older, newer) = pairs()
         .into_iter()
         .find(|(p, _, _)| p == "openstack-scs-1-29-1-30")
@@ -117,7 +116,11 @@ fn releasing_another_minor_of_a_tree_that_vendors_charts_brings_its_archives_and
         let loaded = stackbot::config::load(&cfg).unwrap();
         let minor = other.release_sets[0].minor();
         let dir_out = stackbot::render::output_dir(&loaded, &loaded.config.stacks[0], minor);
-        assert_eq!(tree(&dir_out), tree(to), "{what}: the other minor as upstream released it");
+        assert_eq!(
+            tree(&dir_out),
+            tree(to),
+            "{what}: the other minor as upstream released it"
+        );
         let lock = Lock::load(&setup.join("stackbot.lock")).unwrap();
         let released = lock.get(&other.release_sets[0].stack, minor).unwrap();
         assert_eq!(
@@ -129,7 +132,11 @@ fn releasing_another_minor_of_a_tree_that_vendors_charts_brings_its_archives_and
         let before = repo.count();
         let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
         assert_eq!(code, 0, "{what}:\n{out}{err}");
-        assert_eq!(repo.count(), before, "{what}: render --check reads no network");
+        assert_eq!(
+            repo.count(),
+            before,
+            "{what}: render --check reads no network"
+        );
     }
 }
 

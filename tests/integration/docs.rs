@@ -154,7 +154,10 @@ fn the_quickstart_minimal_configuration_works_verbatim() {
     // placeholder GitHub repository no test can reach; only that block is swapped, for a local
     // forge of the same repository and mode, so what renders is what the page says.
     let forge = &config[config.find("forge:\n").unwrap()..config.find("tenants:\n").unwrap()];
-    assert!(forge.contains("kind: github") && forge.contains("mode: pull-request"), "{forge}");
+    assert!(
+        forge.contains("kind: github") && forge.contains("mode: pull-request"),
+        "{forge}"
+    );
     let local = config.replace(
         forge,
         "forge:\n  kind: local\n  repository: your-org/cluster-stacks\n  mode: pull-request\n  local:\n    path: .stackbot/forge\n",

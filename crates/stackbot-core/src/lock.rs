@@ -11,9 +11,9 @@
 //! branch is never issued again (see [`crate::plan::series`]). Replacing a set by hand
 //! (`render --release-set`) keeps the number.
 
+use chrono::NaiveDate;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use chrono::NaiveDate;
 
 use serde::{Deserialize, Serialize};
 
@@ -834,14 +834,21 @@ mod tests {
         adopted.components.get_mut("cni").unwrap().locked_at = Some(at.into());
         lock.upsert(adopted);
         let text = lock.to_yaml();
-        assert!(text.contains(&format!("      locked_at: '{at}'\n")), "{text}");
+        assert!(
+            text.contains(&format!("      locked_at: '{at}'\n")),
+            "{text}"
+        );
         assert!(!text.contains(&format!("locked_at: {at}")), "{text}");
         let path = Path::new("stackbot.lock");
         let read = Lock::parse(&text, path).unwrap();
         assert_eq!(read, lock);
         let older = text.replace(&format!("'{at}'"), at);
         assert_ne!(older, text);
-        assert_eq!(Lock::parse(&older, path).unwrap(), lock, "written before: unquoted");
+        assert_eq!(
+            Lock::parse(&older, path).unwrap(),
+            lock,
+            "written before: unquoted"
+        );
         assert_eq!(Lock::parse(&older, path).unwrap().to_yaml(), text);
     }
 }
