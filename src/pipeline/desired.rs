@@ -183,7 +183,7 @@ pub fn desired_recorded(
         let beside = match vendor(ctx, sel, stack, &mut templates, &mut set) {
             Ok(v) => v,
             Err(failed) => {
-                offered.failed.push(failed);
+                offered.failed.push(*failed);
                 offered.sets.push(set);
                 continue;
             }
@@ -312,20 +312,22 @@ fn vendor(
     stack: &crate::config::StackConfig,
     templates: &mut BTreeMap<StackId, std::sync::Arc<crate::render::TemplateTree>>,
     set: &mut ReleaseSet,
-) -> Result<crate::model::FileTree, Skipped> {
+) -> Result<crate::model::FileTree, Box<Skipped>> {
     let t = templates.get_mut(&set.stack).expect("loaded");
     if crate::render::archives_to_fetch(t, set).is_empty() {
         return Ok(Default::default());
     }
     let (id, minor) = (set.stack.clone(), set.minor());
-    let failed = |error: String| Skipped {
-        what: crate::plan::Subject::StackMinor {
-            stack: id.clone(),
-            minor,
-        },
-        reason: crate::plan::SkipReason::Said(format!(
-            "cannot render without the chart archives the release set pins: {error}"
-        )),
+    let failed = |error: String| {
+        Box::new(Skipped {
+            what: crate::plan::Subject::StackMinor {
+                stack: id.clone(),
+                minor,
+            },
+            reason: crate::plan::SkipReason::Said(format!(
+                "cannot render without the chart archives the release set pins: {error}"
+            )),
+        })
     };
     // The commit writes into the repository: the templates must be inside it.
     let mut root = repo_relative(&ctx.loaded, "templates", &stack.templates)
