@@ -39,7 +39,10 @@ mod tests {
         let b = std::thread::spawn(|| runtime().expect("runtime") as *const Runtime as usize)
             .join()
             .expect("thread");
-        assert_eq!(a as usize, b, "a second thread must reuse the process's runtime");
+        assert_eq!(
+            a as usize, b,
+            "a second thread must reuse the process's runtime"
+        );
     }
 
     #[test]
@@ -54,7 +57,10 @@ mod tests {
                 })
             })
             .collect();
-        let got: Vec<u64> = threads.into_iter().map(|t| t.join().expect("thread")).collect();
+        let got: Vec<u64> = threads
+            .into_iter()
+            .map(|t| t.join().expect("thread"))
+            .collect();
         assert_eq!(got, vec![0, 1]);
     }
 }
