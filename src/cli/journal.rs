@@ -70,42 +70,36 @@ impl tracing::field::Visit for Message<'_> {
 }
 
 /// On the first interrupt (Ctrl-C) or termination, print the journal and exit 130: the
-/// process is stopped between two writes at worst, and the next run reconciles. Runs on a
-/// thread of its own; a process that cannot watch signals simply keeps the default.
+/// process is stopped between two writes at worst, and the next run reconciles. A task on the
+/// process's one runtime (stackbot_net::runtime); a process that cannot watch signals simply
+/// keeps the default.
 pub fn watch_signals() {
-    let _ = std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(|| {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
+    let Ok(rt) = stackbot_net::runtime::runtime() else {
+        return;
+    };
+    rt.spawn(async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut int), Ok(mut term)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
                 return;
             };
-            rt.block_on(async {
-                #[cfg(unix)]
-                {
-                    use tokio::signal::unix::{SignalKind, signal};
-                    let (Ok(mut int), Ok(mut term)) = (
-                        signal(SignalKind::interrupt()),
-                        signal(SignalKind::terminate()),
-                    ) else {
-                        return;
-                    };
-                    tokio::select! {
-                        _ = int.recv() => {}
-                        _ = term.recv() => {}
-                    }
-                }
-                #[cfg(not(unix))]
-                if tokio::signal::ctrl_c().await.is_err() {
-                    return;
-                }
-                super::activity::finish();
-                eprint!("\n{}", interrupted(&entries()));
-                std::process::exit(130);
-            });
-        });
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        super::activity::finish();
+        eprint!("\n{}", interrupted(&entries()));
+        std::process::exit(130);
+    });
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! cache, mirrors, size limits) and the helpers every client shares (the loopback check, the
 //! `Link` parser, origin comparison).
 //!
-//! A crate of its own so that core compiles without an HTTP stack; the one HTTP policy for
-//! upstream, GitHub and OCI (issue 31, part 2) is to grow here.
+//! A crate of its own so that core compiles without an HTTP stack. The process's one tokio
+//! runtime lives here ([`runtime::runtime`]); the rest of the one HTTP policy for upstream,
+//! GitHub and OCI (issue 31, item 1) is to grow here (docs/http.md, "What is shared").
 
 // The core modules this crate's code names as `crate::clock`, `crate::config`, ...: the paths
 // the code had when upstream was a module of one crate, kept so the split moved files only.
@@ -11,4 +12,5 @@ use stackbot_core::{clock, config};
 
 pub mod charts;
 pub mod net;
+pub mod runtime;
 pub mod upstream;

@@ -61,10 +61,11 @@ use crate::{
     IssueInfo, PullInfo, ReleaseInfo, RepoRef, WorkflowRun,
 };
 
-/// The GitHub forge. Synchronous on the outside (the [`Forge`] trait), async inside on its own
-/// runtime; safe to call from several threads at once.
+/// The GitHub forge. Synchronous on the outside (the [`Forge`] trait), async inside on the process's
+/// one runtime; safe to call from several threads at once.
 pub struct GithubForge {
-    rt: tokio::runtime::Runtime,
+    /// The process's one runtime (stackbot_net::runtime), shared with OCI.
+    rt: &'static tokio::runtime::Runtime,
     t: Transport,
     api_url: String,
     api_origin: Origin,
@@ -147,15 +148,10 @@ impl GithubForge {
         clock: SharedClock,
     ) -> Result<Self, ForgeError> {
         let set = Settings::from_config(cfg)?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("stackbot-github")
-            .enable_all()
-            .build()
-            .map_err(|e| ForgeError::Io {
-                what: "GitHub client runtime".into(),
-                reason: e.to_string(),
-            })?;
+        let rt = stackbot_net::runtime::runtime().map_err(|e| ForgeError::Io {
+            what: "GitHub client runtime".into(),
+            reason: e.to_string(),
+        })?;
         let t = {
             let _g = rt.enter();
             Transport::new(&set, auth, clock).map_err(|reason| ForgeError::Rejected {

@@ -50,7 +50,8 @@ pub struct Registry {
     target: OciTarget,
     client: Client,
     auth: RegistryAuth,
-    rt: tokio::runtime::Runtime,
+    /// The process's one runtime (stackbot_net::runtime), shared with the GitHub forge.
+    rt: &'static tokio::runtime::Runtime,
     page_size: usize,
 }
 
@@ -120,14 +121,11 @@ impl Registry {
                 RegistryAuth::Basic(username.clone(), password.expose().to_string())
             }
         };
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| OciError::Registry {
-                action: "starting the I/O runtime for",
-                reference: target.reference(),
-                message: e.to_string(),
-            })?;
+        let rt = stackbot_net::runtime::runtime().map_err(|e| OciError::Registry {
+            action: "starting the I/O runtime for",
+            reference: target.reference(),
+            message: e.to_string(),
+        })?;
         // Keyed like oci-client looks it up (`docker.io` resolves to `index.docker.io`), so
         // blob and manifest requests, which do not store auth themselves, find it.
         let probe = Reference::with_tag(
