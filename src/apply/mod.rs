@@ -101,6 +101,7 @@ pub fn apply_with_oci(
         forge,
         repo,
         oci,
+        index: &observed.index,
         head: observed.base_head.clone(),
         last_commit: None,
         out: &mut out,
@@ -159,6 +160,9 @@ struct Run<'a> {
     forge: &'a dyn Forge,
     repo: &'a RepoRef,
     oci: Option<&'a Publisher>,
+    /// The run's release index, as the plan observed it: a step's first "is it done already"
+    /// reads it (with this apply's own writes folded in) instead of listing again.
+    index: &'a crate::index::ReleaseIndex,
     /// The base branch's head, moved by each direct-mode commit.
     head: Option<String>,
     /// The commit the current release made (what its tag points at).
@@ -200,7 +204,8 @@ impl Run<'_> {
             } => self.tag(tag, commit.as_deref(), message),
             Step::Draft { tag } => {
                 let rel = release.expect("drafts belong to a release");
-                ensure_draft(forge, repo, rel, tag, self.out)
+                let known = self.index.with_changes(&self.out.index_changes, &[]);
+                ensure_draft(forge, repo, (rel, known.listed()), tag, self.out)
             }
             Step::Publish { tag, latest } => publish(forge, repo, tag, *latest, self.out),
             Step::Announce { number, tag } => {
@@ -411,14 +416,18 @@ fn of_tag<'a>(all: &'a [ReleaseInfo], tag: &str) -> Vec<&'a ReleaseInfo> {
 }
 
 /// Exactly one draft of `tag` with exactly the planned assets (or the tag is already published).
+/// The first look is `known`, the run's index (listed once per run): a run that crashed left
+/// its drafts there for the next run to find. Every write is followed by a fresh listing, the
+/// guard against a concurrent run: its draft (the lowest id stays canonical, the others are
+/// deleted) or its published release (then the publish step keeps that one).
 fn ensure_draft(
     forge: &dyn Forge,
     repo: &RepoRef,
-    rel: &PlannedRelease,
+    (rel, known): (&PlannedRelease, &[ReleaseInfo]),
     tag: &str,
     out: &mut Outcome,
 ) -> Result<(), ApplyError> {
-    let mut all = forge.list_releases(repo)?;
+    let mut all = known.to_vec();
     if of_tag(&all, tag).iter().any(|r| !r.draft) {
         return Ok(());
     }
@@ -447,6 +456,11 @@ fn ensure_draft(
         }
         // Re-list: another run may have created a draft at the same moment.
         all = forge.list_releases(repo)?;
+    }
+    // Published by another run meanwhile: the publish step keeps that release and deletes
+    // the drafts.
+    if of_tag(&all, tag).iter().any(|r| !r.draft) {
+        return Ok(());
     }
     let drafts = of_tag(&all, tag);
     let Some(canon) = drafts.first().copied() else {

@@ -227,13 +227,10 @@ fn adopted_files(
             .map_err(|e| anyhow::Error::new(e).context(format!("reading {label}")))?;
         let adoption =
             crate::adopt::adopt(&tree, |id| crate::adopt::Layout::conventional(id, &label))
-                .map_err(|e| {
-                    let msg = format!("{}/{e}", label.trim_end_matches('/'));
-                    if e.is_invalid_input() {
-                        invalid(msg)
-                    } else {
-                        anyhow::anyhow!(msg)
-                    }
+                // Classified where every error is (`exit::class_of_chain`), not remapped here.
+                .map_err(|inner| crate::pipeline::Error::Adopt {
+                    dir: label.clone(),
+                    inner: Box::new(inner),
                 })?;
         if !seen.insert(adoption.stack.clone()) {
             return Err(invalid(format!(

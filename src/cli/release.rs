@@ -155,6 +155,8 @@ pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> 
     match g.format {
         Format::Json => {
             let mut v = serde_json::to_value(p)?;
+            // Each series' state, deadline and waiting cause, as `status` gives them.
+            v["series"] = serde_json::to_value(&p.series)?;
             if with_diffs {
                 v["diffs"] = serde_json::to_value(crate::report::text::release_diffs(p))?;
             }

@@ -23,13 +23,24 @@ use crate::gate::{
 pub const MAX_RESULT_FILES: usize = 50;
 
 /// The candidate release of `tag`: the published one, else the lowest-id draft; `None` when
-/// there is neither.
+/// there is neither. Lists the releases (after the gate wrote to the candidate); the first look
+/// of a run is [`candidate_in`] its release index.
 pub fn candidate(
     forge: &dyn Forge,
     repo: &RepoRef,
     tag: &str,
 ) -> Result<Option<(Candidate, ReleaseInfo)>, ForgeError> {
-    let all = forge.list_releases(repo)?;
+    candidate_in(forge, repo, tag, &forge.list_releases(repo)?)
+}
+
+/// [`candidate`] among releases listed already (`all`, the run's index): only the candidate's
+/// records are downloaded.
+pub fn candidate_in(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    tag: &str,
+    all: &[ReleaseInfo],
+) -> Result<Option<(Candidate, ReleaseInfo)>, ForgeError> {
     let of_tag = || all.iter().filter(|r| r.tag == tag);
     let chosen = of_tag()
         .find(|r| !r.draft)

@@ -446,6 +446,7 @@ fn recorded(
         n,
         hashes,
         metadata: None,
+        kubernetes: None,
         set: None,
         lock: None,
     })
@@ -489,11 +490,18 @@ fn oci_latest(
             Metadata::parse(&t).map_err(|e| e.to_string())
         })
     });
+    let name = ReleaseName::parse(&tag).expect("built as a release name");
+    let kubernetes = crate::tenants::releases::kubernetes_of(
+        &name,
+        files.get("metadata.yaml").map(Vec::as_slice),
+        "",
+    );
     Ok(Some(Latest {
         tag,
         n,
         hashes,
         metadata,
+        kubernetes,
         set: None,
         lock: None,
     }))

@@ -2,9 +2,9 @@
 //! OCI repository (the Kubernetes version and date of each), the open release pull requests,
 //! and every tenant repository. Reads only, no token needed on the local forge: one release
 //! listing (plus a `metadata.yaml` for a release whose notes name no Kubernetes version), one
-//! manifest per OCI series, and per tenant its base branch, listing, matched files, and per
-//! followed stack the bot branch's pull requests, head and commits. The evaluation is the
-//! pure [`crate::status::compute`].
+//! manifest and its `metadata.yaml` per OCI series, and per tenant its base branch, listing,
+//! matched files, and per followed stack the bot branch's pull requests, head and commits. The
+//! evaluation is the pure [`crate::status::compute`].
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -14,7 +14,7 @@ use super::ObserveError;
 use crate::config::TenantConfig;
 use crate::forge::{Forge, ForgeError, PullState, RepoRef};
 use crate::index::ReleaseIndex;
-use crate::model::{KubeVersion, ReleaseName, StackId};
+use crate::model::{ReleaseName, StackId};
 use crate::status::{Release, ReleasePull, Target, UpstreamMinor};
 use crate::tenants::Observations;
 use crate::tenants::plan::Observed;
@@ -23,13 +23,24 @@ use crate::tenants::releases::kubernetes_of;
 /// Tenants read at the same time.
 const CONCURRENCY: usize = 8;
 
+/// What [`forge_releases`] makes of a release whose `metadata.yaml` cannot be downloaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// The reading fails (the status: the next run reads again).
+    Fails,
+    /// The release stays, its Kubernetes version unknown, with a warning: its verdict is then
+    /// `unknown` by type ([`crate::status::stacks::status`]), never the "never released" (the
+    /// minor window) that leaving it out would read as.
+    IsUnknown,
+}
+
 /// The published stable releases of the configured stacks on the forge. The Kubernetes
 /// version comes from the notes (no request), else from `metadata.yaml` (one download).
 pub fn forge_releases(
     forge: &dyn Forge,
     repo: &RepoRef,
-    index: &ReleaseIndex,
-    stacks: &BTreeSet<StackId>,
+    (index, stacks): (&ReleaseIndex, &BTreeSet<StackId>),
+    unread: Unread,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Release>, ObserveError> {
     let mut out = Vec::new();
@@ -44,8 +55,23 @@ pub fn forge_releases(
         if kubernetes.is_none()
             && let Some(a) = r.assets.iter().find(|a| a.name == "metadata.yaml")
         {
-            let meta = forge.download_asset(repo, r.id, a)?;
-            kubernetes = kubernetes_of(&name, Some(&meta), &r.body);
+            match forge.download_asset(repo, r.id, a) {
+                Ok(meta) => kubernetes = kubernetes_of(&name, Some(&meta), &r.body),
+                Err(e) if unread == Unread::IsUnknown => {
+                    warnings.push(format!(
+                        "release {name}: metadata.yaml could not be read ({e}): its Kubernetes version is unknown"
+                    ));
+                    out.push(Release {
+                        name,
+                        target: Target::Forge,
+                        kubernetes: None,
+                        published_at: r.published_at,
+                        url: Some(r.html_url.clone()),
+                    });
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
         if kubernetes.is_none() {
             warnings.push(format!(
@@ -64,16 +90,19 @@ pub fn forge_releases(
 }
 
 /// The releases in the OCI repository the status looks at: the newest of every series, and
-/// every tag a tenant lists. One manifest each (its annotations name the Kubernetes version
-/// and, with `oci.created_annotation`, the date).
+/// every tag a tenant lists. Per tag its manifest (with `oci.created_annotation`, the date) and
+/// its `metadata.yaml`, whose Kubernetes version [`kubernetes_of`] reads: the one rule for
+/// every release, so `status`, the `release` summary and the tenants never disagree on it
+/// (the manifest's `kubernetesVersion` annotation is a copy that a hand-pushed release can get
+/// wrong).
 pub fn oci_releases(
-    oci: &crate::oci::Publisher,
+    registry: &crate::oci::Registry,
     index: &ReleaseIndex,
     minors: &[UpstreamMinor],
     listed: &BTreeSet<String>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Release>, ObserveError> {
-    let reference = oci.registry().target().reference();
+    let reference = registry.target().reference();
     let mut wanted: BTreeSet<String> = BTreeSet::new();
     for m in minors {
         if let Some(n) = index.newest_in_oci(&m.stack, m.minor) {
@@ -83,24 +112,24 @@ pub fn oci_releases(
     wanted.extend(listed.iter().filter(|t| index.in_oci(t)).cloned());
     let mut out = Vec::new();
     for tag in wanted {
-        let Some((bytes, _)) = oci.registry().manifest(&tag)? else {
+        let Some((bytes, metadata)) = registry.manifest_and_file(&tag, "metadata.yaml")? else {
             continue;
         };
         let name = ReleaseName::parse(&tag).expect("built or listed as a release name");
-        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        let note = |k: &str| v["annotations"][k].as_str().map(str::to_string);
-        let kubernetes = note("kubernetesVersion").and_then(|k| k.parse::<KubeVersion>().ok());
+        let kubernetes = kubernetes_of(&name, metadata.as_deref(), "");
         if kubernetes.is_none() {
             warnings.push(format!(
-                "OCI {reference}:{tag} has no `kubernetesVersion` annotation"
+                "OCI {reference}:{tag} names no Kubernetes version in its metadata.yaml"
             ));
         }
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        let created = v["annotations"][crate::oci::manifest::CREATED_ANNOTATION].as_str();
         out.push(Release {
             name,
             target: Target::Oci,
             kubernetes,
-            published_at: note(crate::oci::manifest::CREATED_ANNOTATION)
-                .and_then(|c| chrono::DateTime::parse_from_rfc3339(&c).ok())
+            published_at: created
+                .and_then(|c| chrono::DateTime::parse_from_rfc3339(c).ok())
                 .map(|c| c.with_timezone(&chrono::Utc)),
             url: Some(format!("{reference}:{tag}")),
         });
@@ -108,16 +137,22 @@ pub fn oci_releases(
     Ok(out)
 }
 
-/// Open release pull requests of the series upstream has news for (`mode: pull-request`).
+/// Open release pull requests of the series upstream has news for (`mode: pull-request`). A
+/// branch whose pull requests `known` has (what this run read and left) is not read again.
 pub fn release_pulls(
     forge: &dyn Forge,
     repo: &RepoRef,
     minors: &[UpstreamMinor],
+    known: &dyn Fn(&str) -> Option<Vec<crate::forge::PullInfo>>,
 ) -> Result<Vec<ReleasePull>, ObserveError> {
     let mut out = Vec::new();
     for m in minors.iter().filter(|m| m.may_have_release_pull()) {
         let series = crate::model::series_prefix(&m.stack, m.minor);
-        let pulls = match forge.find_pulls(repo, &crate::plan::release_branch(&series)) {
+        let branch = crate::plan::release_branch(&series);
+        let pulls = match known(&branch)
+            .map(Ok)
+            .unwrap_or_else(|| forge.find_pulls(repo, &branch))
+        {
             Ok(p) => p,
             Err(ForgeError::NotFound { .. }) => Vec::new(),
             Err(e) => return Err(e.into()),

@@ -152,18 +152,14 @@ pub fn adopt(a: &Request) -> Result<Adopted, Error> {
     }
     let tree = render::read_tree(&a.stack_dir)?;
     let source = a.stack_dir.display().to_string();
-    let adoption = adopt::adopt(&tree, |id| Layout::conventional(id, &source)).map_err(|e| {
-        let label = a.stack_dir.display().to_string();
-        let msg = format!("{}/{e}", label.trim_end_matches('/'));
-        if e.is_invalid_input() {
-            invalid(msg)
-        } else {
-            Error::Io {
-                what: msg,
-                source: std::io::Error::other("adopting failed"),
+    // Classified where every error is (`exit::class_of_chain`), not remapped here.
+    let adoption =
+        adopt::adopt(&tree, |id| Layout::conventional(id, &source)).map_err(|inner| {
+            Error::Adopt {
+                dir: a.stack_dir.display().to_string(),
+                inner: Box::new(inner),
             }
-        }
-    })?;
+        })?;
     let mut notes = adoption.notes.clone();
     let mut empty = Vec::new();
     empty_dirs(&a.stack_dir, "", &mut empty);

@@ -57,6 +57,7 @@ fn class_of(cause: &(dyn StdError + 'static)) -> Option<Class> {
             Error::Apply(crate::apply::ApplyError::Forge(e)) => class_of(e),
             Error::Apply(_) => None,
             Error::InConfig { inner, .. } => class_of(inner.as_ref()),
+            Error::Adopt { inner, .. } => class_of(inner.as_ref()),
             // Its source is a `Box<Error>`, which the chain shows as a box, not as an `Error`.
             Error::Context { source, .. } => class_of(source.as_ref()),
         };
@@ -160,6 +161,36 @@ mod tests {
             of_error(&transient.context("releasing")),
             ExitStatus::Failure
         );
+    }
+
+    #[test]
+    fn an_adoption_error_is_classified_here_by_its_own_kind() {
+        let refused = crate::adopt::AdoptError::Refused {
+            file: "csctl.yaml".into(),
+            line: Some(3),
+            field: Some("config.kubernetesVersion".into()),
+            message: "not a version".into(),
+            hint: "write vX.Y.Z".into(),
+        };
+        let bug = crate::adopt::AdoptError::RoundTrip {
+            file: "cluster-class/values.yaml".into(),
+            what: "line 4".into(),
+        };
+        for (inner, want) in [(refused, Class::Input), (bug, Class::Transient)] {
+            let e = Error::Adopt {
+                dir: "scs2/".into(),
+                inner: Box::new(inner),
+            };
+            assert!(
+                e.to_string().starts_with("scs2/cluster-class/")
+                    || e.to_string().starts_with("scs2/csctl.yaml"),
+                "{e}"
+            );
+            assert_eq!(e.class(), want, "{e}");
+            // Through anyhow (`init`), the same class.
+            let any = anyhow::Error::new(e).context("init");
+            assert_eq!(class_of_chain(any.chain()), want);
+        }
     }
 
     #[test]

@@ -45,7 +45,7 @@ impl Gated {
 /// nothing is written and what would happen is said.
 pub fn evaluate(
     ctx: &Context,
-    forge: &dyn Forge,
+    (forge, index): (&dyn Forge, &crate::index::ReleaseIndex),
     target: &Target,
     base_head: Option<&str>,
     releases: &[PlannedRelease],
@@ -66,6 +66,7 @@ pub fn evaluate(
         let one = One {
             ctx,
             forge,
+            listed: index.listed(),
             target,
             base_head,
             cfg,
@@ -81,6 +82,8 @@ pub fn evaluate(
 struct One<'a> {
     ctx: &'a Context,
     forge: &'a dyn Forge,
+    /// The run's release index: the first look at the candidate (after a write, it is listed).
+    listed: &'a [ReleaseInfo],
     target: &'a Target,
     base_head: Option<&'a str>,
     cfg: &'a crate::config::GateConfig,
@@ -98,8 +101,13 @@ impl One<'_> {
             url: None,
             decision: Decision::Publish,
         };
-        for _ in 0..ROUNDS {
-            let observed = observe::gate::candidate(self.forge, &self.target.repo, &cand)?;
+        for round in 0..ROUNDS {
+            let repo = &self.target.repo;
+            let observed = if round == 0 {
+                observe::gate::candidate_in(self.forge, repo, &cand, self.listed)?
+            } else {
+                observe::gate::candidate(self.forge, repo, &cand)?
+            };
             let seen = match &observed {
                 Some((c, _)) => match c.last() {
                     Some((a, None)) => Some(self.observe_runner(c, a)?),

@@ -135,6 +135,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Adopting a csctl stack directory failed (`adopt`, `init`): the directory, then the
+    /// adoption's error, which starts with the file it concerns. The class is `inner`'s
+    /// ([`exit::class_of_error`]): a refusal is input, a round trip that failed is a bug.
+    #[error("{}/{inner}", dir.trim_end_matches('/'))]
+    Adopt {
+        dir: String,
+        inner: Box<crate::adopt::AdoptError>,
+    },
     /// An error in what a configuration file says, named with the file (`stackbot.yaml: oci.…`).
     /// The class is `inner`'s; `inner` is part of this message, not a cause of its own.
     #[error("{path}: {inner}")]

@@ -175,7 +175,7 @@ fn plan_gated(
     let (mut p, mut observed) = plan_in(run, &target, &desired, &sel.overrides)?;
     let gated = super::gate::evaluate(
         ctx,
-        forge,
+        (forge, &observed.index),
         &target,
         observed.base_head.as_deref(),
         &p.releases,
@@ -194,6 +194,15 @@ fn plan_gated(
         (p, observed) = plan_in(run, &target, &kept, &sel.overrides)?;
     }
     super::gate::annotate(&mut p, &gated);
+    // Where each series stands before this run writes anything, as `status` says it (the one
+    // deadline model): `plan` renders it, and a release run replaces it after `apply`.
+    if let Some(d) = &offered.detected {
+        p.series = super::status::series_after_run(
+            run,
+            (&observed, d),
+            (&p, &crate::outcome::Outcome::default()),
+        );
+    }
     explain_degraded(&mut p, &offered.held_back);
     p.warnings
         .extend(stepped_over(&offered.held_back, &p.releases));
@@ -348,8 +357,10 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
                 &planned.observed,
                 planned.target.oci.as_deref(),
             )?;
-            // The stages below read the index as this run's writes left it.
+            // The stages below read the index and the release pull requests as this run's
+            // writes left them.
             run.record(&outcome);
+            run.record_release_pulls(&planned.observed.pulls, &outcome);
             // The gate's steps came first.
             gate_steps.actions.append(&mut outcome.actions);
             outcome.actions = gate_steps.actions;

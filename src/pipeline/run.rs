@@ -9,10 +9,11 @@
 //! first time a stage needs it, and `apply`'s writes are folded into it
 //! ([`Run::record`]) so the stages after it read what the run left, without listing again.
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use crate::config::PublishTarget;
-use crate::forge::Forge;
+use crate::forge::{Forge, PullInfo};
 use crate::index::ReleaseIndex;
 use crate::observe::ObserveError;
 use crate::outcome::Outcome;
@@ -28,6 +29,9 @@ pub struct Run<'a> {
     pub target: Target,
     /// The release index once listed, and whether the forge's releases were part of it.
     index: Mutex<Option<Listed>>,
+    /// The pull requests of each release branch as this run read them (observe) and left them
+    /// (apply): the status at the end of the run reads them here, not from the forge again.
+    release_pulls: Mutex<BTreeMap<String, Vec<PullInfo>>>,
 }
 
 struct Listed {
@@ -44,6 +48,7 @@ impl<'a> Run<'a> {
             forge,
             target: super::release::target(ctx)?,
             index: Mutex::new(None),
+            release_pulls: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -76,6 +81,31 @@ impl<'a> Run<'a> {
         if let Some(l) = self.index.lock().expect("index lock").as_mut() {
             l.index = l.index.with_changes(&outcome.index_changes, &pushed);
         }
+    }
+
+    /// Note the release branches' pull requests as `observed` read them and `outcome` left
+    /// them (what a pull request step opened, updated or kept comes first).
+    pub fn record_release_pulls(
+        &self,
+        observed: &BTreeMap<String, Vec<PullInfo>>,
+        outcome: &Outcome,
+    ) {
+        let mut known = self.release_pulls.lock().expect("release pulls lock");
+        for (branch, pulls) in observed {
+            known.insert(branch.clone(), pulls.clone());
+        }
+        for p in &outcome.release_pulls {
+            let list = known.entry(p.head.clone()).or_default();
+            list.retain(|o| o.number != p.number);
+            list.insert(0, p.clone());
+        }
+    }
+
+    /// The pull requests of release branch `branch` as this run read or left them; `None`
+    /// when the run did not read that branch.
+    pub fn release_pulls_of(&self, branch: &str) -> Option<Vec<PullInfo>> {
+        let known = self.release_pulls.lock().expect("release pulls lock");
+        known.get(branch).cloned()
     }
 
     /// The index, listed on the first call only (again only when the forge's releases are

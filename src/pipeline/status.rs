@@ -75,8 +75,14 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
         .filter(|_| config.publish.contains(&PublishTarget::Oci));
     // The run's index: listed once, with what this run published folded in.
     let index = run.published(true).map_err(Error::from)?;
-    let mut releases =
-        read::forge_releases(forge, &repo, &index, &stacks, &mut warnings).map_err(Error::from)?;
+    let mut releases = read::forge_releases(
+        forge,
+        &repo,
+        (&index, &stacks),
+        read::Unread::Fails,
+        &mut warnings,
+    )
+    .map_err(Error::from)?;
     if let Some(oci) = oci {
         let listed: BTreeSet<String> = tenants
             .iter()
@@ -85,12 +91,13 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
             .map(|n| n.to_string())
             .collect();
         releases.extend(
-            read::oci_releases(oci, &index, &minors, &listed, &mut warnings)
+            read::oci_releases(oci.registry(), &index, &minors, &listed, &mut warnings)
                 .map_err(Error::from)?,
         );
     }
     let release_pulls = if config.forge.mode == ReleaseMode::PullRequest {
-        read::release_pulls(forge, &repo, &minors).map_err(Error::from)?
+        read::release_pulls(forge, &repo, &minors, &|b| run.release_pulls_of(b))
+            .map_err(Error::from)?
     } else {
         Vec::new()
     };
@@ -130,14 +137,16 @@ pub fn series_after_run(
 ) -> Vec<status::StackStatus> {
     let (ctx, forge, target) = (run.ctx, run.forge, &run.target);
     let stacks: BTreeSet<StackId> = ctx.loaded.config.stacks.iter().map(|s| s.id()).collect();
+    // A release whose Kubernetes version cannot be read stays in, unknown: never dropped
+    // (a dropped release would read as "never released", the minor window's verdict).
     let mut releases = read::forge_releases(
         forge,
         &target.repo,
-        &observed.index,
-        &stacks,
+        (&observed.index, &stacks),
+        read::Unread::IsUnknown,
         &mut Vec::new(),
     )
-    .unwrap_or_default();
+    .expect("with `Unread::IsUnknown` a failed read is an unknown release, not an error");
     let release = |name: ReleaseName, target, kubernetes| status::Release {
         name,
         target,
@@ -148,11 +157,10 @@ pub fn series_after_run(
     // With OCI alone the forge has no releases: the registry's, as observed.
     releases.extend(observed.series.values().filter_map(|so| {
         let l = so.oci_latest.as_ref()?;
-        let kubernetes = l.metadata.as_ref().map(|m| m.kubernetes);
         Some(release(
             ReleaseName::parse(&l.tag).ok()?,
             status::Target::Oci,
-            kubernetes,
+            l.kubernetes,
         ))
     }));
     let publish = &ctx.loaded.config.publish;

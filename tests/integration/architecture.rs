@@ -648,3 +648,32 @@ fn the_function_length_check_measures_from_fn_to_the_closing_brace() {
         "a declaration without a body is not a function to measure"
     );
 }
+
+/// Errors are classified in one place (issue 29, "Types where prose is parsed today"):
+/// `pipeline::exit::class_of_chain` asks each error of the chain whether it is input. No other
+/// code of the binary asks (`is_invalid_input()`) and remaps the answer into an error of its
+/// own: a remap loses the cause, and a second rule can disagree with the first.
+#[test]
+fn only_the_exit_module_asks_an_error_whether_it_is_input() {
+    let mut askers = Vec::new();
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    for f in files {
+        let rel = f
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel == "src/pipeline/exit.rs" {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(&f).unwrap());
+        if code.contains(".is_invalid_input()") {
+            askers.push(rel);
+        }
+    }
+    assert!(
+        askers.is_empty(),
+        "classify in pipeline::exit instead: {askers:?}"
+    );
+}

@@ -15,7 +15,7 @@ use crate::support::{copy_dir, root};
 
 /// The test command: checks that the candidate is one CSO can consume, logs its call, waits
 /// for `gate-go`, then writes a JUnit result as `gate-mode` says (`pass`, `fail`, `cancel`).
-const SCRIPT: &str = r#"#!/bin/sh
+pub(crate) const SCRIPT: &str = r#"#!/bin/sh
 set -eu
 test -f "$STACKBOT_CANDIDATE_DIR/metadata.yaml"
 test -f "$STACKBOT_CANDIDATE_DIR/${STACKBOT_CANDIDATE%-v0-sha-*}-cluster-class-$STACKBOT_CANDIDATE_VERSION.tgz"

@@ -562,3 +562,110 @@ fn a_tenant_whose_clusters_cannot_be_judged_is_never_pass() {
     assert!(named("k8s/staging.yaml"), "{:?}", acme.scs0210.unknown);
     assert!(!s.compliant);
 }
+
+/// A forge release whose `metadata.yaml` cannot be downloaded (its notes name no Kubernetes
+/// version) is not dropped from the `release` summary's releases, which would read as "never
+/// released" and give the minor window's verdict: it stays, its Kubernetes version unknown, and
+/// the verdict is `unknown` by type (the reader the summary uses,
+/// `observe::status::forge_releases` with `Unread::IsUnknown`).
+#[test]
+fn a_release_whose_metadata_cannot_be_read_is_unknown_not_missing() {
+    use stackbot::forge::Forge;
+    use stackbot::observe::status::{Unread, forge_releases};
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &root().join("examples/local"),
+        &dir.path().join("examples/local"),
+    );
+    copy_dir(&root().join("templates"), &dir.path().join("templates"));
+    let loaded = stackbot::config::load(&dir.path().join("examples/local/stackbot.yaml")).unwrap();
+    let day: NaiveDate = "2026-06-01".parse().unwrap();
+    let ctx = Context::fixed(loaded, day);
+    let detected = stackbot::pipeline::status::detect(&ctx, &Selection::default()).unwrap();
+    let m = detected
+        .report
+        .minors
+        .iter()
+        .find(|m| m.minor.to_string() == "1.33")
+        .unwrap();
+    let minor = stackbot::status::UpstreamMinor {
+        stack: m.stack.clone(),
+        minor: m.minor,
+        tracked: true,
+        patches: m
+            .patches
+            .iter()
+            .map(|p| stackbot::status::Patch {
+                version: p.version,
+                published_at: p.published_at,
+            })
+            .collect(),
+        waiting: Vec::new(),
+        errors: Vec::new(),
+        releasable: None,
+        end_of_life: None,
+        stepped_over: Vec::new(),
+    };
+
+    let forge = LocalForge::new(dir.path().join("forge"), "bot", "bot@example.org");
+    let repo = stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap();
+    forge.ensure_repo(&repo, "main").unwrap();
+    let tag = "openstack-scs2-1-33-v1";
+    let head = forge.branch_head(&repo, "main").unwrap().unwrap();
+    forge.create_tag(&repo, tag, &head, tag).unwrap();
+    let r = forge
+        .create_draft_release(&repo, tag, tag, "no version named here")
+        .unwrap();
+    let asset = forge
+        .upload_asset(
+            &repo,
+            r.id,
+            "metadata.yaml",
+            b"versions:\n    kubernetes: v1.33.10\n",
+        )
+        .unwrap();
+    forge.publish_release(&repo, r.id, true).unwrap();
+    let index = stackbot::index::ReleaseIndex::new(forge.list_releases(&repo).unwrap(), None);
+    // Gone between the listing and the download.
+    forge.delete_asset(&repo, r.id, asset.id).unwrap();
+
+    let stacks = std::collections::BTreeSet::from([m.stack.clone()]);
+    let mut warnings = Vec::new();
+    assert!(
+        forge_releases(
+            &forge,
+            &repo,
+            (&index, &stacks),
+            Unread::Fails,
+            &mut warnings
+        )
+        .is_err(),
+        "the status fails on it (the next run reads again)"
+    );
+    let releases = forge_releases(
+        &forge,
+        &repo,
+        (&index, &stacks),
+        Unread::IsUnknown,
+        &mut warnings,
+    )
+    .unwrap();
+    assert_eq!(releases.len(), 1, "kept: {releases:?}");
+    assert_eq!(releases[0].kubernetes, None);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("metadata.yaml could not be read")),
+        "{warnings:?}"
+    );
+    let row = stackbot::status::stacks::status(&minor, &releases, &[], &detected.compliance, day);
+    assert_eq!(
+        row.latest_release.as_ref().map(|l| l.tag.as_str()),
+        Some(tag)
+    );
+    assert_eq!(row.scs0210.verdict, Verdict::Unknown, "{:?}", row.scs0210);
+    assert!(
+        !row.scs0210.unknown.is_empty(),
+        "the verdict names its cause"
+    );
+}

@@ -10,7 +10,10 @@
 //! - release notes: the deadline `status` gave the series that day before the release, met or
 //!   missed as its `overdue` said;
 //! - tenant pull requests: the critical CVEs `status` names for the proposed release, with the
-//!   patch fixing them and what that patch waits for; the *Changes* lines are the diff's.
+//!   patch fixing them and what that patch waits for; the *Changes* lines are the diff's;
+//! - `plan` (text and JSON `series[]`), the timeline (`timeline[]`), the dashboard issue
+//!   (Markdown) and the GitHub job summary (`$GITHUB_STEP_SUMMARY`): state, deadline, days,
+//!   waiting cause and critical CVEs as `status` gives them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -513,4 +516,151 @@ fn with_oci_alone_the_summary_says_what_status_says() {
         }
     }
     assert_eq!(current, 3, "1.34 v1.34.7 stays current in the registry");
+}
+
+/// The Markdown a reader sees, as text: escapes undone (`\_` → `_`, `&lt;` → `<`).
+fn unescape(md: &str) -> String {
+    let mut out = String::with_capacity(md.len());
+    let mut chars = md.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(|n| "\\`*_[]|~".contains(*n)) {
+            out.push(chars.next().unwrap());
+        } else {
+            out.push(c);
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The dashboard issue's body on the local forge (the one issue of the repository).
+fn dashboard_body(demo: &Demo) -> String {
+    let dir = demo.forge().join("issues/scs/cluster-stacks");
+    let mut bodies: Vec<(u64, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .map(|e| {
+            let n = e
+                .path()
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .parse()
+                .unwrap();
+            (n, std::fs::read_to_string(e.path()).unwrap())
+        })
+        .collect();
+    bodies.sort();
+    assert_eq!(bodies.len(), 1, "one dashboard issue");
+    bodies.pop().unwrap().1
+}
+
+/// Each dashboard row (`| openstack/scs2 | 1.33 | …`) states what `status` states of the
+/// series: its state, the deadline with its days, what it waits for, the critical CVEs.
+fn dashboard_says_what_status_says(day: &str, body: &str, status: &Value) {
+    let body = unescape(body);
+    for m in MINORS {
+        let row = by_minor(&status["stacks"], m);
+        let line = body
+            .lines()
+            .find(|l| l.starts_with(&format!("| openstack/scs2 | {m} |")))
+            .unwrap_or_else(|| panic!("{day} {m}: no dashboard row in\n{body}"));
+        let state = state_word(&row["state"]);
+        assert!(line.contains(&state), "{day} {m}: {state}: {line}");
+        if let Some(due) = row["due"].as_str() {
+            let days = days_words(row["days_left"].as_i64().unwrap());
+            assert!(
+                line.contains(&format!("{due} ({days}")),
+                "{day} {m}: {due}, {days}: {line}"
+            );
+        }
+        for w in row["waiting_for"].as_array().unwrap() {
+            if matches!(w["kind"].as_str(), Some("node_image" | "chart")) {
+                let what = str_of(&w["what"]);
+                assert!(line.contains(&what), "{day} {m}: waits for {what}: {line}");
+            }
+        }
+        for c in row["cves"].as_array().unwrap() {
+            let id = str_of(&c["id"]);
+            assert!(line.contains(&id), "{day} {m}: {id}: {line}");
+        }
+    }
+}
+
+/// The timeline's newest unreleased patch of each series has the deadline the series' row
+/// gives it (`newest_unreleased.release_by`).
+fn timeline_says_what_status_says(day: &str, status: &Value) {
+    for m in MINORS {
+        let row = by_minor(&status["stacks"], m);
+        let Some(n) = row["newest_unreleased"].as_object() else {
+            continue;
+        };
+        if row["tracked"] != true {
+            continue;
+        }
+        let entry = status["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["minor"] == m && e["kubernetes"] == n["kubernetes"]);
+        if let Some(e) = entry {
+            assert_eq!(
+                e["due"], n["release_by"],
+                "{day} {m}: timeline and status for {}",
+                n["kubernetes"]
+            );
+        }
+    }
+}
+
+/// The surfaces the first sweep left out say what `status` says at the same dates: `plan`
+/// (text and JSON `series[]`) before each run, the timeline (`status` JSON `timeline[]`), and
+/// after a release run the dashboard issue (Markdown) and the GitHub job summary
+/// (`$GITHUB_STEP_SUMMARY`, written whenever it is set).
+#[test]
+fn plan_the_dashboard_the_timeline_and_the_job_summary_say_what_status_says() {
+    let demo = Demo::new();
+    let summary = demo.dir.path().join("step-summary.md");
+    let days = [
+        "2026-04-01",
+        "2026-05-01",
+        "2026-06-01",
+        "2026-06-28",
+        "2026-10-28",
+    ];
+    for day in days {
+        let before = demo.json(day, "status");
+        let plan = demo.json(day, "plan");
+        let (_, plan_text, _) = demo.run(day, &["plan"]);
+        summary_says_what_status_says(day, &plan_text, &plan["series"], &before);
+        timeline_says_what_status_says(day, &before);
+        if day == "2026-04-01" {
+            continue;
+        }
+        std::fs::write(&summary, "").unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(demo.dir.path())
+            .args(["-c", "examples/local/stackbot.yaml", "--now", day])
+            .args(["--format", "json", "release"])
+            .env("NO_COLOR", "1")
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "release on {day}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let after = demo.json(day, "status");
+        let md = unescape(&std::fs::read_to_string(&summary).unwrap());
+        assert!(md.starts_with("## stackbot release"), "{md}");
+        summary_says_what_status_says(day, &md, &json["series"], &after);
+        dashboard_says_what_status_says(day, &dashboard_body(&demo), &after);
+        timeline_says_what_status_says(day, &after);
+    }
 }

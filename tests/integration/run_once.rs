@@ -103,6 +103,14 @@ fn a_run_that_releases_lists_the_index_once_and_its_later_stages_see_what_it_pub
         r.outcome.released,
         ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"]
     );
+    // Apply's own listings are the guards after its writes only: per release the one after
+    // its draft is created (a concurrent run's draft) and the publish step's (is it published
+    // by now). Whether a draft exists at all is the run's index's answer.
+    assert_eq!(
+        apply_reads,
+        2 * r.outcome.released.len() as u64,
+        "apply lists only after writing"
+    );
     assert_eq!(
         listings(&c),
         1 + apply_reads,
@@ -243,4 +251,86 @@ fn a_no_op_hourly_release_with_tenants_and_the_dashboard_costs_no_github_units()
     let c = fake.counts();
     assert_eq!(c.writes, 0, "{c:?}");
     assert_eq!(c.units, 0, "a no-op hourly run is free: {:?}", c.by_route);
+}
+
+/// With `gate:` on the stack, a release run whose conformance tests are still running finds
+/// each candidate in the run's release index: the one listing, never one more per candidate.
+#[test]
+fn a_gated_run_waiting_for_its_tests_lists_the_index_once() {
+    let demo = Demo::new();
+    let local = demo._dir.path().join("examples/local");
+    let cfg = local.join("stackbot.yaml");
+    let text = std::fs::read_to_string(&cfg).unwrap().replacen(
+        "    node_image:\n",
+        "    gate:\n      command: [sh, ./conformance.sh]\n    node_image:\n",
+        1,
+    );
+    std::fs::write(&cfg, text).unwrap();
+    std::fs::write(local.join("conformance.sh"), crate::gate::SCRIPT).unwrap();
+    std::fs::write(local.join("gate-mode"), "pass").unwrap();
+    let demo = Demo {
+        loaded: stackbot::config::load(&cfg).unwrap(),
+        ..demo
+    };
+    // The candidates are published and their tests started; they wait for `gate-go`.
+    let (first, _) = demo.release("2026-05-01T06:00:00Z");
+    assert!(first.outcome.released.is_empty(), "{:?}", first.outcome);
+    assert!(
+        first
+            .outcome
+            .actions
+            .iter()
+            .any(|a| a.contains("candidate")),
+        "the gate published its candidates: {:?}",
+        first.outcome.actions
+    );
+    let (waiting, c) = demo.release("2026-05-01T07:00:00Z");
+    std::fs::write(local.join("gate-go"), "").unwrap();
+    assert!(waiting.outcome.released.is_empty(), "{:?}", waiting.outcome);
+    assert_eq!(listings(&c), 1, "{:?}", c.by_method());
+}
+
+/// In pull-request mode the status at the end of a release run (the dashboard) takes the
+/// release pull requests from what the run read and left, not from the forge again: the run's
+/// pull-request lookups are the plan's (the release branches) and the tenant stage's.
+#[test]
+fn the_dashboard_takes_the_release_pull_requests_from_the_run() {
+    let demo = Demo::new();
+    let cfg = demo._dir.path().join("examples/local/stackbot.yaml");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("  mode: direct\n", "  mode: pull-request\n");
+    std::fs::write(&cfg, text).unwrap();
+    let demo = Demo {
+        loaded: stackbot::config::load(&cfg).unwrap(),
+        ..demo
+    };
+    let lookups = |c: &Counting<LocalForge>| c.by_method().get("find_pulls").copied().unwrap_or(0);
+    let (opened, _) = demo.release("2026-05-01T06:00:00Z");
+    assert_eq!(
+        opened.outcome.release_pulls.len(),
+        2,
+        "{:?}",
+        opened.outcome
+    );
+    // An hour later: the release pull requests are open, the tenants as they were.
+    let when = "2026-05-01T07:00:00Z";
+    let ctx = demo.ctx(when);
+    let plan_forge = demo.forge(&ctx);
+    stackbot::pipeline::release::plan(&ctx, &plan_forge, &Selection::default()).unwrap();
+    let tenant_forge = demo.forge(&ctx);
+    stackbot::pipeline::tenants::run(
+        &ctx,
+        &tenant_forge,
+        &stackbot::pipeline::tenants::options(true),
+    )
+    .unwrap();
+    let (again, c) = demo.release(when);
+    assert!(again.dashboard.is_some(), "the dashboard stage ran");
+    assert_eq!(
+        lookups(&c),
+        lookups(&plan_forge) + lookups(&tenant_forge),
+        "the plan's and the tenants' lookups, none more: {:?}",
+        c.by_method()
+    );
 }

@@ -252,3 +252,47 @@ fn an_empty_registry_never_closes_an_open_pull_request() {
     );
     assert_eq!(w.forge.writes(), 0, "{:?}", w.forge.by_method());
 }
+
+/// An OCI release's Kubernetes version has one home (issue 29): its `metadata.yaml`, read by
+/// `tenants::releases::kubernetes_of`. A release pushed by hand whose manifest annotation
+/// says another version (`kubernetesVersion: v1.33.4`, `metadata.yaml`: v1.33.5) is v1.33.5
+/// for the status (and so for the `release` summary, which reads it from the same rule) as
+/// for the tenants; the annotation is never consulted.
+#[test]
+fn an_oci_release_has_the_kubernetes_version_of_its_metadata_for_status_and_tenants_alike() {
+    let reg = TestRegistry::start();
+    let w = World::new(reg, "[oci]");
+    let tag = "openstack-scs2-1-33-v1";
+    let mut files = FileTree::new();
+    files.insert("metadata.yaml".into(), metadata(tag, "v1.33.5"));
+    files.insert(
+        "hashes.json".into(),
+        format!("{{\"clusterStack\":\"{}\"}}", "c".repeat(64)).into_bytes(),
+    );
+    let mut facts = ReleaseFacts::from_files(&files).unwrap();
+    facts.kubernetes = "v1.33.4".parse().unwrap();
+    w.registry.push_release(tag, &files, &facts, None).unwrap();
+
+    let index =
+        stackbot::index::ReleaseIndex::new(Vec::new(), Some(w.registry.list_tags().unwrap()));
+    let stacks = std::collections::BTreeSet::from(["openstack/scs2".parse().unwrap()]);
+    let tenants =
+        stackbot::observe::tenants::oci_releases(&w.registry, &index, &stacks, &[]).unwrap();
+    let mut warnings = Vec::new();
+    let status = stackbot::observe::status::oci_releases(
+        &w.registry,
+        &index,
+        &[],
+        &std::collections::BTreeSet::from([tag.to_string()]),
+        &mut warnings,
+    )
+    .unwrap();
+    assert_eq!(tenants.len(), 1, "{tenants:?}");
+    assert_eq!(tenants[0].kubernetes.to_string(), "v1.33.5");
+    assert_eq!(status.len(), 1, "{status:?}");
+    assert_eq!(
+        status[0].kubernetes.map(|k| k.to_string()).as_deref(),
+        Some("v1.33.5"),
+        "status reads metadata.yaml as the tenants do, not the annotation: {warnings:?}"
+    );
+}

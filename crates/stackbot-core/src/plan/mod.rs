@@ -91,6 +91,11 @@ pub struct Latest {
     pub hashes: Option<ReleaseHashes>,
     /// Parsed `metadata.yaml`; only read when a new release is needed.
     pub metadata: Option<Metadata>,
+    /// The Kubernetes version the release ships, by the one rule
+    /// ([`crate::tenants::releases::kubernetes_of`]), when its files were pulled (an OCI
+    /// release; a forge release's is read from the release index by the status). The
+    /// `release` summary reads it here, so it says what `status` says.
+    pub kubernetes: Option<crate::model::KubeVersion>,
     /// The release set this release shipped: `stackbot.lock` at the commit its tag points at.
     /// Release notes diff against this, never against the base branch, so they are the same
     /// whether or not an interrupted run already committed the new lock.
@@ -306,9 +311,9 @@ pub struct Plan {
     /// commits, a render that lacks upstream data): the run reports them and exits 1, the
     /// other series and the tenants go on.
     pub failed: Vec<Skipped>,
-    /// Where each tracked series stands after the run, as `status` computes it (what it waits
-    /// for, the governing deadline, days overdue): filled by the release pipeline, rendered by
-    /// the `release` summary.
+    /// Where each tracked series stands, as `status` computes it (what it waits for, the
+    /// governing deadline, days overdue): filled by the pipeline before any write (what `plan`
+    /// shows) and again after `apply` (what the `release` summary shows).
     #[serde(skip)]
     pub series: Vec<crate::status::StackStatus>,
 }
@@ -1232,6 +1237,7 @@ mod tests {
             n: 2,
             hashes: Some(crate::package::hashes(&d[0].rendered)),
             metadata: None,
+            kubernetes: None,
             set: None,
             lock: None,
         };
@@ -1272,6 +1278,7 @@ mod tests {
             n: 2,
             hashes: Some(crate::package::hashes(&old.rendered)),
             metadata: None,
+            kubernetes: None,
             set: Some(old.set.clone()),
             lock: None,
         };
@@ -1379,6 +1386,7 @@ mod tests {
             n: 1,
             hashes: Some(crate::package::hashes(&old.rendered)),
             metadata: None,
+            kubernetes: None,
             set: Some(old.set.clone()),
             lock: None,
         };

@@ -82,7 +82,10 @@ pub fn plan_diffs(p: &Plan) -> String {
 pub fn plan_text(p: &Plan) -> String {
     let mut s = String::new();
     if p.releases.is_empty() {
-        if p.skipped.is_empty() || p.skipped.iter().all(|k| k.reason.is_unchanged()) {
+        let current = |k: &crate::plan::Skipped| {
+            k.reason.is_unchanged() && series_tail(&p.series, &k.what.to_string()).is_empty()
+        };
+        if p.skipped.iter().all(current) {
             s.push_str("Nothing to release: every stack × minor is up to date.\n");
         } else {
             s.push_str("Nothing to release now; the skipped stack × minors below say why.\n");
@@ -91,7 +94,7 @@ pub fn plan_text(p: &Plan) -> String {
     for r in &p.releases {
         let _ = writeln!(
             s,
-            "release {} ({} {}, Kubernetes {}, clusterAddon {}, nodeImage {}){}",
+            "release {} ({} {}, Kubernetes {}, clusterAddon {}, nodeImage {}){}{}",
             r.tag,
             r.stack,
             r.minor,
@@ -102,7 +105,8 @@ pub fn plan_text(p: &Plan) -> String {
                 " — finishing an interrupted run"
             } else {
                 ""
-            }
+            },
+            series_tail(&p.series, &r.tag)
         );
         for step in &r.steps {
             let _ = writeln!(s, "  - {}", describe(step));
@@ -120,8 +124,10 @@ pub fn plan_text(p: &Plan) -> String {
     for step in &p.cleanup {
         let _ = writeln!(s, "cleanup: {}", describe(step));
     }
+    // Each series' line says where it stands as `status` does (`Plan::series`).
     for k in &p.skipped {
-        let _ = writeln!(s, "skip {}: {}", k.what, k.reason);
+        let tail = series_tail(&p.series, &k.what.to_string());
+        let _ = writeln!(s, "skip {}: {}{tail}", k.what, k.reason);
     }
     for d in &p.degraded {
         let _ = writeln!(

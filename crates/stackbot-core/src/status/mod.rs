@@ -445,7 +445,7 @@ pub fn compute(f: &Facts) -> Status {
             keep_last_known(&mut now.scs0210, &then.scs0210, *from);
         }
     }
-    let timeline = timeline::entries(f);
+    let timeline = timeline::entries(f, &stacks);
     let summary = Summary {
         overdue: stacks.iter().filter(|s| s.overdue).count(),
         due_soon: stacks

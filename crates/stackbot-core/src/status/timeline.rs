@@ -41,8 +41,11 @@ pub struct TimelineEntry {
     pub met: Option<bool>,
 }
 
-/// The entries for the report's day, by stack, minor and patch. Pure.
-pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
+/// The entries for the report's day, by stack, minor and patch. Pure. The newest unreleased
+/// patch's deadline is the one `stacks` (the status rows, [`super::stacks::status`]) give it:
+/// the deadline model computes it once, the timeline renders it (its own clock for that patch
+/// can be the critical-CVE window of the version offered, not only of the CVEs it fixes).
+pub fn entries(f: &Facts, stacks: &[super::StackStatus]) -> Vec<TimelineEntry> {
     let mut out = Vec::new();
     for m in f.minors.iter().filter(|m| m.tracked) {
         let rels = releases_of(&f.releases, &m.stack, m.minor);
@@ -107,8 +110,7 @@ pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
                     .into_iter()
                     .map(|c| c.id)
                     .collect();
-            let due =
-                crate::compliance::offer_deadline(*version, published, !critical_cves.is_empty());
+            let due = due_of(stacks, m, *version, published, !critical_cves.is_empty());
             let released_at = shipping.as_ref().and_then(|(d, _)| *d);
             let met = match (due, released_at, &shipping) {
                 (Some(d), Some(r), _) => Some(crate::model::scs::in_time(d, r)),
@@ -133,10 +135,35 @@ pub fn entries(f: &Facts) -> Vec<TimelineEntry> {
     out
 }
 
+/// The day `version` of `m` must be offered by: for the series' newest unreleased patch, the
+/// day its status row gives it (the deadline model); for an earlier patch, its own clock.
+fn due_of(
+    stacks: &[super::StackStatus],
+    m: &super::UpstreamMinor,
+    version: KubeVersion,
+    published: Option<chrono::DateTime<chrono::Utc>>,
+    fixes_critical: bool,
+) -> Option<NaiveDate> {
+    let newest_unreleased = stacks
+        .iter()
+        .find(|s| s.stack == m.stack && s.minor == m.minor)
+        .and_then(|s| s.newest_unreleased.as_ref())
+        .filter(|n| n.kubernetes == version);
+    match newest_unreleased {
+        Some(n) => n.release_by,
+        None => crate::compliance::offer_deadline(version, published, fixes_critical),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::*;
     use super::*;
+
+    /// The timeline as `compute` builds it: beside the status rows of the same facts.
+    fn entries(f: &Facts) -> Vec<TimelineEntry> {
+        super::entries(f, &super::super::compute(f).stacks)
+    }
 
     #[test]
     fn a_patch_goes_from_upstream_to_release_to_the_first_tenant_merge() {
@@ -210,6 +237,56 @@ mod tests {
         assert_eq!(e[1].met, None, "not due yet");
         assert_eq!(e[2].due, Some(day("2026-04-16")), "the minor window");
         assert_eq!(e[2].met, Some(false));
+    }
+
+    /// 1.34 offered at v1.34.5, affected by a critical CVE that v1.34.6 fixed; v1.34.7 (which
+    /// fixes nothing new) is the newest patch. `status` gives v1.34.7 the critical-CVE window
+    /// (14 days from its GA: the offered version is affected), and so does the timeline: one
+    /// computation, not the timeline's own 31 days for a patch that fixes no CVE itself.
+    #[test]
+    fn the_newest_unreleased_patch_has_the_deadline_status_gives_it() {
+        use crate::compliance::Security;
+        use crate::upstream::cve::{Cve, Version, VersionRange};
+        let m = upstream(
+            "1.34",
+            &[
+                ("v1.34.5", "2026-02-01"),
+                ("v1.34.6", "2026-03-18"),
+                ("v1.34.7", "2026-04-15"),
+            ],
+        );
+        let mut compliance = inputs_for(&m);
+        compliance.security = Security::Known {
+            cves: vec![Cve {
+                id: "CVE-2026-0001".into(),
+                score: Some(9.8),
+                critical: true,
+                affected: vec![VersionRange {
+                    lower: Version(1, 34, 0),
+                    upper: Some(Version(1, 34, 6)),
+                    inclusive: false,
+                }],
+            }],
+            unreadable: Vec::new(),
+        };
+        let f = Facts {
+            today: day("2026-05-01"),
+            minors: vec![m],
+            releases: vec![release("openstack-scs2-1-34-v1", "v1.34.5", "2026-02-03")],
+            compliance,
+            ..Facts::default()
+        };
+        let status = super::super::compute(&f);
+        let n = status.stacks[0].newest_unreleased.clone().unwrap();
+        assert_eq!(n.kubernetes, kv("v1.34.7"));
+        assert_eq!(n.release_by, Some(day("2026-04-29")), "{n:?}");
+        let e = status
+            .timeline
+            .iter()
+            .find(|e| e.kubernetes == kv("v1.34.7"))
+            .unwrap();
+        assert_eq!(e.due, n.release_by, "{e:?}");
+        assert_eq!(e.met, Some(false), "past it, unreleased");
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// Upper bound on tag pages, so a registry that ignores `last` cannot loop us forever.
 const MAX_PAGES: usize = 10_000;
 
+/// A manifest's bytes and one file of its release (`None`: no layer carries that title).
+pub type ManifestAndFile = (Vec<u8>, Option<Vec<u8>>);
+
 /// A connection to one OCI repository.
 pub struct Registry {
     target: OciTarget,
@@ -353,6 +356,19 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     /// blob, nothing else (what a reader needs from a release's `metadata.yaml` without paying
     /// for its archives). `None` when the tag does not exist or holds no such file.
     pub fn pull_file(&self, tag: &str, name: &str) -> Result<Option<Vec<u8>>, OciError> {
+        Ok(self
+            .manifest_and_file(tag, name)?
+            .and_then(|(_, file)| file))
+    }
+
+    /// [`Registry::pull_file`] with the manifest's bytes, for a reader that also wants its
+    /// annotations (the creation date): the same two requests, the manifest not fetched twice.
+    /// `None` when the tag does not exist; the file is `None` when no layer carries that title.
+    pub fn manifest_and_file(
+        &self,
+        tag: &str,
+        name: &str,
+    ) -> Result<Option<ManifestAndFile>, OciError> {
         let Some((json, _)) = self.manifest(tag)? else {
             return Ok(None);
         };
@@ -361,7 +377,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
             problems: vec![format!("the manifest is not an OCI image manifest: {e}")],
         })?;
         let Some(layer) = manifest.layers.iter().find(|l| l.title() == Some(name)) else {
-            return Ok(None);
+            return Ok(Some((json, None)));
         };
         let mut out = Vec::with_capacity(layer.size.min(1 << 20) as usize);
         self.rt
@@ -370,7 +386,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
                     .pull_blob(&self.reference(tag), layer.digest.as_str(), &mut out),
             )
             .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
-        Ok(Some(out))
+        Ok(Some((json, Some(out))))
     }
 
     /// Pull the manifest of `tag` back and check it against the packaged `files`: every
