@@ -230,5 +230,9 @@ fn the_release_job_may_dispatch_workflows_only_when_a_stack_has_a_workflow_gate(
     assert_eq!(with["actions"], "write", "a workflow_dispatch needs it");
     let mut rest = with.as_object().unwrap().clone();
     rest.remove("actions");
-    assert_eq!(serde_json::Value::Object(rest), without, "nothing else changes");
+    assert_eq!(
+        serde_json::Value::Object(rest),
+        without,
+        "nothing else changes"
+    );
 }
