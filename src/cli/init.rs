@@ -166,6 +166,7 @@ fn setup(a: &Args, g: &Global) -> anyhow::Result<Setup> {
         config: g.config.to_string_lossy().replace('\\', "/"),
         tenant_shards: a.tenant_shards,
         cron_minute: 17,
+        dispatches_gate: false,
     };
     s.check().map_err(|e| invalid(e.to_string()))?;
     Ok(s)
@@ -285,9 +286,15 @@ fn desired(a: &Args, setup: &Setup) -> anyhow::Result<(Files, Vec<String>)> {
     let mut files = BTreeMap::new();
     let config = a.dir.join(&setup.config);
     let mut notes = Vec::new();
+    let mut setup = setup.clone();
     if config.exists() {
         // The setup exists: it is the maintainers' now. It must still load.
-        crate::config::load(&config)?;
+        let loaded = crate::config::load(&config)?;
+        setup.dispatches_gate = loaded
+            .config
+            .stacks
+            .iter()
+            .any(|s| s.gate.as_ref().is_some_and(|g| g.workflow.is_some()));
         notes.push(format!(
             "{}: exists, kept as it is (nothing adopted again)",
             setup.config
@@ -301,15 +308,15 @@ fn desired(a: &Args, setup: &Setup) -> anyhow::Result<(Files, Vec<String>)> {
             ));
         }
     } else {
-        notes.extend(adopted_files(a, setup, &mut files)?);
+        notes.extend(adopted_files(a, &setup, &mut files)?);
     }
     files.insert(
         workflows::RELEASE_PATH.into(),
-        workflows::release(setup).into_bytes(),
+        workflows::release(&setup).into_bytes(),
     );
     files.insert(
         workflows::PREVIEW_PATH.into(),
-        workflows::preview(setup).into_bytes(),
+        workflows::preview(&setup).into_bytes(),
     );
     let gitignore = std::fs::read_to_string(a.dir.join(".gitignore")).ok();
     files.insert(

@@ -787,3 +787,45 @@ fn a_pull_request_preview_plans_read_only_and_the_action_works_without_a_token()
         );
     }
 }
+
+/// A stack with a GitHub conformance gate dispatches its workflow from the release job, which
+/// GitHub allows only with `actions: write`: `init` on such a setup grants it there (and only
+/// there), and the workflow still lints clean.
+#[test]
+fn init_grants_the_release_job_actions_write_when_a_stack_has_a_workflow_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    cluster_stacks::initialised(dir.path(), &[]);
+    let permissions = |dir: &Path| {
+        let path = dir.join(".github/workflows/stackbot-release.yml");
+        let doc: Value = yaml_serde::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        doc["jobs"]["release"]["permissions"].clone()
+    };
+    assert!(permissions(dir.path()).get("actions").is_none());
+    let config = dir.path().join("stackbot.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains("\n    components:"), "{text}");
+    // A gated setup publishes directly (a gated release pull request is refused).
+    let gated = text
+        .replacen(
+            "\n    components:",
+            "\n    gate: {workflow: conformance.yml}\n    components:",
+            1,
+        )
+        .replace("mode: pull-request", "mode: direct");
+    std::fs::write(&config, gated).unwrap();
+    let out = cluster_stacks::init(dir.path(), &["--update"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let granted = permissions(dir.path());
+    assert_eq!(granted["actions"], "write", "{granted}");
+    assert_eq!(granted["contents"], "write");
+    lint(
+        "zizmor",
+        &["--offline", "--no-progress", "--persona=pedantic", "."],
+        dir.path(),
+    );
+    lint("actionlint", &["-no-color"], dir.path());
+}

@@ -95,6 +95,10 @@ pub struct Setup {
     pub tenant_shards: u32,
     /// The minute of every hour the release runs.
     pub cron_minute: u8,
+    /// A stack of `stackbot.yaml` has a GitHub conformance gate (`gate.workflow`): the release
+    /// job dispatches that workflow, reads its runs and artifacts and cancels an overrun run,
+    /// which needs `actions: write` (docs/conformance-gate.md).
+    pub dispatches_gate: bool,
 }
 
 impl Setup {

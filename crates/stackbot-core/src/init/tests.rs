@@ -12,6 +12,7 @@ fn setup(shards: u32) -> Setup {
         config: "stackbot.yaml".into(),
         tenant_shards: shards,
         cron_minute: 17,
+        dispatches_gate: false,
     }
 }
 
@@ -211,4 +212,27 @@ fn the_answer_cache_is_ignored_once() {
     assert_eq!(gitignore(Some(&once)), once);
     assert_eq!(gitignore(Some("/.stackbot\n")), "/.stackbot\n");
     assert!(gitignore(None).ends_with(".stackbot/\n"));
+}
+
+#[test]
+fn the_release_job_may_dispatch_workflows_only_when_a_stack_has_a_workflow_gate() {
+    let release = |dispatches_gate| {
+        let doc = yaml(&workflows::release(&Setup {
+            dispatches_gate,
+            ..setup(0)
+        }));
+        doc["jobs"]["release"]["permissions"].clone()
+    };
+    let without = release(false);
+    assert!(without.get("actions").is_none(), "{without}");
+    assert_eq!(without["contents"], "write");
+    let with = release(true);
+    assert_eq!(with["actions"], "write", "a workflow_dispatch needs it");
+    let mut rest = with.as_object().unwrap().clone();
+    rest.remove("actions");
+    assert_eq!(
+        serde_json::Value::Object(rest),
+        without,
+        "nothing else changes"
+    );
 }

@@ -150,7 +150,8 @@ fn release_job(setup: &Setup, sharded: bool) -> String {
          pull-requests: write # release pull requests (forge.mode: pull-request)\n      \
          issues: write # the status dashboard issue\n      \
          id-token: write # sign the attestations of the published assets (Sigstore, GitHub's OIDC token)\n      \
-         attestations: write # store those attestations\n    \
+         attestations: write # store those attestations\n\
+         {actions}    \
          outputs:\n      \
          tags: ${{{{ steps.stackbot.outputs.tags }}}}\n      \
          pull-requests: ${{{{ steps.stackbot.outputs.pull-requests }}}}\n      \
@@ -172,6 +173,11 @@ fn release_job(setup: &Setup, sharded: bool) -> String {
         checkout = checkout_and_token(),
         pin = setup.pin.uses(),
         common = common_with(setup),
+        actions = if setup.dispatches_gate {
+            "      actions: write # dispatch the conformance gate's workflow (gate.workflow), read its runs, cancel an overrun one\n"
+        } else {
+            ""
+        },
     )
 }
 
