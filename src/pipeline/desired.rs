@@ -266,6 +266,10 @@ fn with_other_minors(
     templates: &BTreeMap<StackId, std::sync::Arc<crate::render::TemplateTree>>,
     out: &mut [Desired],
 ) {
+    // Nothing is released: nothing to bring along (and no minor to render again).
+    if out.is_empty() {
+        return;
+    }
     let loaded = &ctx.loaded;
     let checkout = checkout_lock(ctx).unwrap_or_default();
     let mut others: Vec<(StackId, Minor, crate::model::FileTree)> = Vec::new();

@@ -55,7 +55,7 @@ pub fn bring_archives(
         bytes: limits.max_bytes,
         setting: "limits.upstream.max_bytes",
     };
-    let now = go_time(ctx.clock.now());
+    let now = crate::package::chart::go_time(&ctx.clock.now().fixed_offset());
     let mut indexes = BTreeMap::new();
     let mut out = Vec::new();
     for need in needed {
@@ -89,16 +89,4 @@ pub fn bring_archives(
         });
     }
     Ok(out)
-}
-
-/// A time as Helm writes `generated` (Go's RFC 3339 with nanoseconds, trailing zeros cut).
-fn go_time(t: chrono::DateTime<chrono::Utc>) -> String {
-    let mut s = t.format("%Y-%m-%dT%H:%M:%S").to_string();
-    let nanos = t.timestamp_subsec_nanos();
-    if nanos > 0 {
-        s.push('.');
-        s.push_str(format!("{nanos:09}").trim_end_matches('0'));
-    }
-    s.push('Z');
-    s
 }

@@ -97,6 +97,16 @@ fn kubernetes_of(dir: &Path) -> stackbot::model::KubeVersion {
         .unwrap()
 }
 
+/// The two stack directories of the pair named `name` (a folder of tests/fixtures/pairs), the
+/// older minor first.
+pub(crate) fn pair(name: &str) -> (PathBuf, PathBuf) {
+    let (_, older, newer) = pairs()
+        .into_iter()
+        .find(|(p, _, _)| p == name)
+        .unwrap_or_else(|| panic!("no pair {name} in tests/fixtures/pairs"));
+    (older, newer)
+}
+
 /// Every pair: its name and its two stack directories, the older minor first.
 pub(crate) fn pairs() -> Vec<(String, PathBuf, PathBuf)> {
     let root = shared::shared_dir().join("pairs");
@@ -309,10 +319,7 @@ fn adopting_one_release_and_rendering_the_other_gives_the_other_except_named_hum
 fn the_image_list_records_build_dates_and_keeps_every_image_it_knows() {
     // After adopting 1.34.7, a 1.34.8 release adds its image beside 1.34.7 (kept, with its
     // build date) and replaces the 1.34 row; nothing is listed twice.
-    let (_, _, newer) = pairs()
-        .into_iter()
-        .find(|(p, _, _)| p == "openstack-scs2-1-33-1-34")
-        .unwrap();
+    let (_, newer) = pair("openstack-scs2-1-33-1-34");
     let dir = tempfile::tempdir().unwrap();
     let setup = dir.path().join("setup");
     let (lock, _) = adopt(&newer, &setup);
@@ -397,10 +404,7 @@ pub(crate) fn next_patch(
 #[test]
 fn a_new_image_of_one_minor_releases_that_minor_only_and_the_other_carries_it_at_its_own_release() {
     use stackbot::plan::{Desired, Latest, Renderer, up_to_date};
-    let (_, older, newer) = pairs()
-        .into_iter()
-        .find(|(p, _, _)| p == "openstack-scs2-1-33-1-34")
-        .unwrap();
+    let (older, newer) = pair("openstack-scs2-1-33-1-34");
     let dir = tempfile::tempdir().unwrap();
     let setup = dir.path().join("setup");
     adopt(&newer, &setup);
@@ -487,10 +491,7 @@ fn a_new_image_of_one_minor_releases_that_minor_only_and_the_other_carries_it_at
 
 /// The openstack/scs 1.29 setup and the 1.30 release set, for the chart-archive tests.
 fn vendored_pair() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
-    let (_, older, newer) = pairs()
-        .into_iter()
-        .find(|(p, _, _)| p == "openstack-scs-1-29-1-30")
-        .unwrap();
+    let (older, newer) = pair("openstack-scs-1-29-1-30");
     let dir = tempfile::tempdir().unwrap();
     let setup = dir.path().join("setup");
     adopt(&older, &setup);
@@ -606,10 +607,7 @@ fn render_check_names_an_archive_it_would_need_instead_of_fetching_it() {
 
 #[test]
 fn after_render_release_set_the_other_minors_share_the_new_lists_and_render_check_is_clean() {
-    let (_, older, newer) = pairs()
-        .into_iter()
-        .find(|(p, _, _)| p == "openstack-scs2-1-33-1-34")
-        .unwrap();
+    let (older, newer) = pair("openstack-scs2-1-33-1-34");
     let dir = tempfile::tempdir().unwrap();
     let setup = dir.path().join("setup");
     let (lock, _) = adopt(&newer, &setup);
@@ -655,10 +653,7 @@ fn the_version_table_drops_the_row_of_a_minor_past_its_end_of_life_as_upstream_d
     // 1.28 since it's EOL", e19f91c, 2024-10-29, the day after 1.28's). The R8 release of 1.31
     // (e2d3dc0, 2025-04-07) lists 1.30, 1.31 and 1.32; 1.30 ended on 2025-07-15
     // (tests/fixtures/upstream/k8s-eol.yaml).
-    let (_, _, newer) = pairs()
-        .into_iter()
-        .find(|(p, _, _)| p == "openstack-scs-1-30-1-31")
-        .unwrap();
+    let (_, newer) = pair("openstack-scs-1-30-1-31");
     let dir = tempfile::tempdir().unwrap();
     let setup = dir.path().join("setup");
     let (lock, _) = adopt(&newer, &setup);

@@ -11,7 +11,7 @@ use stackbot::forge::local::LocalForge;
 use stackbot::lock::Lock;
 use stackbot::model::ReleaseSet;
 
-use super::adopt_pairs::{adopt, archives, chart_repository, next_patch, pairs, run, s, tree};
+use super::adopt_pairs::{adopt, archives, chart_repository, next_patch, pair, run, s, tree};
 
 fn repo() -> stackbot::forge::RepoRef {
     stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap()
@@ -75,10 +75,7 @@ fn write_sets(file: &Path, sets: &[ReleaseSet]) {
 
 #[test]
 fn releasing_another_minor_of_a_tree_that_vendors_charts_brings_its_archives_and_renders_offline() {
-    let (_, older, newer) = pairs()
-        .into_iter()
-        .find(|(p, _, _)| p == "openstack-scs-1-29-1-30")
-        .unwrap();
+    let (older, newer) = pair("openstack-scs-1-29-1-30");
     for (from, to) in [(&older, &newer), (&newer, &older)] {
         let dir = tempfile::tempdir().unwrap();
         let setup = dir.path().join("setup");
@@ -142,10 +139,7 @@ fn releasing_another_minor_of_a_tree_that_vendors_charts_brings_its_archives_and
 
 #[test]
 fn a_release_whose_chart_archive_is_not_the_one_the_index_vouches_for_waits_and_says_why() {
-    let (_, older, newer) = pairs()
-        .into_iter()
-        .find(|(p, _, _)| p == "openstack-scs-1-29-1-30")
-        .unwrap();
+    let (older, newer) = pair("openstack-scs-1-29-1-30");
     let dir = tempfile::tempdir().unwrap();
     let setup = dir.path().join("setup");
     adopt(&older, &setup);
@@ -188,10 +182,7 @@ fn a_release_whose_chart_archive_is_not_the_one_the_index_vouches_for_waits_and_
 #[test]
 fn after_a_release_the_other_minors_directories_follow_the_shared_lists_and_render_check_is_clean()
 {
-    let (_, older, newer) = pairs()
-        .into_iter()
-        .find(|(p, _, _)| p == "openstack-scs2-1-33-1-34")
-        .unwrap();
+    let (older, newer) = pair("openstack-scs2-1-33-1-34");
     let dir = tempfile::tempdir().unwrap();
     let setup = dir.path().join("setup");
     let (lock34, _) = adopt(&newer, &setup);

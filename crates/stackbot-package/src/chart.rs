@@ -688,7 +688,15 @@ fn lock_json(bytes: &[u8], file: &str) -> Result<Json, PackageError> {
 }
 
 fn go_rfc3339_nano(s: &str) -> Option<String> {
-    let t = chrono::DateTime::parse_from_rfc3339(s).ok()?;
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| go_time(&t))
+}
+
+/// A time as Go's `time.RFC3339Nano` writes it (Helm's `Chart.lock` `generated`): nanoseconds
+/// with trailing zeros cut, `Z` for UTC. The one formatter, for a lock time read from a
+/// template and for one stackbot records when it locks a chart (`pipeline::vendor`).
+pub fn go_time(t: &chrono::DateTime<chrono::FixedOffset>) -> String {
     let mut out = t.format("%Y-%m-%dT%H:%M:%S").to_string();
     let nanos = t.timestamp_subsec_nanos();
     if nanos > 0 {
@@ -704,7 +712,7 @@ fn go_rfc3339_nano(s: &str) -> Option<String> {
         let a = off.abs();
         out.push_str(&format!("{sign}{:02}:{:02}", a / 3600, (a % 3600) / 60));
     }
-    Some(out)
+    out
 }
 
 /// `.helmignore` rules (helm `pkg/ignore`), including helm's odd negation semantics.
