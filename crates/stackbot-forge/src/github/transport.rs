@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
 
 use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
@@ -23,12 +22,13 @@ use super::auth::Auth;
 use super::cache::Cache;
 use super::pacing::{Pacer, WriteBudget};
 use super::redirects::{Hop, MAX_HOPS, Origins, Via, next_hop};
-use super::retry::{RetryPolicy, rate_limit_wait};
 use super::settings::Settings;
 pub use super::wire::{Outcome, Req, Resp, Target};
 use crate::ForgeError;
 use crate::clock::SharedClock;
 use crate::net::Origin;
+use stackbot_net::retry::{Failure, GiveUp, RetryPolicy, classify_status};
+use stackbot_net::timeouts;
 
 /// Counters a caller (or a benchmark) can read: how many requests went out, how many retries.
 #[derive(Debug, Default)]
@@ -80,8 +80,8 @@ impl Transport {
                 .base_uri(base)
                 .map_err(|e| format!("invalid base URL `{base}`: {e}"))?
                 .add_retry_config(RetryConfig::None)
-                .set_connect_timeout(Some(Duration::from_secs(15)))
-                .set_read_timeout(Some(Duration::from_secs(120)))
+                .set_connect_timeout(Some(timeouts::CONNECT))
+                .set_read_timeout(Some(timeouts::READ))
                 .build()
                 .map_err(|e| format!("cannot build the GitHub client: {e}"))
         };
@@ -334,50 +334,54 @@ impl Transport {
         })
     }
 
+    /// The answer as an outcome, by the one retry policy's reading of it
+    /// ([`classify_status`]).
     pub(super) fn classify(&self, resp: Resp) -> Outcome {
         if resp.status.is_success() {
             return Outcome::Ok(resp);
         }
-        if let Some(wait) =
-            rate_limit_wait(resp.status, &resp.headers, &resp.body, self.clock.now())
-        {
-            let (msg, _) = resp.message();
-            return Outcome::RateLimited(wait, self.scrub(format!("{} {msg}", resp.status)));
+        let failure = classify_status(resp.status, &resp.headers, &resp.body, self.clock.now());
+        let Some(failure) = failure else {
+            return Outcome::Refused(resp);
+        };
+        let (msg, _) = resp.message();
+        let reason = self.scrub(format!("{} {msg}", resp.status));
+        match failure {
+            Failure::RateLimited(wait) => Outcome::RateLimited(wait, reason),
+            Failure::Transient(_) => Outcome::Ambiguous(reason, None),
         }
-        if resp.status.is_server_error() {
-            let (msg, _) = resp.message();
-            return Outcome::Ambiguous(self.scrub(format!("{} {msg}", resp.status)), None);
-        }
-        Outcome::Refused(resp)
     }
 
-    /// Wait before retry `n`, or give up when the budget is spent. `Err` carries the reason.
+    /// Wait before retry `n`, or give up when the policy says so. `Err` carries the reason.
     pub fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
-        let (wait, reason) = match outcome {
-            Outcome::RateLimited(w, r) => {
-                if *w > self.policy.max_rate_limit_wait {
-                    return Err(format!(
-                        "rate limited for {}s (more than the {}s we wait): {r}",
-                        w.as_secs(),
-                        self.policy.max_rate_limit_wait.as_secs()
-                    ));
-                }
-                (*w, r.clone())
-            }
-            Outcome::Ambiguous(r, _) => (self.policy.backoff(n), r.clone()),
+        let (failure, reason) = match outcome {
+            Outcome::RateLimited(w, r) => (Failure::RateLimited(*w), r),
+            // A 5xx's `Retry-After` is not kept (GitHub sends none there): backoff.
+            Outcome::Ambiguous(r, _) => (Failure::Transient(None), r),
             _ => return Err("not retryable".into()),
         };
-        if n >= self.policy.max_retries {
-            // A refused connection, a timeout or a dropped one, every time: the host goes on
-            // the list of those the run could not reach (a 5xx is an answer, and is not).
-            if let Outcome::Ambiguous(_, Some(cause)) = outcome {
-                crate::net::failure::record(what, cause);
+        let wait = match self.policy.wait(n, failure) {
+            Ok(wait) => wait,
+            Err(GiveUp::TooLong(w)) => {
+                return Err(format!(
+                    "rate limited for {}s (more than the {}s we wait): {reason}",
+                    w.as_secs(),
+                    self.policy.max_rate_limit_wait.as_secs()
+                ));
             }
-            return Err(format!(
-                "gave up after {} attempts; last error: {reason}",
-                n + 1
-            ));
-        }
+            Err(GiveUp::Exhausted) => {
+                // A refused connection, a timeout or a dropped one, every time: the host goes
+                // on the list of those the run could not reach (a 5xx is an answer, and is
+                // not).
+                if let Outcome::Ambiguous(_, Some(cause)) = outcome {
+                    crate::net::failure::record(what, cause);
+                }
+                return Err(format!(
+                    "gave up after {} attempts; last error: {reason}",
+                    n + 1
+                ));
+            }
+        };
         self.stats.retries.fetch_add(1, Relaxed);
         tracing::warn!(
             target: "stackbot::forge::github",
@@ -390,7 +394,8 @@ impl Transport {
     }
 
     /// A read, retried on 5xx, transport errors and rate limits. Returns the final response,
-    /// which may be a refusal (404, ...) for the caller to map.
+    /// which may be a refusal (404, ...) for the caller to map. A write is sent once: only
+    /// its caller may repeat it ([`stackbot_net::retry::transport_may_retry`]).
     pub async fn read(&self, what: &str, req: &Req) -> Result<Result<Resp, Resp>, ForgeError> {
         let mut n = 0;
         loop {
@@ -399,6 +404,14 @@ impl Transport {
                 Outcome::Ok(r) => return Ok(Ok(r)),
                 Outcome::Refused(r) => return Ok(Err(r)),
                 Outcome::Failed(e) => return Err(e),
+                Outcome::RateLimited(_, reason) | Outcome::Ambiguous(reason, _)
+                    if !stackbot_net::retry::transport_may_retry(&req.method) =>
+                {
+                    return Err(ForgeError::Transient {
+                        what: what.to_string(),
+                        reason,
+                    });
+                }
                 other => {
                     if let Err(reason) = self.pause(what, n, &other) {
                         return Err(ForgeError::Transient {

@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use sha2::{Digest, Sha256};
 
+use crate::retry::Failure;
+
 /// Why a GET failed after retries. Always names the URL, never the token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HttpError {
@@ -101,7 +103,7 @@ impl Default for HttpOptions {
             backoff: Duration::from_millis(500),
             max_wait: Duration::from_secs(30),
             max_bytes: crate::config::UpstreamLimits::default().max_bytes,
-            timeout: Duration::from_secs(60),
+            timeout: crate::timeouts::UPSTREAM_REQUEST,
             mirrors: Vec::new(),
             clock: None,
         }
@@ -209,7 +211,7 @@ impl HttpClient {
         let client = reqwest::blocking::Client::builder()
             .redirect(redirects)
             .user_agent(concat!("stackbot/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(10))
+            .connect_timeout(crate::timeouts::CONNECT)
             .timeout(opts.timeout)
             .build()
             .map_err(|e| HttpError::Client(e.to_string()))?;
@@ -370,14 +372,13 @@ impl HttpClient {
             // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
             tracing::debug!(target: "stackbot::activity", "upstream: GET {url}");
             let outcome = req.send();
-            let retry_wait = match outcome {
+            let (failure, last) = match outcome {
                 Err(e) => {
                     let cause = crate::net::failure::classify(&e, &host);
-                    if attempt >= self.opts.attempts || !cause.heals_in_seconds() {
+                    if !cause.heals_in_seconds() {
                         return Err(transport_error(&url, &cause));
                     }
-                    tracing::info!("GET {url}: {cause}; retrying");
-                    None
+                    (Failure::Transient(None), Failed::Transport(cause))
                 }
                 Ok(resp) => {
                     let status = resp.status().as_u16();
@@ -403,31 +404,61 @@ impl HttpClient {
                     if (200..300).contains(&status) {
                         return self.read_success(&url, resp, bound);
                     }
-                    let retry_after = header_str(&resp, "retry-after")
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .map(Duration::from_secs);
-                    let transient = status >= 500 || status == 429;
-                    let detail = error_detail(resp, &url);
+                    let (headers, body) = error_body(resp);
+                    let failure = crate::retry::classify_status(
+                        http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::BAD_GATEWAY),
+                        &headers,
+                        &body,
+                        self.now(),
+                    );
                     let err = HttpError::Status {
                         url: url.clone(),
                         status,
-                        detail,
+                        detail: error_detail(&headers, &body),
                     };
-                    if !transient || attempt >= self.opts.attempts {
+                    let Some(failure) = failure else {
                         return Err(err);
-                    }
-                    tracing::info!("{err}; retrying");
-                    retry_after
+                    };
+                    (failure, Failed::Status(err))
                 }
             };
+            let Ok(wait) = self.policy().wait(attempt - 1, failure) else {
+                return Err(match last {
+                    Failed::Status(err) => err,
+                    Failed::Transport(cause) => transport_error(&url, &cause),
+                });
+            };
+            match &last {
+                Failed::Status(err) => tracing::info!("{err}; retrying"),
+                Failed::Transport(cause) => tracing::info!("GET {url}: {cause}; retrying"),
+            }
             self.counters.retries.fetch_add(1, Ordering::Relaxed);
-            let wait = self.wait(attempt, retry_wait);
             // The run's clock waits (the pipeline always hands one down); a client built
             // without one (a unit test of the client itself) retries at once.
             if let Some(c) = &self.opts.clock {
                 c.sleep(wait);
             }
         }
+    }
+
+    /// The one retry policy ([`crate::retry`]) with this client's settings: `attempts` in
+    /// all, a server's wait accepted up to `max_wait` (a longer one fails the read at once).
+    fn policy(&self) -> crate::retry::RetryPolicy {
+        crate::retry::RetryPolicy {
+            max_retries: self.opts.attempts.saturating_sub(1),
+            base_delay: self.opts.backoff,
+            max_delay: self.opts.max_wait,
+            max_rate_limit_wait: self.opts.max_wait,
+        }
+    }
+
+    /// The run's time, for a rate limit's reset. A client without a clock (a unit test of
+    /// the client) takes the epoch: any reset is then too far off to wait for.
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.opts
+            .clock
+            .as_ref()
+            .map_or(chrono::DateTime::UNIX_EPOCH, |c| c.now())
     }
 
     /// The URL to contact for `url` (after mirrors), refused when its transport is not allowed.
@@ -444,16 +475,6 @@ impl HttpClient {
             .token_prefixes
             .iter()
             .any(|p| !p.is_empty() && url.starts_with(p.as_str()))
-    }
-
-    /// Exponential backoff with jitter, or the server's `Retry-After`, capped by `max_wait`.
-    fn wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
-        let wait = retry_after.unwrap_or_else(|| {
-            let base = self.opts.backoff * 2u32.saturating_pow(attempt - 1);
-            let jitter = base.mul_f64(fastrand::f64() * 0.5);
-            base + jitter
-        });
-        wait.min(self.opts.max_wait)
     }
 
     fn read_success(
@@ -492,6 +513,12 @@ impl HttpClient {
     }
 }
 
+/// An attempt the retry policy may repeat: what it ends as when it is the last.
+enum Failed {
+    Transport(crate::net::failure::Cause),
+    Status(HttpError),
+}
+
 /// What [`HttpClient::send`] got: a body the cache confirmed (304), or a new one.
 enum Answer {
     Cached(Response),
@@ -526,13 +553,22 @@ fn header_str(resp: &reqwest::blocking::Response, name: &str) -> Option<String> 
         .map(str::to_string)
 }
 
-/// A short, single-line hint from an error body: GitHub's JSON `message`, or the first line
-/// of text. HTML pages are summarised, not dumped.
-fn error_detail(resp: reqwest::blocking::Response, _url: &str) -> String {
-    let rate_limited = header_str(&resp, "x-ratelimit-remaining").is_some_and(|v| v.trim() == "0");
+/// The headers and the first 4 KiB of an error answer's body (enough for a message).
+fn error_body(resp: reqwest::blocking::Response) -> (http::HeaderMap, Vec<u8>) {
+    let headers = resp.headers().clone();
     let mut buf = Vec::new();
     let _ = resp.take(4096).read_to_end(&mut buf);
-    let text = String::from_utf8_lossy(&buf);
+    (headers, buf)
+}
+
+/// A short, single-line hint from an error body: GitHub's JSON `message`, or the first line
+/// of text. HTML pages are summarised, not dumped.
+fn error_detail(headers: &http::HeaderMap, body: &[u8]) -> String {
+    let rate_limited = headers
+        .get("x-ratelimit-remaining")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() == "0");
+    let text = String::from_utf8_lossy(body);
     let mut detail = if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
         && let Some(m) = v.get("message").and_then(|m| m.as_str())
     {
@@ -575,19 +611,24 @@ mod tests {
     }
 
     #[test]
-    fn backoff_grows_and_is_capped() {
+    fn the_settings_are_the_one_retry_policy_s() {
         let c = HttpClient::new(HttpOptions {
+            attempts: 3,
             backoff: Duration::from_millis(100),
             max_wait: Duration::from_millis(350),
             ..HttpOptions::default()
         })
         .unwrap();
-        let first = c.wait(1, None);
-        assert!(first >= Duration::from_millis(100) && first <= Duration::from_millis(150));
-        assert_eq!(c.wait(5, None), Duration::from_millis(350));
+        let p = c.policy();
+        assert_eq!(p.max_retries, 2, "three attempts are two retries");
+        assert_eq!(p.backoff(5), Duration::from_millis(350));
         assert_eq!(
-            c.wait(1, Some(Duration::from_secs(100))),
-            Duration::from_millis(350)
+            p.wait(
+                0,
+                crate::retry::Failure::RateLimited(Duration::from_secs(100))
+            ),
+            Err(crate::retry::GiveUp::TooLong(Duration::from_secs(100))),
+            "a server's wait beyond max_wait is not shortened but given up on"
         );
     }
 
