@@ -5,7 +5,6 @@
 //! the same timeouts, bounded retries, conditional requests against an on-disk ETag cache,
 //! response size limits and error messages that name the URL and the status.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -171,17 +170,13 @@ struct CacheEntry {
     fetched_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// The shared blocking client.
+/// The upstream client: synchronous on the outside, async reqwest inside on the process's one
+/// runtime ([`crate::runtime`]), so upstream and the forges share one set of I/O threads.
 #[derive(Clone)]
 pub struct HttpClient {
-    client: reqwest::blocking::Client,
+    client: reqwest::Client,
     opts: HttpOptions,
     counters: Arc<Counters>,
-}
-
-/// Install rustls' ring provider once per process; later calls are no-ops.
-pub fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Whether `url` may be fetched: `https://` anywhere, `http://` only on loopback. Unparsable
@@ -197,7 +192,6 @@ impl HttpClient {
     /// Build the client. Fails only if TLS cannot be initialised. Redirects to plain
     /// `http://` on a non-loopback host are refused like such URLs themselves.
     pub fn new(opts: HttpOptions) -> Result<Self, HttpError> {
-        install_crypto_provider();
         let redirects = reqwest::redirect::Policy::custom(|attempt| {
             if !transport_allowed(attempt.url()) {
                 let to = attempt.url().to_string();
@@ -208,10 +202,8 @@ impl HttpClient {
                 attempt.follow()
             }
         });
-        let client = reqwest::blocking::Client::builder()
+        let client = crate::client::builder()
             .redirect(redirects)
-            .user_agent(concat!("stackbot/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(crate::timeouts::CONNECT)
             .timeout(opts.timeout)
             .build()
             .map_err(|e| HttpError::Client(e.to_string()))?;
@@ -335,7 +327,21 @@ impl HttpClient {
         }
     }
 
+    /// One GET with its retries, run to its end on the process's runtime. Blocks the calling
+    /// thread, never a runtime worker (the backoff waits on the run's clock, which sleeps).
     fn send(
+        &self,
+        url: &str,
+        accept: Option<&str>,
+        bound: Bound,
+        use_cache: bool,
+    ) -> Result<Answer, HttpError> {
+        let rt = crate::runtime::runtime()
+            .map_err(|e| HttpError::Client(format!("cannot start the I/O threads: {e}")))?;
+        rt.block_on(self.send_async(url, accept, bound, use_cache))
+    }
+
+    async fn send_async(
         &self,
         url: &str,
         accept: Option<&str>,
@@ -371,7 +377,7 @@ impl HttpClient {
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
             // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
             tracing::debug!(target: "stackbot::activity", "upstream: GET {url}");
-            let outcome = req.send();
+            let outcome = req.send().await;
             let (failure, last) = match outcome {
                 Err(e) => {
                     let cause = crate::net::failure::classify(&e, &host);
@@ -402,9 +408,9 @@ impl HttpClient {
                         }));
                     }
                     if (200..300).contains(&status) {
-                        return self.read_success(&url, resp, bound);
+                        return self.read_success(&url, resp, bound).await;
                     }
-                    let (headers, body) = error_body(resp);
+                    let (headers, body) = error_body(resp).await;
                     let failure = crate::retry::classify_status(
                         http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::BAD_GATEWAY),
                         &headers,
@@ -477,10 +483,10 @@ impl HttpClient {
             .any(|p| !p.is_empty() && url.starts_with(p.as_str()))
     }
 
-    fn read_success(
+    async fn read_success(
         &self,
         url: &str,
-        resp: reqwest::blocking::Response,
+        resp: reqwest::Response,
         bound: Bound,
     ) -> Result<Answer, HttpError> {
         let limit = bound.bytes.min(self.opts.max_bytes);
@@ -494,9 +500,8 @@ impl HttpClient {
         }
         let etag = header_str(&resp, "etag");
         let link = header_str(&resp, "link");
-        let mut bytes = Vec::new();
-        resp.take(limit + 1)
-            .read_to_end(&mut bytes)
+        let bytes = read_at_most(resp, limit + 1)
+            .await
             .map_err(|e| HttpError::Transport {
                 url: url.to_string(),
                 message: format!("reading the body failed: {e}"),
@@ -546,19 +551,31 @@ fn transport_error(url: &str, cause: &crate::net::failure::Cause) -> HttpError {
     }
 }
 
-fn header_str(resp: &reqwest::blocking::Response, name: &str) -> Option<String> {
+fn header_str(resp: &reqwest::Response, name: &str) -> Option<String> {
     resp.headers()
         .get(name)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
 }
 
+/// The first `limit` bytes of a body (or all of it, if shorter): the rest is never read.
+async fn read_at_most(mut resp: reqwest::Response, limit: u64) -> Result<Vec<u8>, reqwest::Error> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut bytes = Vec::new();
+    while bytes.len() < limit
+        && let Some(chunk) = resp.chunk().await?
+    {
+        let room = limit - bytes.len();
+        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+    Ok(bytes)
+}
+
 /// The headers and the first 4 KiB of an error answer's body (enough for a message).
-fn error_body(resp: reqwest::blocking::Response) -> (http::HeaderMap, Vec<u8>) {
+async fn error_body(resp: reqwest::Response) -> (http::HeaderMap, Vec<u8>) {
     let headers = resp.headers().clone();
-    let mut buf = Vec::new();
-    let _ = resp.take(4096).read_to_end(&mut buf);
-    (headers, buf)
+    let body = read_at_most(resp, 4096).await.unwrap_or_default();
+    (headers, body)
 }
 
 /// A short, single-line hint from an error body: GitHub's JSON `message`, or the first line
