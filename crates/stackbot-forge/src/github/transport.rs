@@ -1,12 +1,14 @@
 //! HTTP transport of the GitHub forge: one request at a time, classified into outcomes the
 //! forge can reason about, with bounded retries for reads and pacing for writes.
 //!
-//! octocrab's own retry layer is switched off ([`RetryConfig::None`]): it retries POSTs after a
-//! 5xx, which after a 502 that GitHub had already acted on creates duplicate drafts and refs.
-//! Reads are retried here; writes are retried by the forge, which first looks up whether an
-//! ambiguous attempt took effect. octocrab's redirect following is off too (it turned a
-//! redirected POST into a GET and took an unfollowed `307` for success): redirects are
-//! followed here, by the rules of [`redirects`](super::redirects).
+//! octocrab runs on the process's one reqwest client (`stackbot_net::client`,
+//! `build_with_reqwest`), built without octocrab's retry layer: it retries POSTs after a 5xx,
+//! which after a 502 that GitHub had already acted on creates duplicate drafts and refs.
+//! Reads are retried here, by the one retry policy (`stackbot_net::retry`); writes are retried
+//! by the forge, which first looks up whether an ambiguous attempt took effect. octocrab's and
+//! reqwest's redirect following are off too (octocrab's turned a redirected POST into a GET and
+//! took an unfollowed `307` for success): redirects are followed here, by the rules of
+//! [`redirects`](super::redirects).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -15,7 +17,6 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
-use octocrab::service::middleware::retry::RetryConfig;
 use octocrab::{OctoBody, Octocrab};
 
 use super::auth::Auth;
@@ -28,7 +29,6 @@ use crate::ForgeError;
 use crate::clock::SharedClock;
 use crate::net::Origin;
 use stackbot_net::retry::{Failure, GiveUp, RetryPolicy, classify_status};
-use stackbot_net::timeouts;
 
 /// Counters a caller (or a benchmark) can read: how many requests went out, how many retries.
 #[derive(Debug, Default)]
@@ -75,14 +75,17 @@ impl Transport {
             Auth::Token(Some(t)) => vec![t.clone()],
             _ => Vec::new(),
         };
+        // One engine under all three: the process's client (its TLS, timeouts and pool),
+        // with redirects left to the transport (`redirects`, R3 of docs/http.md).
+        let http = stackbot_net::client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot build the GitHub client: {e}"))?;
         let build = |base: &str| -> Result<Octocrab, String> {
             Octocrab::builder()
                 .base_uri(base)
                 .map_err(|e| format!("invalid base URL `{base}`: {e}"))?
-                .add_retry_config(RetryConfig::None)
-                .set_connect_timeout(Some(timeouts::CONNECT))
-                .set_read_timeout(Some(timeouts::READ))
-                .build()
+                .build_with_reqwest(http.clone())
                 .map_err(|e| format!("cannot build the GitHub client: {e}"))
         };
         Ok(Transport {
