@@ -10,10 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use sha2::{Digest, Sha256};
-
+use crate::cache::{Entry, Store};
 use crate::retry::Failure;
 
 /// Why a GET failed after retries. Always names the URL, never the token.
@@ -147,34 +146,14 @@ pub struct Response {
     pub link: Option<String>,
 }
 
-/// [`CacheEntry`] as written, borrowing the answer.
-#[derive(Serialize)]
-struct CacheEntryRef<'a> {
-    url: &'a str,
-    etag: &'a str,
-    link: Option<&'a str>,
-    body: &'a str,
-    fetched_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
-#[derive(Deserialize)]
-struct CacheEntry {
-    url: String,
-    etag: String,
-    #[serde(default)]
-    link: Option<String>,
-    body: String,
-    /// When this body was last confirmed (read or revalidated): how old the last known facts
-    /// are when the source later fails.
-    #[serde(default)]
-    fetched_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
 /// The upstream client: synchronous on the outside, async reqwest inside on the process's one
 /// runtime ([`crate::runtime`]), so upstream and the forges share one set of I/O threads.
 #[derive(Clone)]
 pub struct HttpClient {
     client: reqwest::Client,
+    /// The ETag cache: the one store of `crate::cache`, on disk only (a Helm index is read
+    /// once per run and is not worth keeping twice).
+    cache: Arc<Store<String>>,
     opts: HttpOptions,
     counters: Arc<Counters>,
 }
@@ -209,6 +188,7 @@ impl HttpClient {
             .map_err(|e| HttpError::Client(e.to_string()))?;
         Ok(HttpClient {
             client,
+            cache: Arc::new(Store::new(opts.cache_dir.clone(), false)),
             opts,
             counters: Arc::new(Counters::default()),
         })
@@ -235,12 +215,6 @@ impl HttpClient {
         url.to_string()
     }
 
-    fn cache_path(&self, url: &str) -> Option<PathBuf> {
-        let dir = self.opts.cache_dir.as_ref()?;
-        let key = hex::encode(Sha256::digest(url.as_bytes()));
-        Some(dir.join(format!("{key}.json")))
-    }
-
     /// The last body this client read from `url` (kept by the ETag cache) and when it was
     /// read: the last known facts to show, marked stale, while the source fails.
     pub fn last_known(&self, url: &str) -> Option<(String, Option<chrono::DateTime<chrono::Utc>>)> {
@@ -248,29 +222,9 @@ impl HttpClient {
         Some((entry.body, entry.fetched_at))
     }
 
-    fn read_cache(&self, url: &str) -> Option<CacheEntry> {
-        let text = std::fs::read_to_string(self.cache_path(url)?).ok()?;
-        let entry: CacheEntry = serde_json::from_str(&text).ok()?;
-        (entry.url == url).then_some(entry)
-    }
-
-    /// Streamed to the file: a large answer (a Helm index) is not copied again in memory.
-    fn write_cache(&self, entry: &CacheEntryRef<'_>) {
-        let Some(path) = self.cache_path(entry.url) else {
-            return;
-        };
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        // Write-then-rename so a crash never leaves a half-written entry behind.
-        let tmp = path.with_extension("tmp");
-        let written = std::fs::File::create(&tmp).ok().is_some_and(|f| {
-            let mut w = std::io::BufWriter::new(f);
-            serde_json::to_writer(&mut w, entry).is_ok() && std::io::Write::flush(&mut w).is_ok()
-        });
-        if written {
-            let _ = std::fs::rename(&tmp, &path);
-        }
+    /// The stored answer to revalidate (every upstream entry has an `ETag`).
+    fn read_cache(&self, url: &str) -> Option<Entry<String>> {
+        self.cache.get(url).filter(|e| e.etag.is_some())
     }
 
     /// GET a text resource. `accept` sets the `Accept` header. Retries transient failures,
@@ -303,16 +257,21 @@ impl HttpClient {
             } => {
                 let body = String::from_utf8(bytes)
                     .map_err(|_| HttpError::NotText { url: url.clone() })?;
-                if let Some(etag) = etag {
-                    self.write_cache(&CacheEntryRef {
-                        url: &url,
-                        etag: &etag,
-                        link: link.as_deref(),
-                        body: &body,
-                        fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
-                    });
+                if etag.is_none() {
+                    return Ok(Response { body, link });
                 }
-                Ok(Response { body, link })
+                let entry = Entry {
+                    key: url,
+                    etag,
+                    link,
+                    body,
+                    fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
+                };
+                self.cache.put(&entry);
+                Ok(Response {
+                    body: entry.body,
+                    link: entry.link,
+                })
             }
         }
     }
@@ -349,7 +308,7 @@ impl HttpClient {
         use_cache: bool,
     ) -> Result<Answer, HttpError> {
         let url = self.allowed_url(url)?;
-        let cached = use_cache.then(|| self.read_cache(&url)).flatten();
+        let mut cached = use_cache.then(|| self.read_cache(&url)).flatten();
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -365,8 +324,8 @@ impl HttpClient {
             {
                 req = req.bearer_auth(token);
             }
-            if let Some(c) = &cached {
-                req = req.header(reqwest::header::IF_NONE_MATCH, &c.etag);
+            if let Some(etag) = cached.as_ref().and_then(|c| c.etag.as_deref()) {
+                req = req.header(reqwest::header::IF_NONE_MATCH, etag);
                 self.counters.conditional.fetch_add(1, Ordering::Relaxed);
             }
             let host = host_of(&url);
@@ -389,22 +348,17 @@ impl HttpClient {
                 Ok(resp) => {
                     let status = resp.status().as_u16();
                     if status == 304
-                        && let Some(c) = &cached
+                        && let Some(mut c) = cached.take()
                     {
                         self.counters.not_modified.fetch_add(1, Ordering::Relaxed);
                         // Confirmed current: the last known facts are as of now.
                         if let Some(clock) = &self.opts.clock {
-                            self.write_cache(&CacheEntryRef {
-                                url: &c.url,
-                                etag: &c.etag,
-                                link: c.link.as_deref(),
-                                body: &c.body,
-                                fetched_at: Some(clock.now()),
-                            });
+                            c.fetched_at = Some(clock.now());
+                            self.cache.put(&c);
                         }
                         return Ok(Answer::Cached(Response {
-                            body: c.body.clone(),
-                            link: c.link.clone(),
+                            body: c.body,
+                            link: c.link,
                         }));
                     }
                     if (200..300).contains(&status) {
