@@ -18,14 +18,12 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use base64::Engine as _;
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// One stored answer. `B` is how the body is written: text ([`String`]) or bytes ([`Bytes`]).
+/// One stored answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Entry<B> {
+pub struct Entry {
     /// The request key, to detect hash collisions (`url` in upstream's older entries).
     #[serde(alias = "url")]
     pub key: String,
@@ -35,43 +33,24 @@ pub struct Entry<B> {
     /// The `Link` header, so a revalidated first page still leads to the next one.
     #[serde(default)]
     pub link: Option<String>,
-    pub body: B,
+    /// The body as text (a client with binary bodies stores them base64-encoded).
+    pub body: String,
     /// When this body was last read or revalidated: how old the last known facts are when the
     /// source later fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetched_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// A binary body, written as base64 (JSON has no bytes).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Bytes(pub Vec<u8>);
-
-impl Serialize for Bytes {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(&self.0))
-    }
-}
-
-impl<'de> Deserialize<'de> for Bytes {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .map(Bytes)
-            .map_err(serde::de::Error::custom)
-    }
-}
-
 /// Entries on disk under `dir` (created on first write), and in memory when `memory` is on.
 /// Failures to read or write the disk copy are misses: the store only saves requests, it is
 /// never needed for correctness.
 #[derive(Debug)]
-pub struct Store<B> {
+pub struct Store {
     dir: Option<PathBuf>,
-    mem: Option<Mutex<HashMap<String, Entry<B>>>>,
+    mem: Option<Mutex<HashMap<String, Entry>>>,
 }
 
-impl<B: Clone + Serialize + DeserializeOwned> Store<B> {
+impl Store {
     /// A store persisted under `dir` (none: in memory only, if `memory`); `memory` keeps every
     /// entry read or written for the life of the store (off where bodies are large and read
     /// once, as upstream's Helm indexes).
@@ -88,17 +67,17 @@ impl<B: Clone + Serialize + DeserializeOwned> Store<B> {
         Some(dir.join(format!("{name}.json")))
     }
 
-    fn memory(&self) -> Option<std::sync::MutexGuard<'_, HashMap<String, Entry<B>>>> {
+    fn memory(&self) -> Option<std::sync::MutexGuard<'_, HashMap<String, Entry>>> {
         let mem = self.mem.as_ref()?;
         Some(mem.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The stored answer for `key`, from memory or disk.
-    pub fn get(&self, key: &str) -> Option<Entry<B>> {
+    pub fn get(&self, key: &str) -> Option<Entry> {
         if let Some(e) = self.memory().and_then(|m| m.get(key).cloned()) {
             return Some(e);
         }
-        let e: Entry<B> = serde_json::from_slice(&std::fs::read(self.file(key)?).ok()?).ok()?;
+        let e: Entry = serde_json::from_slice(&std::fs::read(self.file(key)?).ok()?).ok()?;
         if e.key != key {
             return None;
         }
@@ -109,7 +88,7 @@ impl<B: Clone + Serialize + DeserializeOwned> Store<B> {
     }
 
     /// Store an answer, streamed to its file (a large body is not copied again in memory).
-    pub fn put(&self, e: &Entry<B>) {
+    pub fn put(&self, e: &Entry) {
         if let Some(path) = self.file(&e.key) {
             if let Some(dir) = path.parent() {
                 let _ = std::fs::create_dir_all(dir);
@@ -134,12 +113,12 @@ impl<B: Clone + Serialize + DeserializeOwned> Store<B> {
 mod tests {
     use super::*;
 
-    fn entry<B>(key: &str, etag: Option<&str>, body: B) -> Entry<B> {
+    fn entry(key: &str, etag: Option<&str>, body: &str) -> Entry {
         Entry {
             key: key.into(),
             etag: etag.map(str::to_string),
             link: Some("<x>; rel=\"next\"".into()),
-            body,
+            body: body.to_string(),
             fetched_at: None,
         }
     }
@@ -148,18 +127,20 @@ mod tests {
     fn entries_survive_a_new_store_and_are_found_by_their_key_only() {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::new(Some(dir.path().to_path_buf()), true);
-        s.put(&entry("a", Some("W/\"1\""), Bytes(vec![0, 159, 255])));
-        let again: Store<Bytes> = Store::new(Some(dir.path().to_path_buf()), false);
+        s.put(&entry("a", Some("W/\"1\""), "[1]"));
+        let again = Store::new(Some(dir.path().to_path_buf()), false);
         let e = again.get("a").unwrap();
-        assert_eq!(e.etag.as_deref(), Some("W/\"1\""));
-        assert_eq!(e.body, Bytes(vec![0, 159, 255]), "bytes survive as base64");
+        assert_eq!(
+            (e.etag.as_deref(), e.body.as_str()),
+            (Some("W/\"1\""), "[1]")
+        );
         assert_eq!(e.link.as_deref(), Some("<x>; rel=\"next\""));
         assert!(again.get("b").is_none());
-        let mem: Store<String> = Store::new(None, true);
-        mem.put(&entry("k", None, "text".to_string()));
+        let mem = Store::new(None, true);
+        mem.put(&entry("k", None, "text"));
         assert_eq!(mem.get("k").unwrap().body, "text");
-        let neither: Store<String> = Store::new(None, false);
-        neither.put(&entry("k", None, "text".to_string()));
+        let neither = Store::new(None, false);
+        neither.put(&entry("k", None, "text"));
         assert!(
             neither.get("k").is_none(),
             "no directory, no memory: nothing kept"
@@ -169,7 +150,7 @@ mod tests {
     #[test]
     fn upstream_s_earlier_entries_are_read() {
         let dir = tempfile::tempdir().unwrap();
-        let s: Store<String> = Store::new(Some(dir.path().to_path_buf()), false);
+        let s = Store::new(Some(dir.path().to_path_buf()), false);
         let url = "https://dl.k8s.io/release/stable-1.34.txt";
         let old = r#"{"url":"https://dl.k8s.io/release/stable-1.34.txt","etag":"\"e\"","link":null,"body":"v1.34.7\n","fetched_at":"2026-05-01T12:00:00Z"}"#;
         std::fs::write(s.file(url).unwrap(), old).unwrap();

@@ -16,9 +16,10 @@
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
+use base64::Engine as _;
 use http::{Method, StatusCode};
 use sha2::{Digest, Sha256};
-use stackbot_net::cache::{Bytes, Entry, Store};
+use stackbot_net::cache::{Entry, Store};
 
 use super::auth::Auth;
 use super::transport::{Outcome, Req, Resp, Target, Transport};
@@ -30,7 +31,7 @@ const MAX_BODY: usize = 32 * 1024 * 1024;
 /// run and, with a directory, on disk across runs.
 #[derive(Debug)]
 pub struct Cache {
-    store: Store<Bytes>,
+    store: Store,
 }
 
 impl Cache {
@@ -47,7 +48,7 @@ impl Cache {
     }
 
     /// The stored answer for `key`, from memory or disk.
-    pub fn get(&self, key: &str) -> Option<Entry<Bytes>> {
+    pub fn get(&self, key: &str) -> Option<Entry> {
         self.store.get(key)
     }
 
@@ -60,7 +61,7 @@ impl Cache {
             key: key.to_string(),
             etag,
             link,
-            body: Bytes(body.to_vec()),
+            body: base64::engine::general_purpose::STANDARD.encode(body),
             fetched_at: None,
         });
     }
@@ -106,7 +107,7 @@ impl Transport {
         &self,
         req: &Req,
         key: Option<&str>,
-        stored: Option<Entry<Bytes>>,
+        stored: Option<Entry>,
         r: Resp,
     ) -> Outcome {
         let Some(key) = key else {
@@ -140,7 +141,7 @@ impl Transport {
 }
 
 /// A stored answer as a response (`200`, with its `Link` and `ETag`).
-fn resp_of(e: &Entry<Bytes>) -> Resp {
+fn resp_of(e: &Entry) -> Resp {
     let mut headers = http::HeaderMap::new();
     for (name, value) in [(http::header::LINK, &e.link), (http::header::ETAG, &e.etag)] {
         if let Some(v) = value
@@ -153,8 +154,15 @@ fn resp_of(e: &Entry<Bytes>) -> Resp {
     Resp {
         status: StatusCode::OK,
         headers,
-        body: e.body.0.clone(),
+        body: body_bytes(e),
     }
+}
+
+/// A stored body's bytes (stored base64: JSON has no bytes).
+fn body_bytes(e: &Entry) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD
+        .decode(&e.body)
+        .unwrap_or_default()
 }
 
 /// Whether the answer to `GET path` can never change: git objects by sha, a file at a full
@@ -246,7 +254,7 @@ mod tests {
         let again = Cache::new(Some(dir.path().to_path_buf()));
         let e = again.get(&k).unwrap();
         assert_eq!(
-            (e.etag.as_deref(), e.body.0),
+            (e.etag.as_deref(), body_bytes(&e)),
             (Some("W/\"1\""), b"[1]".to_vec())
         );
         assert!(
@@ -256,6 +264,6 @@ mod tests {
         );
         let mem = Cache::new(None);
         mem.put(&k, None, None, b"x");
-        assert_eq!(mem.get(&k).unwrap().body.0, b"x");
+        assert_eq!(body_bytes(&mem.get(&k).unwrap()), b"x");
     }
 }

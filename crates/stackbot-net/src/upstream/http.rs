@@ -153,7 +153,7 @@ pub struct HttpClient {
     client: reqwest::Client,
     /// The ETag cache: the one store of `crate::cache`, on disk only (a Helm index is read
     /// once per run and is not worth keeping twice).
-    cache: Arc<Store<String>>,
+    cache: Arc<Store>,
     opts: HttpOptions,
     counters: Arc<Counters>,
 }
@@ -223,7 +223,7 @@ impl HttpClient {
     }
 
     /// The stored answer to revalidate (every upstream entry has an `ETag`).
-    fn read_cache(&self, url: &str) -> Option<Entry<String>> {
+    fn read_cache(&self, url: &str) -> Option<Entry> {
         self.cache.get(url).filter(|e| e.etag.is_some())
     }
 
