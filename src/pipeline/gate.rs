@@ -272,11 +272,12 @@ impl One<'_> {
                     out,
                 )?;
             }
-            Decision::Start { attempt } => {
+            Decision::Start { attempt, start } => {
                 let rel = rel.ok_or_else(missing)?;
                 let attempt = gate::Attempt {
                     attempt: *attempt,
                     started_at: now,
+                    start: *start,
                 };
                 self.start(cand, rel, attempt, out)?;
             }
@@ -328,9 +329,14 @@ pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
                 "in the conformance gate: published first as the candidate {}, then tested",
                 g.candidate
             ))),
-            Decision::Start { attempt } => plan.skipped.push(skip(format!(
-                "in the conformance gate: the test of candidate {} starts (attempt {attempt})",
-                g.candidate
+            Decision::Start { attempt, start } => plan.skipped.push(skip(format!(
+                "in the conformance gate: the test of candidate {} starts (attempt {attempt}{})",
+                g.candidate,
+                if *start > 1 {
+                    format!(", start {start}: the earlier one never began")
+                } else {
+                    String::new()
+                }
             ))),
             Decision::Record(r) => plan.skipped.push(skip(format!(
                 "in the conformance gate: the test of candidate {} ended, {} (recorded by the release run)",

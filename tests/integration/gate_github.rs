@@ -408,3 +408,135 @@ fn a_run_past_the_timeout_is_cancelled_and_retried() {
     }
     assert_dispatched(&w.attempt(2), 2);
 }
+
+/// The first release run as the library runs it, on a GitHub the process dies on just before
+/// its `k`-th write (`0`: never): the writes that took effect, in order.
+fn release_dying_before(w: &World, k: u64) -> Vec<&'static str> {
+    use stackbot::forge::faulty::{FaultMode, Faulty};
+    let loaded = stackbot::config::load(&w.cfg).unwrap();
+    let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
+    let ctx = stackbot::pipeline::Context::new(
+        loaded.clone(),
+        chrono::NaiveDate::from_ymd_opt(2026, 5, 1).unwrap(),
+        stackbot::env::Env::default(),
+        clock.clone(),
+    );
+    let github = stackbot::forge::github::GithubForge::new(
+        &loaded.config.forge.github,
+        Some(TOKEN.into()),
+        clock,
+    )
+    .unwrap();
+    let faulty = Faulty::new(github, k, FaultMode::Before);
+    let _ = stackbot::pipeline::release::release(
+        &ctx,
+        &faulty,
+        &stackbot::pipeline::Selection::default(),
+    );
+    faulty.performed()
+}
+
+/// The candidates holding `asset`.
+fn holding(w: &World, asset: &str) -> Vec<String> {
+    w.repo()
+        .releases
+        .into_iter()
+        .filter(|r| r.tag.contains("-v0-sha-") && r.assets.contains_key(asset))
+        .map(|r| r.tag)
+        .collect()
+}
+
+/// Move the start of attempt 1 of `candidate` back by `minutes`, as the next hourly run sees it.
+fn started_minutes_ago(w: &World, candidate: &str, minutes: i64) {
+    let started = chrono::Utc::now() - chrono::Duration::minutes(minutes);
+    let record = json!({"attempt": 1, "started_at": started});
+    w.fake.replace_asset(
+        REPO,
+        candidate,
+        "gate-attempt-1.json",
+        record.to_string().as_bytes(),
+    );
+}
+
+#[test]
+fn a_run_that_died_between_claiming_an_attempt_and_dispatching_it_is_dispatched_as_that_attempt() {
+    let writes = release_dying_before(&World::new(), 0);
+    let k = writes
+        .iter()
+        .position(|w| *w == "dispatch_workflow")
+        .expect("the first run dispatches") as u64
+        + 1;
+    let w = World::new();
+    let performed = release_dying_before(&w, k);
+    assert_eq!(performed.last(), Some(&"upload_asset"), "{performed:?}");
+    assert!(w.runs().is_empty(), "it died before the dispatch");
+    let claimed = holding(&w, "gate-attempt-1.json");
+    assert_eq!(claimed.len(), 1, "one attempt claimed, never dispatched");
+    let crashed = &claimed[0];
+
+    // The next run soon after: the claim may be an overlapping run still dispatching, so it
+    // is waited for (the other release's test starts as usual).
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        w.runs().iter().all(|r| &r.inputs["candidate"] != crashed),
+        "not dispatched while it may be on its way"
+    );
+
+    // An hour later no run of it has appeared: it never started, and is dispatched under the
+    // same attempt, not as the retry.
+    started_minutes_ago(&w, crashed, 60);
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_dispatched(&w.attempt(1), 1);
+    assert!(w.attempt(2).is_empty(), "no attempt was used up");
+    assert_eq!(
+        holding(&w, "gate-attempt-1-start-2.json"),
+        [crashed.clone()],
+        "the second start is recorded"
+    );
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(w.runs().len(), 2, "a running test is not dispatched again");
+
+    // The retry is still there for a test that really ran and was cancelled.
+    for r in w.attempt(1).values() {
+        w.finish(r, "cancelled", None);
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_dispatched(&w.attempt(2), 2);
+}
+
+#[test]
+fn a_dispatch_whose_answer_was_lost_is_never_sent_again() {
+    use crate::support::fake_github::{Fault, Faults};
+    let w = World::new();
+    // The first dispatch gets a 502 (GitHub did not start it, but stackbot cannot know).
+    w.fake.set_faults(Faults::route(
+        axum::http::Method::POST,
+        "/repos/{owner}/{repo}/actions/workflows/conformance.yml/dispatches",
+        1,
+        Fault::Status(502),
+    ));
+    let (code, out) = w.release();
+    assert_eq!(code, 1, "a transient failure: {out}");
+    w.fake.clear_faults();
+    let unanswered = holding(&w, "gate-dispatch-1.json");
+    assert_eq!(unanswered.len(), 1, "recorded as sent");
+    let lost = &unanswered[0];
+    started_minutes_ago(&w, lost, 60);
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let of_lost: Vec<String> = w
+        .runs()
+        .iter()
+        .filter(|r| &r.inputs["candidate"] == lost)
+        .map(|r| r.inputs["attempt"].clone())
+        .collect();
+    assert_eq!(
+        of_lost,
+        ["2"],
+        "attempt 1 was not dispatched again: it is lost, and the retry is attempt 2"
+    );
+}
