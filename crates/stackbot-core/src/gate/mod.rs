@@ -642,8 +642,9 @@ fn start_again(
     result(
         Outcome::Lost,
         format!(
-            "its test never began in {MAX_STARTS} starts (each release run stopped between \
-             recording the start and starting the test: look at the runs' errors)"
+            "its test never began in {MAX_STARTS} starts (each start was recorded, then the \
+             release run stopped, or the forge refused to start the test: look at the runs' \
+             errors)"
         ),
         None,
     )
