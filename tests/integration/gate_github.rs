@@ -492,7 +492,7 @@ fn a_run_that_died_between_claiming_an_attempt_and_dispatching_it_is_dispatched_
     assert!(w.attempt(2).is_empty(), "no attempt was used up");
     assert_eq!(
         holding(&w, "gate-attempt-1-start-2.json"),
-        [crashed.clone()],
+        std::slice::from_ref(crashed),
         "the second start is recorded"
     );
     let (code, out) = w.release();

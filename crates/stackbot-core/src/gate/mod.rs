@@ -591,9 +591,9 @@ fn running(f: &Facts<'_>, last: &Attempt) -> Decision {
                 url: Some(c.url.clone()),
             })
         }
-        Some(Runner::NotStarted) => start_again(last, &result),
+        Some(Runner::NotStarted) => start_again(last, result),
         Some(Runner::Unseen { dispatched: false }) if f.now - last.started_at > DISPATCH_GRACE => {
-            start_again(last, &result)
+            start_again(last, result)
         }
         Some(Runner::Unseen { dispatched: true }) if f.now - last.started_at > DISPATCH_GRACE => {
             result(
