@@ -619,3 +619,36 @@ fn a_run_that_died_between_claiming_an_attempt_and_starting_it_starts_that_attem
         .collect();
     assert_eq!(attempts, ["1", "1", "2", "2"], "{:?}", d.calls());
 }
+
+#[test]
+fn a_crash_at_any_write_of_the_first_run_still_ends_in_one_test_per_candidate_as_attempt_1() {
+    use stackbot::forge::faulty::FaultMode;
+    let fresh = Demo::gated("pass");
+    // The tests end as soon as they start: none outlives its world.
+    fresh.go();
+    let (_, writes) = release_dying_at(&copy(&fresh), 0, FaultMode::Before);
+    assert!(
+        writes.iter().filter(|w| **w == "publish_release").count() == 2,
+        "two candidates published: {writes:?}"
+    );
+    for mode in [FaultMode::Before, FaultMode::After] {
+        for k in crash_points(&writes) {
+            let w = copy(&fresh);
+            let (tripped, _) = release_dying_at(&w, k, mode);
+            assert!(tripped, "k={k} {mode:?}");
+            let (code, _, err) = w.release();
+            assert_eq!(code, 0, "k={k} {mode:?}: {err}");
+            let calls = w.calls();
+            let candidates: std::collections::BTreeSet<&str> =
+                calls.iter().filter_map(|c| c.split(' ').next()).collect();
+            assert!(
+                calls.len() == 2
+                    && candidates.len() == 2
+                    && calls.iter().all(|c| c.ends_with(" 1")),
+                "k={k} ({}) {mode:?}: one test per candidate, attempt 1: {calls:?}",
+                writes[k as usize - 1]
+            );
+            w.wait_for_tests();
+        }
+    }
+}
