@@ -412,7 +412,17 @@ fn a_run_past_the_timeout_is_cancelled_and_retried() {
 /// The first release run as the library runs it, on a GitHub the process dies on just before
 /// its `k`-th write (`0`: never): the writes that took effect, in order.
 fn release_dying_before(w: &World, k: u64) -> Vec<&'static str> {
-    use stackbot::forge::faulty::{FaultMode, Faulty};
+    release_dying_at(w, k, stackbot::forge::faulty::FaultMode::Before)
+}
+
+/// A release run as the library runs it, on a GitHub the process dies on at its `k`-th write
+/// (`0`: never), before or right after performing it: the writes that took effect, in order.
+fn release_dying_at(
+    w: &World,
+    k: u64,
+    mode: stackbot::forge::faulty::FaultMode,
+) -> Vec<&'static str> {
+    use stackbot::forge::faulty::Faulty;
     let loaded = stackbot::config::load(&w.cfg).unwrap();
     let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
     let ctx = stackbot::pipeline::Context::new(
@@ -427,7 +437,7 @@ fn release_dying_before(w: &World, k: u64) -> Vec<&'static str> {
         clock,
     )
     .unwrap();
-    let faulty = Faulty::new(github, k, FaultMode::Before);
+    let faulty = Faulty::new(github, k, mode);
     let _ = stackbot::pipeline::release::release(
         &ctx,
         &faulty,
@@ -538,5 +548,49 @@ fn a_dispatch_whose_answer_was_lost_is_never_sent_again() {
         of_lost,
         ["2"],
         "attempt 1 was not dispatched again: it is lost, and the retry is attempt 2"
+    );
+}
+
+#[test]
+fn a_crash_at_any_write_of_the_first_run_still_ends_in_one_run_per_candidate_as_attempt_1() {
+    use stackbot::forge::faulty::FaultMode;
+    let writes = release_dying_before(&World::new(), 0);
+    assert!(writes.contains(&"dispatch_workflow"), "{writes:?}");
+    let mut recovered = 0;
+    for mode in [FaultMode::Before, FaultMode::After] {
+        for k in 1..=writes.len() as u64 {
+            let w = World::new();
+            release_dying_at(&w, k, mode);
+            let (code, out) = w.release();
+            assert!(code == 0 || code == 1, "k={k} {mode:?}: {out}");
+            // An hour later, as the next hourly run sees it: a claim that never dispatched is
+            // past the grace.
+            for c in holding(&w, "gate-attempt-1.json") {
+                if w.runs().iter().all(|r| r.inputs["candidate"] != c) {
+                    started_minutes_ago(&w, &c, 60);
+                }
+            }
+            let (code, out) = w.release();
+            assert_eq!(code, 0, "k={k} {mode:?}: {out}");
+            let runs = w.runs();
+            let per_candidate: BTreeMap<&str, Vec<&str>> =
+                runs.iter().fold(BTreeMap::new(), |mut m, r| {
+                    m.entry(r.inputs["candidate"].as_str())
+                        .or_default()
+                        .push(r.inputs["attempt"].as_str());
+                    m
+                });
+            assert!(
+                per_candidate.len() == 2 && per_candidate.values().all(|a| a == &["1"]),
+                "k={k} ({}) {mode:?}: one run per candidate, attempt 1: {per_candidate:?}",
+                writes[k as usize - 1]
+            );
+            recovered += 1;
+        }
+    }
+    eprintln!(
+        "gate on GitHub, the first run crashing at each of its {} writes, before and after: {recovered} of {} end in one run per candidate, attempt 1",
+        writes.len(),
+        2 * writes.len()
     );
 }
