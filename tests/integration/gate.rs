@@ -38,13 +38,13 @@ EOF
 
 const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
 
-struct Demo {
-    dir: tempfile::TempDir,
+pub(crate) struct Demo {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Demo {
     /// The local demo with `gate:` on its stack, the script in `mode`.
-    fn gated(mode: &str) -> Demo {
+    pub(crate) fn gated(mode: &str) -> Demo {
         let d = Demo::plain();
         let cfg = d.local().join("stackbot.yaml");
         let text = std::fs::read_to_string(&cfg).unwrap();
@@ -69,11 +69,11 @@ impl Demo {
         Demo { dir }
     }
 
-    fn local(&self) -> PathBuf {
+    pub(crate) fn local(&self) -> PathBuf {
         self.dir.path().join("examples/local")
     }
 
-    fn stackbot(&self, args: &[&str]) -> (i32, String, String) {
+    pub(crate) fn stackbot(&self, args: &[&str]) -> (i32, String, String) {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
             .current_dir(self.dir.path())
             .args(["-c", "examples/local/stackbot.yaml", "--now", "2026-05-01"])
@@ -92,20 +92,20 @@ impl Demo {
     }
 
     /// `release --format json`: exit code and the report.
-    fn release(&self) -> (i32, Value, String) {
+    pub(crate) fn release(&self) -> (i32, Value, String) {
         let (code, out, err) = self.stackbot(&["release", "--format", "json"]);
         let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
         (code, v, err)
     }
 
-    fn go(&self) {
+    pub(crate) fn go(&self) {
         std::fs::write(self.local().join("gate-go"), "").unwrap();
     }
 
     /// The test command's calls, once every attempt the bot started has logged its call: the
     /// bot returns as soon as it has spawned a test, and on a loaded machine the spawned shell
     /// may not have written its line yet.
-    fn calls(&self) -> Vec<String> {
+    pub(crate) fn calls(&self) -> Vec<String> {
         let gate = self.dir.path().join(".stackbot/forge/gate");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -124,7 +124,7 @@ impl Demo {
     }
 
     /// Wait until every started attempt has ended (its `exit` file is there).
-    fn wait_for_tests(&self) {
+    pub(crate) fn wait_for_tests(&self) {
         let gate = self.dir.path().join(".stackbot/forge/gate");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -139,7 +139,7 @@ impl Demo {
     }
 
     /// Every release of the cluster-stacks repository: tag → its manifest.
-    fn releases(&self) -> Vec<Value> {
+    pub(crate) fn releases(&self) -> Vec<Value> {
         let dir = self
             .dir
             .path()
@@ -155,7 +155,7 @@ impl Demo {
         out
     }
 
-    fn stable(&self) -> Vec<String> {
+    pub(crate) fn stable(&self) -> Vec<String> {
         let mut v: Vec<String> = self
             .releases()
             .iter()
@@ -166,7 +166,7 @@ impl Demo {
         v
     }
 
-    fn candidates(&self) -> Vec<Value> {
+    pub(crate) fn candidates(&self) -> Vec<Value> {
         self.releases()
             .into_iter()
             .filter(|r| r["prerelease"] == true)
@@ -174,7 +174,7 @@ impl Demo {
     }
 
     /// Asset name → sha256 of a release.
-    fn assets(&self, r: &Value) -> BTreeMap<String, String> {
+    pub(crate) fn assets(&self, r: &Value) -> BTreeMap<String, String> {
         let dir = self
             .dir
             .path()
@@ -193,7 +193,7 @@ impl Demo {
             .collect()
     }
 
-    fn release_of(&self, tag: &str) -> Value {
+    pub(crate) fn release_of(&self, tag: &str) -> Value {
         self.releases()
             .into_iter()
             .find(|r| r["tag"] == tag && r["draft"] == false)
@@ -212,7 +212,7 @@ fn attempt_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn opened_tenant_pulls(report: &Value) -> Vec<String> {
+pub(crate) fn opened_tenant_pulls(report: &Value) -> Vec<String> {
     report["tenants"]
         .as_array()
         .unwrap()
