@@ -62,6 +62,11 @@ impl World {
     /// the repository has that workflow, declaring the inputs stackbot sends and a `run-name`
     /// echoing `gate_id`.
     fn new() -> World {
+        World::with(|c| c)
+    }
+
+    /// [`World::new`] with the configuration changed by `edit`.
+    fn with(edit: impl FnOnce(DemoConfig) -> DemoConfig) -> World {
         let fake = demo::start(
             TOKEN,
             &["acme/gitops", "globex/gitops"],
@@ -75,13 +80,15 @@ impl World {
             Some("Conformance ${{ inputs.gate_id }}"),
         );
         let dir = tempfile::tempdir().unwrap();
-        let cfg = DemoConfig::new()
-            .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
-            .max_retries(0)
-            .tenant("acme")
-            .tenant("globex")
-            .gate(json!({"workflow": "conformance.yml"}))
-            .write(dir.path());
+        let cfg = edit(
+            DemoConfig::new()
+                .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
+                .max_retries(0)
+                .tenant("acme")
+                .tenant("globex")
+                .gate(json!({"workflow": "conformance.yml"})),
+        )
+        .write(dir.path());
         World { fake, dir, cfg }
     }
 
@@ -593,4 +600,54 @@ fn a_crash_at_any_write_of_the_first_run_still_ends_in_one_run_per_candidate_as_
         writes.len(),
         2 * writes.len()
     );
+}
+
+#[test]
+fn in_pull_request_mode_the_release_pull_request_is_tested_while_open_and_merged_bytes_promoted() {
+    let w = World::with(DemoConfig::pull_request_mode);
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let runs = w.attempt(1);
+    assert_dispatched(&runs, 1);
+    let open = |w: &World| -> Vec<(u64, String)> {
+        w.repo()
+            .pulls
+            .iter()
+            .filter(|p| p.state == "open")
+            .map(|p| (p.number, p.body.clone()))
+            .collect()
+    };
+    assert_eq!(
+        open(&w).len(),
+        2,
+        "the release pull requests are opened as without a gate"
+    );
+    assert!(
+        open(&w)
+            .iter()
+            .all(|(_, b)| b.contains("**Conformance:** in test since")),
+        "{:?}",
+        open(&w)
+    );
+    for r in runs.values() {
+        w.finish(r, "success", Some(false));
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        open(&w)
+            .iter()
+            .all(|(_, b)| b.contains("**Conformance:** passed") && b.contains("/actions/runs/")),
+        "the body links the test run: {:?}",
+        open(&w)
+    );
+    assert!(w.stable_tags().is_empty(), "nothing before the merge");
+    while let Some((number, _)) = open(&w).into_iter().next() {
+        w.fake.merge_pull(REPO, number);
+        let (code, out) = w.release();
+        assert_eq!(code, 0, "{out}");
+    }
+    assert_eq!(w.stable_tags(), STABLE);
+    assert_eq!(w.runs().len(), 2, "the merged bytes are the tested ones");
+    assert!(w.tenant_pulls() >= 2, "every tenant gets its pull request");
 }
