@@ -456,7 +456,7 @@ fn seen(d: &Demo) -> (Vec<String>, BTreeMap<String, usize>) {
 }
 
 /// A copy of `d` (the forge, the attempts' folders and all).
-fn copy(d: &Demo) -> Demo {
+pub(crate) fn copy(d: &Demo) -> Demo {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(d.dir.path(), dir.path());
     Demo { dir }
@@ -471,7 +471,7 @@ fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
 /// A release run as the library runs it, on a forge that dies at its `k`-th write (`0`:
 /// never), before or right after performing it: whether it died, and the writes that took
 /// effect, in order.
-fn release_dying_at(
+pub(crate) fn release_dying_at(
     d: &Demo,
     k: u64,
     mode: stackbot::forge::faulty::FaultMode,
@@ -501,7 +501,7 @@ fn release_dying_at(
 /// (a step half done: some of a release's assets uploaded, one tenant's commit made). A crash
 /// right after a write (`FaultMode::After`) leaves the forge as a crash before the next one
 /// does (that write performed, none after it), so this one mode covers both.
-fn crash_points(writes: &[&str]) -> Vec<u64> {
+pub(crate) fn crash_points(writes: &[&str]) -> Vec<u64> {
     let mut points = Vec::new();
     let mut start = 0;
     while start < writes.len() {

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::gate::{Demo, opened_tenant_pulls};
+use super::gate::{Demo, copy, crash_points, opened_tenant_pulls, release_dying_at};
 
 const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
 
@@ -181,4 +181,51 @@ fn a_merged_release_pull_request_whose_candidate_failed_is_never_published() {
     }
     assert_eq!(tenant_pulls(&d), 0, "no tenant hears of it");
     assert_eq!(d.calls().len(), 2, "a failed candidate is not tested again");
+}
+
+#[test]
+fn a_crash_at_any_write_of_the_first_run_ends_in_one_pull_request_and_one_test_per_release() {
+    use stackbot::forge::faulty::FaultMode;
+    let fresh = gated("pass");
+    // The tests end as soon as they start: none outlives its world.
+    fresh.go();
+    let (_, writes) = release_dying_at(&copy(&fresh), 0, FaultMode::Before);
+    let points = crash_points(&writes);
+    for mode in [FaultMode::Before, FaultMode::After] {
+        for &k in &points {
+            let w = copy(&fresh);
+            let (tripped, _) = release_dying_at(&w, k, mode);
+            assert!(tripped, "k={k} {mode:?}");
+            let (code, _, err) = w.release();
+            assert_eq!(code, 0, "k={k} {mode:?}: {err}");
+            let at = format!("k={k} ({}) {mode:?}", writes[k as usize - 1]);
+            let calls = w.calls();
+            let candidates: std::collections::BTreeSet<&str> =
+                calls.iter().filter_map(|c| c.split(' ').next()).collect();
+            assert!(
+                calls.len() == 2
+                    && candidates.len() == 2
+                    && calls.iter().all(|c| c.ends_with(" 1")),
+                "{at}: one test per candidate, attempt 1: {calls:?}"
+            );
+            let open: Vec<Value> = release_pulls(&w)
+                .into_iter()
+                .filter(|p| p["state"] == "open")
+                .collect();
+            assert_eq!(open.len(), 2, "{at}: one release pull request per release");
+            assert!(
+                open.iter()
+                    .all(|p| p["body"].as_str().unwrap().contains("**Conformance:**")),
+                "{at}: {open:?}"
+            );
+            w.wait_for_tests();
+        }
+    }
+    eprintln!(
+        "gate in pull-request mode on the local forge, the first run crashing at {} of its {} writes, before and after: {} of {} end in one pull request and one test per release",
+        points.len(),
+        writes.len(),
+        2 * points.len(),
+        2 * points.len()
+    );
 }
