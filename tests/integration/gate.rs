@@ -651,4 +651,10 @@ fn a_crash_at_any_write_of_the_first_run_still_ends_in_one_test_per_candidate_as
             w.wait_for_tests();
         }
     }
+    eprintln!(
+        "gate on the local forge, the first run crashing at {} of its {} writes, before and after: all {} end in one test per candidate, attempt 1",
+        crash_points(&writes).len(),
+        writes.len(),
+        2 * crash_points(&writes).len()
+    );
 }
