@@ -301,9 +301,13 @@ impl Dispatch<'_> {
 /// says which run it started, that run's record (`gate-run-<n>.json`, so later runs read it
 /// directly), else the dispatch record (`gate-dispatch-<n>.json`). A claimed start without
 /// either, and without a run, never dispatched (the run stopped in between) and is started
-/// again. A dispatch whose answer was lost (a transient failure: it may have started a run)
-/// is recorded as sent all the same, so it is never sent again; that record is written on a
-/// best-effort basis, as GitHub is failing just then.
+/// again. A dispatch whose answer was lost (a transient failure after it went out: it may
+/// have started a run) is recorded as sent all the same, so it is never sent again; that
+/// record is written on a best-effort basis, as GitHub is failing just then. One GitHub
+/// definitely did not receive ([`ForgeError::NotSent`]: refused before sending, a rate limit
+/// given up) is not recorded: the claim stays unacknowledged and is started again after the
+/// grace, without using up the attempt. The dispatch is sent by [`gate::dispatch_deadline`]
+/// or not at all, so it never goes out after an overlapping run may have started it again.
 pub fn dispatch(
     forge: &dyn Forge,
     repo: &RepoRef,
@@ -319,7 +323,8 @@ pub fn dispatch(
         start: d.attempt.start,
         unanswered,
     };
-    let run = match forge.dispatch_workflow(repo, d.workflow, d.git_ref, &d.inputs()) {
+    let send_by = gate::dispatch_deadline(d.attempt.started_at);
+    let run = match forge.dispatch_workflow(repo, d.workflow, d.git_ref, &d.inputs(), send_by) {
         Ok(run) => run,
         Err(e @ ForgeError::Transient { .. }) => {
             let why = "the dispatch's answer was lost (a transient failure): it may have \
@@ -341,17 +346,16 @@ pub fn dispatch(
     let Some(run_id) = run else {
         return record_dispatch(forge, repo, d.candidate, &sent(None), out);
     };
-    record_run(
-        forge,
-        repo,
-        d.candidate,
-        &gate::RunRecord {
-            attempt: d.attempt.attempt,
-            run_id,
-            html_url: String::new(),
-        },
-        out,
-    )
+    let run = gate::RunRecord {
+        attempt: d.attempt.attempt,
+        run_id,
+        html_url: String::new(),
+    };
+    // The run's record failed to upload: the dispatch record still acknowledges the dispatch
+    // (best effort), so a run that is not found later is lost rather than started again.
+    record_run(forge, repo, d.candidate, &run, out).inspect_err(|_| {
+        let _ = record_dispatch(forge, repo, d.candidate, &sent(None), out);
+    })
 }
 
 /// Record that an attempt's dispatch was sent (kept when already recorded).

@@ -763,3 +763,79 @@ fn pacing_and_rate_limit_waits_run_on_the_injected_clock() {
     );
     assert_eq!(f.list_releases(&r).unwrap().len(), 4);
 }
+
+/// A dispatch waits out a rate limit only until its deadline: an overlapping run may start the
+/// attempt again once its claim is old enough, so a dispatch sent later would start a second
+/// test. Past the deadline it fails as not sent, and nothing was started.
+#[test]
+fn a_dispatch_gives_up_as_not_sent_rather_than_wait_past_its_deadline() {
+    let fake = seeded(FakeOptions::default());
+    fake.add_workflow(
+        REPO,
+        "conformance.yml",
+        "C",
+        &["gate_id"],
+        Some("C ${{ inputs.gate_id }}"),
+    );
+    let manual = stackbot::clock::ManualClock::shared("2026-05-01T12:00:00Z".parse().unwrap());
+    let f = GithubForge::new(&config(&fake), Some(TOKEN.into()), manual.clone())
+        .unwrap()
+        .with_retry_policy(RetryPolicy {
+            max_rate_limit_wait: Duration::from_secs(600),
+            ..fast()
+        });
+    let inputs: BTreeMap<String, String> = [("gate_id".to_string(), "x#1".to_string())].into();
+    let dispatches = "/repos/{owner}/{repo}/actions/workflows/conformance.yml/dispatches";
+    fake.set_faults(Faults::route(
+        Method::POST,
+        dispatches,
+        1,
+        Fault::TooManyRequests(120),
+    ));
+    let t0 = stackbot::clock::Clock::now(manual.as_ref());
+    let send_by = t0 + chrono::Duration::seconds(60);
+    let e = f
+        .dispatch_workflow(&repo(), "conformance.yml", "main", &inputs, send_by)
+        .unwrap_err();
+    assert!(matches!(e, ForgeError::NotSent { .. }), "{e:?}");
+    assert!(fake.runs(REPO).is_empty(), "nothing was started");
+    assert!(
+        stackbot::clock::Clock::now(manual.as_ref()) <= send_by,
+        "it did not wait past it"
+    );
+
+    // A wait that ends before the deadline is waited out, and the dispatch goes.
+    fake.set_faults(Faults::route(
+        Method::POST,
+        dispatches,
+        1,
+        Fault::TooManyRequests(30),
+    ));
+    let send_by = stackbot::clock::Clock::now(manual.as_ref()) + chrono::Duration::seconds(60);
+    f.dispatch_workflow(&repo(), "conformance.yml", "main", &inputs, send_by)
+        .unwrap();
+    assert_eq!(fake.runs(REPO).len(), 1);
+}
+
+/// A dispatch refused before it went out (the name does not resolve) is not sent, which the
+/// gate tells apart from one whose answer was lost.
+#[test]
+fn a_dispatch_that_never_went_out_fails_as_not_sent() {
+    let fake = seeded(FakeOptions::default());
+    let f = GithubForge::new(
+        &GithubForgeConfig {
+            api_url: "https://stackbot-no-such-host.invalid/api/v3".into(),
+            upload_url: None,
+            ..config(&fake)
+        },
+        Some(TOKEN.into()),
+        clock(),
+    )
+    .unwrap()
+    .with_retry_policy(fast());
+    let soon = chrono::Utc::now() + chrono::Duration::minutes(5);
+    let e = f
+        .dispatch_workflow(&repo(), "conformance.yml", "main", &BTreeMap::new(), soon)
+        .unwrap_err();
+    assert!(matches!(e, ForgeError::NotSent { .. }), "{e:?}");
+}

@@ -651,3 +651,49 @@ fn in_pull_request_mode_the_release_pull_request_is_tested_while_open_and_merged
     assert_eq!(w.runs().len(), 2, "the merged bytes are the tested ones");
     assert!(w.tenant_pulls() >= 2, "every tenant gets its pull request");
 }
+
+#[test]
+fn a_dispatch_github_refused_is_started_again_without_using_up_the_attempt() {
+    use crate::support::fake_github::{Fault, Faults};
+    let w = World::new();
+    // The first dispatch is rate limited and not waited out (no retries): GitHub did nothing.
+    w.fake.set_faults(Faults::route(
+        axum::http::Method::POST,
+        "/repos/{owner}/{repo}/actions/workflows/conformance.yml/dispatches",
+        1,
+        Fault::TooManyRequests(1),
+    ));
+    let (code, out) = w.release();
+    assert_eq!(code, 1, "a transient failure: {out}");
+    w.fake.clear_faults();
+    assert!(
+        holding(&w, "gate-dispatch-1.json").is_empty(),
+        "not recorded as a dispatch that may have started a run"
+    );
+    let claimed = holding(&w, "gate-attempt-1.json");
+    let refused: Vec<&String> = claimed
+        .iter()
+        .filter(|c| w.runs().iter().all(|r| &r.inputs["candidate"] != *c))
+        .collect();
+    assert_eq!(refused.len(), 1, "one claimed attempt was never dispatched");
+    let refused = refused[0].clone();
+    started_minutes_ago(&w, &refused, 60);
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let of_refused: Vec<String> = w
+        .runs()
+        .iter()
+        .filter(|r| r.inputs["candidate"] == refused)
+        .map(|r| r.inputs["attempt"].clone())
+        .collect();
+    assert_eq!(
+        of_refused,
+        ["1"],
+        "started again as attempt 1, the retry kept"
+    );
+    assert_eq!(
+        holding(&w, "gate-attempt-1-start-2.json"),
+        [refused],
+        "its second start is recorded"
+    );
+}

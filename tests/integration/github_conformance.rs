@@ -368,12 +368,12 @@ fn workflows(fake: &FakeGithub, forge: &GithubForge, r: &RepoRef) {
     let inputs: std::collections::BTreeMap<String, String> =
         [("gate_id".to_string(), "x#1".to_string())].into();
     let id = forge
-        .dispatch_workflow(r, "conformance.yml", "main", &inputs)
+        .dispatch_workflow(r, "conformance.yml", "main", &inputs, soon())
         .unwrap()
         .expect("github.com returns the run");
     fake.set_dispatch_returns_run(REPO, false);
     let other = forge
-        .dispatch_workflow(r, "conformance.yml", "main", &inputs)
+        .dispatch_workflow(r, "conformance.yml", "main", &inputs, soon())
         .unwrap();
     assert_eq!(
         other, None,
@@ -417,7 +417,12 @@ fn workflows(fake: &FakeGithub, forge: &GithubForge, r: &RepoRef) {
     let mut undeclared = inputs.clone();
     undeclared.insert("extra".into(), "1".into());
     let e = forge
-        .dispatch_workflow(r, "conformance.yml", "main", &undeclared)
+        .dispatch_workflow(r, "conformance.yml", "main", &undeclared, soon())
         .unwrap_err();
     assert!(e.to_string().contains("Unexpected inputs provided"), "{e}");
+}
+
+/// A dispatch deadline that does not bind.
+fn soon() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now() + chrono::Duration::minutes(5)
 }

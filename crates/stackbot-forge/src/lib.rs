@@ -59,6 +59,12 @@ pub enum ForgeError {
     Moved { what: String, to: String },
     #[error("transient forge failure on {what}: {reason} (safe to re-run)")]
     Transient { what: String, reason: String },
+    /// A transient failure of a write that GitHub definitely did not perform: it was refused
+    /// before anything was sent (the name did not resolve, the connection was refused, TLS
+    /// failed) or given up while waiting out a rate limit. Unlike [`ForgeError::Transient`]
+    /// after a send, nothing can have happened, so sending it again later starts nothing twice.
+    #[error("transient forge failure on {what}: {reason}; it was not sent (safe to re-run)")]
+    NotSent { what: String, reason: String },
     #[error("forge I/O error on {what}: {reason}")]
     Io { what: String, reason: String },
     /// The file system refuses the local forge access (permission denied, read-only): a
@@ -239,13 +245,16 @@ pub trait Forge: Send + Sync {
     /// `inputs` (`workflow_dispatch`). Returns the id of the run it started when the forge says
     /// (GitHub's `return_run_details`); `None` when it does not, and the run must be found
     /// among the workflow's runs. Never repeated after an ambiguous failure (that could start
-    /// a second run): it fails as transient instead.
+    /// a second run): it fails as transient instead. Not sent after `send_by` (its waiting
+    /// for a rate limit ends there): it fails as [`ForgeError::NotSent`], as it does whenever
+    /// GitHub definitely did not receive it.
     fn dispatch_workflow(
         &self,
         repo: &RepoRef,
         workflow: &str,
         _git_ref: &str,
         _inputs: &BTreeMap<String, String>,
+        _send_by: chrono::DateTime<chrono::Utc>,
     ) -> ForgeResult<Option<u64>> {
         Err(no_workflows(self.kind(), repo, workflow))
     }

@@ -263,10 +263,11 @@ macro_rules! forge_wrapper {
                 workflow: &str,
                 git_ref: &str,
                 inputs: &std::collections::BTreeMap<String, String>,
+                send_by: chrono::DateTime<chrono::Utc>,
             ) -> ForgeResult<Option<u64>> {
                 self.intercept("dispatch_workflow", true, || {
                     self.inner
-                        .dispatch_workflow(repo, workflow, git_ref, inputs)
+                        .dispatch_workflow(repo, workflow, git_ref, inputs, send_by)
                 })
             }
             fn workflow_runs(

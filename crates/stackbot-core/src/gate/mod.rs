@@ -325,6 +325,25 @@ pub enum Runner {
 /// how long an unacknowledged one may before it counts as never started.
 pub const DISPATCH_GRACE: chrono::Duration = chrono::Duration::minutes(15);
 
+/// How long after its claim (`started_at`) an attempt's dispatch may still be sent. The
+/// dispatch's own waiting (write pacing, rate-limit waits, retries of a connection that was
+/// refused) ends there, and it fails as not sent ([`dispatch_deadline`]). It stays well
+/// below [`DISPATCH_GRACE`] less [`CLOCK_SKEW`]: an overlapping run (by its own clock) reads
+/// an unacknowledged claim older than the grace as never begun and starts it again, so a
+/// dispatch still on its way then would start a second test of the same attempt.
+pub const DISPATCH_SEND_WITHIN: chrono::Duration = chrono::Duration::minutes(5);
+
+const _: () = assert!(
+    DISPATCH_SEND_WITHIN.num_seconds() + CLOCK_SKEW.num_seconds() < DISPATCH_GRACE.num_seconds(),
+    "a dispatch must be sent (or given up) before an overlapping run may start it again"
+);
+
+/// The time by which the dispatch of an attempt claimed at `started_at` is sent or given up
+/// ([`DISPATCH_SEND_WITHIN`]).
+pub fn dispatch_deadline(started_at: DateTime<Utc>) -> DateTime<Utc> {
+    started_at + DISPATCH_SEND_WITHIN
+}
+
 /// How much earlier than the attempt's start (by this machine's clock) a run may be stamped
 /// by GitHub's and still be the attempt's.
 pub const CLOCK_SKEW: chrono::Duration = chrono::Duration::minutes(5);

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -43,17 +44,25 @@ impl GithubForge {
     }
 
     /// `POST …/dispatches` with `return_run_details` (GitHub then answers 200 with the run's
-    /// id; a server that does not know the flag answers 204). Sent once: a rate-limit refusal
-    /// (not performed) is waited out and sent again, anything ambiguous is not, since a
-    /// repeated dispatch starts a second test.
+    /// id; a server that does not know the flag answers 204). Sent once: what GitHub
+    /// definitely did not receive (a rate-limit refusal, a connection refused before the
+    /// request went out) is waited out and sent again until `send_by`, then fails as
+    /// [`ForgeError::NotSent`], as does one that cannot heal (DNS, TLS). Anything ambiguous
+    /// (a 5xx, a timeout or a connection dropped after the request went out) is never sent
+    /// again, since a repeated dispatch starts a second test: it fails as transient.
     pub(super) async fn dispatch_workflow_a(
         &self,
         repo: &RepoRef,
         workflow: &str,
         git_ref: &str,
         inputs: &BTreeMap<String, String>,
+        send_by: DateTime<Utc>,
     ) -> ForgeResult<Option<u64>> {
         let what = format!("dispatch of workflow `{workflow}` in {repo}");
+        let not_sent = |reason: String| ForgeError::NotSent {
+            what: what.clone(),
+            reason,
+        };
         let req = Req::json(
             Method::POST,
             format!("{}/dispatches", Self::workflow_path(repo, workflow)),
@@ -61,18 +70,31 @@ impl GithubForge {
         );
         let mut n = 0;
         loop {
-            self.spend_write(&what)?;
+            self.spend_write(&what)
+                .map_err(|e| not_sent(e.to_string()))?;
+            if self.t.clock.now() > send_by {
+                return Err(not_sent(format!("its deadline ({send_by}) passed")));
+            }
             match self.t.attempt(&req).await {
                 Outcome::Ok(r) if r.status == StatusCode::NO_CONTENT || r.body.is_empty() => {
                     return Ok(None);
                 }
+                // GitHub accepted it: a run was started, even if its id cannot be read.
                 Outcome::Ok(r) => {
-                    let v: Value = r.json(&what)?;
-                    return Ok(v["workflow_run_id"].as_u64());
+                    return Ok(r
+                        .json::<Value>(&what)
+                        .ok()
+                        .and_then(|v| v["workflow_run_id"].as_u64()));
                 }
                 Outcome::Refused(r) => return Err(self.refusal(&what, &r)),
+                // A failure that cannot heal in seconds (DNS, TLS): nothing went out.
+                Outcome::Failed(ForgeError::Transient { reason, .. }) => {
+                    return Err(not_sent(reason));
+                }
                 Outcome::Failed(e) => return Err(e),
-                Outcome::Ambiguous(reason, _) => {
+                Outcome::Ambiguous(reason, cause)
+                    if !cause.as_ref().is_some_and(|c| c.before_sending()) =>
+                {
                     return Err(ForgeError::Transient {
                         what,
                         reason: format!(
@@ -83,11 +105,8 @@ impl GithubForge {
                 }
                 other => {
                     self.t
-                        .pause(&what, n, &other)
-                        .map_err(|reason| ForgeError::Transient {
-                            what: what.clone(),
-                            reason,
-                        })?;
+                        .pause_by(&what, n, &other, Some(send_by))
+                        .map_err(not_sent)?;
                 }
             }
             n += 1;

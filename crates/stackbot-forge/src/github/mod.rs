@@ -455,9 +455,10 @@ impl Forge for GithubForge {
         workflow: &str,
         git_ref: &str,
         inputs: &std::collections::BTreeMap<String, String>,
+        send_by: chrono::DateTime<chrono::Utc>,
     ) -> ForgeResult<Option<u64>> {
         self.rt
-            .block_on(self.dispatch_workflow_a(repo, workflow, git_ref, inputs))
+            .block_on(self.dispatch_workflow_a(repo, workflow, git_ref, inputs, send_by))
     }
 
     fn workflow_runs(&self, repo: &RepoRef, workflow: &str) -> ForgeResult<Vec<WorkflowRun>> {

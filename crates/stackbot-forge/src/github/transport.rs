@@ -357,6 +357,17 @@ impl Transport {
 
     /// Wait before retry `n`, or give up when the policy says so. `Err` carries the reason.
     pub fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
+        self.pause_by(what, n, outcome, None)
+    }
+
+    /// [`Transport::pause`], also giving up when the wait would end after `by`.
+    pub fn pause_by(
+        &self,
+        what: &str,
+        n: u32,
+        outcome: &Outcome,
+        by: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<(), String> {
         let (failure, reason) = match outcome {
             Outcome::RateLimited(w, r) => (Failure::RateLimited(*w), r),
             // A 5xx's `Retry-After` is not kept (GitHub sends none there): backoff.
@@ -385,6 +396,15 @@ impl Transport {
                 ));
             }
         };
+        if let Some(by) = by {
+            let ends = self.clock.now() + chrono::Duration::from_std(wait).unwrap_or_default();
+            if ends > by {
+                return Err(format!(
+                    "a wait of {}s would end after its deadline ({by}): {reason}",
+                    wait.as_secs()
+                ));
+            }
+        }
         self.stats.retries.fetch_add(1, Relaxed);
         tracing::warn!(
             target: "stackbot::forge::github",

@@ -54,6 +54,16 @@ impl Cause {
         !matches!(self, Cause::Dns { .. } | Cause::Tls { .. })
     }
 
+    /// Whether the failure came before any byte of the request went out (no name, no
+    /// connection, no TLS session), so the server certainly did not act on it. A timeout may
+    /// be one while reading, after the request was sent, so it is not.
+    pub fn before_sending(&self) -> bool {
+        matches!(
+            self,
+            Cause::Dns { .. } | Cause::Refused { .. } | Cause::Tls { .. }
+        )
+    }
+
     /// A short name of the kind of failure (`dns`, `refused`, `tls`, `timeout`, `dropped`,
     /// `other`), for logs and JSON.
     pub fn kind(&self) -> &'static str {
