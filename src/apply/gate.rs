@@ -201,8 +201,14 @@ fn again(a: &Attempt) -> String {
 
 /// Writes its pid, then runs the test command (`"$@"`), then writes its exit code where the
 /// next run reads it (each atomically: a half-written `pid` or `exit` is never read). The
-/// pid is the shell's, the leader of the test's process group.
-const WRAPPER: &str = r#"printf '%s\n' "$$" > "$STACKBOT_GATE_DIR/pid.tmp" && mv "$STACKBOT_GATE_DIR/pid.tmp" "$STACKBOT_GATE_DIR/pid" && "$@"; rc=$?; printf '%s\n' "$rc" > "$STACKBOT_GATE_DIR/exit.tmp" && mv "$STACKBOT_GATE_DIR/exit.tmp" "$STACKBOT_GATE_DIR/exit""#;
+/// pid is the shell's, the leader of the test's process group. When the pid cannot be
+/// written (a full disk), the test is not run and no `exit` is written: the wrapper exits
+/// with [`NO_PID`], and the attempt reads as lost (launched, no process, no exit code), not
+/// as a failed test that would reject a good candidate.
+const WRAPPER: &str = r#"if printf '%s\n' "$$" > "$STACKBOT_GATE_DIR/pid.tmp" && mv "$STACKBOT_GATE_DIR/pid.tmp" "$STACKBOT_GATE_DIR/pid"; then "$@"; rc=$?; printf '%s\n' "$rc" > "$STACKBOT_GATE_DIR/exit.tmp" && mv "$STACKBOT_GATE_DIR/exit.tmp" "$STACKBOT_GATE_DIR/exit"; else exit 125; fi"#;
+
+/// The wrapper's exit status when it could not write the pid (and so did not run the test).
+pub const NO_PID: i32 = 125;
 
 /// Record an attempt's result on the candidate: the evidence files first, the result record
 /// last (the record is what the next run decides on, so it comes only once its evidence is
@@ -407,4 +413,39 @@ pub fn record_run(
 /// (one that completed meanwhile is left as it is).
 pub fn cancel_run(forge: &dyn Forge, repo: &RepoRef, run_id: u64) -> Result<(), ApplyError> {
     Ok(forge.cancel_workflow_run(repo, run_id)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pid that cannot be written: the test does not run, and the attempt is not read as a
+    /// failed test (no `exit`) but as gone, so it counts as lost.
+    #[test]
+    fn the_wrapper_runs_no_test_when_its_pid_cannot_be_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(crate::observe::gate::LAUNCHED), "").unwrap();
+        // `pid.tmp` a folder: the write fails as on a full disk.
+        std::fs::create_dir(dir.path().join("pid.tmp")).unwrap();
+        let ran = dir.path().join("ran");
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(WRAPPER)
+            .arg("stackbot-gate")
+            .args(["touch", ran.to_str().unwrap()])
+            .env("STACKBOT_GATE_DIR", dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(NO_PID));
+        assert!(!ran.exists(), "the test did not run");
+        assert!(
+            !dir.path().join("exit").exists(),
+            "no exit code to read as failed"
+        );
+        assert_eq!(
+            crate::observe::gate::runner(dir.path()),
+            crate::gate::Runner::Gone
+        );
+    }
 }
