@@ -13,6 +13,7 @@
 //! numbers some evidence names plus the first gap, so its cost never grows with history.
 
 pub mod gate;
+pub mod oci;
 pub mod status;
 pub mod tenants;
 pub mod zip;
@@ -447,6 +448,7 @@ fn recorded(
         hashes,
         metadata: None,
         kubernetes: None,
+        created: None,
         set: None,
         lock: None,
     })
@@ -473,7 +475,7 @@ fn oci_latest(
         version: StackVersion::stable(n),
     }
     .to_string();
-    let files = oci.registry().pull_release(&tag)?;
+    let (manifest, files) = oci.registry().pull_release_and_manifest(&tag)?;
     let text = |name: &str| {
         files
             .get(name)
@@ -491,17 +493,19 @@ fn oci_latest(
         })
     });
     let name = ReleaseName::parse(&tag).expect("built as a release name");
-    let kubernetes = crate::tenants::releases::kubernetes_of(
+    // The date and the Kubernetes version as the tenants and the status read them.
+    let read = oci::OciRelease::of(
         &name,
+        &manifest,
         files.get("metadata.yaml").map(Vec::as_slice),
-        "",
     );
     Ok(Some(Latest {
         tag,
         n,
         hashes,
         metadata,
-        kubernetes,
+        kubernetes: read.kubernetes,
+        created: read.created,
         set: None,
         lock: None,
     }))

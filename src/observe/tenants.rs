@@ -232,10 +232,11 @@ pub fn available_releases(
 
 /// The newest stable release per stack × minor among the OCI repository's tags in `index`,
 /// for the series where it is newer than every release in `known` (read from the forge
-/// already): for each such series the manifest and `metadata.yaml` of its newest tag only. A
-/// release without a readable Kubernetes version is skipped with a warning.
+/// already): for each such series the manifest and `metadata.yaml` of its newest tag only, as
+/// this run read them ([`super::oci::OciReads`]: once per run). A release without a readable
+/// Kubernetes version is skipped with a warning.
 pub fn oci_releases(
-    registry: &Registry,
+    (registry, reads): (&Registry, &super::oci::OciReads),
     index: &ReleaseIndex,
     stacks: &BTreeSet<StackId>,
     known: &[AvailableRelease],
@@ -256,8 +257,7 @@ pub fn oci_releases(
             continue;
         }
         let tag = name.to_string();
-        let meta = registry.pull_file(&tag, "metadata.yaml")?;
-        let Some(kubernetes) = kubernetes_of(&name, meta.as_deref(), "") else {
+        let Some(kubernetes) = reads.get(registry, &name)?.and_then(|r| r.kubernetes) else {
             tracing::warn!(
                 "OCI release {reference}:{tag} names no Kubernetes version in its metadata.yaml; skipped"
             );

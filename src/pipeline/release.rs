@@ -149,6 +149,7 @@ fn plan_in(
         desired,
         run.index()?,
     )?;
+    run.note_observed(&observed);
     let p = plan::plan_with(desired, &observed, &target.settings, overrides, &packager)?;
     Ok((p, observed))
 }

@@ -32,6 +32,10 @@ pub struct Run<'a> {
     /// The pull requests of each release branch as this run read them (observe) and left them
     /// (apply): the status at the end of the run reads them here, not from the forge again.
     release_pulls: Mutex<BTreeMap<String, Vec<PullInfo>>>,
+    /// The OCI releases this run read (manifest date, Kubernetes version), each once: the
+    /// observation's pulls are noted here ([`Run::note_observed`]), the tenants and the status
+    /// read through it.
+    pub oci_reads: crate::observe::oci::OciReads,
 }
 
 struct Listed {
@@ -49,6 +53,7 @@ impl<'a> Run<'a> {
             target: super::release::target(ctx)?,
             index: Mutex::new(None),
             release_pulls: Mutex::new(BTreeMap::new()),
+            oci_reads: Default::default(),
         })
     }
 
@@ -78,8 +83,26 @@ impl<'a> Run<'a> {
     /// was listed.
     pub fn record(&self, outcome: &Outcome) {
         let pushed: Vec<String> = outcome.oci.iter().map(|p| p.tag.clone()).collect();
+        self.oci_reads.forget(pushed.iter().map(String::as_str));
         if let Some(l) = self.index.lock().expect("index lock").as_mut() {
             l.index = l.index.with_changes(&outcome.index_changes, &pushed);
+        }
+    }
+
+    /// Note what the observation read of each series' latest OCI release (it pulled the
+    /// release's files), so the tenants and the status do not read its manifest and
+    /// `metadata.yaml` again.
+    pub fn note_observed(&self, observed: &crate::plan::Observed) {
+        for l in observed
+            .series
+            .values()
+            .filter_map(|so| so.oci_latest.as_ref())
+        {
+            let read = crate::observe::oci::OciRelease {
+                created: l.created,
+                kubernetes: l.kubernetes,
+            };
+            self.oci_reads.note(&l.tag, read);
         }
     }
 

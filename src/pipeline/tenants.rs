@@ -55,7 +55,8 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
         )?;
     }
     if let Some(oci) = oci {
-        let more = crate::observe::tenants::oci_releases(oci.registry(), &index, &followed, &out)?;
+        let reads = (oci.registry(), &run.oci_reads);
+        let more = crate::observe::tenants::oci_releases(reads, &index, &followed, &out)?;
         out = tenants::releases::newest(out, more);
     }
     Ok(out)

@@ -314,6 +314,12 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     /// Download the release under `tag` as CSO does: every titled layer becomes a file of
     /// that name (layer digests are verified while downloading).
     pub fn pull_release(&self, tag: &str) -> Result<FileTree, OciError> {
+        self.pull_release_and_manifest(tag).map(|(_, files)| files)
+    }
+
+    /// [`Registry::pull_release`] with the manifest's bytes, for a reader that also wants its
+    /// annotations (the creation date): the manifest is fetched once.
+    pub fn pull_release_and_manifest(&self, tag: &str) -> Result<(Vec<u8>, FileTree), OciError> {
         let (json, _) = self.manifest(tag)?.ok_or_else(|| OciError::Registry {
             action: "pulling",
             reference: format!("{}:{tag}", self.target.reference()),
@@ -347,7 +353,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
                 .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
             files.insert(title.to_string(), out);
         }
-        Ok(files)
+        Ok((json, files))
     }
 
     /// One file of the release under `tag`, the layer titled `name`: the manifest and that one
