@@ -165,10 +165,9 @@ fn plan_gated(
 ) -> Result<Planned, Error> {
     let (ctx, forge) = (run.ctx, run.forge);
     let mut target = run.target.clone();
-    let (desired, offered) = super::desired::desired_recorded(ctx, sel, || {
+    let (desired, offered) = super::desired::desired_recorded(ctx, sel, |checkout| {
         // What the base branch records (the checkout's lock when the base has none).
-        Ok(observe::base_lock(forge, target.scope())?
-            .or_else(|| super::desired::checkout_lock(ctx)))
+        Ok(observe::base_lock(forge, target.scope())?.or_else(|| checkout.cloned()))
     })?;
     if let Some(d) = &offered.detected {
         target.settings.compliance = d.compliance.clone();

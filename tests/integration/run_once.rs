@@ -461,3 +461,85 @@ fn an_oci_release_run_fetches_each_manifest_and_metadata_once() {
         assert_eq!(times(&run, &metadata_blob(&reg, tag)), 1, "status: {run:?}");
     }
 }
+
+/// A FIFO that hands `bytes` to every reader and counts the readers: a file whose every read a
+/// test can see. The next reader is served only once the last one closed it, so none reads the
+/// bytes twice.
+struct CountedFile {
+    path: std::path::PathBuf,
+    reads: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CountedFile {
+    fn serve(path: &std::path::Path, bytes: Vec<u8>) -> CountedFile {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::sync::atomic::Ordering;
+        let made = std::process::Command::new("mkfifo").arg(path).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+        let f = CountedFile {
+            path: path.to_path_buf(),
+            reads: Default::default(),
+            stop: Default::default(),
+        };
+        let (p, reads, stop) = (f.path.clone(), f.reads.clone(), f.stop.clone());
+        std::thread::spawn(move || {
+            // Opening for writing waits for a reader; closing ends what the reader reads.
+            while let Ok(mut w) = std::fs::OpenOptions::new().write(true).open(&p) {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let _ = w.write_all(&bytes);
+                reads.fetch_add(1, Ordering::SeqCst);
+                drop(w);
+                // The next reader only once this one closed: a non-blocking open for writing
+                // succeeds while the kernel counts a reader (Linux's `O_NONBLOCK`).
+                while std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(0o4000)
+                    .open(&p)
+                    .is_ok()
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+        });
+        f
+    }
+
+    fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for CountedFile {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Lets the writer's open return, to see the stop.
+        let _ = std::fs::File::open(&self.path);
+    }
+}
+
+/// The checkout's `stackbot.lock` is read once per run: detection (the no-downgrade marks, the
+/// verdicts of what was last released), the content shared across minors and the other
+/// minors' directories all work from that one reading (`desired::Offered::checkout`). They used
+/// to read it four times per run. Here the lock, as the first run committed it, is a FIFO in
+/// the checkout, so every read of it is counted.
+#[test]
+fn a_release_run_reads_the_checkouts_lock_once() {
+    let demo = Demo::new();
+    demo.release("2026-05-01T06:00:00Z");
+    let ctx = demo.ctx("2026-05-01T06:00:00Z");
+    let forge = demo.forge(&ctx);
+    let repo = stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap();
+    let head = forge.branch_head(&repo, "main").unwrap().unwrap();
+    let lock = forge.read_file(&repo, &head, "stackbot.lock").unwrap();
+    let lock = CountedFile::serve(
+        &demo.loaded.base_dir.join("stackbot.lock"),
+        lock.expect("the first run committed its lock"),
+    );
+    let (noop, _) = demo.release("2026-05-01T07:00:00Z");
+    assert!(noop.outcome.released.is_empty(), "{:?}", noop.outcome);
+    assert_eq!(lock.reads(), 1, "the checkout's lock, per run");
+}
