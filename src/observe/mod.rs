@@ -16,6 +16,7 @@ pub mod gate;
 pub mod oci;
 pub mod status;
 pub mod tenants;
+pub mod versions;
 pub mod zip;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -18,13 +18,13 @@ use crate::model::{ReleaseName, StackId};
 use crate::status::{Release, ReleasePull, Target, UpstreamMinor};
 use crate::tenants::Observations;
 use crate::tenants::plan::Observed;
-use crate::tenants::releases::kubernetes_of;
 
 /// Tenants read at the same time.
 const CONCURRENCY: usize = 8;
 
 /// The published stable releases of the configured stacks on the forge. The Kubernetes
-/// version comes from the notes (no request), else from `metadata.yaml` (one download). A
+/// version is [`super::versions::ForgeVersions::of`]'s, the tenants' rule: from the notes (no
+/// request), else from `metadata.yaml` (one download, once per run). A
 /// `metadata.yaml` that cannot be downloaded does not fail the reading: the release stays, its
 /// Kubernetes version unknown with the file and the cause (`Release::unread`, and a warning),
 /// so its verdict is `unknown` naming them ([`crate::status::stacks::status`]), never the
@@ -34,6 +34,7 @@ pub fn forge_releases(
     forge: &dyn Forge,
     repo: &RepoRef,
     (index, stacks): (&ReleaseIndex, &BTreeSet<StackId>),
+    versions: &super::versions::ForgeVersions,
     warnings: &mut Vec<String>,
 ) -> Vec<Release> {
     let mut out = Vec::new();
@@ -44,20 +45,14 @@ pub fn forge_releases(
         if !stacks.contains(&name.stack) || !name.version.is_stable() {
             continue;
         }
-        let mut kubernetes = kubernetes_of(&name, None, &r.body);
-        let mut unread = None;
-        if kubernetes.is_none()
-            && let Some(a) = r.assets.iter().find(|a| a.name == "metadata.yaml")
-        {
-            match forge.download_asset(repo, r.id, a) {
-                Ok(meta) => kubernetes = kubernetes_of(&name, Some(&meta), &r.body),
-                Err(e) => {
-                    let why = format!("release {name}: metadata.yaml could not be read ({e})");
-                    warnings.push(format!("{why}: its Kubernetes version is unknown"));
-                    unread = Some(why);
-                }
+        let (kubernetes, unread) = match versions.of(forge, repo, &name, r) {
+            Ok(k) => (k, None),
+            Err(e) => {
+                let why = format!("release {name}: metadata.yaml could not be read ({e})");
+                warnings.push(format!("{why}: its Kubernetes version is unknown"));
+                (None, Some(why))
             }
-        }
+        };
         if kubernetes.is_none() && unread.is_none() {
             warnings.push(format!(
                 "release {name} names no Kubernetes version (notes or metadata.yaml)"
@@ -77,7 +72,7 @@ pub fn forge_releases(
 
 /// The releases in the OCI repository the status looks at: the newest of every series, and
 /// every tag a tenant lists. Per tag its manifest (with `oci.created_annotation`, the date) and
-/// its `metadata.yaml`, whose Kubernetes version [`kubernetes_of`] reads: the one rule for
+/// its `metadata.yaml`, whose Kubernetes version [`crate::tenants::releases::kubernetes_of`] reads: the one rule for
 /// every release, so `status`, the `release` summary and the tenants never disagree on it
 /// (the manifest's `kubernetesVersion` annotation is a copy that a hand-pushed release can get
 /// wrong). Each read once per run ([`super::oci::OciReads`]): what the observation or the

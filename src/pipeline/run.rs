@@ -36,6 +36,9 @@ pub struct Run<'a> {
     /// observation's pulls are noted here ([`Run::note_observed`]), the tenants and the status
     /// read through it.
     pub oci_reads: crate::observe::oci::OciReads,
+    /// The Kubernetes versions of forge releases this run read (the status and the tenants
+    /// by one rule, a `metadata.yaml` downloaded once).
+    pub forge_versions: crate::observe::versions::ForgeVersions,
 }
 
 struct Listed {
@@ -54,6 +57,7 @@ impl<'a> Run<'a> {
             index: Mutex::new(None),
             release_pulls: Mutex::new(BTreeMap::new()),
             oci_reads: Default::default(),
+            forge_versions: Default::default(),
         })
     }
 

@@ -75,7 +75,9 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
         .filter(|_| config.publish.contains(&PublishTarget::Oci));
     // The run's index: listed once, with what this run published folded in.
     let index = run.published(true).map_err(Error::from)?;
-    let mut releases = read::forge_releases(forge, &repo, (&index, &stacks), &mut warnings);
+    let versions = &run.forge_versions;
+    let mut releases =
+        read::forge_releases(forge, &repo, (&index, &stacks), versions, &mut warnings);
     if let Some(oci) = oci {
         let listed: BTreeSet<String> = tenants
             .iter()
@@ -137,6 +139,7 @@ pub fn series_after_run(
         forge,
         &target.repo,
         (&observed.index, &stacks),
+        &run.forge_versions,
         &mut Vec::new(),
     );
     let release = |name: ReleaseName, target, kubernetes| status::Release {

@@ -47,7 +47,8 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
     })?;
     let mut out = Vec::new();
     if on_forge {
-        out = crate::observe::tenants::available_releases(forge, repo, &index, &followed).map_err(
+        let known = (&index, &run.forge_versions);
+        out = crate::observe::tenants::available_releases(forge, repo, known, &followed).map_err(
             |source| TenantsError::Releases {
                 repo: repo.to_string(),
                 source: Box::new(source),

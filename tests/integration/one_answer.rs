@@ -824,3 +824,47 @@ fn every_surface_tracks_the_same_minors_up_to_their_end_of_life() {
         "globex's release of 1.33 stays affected past 1.33's end of life"
     );
 }
+
+/// A forge release's Kubernetes version has one answer in a run (`observe::versions`): when its
+/// notes and its `metadata.yaml` disagree (here the asset is replaced by hand to say v1.34.6,
+/// the notes say v1.34.7), `status` (and so the dashboard) and the tenant pull request that
+/// proposes the release name the same version. The status read the notes first and the
+/// tenants the file first, so the pull request said v1.34.6 where `status` said v1.34.7.
+#[test]
+fn a_release_whose_notes_and_metadata_disagree_has_one_kubernetes_version() {
+    let demo = Demo::new();
+    demo.release("2026-05-01");
+    let tag = "openstack-scs2-1-34-v1";
+    let releases = demo.forge().join("releases/scs/cluster-stacks");
+    let dir = std::fs::read_dir(&releases)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            std::fs::read_to_string(p.join("release.json"))
+                .is_ok_and(|j| j.contains(&format!("\"tag\": \"{tag}\"")))
+        })
+        .unwrap();
+    std::fs::write(
+        dir.join("assets/metadata.yaml"),
+        "apiVersion: metadata.clusterstack.x-k8s.io/v1alpha1\nversions:\n  kubernetes: v1.34.6\n",
+    )
+    .unwrap();
+    let (_, _, after) = demo.release("2026-05-02");
+    let said = str_of(&by_minor(&after["stacks"], "1.34")["latest_release"]["kubernetes"]);
+    assert!(said.starts_with("v1.34."), "{after}");
+    let acme = demo
+        .pulls()
+        .into_iter()
+        .find(|p| p["state"] == "open" && str_of(&p["title"]).contains(tag))
+        .expect("acme's pull request proposes 1.34");
+    let body = str_of(&acme["body"]);
+    let row = body
+        .lines()
+        .find(|l| l.starts_with(&format!("| [{tag}]")))
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(
+        row.ends_with(&format!("| {said} |")),
+        "status says {said}: {row}"
+    );
+}
