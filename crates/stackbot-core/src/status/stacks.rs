@@ -570,7 +570,7 @@ mod tests {
         };
         let s = status(
             &m,
-            &[unread.clone()],
+            std::slice::from_ref(&unread),
             &[],
             &inputs_for(&m),
             day("2026-04-01"),
