@@ -399,15 +399,26 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
         failed.extend(held_back_by_errors(&d.report, &plan));
     }
     // A verdict that could not be decided is transient trouble: the releases went on, and the
-    // next run reads the sources again.
-    if let Some(d) = &detected
-        && !d.report.unreadable.is_empty()
-    {
+    // next run reads the sources again. That is an upstream source, or what a series' latest
+    // release ships (its notes name no version and its `metadata.yaml` could not be read or
+    // names none): the summary's line says `unknown` as `status` does, and the run exits 1
+    // (docs/status.md) rather than 0 as if the verdict were known.
+    let mut unknown: Vec<String> = detected
+        .iter()
+        .flat_map(|d| d.report.unreadable.iter().cloned())
+        .collect();
+    unknown.extend(
+        plan.series
+            .iter()
+            .filter_map(|s| match &s.deadlines.offered {
+                crate::compliance::Offered::Unknown { cause } => Some(cause.clone()),
+                _ => None,
+            }),
+    );
+    if !unknown.is_empty() {
         failed.push(Skipped {
             what: crate::plan::Subject::Verdicts,
-            reason: crate::plan::SkipReason::VerdictsUnknown {
-                sources: d.report.unreadable.clone(),
-            },
+            reason: crate::plan::SkipReason::VerdictsUnknown { sources: unknown },
         });
     }
     let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {

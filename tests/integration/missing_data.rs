@@ -627,11 +627,20 @@ fn a_release_whose_metadata_cannot_be_read_is_unknown_in_status_the_summary_and_
         status["warnings"]
     );
 
-    // The release summary (its tenants left to `tenants` runs) and the dashboard it writes.
+    // The release summary (its tenants left to `tenants` runs) and the dashboard it writes. A
+    // verdict it could not decide makes the run exit 1 (transient: the next run reads again),
+    // naming the file.
     let (code, out, err) =
         crate::status::demo_cli(dir, day, &["--format", "json", "release", "--skip-tenants"]);
-    assert!(code.is_some_and(|c| c <= 1), "{err}");
+    assert_eq!(code, Some(1), "{err}");
     let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        summary["failed"]
+            .to_string()
+            .contains("metadata.yaml could not be read"),
+        "{}",
+        summary["failed"]
+    );
     let series = summary["series"]
         .as_array()
         .unwrap()
