@@ -155,10 +155,7 @@ pub fn series_after_run(
         let l = so.oci_latest.as_ref()?;
         Some(status::Release {
             published_at: l.created,
-            url: run
-                .target
-                .oci
-                .as_ref()
+            url: (target.oci.as_ref())
                 .map(|o| format!("{}:{}", o.registry().target().reference(), l.tag)),
             ..release(
                 ReleaseName::parse(&l.tag).ok()?,
