@@ -805,7 +805,7 @@ fn tracked_sweep(demo: &Demo, want: impl Fn(&str) -> Vec<String>) -> bool {
         let (_, text, _) = demo.run(day, &["release"]);
         assert_eq!(summary_minors(&text), want, "{day}: release\n{text}");
         let after = demo.json(day, "status");
-        let board = unescape(&dashboard_body(&demo));
+        let board = unescape(&dashboard_body(demo));
         let rows: Vec<String> = SCHEDULE
             .iter()
             .map(|(m, _, _)| m.to_string())
