@@ -312,6 +312,30 @@ fn held_back_by_errors(report: &crate::resolve::Report, plan: &Plan) -> Vec<Skip
         .collect()
 }
 
+/// A verdict that could not be decided is transient trouble: the releases went on, and the
+/// next run reads the sources again. That is an upstream source, or what a series' latest
+/// release ships (its notes name no version and its `metadata.yaml` could not be read or names
+/// none): the summary's line says `unknown` as `status` does, and the run exits 1
+/// (docs/status.md) rather than 0 as if the verdict were known.
+fn verdicts_unknown(detected: Option<&super::detect::Detected>, plan: &Plan) -> Option<Skipped> {
+    let mut unknown: Vec<String> = detected
+        .iter()
+        .flat_map(|d| d.report.unreadable.iter().cloned())
+        .collect();
+    unknown.extend(
+        plan.series
+            .iter()
+            .filter_map(|s| match &s.deadlines.offered {
+                crate::compliance::Offered::Unknown { cause } => Some(cause.clone()),
+                _ => None,
+            }),
+    );
+    (!unknown.is_empty()).then(|| Skipped {
+        what: crate::plan::Subject::Verdicts,
+        reason: crate::plan::SkipReason::VerdictsUnknown { sources: unknown },
+    })
+}
+
 /// What a release run did.
 pub struct Released {
     pub plan: Plan,
@@ -398,29 +422,7 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     {
         failed.extend(held_back_by_errors(&d.report, &plan));
     }
-    // A verdict that could not be decided is transient trouble: the releases went on, and the
-    // next run reads the sources again. That is an upstream source, or what a series' latest
-    // release ships (its notes name no version and its `metadata.yaml` could not be read or
-    // names none): the summary's line says `unknown` as `status` does, and the run exits 1
-    // (docs/status.md) rather than 0 as if the verdict were known.
-    let mut unknown: Vec<String> = detected
-        .iter()
-        .flat_map(|d| d.report.unreadable.iter().cloned())
-        .collect();
-    unknown.extend(
-        plan.series
-            .iter()
-            .filter_map(|s| match &s.deadlines.offered {
-                crate::compliance::Offered::Unknown { cause } => Some(cause.clone()),
-                _ => None,
-            }),
-    );
-    if !unknown.is_empty() {
-        failed.push(Skipped {
-            what: crate::plan::Subject::Verdicts,
-            reason: crate::plan::SkipReason::VerdictsUnknown { sources: unknown },
-        });
-    }
+    failed.extend(verdicts_unknown(detected.as_ref(), &plan));
     let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {
         Default::default()
     } else if sel.skip_tenants {
