@@ -330,7 +330,7 @@ fn verdicts_unknown(detected: Option<&super::detect::Detected>, plan: &Plan) -> 
                 _ => None,
             }),
     );
-    (!unknown.is_empty()).then(|| Skipped {
+    (!unknown.is_empty()).then_some(Skipped {
         what: crate::plan::Subject::Verdicts,
         reason: crate::plan::SkipReason::VerdictsUnknown { sources: unknown },
     })
