@@ -38,13 +38,13 @@ EOF
 
 const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
 
-struct Demo {
-    dir: tempfile::TempDir,
+pub(crate) struct Demo {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Demo {
     /// The local demo with `gate:` on its stack, the script in `mode`.
-    fn gated(mode: &str) -> Demo {
+    pub(crate) fn gated(mode: &str) -> Demo {
         let d = Demo::plain();
         let cfg = d.local().join("stackbot.yaml");
         let text = std::fs::read_to_string(&cfg).unwrap();
@@ -69,11 +69,11 @@ impl Demo {
         Demo { dir }
     }
 
-    fn local(&self) -> PathBuf {
+    pub(crate) fn local(&self) -> PathBuf {
         self.dir.path().join("examples/local")
     }
 
-    fn stackbot(&self, args: &[&str]) -> (i32, String, String) {
+    pub(crate) fn stackbot(&self, args: &[&str]) -> (i32, String, String) {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
             .current_dir(self.dir.path())
             .args(["-c", "examples/local/stackbot.yaml", "--now", "2026-05-01"])
@@ -92,20 +92,20 @@ impl Demo {
     }
 
     /// `release --format json`: exit code and the report.
-    fn release(&self) -> (i32, Value, String) {
+    pub(crate) fn release(&self) -> (i32, Value, String) {
         let (code, out, err) = self.stackbot(&["release", "--format", "json"]);
         let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
         (code, v, err)
     }
 
-    fn go(&self) {
+    pub(crate) fn go(&self) {
         std::fs::write(self.local().join("gate-go"), "").unwrap();
     }
 
     /// The test command's calls, once every attempt the bot started has logged its call: the
     /// bot returns as soon as it has spawned a test, and on a loaded machine the spawned shell
     /// may not have written its line yet.
-    fn calls(&self) -> Vec<String> {
+    pub(crate) fn calls(&self) -> Vec<String> {
         let gate = self.dir.path().join(".stackbot/forge/gate");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -124,7 +124,7 @@ impl Demo {
     }
 
     /// Wait until every started attempt has ended (its `exit` file is there).
-    fn wait_for_tests(&self) {
+    pub(crate) fn wait_for_tests(&self) {
         let gate = self.dir.path().join(".stackbot/forge/gate");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -139,7 +139,7 @@ impl Demo {
     }
 
     /// Every release of the cluster-stacks repository: tag → its manifest.
-    fn releases(&self) -> Vec<Value> {
+    pub(crate) fn releases(&self) -> Vec<Value> {
         let dir = self
             .dir
             .path()
@@ -155,7 +155,7 @@ impl Demo {
         out
     }
 
-    fn stable(&self) -> Vec<String> {
+    pub(crate) fn stable(&self) -> Vec<String> {
         let mut v: Vec<String> = self
             .releases()
             .iter()
@@ -166,7 +166,7 @@ impl Demo {
         v
     }
 
-    fn candidates(&self) -> Vec<Value> {
+    pub(crate) fn candidates(&self) -> Vec<Value> {
         self.releases()
             .into_iter()
             .filter(|r| r["prerelease"] == true)
@@ -174,7 +174,7 @@ impl Demo {
     }
 
     /// Asset name → sha256 of a release.
-    fn assets(&self, r: &Value) -> BTreeMap<String, String> {
+    pub(crate) fn assets(&self, r: &Value) -> BTreeMap<String, String> {
         let dir = self
             .dir
             .path()
@@ -193,7 +193,7 @@ impl Demo {
             .collect()
     }
 
-    fn release_of(&self, tag: &str) -> Value {
+    pub(crate) fn release_of(&self, tag: &str) -> Value {
         self.releases()
             .into_iter()
             .find(|r| r["tag"] == tag && r["draft"] == false)
@@ -212,7 +212,7 @@ fn attempt_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn opened_tenant_pulls(report: &Value) -> Vec<String> {
+pub(crate) fn opened_tenant_pulls(report: &Value) -> Vec<String> {
     report["tenants"]
         .as_array()
         .unwrap()
@@ -456,7 +456,7 @@ fn seen(d: &Demo) -> (Vec<String>, BTreeMap<String, usize>) {
 }
 
 /// A copy of `d` (the forge, the attempts' folders and all).
-fn copy(d: &Demo) -> Demo {
+pub(crate) fn copy(d: &Demo) -> Demo {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(d.dir.path(), dir.path());
     Demo { dir }
@@ -465,7 +465,18 @@ fn copy(d: &Demo) -> Demo {
 /// The promotion run as the library runs it, on a forge that dies before its `k`-th write
 /// (`0`: never): whether it died, and the writes that took effect, in order.
 fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
-    use stackbot::forge::faulty::{FaultMode, Faulty};
+    release_dying_at(d, k, stackbot::forge::faulty::FaultMode::Before)
+}
+
+/// A release run as the library runs it, on a forge that dies at its `k`-th write (`0`:
+/// never), before or right after performing it: whether it died, and the writes that took
+/// effect, in order.
+pub(crate) fn release_dying_at(
+    d: &Demo,
+    k: u64,
+    mode: stackbot::forge::faulty::FaultMode,
+) -> (bool, Vec<&'static str>) {
+    use stackbot::forge::faulty::Faulty;
     let loaded = stackbot::config::load(&d.local().join("stackbot.yaml")).unwrap();
     let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
     let ctx = stackbot::pipeline::Context::new(
@@ -475,7 +486,7 @@ fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
         clock.clone(),
     );
     let forge = stackbot::forge::local::LocalForge::from_config(&loaded, clock).unwrap();
-    let faulty = Faulty::new(forge, k, FaultMode::Before);
+    let faulty = Faulty::new(forge, k, mode);
     let _ = stackbot::pipeline::release::release(
         &ctx,
         &faulty,
@@ -490,7 +501,7 @@ fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
 /// (a step half done: some of a release's assets uploaded, one tenant's commit made). A crash
 /// right after a write (`FaultMode::After`) leaves the forge as a crash before the next one
 /// does (that write performed, none after it), so this one mode covers both.
-fn crash_points(writes: &[&str]) -> Vec<u64> {
+pub(crate) fn crash_points(writes: &[&str]) -> Vec<u64> {
     let mut points = Vec::new();
     let mut start = 0;
     while start < writes.len() {
@@ -550,4 +561,100 @@ fn a_crash_between_the_steps_of_a_promotion_resumes_it_without_duplicates() {
         );
         assert_eq!(w.calls().len(), 2, "no test is started again");
     }
+}
+
+#[test]
+fn a_run_that_died_between_claiming_an_attempt_and_starting_it_starts_that_attempt_next_time() {
+    use stackbot::forge::faulty::FaultMode;
+    let d = Demo::gated("cancel");
+    d.go();
+    // The first run's writes: the first candidate is published (tag, draft, assets, publish),
+    // then its attempt is claimed, then the test would start.
+    let (_, writes) = release_dying_at(&copy(&d), 0, FaultMode::Before);
+    let publish = writes.iter().position(|w| *w == "publish_release").unwrap();
+    assert_eq!(writes[publish + 1], "upload_asset", "{writes:?}");
+    let claim = publish as u64 + 2;
+    let (tripped, _) = release_dying_at(&d, claim, FaultMode::After);
+    assert!(tripped);
+    let claimed: Vec<Value> = d
+        .candidates()
+        .into_iter()
+        .filter(|c| d.assets(c).contains_key("gate-attempt-1.json"))
+        .collect();
+    assert_eq!(claimed.len(), 1, "one attempt claimed");
+    let crashed = claimed[0]["tag"].as_str().unwrap().to_string();
+    assert!(d.calls().is_empty(), "and its test never started");
+
+    // The next run starts it under the same attempt (the local forge's run lock means no
+    // other run is between the claim and the start), and the other release's first test.
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        r["actions"]
+            .to_string()
+            .contains("the earlier one never began"),
+        "{r}"
+    );
+    let calls = d.calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(
+        calls.iter().all(|c| c.ends_with(" 1")),
+        "attempt 1 each: {calls:?}"
+    );
+    assert!(
+        calls.iter().any(|c| c.starts_with(&format!("{crashed} "))),
+        "{calls:?}"
+    );
+    let cand = d.release_of(&crashed);
+    assert!(d.assets(&cand).contains_key("gate-attempt-1-start-2.json"));
+
+    // Both tests are cancelled: each gets its retry, which the crash did not use up.
+    d.wait_for_tests();
+    let (code, _, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    let attempts: Vec<String> = d
+        .calls()
+        .iter()
+        .map(|c| c.rsplit(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(attempts, ["1", "1", "2", "2"], "{:?}", d.calls());
+}
+
+#[test]
+fn a_crash_at_any_write_of_the_first_run_still_ends_in_one_test_per_candidate_as_attempt_1() {
+    use stackbot::forge::faulty::FaultMode;
+    let fresh = Demo::gated("pass");
+    // The tests end as soon as they start: none outlives its world.
+    fresh.go();
+    let (_, writes) = release_dying_at(&copy(&fresh), 0, FaultMode::Before);
+    assert!(
+        writes.iter().filter(|w| **w == "publish_release").count() == 2,
+        "two candidates published: {writes:?}"
+    );
+    for mode in [FaultMode::Before, FaultMode::After] {
+        for k in crash_points(&writes) {
+            let w = copy(&fresh);
+            let (tripped, _) = release_dying_at(&w, k, mode);
+            assert!(tripped, "k={k} {mode:?}");
+            let (code, _, err) = w.release();
+            assert_eq!(code, 0, "k={k} {mode:?}: {err}");
+            let calls = w.calls();
+            let candidates: std::collections::BTreeSet<&str> =
+                calls.iter().filter_map(|c| c.split(' ').next()).collect();
+            assert!(
+                calls.len() == 2
+                    && candidates.len() == 2
+                    && calls.iter().all(|c| c.ends_with(" 1")),
+                "k={k} ({}) {mode:?}: one test per candidate, attempt 1: {calls:?}",
+                writes[k as usize - 1]
+            );
+            w.wait_for_tests();
+        }
+    }
+    eprintln!(
+        "gate on the local forge, the first run crashing at {} of its {} writes, before and after: all {} end in one test per candidate, attempt 1",
+        crash_points(&writes).len(),
+        writes.len(),
+        2 * crash_points(&writes).len()
+    );
 }
