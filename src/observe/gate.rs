@@ -362,13 +362,17 @@ fn sonobuoy(tgz: &[u8]) -> Result<Summary, String> {
 pub fn status_facts(
     forge: &dyn Forge,
     repo: &RepoRef,
-    listed: &[ReleaseInfo],
+    index: &crate::index::ReleaseIndex,
 ) -> Result<Vec<crate::status::GateFact>, ForgeError> {
     use std::collections::{BTreeMap, BTreeSet};
+    let listed = index.listed();
+    // A stable release is out when the forge published it or the registry holds its tag
+    // (with `publish: [oci]` alone, only the registry does).
     let published: BTreeSet<&str> = listed
         .iter()
         .filter(|r| !r.draft && !r.prerelease)
         .map(|r| r.tag.as_str())
+        .chain(index.oci_tags().into_iter().flatten().map(String::as_str))
         .collect();
     let mut newest: BTreeMap<String, (&ReleaseInfo, CandidateRecord, crate::model::ReleaseName)> =
         BTreeMap::new();

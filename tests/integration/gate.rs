@@ -13,12 +13,14 @@ use sha2::{Digest, Sha256};
 
 use crate::support::{copy_dir, root};
 
-/// The test command: checks that the candidate is one CSO can consume, logs its call, waits
+/// The test command: checks that the candidate is one CSO can consume, logs its call (and
+/// the candidate's OCI reference, `none` without one, to `gate-oci`), waits
 /// for `gate-go`, then writes a JUnit result as `gate-mode` says (`pass`, `fail`, `cancel`).
 pub(crate) const SCRIPT: &str = r#"#!/bin/sh
 set -eu
 test -f "$STACKBOT_CANDIDATE_DIR/metadata.yaml"
 test -f "$STACKBOT_CANDIDATE_DIR/${STACKBOT_CANDIDATE%-v0-sha-*}-cluster-class-$STACKBOT_CANDIDATE_VERSION.tgz"
+echo "$STACKBOT_CANDIDATE ${STACKBOT_CANDIDATE_OCI:-none}" >> gate-oci
 echo "$STACKBOT_CANDIDATE $STACKBOT_STABLE_TAG $STACKBOT_GATE_ATTEMPT" >> gate-calls
 while [ ! -f gate-go ]; do sleep 0.05; done
 mode=$(cat gate-mode)
@@ -36,15 +38,15 @@ EOF
 [ "$mode" != fail ]
 "#;
 
-const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
+pub(crate) const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
 
-struct Demo {
-    dir: tempfile::TempDir,
+pub(crate) struct Demo {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Demo {
     /// The local demo with `gate:` on its stack, the script in `mode`.
-    fn gated(mode: &str) -> Demo {
+    pub(crate) fn gated(mode: &str) -> Demo {
         let d = Demo::plain();
         let cfg = d.local().join("stackbot.yaml");
         let text = std::fs::read_to_string(&cfg).unwrap();
@@ -59,7 +61,7 @@ impl Demo {
         d
     }
 
-    fn plain() -> Demo {
+    pub(crate) fn plain() -> Demo {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(
             &root().join("examples/local"),
@@ -69,11 +71,11 @@ impl Demo {
         Demo { dir }
     }
 
-    fn local(&self) -> PathBuf {
+    pub(crate) fn local(&self) -> PathBuf {
         self.dir.path().join("examples/local")
     }
 
-    fn stackbot(&self, args: &[&str]) -> (i32, String, String) {
+    pub(crate) fn stackbot(&self, args: &[&str]) -> (i32, String, String) {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
             .current_dir(self.dir.path())
             .args(["-c", "examples/local/stackbot.yaml", "--now", "2026-05-01"])
@@ -92,20 +94,20 @@ impl Demo {
     }
 
     /// `release --format json`: exit code and the report.
-    fn release(&self) -> (i32, Value, String) {
+    pub(crate) fn release(&self) -> (i32, Value, String) {
         let (code, out, err) = self.stackbot(&["release", "--format", "json"]);
         let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
         (code, v, err)
     }
 
-    fn go(&self) {
+    pub(crate) fn go(&self) {
         std::fs::write(self.local().join("gate-go"), "").unwrap();
     }
 
     /// The test command's calls, once every attempt the bot started has logged its call: the
     /// bot returns as soon as it has spawned a test, and on a loaded machine the spawned shell
     /// may not have written its line yet.
-    fn calls(&self) -> Vec<String> {
+    pub(crate) fn calls(&self) -> Vec<String> {
         let gate = self.dir.path().join(".stackbot/forge/gate");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -124,7 +126,7 @@ impl Demo {
     }
 
     /// Wait until every started attempt has ended (its `exit` file is there).
-    fn wait_for_tests(&self) {
+    pub(crate) fn wait_for_tests(&self) {
         let gate = self.dir.path().join(".stackbot/forge/gate");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -139,7 +141,7 @@ impl Demo {
     }
 
     /// Every release of the cluster-stacks repository: tag → its manifest.
-    fn releases(&self) -> Vec<Value> {
+    pub(crate) fn releases(&self) -> Vec<Value> {
         let dir = self
             .dir
             .path()
@@ -155,7 +157,7 @@ impl Demo {
         out
     }
 
-    fn stable(&self) -> Vec<String> {
+    pub(crate) fn stable(&self) -> Vec<String> {
         let mut v: Vec<String> = self
             .releases()
             .iter()
@@ -166,7 +168,7 @@ impl Demo {
         v
     }
 
-    fn candidates(&self) -> Vec<Value> {
+    pub(crate) fn candidates(&self) -> Vec<Value> {
         self.releases()
             .into_iter()
             .filter(|r| r["prerelease"] == true)
@@ -174,7 +176,7 @@ impl Demo {
     }
 
     /// Asset name → sha256 of a release.
-    fn assets(&self, r: &Value) -> BTreeMap<String, String> {
+    pub(crate) fn assets(&self, r: &Value) -> BTreeMap<String, String> {
         let dir = self
             .dir
             .path()
@@ -193,7 +195,7 @@ impl Demo {
             .collect()
     }
 
-    fn release_of(&self, tag: &str) -> Value {
+    pub(crate) fn release_of(&self, tag: &str) -> Value {
         self.releases()
             .into_iter()
             .find(|r| r["tag"] == tag && r["draft"] == false)
@@ -212,7 +214,7 @@ fn attempt_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn opened_tenant_pulls(report: &Value) -> Vec<String> {
+pub(crate) fn opened_tenant_pulls(report: &Value) -> Vec<String> {
     report["tenants"]
         .as_array()
         .unwrap()
@@ -416,7 +418,7 @@ fn a_workflow_gate_on_the_local_forge_is_refused() {
 /// What a person sees of a world after a run: every release (tag, draft, pre-release, notes
 /// with the folder's path and the candidates' pages left out, asset → sha256), and each
 /// tenant's pull requests.
-fn seen(d: &Demo) -> (Vec<String>, BTreeMap<String, usize>) {
+pub(crate) fn seen(d: &Demo) -> (Vec<String>, BTreeMap<String, usize>) {
     let path = d.dir.path().to_string_lossy().to_string();
     let mut releases: Vec<String> = d
         .releases()
@@ -456,7 +458,7 @@ fn seen(d: &Demo) -> (Vec<String>, BTreeMap<String, usize>) {
 }
 
 /// A copy of `d` (the forge, the attempts' folders and all).
-fn copy(d: &Demo) -> Demo {
+pub(crate) fn copy(d: &Demo) -> Demo {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(d.dir.path(), dir.path());
     Demo { dir }
@@ -464,7 +466,7 @@ fn copy(d: &Demo) -> Demo {
 
 /// The promotion run as the library runs it, on a forge that dies before its `k`-th write
 /// (`0`: never): whether it died, and the writes that took effect, in order.
-fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
+pub(crate) fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
     use stackbot::forge::faulty::{FaultMode, Faulty};
     let loaded = stackbot::config::load(&d.local().join("stackbot.yaml")).unwrap();
     let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
@@ -490,7 +492,7 @@ fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
 /// (a step half done: some of a release's assets uploaded, one tenant's commit made). A crash
 /// right after a write (`FaultMode::After`) leaves the forge as a crash before the next one
 /// does (that write performed, none after it), so this one mode covers both.
-fn crash_points(writes: &[&str]) -> Vec<u64> {
+pub(crate) fn crash_points(writes: &[&str]) -> Vec<u64> {
     let mut points = Vec::new();
     let mut start = 0;
     while start < writes.len() {
