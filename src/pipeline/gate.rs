@@ -282,7 +282,7 @@ impl One<'_> {
             repo,
             head,
             cand,
-            &record.notes(cand, reference.as_deref()),
+            &record.notes(cand, reference.as_deref(), self.on_forge),
             &on_forge,
             out,
         )?;
@@ -356,7 +356,14 @@ pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
         match &g.decision {
             Decision::Promote(result) => {
                 if let Some(r) = plan.releases.iter_mut().find(|r| r.tag == g.stable) {
-                    r.notes.push_str(&evidence_notes(g, result));
+                    let evidence = evidence_notes(g, result);
+                    r.notes.push_str(&evidence);
+                    // With `publish: [oci]` alone `vN` has no release notes: its tag says it.
+                    for step in &mut r.steps {
+                        if let crate::plan::Step::Tag { message, .. } = step {
+                            message.push_str(&evidence);
+                        }
+                    }
                 }
             }
             Decision::Publish => plan.skipped.push(skip(format!(

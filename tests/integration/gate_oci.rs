@@ -90,6 +90,19 @@ fn given_references(d: &Demo) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The message of the annotated tag `tag` in the demo's cluster-stacks repository.
+fn tag_message(d: &Demo, tag: &str) -> String {
+    let repo = d.dir.path().join(".stackbot/forge/repos/scs/cluster-stacks.git");
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["tag", "-l", "--format=%(contents)", tag])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// The release `tag` as CSO's OCI client pulls it: every titled layer as a file.
 fn pulled(reg: &TestRegistry, tag: &str) -> FileTree {
     registry(reg).pull_release(tag).unwrap()
@@ -177,6 +190,13 @@ fn promotes_byte_for_byte(publish: &str) {
         for (file, bytes) in &stable_files {
             assert_eq!(cand_files.get(file), Some(bytes), "{file} byte for byte");
         }
+        // The tag of `vN` links the evidence (with `oci` alone it has no release notes).
+        let message = tag_message(&d, stable);
+        assert!(
+            message.contains("**Conformance:** passed (2 passed, 0 failed, 1 skipped")
+                && message.contains(c.as_str()),
+            "{message}"
+        );
     }
 
     // Run 4: nothing left to do.
@@ -301,6 +321,9 @@ fn a_crash_between_the_steps_of_an_oci_promotion_resumes_it_without_duplicates()
     let (counted, counted_reg) = fork(&ready, &reg);
     let (_, writes) = promote_dying_at(&counted, 0);
     drop(counted_reg);
+    for w in ["upload_asset", "commit", "create_tag", "open_pull"] {
+        assert!(writes.contains(&w), "{w}: {writes:?}");
+    }
     for k in crash_points(&writes) {
         let before = writes[k as usize - 1];
         let (w, w_reg) = fork(&ready, &reg);

@@ -103,25 +103,34 @@ pub struct CandidateRecord {
 impl CandidateRecord {
     /// The candidate's release notes: the record, then what it is for people. `oci` is the
     /// registry reference of the candidate (`<registry>/<repository>:<candidate>`) when the
-    /// stack publishes to OCI; with `publish: [oci]` alone this pre-release holds only the
-    /// gate's records and the candidate's bytes are there.
-    pub fn notes(&self, candidate: &str, oci: Option<&str>) -> String {
+    /// stack publishes to OCI; `assets_here` says whether this pre-release holds the assets
+    /// too (`publish` lists `forge`) or only the gate's records (`publish: [oci]`).
+    pub fn notes(&self, candidate: &str, oci: Option<&str>, assets_here: bool) -> String {
+        let version = ReleaseName::parse(candidate)
+            .map(|n| n.version.dot())
+            .unwrap_or_else(|_| candidate.to_string());
+        let stable = &self.stable;
+        let here = if assets_here {
+            "here"
+        } else {
+            "in the OCI registry"
+        };
         let mut notes = format!(
-            "{MARKER}{} -->\nCandidate of `{}` in the conformance gate: the same assets as `{}` \
-             will have, published here first to be tested (CSO: `channel: custom`, `versions: \
-             [{}]`). It becomes `{}` only when its test passes; the evidence is attached below.\n",
+            "{MARKER}{} -->\nCandidate of `{stable}` in the conformance gate: the same assets as \
+             `{stable}` will have, published {here} first to be tested (CSO: `channel: custom`, \
+             `versions: [{version}]`). It becomes `{stable}` only when its test passes; the \
+             evidence is attached below.\n",
             serde_json::to_string(self).expect("record serializes"),
-            self.stable,
-            self.stable,
-            ReleaseName::parse(candidate)
-                .map(|n| n.version.dot())
-                .unwrap_or_else(|_| candidate.to_string()),
-            self.stable
         );
-        if let Some(reference) = oci {
-            notes.push_str(&format!(
-                "\nIn the OCI registry: `{reference}` (CSO with `--source oci`).\n"
-            ));
+        match (oci, assets_here) {
+            (Some(reference), true) => notes.push_str(&format!(
+                "\nThe assets are here and in the OCI registry: `{reference}`.\n"
+            )),
+            (Some(reference), false) => notes.push_str(&format!(
+                "\nThe assets are in the OCI registry: `{reference}`; this pre-release holds \
+                 the gate's records.\n"
+            )),
+            (None, _) => {}
         }
         notes
     }

@@ -135,14 +135,17 @@ fn the_record_survives_the_notes() {
         stable: "openstack-scs2-1-34-v3".into(),
         digest: "ab".repeat(32),
     };
-    let notes = r.notes("openstack-scs2-1-34-v0-sha-abababa", None);
+    let notes = r.notes("openstack-scs2-1-34-v0-sha-abababa", None, true);
     assert_eq!(CandidateRecord::parse(&notes), Some(r.clone()));
     assert!(notes.contains("versions: [v0-sha.abababa]"), "{notes}");
     assert!(!notes.contains("OCI"), "{notes}");
     let reference = "127.0.0.1:5000/kaas/cluster-stacks:openstack-scs2-1-34-v0-sha-abababa";
-    let notes = r.notes("openstack-scs2-1-34-v0-sha-abababa", Some(reference));
-    assert_eq!(CandidateRecord::parse(&notes), Some(r));
-    assert!(notes.contains(&format!("`{reference}`")), "{notes}");
+    for here in [true, false] {
+        let notes = r.notes("openstack-scs2-1-34-v0-sha-abababa", Some(reference), here);
+        assert_eq!(CandidateRecord::parse(&notes), Some(r.clone()));
+        assert!(notes.contains(&format!("`{reference}`")), "{notes}");
+        assert_eq!(notes.contains("holds the gate's records"), !here, "{notes}");
+    }
     assert_eq!(CandidateRecord::parse("plain notes"), None);
 }
 
