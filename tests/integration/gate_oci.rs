@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use stackbot::model::{FileTree, ReleaseName};
 use stackbot::oci::{Credentials, OciTarget, Registry};
 
-use super::gate::{
-    Demo, STABLE, copy, crash_points, opened_tenant_pulls, promote_dying_at, seen,
-};
+use super::gate::{Demo, STABLE, copy, crash_points, opened_tenant_pulls, promote_dying_at, seen};
 use crate::support::registry::TestRegistry;
 
 /// The gated demo publishing as `publish` says (`[oci]`, `[forge, oci]`) to `reg`.
@@ -25,7 +23,11 @@ fn gated_to(mode: &str, publish: &str, reg: &TestRegistry) -> Demo {
 fn point_at(d: &Demo, publish: &str, reg: &TestRegistry) {
     let cfg = d.local().join("stackbot.yaml");
     let text = std::fs::read_to_string(&cfg).unwrap();
-    let text = text.split("\n# stackbot-test-oci\n").next().unwrap().to_string();
+    let text = text
+        .split("\n# stackbot-test-oci\n")
+        .next()
+        .unwrap()
+        .to_string();
     std::fs::write(
         &cfg,
         format!(
@@ -92,7 +94,10 @@ fn given_references(d: &Demo) -> BTreeMap<String, String> {
 
 /// The message of the annotated tag `tag` in the demo's cluster-stacks repository.
 fn tag_message(d: &Demo, tag: &str) -> String {
-    let repo = d.dir.path().join(".stackbot/forge/repos/scs/cluster-stacks.git");
+    let repo = d
+        .dir
+        .path()
+        .join(".stackbot/forge/repos/scs/cluster-stacks.git");
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(&repo)
@@ -151,7 +156,10 @@ fn promotes_byte_for_byte(publish: &str) {
             on_forge,
             "{publish}: {names:?}"
         );
-        assert!(names.iter().any(|n| n == "gate-attempt-1.json"), "{names:?}");
+        assert!(
+            names.iter().any(|n| n == "gate-attempt-1.json"),
+            "{names:?}"
+        );
     }
 
     // Run 2, the tests still running: nothing new starts, nothing is released.
@@ -185,7 +193,11 @@ fn promotes_byte_for_byte(publish: &str) {
         for (file, sha) in &stable_layers {
             assert_eq!(cand_layers.get(file), Some(sha), "{file} of {stable}");
         }
-        assert_eq!(cand_layers.len(), stable_layers.len() + 1, "the chart alias");
+        assert_eq!(
+            cand_layers.len(),
+            stable_layers.len() + 1,
+            "the chart alias"
+        );
         let (cand_files, stable_files) = (pulled(&reg, c), pulled(&reg, stable));
         for (file, bytes) in &stable_files {
             assert_eq!(cand_files.get(file), Some(bytes), "{file} byte for byte");
@@ -227,14 +239,20 @@ fn a_failing_candidate_in_the_registry_never_reaches_a_tenant() {
     d.wait_for_tests();
     for _ in 0..2 {
         let (code, r, err) = d.release();
-        assert_eq!(code, 0, "a failed test is reported, not a failed run: {err}");
+        assert_eq!(
+            code, 0,
+            "a failed test is reported, not a failed run: {err}"
+        );
         assert!(released(&r).is_empty(), "{r}");
         assert!(opened_tenant_pulls(&r).is_empty(), "{r}");
         let skipped = r["skipped"].to_string();
         assert!(skipped.contains("failed conformance"), "{skipped}");
     }
     assert_eq!(
-        tags(&reg).keys().filter(|t| !t.contains("-v0-sha-")).count(),
+        tags(&reg)
+            .keys()
+            .filter(|t| !t.contains("-v0-sha-"))
+            .count(),
         0,
         "no stable tag: {:?}",
         tags(&reg)
@@ -285,7 +303,11 @@ fn a_candidate_tag_holding_other_bytes_is_refused_and_never_tested_or_overwritte
     );
     assert_eq!(tags(&reg)[cand], theirs, "the tag is left as it was");
     let calls = d.calls();
-    assert_eq!(calls.len(), 1, "only the 1.33 candidate is tested: {calls:?}");
+    assert_eq!(
+        calls.len(),
+        1,
+        "only the 1.33 candidate is tested: {calls:?}"
+    );
     assert!(calls[0].starts_with("openstack-scs2-1-33-"), "{calls:?}");
     assert!(
         d.candidates().iter().all(|c| c["tag"] != cand),

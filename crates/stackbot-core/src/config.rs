@@ -1639,7 +1639,10 @@ stacks:
         assert!(e.message.contains("local forge only"), "{e}");
         // The candidate goes wherever the stack publishes.
         for publish in ["[forge, oci]", "[oci]"] {
-            let ok = with("{command: [./c.sh]}", &format!("publish: {publish}\noci: {{}}\n"));
+            let ok = with(
+                "{command: [./c.sh]}",
+                &format!("publish: {publish}\noci: {{}}\n"),
+            );
             assert!(ok.is_ok(), "publish: {publish}: {ok:?}");
         }
         let e = with("{command: [./c.sh]}", "forge:\n  mode: pull-request\n").unwrap_err();

@@ -70,7 +70,13 @@ fn with_oci_alone_the_pre_release_holds_records_and_the_registry_the_bytes() {
     let mut records = candidate(&[(1, NOW)], &[(1, Outcome::Passed)]);
     records.assets.clear();
     assert!(matches!(
-        decide_where(Some(&records), None, NOW, false, InRegistry::Layers(&layers)),
+        decide_where(
+            Some(&records),
+            None,
+            NOW,
+            false,
+            InRegistry::Layers(&layers)
+        ),
         Decision::Promote(_)
     ));
     // With the forge a target too, the same pre-release would be missing its assets.
@@ -88,7 +94,10 @@ fn the_chart_alias_is_the_name_cso_looks_up_for_the_candidate_tag() {
     // CSO: `<provider>-<name>-<k8s>-cluster-class-<tag version, dot form>`.
     assert_eq!(
         alias,
-        format!("openstack-scs2-1-34-cluster-class-{}.tgz", cand.version.dot())
+        format!(
+            "openstack-scs2-1-34-cluster-class-{}.tgz",
+            cand.version.dot()
+        )
     );
     assert!(alias.contains("-cluster-class-v0-sha."), "{alias}");
 }

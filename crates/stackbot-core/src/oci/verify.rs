@@ -162,17 +162,6 @@ fn check_as(
     files: &FileTree,
     of: Option<&ReleaseName>,
 ) -> Vec<String> {
-    // The name `SHA256SUMS` lists a layer's bytes under, when it is not its own.
-    let alias = match (of, ReleaseName::parse(tag)) {
-        (Some(stable), Ok(cand)) => Some(crate::gate::chart_alias(stable, &cand)),
-        _ => None,
-    };
-    let listed_as = |title: &str| -> String {
-        match &alias {
-            Some((a, original)) if a == title => original.clone(),
-            _ => title.to_string(),
-        }
-    };
     let manifest: Manifest = match serde_json::from_slice(manifest_json) {
         Ok(m) => m,
         Err(e) => return vec![format!("the manifest is not an OCI image manifest: {e}")],
@@ -237,15 +226,12 @@ fn check_as(
         if let Some(sums) = &sums
             && title != SHA256SUMS
         {
-            let listed = listed_as(title);
-            match sums.get(&listed) {
-                None => problems.push(format!("layer `{title}` is not listed in {SHA256SUMS}")),
-                Some(hex) if layer.digest != format!("sha256:{hex}") => problems.push(format!(
-                    "layer `{title}` is {}, {SHA256SUMS} says sha256:{hex} for `{listed}`",
-                    layer.digest
-                )),
-                Some(_) => {}
-            }
+            problems.extend(sums_problem(
+                sums,
+                &layer.digest,
+                title,
+                &sums_name(tag, of, title),
+            ));
         }
     }
     for name in files.keys() {
@@ -267,6 +253,34 @@ fn check_as(
         of,
     ));
     problems
+}
+
+/// The name `SHA256SUMS` lists the bytes of layer `title` under: its own, except the chart's
+/// second name on a candidate of `of`, listed under the stable chart's name.
+fn sums_name(tag: &str, of: Option<&ReleaseName>, title: &str) -> String {
+    match (of, ReleaseName::parse(tag)) {
+        (Some(stable), Ok(cand)) => match crate::gate::chart_alias(stable, &cand) {
+            (alias, original) if alias == title => original,
+            _ => title.to_string(),
+        },
+        _ => title.to_string(),
+    }
+}
+
+/// What is wrong with layer `title` (of `digest`) by `SHA256SUMS`, where it is `listed`.
+fn sums_problem(
+    sums: &BTreeMap<String, String>,
+    digest: &str,
+    title: &str,
+    listed: &str,
+) -> Option<String> {
+    match sums.get(listed) {
+        None => Some(format!("layer `{title}` is not listed in {SHA256SUMS}")),
+        Some(hex) if digest != format!("sha256:{hex}") => Some(format!(
+            "layer `{title}` is {digest}, {SHA256SUMS} says sha256:{hex} for `{listed}`"
+        )),
+        Some(_) => None,
+    }
 }
 
 #[cfg(test)]
@@ -354,7 +368,9 @@ mod tests {
         let meta = files.get("metadata.yaml").map(Vec::as_slice);
         assert!(cso_problems(TAG, &names, meta, None).is_empty());
         // Wrong tag version vs metadata, unparsable tag, empty nodeImage.
-        assert!(cso_problems("openstack-scs2-1-34-v3", &names, meta, None)[0].contains("the tag is"));
+        assert!(
+            cso_problems("openstack-scs2-1-34-v3", &names, meta, None)[0].contains("the tag is")
+        );
         assert_eq!(cso_problems("latest", &names, meta, None).len(), 1);
         let empty_node = b"versions:\n    clusterStack: v2\n    kubernetes: v1.34.7\n    components:\n        clusterAddon: v1\n        nodeImage: \"\"\n";
         let p = cso_problems(TAG, &names, Some(empty_node), None);
@@ -386,13 +402,14 @@ mod tests {
             "{as_release:?}"
         );
         assert!(
-            as_release.iter().any(|p| p.contains("-cluster-class-v0-sha.")
-                && p.contains("not listed in SHA256SUMS")),
+            as_release
+                .iter()
+                .any(|p| p.contains("-cluster-class-v0-sha.")
+                    && p.contains("not listed in SHA256SUMS")),
             "{as_release:?}"
         );
         // The second name must be the very bytes SHA256SUMS lists under the stable name.
-        let (alias, _) =
-            crate::gate::chart_alias(&stable, &ReleaseName::parse(&cand).unwrap());
+        let (alias, _) = crate::gate::chart_alias(&stable, &ReleaseName::parse(&cand).unwrap());
         let mut other = cand_files.clone();
         other.insert(alias.clone(), b"other chart".to_vec());
         let problems = check_candidate(&cand, &manifest_of(&other), &other, &stable);
@@ -407,14 +424,18 @@ mod tests {
         without.remove(&alias);
         let problems = check_candidate(&cand, &manifest_of(&without), &without, &stable);
         assert!(
-            problems.iter().any(|p| p.contains("CSO cannot find the cluster-class chart")),
+            problems
+                .iter()
+                .any(|p| p.contains("CSO cannot find the cluster-class chart")),
             "{problems:?}"
         );
         // Metadata of another stable release is not this candidate's.
         let v3 = ReleaseName::parse("openstack-scs2-1-34-v3").unwrap();
         let problems = check_candidate(&cand, &json, &cand_files, &v3);
         assert!(
-            problems.iter().any(|p| p.contains("the candidate is of `openstack-scs2-1-34-v3`")),
+            problems
+                .iter()
+                .any(|p| p.contains("the candidate is of `openstack-scs2-1-34-v3`")),
             "{problems:?}"
         );
     }
