@@ -361,3 +361,52 @@ fn a_crash_between_the_steps_of_an_oci_promotion_resumes_it_without_duplicates()
         assert_eq!(w.calls().len(), 2, "no test is started again");
     }
 }
+
+#[test]
+fn on_github_the_dispatched_test_of_a_registry_candidate_promotes_it_layer_for_layer() {
+    use super::gate_github::World;
+    let reg = TestRegistry::start();
+    let w = World::configured(|c| c.oci(&["oci"], &reg.addr));
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let runs = w.attempt(1);
+    assert_eq!(runs.len(), 2, "one run per gated release: {runs:?}");
+    let cands = candidate_tags(&reg);
+    for r in runs.values() {
+        assert!(cands.contains(&r.inputs["candidate"]), "{r:?} in {cands:?}");
+    }
+    // With `oci` alone the pre-releases hold the gate's records, the registry the bytes.
+    for c in w
+        .repo()
+        .releases
+        .iter()
+        .filter(|r| r.tag.contains("-v0-sha-"))
+    {
+        assert!(
+            c.assets.keys().all(|n| n.starts_with("gate-")),
+            "{}: {:?}",
+            c.tag,
+            c.assets.keys()
+        );
+    }
+    assert_eq!(w.tenant_pulls(), 0);
+
+    for r in runs.values() {
+        w.finish(r, "success", Some(false));
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let layers = |tag: &str| {
+        let (json, _) = registry(&reg).manifest(tag).unwrap().unwrap();
+        stackbot::oci::manifest::layer_sha256s(&json)
+    };
+    for (stable, r) in &runs {
+        let cand = layers(&r.inputs["candidate"]);
+        let promoted = layers(stable);
+        assert!(!promoted.is_empty(), "{stable} is in the registry");
+        for (file, sha) in &promoted {
+            assert_eq!(cand.get(file), Some(sha), "{stable}: {file}");
+        }
+    }
+    assert!(w.tenant_pulls() >= 2, "every tenant gets its pull request");
+}
