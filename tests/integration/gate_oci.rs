@@ -262,6 +262,38 @@ fn a_failing_candidate_in_the_registry_never_reaches_a_tenant() {
     assert!(status.contains("failed conformance"), "{status}");
 }
 
+#[test]
+fn a_cancelled_test_of_a_registry_candidate_is_retried_once_then_reported() {
+    let reg = TestRegistry::start();
+    let d = gated_to("cancel", "[oci]", &reg);
+    d.go();
+    assert_eq!(d.release().0, 0);
+    d.wait_for_tests();
+    // Run 2 records the cancellation and starts attempt 2, on the same candidate.
+    let pushed = tags(&reg);
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    assert!(released(&r).is_empty(), "{r}");
+    let attempts: Vec<String> = d
+        .calls()
+        .iter()
+        .map(|c| c.rsplit(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(attempts, ["1", "1", "2", "2"], "{:?}", d.calls());
+    assert_eq!(tags(&reg), pushed, "the retry tests the same tag");
+    d.wait_for_tests();
+    // Run 3: cancelled twice, reported (exit 1), never released, not started again.
+    let (code, r, err) = d.release();
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        r["failed"].to_string().contains("did not finish 2 times"),
+        "{r}"
+    );
+    assert_eq!(d.calls().len(), 4);
+    assert_eq!(tags(&reg), pushed, "no stable tag");
+    assert!(opened_tenant_pulls(&r).is_empty(), "{r}");
+}
+
 /// A release the registry could hold under a candidate's tag: valid, but not the candidate.
 fn other_release() -> FileTree {
     let mut f = FileTree::new();
