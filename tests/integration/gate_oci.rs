@@ -348,23 +348,47 @@ fn a_candidate_tag_holding_other_bytes_is_refused_and_never_tested_or_overwritte
     assert!(opened_tenant_pulls(&r).is_empty(), "{r}");
 }
 
-/// A copy of `d` publishing to a copy of `reg`: the world as it stands, to run on once more.
-fn fork(d: &Demo, reg: &TestRegistry) -> (Demo, TestRegistry) {
+/// A copy of `d` publishing as `publish` says to a copy of `reg`: the world as it stands, to
+/// run on once more.
+fn fork(d: &Demo, reg: &TestRegistry, publish: &str) -> (Demo, TestRegistry) {
     let reg = reg.fork();
     let w = copy(d);
-    point_at(&w, "[oci]", &reg);
+    point_at(&w, publish, &reg);
     (w, reg)
 }
 
 #[test]
 fn a_crash_between_the_steps_of_an_oci_promotion_resumes_it_without_duplicates() {
+    crash_sweep(
+        "[oci]",
+        &["upload_asset", "commit", "create_tag", "open_pull"],
+    );
+}
+
+#[test]
+fn a_crash_between_the_steps_of_a_forge_and_oci_promotion_resumes_it_without_duplicates() {
+    crash_sweep(
+        "[forge, oci]",
+        &[
+            "upload_asset",
+            "commit",
+            "create_tag",
+            "publish_release",
+            "open_pull",
+        ],
+    );
+}
+
+/// Crash the promotion run before each of its forge writes in turn (`writes` must be among
+/// them); the next run must end where a run that did not crash ends, registry included.
+fn crash_sweep(publish: &str, writes_among: &[&str]) {
     // The tests have passed; the next run records it and promotes.
     let reg = TestRegistry::start();
-    let ready = gated_to("pass", "[oci]", &reg);
+    let ready = gated_to("pass", publish, &reg);
     ready.go();
     assert_eq!(ready.release().0, 0);
     ready.wait_for_tests();
-    let (clean, clean_reg) = fork(&ready, &reg);
+    let (clean, clean_reg) = fork(&ready, &reg, publish);
     let (code, r, err) = clean.release();
     assert_eq!(code, 0, "{err}");
     assert_eq!(released(&r), STABLE, "{r}");
@@ -372,15 +396,15 @@ fn a_crash_between_the_steps_of_an_oci_promotion_resumes_it_without_duplicates()
 
     // The promotion's forge writes, from a run that does not crash; the registry's pushes
     // come before the commit and the tag of each release.
-    let (counted, counted_reg) = fork(&ready, &reg);
+    let (counted, counted_reg) = fork(&ready, &reg, publish);
     let (_, writes) = promote_dying_at(&counted, 0);
     drop(counted_reg);
-    for w in ["upload_asset", "commit", "create_tag", "open_pull"] {
-        assert!(writes.contains(&w), "{w}: {writes:?}");
+    for w in writes_among {
+        assert!(writes.contains(w), "{w}: {writes:?}");
     }
     for k in crash_points(&writes) {
         let before = writes[k as usize - 1];
-        let (w, w_reg) = fork(&ready, &reg);
+        let (w, w_reg) = fork(&ready, &reg, publish);
         let (tripped, _) = promote_dying_at(&w, k);
         assert!(tripped, "k={k} ({before}): the promotion died there");
         let (code, _, err) = w.release();
