@@ -294,6 +294,48 @@ fn a_cancelled_test_of_a_registry_candidate_is_retried_once_then_reported() {
     assert!(opened_tenant_pulls(&r).is_empty(), "{r}");
 }
 
+/// Delete the manifest `digest` from the demo repository of `reg`, as a person would
+/// (`DELETE /v2/<name>/manifests/<digest>`; the test registry allows deletes): the tags that
+/// pointed at it are gone.
+fn delete_manifest(reg: &TestRegistry, digest: &str) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(&reg.addr).unwrap();
+    write!(
+        s,
+        "DELETE /v2/kaas/cluster-stacks/manifests/{digest} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        reg.addr
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+}
+
+#[test]
+fn a_candidate_tag_deleted_from_the_registry_is_pushed_again_and_its_test_not_restarted() {
+    let reg = TestRegistry::start();
+    let d = gated_to("pass", "[oci]", &reg);
+    assert_eq!(d.release().0, 0);
+    let before = tags(&reg);
+    let cand = candidate_tags(&reg)
+        .into_iter()
+        .find(|t| t.starts_with("openstack-scs2-1-34-"))
+        .unwrap();
+    delete_manifest(&reg, &before[&cand]);
+    assert!(!tags(&reg).contains_key(&cand), "{:?}", tags(&reg));
+
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    let actions = r["actions"].to_string();
+    assert!(
+        actions.contains(&format!("push candidate {cand}")),
+        "{actions}"
+    );
+    assert_eq!(tags(&reg), before, "the same bytes under the same tag");
+    assert_eq!(d.calls().len(), 2, "the test is not started again");
+    assert!(released(&r).is_empty(), "{r}");
+}
+
 /// A release the registry could hold under a candidate's tag: valid, but not the candidate.
 fn other_release() -> FileTree {
     let mut f = FileTree::new();
