@@ -113,33 +113,70 @@ fn pulled(reg: &TestRegistry, tag: &str) -> FileTree {
     registry(reg).pull_release(tag).unwrap()
 }
 
+/// The stable release of the candidate `cand` (the one of its minor).
+fn stable_of(cand: &str) -> ReleaseName {
+    let minor = ReleaseName::parse(cand).unwrap().minor;
+    STABLE
+        .iter()
+        .map(|s| ReleaseName::parse(s).unwrap())
+        .find(|s| s.minor == minor)
+        .unwrap()
+}
+
 fn promotes_byte_for_byte(publish: &str) {
     let reg = TestRegistry::start();
     let d = gated_to("pass", publish, &reg);
+    let cands = first_run_pushes_the_candidates(&d, &reg, publish);
 
-    // Run 1: each release is pushed as a candidate and its test starts; nothing stable.
+    // Run 2, the tests still running: nothing new starts, nothing is released.
+    let before = tags(&reg);
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    assert!(released(&r).is_empty(), "{r}");
+    assert_eq!(d.calls().len(), 2, "no second start: {:?}", d.calls());
+    assert_eq!(tags(&reg), before);
+    let (_, status, _) = d.stackbot(&["status"]);
+    assert!(status.contains("in test since"), "{status}");
+
+    // The tests pass: run 3 promotes both, and the tenants get pull requests.
+    d.go();
+    d.wait_for_tests();
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(released(&r), STABLE, "{r}");
+    assert_eq!(opened_tenant_pulls(&r).len(), 2, "{r}");
+    for c in &cands {
+        promoted_byte_for_byte(&d, &reg, c);
+    }
+
+    // Run 4: nothing left to do.
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    assert!(released(&r).is_empty(), "{r}");
+    assert!(r["actions"].as_array().unwrap().is_empty(), "{r}");
+    assert_eq!(d.calls().len(), 2);
+}
+
+/// Run 1: each release is pushed as a candidate (verified as one, given to its test by its
+/// reference) and its test starts; nothing stable, no tenant hears of anything. The
+/// candidates' tags.
+fn first_run_pushes_the_candidates(d: &Demo, reg: &TestRegistry, publish: &str) -> Vec<String> {
     let (code, r, err) = d.release();
     assert_eq!(code, 0, "{err}");
     assert!(released(&r).is_empty(), "{r}");
     assert!(opened_tenant_pulls(&r).is_empty(), "{r}");
-    let cands = candidate_tags(&reg);
-    assert_eq!(cands.len(), 2, "{:?}", tags(&reg));
-    assert_eq!(tags(&reg).len(), 2, "no stable tag yet: {:?}", tags(&reg));
+    let cands = candidate_tags(reg);
+    assert_eq!(cands.len(), 2, "{:?}", tags(reg));
+    assert_eq!(tags(reg).len(), 2, "no stable tag yet: {:?}", tags(reg));
     for c in &cands {
         assert_eq!(c.split('-').count(), 7, "a tag CSO parses: {c}");
-        let name = ReleaseName::parse(c).unwrap();
-        let stable = STABLE
-            .iter()
-            .map(|s| ReleaseName::parse(s).unwrap())
-            .find(|s| s.minor == name.minor)
-            .unwrap();
-        let files = pulled(&reg, c);
-        registry(&reg)
-            .verify_candidate(c, &files, &stable)
+        let files = pulled(reg, c);
+        registry(reg)
+            .verify_candidate(c, &files, &stable_of(c))
             .unwrap_or_else(|e| panic!("{c}: {e}"));
     }
     assert_eq!(d.calls().len(), 2, "one test per candidate");
-    let refs = given_references(&d);
+    let refs = given_references(d);
     for c in &cands {
         assert_eq!(
             refs.get(c),
@@ -161,62 +198,37 @@ fn promotes_byte_for_byte(publish: &str) {
             "{names:?}"
         );
     }
+    cands
+}
 
-    // Run 2, the tests still running: nothing new starts, nothing is released.
-    let before = tags(&reg);
-    let (code, r, err) = d.release();
-    assert_eq!(code, 0, "{err}");
-    assert!(released(&r).is_empty(), "{r}");
-    assert_eq!(d.calls().len(), 2, "no second start: {:?}", d.calls());
-    assert_eq!(tags(&reg), before);
-    let (_, status, _) = d.stackbot(&["status"]);
-    assert!(status.contains("in test since"), "{status}");
-
-    // The tests pass: run 3 promotes both, and the tenants get pull requests.
-    d.go();
-    d.wait_for_tests();
-    let (code, r, err) = d.release();
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(released(&r), STABLE, "{r}");
-    assert_eq!(opened_tenant_pulls(&r).len(), 2, "{r}");
+/// The stable release of candidate `c` is in the registry as `c`'s layers, blob for blob,
+/// and its tag links the evidence.
+fn promoted_byte_for_byte(d: &Demo, reg: &TestRegistry, c: &str) {
     let manifest_layers = |tag: &str| {
-        let (json, _) = registry(&reg).manifest(tag).unwrap().unwrap();
+        let (json, _) = registry(reg).manifest(tag).unwrap().unwrap();
         stackbot::oci::manifest::layer_sha256s(&json)
     };
-    for c in &cands {
-        let name = ReleaseName::parse(c).unwrap();
-        let stable = STABLE
-            .iter()
-            .find(|s| ReleaseName::parse(s).unwrap().minor == name.minor)
-            .unwrap();
-        let (cand_layers, stable_layers) = (manifest_layers(c), manifest_layers(stable));
-        for (file, sha) in &stable_layers {
-            assert_eq!(cand_layers.get(file), Some(sha), "{file} of {stable}");
-        }
-        assert_eq!(
-            cand_layers.len(),
-            stable_layers.len() + 1,
-            "the chart alias"
-        );
-        let (cand_files, stable_files) = (pulled(&reg, c), pulled(&reg, stable));
-        for (file, bytes) in &stable_files {
-            assert_eq!(cand_files.get(file), Some(bytes), "{file} byte for byte");
-        }
-        // The tag of `vN` links the evidence (with `oci` alone it has no release notes).
-        let message = tag_message(&d, stable);
-        assert!(
-            message.contains("**Conformance:** passed (2 passed, 0 failed, 1 skipped")
-                && message.contains(c.as_str()),
-            "{message}"
-        );
+    let stable = &stable_of(c).to_string();
+    let (cand_layers, stable_layers) = (manifest_layers(c), manifest_layers(stable));
+    for (file, sha) in &stable_layers {
+        assert_eq!(cand_layers.get(file), Some(sha), "{file} of {stable}");
     }
-
-    // Run 4: nothing left to do.
-    let (code, r, err) = d.release();
-    assert_eq!(code, 0, "{err}");
-    assert!(released(&r).is_empty(), "{r}");
-    assert!(r["actions"].as_array().unwrap().is_empty(), "{r}");
-    assert_eq!(d.calls().len(), 2);
+    assert_eq!(
+        cand_layers.len(),
+        stable_layers.len() + 1,
+        "the chart alias"
+    );
+    let (cand_files, stable_files) = (pulled(reg, c), pulled(reg, stable));
+    for (file, bytes) in &stable_files {
+        assert_eq!(cand_files.get(file), Some(bytes), "{file} byte for byte");
+    }
+    // The tag of `vN` links the evidence (with `oci` alone it has no release notes).
+    let message = tag_message(d, stable);
+    assert!(
+        message.contains("**Conformance:** passed (2 passed, 0 failed, 1 skipped")
+            && message.contains(c),
+        "{message}"
+    );
 }
 
 #[test]
