@@ -1,8 +1,7 @@
 //! The one tokio runtime of the process (issue 31, item 1 "Net"). The GitHub forge
-//! (octocrab), the OCI registry (oci-client) and the signal watcher all block on it, so a run
-//! starts one set of I/O threads instead of one runtime per client; upstream's blocking
-//! reqwest client still keeps reqwest's own internal runtime until it is made async (see
-//! docs/http.md, "What is shared").
+//! (octocrab), the OCI registry (oci-client), the upstream reader (async reqwest) and the
+//! signal watcher all block on it or spawn onto it, so a run starts one set of I/O threads
+//! instead of one runtime per client (docs/http.md, "What is shared").
 
 use std::sync::OnceLock;
 use tokio::runtime::Runtime;

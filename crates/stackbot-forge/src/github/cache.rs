@@ -13,16 +13,13 @@
 //! per request, written atomically). Only GitHub's answers are stored, never a credential: the
 //! identity is a hash.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
-
 use std::sync::atomic::Ordering::Relaxed;
 
 use base64::Engine as _;
 use http::{Method, StatusCode};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use stackbot_net::cache::{Entry, Store};
 
 use super::auth::Auth;
 use super::transport::{Outcome, Req, Resp, Target, Transport};
@@ -30,41 +27,18 @@ use super::transport::{Outcome, Req, Resp, Target, Transport};
 /// Bodies larger than this are not stored (a release tarball read once is not worth the disk).
 const MAX_BODY: usize = 32 * 1024 * 1024;
 
-/// One stored answer.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Entry {
-    /// The request key (identity, `Accept`, path), to detect hash collisions.
-    pub key: String,
-    /// `None` for immutable resources (never revalidated).
-    pub etag: Option<String>,
-    /// The `Link` header, so a revalidated first page still leads to the next one.
-    #[serde(default)]
-    pub link: Option<String>,
-    /// The body, base64.
-    pub body: String,
-}
-
-impl Entry {
-    pub fn body_bytes(&self) -> Vec<u8> {
-        base64::engine::general_purpose::STANDARD
-            .decode(&self.body)
-            .unwrap_or_default()
-    }
-}
-
-/// The cache of one forge client.
-#[derive(Debug, Default)]
+/// The cache of one forge client: the one store of `stackbot_net::cache`, in memory for the
+/// run and, with a directory, on disk across runs.
+#[derive(Debug)]
 pub struct Cache {
-    dir: Option<PathBuf>,
-    mem: Mutex<HashMap<String, Entry>>,
+    store: Store,
 }
 
 impl Cache {
     /// A cache persisted under `dir` (created on first write), or in memory only.
     pub fn new(dir: Option<PathBuf>) -> Self {
         Cache {
-            dir,
-            mem: Mutex::new(HashMap::new()),
+            store: Store::new(dir, true),
         }
     }
 
@@ -73,58 +47,23 @@ impl Cache {
         format!("{identity} {accept} {path}")
     }
 
-    fn file(&self, key: &str) -> Option<PathBuf> {
-        let dir = self.dir.as_ref()?;
-        Some(dir.join(format!(
-            "{}.json",
-            hex::encode(Sha256::digest(key.as_bytes()))
-        )))
-    }
-
     /// The stored answer for `key`, from memory or disk.
     pub fn get(&self, key: &str) -> Option<Entry> {
-        if let Some(e) = self.mem.lock().unwrap_or_else(|p| p.into_inner()).get(key) {
-            return Some(e.clone());
-        }
-        let text = std::fs::read_to_string(self.file(key)?).ok()?;
-        let e: Entry = serde_json::from_str(&text).ok()?;
-        (e.key == key).then(|| {
-            self.mem
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key.to_string(), e.clone());
-            e
-        })
+        self.store.get(key)
     }
 
-    /// Store an answer. Failures to write the disk copy are ignored: the cache only saves
-    /// requests, it is never needed for correctness.
+    /// Store an answer (not one over [`MAX_BODY`]).
     pub fn put(&self, key: &str, etag: Option<String>, link: Option<String>, body: &[u8]) {
         if body.len() > MAX_BODY {
             return;
         }
-        let e = Entry {
+        self.store.put(&Entry {
             key: key.to_string(),
             etag,
             link,
             body: base64::engine::general_purpose::STANDARD.encode(body),
-        };
-        if let Some(path) = self.file(key) {
-            if let Some(dir) = path.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            let tmp = path.with_extension(format!("tmp{}", fastrand::u32(..)));
-            if let Ok(text) = serde_json::to_vec(&e)
-                && std::fs::write(&tmp, text).is_ok()
-                && std::fs::rename(&tmp, &path).is_err()
-            {
-                let _ = std::fs::remove_file(&tmp);
-            }
-        }
-        self.mem
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key.to_string(), e);
+            fetched_at: None,
+        });
     }
 }
 
@@ -215,8 +154,15 @@ fn resp_of(e: &Entry) -> Resp {
     Resp {
         status: StatusCode::OK,
         headers,
-        body: e.body_bytes(),
+        body: body_bytes(e),
     }
+}
+
+/// A stored body's bytes (stored base64: JSON has no bytes).
+fn body_bytes(e: &Entry) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD
+        .decode(&e.body)
+        .unwrap_or_default()
 }
 
 /// Whether the answer to `GET path` can never change: git objects by sha, a file at a full
@@ -308,7 +254,7 @@ mod tests {
         let again = Cache::new(Some(dir.path().to_path_buf()));
         let e = again.get(&k).unwrap();
         assert_eq!(
-            (e.etag.as_deref(), e.body_bytes()),
+            (e.etag.as_deref(), body_bytes(&e)),
             (Some("W/\"1\""), b"[1]".to_vec())
         );
         assert!(
@@ -318,6 +264,6 @@ mod tests {
         );
         let mem = Cache::new(None);
         mem.put(&k, None, None, b"x");
-        assert_eq!(mem.get(&k).unwrap().body_bytes(), b"x");
+        assert_eq!(body_bytes(&mem.get(&k).unwrap()), b"x");
     }
 }

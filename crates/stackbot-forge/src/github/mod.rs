@@ -22,7 +22,8 @@
 //! branches, tags), [`releases`] (releases and assets), [`pulls`] (pull requests, comments),
 //! [`issues`] (the dashboard issue);
 //! the machinery below them: [`requests`] (read and write strategies), [`errors`] (status →
-//! [`ForgeError`]), [`transport`] (one attempt, classified), [`retry`] and [`pacing`].
+//! [`ForgeError`]), [`transport`] (one attempt, classified) and [`pacing`]; the retry policy is
+//! `stackbot_net::retry`, shared with upstream.
 
 mod actions;
 mod app;
@@ -37,7 +38,6 @@ mod pulls;
 mod redirects;
 mod releases;
 mod requests;
-mod retry;
 mod settings;
 mod transport;
 mod wire;
@@ -50,7 +50,6 @@ use serde_json::json;
 use self::app::AppAuth;
 pub use self::app::AppCredentials;
 use self::auth::Auth;
-pub use self::retry::RetryPolicy;
 use self::settings::Settings;
 use self::transport::Transport;
 use crate::clock::SharedClock;
@@ -60,6 +59,7 @@ use crate::{
     ArtifactInfo, AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeError, ForgeResult,
     IssueInfo, PullInfo, ReleaseInfo, RepoRef, WorkflowRun,
 };
+pub use stackbot_net::retry::RetryPolicy;
 
 /// The GitHub forge. Synchronous on the outside (the [`Forge`] trait), async inside on the process's
 /// one runtime; safe to call from several threads at once.

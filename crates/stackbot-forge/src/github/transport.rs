@@ -1,34 +1,34 @@
 //! HTTP transport of the GitHub forge: one request at a time, classified into outcomes the
 //! forge can reason about, with bounded retries for reads and pacing for writes.
 //!
-//! octocrab's own retry layer is switched off ([`RetryConfig::None`]): it retries POSTs after a
-//! 5xx, which after a 502 that GitHub had already acted on creates duplicate drafts and refs.
-//! Reads are retried here; writes are retried by the forge, which first looks up whether an
-//! ambiguous attempt took effect. octocrab's redirect following is off too (it turned a
-//! redirected POST into a GET and took an unfollowed `307` for success): redirects are
-//! followed here, by the rules of [`redirects`](super::redirects).
+//! octocrab runs on the process's one reqwest client (`stackbot_net::client`,
+//! `build_with_reqwest`), built without octocrab's retry layer: it retries POSTs after a 5xx,
+//! which after a 502 that GitHub had already acted on creates duplicate drafts and refs.
+//! Reads are retried here, by the one retry policy (`stackbot_net::retry`); writes are retried
+//! by the forge, which first looks up whether an ambiguous attempt took effect. octocrab's and
+//! reqwest's redirect following are off too (octocrab's turned a redirected POST into a GET and
+//! took an unfollowed `307` for success): redirects are followed here, by the rules of
+//! [`redirects`](super::redirects).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
 
 use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
-use octocrab::service::middleware::retry::RetryConfig;
 use octocrab::{OctoBody, Octocrab};
 
 use super::auth::Auth;
 use super::cache::Cache;
 use super::pacing::{Pacer, WriteBudget};
 use super::redirects::{Hop, MAX_HOPS, Origins, Via, next_hop};
-use super::retry::{RetryPolicy, rate_limit_wait};
 use super::settings::Settings;
 pub use super::wire::{Outcome, Req, Resp, Target};
 use crate::ForgeError;
 use crate::clock::SharedClock;
 use crate::net::Origin;
+use stackbot_net::retry::{Failure, GiveUp, RetryPolicy, classify_status};
 
 /// Counters a caller (or a benchmark) can read: how many requests went out, how many retries.
 #[derive(Debug, Default)]
@@ -75,14 +75,17 @@ impl Transport {
             Auth::Token(Some(t)) => vec![t.clone()],
             _ => Vec::new(),
         };
+        // One engine under all three: the process's client (its TLS, timeouts and pool),
+        // with redirects left to the transport (`redirects`, R3 of docs/http.md).
+        let http = stackbot_net::client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot build the GitHub client: {e}"))?;
         let build = |base: &str| -> Result<Octocrab, String> {
             Octocrab::builder()
                 .base_uri(base)
                 .map_err(|e| format!("invalid base URL `{base}`: {e}"))?
-                .add_retry_config(RetryConfig::None)
-                .set_connect_timeout(Some(Duration::from_secs(15)))
-                .set_read_timeout(Some(Duration::from_secs(120)))
-                .build()
+                .build_with_reqwest(http.clone())
                 .map_err(|e| format!("cannot build the GitHub client: {e}"))
         };
         Ok(Transport {
@@ -334,50 +337,54 @@ impl Transport {
         })
     }
 
+    /// The answer as an outcome, by the one retry policy's reading of it
+    /// ([`classify_status`]).
     pub(super) fn classify(&self, resp: Resp) -> Outcome {
         if resp.status.is_success() {
             return Outcome::Ok(resp);
         }
-        if let Some(wait) =
-            rate_limit_wait(resp.status, &resp.headers, &resp.body, self.clock.now())
-        {
-            let (msg, _) = resp.message();
-            return Outcome::RateLimited(wait, self.scrub(format!("{} {msg}", resp.status)));
+        let failure = classify_status(resp.status, &resp.headers, &resp.body, self.clock.now());
+        let Some(failure) = failure else {
+            return Outcome::Refused(resp);
+        };
+        let (msg, _) = resp.message();
+        let reason = self.scrub(format!("{} {msg}", resp.status));
+        match failure {
+            Failure::RateLimited(wait) => Outcome::RateLimited(wait, reason),
+            Failure::Transient(_) => Outcome::Ambiguous(reason, None),
         }
-        if resp.status.is_server_error() {
-            let (msg, _) = resp.message();
-            return Outcome::Ambiguous(self.scrub(format!("{} {msg}", resp.status)), None);
-        }
-        Outcome::Refused(resp)
     }
 
-    /// Wait before retry `n`, or give up when the budget is spent. `Err` carries the reason.
+    /// Wait before retry `n`, or give up when the policy says so. `Err` carries the reason.
     pub fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
-        let (wait, reason) = match outcome {
-            Outcome::RateLimited(w, r) => {
-                if *w > self.policy.max_rate_limit_wait {
-                    return Err(format!(
-                        "rate limited for {}s (more than the {}s we wait): {r}",
-                        w.as_secs(),
-                        self.policy.max_rate_limit_wait.as_secs()
-                    ));
-                }
-                (*w, r.clone())
-            }
-            Outcome::Ambiguous(r, _) => (self.policy.backoff(n), r.clone()),
+        let (failure, reason) = match outcome {
+            Outcome::RateLimited(w, r) => (Failure::RateLimited(*w), r),
+            // A 5xx's `Retry-After` is not kept (GitHub sends none there): backoff.
+            Outcome::Ambiguous(r, _) => (Failure::Transient(None), r),
             _ => return Err("not retryable".into()),
         };
-        if n >= self.policy.max_retries {
-            // A refused connection, a timeout or a dropped one, every time: the host goes on
-            // the list of those the run could not reach (a 5xx is an answer, and is not).
-            if let Outcome::Ambiguous(_, Some(cause)) = outcome {
-                crate::net::failure::record(what, cause);
+        let wait = match self.policy.wait(n, failure) {
+            Ok(wait) => wait,
+            Err(GiveUp::TooLong(w)) => {
+                return Err(format!(
+                    "rate limited for {}s (more than the {}s we wait): {reason}",
+                    w.as_secs(),
+                    self.policy.max_rate_limit_wait.as_secs()
+                ));
             }
-            return Err(format!(
-                "gave up after {} attempts; last error: {reason}",
-                n + 1
-            ));
-        }
+            Err(GiveUp::Exhausted) => {
+                // A refused connection, a timeout or a dropped one, every time: the host goes
+                // on the list of those the run could not reach (a 5xx is an answer, and is
+                // not).
+                if let Outcome::Ambiguous(_, Some(cause)) = outcome {
+                    crate::net::failure::record(what, cause);
+                }
+                return Err(format!(
+                    "gave up after {} attempts; last error: {reason}",
+                    n + 1
+                ));
+            }
+        };
         self.stats.retries.fetch_add(1, Relaxed);
         tracing::warn!(
             target: "stackbot::forge::github",
@@ -390,7 +397,8 @@ impl Transport {
     }
 
     /// A read, retried on 5xx, transport errors and rate limits. Returns the final response,
-    /// which may be a refusal (404, ...) for the caller to map.
+    /// which may be a refusal (404, ...) for the caller to map. A write is sent once: only
+    /// its caller may repeat it ([`stackbot_net::retry::transport_may_retry`]).
     pub async fn read(&self, what: &str, req: &Req) -> Result<Result<Resp, Resp>, ForgeError> {
         let mut n = 0;
         loop {
@@ -399,6 +407,14 @@ impl Transport {
                 Outcome::Ok(r) => return Ok(Ok(r)),
                 Outcome::Refused(r) => return Ok(Err(r)),
                 Outcome::Failed(e) => return Err(e),
+                Outcome::RateLimited(_, reason) | Outcome::Ambiguous(reason, _)
+                    if !stackbot_net::retry::transport_may_retry(&req.method) =>
+                {
+                    return Err(ForgeError::Transient {
+                        what: what.to_string(),
+                        reason,
+                    });
+                }
                 other => {
                     if let Err(reason) = self.pause(what, n, &other) {
                         return Err(ForgeError::Transient {

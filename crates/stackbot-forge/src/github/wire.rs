@@ -81,9 +81,9 @@ impl Req {
         }
     }
 
-    /// Mutating requests are paced and never retried blindly.
+    /// Mutating requests are paced and never retried blindly (the one policy's rule).
     pub fn is_write(&self) -> bool {
-        self.method != Method::GET && self.method != Method::HEAD
+        !stackbot_net::retry::transport_may_retry(&self.method)
     }
 }
 

@@ -5,15 +5,15 @@
 //! the same timeouts, bounded retries, conditional requests against an on-disk ETag cache,
 //! response size limits and error messages that name the URL and the status.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use sha2::{Digest, Sha256};
+use crate::cache::{Entry, Store};
+use crate::retry::Failure;
 
 /// Why a GET failed after retries. Always names the URL, never the token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,7 +101,7 @@ impl Default for HttpOptions {
             backoff: Duration::from_millis(500),
             max_wait: Duration::from_secs(30),
             max_bytes: crate::config::UpstreamLimits::default().max_bytes,
-            timeout: Duration::from_secs(60),
+            timeout: crate::timeouts::UPSTREAM_REQUEST,
             mirrors: Vec::new(),
             clock: None,
         }
@@ -146,40 +146,16 @@ pub struct Response {
     pub link: Option<String>,
 }
 
-/// [`CacheEntry`] as written, borrowing the answer.
-#[derive(Serialize)]
-struct CacheEntryRef<'a> {
-    url: &'a str,
-    etag: &'a str,
-    link: Option<&'a str>,
-    body: &'a str,
-    fetched_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
-#[derive(Deserialize)]
-struct CacheEntry {
-    url: String,
-    etag: String,
-    #[serde(default)]
-    link: Option<String>,
-    body: String,
-    /// When this body was last confirmed (read or revalidated): how old the last known facts
-    /// are when the source later fails.
-    #[serde(default)]
-    fetched_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
-/// The shared blocking client.
+/// The upstream client: synchronous on the outside, async reqwest inside on the process's one
+/// runtime ([`crate::runtime`]), so upstream and the forges share one set of I/O threads.
 #[derive(Clone)]
 pub struct HttpClient {
-    client: reqwest::blocking::Client,
+    client: reqwest::Client,
+    /// The ETag cache: the one store of `crate::cache`, on disk only (a Helm index is read
+    /// once per run and is not worth keeping twice).
+    cache: Arc<Store>,
     opts: HttpOptions,
     counters: Arc<Counters>,
-}
-
-/// Install rustls' ring provider once per process; later calls are no-ops.
-pub fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Whether `url` may be fetched: `https://` anywhere, `http://` only on loopback. Unparsable
@@ -195,7 +171,6 @@ impl HttpClient {
     /// Build the client. Fails only if TLS cannot be initialised. Redirects to plain
     /// `http://` on a non-loopback host are refused like such URLs themselves.
     pub fn new(opts: HttpOptions) -> Result<Self, HttpError> {
-        install_crypto_provider();
         let redirects = reqwest::redirect::Policy::custom(|attempt| {
             if !transport_allowed(attempt.url()) {
                 let to = attempt.url().to_string();
@@ -206,15 +181,14 @@ impl HttpClient {
                 attempt.follow()
             }
         });
-        let client = reqwest::blocking::Client::builder()
+        let client = crate::client::builder()
             .redirect(redirects)
-            .user_agent(concat!("stackbot/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(10))
             .timeout(opts.timeout)
             .build()
             .map_err(|e| HttpError::Client(e.to_string()))?;
         Ok(HttpClient {
             client,
+            cache: Arc::new(Store::new(opts.cache_dir.clone(), false)),
             opts,
             counters: Arc::new(Counters::default()),
         })
@@ -241,12 +215,6 @@ impl HttpClient {
         url.to_string()
     }
 
-    fn cache_path(&self, url: &str) -> Option<PathBuf> {
-        let dir = self.opts.cache_dir.as_ref()?;
-        let key = hex::encode(Sha256::digest(url.as_bytes()));
-        Some(dir.join(format!("{key}.json")))
-    }
-
     /// The last body this client read from `url` (kept by the ETag cache) and when it was
     /// read: the last known facts to show, marked stale, while the source fails.
     pub fn last_known(&self, url: &str) -> Option<(String, Option<chrono::DateTime<chrono::Utc>>)> {
@@ -254,29 +222,9 @@ impl HttpClient {
         Some((entry.body, entry.fetched_at))
     }
 
-    fn read_cache(&self, url: &str) -> Option<CacheEntry> {
-        let text = std::fs::read_to_string(self.cache_path(url)?).ok()?;
-        let entry: CacheEntry = serde_json::from_str(&text).ok()?;
-        (entry.url == url).then_some(entry)
-    }
-
-    /// Streamed to the file: a large answer (a Helm index) is not copied again in memory.
-    fn write_cache(&self, entry: &CacheEntryRef<'_>) {
-        let Some(path) = self.cache_path(entry.url) else {
-            return;
-        };
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        // Write-then-rename so a crash never leaves a half-written entry behind.
-        let tmp = path.with_extension("tmp");
-        let written = std::fs::File::create(&tmp).ok().is_some_and(|f| {
-            let mut w = std::io::BufWriter::new(f);
-            serde_json::to_writer(&mut w, entry).is_ok() && std::io::Write::flush(&mut w).is_ok()
-        });
-        if written {
-            let _ = std::fs::rename(&tmp, &path);
-        }
+    /// The stored answer to revalidate (every upstream entry has an `ETag`).
+    fn read_cache(&self, url: &str) -> Option<Entry> {
+        self.cache.get(url).filter(|e| e.etag.is_some())
     }
 
     /// GET a text resource. `accept` sets the `Accept` header. Retries transient failures,
@@ -309,16 +257,21 @@ impl HttpClient {
             } => {
                 let body = String::from_utf8(bytes)
                     .map_err(|_| HttpError::NotText { url: url.clone() })?;
-                if let Some(etag) = etag {
-                    self.write_cache(&CacheEntryRef {
-                        url: &url,
-                        etag: &etag,
-                        link: link.as_deref(),
-                        body: &body,
-                        fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
-                    });
+                if etag.is_none() {
+                    return Ok(Response { body, link });
                 }
-                Ok(Response { body, link })
+                let entry = Entry {
+                    key: url,
+                    etag,
+                    link,
+                    body,
+                    fetched_at: self.opts.clock.as_ref().map(|c| c.now()),
+                };
+                self.cache.put(&entry);
+                Ok(Response {
+                    body: entry.body,
+                    link: entry.link,
+                })
             }
         }
     }
@@ -333,6 +286,8 @@ impl HttpClient {
         }
     }
 
+    /// One GET with its retries, run to its end on the process's runtime. Blocks the calling
+    /// thread, never a runtime worker (the backoff waits on the run's clock, which sleeps).
     fn send(
         &self,
         url: &str,
@@ -340,8 +295,20 @@ impl HttpClient {
         bound: Bound,
         use_cache: bool,
     ) -> Result<Answer, HttpError> {
+        let rt = crate::runtime::runtime()
+            .map_err(|e| HttpError::Client(format!("cannot start the I/O threads: {e}")))?;
+        rt.block_on(self.send_async(url, accept, bound, use_cache))
+    }
+
+    async fn send_async(
+        &self,
+        url: &str,
+        accept: Option<&str>,
+        bound: Bound,
+        use_cache: bool,
+    ) -> Result<Answer, HttpError> {
         let url = self.allowed_url(url)?;
-        let cached = use_cache.then(|| self.read_cache(&url)).flatten();
+        let mut cached = use_cache.then(|| self.read_cache(&url)).flatten();
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -357,8 +324,8 @@ impl HttpClient {
             {
                 req = req.bearer_auth(token);
             }
-            if let Some(c) = &cached {
-                req = req.header(reqwest::header::IF_NONE_MATCH, &c.etag);
+            if let Some(etag) = cached.as_ref().and_then(|c| c.etag.as_deref()) {
+                req = req.header(reqwest::header::IF_NONE_MATCH, etag);
                 self.counters.conditional.fetch_add(1, Ordering::Relaxed);
             }
             let host = host_of(&url);
@@ -369,65 +336,89 @@ impl HttpClient {
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
             // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
             tracing::debug!(target: "stackbot::activity", "upstream: GET {url}");
-            let outcome = req.send();
-            let retry_wait = match outcome {
+            let outcome = req.send().await;
+            let (failure, last) = match outcome {
                 Err(e) => {
                     let cause = crate::net::failure::classify(&e, &host);
-                    if attempt >= self.opts.attempts || !cause.heals_in_seconds() {
+                    if !cause.heals_in_seconds() {
                         return Err(transport_error(&url, &cause));
                     }
-                    tracing::info!("GET {url}: {cause}; retrying");
-                    None
+                    (Failure::Transient(None), Failed::Transport(cause))
                 }
                 Ok(resp) => {
                     let status = resp.status().as_u16();
                     if status == 304
-                        && let Some(c) = &cached
+                        && let Some(mut c) = cached.take()
                     {
                         self.counters.not_modified.fetch_add(1, Ordering::Relaxed);
                         // Confirmed current: the last known facts are as of now.
                         if let Some(clock) = &self.opts.clock {
-                            self.write_cache(&CacheEntryRef {
-                                url: &c.url,
-                                etag: &c.etag,
-                                link: c.link.as_deref(),
-                                body: &c.body,
-                                fetched_at: Some(clock.now()),
-                            });
+                            c.fetched_at = Some(clock.now());
+                            self.cache.put(&c);
                         }
                         return Ok(Answer::Cached(Response {
-                            body: c.body.clone(),
-                            link: c.link.clone(),
+                            body: c.body,
+                            link: c.link,
                         }));
                     }
                     if (200..300).contains(&status) {
-                        return self.read_success(&url, resp, bound);
+                        return self.read_success(&url, resp, bound).await;
                     }
-                    let retry_after = header_str(&resp, "retry-after")
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .map(Duration::from_secs);
-                    let transient = status >= 500 || status == 429;
-                    let detail = error_detail(resp, &url);
+                    let (headers, body) = error_body(resp).await;
+                    let failure = crate::retry::classify_status(
+                        http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::BAD_GATEWAY),
+                        &headers,
+                        &body,
+                        self.now(),
+                    );
                     let err = HttpError::Status {
                         url: url.clone(),
                         status,
-                        detail,
+                        detail: error_detail(&headers, &body),
                     };
-                    if !transient || attempt >= self.opts.attempts {
+                    let Some(failure) = failure else {
                         return Err(err);
-                    }
-                    tracing::info!("{err}; retrying");
-                    retry_after
+                    };
+                    (failure, Failed::Status(err))
                 }
             };
+            let Ok(wait) = self.policy().wait(attempt - 1, failure) else {
+                return Err(match last {
+                    Failed::Status(err) => err,
+                    Failed::Transport(cause) => transport_error(&url, &cause),
+                });
+            };
+            match &last {
+                Failed::Status(err) => tracing::info!("{err}; retrying"),
+                Failed::Transport(cause) => tracing::info!("GET {url}: {cause}; retrying"),
+            }
             self.counters.retries.fetch_add(1, Ordering::Relaxed);
-            let wait = self.wait(attempt, retry_wait);
             // The run's clock waits (the pipeline always hands one down); a client built
             // without one (a unit test of the client itself) retries at once.
             if let Some(c) = &self.opts.clock {
                 c.sleep(wait);
             }
         }
+    }
+
+    /// The one retry policy ([`crate::retry`]) with this client's settings: `attempts` in
+    /// all, a server's wait accepted up to `max_wait` (a longer one fails the read at once).
+    fn policy(&self) -> crate::retry::RetryPolicy {
+        crate::retry::RetryPolicy {
+            max_retries: self.opts.attempts.saturating_sub(1),
+            base_delay: self.opts.backoff,
+            max_delay: self.opts.max_wait,
+            max_rate_limit_wait: self.opts.max_wait,
+        }
+    }
+
+    /// The run's time, for a rate limit's reset. A client without a clock (a unit test of
+    /// the client) takes the epoch: any reset is then too far off to wait for.
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.opts
+            .clock
+            .as_ref()
+            .map_or(chrono::DateTime::UNIX_EPOCH, |c| c.now())
     }
 
     /// The URL to contact for `url` (after mirrors), refused when its transport is not allowed.
@@ -446,20 +437,10 @@ impl HttpClient {
             .any(|p| !p.is_empty() && url.starts_with(p.as_str()))
     }
 
-    /// Exponential backoff with jitter, or the server's `Retry-After`, capped by `max_wait`.
-    fn wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
-        let wait = retry_after.unwrap_or_else(|| {
-            let base = self.opts.backoff * 2u32.saturating_pow(attempt - 1);
-            let jitter = base.mul_f64(fastrand::f64() * 0.5);
-            base + jitter
-        });
-        wait.min(self.opts.max_wait)
-    }
-
-    fn read_success(
+    async fn read_success(
         &self,
         url: &str,
-        resp: reqwest::blocking::Response,
+        resp: reqwest::Response,
         bound: Bound,
     ) -> Result<Answer, HttpError> {
         let limit = bound.bytes.min(self.opts.max_bytes);
@@ -473,9 +454,8 @@ impl HttpClient {
         }
         let etag = header_str(&resp, "etag");
         let link = header_str(&resp, "link");
-        let mut bytes = Vec::new();
-        resp.take(limit + 1)
-            .read_to_end(&mut bytes)
+        let bytes = read_at_most(resp, limit + 1)
+            .await
             .map_err(|e| HttpError::Transport {
                 url: url.to_string(),
                 message: format!("reading the body failed: {e}"),
@@ -490,6 +470,12 @@ impl HttpClient {
             link,
         })
     }
+}
+
+/// An attempt the retry policy may repeat: what it ends as when it is the last.
+enum Failed {
+    Transport(crate::net::failure::Cause),
+    Status(HttpError),
 }
 
 /// What [`HttpClient::send`] got: a body the cache confirmed (304), or a new one.
@@ -519,20 +505,41 @@ fn transport_error(url: &str, cause: &crate::net::failure::Cause) -> HttpError {
     }
 }
 
-fn header_str(resp: &reqwest::blocking::Response, name: &str) -> Option<String> {
+fn header_str(resp: &reqwest::Response, name: &str) -> Option<String> {
     resp.headers()
         .get(name)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
 }
 
+/// The first `limit` bytes of a body (or all of it, if shorter): the rest is never read.
+async fn read_at_most(mut resp: reqwest::Response, limit: u64) -> Result<Vec<u8>, reqwest::Error> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut bytes = Vec::new();
+    while bytes.len() < limit
+        && let Some(chunk) = resp.chunk().await?
+    {
+        let room = limit - bytes.len();
+        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+    Ok(bytes)
+}
+
+/// The headers and the first 4 KiB of an error answer's body (enough for a message).
+async fn error_body(resp: reqwest::Response) -> (http::HeaderMap, Vec<u8>) {
+    let headers = resp.headers().clone();
+    let body = read_at_most(resp, 4096).await.unwrap_or_default();
+    (headers, body)
+}
+
 /// A short, single-line hint from an error body: GitHub's JSON `message`, or the first line
 /// of text. HTML pages are summarised, not dumped.
-fn error_detail(resp: reqwest::blocking::Response, _url: &str) -> String {
-    let rate_limited = header_str(&resp, "x-ratelimit-remaining").is_some_and(|v| v.trim() == "0");
-    let mut buf = Vec::new();
-    let _ = resp.take(4096).read_to_end(&mut buf);
-    let text = String::from_utf8_lossy(&buf);
+fn error_detail(headers: &http::HeaderMap, body: &[u8]) -> String {
+    let rate_limited = headers
+        .get("x-ratelimit-remaining")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() == "0");
+    let text = String::from_utf8_lossy(body);
     let mut detail = if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
         && let Some(m) = v.get("message").and_then(|m| m.as_str())
     {
@@ -575,19 +582,24 @@ mod tests {
     }
 
     #[test]
-    fn backoff_grows_and_is_capped() {
+    fn the_settings_are_the_one_retry_policy_s() {
         let c = HttpClient::new(HttpOptions {
+            attempts: 3,
             backoff: Duration::from_millis(100),
             max_wait: Duration::from_millis(350),
             ..HttpOptions::default()
         })
         .unwrap();
-        let first = c.wait(1, None);
-        assert!(first >= Duration::from_millis(100) && first <= Duration::from_millis(150));
-        assert_eq!(c.wait(5, None), Duration::from_millis(350));
+        let p = c.policy();
+        assert_eq!(p.max_retries, 2, "three attempts are two retries");
+        assert_eq!(p.backoff(5), Duration::from_millis(350));
         assert_eq!(
-            c.wait(1, Some(Duration::from_secs(100))),
-            Duration::from_millis(350)
+            p.wait(
+                0,
+                crate::retry::Failure::RateLimited(Duration::from_secs(100))
+            ),
+            Err(crate::retry::GiveUp::TooLong(Duration::from_secs(100))),
+            "a server's wait beyond max_wait is not shortened but given up on"
         );
     }
 
