@@ -104,21 +104,28 @@ pub fn attempt_dir(forge_root: &Path, repo: &RepoRef, candidate: &str, attempt: 
 /// Where the local runner of an attempt is: ended (its exit code and result), running, or
 /// gone (no process and no exit code: the machine restarted, or someone removed it).
 pub fn runner(dir: &Path) -> Runner {
-    if let Ok(text) = std::fs::read_to_string(dir.join("exit")) {
-        let exit_code = text.trim().parse::<i32>().ok();
-        return Runner::Finished(Finished {
-            exit_code,
-            signal: None,
-            result: results(&dir.join("results")).0,
-        });
+    if let Some(done) = finished(dir) {
+        return done;
     }
     let pid = std::fs::read_to_string(dir.join("pid"))
         .ok()
         .and_then(|p| p.trim().parse::<u32>().ok());
     match pid {
         Some(pid) if alive(pid) => Runner::Running,
-        _ => Runner::Gone,
+        // It may have ended between the two looks: the wrapper writes `exit` before it ends,
+        // so a test that is gone without one now is gone without an exit code.
+        _ => finished(dir).unwrap_or(Runner::Gone),
     }
+}
+
+/// The attempt's end as its `exit` file says, if it is there.
+fn finished(dir: &Path) -> Option<Runner> {
+    let text = std::fs::read_to_string(dir.join("exit")).ok()?;
+    Some(Runner::Finished(Finished {
+        exit_code: text.trim().parse::<i32>().ok(),
+        signal: None,
+        result: results(&dir.join("results")).0,
+    }))
 }
 
 /// Whether process `pid` runs (a zombie does not). Without `/proc` it cannot be told, and

@@ -468,7 +468,12 @@ fn crash_sweep(publish: &str, writes_among: &[&str]) {
             want,
             "k={k}, before {before}: the resumed run ends where a clean one does"
         );
-        assert_eq!(w.calls().len(), 2, "no test is started again");
+        assert_eq!(
+            w.calls().len(),
+            2,
+            "k={k} ({before}): no test is started again: {:?}",
+            w.calls()
+        );
     }
 }
 
