@@ -439,8 +439,11 @@ fn crash_sweep(publish: &str, writes_among: &[&str]) {
     // The tests have passed; the next run records it and promotes.
     let reg = TestRegistry::start();
     let ready = gated_to("pass", publish, &reg);
-    ready.go();
+    // The tests go only once run 1 is over: a test that ended during run 1 would be recorded
+    // (and promoted) by it, and the world to crash in would depend on the machine's speed.
     assert_eq!(ready.release().0, 0);
+    assert_eq!(ready.calls().len(), 2);
+    ready.go();
     ready.wait_for_tests();
     let (clean, clean_reg) = fork(&ready, &reg, publish);
     let (code, r, err) = clean.release();
