@@ -2,7 +2,9 @@
 //! binary) on the fake GitHub with a gated stack and two tenants, while a CI runner gives each
 //! dispatched workflow run a seeded fate — it passes, fails, is cancelled, succeeds without
 //! evidence, or hangs past the gate's timeout — a maintainer now and then edits a template (a
-//! new candidate), and some runs crash at a write that took effect. After every run the gate's
+//! new candidate), some runs crash at a write that took effect, and now and then GitHub refuses
+//! a dispatch (the workflow was briefly not dispatchable), leaving an attempt claimed whose test
+//! never began, as a run that died between the claim and the dispatch does. After every run the gate's
 //! promises are checked against the runner's own record of what it did, never against what
 //! the bot wrote about it:
 //!
@@ -12,7 +14,10 @@
 //!   candidate the runner failed is ever promoted;
 //! - `one-run-per-attempt`: never two runs of one attempt (crashes included), at most two
 //!   attempts per candidate;
-//! - `retried-once`: a cancelled or hung run's candidate gets exactly one more run.
+//! - `retried-once`: a cancelled or hung run's candidate gets exactly one more run;
+//! - `never-began-is-no-lost-test`: an attempt the bot records as lost had a run (or a
+//!   dispatch GitHub acknowledged), unless all 3 of its starts never began: one whose test
+//!   never began is started again as the same attempt, and does not use up the retry.
 //!
 //! The same world publishing to a real OCI registry alone (`publish: [oci]`): the stable
 //! releases and the candidates' bytes are then the registry's tags, and `passing-evidence`
@@ -28,7 +33,7 @@ use std::path::PathBuf;
 use serde_json::json;
 use support::config::DemoConfig;
 use support::fake_github::actions::RunView;
-use support::fake_github::{FakeGithub, Fault, Faults, demo};
+use support::fake_github::{FakeGithub, Fault, Faults, RouteFault, demo};
 use support::{copy_dir, root};
 
 const TOKEN: &str = "ghp_gateSIMtoken_0123456789";
@@ -65,6 +70,11 @@ struct Sim {
     cfg: PathBuf,
     templates: PathBuf,
     rng: fastrand::Rng,
+    /// Rolls the refused dispatches (its own generator, so the other actors' rolls are those
+    /// of the seed as before).
+    refusals: fastrand::Rng,
+    /// (candidate, attempt/starts) claimed without a run → the step it was first seen.
+    unstarted: BTreeMap<(String, String), usize>,
     /// Run id → its fate, and the step it was given.
     fates: BTreeMap<u64, (Fate, usize)>,
     /// Situations that occurred, by name.
@@ -110,6 +120,8 @@ impl Sim {
             cfg,
             templates,
             rng: fastrand::Rng::with_seed(seed),
+            refusals: fastrand::Rng::with_seed(seed ^ 0x5ca1ab1e),
+            unstarted: BTreeMap::new(),
             fates: BTreeMap::new(),
             occurred: BTreeMap::new(),
             violations: Vec::new(),
@@ -151,15 +163,8 @@ impl Sim {
         for r in self.fake.runs(REPO) {
             match self.fates.get(&r.id) {
                 Some((Fate::Hang, at)) if *at + 1 == step && r.status != "completed" => {
-                    let started = chrono::Utc::now() - chrono::Duration::hours(7);
                     let attempt: u32 = r.inputs["attempt"].parse().unwrap();
-                    let record = json!({"attempt": attempt, "started_at": started});
-                    self.fake.replace_asset(
-                        REPO,
-                        &r.inputs["candidate"],
-                        &format!("gate-attempt-{attempt}.json"),
-                        record.to_string().as_bytes(),
-                    );
+                    self.started_ago(&r.inputs["candidate"], attempt, 7 * 60);
                 }
                 Some(_) => {}
                 None => {
@@ -209,6 +214,60 @@ impl Sim {
         }
     }
 
+    /// Move the newest start of attempt `attempt` of `candidate` back by `minutes` (the clock
+    /// the bot reads is the wall clock).
+    fn started_ago(&self, candidate: &str, attempt: u32, minutes: i64) {
+        let snap = self.fake.snapshot();
+        let Some(c) = snap.repos[REPO]
+            .releases
+            .iter()
+            .find(|r| r.tag == candidate && !r.draft)
+        else {
+            return;
+        };
+        let (start, name) = (1..=3)
+            .rev()
+            .map(|k| (k, start_record(attempt, k)))
+            .find(|(_, n)| c.assets.contains_key(n))
+            .unwrap_or_else(|| panic!("{candidate} has no start of attempt {attempt}"));
+        let started = chrono::Utc::now() - chrono::Duration::minutes(minutes);
+        let record = json!({"attempt": attempt, "start": start, "started_at": started});
+        self.fake
+            .replace_asset(REPO, candidate, &name, record.to_string().as_bytes());
+    }
+
+    /// An attempt claimed without a dispatch (its dispatch was refused): by the next step, the
+    /// hour since has passed the dispatch grace, so its start moves back an hour.
+    fn unstarted_claims(&mut self, step: usize) {
+        let snap = self.fake.snapshot();
+        let runs = self.fake.runs(REPO);
+        for c in snap.repos[REPO]
+            .releases
+            .iter()
+            .filter(|r| r.tag.contains("-v0-sha-") && !r.draft)
+        {
+            for attempt in 1..=2u32 {
+                let starts = (1..=3)
+                    .filter(|k| c.assets.contains_key(&start_record(attempt, *k)))
+                    .count();
+                let ran = runs.iter().any(|r| {
+                    r.inputs["candidate"] == c.tag && r.inputs["attempt"] == attempt.to_string()
+                });
+                if starts == 0 || acknowledged(c, attempt) || ran {
+                    continue;
+                }
+                let key = (c.tag.clone(), format!("{attempt}/{starts}"));
+                match self.unstarted.get(&key) {
+                    None => {
+                        self.unstarted.insert(key, step);
+                    }
+                    Some(at) if at + 1 == step => self.started_ago(&c.tag, attempt, 60),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+
     /// A maintainer changes a template: the next releases are new content, new candidates.
     fn maintainer(&mut self, step: usize) {
         if self.rng.u32(0..100) < 12 {
@@ -222,19 +281,32 @@ impl Sim {
 
     /// Now and then a write takes effect but its answer is lost: the run fails, the next
     /// one must finish the job without a duplicate.
+    ///
+    /// And now and then GitHub refuses the run's first dispatch (`404`: not performed), which
+    /// leaves a claimed attempt whose test never began.
     fn faults(&mut self) -> bool {
-        if self.rng.u32(0..100) >= 25 {
-            self.fake.clear_faults();
-            return false;
+        let mut faults = Faults::default();
+        if self.refusals.u32(0..100) < 10 {
+            faults.on_route.push(RouteFault {
+                method: axum::http::Method::POST,
+                route: "/repos/{owner}/{repo}/actions/workflows/conformance.yml/dispatches".into(),
+                nth: 1,
+                fault: Fault::Status(404),
+            });
         }
-        let k = self.rng.usize(1..6);
-        let f = if self.rng.bool() {
-            Fault::AfterSuccess(502)
-        } else {
-            Fault::DropAfterSuccess
-        };
-        self.fake.set_faults(Faults::write(k, f));
-        true
+        let write_fault = self.rng.u32(0..100) < 25;
+        if write_fault {
+            let k = self.rng.usize(1..6);
+            let f = if self.rng.bool() {
+                Fault::AfterSuccess(502)
+            } else {
+                Fault::DropAfterSuccess
+            };
+            faults.on_write.insert(k, f);
+        }
+        let faulted = write_fault || !faults.on_route.is_empty();
+        self.fake.set_faults(faults);
+        faulted
     }
 
     fn check(&mut self, step: usize) {
@@ -250,10 +322,17 @@ impl Sim {
         let passed_stable = self.passing_evidence(&by_candidate, &mut v);
         v.extend(tenants_hear_of(&self.fake.snapshot(), &passed_stable));
         v.extend(self.retried_once(step, &runs, &by_candidate));
+        v.extend(self.never_began_is_no_lost_test(&by_candidate));
         for x in v {
             self.violations.push(format!("step {step}: {x}"));
         }
         self.occurred.insert("promoted", passed_stable.len());
+        let started_again = self.fake.snapshot().repos[REPO]
+            .releases
+            .iter()
+            .filter(|r| r.assets.keys().any(|n| n.contains("-start-")))
+            .count();
+        self.occurred.insert("started-again", started_again);
     }
 
     /// Every published release (stable and candidates) with the sha256 of each of its files:
@@ -327,6 +406,47 @@ impl Sim {
         passed_stable
     }
 
+    /// never-began-is-no-lost-test: every attempt recorded as lost had a run or an
+    /// acknowledged dispatch, or all its starts never began.
+    fn never_began_is_no_lost_test(
+        &self,
+        by_candidate: &BTreeMap<String, Vec<&RunView>>,
+    ) -> Vec<String> {
+        let snap = self.fake.snapshot();
+        let mut v = Vec::new();
+        for c in snap.repos[REPO]
+            .releases
+            .iter()
+            .filter(|r| r.tag.contains("-v0-sha-") && !r.draft)
+        {
+            for attempt in 1..=2u32 {
+                let name = format!("gate-result-{attempt}.json");
+                let Some(bytes) = c
+                    .assets
+                    .contains_key(&name)
+                    .then(|| self.fake.asset_bytes(REPO, &c.tag, &name))
+                    .flatten()
+                else {
+                    continue;
+                };
+                let result: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                let ran = by_candidate.get(&c.tag).is_some_and(|rs| {
+                    rs.iter()
+                        .any(|r| r.inputs["attempt"] == attempt.to_string())
+                });
+                let exhausted = c.assets.contains_key(&start_record(attempt, 3));
+                if result["outcome"] == "lost" && !ran && !acknowledged(c, attempt) && !exhausted {
+                    v.push(format!(
+                        "never-began-is-no-lost-test: attempt {attempt} of {} is recorded lost, \
+                         but its test never began: {}",
+                        c.tag, result["detail"]
+                    ));
+                }
+            }
+        }
+        v
+    }
+
     /// retried-once: a cancelled or hung first run gets its second run within two steps,
     /// unless a change made a newer candidate of its release meanwhile (then that one is
     /// tested instead).
@@ -365,6 +485,23 @@ impl Sim {
         }
         v
     }
+}
+
+/// The name of the record of start `k` of attempt `attempt`.
+fn start_record(attempt: u32, k: u32) -> String {
+    if k == 1 {
+        format!("gate-attempt-{attempt}.json")
+    } else {
+        format!("gate-attempt-{attempt}-start-{k}.json")
+    }
+}
+
+/// Whether the candidate records attempt `attempt`'s dispatch as sent (GitHub acknowledged it,
+/// or its answer was lost).
+fn acknowledged(c: &support::fake_github::ReleaseSnapshot, attempt: u32) -> bool {
+    c.assets
+        .contains_key(&format!("gate-dispatch-{attempt}.json"))
+        || c.assets.contains_key(&format!("gate-run-{attempt}.json"))
 }
 
 /// one-run-per-attempt: never two runs of one attempt, attempts 1 and 2 only.
@@ -428,6 +565,7 @@ fn world(registry: Option<support::registry::TestRegistry>) {
     let mut sim = Sim::new(seed, registry);
     for step in 1..=steps {
         sim.runner(step);
+        sim.unstarted_claims(step);
         sim.maintainer(step);
         let faulted = sim.faults();
         let (code, out) = sim.release();
@@ -483,7 +621,12 @@ fn world(registry: Option<support::registry::TestRegistry>) {
             retried > 0 && hung_cancelled > 0,
             "{retried} {hung_cancelled}"
         );
-        for s in ["promoted", "template-edited", "crashed-run"] {
+        for s in [
+            "promoted",
+            "template-edited",
+            "crashed-run",
+            "started-again",
+        ] {
             assert!(
                 sim.occurred.get(s).is_some_and(|n| *n > 0),
                 "{s}: {:?}",

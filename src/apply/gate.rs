@@ -116,8 +116,11 @@ pub struct Start<'a> {
 
 /// Start an attempt: its folder and the candidate's files first, then its record on the
 /// forge (before the test starts, so that no crash can start a second test unseen), then the
-/// command, in the background, in its own process group, through a wrapper that writes its
-/// exit code to `<dir>/exit` when it ends.
+/// launch marker (so that a start without it provably never ran, and is started again
+/// rather than counted as lost), then the command, in the background, in its own process
+/// group, through a wrapper that writes its pid before it runs the command (so even a crash
+/// right after the spawn leaves the running test findable) and its exit code to `<dir>/exit`
+/// when it ends.
 pub fn start(
     forge: &dyn Forge,
     repo: &RepoRef,
@@ -134,14 +137,11 @@ pub fn start(
     for (name, bytes) in s.assets {
         std::fs::write(files.join(name), bytes).map_err(|e| io("cannot write to", e))?;
     }
-    let record = serde_json::to_vec_pretty(&s.attempt).expect("attempt serializes");
-    let name = gate::attempt_asset(s.attempt.attempt);
-    match forge.upload_asset(repo, s.candidate.id, &name, &record) {
-        Ok(a) => out.index_changes.uploaded(s.candidate, a),
-        // Another run started this attempt: it is running (or the next run finds it gone).
-        Err(ForgeError::AlreadyExists { .. }) => return Ok(()),
-        Err(e) => return Err(e.into()),
+    if !claim(forge, repo, s.candidate, &s.attempt, out)? {
+        return Ok(());
     }
+    std::fs::write(s.dir.join(crate::observe::gate::LAUNCHED), "")
+        .map_err(|e| io("cannot write to", e))?;
     let version = crate::model::ReleaseName::parse(&s.candidate.tag)
         .map(|n| n.version.dot())
         .unwrap_or_default();
@@ -178,22 +178,58 @@ pub fn start(
     let child = cmd
         .spawn()
         .map_err(|e| io("cannot start the test command in", e))?;
-    std::fs::write(s.dir.join("pid"), child.id().to_string())
+    // The wrapper writes the same pid first thing; written here too so that this run's next
+    // look (right after the spawn, before the shell may have run) finds the test running.
+    let tmp = s.dir.join("pid.spawn");
+    std::fs::write(&tmp, format!("{}\n", child.id()))
+        .and_then(|()| std::fs::rename(&tmp, s.dir.join("pid")))
         .map_err(|e| io("cannot write to", e))?;
     // Not waited for: the next run reads `exit`. The child outlives this process.
     drop(child);
     out.actions.push(format!(
-        "start conformance test attempt {} of {} ({})",
+        "start conformance test attempt {} of {}{} ({})",
         s.attempt.attempt,
         s.candidate.tag,
+        again(&s.attempt),
         s.command.join(" ")
     ));
     Ok(())
 }
 
-/// Runs the test command (`"$@"`), then writes its exit code where the next run reads it
-/// (atomically: a half-written `exit` is never read).
-const WRAPPER: &str = r#""$@"; rc=$?; printf '%s\n' "$rc" > "$STACKBOT_GATE_DIR/exit.tmp" && mv "$STACKBOT_GATE_DIR/exit.tmp" "$STACKBOT_GATE_DIR/exit""#;
+/// Claim a start of an attempt: its record on the candidate, written before the test starts.
+/// `false` when another run claimed it (it is starting or running that test).
+fn claim(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    candidate: &ReleaseInfo,
+    attempt: &Attempt,
+    out: &mut Outcome,
+) -> Result<bool, ApplyError> {
+    let record = serde_json::to_vec_pretty(attempt).expect("attempt serializes");
+    let name = gate::attempt_asset(attempt.attempt, attempt.start);
+    match forge.upload_asset(repo, candidate.id, &name, &record) {
+        Ok(a) => {
+            out.index_changes.uploaded(candidate, a);
+            Ok(true)
+        }
+        Err(ForgeError::AlreadyExists { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// ` (start 2: the earlier one never began)` for a start again, else nothing.
+fn again(a: &Attempt) -> String {
+    if a.start > 1 {
+        format!(" (start {}: the earlier one never began)", a.start)
+    } else {
+        String::new()
+    }
+}
+
+/// Writes its pid, then runs the test command (`"$@"`), then writes its exit code where the
+/// next run reads it (each atomically: a half-written `pid` or `exit` is never read). The
+/// pid is the shell's, the leader of the test's process group.
+const WRAPPER: &str = r#"printf '%s\n' "$$" > "$STACKBOT_GATE_DIR/pid.tmp" && mv "$STACKBOT_GATE_DIR/pid.tmp" "$STACKBOT_GATE_DIR/pid" && "$@"; rc=$?; printf '%s\n' "$rc" > "$STACKBOT_GATE_DIR/exit.tmp" && mv "$STACKBOT_GATE_DIR/exit.tmp" "$STACKBOT_GATE_DIR/exit""#;
 
 /// Record an attempt's result on the candidate: the evidence files first, the result record
 /// last (the record is what the next run decides on, so it comes only once its evidence is
@@ -288,43 +324,81 @@ impl Dispatch<'_> {
 }
 
 /// Start an attempt on GitHub: its record on the candidate first (so that no crash can start
-/// a second run unseen), then the `workflow_dispatch`, then, when GitHub says which run it
-/// started, that run's record (`gate-run-<n>.json`), so later runs read it directly.
+/// a second run unseen), then the `workflow_dispatch`, then its acknowledgement: when GitHub
+/// says which run it started, that run's record (`gate-run-<n>.json`, so later runs read it
+/// directly), else the dispatch record (`gate-dispatch-<n>.json`). A claimed start without
+/// either, and without a run, never dispatched (the run stopped in between) and is started
+/// again. A dispatch whose answer was lost (a transient failure: it may have started a run)
+/// is recorded as sent all the same, so it is never sent again; that record is written on a
+/// best-effort basis, as GitHub is failing just then.
 pub fn dispatch(
     forge: &dyn Forge,
     repo: &RepoRef,
     d: &Dispatch<'_>,
     out: &mut Outcome,
 ) -> Result<(), ApplyError> {
-    let record = serde_json::to_vec_pretty(&d.attempt).expect("attempt serializes");
-    let name = gate::attempt_asset(d.attempt.attempt);
-    match forge.upload_asset(repo, d.candidate.id, &name, &record) {
-        Ok(a) => out.index_changes.uploaded(d.candidate, a),
-        // Another run dispatched this attempt: its run is found by its gate_id.
-        Err(ForgeError::AlreadyExists { .. }) => return Ok(()),
-        Err(e) => return Err(e.into()),
+    if !claim(forge, repo, d.candidate, &d.attempt, out)? {
+        // Another run dispatched this start: its run is found by its gate_id.
+        return Ok(());
     }
-    let run = forge.dispatch_workflow(repo, d.workflow, d.git_ref, &d.inputs())?;
+    let sent = |unanswered: Option<String>| gate::DispatchRecord {
+        attempt: d.attempt.attempt,
+        start: d.attempt.start,
+        unanswered,
+    };
+    let run = match forge.dispatch_workflow(repo, d.workflow, d.git_ref, &d.inputs()) {
+        Ok(run) => run,
+        Err(e @ ForgeError::Transient { .. }) => {
+            let why = "the dispatch's answer was lost (a transient failure): it may have \
+                       started a run, so it is not sent again";
+            let _ = record_dispatch(forge, repo, d.candidate, &sent(Some(why.into())), out);
+            return Err(e.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
     out.actions.push(format!(
-        "dispatch workflow {} on {} for conformance test attempt {} of {}{}",
+        "dispatch workflow {} on {} for conformance test attempt {} of {}{}{}",
         d.workflow,
         d.git_ref,
         d.attempt.attempt,
         d.candidate.tag,
+        again(&d.attempt),
         run.map(|id| format!(" (run {id})")).unwrap_or_default()
     ));
-    if let Some(run_id) = run {
-        record_run(
-            forge,
-            repo,
-            d.candidate,
-            &gate::RunRecord {
-                attempt: d.attempt.attempt,
-                run_id,
-                html_url: String::new(),
-            },
-            out,
-        )?;
+    let Some(run_id) = run else {
+        return record_dispatch(forge, repo, d.candidate, &sent(None), out);
+    };
+    record_run(
+        forge,
+        repo,
+        d.candidate,
+        &gate::RunRecord {
+            attempt: d.attempt.attempt,
+            run_id,
+            html_url: String::new(),
+        },
+        out,
+    )
+}
+
+/// Record that an attempt's dispatch was sent (kept when already recorded).
+fn record_dispatch(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    candidate: &ReleaseInfo,
+    sent: &gate::DispatchRecord,
+    out: &mut Outcome,
+) -> Result<(), ApplyError> {
+    let bytes = serde_json::to_vec_pretty(sent).expect("dispatch record serializes");
+    match forge.upload_asset(
+        repo,
+        candidate.id,
+        &gate::dispatch_asset(sent.attempt),
+        &bytes,
+    ) {
+        Ok(a) => out.index_changes.uploaded(candidate, a),
+        Err(ForgeError::AlreadyExists { .. }) => {}
+        Err(e) => return Err(e.into()),
     }
     Ok(())
 }

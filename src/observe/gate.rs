@@ -4,8 +4,9 @@
 //!
 //! The local runner keeps one directory per attempt under the local forge's folder,
 //! `<forge>/gate/<owner>/<name>/<candidate>/<attempt>/`: `candidate/` (the assets the test
-//! reads), `results/` (what it writes), `pid`, `exit` (written by the wrapper when the
-//! command ends) and `log`. It is the runner's working state; what the next run decides on is
+//! reads), `results/` (what it writes), `launched` (written just before the command is
+//! spawned), `pid` (written by the wrapper before it runs the command), `exit` (written by
+//! the wrapper when the command ends) and `log`. It is the runner's working state; what the next run decides on is
 //! copied to the candidate on the forge when the attempt ends.
 
 use std::io::Read;
@@ -15,8 +16,8 @@ use sha2::{Digest, Sha256};
 
 use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
 use crate::gate::{
-    self, Attempt, AttemptResult, Candidate, CandidateRecord, Concluded, Finished, RunRecord,
-    Runner, Summary, junit,
+    self, Attempt, AttemptResult, Candidate, CandidateRecord, Concluded, DispatchRecord, Finished,
+    RunRecord, Runner, Summary, junit,
 };
 
 /// The most result files of one attempt that are read.
@@ -57,6 +58,7 @@ pub fn candidate_in(
         attempts: Vec::new(),
         results: Vec::new(),
         runs: Vec::new(),
+        dispatches: Vec::new(),
     };
     for a in &r.assets {
         if a.name.starts_with("conformance-") {
@@ -83,6 +85,10 @@ pub fn candidate_in(
             if let Ok(x) = serde_json::from_slice::<RunRecord>(&bytes) {
                 c.runs.push(x);
             }
+        } else if a.name.starts_with("gate-dispatch-") {
+            if let Ok(x) = serde_json::from_slice::<DispatchRecord>(&bytes) {
+                c.dispatches.push(x);
+            }
         } else if !gate::is_gate_asset(&a.name) {
             c.assets
                 .insert(a.name.clone(), hex::encode(Sha256::digest(&bytes)));
@@ -101,8 +107,15 @@ pub fn attempt_dir(forge_root: &Path, repo: &RepoRef, candidate: &str, attempt: 
         .join(attempt.to_string())
 }
 
-/// Where the local runner of an attempt is: ended (its exit code and result), running, or
-/// gone (no process and no exit code: the machine restarted, or someone removed it).
+/// The marker the local runner writes just before it spawns the test command: without it
+/// (and without `pid` or `exit`), the command provably never started.
+pub const LAUNCHED: &str = "launched";
+
+/// Where the local runner of an attempt is: ended (its exit code and result), running, gone
+/// (no process and no exit code: the machine restarted, or someone removed its folder), or
+/// never started (the folder the start prepared, without the launch marker: the run that
+/// claimed the attempt stopped before spawning the command). A launch marker without a
+/// `pid` is gone, not never started: the command may have been spawned.
 pub fn runner(dir: &Path) -> Runner {
     if let Some(done) = finished(dir) {
         return done;
@@ -114,7 +127,9 @@ pub fn runner(dir: &Path) -> Runner {
         Some(pid) if alive(pid) => Runner::Running,
         // It may have ended between the two looks: the wrapper writes `exit` before it ends,
         // so a test that is gone without one now is gone without an exit code.
-        _ => finished(dir).unwrap_or(Runner::Gone),
+        Some(_) => finished(dir).unwrap_or(Runner::Gone),
+        None if dir.join(LAUNCHED).exists() || !dir.is_dir() => Runner::Gone,
+        None => Runner::NotStarted,
     }
 }
 
@@ -254,7 +269,9 @@ pub fn workflow_runner(
     attempt: &Attempt,
 ) -> Result<RunnerSeen, ForgeError> {
     let mut seen = RunnerSeen {
-        runner: Runner::Unseen,
+        runner: Runner::Unseen {
+            dispatched: candidate.dispatched(attempt.attempt),
+        },
         evidence: Vec::new(),
         found: None,
         run_id: None,
@@ -271,7 +288,10 @@ pub fn workflow_runner(
         None => {
             let runs = forge.workflow_runs(repo, workflow)?;
             let id = gate::gate_id(&candidate.tag, attempt.attempt);
-            let Some(run) = gate::correlate(&runs, &id, attempt.started_at) else {
+            let since = candidate
+                .first_started(attempt.attempt)
+                .unwrap_or(attempt.started_at);
+            let Some(run) = gate::correlate(&runs, &id, since) else {
                 return Ok(seen);
             };
             seen.found = Some(RunRecord {
@@ -480,7 +500,24 @@ mod tests {
     #[test]
     fn a_runner_is_finished_by_its_exit_file_running_by_its_process_and_else_gone() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(runner(dir.path()), Runner::Gone);
+        assert_eq!(
+            runner(&dir.path().join("removed")),
+            Runner::Gone,
+            "a claimed attempt's folder exists: without it, someone removed it"
+        );
+        assert_eq!(
+            runner(dir.path()),
+            Runner::NotStarted,
+            "prepared, never launched"
+        );
+        std::fs::write(dir.path().join(LAUNCHED), "").unwrap();
+        assert_eq!(
+            runner(dir.path()),
+            Runner::Gone,
+            "launched without a pid may have run"
+        );
+        std::fs::write(dir.path().join("pid"), "999999999").unwrap();
+        assert_eq!(runner(dir.path()), Runner::Gone, "no such process");
         std::fs::write(dir.path().join("pid"), std::process::id().to_string()).unwrap();
         assert_eq!(runner(dir.path()), Runner::Running, "this process runs");
         std::fs::write(dir.path().join("exit"), "3\n").unwrap();

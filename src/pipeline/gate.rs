@@ -3,6 +3,11 @@
 //! run) carry it out, until the gate waits or has its answer. Only a release whose candidate
 //! passed stays in the plan (its notes then link the evidence); the others are held back and
 //! said why. Without `gate:` nothing here reads or writes anything.
+//!
+//! In pull-request mode the release pull request is the proposal, never held back: its
+//! candidate (the planned assets, the bytes the merge produces) is published and tested while
+//! it is open, and what the gate says goes into its body ([`pull_lines`]). After the merge the
+//! release is gated as in direct mode: `vN` only from a passed candidate of the merged bytes.
 
 use chrono::{DateTime, Utc};
 
@@ -32,6 +37,9 @@ pub struct Gated {
     /// The candidate's page, when it exists.
     pub url: Option<String>,
     pub decision: Decision,
+    /// The planned release is the release pull request, before the merge (pull-request
+    /// mode): tested while it is open, never held back.
+    pub proposal: bool,
 }
 
 impl Gated {
@@ -64,6 +72,10 @@ pub fn evaluate(
         else {
             continue;
         };
+        let proposal = r
+            .steps
+            .iter()
+            .all(|s| matches!(s, crate::plan::Step::ReleasePull { .. }));
         let one = One {
             ctx,
             forge,
@@ -76,7 +88,9 @@ pub fn evaluate(
             stable: &stable,
             assets: &r.asset_bytes,
         };
-        out.push(one.run(act.as_deref_mut())?);
+        let mut gated = one.run(act.as_deref_mut())?;
+        gated.proposal = proposal;
+        out.push(gated);
     }
     Ok(out)
 }
@@ -107,6 +121,7 @@ impl One<'_> {
             candidate: cand.clone(),
             url: None,
             decision: Decision::Publish,
+            proposal: false,
         };
         for round in 0..ROUNDS {
             let repo = &self.target.repo;
@@ -307,11 +322,12 @@ impl One<'_> {
         };
         match decision {
             Decision::Publish => self.publish(cand, out)?,
-            Decision::Start { attempt } => {
+            Decision::Start { attempt, start } => {
                 let rel = rel.ok_or_else(missing)?;
                 let attempt = gate::Attempt {
                     attempt: *attempt,
                     started_at: now,
+                    start: *start,
                 };
                 self.start(cand, rel, attempt, out)?;
             }
@@ -334,19 +350,73 @@ impl One<'_> {
     }
 }
 
-/// The series the gate holds back in this run.
+/// The series the gate holds back in this run (never a release pull request: it is how the
+/// release is proposed, and tested).
 pub fn held(gated: &[Gated]) -> std::collections::BTreeSet<String> {
     gated
         .iter()
-        .filter(|g| !g.promoted())
+        .filter(|g| !g.promoted() && !g.proposal)
         .map(|g| g.series.clone())
         .collect()
 }
 
+/// What the gate says of each release pull request (stable tag → its line), for its body.
+pub fn pull_lines(gated: &[Gated]) -> std::collections::BTreeMap<String, String> {
+    gated
+        .iter()
+        .filter(|g| g.proposal)
+        .map(|g| (g.stable.clone(), pull_line(g)))
+        .collect()
+}
+
+/// `passed (…) as candidate `…` (<url>)`, `in test since …`, `failed (…); failed tests: …`.
+fn pull_line(g: &Gated) -> String {
+    let url = g.url.as_deref().unwrap_or("");
+    let cand = &g.candidate;
+    match &g.decision {
+        Decision::Promote(r) => format!(
+            "{} as candidate `{cand}` ({url}){}",
+            r.line(),
+            r.url
+                .as_deref()
+                .map(|u| format!("; test run: {u}"))
+                .unwrap_or_default()
+        ),
+        Decision::Rejected(r) => format!(
+            "candidate `{cand}` {}{} ({url}): merging this does not publish it; the next \
+             change makes a new candidate",
+            r.line(),
+            failed_names(r)
+        ),
+        Decision::Wait { since, attempt } => format!(
+            "in test since {} (candidate `{cand}`, attempt {attempt}; {url})",
+            since.format("%Y-%m-%d %H:%M UTC")
+        ),
+        Decision::Publish | Decision::Start { .. } | Decision::Record(_) => {
+            format!("candidate `{cand}` is published and tested by the release run")
+        }
+        Decision::GaveUp(results) => format!(
+            "the test of candidate `{cand}` did not finish {} times: a person must look \
+             ({url})",
+            results.len()
+        ),
+        Decision::Conflict(why) => format!("refused: {why}"),
+    }
+}
+
 /// Say in the plan where each gated release stands, and link the evidence in the notes of
-/// those that go on to their stable tag.
+/// those that go on to their stable tag. A release pull request says it in its body
+/// ([`pull_lines`]); the plan names only what needs a person.
 pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
     for g in gated {
+        if g.proposal
+            && !matches!(
+                g.decision,
+                Decision::Rejected(_) | Decision::GaveUp(_) | Decision::Conflict(_)
+            )
+        {
+            continue;
+        }
         let url = g.url.as_deref().unwrap_or("");
         let skip = |reason: String| Skipped {
             what: crate::plan::Subject::tag(&g.stable)
@@ -370,9 +440,14 @@ pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
                 "in the conformance gate: published first as the candidate {}, then tested",
                 g.candidate
             ))),
-            Decision::Start { attempt } => plan.skipped.push(skip(format!(
-                "in the conformance gate: the test of candidate {} starts (attempt {attempt})",
-                g.candidate
+            Decision::Start { attempt, start } => plan.skipped.push(skip(format!(
+                "in the conformance gate: the test of candidate {} starts (attempt {attempt}{})",
+                g.candidate,
+                if *start > 1 {
+                    format!(", start {start}: the earlier one never began")
+                } else {
+                    String::new()
+                }
             ))),
             Decision::Record(r) => plan.skipped.push(skip(format!(
                 "in the conformance gate: the test of candidate {} ended, {} (recorded by the release run)",

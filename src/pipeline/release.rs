@@ -71,6 +71,7 @@ pub fn target(ctx: &Context) -> Result<Target, Error> {
             oci: oci_settings,
             bot_email: fc.committer.email.clone(),
             compliance: Default::default(),
+            gate: Default::default(),
         },
         oci,
     })
@@ -186,7 +187,8 @@ fn plan_gated(
         run.record(out);
     }
     let held = super::gate::held(&gated);
-    if !held.is_empty() {
+    target.settings.gate = super::gate::pull_lines(&gated);
+    if !held.is_empty() || !target.settings.gate.is_empty() {
         let kept: Vec<Desired> = desired
             .into_iter()
             .filter(|d| !held.contains(&d.series()))

@@ -467,7 +467,18 @@ pub(crate) fn copy(d: &Demo) -> Demo {
 /// The promotion run as the library runs it, on a forge that dies before its `k`-th write
 /// (`0`: never): whether it died, and the writes that took effect, in order.
 pub(crate) fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
-    use stackbot::forge::faulty::{FaultMode, Faulty};
+    release_dying_at(d, k, stackbot::forge::faulty::FaultMode::Before)
+}
+
+/// A release run as the library runs it, on a forge that dies at its `k`-th write (`0`:
+/// never), before or right after performing it: whether it died, and the writes that took
+/// effect, in order.
+pub(crate) fn release_dying_at(
+    d: &Demo,
+    k: u64,
+    mode: stackbot::forge::faulty::FaultMode,
+) -> (bool, Vec<&'static str>) {
+    use stackbot::forge::faulty::Faulty;
     let loaded = stackbot::config::load(&d.local().join("stackbot.yaml")).unwrap();
     let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
     let ctx = stackbot::pipeline::Context::new(
@@ -477,7 +488,7 @@ pub(crate) fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
         clock.clone(),
     );
     let forge = stackbot::forge::local::LocalForge::from_config(&loaded, clock).unwrap();
-    let faulty = Faulty::new(forge, k, FaultMode::Before);
+    let faulty = Faulty::new(forge, k, mode);
     let _ = stackbot::pipeline::release::release(
         &ctx,
         &faulty,
@@ -552,4 +563,100 @@ fn a_crash_between_the_steps_of_a_promotion_resumes_it_without_duplicates() {
         );
         assert_eq!(w.calls().len(), 2, "no test is started again");
     }
+}
+
+#[test]
+fn a_run_that_died_between_claiming_an_attempt_and_starting_it_starts_that_attempt_next_time() {
+    use stackbot::forge::faulty::FaultMode;
+    let d = Demo::gated("cancel");
+    d.go();
+    // The first run's writes: the first candidate is published (tag, draft, assets, publish),
+    // then its attempt is claimed, then the test would start.
+    let (_, writes) = release_dying_at(&copy(&d), 0, FaultMode::Before);
+    let publish = writes.iter().position(|w| *w == "publish_release").unwrap();
+    assert_eq!(writes[publish + 1], "upload_asset", "{writes:?}");
+    let claim = publish as u64 + 2;
+    let (tripped, _) = release_dying_at(&d, claim, FaultMode::After);
+    assert!(tripped);
+    let claimed: Vec<Value> = d
+        .candidates()
+        .into_iter()
+        .filter(|c| d.assets(c).contains_key("gate-attempt-1.json"))
+        .collect();
+    assert_eq!(claimed.len(), 1, "one attempt claimed");
+    let crashed = claimed[0]["tag"].as_str().unwrap().to_string();
+    assert!(d.calls().is_empty(), "and its test never started");
+
+    // The next run starts it under the same attempt (the local forge's run lock means no
+    // other run is between the claim and the start), and the other release's first test.
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        r["actions"]
+            .to_string()
+            .contains("the earlier one never began"),
+        "{r}"
+    );
+    let calls = d.calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(
+        calls.iter().all(|c| c.ends_with(" 1")),
+        "attempt 1 each: {calls:?}"
+    );
+    assert!(
+        calls.iter().any(|c| c.starts_with(&format!("{crashed} "))),
+        "{calls:?}"
+    );
+    let cand = d.release_of(&crashed);
+    assert!(d.assets(&cand).contains_key("gate-attempt-1-start-2.json"));
+
+    // Both tests are cancelled: each gets its retry, which the crash did not use up.
+    d.wait_for_tests();
+    let (code, _, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    let attempts: Vec<String> = d
+        .calls()
+        .iter()
+        .map(|c| c.rsplit(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(attempts, ["1", "1", "2", "2"], "{:?}", d.calls());
+}
+
+#[test]
+fn a_crash_at_any_write_of_the_first_run_still_ends_in_one_test_per_candidate_as_attempt_1() {
+    use stackbot::forge::faulty::FaultMode;
+    let fresh = Demo::gated("pass");
+    // The tests end as soon as they start: none outlives its world.
+    fresh.go();
+    let (_, writes) = release_dying_at(&copy(&fresh), 0, FaultMode::Before);
+    assert!(
+        writes.iter().filter(|w| **w == "publish_release").count() == 2,
+        "two candidates published: {writes:?}"
+    );
+    for mode in [FaultMode::Before, FaultMode::After] {
+        for k in crash_points(&writes) {
+            let w = copy(&fresh);
+            let (tripped, _) = release_dying_at(&w, k, mode);
+            assert!(tripped, "k={k} {mode:?}");
+            let (code, _, err) = w.release();
+            assert_eq!(code, 0, "k={k} {mode:?}: {err}");
+            let calls = w.calls();
+            let candidates: std::collections::BTreeSet<&str> =
+                calls.iter().filter_map(|c| c.split(' ').next()).collect();
+            assert!(
+                calls.len() == 2
+                    && candidates.len() == 2
+                    && calls.iter().all(|c| c.ends_with(" 1")),
+                "k={k} ({}) {mode:?}: one test per candidate, attempt 1: {calls:?}",
+                writes[k as usize - 1]
+            );
+            w.wait_for_tests();
+        }
+    }
+    eprintln!(
+        "gate on the local forge, the first run crashing at {} of its {} writes, before and after: all {} end in one test per candidate, attempt 1",
+        crash_points(&writes).len(),
+        writes.len(),
+        2 * crash_points(&writes).len()
+    );
 }

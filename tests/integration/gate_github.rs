@@ -62,11 +62,11 @@ impl World {
     /// the repository has that workflow, declaring the inputs stackbot sends and a `run-name`
     /// echoing `gate_id`.
     fn new() -> World {
-        World::configured(|c| c)
+        World::with(|c| c)
     }
 
-    /// [`World::new`] with `more` done to its configuration.
-    pub(crate) fn configured(more: impl FnOnce(DemoConfig) -> DemoConfig) -> World {
+    /// [`World::new`] with the configuration changed by `edit`.
+    pub(crate) fn with(edit: impl FnOnce(DemoConfig) -> DemoConfig) -> World {
         let fake = demo::start(
             TOKEN,
             &["acme/gitops", "globex/gitops"],
@@ -80,7 +80,7 @@ impl World {
             Some("Conformance ${{ inputs.gate_id }}"),
         );
         let dir = tempfile::tempdir().unwrap();
-        let cfg = more(
+        let cfg = edit(
             DemoConfig::new()
                 .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
                 .max_retries(0)
@@ -414,4 +414,240 @@ fn a_run_past_the_timeout_is_cancelled_and_retried() {
         );
     }
     assert_dispatched(&w.attempt(2), 2);
+}
+
+/// The first release run as the library runs it, on a GitHub the process dies on just before
+/// its `k`-th write (`0`: never): the writes that took effect, in order.
+fn release_dying_before(w: &World, k: u64) -> Vec<&'static str> {
+    release_dying_at(w, k, stackbot::forge::faulty::FaultMode::Before)
+}
+
+/// A release run as the library runs it, on a GitHub the process dies on at its `k`-th write
+/// (`0`: never), before or right after performing it: the writes that took effect, in order.
+fn release_dying_at(
+    w: &World,
+    k: u64,
+    mode: stackbot::forge::faulty::FaultMode,
+) -> Vec<&'static str> {
+    use stackbot::forge::faulty::Faulty;
+    let loaded = stackbot::config::load(&w.cfg).unwrap();
+    let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
+    let ctx = stackbot::pipeline::Context::new(
+        loaded.clone(),
+        chrono::NaiveDate::from_ymd_opt(2026, 5, 1).unwrap(),
+        stackbot::env::Env::default(),
+        clock.clone(),
+    );
+    let github = stackbot::forge::github::GithubForge::new(
+        &loaded.config.forge.github,
+        Some(TOKEN.into()),
+        clock,
+    )
+    .unwrap();
+    let faulty = Faulty::new(github, k, mode);
+    let _ = stackbot::pipeline::release::release(
+        &ctx,
+        &faulty,
+        &stackbot::pipeline::Selection::default(),
+    );
+    faulty.performed()
+}
+
+/// The candidates holding `asset`.
+fn holding(w: &World, asset: &str) -> Vec<String> {
+    w.repo()
+        .releases
+        .into_iter()
+        .filter(|r| r.tag.contains("-v0-sha-") && r.assets.contains_key(asset))
+        .map(|r| r.tag)
+        .collect()
+}
+
+/// Move the start of attempt 1 of `candidate` back by `minutes`, as the next hourly run sees it.
+fn started_minutes_ago(w: &World, candidate: &str, minutes: i64) {
+    let started = chrono::Utc::now() - chrono::Duration::minutes(minutes);
+    let record = json!({"attempt": 1, "started_at": started});
+    w.fake.replace_asset(
+        REPO,
+        candidate,
+        "gate-attempt-1.json",
+        record.to_string().as_bytes(),
+    );
+}
+
+#[test]
+fn a_run_that_died_between_claiming_an_attempt_and_dispatching_it_is_dispatched_as_that_attempt() {
+    let writes = release_dying_before(&World::new(), 0);
+    let k = writes
+        .iter()
+        .position(|w| *w == "dispatch_workflow")
+        .expect("the first run dispatches") as u64
+        + 1;
+    let w = World::new();
+    let performed = release_dying_before(&w, k);
+    assert_eq!(performed.last(), Some(&"upload_asset"), "{performed:?}");
+    assert!(w.runs().is_empty(), "it died before the dispatch");
+    let claimed = holding(&w, "gate-attempt-1.json");
+    assert_eq!(claimed.len(), 1, "one attempt claimed, never dispatched");
+    let crashed = &claimed[0];
+
+    // The next run soon after: the claim may be an overlapping run still dispatching, so it
+    // is waited for (the other release's test starts as usual).
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        w.runs().iter().all(|r| &r.inputs["candidate"] != crashed),
+        "not dispatched while it may be on its way"
+    );
+
+    // An hour later no run of it has appeared: it never started, and is dispatched under the
+    // same attempt, not as the retry.
+    started_minutes_ago(&w, crashed, 60);
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_dispatched(&w.attempt(1), 1);
+    assert!(w.attempt(2).is_empty(), "no attempt was used up");
+    assert_eq!(
+        holding(&w, "gate-attempt-1-start-2.json"),
+        std::slice::from_ref(crashed),
+        "the second start is recorded"
+    );
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(w.runs().len(), 2, "a running test is not dispatched again");
+
+    // The retry is still there for a test that really ran and was cancelled.
+    for r in w.attempt(1).values() {
+        w.finish(r, "cancelled", None);
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_dispatched(&w.attempt(2), 2);
+}
+
+#[test]
+fn a_dispatch_whose_answer_was_lost_is_never_sent_again() {
+    use crate::support::fake_github::{Fault, Faults};
+    let w = World::new();
+    // The first dispatch gets a 502 (GitHub did not start it, but stackbot cannot know).
+    w.fake.set_faults(Faults::route(
+        axum::http::Method::POST,
+        "/repos/{owner}/{repo}/actions/workflows/conformance.yml/dispatches",
+        1,
+        Fault::Status(502),
+    ));
+    let (code, out) = w.release();
+    assert_eq!(code, 1, "a transient failure: {out}");
+    w.fake.clear_faults();
+    let unanswered = holding(&w, "gate-dispatch-1.json");
+    assert_eq!(unanswered.len(), 1, "recorded as sent");
+    let lost = &unanswered[0];
+    started_minutes_ago(&w, lost, 60);
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let of_lost: Vec<String> = w
+        .runs()
+        .iter()
+        .filter(|r| &r.inputs["candidate"] == lost)
+        .map(|r| r.inputs["attempt"].clone())
+        .collect();
+    assert_eq!(
+        of_lost,
+        ["2"],
+        "attempt 1 was not dispatched again: it is lost, and the retry is attempt 2"
+    );
+}
+
+#[test]
+fn a_crash_at_any_write_of_the_first_run_still_ends_in_one_run_per_candidate_as_attempt_1() {
+    use stackbot::forge::faulty::FaultMode;
+    let writes = release_dying_before(&World::new(), 0);
+    assert!(writes.contains(&"dispatch_workflow"), "{writes:?}");
+    let mut recovered = 0;
+    for mode in [FaultMode::Before, FaultMode::After] {
+        for k in 1..=writes.len() as u64 {
+            let w = World::new();
+            release_dying_at(&w, k, mode);
+            let (code, out) = w.release();
+            assert!(code == 0 || code == 1, "k={k} {mode:?}: {out}");
+            // An hour later, as the next hourly run sees it: a claim that never dispatched is
+            // past the grace.
+            for c in holding(&w, "gate-attempt-1.json") {
+                if w.runs().iter().all(|r| r.inputs["candidate"] != c) {
+                    started_minutes_ago(&w, &c, 60);
+                }
+            }
+            let (code, out) = w.release();
+            assert_eq!(code, 0, "k={k} {mode:?}: {out}");
+            let runs = w.runs();
+            let per_candidate: BTreeMap<&str, Vec<&str>> =
+                runs.iter().fold(BTreeMap::new(), |mut m, r| {
+                    m.entry(r.inputs["candidate"].as_str())
+                        .or_default()
+                        .push(r.inputs["attempt"].as_str());
+                    m
+                });
+            assert!(
+                per_candidate.len() == 2 && per_candidate.values().all(|a| a == &["1"]),
+                "k={k} ({}) {mode:?}: one run per candidate, attempt 1: {per_candidate:?}",
+                writes[k as usize - 1]
+            );
+            recovered += 1;
+        }
+    }
+    eprintln!(
+        "gate on GitHub, the first run crashing at each of its {} writes, before and after: {recovered} of {} end in one run per candidate, attempt 1",
+        writes.len(),
+        2 * writes.len()
+    );
+}
+
+#[test]
+fn in_pull_request_mode_the_release_pull_request_is_tested_while_open_and_merged_bytes_promoted() {
+    let w = World::with(DemoConfig::pull_request_mode);
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    let runs = w.attempt(1);
+    assert_dispatched(&runs, 1);
+    let open = |w: &World| -> Vec<(u64, String)> {
+        w.repo()
+            .pulls
+            .iter()
+            .filter(|p| p.state == "open")
+            .map(|p| (p.number, p.body.clone()))
+            .collect()
+    };
+    assert_eq!(
+        open(&w).len(),
+        2,
+        "the release pull requests are opened as without a gate"
+    );
+    assert!(
+        open(&w)
+            .iter()
+            .all(|(_, b)| b.contains("**Conformance:** in test since")),
+        "{:?}",
+        open(&w)
+    );
+    for r in runs.values() {
+        w.finish(r, "success", Some(false));
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        open(&w)
+            .iter()
+            .all(|(_, b)| b.contains("**Conformance:** passed") && b.contains("/actions/runs/")),
+        "the body links the test run: {:?}",
+        open(&w)
+    );
+    assert!(w.stable_tags().is_empty(), "nothing before the merge");
+    while let Some((number, _)) = open(&w).into_iter().next() {
+        w.fake.merge_pull(REPO, number);
+        let (code, out) = w.release();
+        assert_eq!(code, 0, "{out}");
+    }
+    assert_eq!(w.stable_tags(), STABLE);
+    assert_eq!(w.runs().len(), 2, "the merged bytes are the tested ones");
+    assert!(w.tenant_pulls() >= 2, "every tenant gets its pull request");
 }

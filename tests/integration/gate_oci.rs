@@ -484,7 +484,7 @@ fn crash_sweep(publish: &str, writes_among: &[&str]) {
 fn on_github_the_dispatched_test_of_a_registry_candidate_promotes_it_layer_for_layer() {
     use super::gate_github::World;
     let reg = TestRegistry::start();
-    let w = World::configured(|c| c.oci(&["oci"], &reg.addr));
+    let w = World::with(|c| c.oci(&["oci"], &reg.addr));
     let (code, out) = w.release();
     assert_eq!(code, 0, "{out}");
     let runs = w.attempt(1);

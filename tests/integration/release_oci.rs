@@ -119,6 +119,7 @@ fn target_publishing(reg: Option<&TestRegistry>, publish: &str) -> Target {
             oci: oci_settings,
             bot_email: "stackbot@example.org".into(),
             compliance: Default::default(),
+            gate: Default::default(),
         },
         oci: publisher,
     }

@@ -43,6 +43,7 @@ fn target(reg: &TestRegistry) -> Target {
             oci: settings,
             bot_email: "stackbot@example.org".into(),
             compliance: Default::default(),
+            gate: Default::default(),
         },
         oci: publisher,
     }

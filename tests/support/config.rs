@@ -110,6 +110,12 @@ impl DemoConfig {
         self
     }
 
+    /// `forge.mode: pull-request`: releases are proposed as pull requests.
+    pub fn pull_request_mode(mut self) -> Self {
+        self.doc["forge"]["mode"] = Value::from("pull-request");
+        self
+    }
+
     /// `gate:` on every stack (docs/conformance-gate.md).
     pub fn gate(mut self, gate: Value) -> Self {
         for stack in self.doc["stacks"]

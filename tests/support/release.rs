@@ -66,6 +66,7 @@ pub fn target() -> Target {
             oci: None,
             bot_email: "stackbot@example.org".into(),
             compliance: Default::default(),
+            gate: Default::default(),
         },
         oci: None,
     }

@@ -27,7 +27,15 @@
 //!   before the test starts, so a crash never starts a second one unseen),
 //!   `gate-result-<n>.json` when its result is read, with the evidence
 //!   (`conformance-<n>.xml`) beside it. On GitHub, the workflow run an attempt started is
-//!   recorded as `gate-run-<n>.json` once it is known.
+//!   recorded as `gate-run-<n>.json` once it is known, and a dispatch GitHub answered without
+//!   a run id as `gate-dispatch-<n>.json`.
+//! - **Starting is resumable.** The claim (`gate-attempt-<n>.json`) comes before the test
+//!   starts, so a crash between the two leaves a claimed attempt that never ran. Such an
+//!   attempt is not a lost test: when it provably never started ([`Runner::NotStarted`]
+//!   locally; on GitHub no acknowledged dispatch and no run within [`DISPATCH_GRACE`]) it is
+//!   started again *under the same attempt* (`gate-attempt-<n>-start-<k>.json`), at most
+//!   [`MAX_STARTS`] times, so a crash loop cannot start tests forever and the one retry stays
+//!   for a test that really ran and was cancelled or lost.
 //! - **The test on GitHub** is a `workflow_dispatch` of the configured workflow. Its run is
 //!   found by the id GitHub returns for the dispatch (`return_run_details`) or, where GitHub
 //!   returns none (older servers, or a crash before the id was recorded), by [`correlate`]:
@@ -51,6 +59,11 @@ pub const MARKER: &str = "<!-- stackbot:candidate ";
 /// How many times a test is started for one candidate: once, and once more when the first
 /// run was cancelled or lost.
 pub const MAX_ATTEMPTS: u32 = 2;
+
+/// How many times one attempt is started when its earlier starts provably never began (the
+/// run stopped between the claim and the test): enough for a crash or two, few enough that
+/// a run that always dies there ends as a lost attempt, reported, instead of trying forever.
+pub const MAX_STARTS: u32 = 3;
 
 /// The digest of a release's assets: sha256 over `<name> <sha256 of its bytes>\n`, by name.
 pub fn content_digest(assets: &FileTree) -> String {
@@ -143,9 +156,21 @@ impl CandidateRecord {
     }
 }
 
-/// The name of attempt `n`'s start record.
-pub fn attempt_asset(n: u32) -> String {
-    format!("gate-attempt-{n}.json")
+/// The name of the record of start `start` of attempt `n`: `gate-attempt-<n>.json` for the
+/// first (the name records had before starts were resumable), `gate-attempt-<n>-start-<k>.json`
+/// for a start again of an attempt that never began.
+pub fn attempt_asset(n: u32, start: u32) -> String {
+    if start <= 1 {
+        format!("gate-attempt-{n}.json")
+    } else {
+        format!("gate-attempt-{n}-start-{start}.json")
+    }
+}
+
+/// The name of the record that attempt `n`'s dispatch was sent (GitHub, when its answer named
+/// no run; a recorded run says the same).
+pub fn dispatch_asset(n: u32) -> String {
+    format!("gate-dispatch-{n}.json")
 }
 
 /// The name of the record of the workflow run attempt `n` started (GitHub).
@@ -167,7 +192,8 @@ pub fn evidence_asset(n: u32, file: &str) -> String {
 pub fn is_gate_asset(name: &str) -> bool {
     (name.starts_with("gate-attempt-")
         || name.starts_with("gate-result-")
-        || name.starts_with("gate-run-"))
+        || name.starts_with("gate-run-")
+        || name.starts_with("gate-dispatch-"))
         && name.ends_with(".json")
         || name.starts_with("conformance-")
 }
@@ -193,11 +219,31 @@ impl Summary {
     }
 }
 
-/// The start record of one attempt.
+/// The start record of one attempt (one per start, see [`MAX_STARTS`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attempt {
     pub attempt: u32,
     pub started_at: DateTime<Utc>,
+    /// Which start of the attempt this is (records written before starts were resumable have
+    /// none: they are the first).
+    #[serde(default = "first_start")]
+    pub start: u32,
+}
+
+fn first_start() -> u32 {
+    1
+}
+
+/// The record that an attempt's dispatch was sent: written after GitHub accepted it (when it
+/// named no run), and after a dispatch whose answer was lost, which may have started a run,
+/// so that it is never sent again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DispatchRecord {
+    pub attempt: u32,
+    pub start: u32,
+    /// Why it is unknown whether the dispatch started a run (its answer was lost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unanswered: Option<String>,
 }
 
 /// How a test attempt ended.
@@ -288,15 +334,22 @@ pub enum Runner {
     Finished(Finished),
     /// A workflow run completed: its conclusion and artifact.
     Concluded(Concluded),
-    /// The workflow was dispatched, but no run of it is visible (yet): GitHub starts a run a
-    /// few seconds after the dispatch; one that never appears within [`DISPATCH_GRACE`] is
-    /// lost (the dispatch never happened, or the run was deleted).
-    Unseen,
+    /// No run of the attempt is visible (yet): GitHub starts a run a few seconds after the
+    /// dispatch. `dispatched`: the dispatch was acknowledged (a dispatch or run record, or
+    /// locally the launch marker), so a run that never appears within [`DISPATCH_GRACE`] is
+    /// lost. Without it, the run that claimed the attempt stopped before the dispatch, or is
+    /// still dispatching (runs on GitHub may overlap): after the grace, it never started.
+    Unseen { dispatched: bool },
+    /// The test provably never started: the local runner's folder has no launch marker, which
+    /// is written before the command is spawned (and local runs are serialized by the run
+    /// lock, so no other run is between the two).
+    NotStarted,
     /// Nothing runs and nothing was left (the machine restarted, the run was deleted).
     Gone,
 }
 
-/// How long a dispatched workflow may stay invisible before its attempt counts as lost.
+/// How long a dispatched workflow may stay invisible before its attempt counts as lost, and
+/// how long an unacknowledged one may before it counts as never started.
 pub const DISPATCH_GRACE: chrono::Duration = chrono::Duration::minutes(15);
 
 /// How much earlier than the attempt's start (by this machine's clock) a run may be stamped
@@ -402,13 +455,30 @@ pub struct Candidate {
     pub results: Vec<AttemptResult>,
     /// The workflow runs attempts started, where known (GitHub).
     pub runs: Vec<RunRecord>,
+    /// The dispatches that were sent without naming their run (GitHub).
+    pub dispatches: Vec<DispatchRecord>,
 }
 
 impl Candidate {
-    /// The newest attempt and its result, if read.
+    /// The newest start of the newest attempt, and the attempt's result, if read.
     pub fn last(&self) -> Option<(&Attempt, Option<&AttemptResult>)> {
-        let a = self.attempts.iter().max_by_key(|a| a.attempt)?;
+        let a = self.attempts.iter().max_by_key(|a| (a.attempt, a.start))?;
         Some((a, self.results.iter().find(|r| r.attempt == a.attempt)))
+    }
+
+    /// When attempt `n` was first started: its run is looked for since then, whichever start
+    /// sent it.
+    pub fn first_started(&self, n: u32) -> Option<DateTime<Utc>> {
+        self.attempts
+            .iter()
+            .filter(|a| a.attempt == n)
+            .map(|a| a.started_at)
+            .min()
+    }
+
+    /// Whether attempt `n`'s dispatch is known to have been sent (a dispatch or run record).
+    pub fn dispatched(&self, n: u32) -> bool {
+        self.dispatches.iter().any(|d| d.attempt == n) || self.runs.iter().any(|r| r.attempt == n)
     }
 
     /// When the test of this candidate started first.
@@ -422,8 +492,9 @@ impl Candidate {
 pub enum Decision {
     /// Publish (or finish publishing) the candidate pre-release with these assets.
     Publish,
-    /// Start attempt `n` of the test.
-    Start { attempt: u32 },
+    /// Start attempt `attempt` of the test (`start`: 1, or more when the earlier starts of
+    /// this attempt never began).
+    Start { attempt: u32, start: u32 },
     /// The runner of attempt `n` is done (or gone): record this result, then decide again.
     Record(AttemptResult),
     /// The test is running: start nothing, release nothing.
@@ -545,13 +616,17 @@ fn candidate_name_of(f: &Facts<'_>) -> String {
 
 fn decide_attempts(f: &Facts<'_>, c: &Candidate) -> Decision {
     let Some((last, result)) = c.last() else {
-        return Decision::Start { attempt: 1 };
+        return Decision::Start {
+            attempt: 1,
+            start: 1,
+        };
     };
     match result {
         Some(r) if r.outcome == Outcome::Passed => Decision::Promote(r.clone()),
         Some(r) if r.outcome == Outcome::Failed => Decision::Rejected(r.clone()),
         Some(_) if last.attempt < MAX_ATTEMPTS => Decision::Start {
             attempt: last.attempt + 1,
+            start: 1,
         },
         Some(_) => Decision::GaveUp(c.results.clone()),
         None => running(f, last),
@@ -589,16 +664,22 @@ fn running(f: &Facts<'_>, last: &Attempt) -> Decision {
                 url: Some(c.url.clone()),
             })
         }
-        Some(Runner::Unseen) if f.now - last.started_at > DISPATCH_GRACE => result(
-            Outcome::Lost,
-            format!(
-                "no run of the dispatched workflow appeared within {} minutes (is it still \
+        Some(Runner::NotStarted) => start_again(last, result),
+        Some(Runner::Unseen { dispatched: false }) if f.now - last.started_at > DISPATCH_GRACE => {
+            start_again(last, result)
+        }
+        Some(Runner::Unseen { dispatched: true }) if f.now - last.started_at > DISPATCH_GRACE => {
+            result(
+                Outcome::Lost,
+                format!(
+                    "no run of the dispatched workflow appeared within {} minutes (is it still \
                  dispatchable on the base branch, and does its `run-name` contain \
                  `${{{{ inputs.gate_id }}}}`?)",
-                DISPATCH_GRACE.num_minutes()
-            ),
-            None,
-        ),
+                    DISPATCH_GRACE.num_minutes()
+                ),
+                None,
+            )
+        }
         Some(Runner::Gone) => result(
             Outcome::Lost,
             "the test run is gone without a result".into(),
@@ -617,6 +698,29 @@ fn running(f: &Facts<'_>, last: &Attempt) -> Decision {
             attempt: last.attempt,
         },
     }
+}
+
+/// An attempt whose test never began: started again under the same attempt, or, after
+/// [`MAX_STARTS`] starts, lost (which uses up the retry like any lost test).
+fn start_again(
+    last: &Attempt,
+    result: impl Fn(Outcome, String, Option<Summary>) -> Decision,
+) -> Decision {
+    if last.start < MAX_STARTS {
+        return Decision::Start {
+            attempt: last.attempt,
+            start: last.start + 1,
+        };
+    }
+    result(
+        Outcome::Lost,
+        format!(
+            "its test never began in {MAX_STARTS} starts (each start was recorded, then the \
+             release run stopped, or the forge refused to start the test: look at the runs' \
+             errors)"
+        ),
+        None,
+    )
 }
 
 fn short(s: &str) -> &str {

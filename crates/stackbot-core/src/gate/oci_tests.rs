@@ -34,7 +34,10 @@ fn the_registry_gets_the_candidate_before_it_is_published_and_tested() {
     );
     assert_eq!(
         decide_in(Some(&fresh), None, NOW, InRegistry::Layers(&layers)),
-        Decision::Start { attempt: 1 }
+        Decision::Start {
+            attempt: 1,
+            start: 1
+        }
     );
     let passed = candidate(&[(1, NOW)], &[(1, Outcome::Passed)]);
     assert!(matches!(

@@ -37,6 +37,7 @@ pub(super) fn candidate(attempts: &[(u32, &str)], results: &[(u32, Outcome)]) ->
             .map(|(n, t)| Attempt {
                 attempt: *n,
                 started_at: at(t),
+                start: 1,
             })
             .collect(),
         results: results
@@ -52,6 +53,7 @@ pub(super) fn candidate(attempts: &[(u32, &str)], results: &[(u32, Outcome)]) ->
             })
             .collect(),
         runs: Vec::new(),
+        dispatches: Vec::new(),
     }
 }
 
@@ -165,7 +167,10 @@ fn a_release_goes_candidate_then_test_then_promotion() {
     let fresh = candidate(&[], &[]);
     assert_eq!(
         decide_on(Some(&fresh), None, "2026-12-01T10:00:00Z"),
-        Decision::Start { attempt: 1 }
+        Decision::Start {
+            attempt: 1,
+            start: 1
+        }
     );
     let passed = candidate(&[(1, "2026-12-01T10:00:00Z")], &[(1, Outcome::Passed)]);
     assert!(matches!(
@@ -216,7 +221,10 @@ fn a_cancelled_or_lost_run_is_retried_once_then_reported() {
     let once = candidate(&[(1, "2026-12-01T10:00:00Z")], &[(1, Outcome::Cancelled)]);
     assert_eq!(
         decide_on(Some(&once), None, "2026-12-01T11:00:00Z"),
-        Decision::Start { attempt: 2 }
+        Decision::Start {
+            attempt: 2,
+            start: 1
+        }
     );
     let twice = candidate(
         &[(1, "2026-12-01T10:00:00Z"), (2, "2026-12-01T11:00:00Z")],
@@ -347,11 +355,19 @@ fn a_workflow_run_passes_only_on_success_with_a_passing_artifact() {
 fn a_dispatch_whose_run_never_appears_is_lost_after_the_grace() {
     let c = candidate(&[(1, "2026-12-01T10:00:00Z")], &[]);
     assert!(matches!(
-        decide_on(Some(&c), Some(&Runner::Unseen), "2026-12-01T10:05:00Z"),
+        decide_on(
+            Some(&c),
+            Some(&Runner::Unseen { dispatched: true }),
+            "2026-12-01T10:05:00Z"
+        ),
         Decision::Wait { attempt: 1, .. }
     ));
     assert!(matches!(
-        decide_on(Some(&c), Some(&Runner::Unseen), "2026-12-01T11:00:00Z"),
+        decide_on(
+            Some(&c),
+            Some(&Runner::Unseen { dispatched: true }),
+            "2026-12-01T11:00:00Z"
+        ),
         Decision::Record(r) if r.outcome == Outcome::Lost
     ));
 }
@@ -414,4 +430,87 @@ fn the_run_of_an_attempt_is_the_first_dispatch_run_since_its_start_that_names_it
     );
     assert!(names_attempt(&format!("x {id} y"), &id));
     assert!(!names_attempt(&format!("x {id}0"), &id));
+}
+
+#[test]
+fn an_attempt_that_never_began_is_started_again_under_the_same_attempt_at_most_three_times() {
+    let mut c = candidate(&[(1, "2026-12-01T10:00:00Z")], &[]);
+    // Locally, a missing launch marker proves it: started again at once.
+    assert_eq!(
+        decide_on(Some(&c), Some(&Runner::NotStarted), "2026-12-01T10:01:00Z"),
+        Decision::Start {
+            attempt: 1,
+            start: 2
+        }
+    );
+    // On GitHub, an unacknowledged dispatch may still be on its way (runs overlap, a run
+    // appears seconds after its dispatch): waited for, then started again.
+    let unacked = Runner::Unseen { dispatched: false };
+    assert!(matches!(
+        decide_on(Some(&c), Some(&unacked), "2026-12-01T10:05:00Z"),
+        Decision::Wait { attempt: 1, .. }
+    ));
+    assert_eq!(
+        decide_on(Some(&c), Some(&unacked), "2026-12-01T10:20:00Z"),
+        Decision::Start {
+            attempt: 1,
+            start: 2
+        }
+    );
+    // The grace counts from the newest start.
+    c.attempts.push(Attempt {
+        attempt: 1,
+        started_at: at("2026-12-01T11:00:00Z"),
+        start: 2,
+    });
+    assert!(matches!(
+        decide_on(Some(&c), Some(&unacked), "2026-12-01T11:05:00Z"),
+        Decision::Wait { attempt: 1, .. }
+    ));
+    assert_eq!(c.first_started(1), Some(at("2026-12-01T10:00:00Z")));
+    assert_eq!(
+        c.since(),
+        Some(at("2026-12-01T10:00:00Z")),
+        "in test since the first"
+    );
+    // A crash loop ends: the third start that never began is a lost attempt, and the retry
+    // is the next attempt's first start.
+    c.attempts.push(Attempt {
+        attempt: 1,
+        started_at: at("2026-12-01T12:00:00Z"),
+        start: 3,
+    });
+    let Decision::Record(r) =
+        decide_on(Some(&c), Some(&Runner::NotStarted), "2026-12-01T12:01:00Z")
+    else {
+        panic!("the third start that never began is recorded");
+    };
+    assert_eq!((r.attempt, r.outcome), (1, Outcome::Lost));
+    assert!(r.detail.contains("never began in 3 starts"), "{}", r.detail);
+    c.results.push(r);
+    assert_eq!(
+        decide_on(Some(&c), None, "2026-12-01T12:02:00Z"),
+        Decision::Start {
+            attempt: 2,
+            start: 1
+        }
+    );
+}
+
+#[test]
+fn a_record_without_a_start_is_a_first_start_and_starts_have_their_own_names() {
+    let old: Attempt =
+        serde_json::from_str(r#"{"attempt":1,"started_at":"2026-12-01T10:00:00Z"}"#).unwrap();
+    assert_eq!(old.start, 1);
+    assert_eq!(attempt_asset(1, 1), "gate-attempt-1.json");
+    assert_eq!(attempt_asset(1, 2), "gate-attempt-1-start-2.json");
+    assert!(is_gate_asset(&attempt_asset(2, 3)) && is_gate_asset(&dispatch_asset(1)));
+    let mut c = candidate(&[(1, "2026-12-01T10:00:00Z")], &[]);
+    assert!(!c.dispatched(1));
+    c.dispatches.push(DispatchRecord {
+        attempt: 1,
+        start: 1,
+        unanswered: None,
+    });
+    assert!(c.dispatched(1) && !c.dispatched(2));
 }

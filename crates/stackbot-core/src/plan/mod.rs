@@ -189,6 +189,9 @@ pub struct Settings {
     /// What the SCS 0210 rule reads (the run's detection): release notes name the critical
     /// CVEs a release fixes and their 14-day deadline.
     pub compliance: crate::compliance::Inputs,
+    /// Pull-request mode: what the conformance gate says of each release (stable tag → its
+    /// line), for the body of its release pull request. Empty without a gate.
+    pub gate: std::collections::BTreeMap<String, String>,
 }
 
 /// One side effect. `apply` checks before each whether it is already done.
@@ -863,10 +866,17 @@ impl Run<'_> {
                     label: "the release notes".into(),
                     text: format!("{}\n", r.words),
                 }],
-                &format!(
-                    "Merging this pull request publishes `{tag}`.\n\n{}\n",
-                    r.release_marker
-                ),
+                &match self.settings.gate.get(tag) {
+                    None => format!(
+                        "Merging this pull request publishes `{tag}`.\n\n{}\n",
+                        r.release_marker
+                    ),
+                    Some(line) => format!(
+                        "Merging this pull request publishes `{tag}` once its conformance \
+                         candidate has passed.\n\n**Conformance:** {line}\n\n{}\n",
+                        r.release_marker
+                    ),
+                },
                 crate::body::BODY_MAX,
                 "the release notes of the draft release",
             )
@@ -1108,6 +1118,7 @@ mod tests {
             oci: None,
             bot_email: "stackbot@example.invalid".into(),
             compliance: Default::default(),
+            gate: Default::default(),
         }
     }
 
