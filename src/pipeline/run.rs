@@ -82,6 +82,13 @@ impl<'a> Run<'a> {
         Ok(if on_forge { index } else { index.oci_only() })
     }
 
+    /// The index the conformance gate's status reads: every forge release (the candidates'
+    /// pre-releases hold the gate's records whatever `publish` says) and the OCI tags. With
+    /// `publish: [oci]` alone this lists the forge's releases once more than [`Run::published`].
+    pub fn gate_index(&self) -> Result<ReleaseIndex, ObserveError> {
+        self.listed(true, true)
+    }
+
     /// Fold what `outcome`'s writes did (releases created, published, deleted; OCI tags
     /// pushed) into the index, as a new listing would show it. Nothing to do before the index
     /// was listed.
