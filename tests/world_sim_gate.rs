@@ -19,6 +19,10 @@
 //!   dispatch GitHub acknowledged), unless all 3 of its starts never began: one whose test
 //!   never began is started again as the same attempt, and does not use up the retry.
 //!
+//! The same world publishing to a real OCI registry alone (`publish: [oci]`): the stable
+//! releases and the candidates' bytes are then the registry's tags, and `passing-evidence`
+//! compares their layers.
+//!
 //! Knobs: `SIM_SEED` (default 2026), `SIM_GATE_RUNS` (default 40), `SIM_TRACE=1`.
 
 mod support;
@@ -76,10 +80,12 @@ struct Sim {
     /// Situations that occurred, by name.
     occurred: BTreeMap<&'static str, usize>,
     violations: Vec<String>,
+    /// The registry, when the world publishes to OCI alone.
+    registry: Option<support::registry::TestRegistry>,
 }
 
 impl Sim {
-    fn new(seed: u64) -> Sim {
+    fn new(seed: u64, registry: Option<support::registry::TestRegistry>) -> Sim {
         let fake = demo::start(TOKEN, &TENANTS, demo::PINNED_CLUSTERSTACK);
         fake.add_workflow(
             REPO,
@@ -97,14 +103,17 @@ impl Sim {
         let dir = tempfile::tempdir().unwrap();
         let templates = dir.path().join("templates/openstack/scs2");
         copy_dir(&root().join("templates/openstack/scs2"), &templates);
-        let cfg = DemoConfig::new()
+        let mut cfg = DemoConfig::new()
             .on_github(&fake.api_url(), &fake.upload_url(), TOKEN_ENV)
             .max_retries(0)
             .tenant("acme")
             .tenant("globex")
             .templates(&templates)
-            .gate(json!({"workflow": "conformance.yml"}))
-            .write(dir.path());
+            .gate(json!({"workflow": "conformance.yml"}));
+        if let Some(r) = &registry {
+            cfg = cfg.oci(&["oci"], &r.addr);
+        }
+        let cfg = cfg.write(dir.path());
         Sim {
             fake,
             dir,
@@ -116,6 +125,7 @@ impl Sim {
             fates: BTreeMap::new(),
             occurred: BTreeMap::new(),
             violations: Vec::new(),
+            registry,
         }
     }
 
@@ -325,6 +335,39 @@ impl Sim {
         self.occurred.insert("started-again", started_again);
     }
 
+    /// Every published release (stable and candidates) with the sha256 of each of its files:
+    /// the forge's releases, or the registry's tags when the world publishes there.
+    fn published(&self) -> Vec<(String, BTreeMap<String, String>)> {
+        if let Some(r) = &self.registry {
+            let registry = stackbot::oci::Registry::connect(
+                stackbot::oci::OciTarget::new(
+                    &r.addr,
+                    &format!("{}/kaas/cluster-stacks", r.addr),
+                    true,
+                    stackbot::oci::Credentials::Anonymous,
+                )
+                .unwrap(),
+            )
+            .unwrap();
+            return registry
+                .list_tags()
+                .unwrap()
+                .into_iter()
+                .map(|t| {
+                    let (json, _) = registry.manifest(&t).unwrap().unwrap();
+                    (t, stackbot::oci::manifest::layer_sha256s(&json))
+                })
+                .collect();
+        }
+        let snap = self.fake.snapshot();
+        snap.repos[REPO]
+            .releases
+            .iter()
+            .filter(|r| !r.draft)
+            .map(|r| (r.tag.clone(), r.assets.clone()))
+            .collect()
+    }
+
     /// passing-evidence, and no failed candidate promoted: the stable releases that hold.
     fn passing_evidence(
         &self,
@@ -332,44 +375,32 @@ impl Sim {
         v: &mut Vec<String>,
     ) -> BTreeSet<String> {
         let fate_of = |r: &RunView| self.fates.get(&r.id).map(|f| f.0);
-        let snap = self.fake.snapshot();
-        let repo = &snap.repos[REPO];
+        let published = self.published();
         let mut passed_stable = BTreeSet::new();
-        for s in repo
-            .releases
-            .iter()
-            .filter(|r| !r.draft && !r.tag.contains("-v0-sha-"))
-        {
-            let cand = repo.releases.iter().find(|c| {
-                c.tag.contains("-v0-sha-")
-                    && !c.draft
-                    && s.assets.iter().all(|(n, sha)| c.assets.get(n) == Some(sha))
+        for (tag, assets) in published.iter().filter(|(t, _)| !t.contains("-v0-sha-")) {
+            let cand = published.iter().find(|(c, held)| {
+                c.contains("-v0-sha-") && assets.iter().all(|(n, sha)| held.get(n) == Some(sha))
             });
-            let Some(cand) = cand else {
-                v.push(format!(
-                    "passing-evidence: {} is no candidate's bytes",
-                    s.tag
-                ));
+            let Some((cand, _)) = cand else {
+                v.push(format!("passing-evidence: {tag} is no candidate's bytes"));
                 continue;
             };
             let fates: Vec<Fate> = by_candidate
-                .get(&cand.tag)
+                .get(cand)
                 .into_iter()
                 .flatten()
                 .filter_map(|r| fate_of(r))
                 .collect();
             if !fates.contains(&Fate::Pass) {
                 v.push(format!(
-                    "passing-evidence: {} promoted from {} whose runs were {fates:?}",
-                    s.tag, cand.tag
+                    "passing-evidence: {tag} promoted from {cand} whose runs were {fates:?}"
                 ));
             } else if fates.contains(&Fate::Fail) {
                 v.push(format!(
-                    "failing-never-reaches-a-tenant: {} failed and was promoted",
-                    cand.tag
+                    "failing-never-reaches-a-tenant: {cand} failed and was promoted"
                 ));
             } else {
-                passed_stable.insert(s.tag.clone());
+                passed_stable.insert(tag.clone());
             }
         }
         passed_stable
@@ -518,11 +549,20 @@ fn tenants_hear_of(
 
 #[test]
 fn a_gate_that_passes_fails_hangs_or_is_cancelled_never_lets_a_failing_candidate_reach_a_tenant() {
+    world(None);
+}
+
+#[test]
+fn the_same_gate_publishing_to_oci_alone_never_lets_a_failing_candidate_reach_a_tenant() {
+    world(Some(support::registry::TestRegistry::start()));
+}
+
+fn world(registry: Option<support::registry::TestRegistry>) {
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
     let seed = env("SIM_SEED").unwrap_or(2026);
     let steps = env("SIM_GATE_RUNS").unwrap_or(40) as usize;
     let defaults = env("SIM_SEED").is_none() && env("SIM_GATE_RUNS").is_none();
-    let mut sim = Sim::new(seed);
+    let mut sim = Sim::new(seed, registry);
     for step in 1..=steps {
         sim.runner(step);
         sim.unstarted_claims(step);

@@ -8,7 +8,8 @@ use std::process::{Command, Stdio};
 
 use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
 use crate::gate::{self, Attempt, AttemptResult};
-use crate::model::FileTree;
+use crate::model::{FileTree, ReleaseName};
+use crate::oci::{Publisher, PushOutcome};
 
 use super::{ApplyError, Outcome};
 
@@ -75,6 +76,26 @@ pub fn publish_candidate(
     Ok(())
 }
 
+/// Push the candidate `tag` of `stable` to the OCI registry (a no-op when the tag holds it
+/// already; a tag holding anything else is refused, never overwritten) and verify it as a
+/// candidate: `stable`'s assets byte for byte, and the chart under the candidate's version.
+pub fn push_candidate(
+    oci: &Publisher,
+    tag: &str,
+    assets: &FileTree,
+    stable: &ReleaseName,
+    out: &mut Outcome,
+) -> Result<(), ApplyError> {
+    let published = oci.publish_candidate(tag, assets, stable)?;
+    if let PushOutcome::Pushed { digest, .. } = &published.outcome {
+        out.actions.push(format!(
+            "push candidate {tag} to {} ({digest}), verified",
+            published.reference
+        ));
+    }
+    Ok(())
+}
+
 /// One test attempt to start on the local runner.
 pub struct Start<'a> {
     pub candidate: &'a ReleaseInfo,
@@ -88,6 +109,9 @@ pub struct Start<'a> {
     pub cwd: &'a Path,
     /// The candidate's assets, written to `<dir>/candidate/` for the test to read.
     pub assets: &'a FileTree,
+    /// The candidate in the OCI registry (`<registry>/<repository>:<tag>`), when the stack
+    /// publishes there: `STACKBOT_CANDIDATE_OCI`, for a test that pulls what CSO pulls.
+    pub oci: Option<String>,
 }
 
 /// Start an attempt: its folder and the candidate's files first, then its record on the
@@ -143,6 +167,9 @@ pub fn start(
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(err_log);
+    if let Some(reference) = &s.oci {
+        cmd.env("STACKBOT_CANDIDATE_OCI", reference);
+    }
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;

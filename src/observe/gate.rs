@@ -117,23 +117,30 @@ pub const LAUNCHED: &str = "launched";
 /// claimed the attempt stopped before spawning the command). A launch marker without a
 /// `pid` is gone, not never started: the command may have been spawned.
 pub fn runner(dir: &Path) -> Runner {
-    if let Ok(text) = std::fs::read_to_string(dir.join("exit")) {
-        let exit_code = text.trim().parse::<i32>().ok();
-        return Runner::Finished(Finished {
-            exit_code,
-            signal: None,
-            result: results(&dir.join("results")).0,
-        });
+    if let Some(done) = finished(dir) {
+        return done;
     }
     let pid = std::fs::read_to_string(dir.join("pid"))
         .ok()
         .and_then(|p| p.trim().parse::<u32>().ok());
     match pid {
         Some(pid) if alive(pid) => Runner::Running,
-        Some(_) => Runner::Gone,
+        // It may have ended between the two looks: the wrapper writes `exit` before it ends,
+        // so a test that is gone without one now is gone without an exit code.
+        Some(_) => finished(dir).unwrap_or(Runner::Gone),
         None if dir.join(LAUNCHED).exists() || !dir.is_dir() => Runner::Gone,
         None => Runner::NotStarted,
     }
+}
+
+/// The attempt's end as its `exit` file says, if it is there.
+fn finished(dir: &Path) -> Option<Runner> {
+    let text = std::fs::read_to_string(dir.join("exit")).ok()?;
+    Some(Runner::Finished(Finished {
+        exit_code: text.trim().parse::<i32>().ok(),
+        signal: None,
+        result: results(&dir.join("results")).0,
+    }))
 }
 
 /// Whether process `pid` runs (a zombie does not). Without `/proc` it cannot be told, and
@@ -382,13 +389,17 @@ fn sonobuoy(tgz: &[u8]) -> Result<Summary, String> {
 pub fn status_facts(
     forge: &dyn Forge,
     repo: &RepoRef,
-    listed: &[ReleaseInfo],
+    index: &crate::index::ReleaseIndex,
 ) -> Result<Vec<crate::status::GateFact>, ForgeError> {
     use std::collections::{BTreeMap, BTreeSet};
+    let listed = index.listed();
+    // A stable release is out when the forge published it or the registry holds its tag
+    // (with `publish: [oci]` alone, only the registry does).
     let published: BTreeSet<&str> = listed
         .iter()
         .filter(|r| !r.draft && !r.prerelease)
         .map(|r| r.tag.as_str())
+        .chain(index.oci_tags().into_iter().flatten().map(String::as_str))
         .collect();
     let mut newest: BTreeMap<String, (&ReleaseInfo, CandidateRecord, crate::model::ReleaseName)> =
         BTreeMap::new();

@@ -13,8 +13,10 @@
 //! numbers some evidence names plus the first gap, so its cost never grows with history.
 
 pub mod gate;
+pub mod oci;
 pub mod status;
 pub mod tenants;
+pub mod versions;
 pub mod zip;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -447,6 +449,7 @@ fn recorded(
         hashes,
         metadata: None,
         kubernetes: None,
+        created: None,
         set: None,
         lock: None,
     })
@@ -473,7 +476,7 @@ fn oci_latest(
         version: StackVersion::stable(n),
     }
     .to_string();
-    let files = oci.registry().pull_release(&tag)?;
+    let (manifest, files) = oci.registry().pull_release_and_manifest(&tag)?;
     let text = |name: &str| {
         files
             .get(name)
@@ -491,17 +494,19 @@ fn oci_latest(
         })
     });
     let name = ReleaseName::parse(&tag).expect("built as a release name");
-    let kubernetes = crate::tenants::releases::kubernetes_of(
+    // The date and the Kubernetes version as the tenants and the status read them.
+    let read = oci::OciRelease::of(
         &name,
+        &manifest,
         files.get("metadata.yaml").map(Vec::as_slice),
-        "",
     );
     Ok(Some(Latest {
         tag,
         n,
         hashes,
         metadata,
-        kubernetes,
+        kubernetes: read.kubernetes,
+        created: read.created,
         set: None,
         lock: None,
     }))

@@ -18,31 +18,25 @@ use crate::model::{ReleaseName, StackId};
 use crate::status::{Release, ReleasePull, Target, UpstreamMinor};
 use crate::tenants::Observations;
 use crate::tenants::plan::Observed;
-use crate::tenants::releases::kubernetes_of;
 
 /// Tenants read at the same time.
 const CONCURRENCY: usize = 8;
 
-/// What [`forge_releases`] makes of a release whose `metadata.yaml` cannot be downloaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unread {
-    /// The reading fails (the status: the next run reads again).
-    Fails,
-    /// The release stays, its Kubernetes version unknown, with a warning: its verdict is then
-    /// `unknown` by type ([`crate::status::stacks::status`]), never the "never released" (the
-    /// minor window) that leaving it out would read as.
-    IsUnknown,
-}
-
 /// The published stable releases of the configured stacks on the forge. The Kubernetes
-/// version comes from the notes (no request), else from `metadata.yaml` (one download).
+/// version is [`super::versions::ForgeVersions::of`]'s, the tenants' rule: from the notes (no
+/// request), else from `metadata.yaml` (one download, once per run). A
+/// `metadata.yaml` that cannot be downloaded does not fail the reading: the release stays, its
+/// Kubernetes version unknown with the file and the cause (`Release::unread`, and a warning),
+/// so its verdict is `unknown` naming them ([`crate::status::stacks::status`]), never the
+/// "never released" (the minor window) that leaving it out would read as. `status`, the
+/// dashboard and the `release` summary read releases here, so they say the same of it.
 pub fn forge_releases(
     forge: &dyn Forge,
     repo: &RepoRef,
     (index, stacks): (&ReleaseIndex, &BTreeSet<StackId>),
-    unread: Unread,
+    versions: &super::versions::ForgeVersions,
     warnings: &mut Vec<String>,
-) -> Result<Vec<Release>, ObserveError> {
+) -> Vec<Release> {
     let mut out = Vec::new();
     for r in index.listed().iter().filter(|r| !r.draft) {
         let Ok(name) = ReleaseName::parse(&r.tag) else {
@@ -51,29 +45,15 @@ pub fn forge_releases(
         if !stacks.contains(&name.stack) || !name.version.is_stable() {
             continue;
         }
-        let mut kubernetes = kubernetes_of(&name, None, &r.body);
-        if kubernetes.is_none()
-            && let Some(a) = r.assets.iter().find(|a| a.name == "metadata.yaml")
-        {
-            match forge.download_asset(repo, r.id, a) {
-                Ok(meta) => kubernetes = kubernetes_of(&name, Some(&meta), &r.body),
-                Err(e) if unread == Unread::IsUnknown => {
-                    warnings.push(format!(
-                        "release {name}: metadata.yaml could not be read ({e}): its Kubernetes version is unknown"
-                    ));
-                    out.push(Release {
-                        name,
-                        target: Target::Forge,
-                        kubernetes: None,
-                        published_at: r.published_at,
-                        url: Some(r.html_url.clone()),
-                    });
-                    continue;
-                }
-                Err(e) => return Err(e.into()),
+        let (kubernetes, unread) = match versions.of(forge, repo, &name, r) {
+            Ok(k) => (k, None),
+            Err(e) => {
+                let why = format!("release {name}: metadata.yaml could not be read ({e})");
+                warnings.push(format!("{why}: its Kubernetes version is unknown"));
+                (None, Some(why))
             }
-        }
-        if kubernetes.is_none() {
+        };
+        if kubernetes.is_none() && unread.is_none() {
             warnings.push(format!(
                 "release {name} names no Kubernetes version (notes or metadata.yaml)"
             ));
@@ -84,19 +64,21 @@ pub fn forge_releases(
             kubernetes,
             published_at: r.published_at,
             url: Some(r.html_url.clone()),
+            unread,
         });
     }
-    Ok(out)
+    out
 }
 
 /// The releases in the OCI repository the status looks at: the newest of every series, and
 /// every tag a tenant lists. Per tag its manifest (with `oci.created_annotation`, the date) and
-/// its `metadata.yaml`, whose Kubernetes version [`kubernetes_of`] reads: the one rule for
+/// its `metadata.yaml`, whose Kubernetes version [`crate::tenants::releases::kubernetes_of`] reads: the one rule for
 /// every release, so `status`, the `release` summary and the tenants never disagree on it
 /// (the manifest's `kubernetesVersion` annotation is a copy that a hand-pushed release can get
-/// wrong).
+/// wrong). Each read once per run ([`super::oci::OciReads`]): what the observation or the
+/// tenants read already is not read again.
 pub fn oci_releases(
-    registry: &crate::oci::Registry,
+    (registry, reads): (&crate::oci::Registry, &super::oci::OciReads),
     index: &ReleaseIndex,
     minors: &[UpstreamMinor],
     listed: &BTreeSet<String>,
@@ -112,26 +94,22 @@ pub fn oci_releases(
     wanted.extend(listed.iter().filter(|t| index.in_oci(t)).cloned());
     let mut out = Vec::new();
     for tag in wanted {
-        let Some((bytes, metadata)) = registry.manifest_and_file(&tag, "metadata.yaml")? else {
+        let name = ReleaseName::parse(&tag).expect("built or listed as a release name");
+        let Some(read) = reads.get(registry, &name)? else {
             continue;
         };
-        let name = ReleaseName::parse(&tag).expect("built or listed as a release name");
-        let kubernetes = kubernetes_of(&name, metadata.as_deref(), "");
-        if kubernetes.is_none() {
+        if read.kubernetes.is_none() {
             warnings.push(format!(
                 "OCI {reference}:{tag} names no Kubernetes version in its metadata.yaml"
             ));
         }
-        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        let created = v["annotations"][crate::oci::manifest::CREATED_ANNOTATION].as_str();
         out.push(Release {
             name,
             target: Target::Oci,
-            kubernetes,
-            published_at: created
-                .and_then(|c| chrono::DateTime::parse_from_rfc3339(c).ok())
-                .map(|c| c.with_timezone(&chrono::Utc)),
+            kubernetes: read.kubernetes,
+            published_at: read.created,
             url: Some(format!("{reference}:{tag}")),
+            unread: None,
         });
     }
     Ok(out)

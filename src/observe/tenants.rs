@@ -4,9 +4,10 @@
 //! repository.
 //!
 //! The releases' cost is bounded by the number of series, never by history: the forge is one
-//! release listing (the run's [`ReleaseIndex`]) plus one `metadata.yaml` per series; OCI is
-//! one tag listing plus, per series whose newest release the forge does not already have, one
-//! manifest and one blob.
+//! release listing (the run's [`ReleaseIndex`]) plus, per series whose newest release's notes
+//! name no Kubernetes version, one `metadata.yaml`; OCI is one tag listing plus, per series
+//! whose newest release the forge does not already have, one manifest and one blob. Each is
+//! read once per run, shared with the status ([`super::versions`], [`super::oci`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -185,12 +186,13 @@ fn read_branch(
 }
 
 /// The newest published forge release of each series of `stacks` in `index`, with its
-/// Kubernetes version (one `metadata.yaml` download each, when it has one) and the versions
-/// its earlier releases ship, as their notes say.
+/// Kubernetes version by the status's rule ([`super::versions::ForgeVersions::of`]: its notes,
+/// else one `metadata.yaml` download, once per run) and the versions its earlier releases ship,
+/// as their notes say.
 pub fn available_releases(
     forge: &dyn Forge,
     repo: &RepoRef,
-    index: &ReleaseIndex,
+    (index, versions): (&ReleaseIndex, &super::versions::ForgeVersions),
     stacks: &BTreeSet<StackId>,
 ) -> Result<Vec<AvailableRelease>, ForgeError> {
     let mut out = Vec::new();
@@ -202,11 +204,7 @@ pub fn available_releases(
             continue;
         };
         let name = ReleaseName::parse(&r.tag).expect("indexed by its name");
-        let meta = match r.assets.iter().find(|a| a.name == "metadata.yaml") {
-            Some(a) => Some(forge.download_asset(repo, r.id, a)?),
-            None => None,
-        };
-        let Some(kubernetes) = kubernetes_of(&name, meta.as_deref(), &r.body) else {
+        let Some(kubernetes) = versions.of(forge, repo, &name, r)? else {
             tracing::warn!("release {name} names no Kubernetes version; skipped");
             continue;
         };
@@ -232,10 +230,11 @@ pub fn available_releases(
 
 /// The newest stable release per stack × minor among the OCI repository's tags in `index`,
 /// for the series where it is newer than every release in `known` (read from the forge
-/// already): for each such series the manifest and `metadata.yaml` of its newest tag only. A
-/// release without a readable Kubernetes version is skipped with a warning.
+/// already): for each such series the manifest and `metadata.yaml` of its newest tag only, as
+/// this run read them ([`super::oci::OciReads`]: once per run). A release without a readable
+/// Kubernetes version is skipped with a warning.
 pub fn oci_releases(
-    registry: &Registry,
+    (registry, reads): (&Registry, &super::oci::OciReads),
     index: &ReleaseIndex,
     stacks: &BTreeSet<StackId>,
     known: &[AvailableRelease],
@@ -256,8 +255,7 @@ pub fn oci_releases(
             continue;
         }
         let tag = name.to_string();
-        let meta = registry.pull_file(&tag, "metadata.yaml")?;
-        let Some(kubernetes) = kubernetes_of(&name, meta.as_deref(), "") else {
+        let Some(kubernetes) = reads.get(registry, &name)?.and_then(|r| r.kubernetes) else {
             tracing::warn!(
                 "OCI release {reference}:{tag} names no Kubernetes version in its metadata.yaml; skipped"
             );

@@ -55,10 +55,14 @@ pub struct Offered {
     /// Series that could not be rendered because upstream data is missing (transient: the next
     /// run retries; the other series go on).
     pub failed: Vec<Skipped>,
+    /// The checkout's `stackbot.lock` ([`super::detect::checkout_lock`]), read once for the run:
+    /// detection, the shared content and the other minors' directories all render from it.
+    pub checkout: Option<crate::lock::Lock>,
 }
 
 /// The complete release sets to release: from `--release-set`, else from upstream detection.
 pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
+    let checkout = super::detect::checkout_lock(ctx);
     match &sel.release_set {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -67,6 +71,7 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
                 crate::lock::parse_release_sets(&text, path).map_err(InvalidInput::from_display)?;
             Ok(Offered {
                 sets,
+                checkout,
                 ..Offered::default()
             })
         }
@@ -74,7 +79,8 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
             let opts = super::detect::options(ctx, sel.snapshot.clone(), sel.cache_dir.clone());
             // The dashboard shows end-of-life dates: read the schedule for it too.
             let schedule = ctx.loaded.config.dashboard.enabled;
-            let (report, data, _) = super::detect::detect_with(ctx, &opts, schedule)?;
+            let (report, data, _) =
+                super::detect::detect_knowing(ctx, &opts, schedule, checkout.as_ref())?;
             let warnings = report.warnings.clone();
             let detected = super::detect::Detected::new(report.clone(), &data);
             let held_back = report
@@ -95,6 +101,7 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
                 detected: Some(detected),
                 held_back,
                 failed: Vec::new(),
+                checkout,
             })
         }
     }
@@ -102,7 +109,7 @@ pub fn offered(ctx: &Context, sel: &Selection) -> Result<Offered, Error> {
 
 /// Release sets → rendered trees, filtered by the selection. Sorted by stack and minor.
 pub fn desired(ctx: &Context, sel: &Selection) -> Result<(Vec<Desired>, Offered), Error> {
-    desired_recorded(ctx, sel, || Ok(checkout_lock(ctx)))
+    desired_recorded(ctx, sel, |checkout| Ok(checkout.cloned()))
 }
 
 /// Whether a skipped line is about what the selection names: the subject's stack and minor,
@@ -116,19 +123,14 @@ fn selected(sel: &Selection, what: &crate::plan::Subject) -> bool {
     }
 }
 
-/// The lock next to `stackbot.yaml` (the checkout), if readable.
-pub fn checkout_lock(ctx: &Context) -> Option<crate::lock::Lock> {
-    crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE)).ok()
-}
-
 /// [`desired`], where `recorded` gives the lock that says what was last released (asked only
-/// when a set lacks its publication date: the releases API is down and markers carry none).
-/// The patch the lock recorded keeps its date, so an outage does not change the rendering and
-/// cause a release.
+/// when a set lacks its publication date: the releases API is down and markers carry none;
+/// given the checkout's lock as the run read it). The patch the lock recorded keeps its date,
+/// so an outage does not change the rendering and cause a release.
 pub fn desired_recorded(
     ctx: &Context,
     sel: &Selection,
-    recorded: impl FnOnce() -> Result<Option<crate::lock::Lock>, Error>,
+    recorded: impl FnOnce(Option<&crate::lock::Lock>) -> Result<Option<crate::lock::Lock>, Error>,
 ) -> Result<(Vec<Desired>, Offered), Error> {
     let loaded = &ctx.loaded;
     check_stack(loaded, sel)?;
@@ -140,7 +142,7 @@ pub fn desired_recorded(
     let mut out = Vec::new();
     let mut templates = BTreeMap::new();
     let recorded = if offered.sets.iter().any(|s| s.published_at.is_none()) {
-        recorded()?
+        recorded(offered.checkout.as_ref())?
     } else {
         None
     };
@@ -156,7 +158,8 @@ pub fn desired_recorded(
             set.published_at = r.published_at;
         }
     }
-    let mut known = known_after(ctx, &mut offered.sets, offered.detected.as_ref());
+    let checkout = offered.checkout.clone().unwrap_or_default();
+    let mut known = known_after(ctx, &checkout, &mut offered.sets, offered.detected.as_ref());
     let sets = std::mem::take(&mut offered.sets);
     for mut set in sets {
         let minor = set.minor();
@@ -219,7 +222,7 @@ pub fn desired_recorded(
         offered.sets.push(set);
     }
     out.sort_by(|a, b| (&a.stack, a.minor).cmp(&(&b.stack, b.minor)));
-    with_other_minors(ctx, &known, &templates, &mut out);
+    with_other_minors(ctx, (&checkout, &known), &templates, &mut out);
     Ok((out, offered))
 }
 
@@ -262,7 +265,7 @@ fn cannot_render(
 /// written by its own release.
 fn with_other_minors(
     ctx: &Context,
-    known: &crate::lock::Lock,
+    (checkout, known): (&crate::lock::Lock, &crate::lock::Lock),
     templates: &BTreeMap<StackId, std::sync::Arc<crate::render::TemplateTree>>,
     out: &mut [Desired],
 ) {
@@ -271,7 +274,6 @@ fn with_other_minors(
         return;
     }
     let loaded = &ctx.loaded;
-    let checkout = checkout_lock(ctx).unwrap_or_default();
     let mut others: Vec<(StackId, Minor, crate::model::FileTree)> = Vec::new();
     for set in &known.release_sets {
         let (Some(stack), Some(t)) = (loaded.stack(&set.stack), templates.get(&set.stack)) else {
@@ -400,10 +402,11 @@ fn check_stack(loaded: &crate::config::Loaded, sel: &Selection) -> Result<(), Er
 /// and a template that needs the date cannot render (said, exit 1: the next run reads again).
 fn known_after(
     ctx: &Context,
+    checkout: &crate::lock::Lock,
     sets: &mut [ReleaseSet],
     detected: Option<&super::detect::Detected>,
 ) -> crate::lock::Lock {
-    let mut known = checkout_lock(ctx).unwrap_or_default();
+    let mut known = checkout.clone();
     for set in sets.iter_mut() {
         known.carry_chart_locks(set);
         if !set.node_image.is_none() && set.node_image.build_date.is_none() {

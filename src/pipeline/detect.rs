@@ -26,6 +26,27 @@ pub fn detect_with(
     opts: &DetectOptions,
     schedule: bool,
 ) -> Result<(Report, UpstreamData, RequestStats), UpstreamError> {
+    detect_knowing(ctx, opts, schedule, checkout_lock(ctx).as_ref())
+}
+
+/// The checkout's `stackbot.lock` (beside `stackbot.yaml`): `None` when there is none or it
+/// cannot be read (what it would say is unknown; `release` and `render --check` report why).
+/// A run reads it once ([`super::desired::offered`]) and passes it on.
+pub fn checkout_lock(ctx: &Context) -> Option<crate::lock::Lock> {
+    let path = ctx.loaded.base_dir.join(crate::lock::LOCK_FILE);
+    path.exists()
+        .then(|| crate::lock::Lock::load(&path).ok())
+        .flatten()
+}
+
+/// [`detect_with`] against `checkout`, the checkout's lock as the run read it
+/// ([`checkout_lock`]): what was last released, for the no-downgrade marks and the verdicts.
+pub fn detect_knowing(
+    ctx: &Context,
+    opts: &DetectOptions,
+    schedule: bool,
+    checkout: Option<&crate::lock::Lock>,
+) -> Result<(Report, UpstreamData, RequestStats), UpstreamError> {
     let config = &ctx.loaded.config;
     let opts = DetectOptions {
         clock: opts.clock.clone().or_else(|| Some(ctx.clock.clone())),
@@ -69,8 +90,8 @@ pub fn detect_with(
         snapshot::save_as_of(path, &data, Some(ctx.today))?;
     }
     let mut report = resolve(config, &data, ctx.today);
-    mark_degraded(&mut report, ctx);
-    assess(&mut report, &data, ctx, live);
+    mark_degraded(&mut report, checkout);
+    assess(&mut report, &data, ctx, checkout, live);
     if !live {
         report.snapshot = Some(crate::upstream::snapshot::SnapshotInfo { as_of: data_as_of });
     }
@@ -92,11 +113,10 @@ pub fn detect_with(
 
 /// Mark the stack × minors whose release set is older than what the checkout's
 /// `stackbot.lock` records (the last release's set), by the no-downgrade rule
-/// ([`crate::plan::guard`]): `release` keeps those where they are. An
-/// unreadable lock marks nothing (`release` reports it).
-fn mark_degraded(report: &mut Report, ctx: &Context) {
-    let Ok(lock) = crate::lock::Lock::load(&ctx.loaded.base_dir.join(crate::lock::LOCK_FILE))
-    else {
+/// ([`crate::plan::guard`]): `release` keeps those where they are. No readable lock marks
+/// nothing (`release` reports it).
+fn mark_degraded(report: &mut Report, checkout: Option<&crate::lock::Lock>) {
+    let Some(lock) = checkout else {
         return;
     };
     for m in &mut report.minors {
@@ -111,14 +131,15 @@ fn mark_degraded(report: &mut Report, ctx: &Context) {
 /// it: the same rule `status` applies to the releases on the forge. It also records the
 /// verdict's sources that could not be read (live: now; replayed: marked so in the
 /// snapshot): `detect` and `release` exit 1 for them.
-fn assess(report: &mut Report, data: &UpstreamData, ctx: &Context, live: bool) {
-    let path = ctx.loaded.base_dir.join(crate::lock::LOCK_FILE);
-    let lock = path
-        .exists()
-        .then(|| crate::lock::Lock::load(&path).ok())
-        .flatten();
+fn assess(
+    report: &mut Report,
+    data: &UpstreamData,
+    ctx: &Context,
+    checkout: Option<&crate::lock::Lock>,
+    live: bool,
+) {
     let inputs = crate::compliance::Inputs::from_data(data);
-    assess_against(report, &inputs, lock.as_ref(), ctx.today);
+    assess_against(report, &inputs, checkout, ctx.today);
     // A live run could not read what fails now; a replay, what its snapshot marks as failed
     // (docs/status.md: `detect` exits 1 either way).
     report.unreadable = if live {

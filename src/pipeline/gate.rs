@@ -13,9 +13,10 @@ use chrono::{DateTime, Utc};
 
 use crate::apply::{self, Outcome};
 use crate::forge::{Forge, ReleaseInfo};
-use crate::gate::{self, Decision, Facts, Runner};
+use crate::gate::{self, Decision, Facts, InRegistry, Runner};
 use crate::model::{FileTree, ReleaseName};
 use crate::observe;
+use crate::oci::Publisher;
 use crate::plan::{Plan, PlannedRelease, Skipped};
 
 use super::release::Target;
@@ -80,6 +81,8 @@ pub fn evaluate(
             forge,
             listed: index.listed(),
             target,
+            oci: target.oci.as_deref(),
+            on_forge: !target.settings.oci.as_ref().is_some_and(|o| o.only),
             base_head,
             cfg,
             stable: &stable,
@@ -99,6 +102,10 @@ struct One<'a> {
     /// The run's release index: the first look at the candidate (after a write, it is listed).
     listed: &'a [ReleaseInfo],
     target: &'a Target,
+    /// The registry, when `publish` lists `oci`: the candidate is pushed there too.
+    oci: Option<&'a Publisher>,
+    /// Whether the forge pre-release holds the candidate's assets (`publish` lists `forge`).
+    on_forge: bool,
     base_head: Option<&'a str>,
     cfg: &'a crate::config::GateConfig,
     stable: &'a ReleaseName,
@@ -131,12 +138,22 @@ impl One<'_> {
                 None => None,
             };
             let runner = seen.as_ref().map(|s| s.runner.clone());
+            let layers = match self.oci {
+                Some(oci) => Some(oci.layers(&cand)?),
+                None => None,
+            };
             let now = self.ctx.clock.now();
             let stable = self.stable.to_string();
             let decision = gate::decide(&Facts {
                 stable: &stable,
                 assets: self.assets,
                 candidate: observed.as_ref().map(|(c, _)| c),
+                on_forge: self.on_forge,
+                registry: match &layers {
+                    None => InRegistry::NotATarget,
+                    Some(None) => InRegistry::Missing,
+                    Some(Some(l)) => InRegistry::Layers(l),
+                },
                 runner: runner.as_ref(),
                 now,
                 timeout: chrono::Duration::minutes(self.cfg.timeout_minutes as i64),
@@ -215,6 +232,7 @@ impl One<'_> {
                 cwd: &std::path::absolute(&self.ctx.loaded.base_dir)
                     .unwrap_or_else(|_| self.ctx.loaded.base_dir.clone()),
                 assets: &gate::candidate_assets(self.stable, self.assets),
+                oci: self.oci.map(|o| o.reference_of(cand)),
             },
             out,
         )?;
@@ -248,6 +266,44 @@ impl One<'_> {
         })
     }
 
+    /// Publish the candidate wherever the stack publishes: the registry first (pushed and
+    /// verified as a candidate), then the forge pre-release, published last (with its assets,
+    /// or with `publish: [oci]` alone as the gate's record), so a published pre-release says
+    /// the whole candidate is out.
+    fn publish(&self, cand: &str, out: &mut Outcome) -> Result<(), Error> {
+        let repo = &self.target.repo;
+        let Some(head) = self.base_head else {
+            return Err(Error::Apply(apply::ApplyError::Inconsistent(format!(
+                "branch `{}` of {repo} does not exist: nothing to tag the candidate {cand} on",
+                self.target.base_branch
+            ))));
+        };
+        let assets = gate::candidate_assets(self.stable, self.assets);
+        if let Some(oci) = self.oci {
+            apply::gate::push_candidate(oci, cand, &assets, self.stable, out)?;
+        }
+        let record = gate::CandidateRecord {
+            stable: self.stable.to_string(),
+            digest: gate::content_digest(self.assets),
+        };
+        let reference = self.oci.map(|o| o.reference_of(cand));
+        let on_forge = if self.on_forge {
+            assets
+        } else {
+            FileTree::new()
+        };
+        apply::gate::publish_candidate(
+            self.forge,
+            repo,
+            head,
+            cand,
+            &record.notes(cand, reference.as_deref(), self.on_forge),
+            &on_forge,
+            out,
+        )?;
+        Ok(())
+    }
+
     /// Carry out `decision`; `false` when there is nothing to do (it waits or is final).
     fn act(
         &self,
@@ -265,28 +321,7 @@ impl One<'_> {
             )))
         };
         match decision {
-            Decision::Publish => {
-                let Some(head) = self.base_head else {
-                    return Err(Error::Apply(apply::ApplyError::Inconsistent(format!(
-                        "branch `{}` of {repo} does not exist: nothing to tag the candidate {cand} on",
-                        self.target.base_branch
-                    ))));
-                };
-                let record = gate::CandidateRecord {
-                    stable: self.stable.to_string(),
-                    digest: gate::content_digest(self.assets),
-                };
-                let assets = gate::candidate_assets(self.stable, self.assets);
-                apply::gate::publish_candidate(
-                    forge,
-                    repo,
-                    head,
-                    cand,
-                    &record.notes(cand),
-                    &assets,
-                    out,
-                )?;
-            }
+            Decision::Publish => self.publish(cand, out)?,
             Decision::Start { attempt, start } => {
                 let rel = rel.ok_or_else(missing)?;
                 let attempt = gate::Attempt {
@@ -391,7 +426,14 @@ pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
         match &g.decision {
             Decision::Promote(result) => {
                 if let Some(r) = plan.releases.iter_mut().find(|r| r.tag == g.stable) {
-                    r.notes.push_str(&evidence_notes(g, result));
+                    let evidence = evidence_notes(g, result);
+                    r.notes.push_str(&evidence);
+                    // With `publish: [oci]` alone `vN` has no release notes: its tag says it.
+                    for step in &mut r.steps {
+                        if let crate::plan::Step::Tag { message, .. } = step {
+                            message.push_str(&evidence);
+                        }
+                    }
                 }
             }
             Decision::Publish => plan.skipped.push(skip(format!(

@@ -150,6 +150,7 @@ fn plan_in(
         desired,
         run.index()?,
     )?;
+    run.note_observed(&observed);
     let p = plan::plan_with(desired, &observed, &target.settings, overrides, &packager)?;
     Ok((p, observed))
 }
@@ -165,10 +166,9 @@ fn plan_gated(
 ) -> Result<Planned, Error> {
     let (ctx, forge) = (run.ctx, run.forge);
     let mut target = run.target.clone();
-    let (desired, offered) = super::desired::desired_recorded(ctx, sel, || {
+    let (desired, offered) = super::desired::desired_recorded(ctx, sel, |checkout| {
         // What the base branch records (the checkout's lock when the base has none).
-        Ok(observe::base_lock(forge, target.scope())?
-            .or_else(|| super::desired::checkout_lock(ctx)))
+        Ok(observe::base_lock(forge, target.scope())?.or_else(|| checkout.cloned()))
     })?;
     if let Some(d) = &offered.detected {
         target.settings.compliance = d.compliance.clone();
@@ -314,6 +314,30 @@ fn held_back_by_errors(report: &crate::resolve::Report, plan: &Plan) -> Vec<Skip
         .collect()
 }
 
+/// A verdict that could not be decided is transient trouble: the releases went on, and the
+/// next run reads the sources again. That is an upstream source, or what a series' latest
+/// release ships (its notes name no version and its `metadata.yaml` could not be read or names
+/// none): the summary's line says `unknown` as `status` does, and the run exits 1
+/// (docs/status.md) rather than 0 as if the verdict were known.
+fn verdicts_unknown(detected: Option<&super::detect::Detected>, plan: &Plan) -> Option<Skipped> {
+    let mut unknown: Vec<String> = detected
+        .iter()
+        .flat_map(|d| d.report.unreadable.iter().cloned())
+        .collect();
+    unknown.extend(
+        plan.series
+            .iter()
+            .filter_map(|s| match &s.deadlines.offered {
+                crate::compliance::Offered::Unknown { cause } => Some(cause.clone()),
+                _ => None,
+            }),
+    );
+    (!unknown.is_empty()).then_some(Skipped {
+        what: crate::plan::Subject::Verdicts,
+        reason: crate::plan::SkipReason::VerdictsUnknown { sources: unknown },
+    })
+}
+
 /// What a release run did.
 pub struct Released {
     pub plan: Plan,
@@ -400,18 +424,7 @@ pub fn release(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Rele
     {
         failed.extend(held_back_by_errors(&d.report, &plan));
     }
-    // A verdict that could not be decided is transient trouble: the releases went on, and the
-    // next run reads the sources again.
-    if let Some(d) = &detected
-        && !d.report.unreadable.is_empty()
-    {
-        failed.push(Skipped {
-            what: crate::plan::Subject::Verdicts,
-            reason: crate::plan::SkipReason::VerdictsUnknown {
-                sources: d.report.unreadable.clone(),
-            },
-        });
-    }
+    failed.extend(verdicts_unknown(detected.as_ref(), &plan));
     let (tenants, known) = if ctx.loaded.config.tenants.is_empty() {
         Default::default()
     } else if sel.skip_tenants {

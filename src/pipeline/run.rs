@@ -32,6 +32,13 @@ pub struct Run<'a> {
     /// The pull requests of each release branch as this run read them (observe) and left them
     /// (apply): the status at the end of the run reads them here, not from the forge again.
     release_pulls: Mutex<BTreeMap<String, Vec<PullInfo>>>,
+    /// The OCI releases this run read (manifest date, Kubernetes version), each once: the
+    /// observation's pulls are noted here ([`Run::note_observed`]), the tenants and the status
+    /// read through it.
+    pub oci_reads: crate::observe::oci::OciReads,
+    /// The Kubernetes versions of forge releases this run read (the status and the tenants
+    /// by one rule, a `metadata.yaml` downloaded once).
+    pub forge_versions: crate::observe::versions::ForgeVersions,
 }
 
 struct Listed {
@@ -49,6 +56,8 @@ impl<'a> Run<'a> {
             target: super::release::target(ctx)?,
             index: Mutex::new(None),
             release_pulls: Mutex::new(BTreeMap::new()),
+            oci_reads: Default::default(),
+            forge_versions: Default::default(),
         })
     }
 
@@ -73,13 +82,38 @@ impl<'a> Run<'a> {
         Ok(if on_forge { index } else { index.oci_only() })
     }
 
+    /// The index the conformance gate's status reads: every forge release (the candidates'
+    /// pre-releases hold the gate's records whatever `publish` says) and the OCI tags. With
+    /// `publish: [oci]` alone this lists the forge's releases once more than [`Run::published`].
+    pub fn gate_index(&self) -> Result<ReleaseIndex, ObserveError> {
+        self.listed(true, true)
+    }
+
     /// Fold what `outcome`'s writes did (releases created, published, deleted; OCI tags
     /// pushed) into the index, as a new listing would show it. Nothing to do before the index
     /// was listed.
     pub fn record(&self, outcome: &Outcome) {
         let pushed: Vec<String> = outcome.oci.iter().map(|p| p.tag.clone()).collect();
+        self.oci_reads.forget(pushed.iter().map(String::as_str));
         if let Some(l) = self.index.lock().expect("index lock").as_mut() {
             l.index = l.index.with_changes(&outcome.index_changes, &pushed);
+        }
+    }
+
+    /// Note what the observation read of each series' latest OCI release (it pulled the
+    /// release's files), so the tenants and the status do not read its manifest and
+    /// `metadata.yaml` again.
+    pub fn note_observed(&self, observed: &crate::plan::Observed) {
+        for l in observed
+            .series
+            .values()
+            .filter_map(|so| so.oci_latest.as_ref())
+        {
+            let read = crate::observe::oci::OciRelease {
+                created: l.created,
+                kubernetes: l.kubernetes,
+            };
+            self.oci_reads.note(&l.tag, read);
         }
     }
 

@@ -75,14 +75,9 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
         .filter(|_| config.publish.contains(&PublishTarget::Oci));
     // The run's index: listed once, with what this run published folded in.
     let index = run.published(true).map_err(Error::from)?;
-    let mut releases = read::forge_releases(
-        forge,
-        &repo,
-        (&index, &stacks),
-        read::Unread::Fails,
-        &mut warnings,
-    )
-    .map_err(Error::from)?;
+    let versions = &run.forge_versions;
+    let mut releases =
+        read::forge_releases(forge, &repo, (&index, &stacks), versions, &mut warnings);
     if let Some(oci) = oci {
         let listed: BTreeSet<String> = tenants
             .iter()
@@ -90,8 +85,9 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
             .flat_map(listed_names)
             .map(|n| n.to_string())
             .collect();
+        let reads = (oci.registry(), &run.oci_reads);
         releases.extend(
-            read::oci_releases(oci.registry(), &index, &minors, &listed, &mut warnings)
+            read::oci_releases(reads, &index, &minors, &listed, &mut warnings)
                 .map_err(Error::from)?,
         );
     }
@@ -103,7 +99,7 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
     };
     // Read only when a stack has `gate:`: without it the status costs what it did.
     let gates = if config.stacks.iter().any(|s| s.gate.is_some()) {
-        crate::observe::gate::status_facts(forge, &repo, index.listed())?
+        crate::observe::gate::status_facts(forge, &repo, &run.gate_index().map_err(Error::from)?)?
     } else {
         Vec::new()
     };
@@ -137,31 +133,36 @@ pub fn series_after_run(
 ) -> Vec<status::StackStatus> {
     let (ctx, forge, target) = (run.ctx, run.forge, &run.target);
     let stacks: BTreeSet<StackId> = ctx.loaded.config.stacks.iter().map(|s| s.id()).collect();
-    // A release whose Kubernetes version cannot be read stays in, unknown: never dropped
-    // (a dropped release would read as "never released", the minor window's verdict).
+    // Read as `status` reads them: a release whose Kubernetes version cannot be read stays
+    // in, unknown (never dropped: that would read as "never released", the minor window).
     let mut releases = read::forge_releases(
         forge,
         &target.repo,
         (&observed.index, &stacks),
-        read::Unread::IsUnknown,
+        &run.forge_versions,
         &mut Vec::new(),
-    )
-    .expect("with `Unread::IsUnknown` a failed read is an unknown release, not an error");
+    );
     let release = |name: ReleaseName, target, kubernetes| status::Release {
         name,
         target,
         kubernetes,
         published_at: None,
         url: None,
+        unread: None,
     };
     // With OCI alone the forge has no releases: the registry's, as observed.
     releases.extend(observed.series.values().filter_map(|so| {
         let l = so.oci_latest.as_ref()?;
-        Some(release(
-            ReleaseName::parse(&l.tag).ok()?,
-            status::Target::Oci,
-            l.kubernetes,
-        ))
+        Some(status::Release {
+            published_at: l.created,
+            url: (target.oci.as_ref())
+                .map(|o| format!("{}:{}", o.registry().target().reference(), l.tag)),
+            ..release(
+                ReleaseName::parse(&l.tag).ok()?,
+                status::Target::Oci,
+                l.kubernetes,
+            )
+        })
     }));
     let publish = &ctx.loaded.config.publish;
     let targets: Vec<status::Target> = [

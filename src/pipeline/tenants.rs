@@ -47,7 +47,8 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
     })?;
     let mut out = Vec::new();
     if on_forge {
-        out = crate::observe::tenants::available_releases(forge, repo, &index, &followed).map_err(
+        let known = (&index, &run.forge_versions);
+        out = crate::observe::tenants::available_releases(forge, repo, known, &followed).map_err(
             |source| TenantsError::Releases {
                 repo: repo.to_string(),
                 source: Box::new(source),
@@ -55,7 +56,8 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
         )?;
     }
     if let Some(oci) = oci {
-        let more = crate::observe::tenants::oci_releases(oci.registry(), &index, &followed, &out)?;
+        let reads = (oci.registry(), &run.oci_reads);
+        let more = crate::observe::tenants::oci_releases(reads, &index, &followed, &out)?;
         out = tenants::releases::newest(out, more);
     }
     Ok(out)
@@ -69,17 +71,40 @@ fn facts(ctx: &Context, detected: Option<&Detected>) -> Facts {
         inputs: detected.map(|d| d.compliance.clone()).unwrap_or_default(),
         approvals: Default::default(),
         limits: ctx.loaded.config.limits.tenant_files(),
-        waits: detected.map(waits).unwrap_or_default(),
+        waits: detected.map(|d| waits(ctx, d)).unwrap_or_default(),
     }
 }
 
 /// What each unreleased patch of a stack waits for, as detection found it: the reason a
 /// release stepped over it, or what the newest patch lacks (its missing image or chart, or the
-/// upstream error).
+/// upstream error); and for a patch of a minor the stack does not track on the run's day
+/// (detection's one answer: not among its minors), that no release will ship it, and why (past
+/// its end of life, the day itself included, or not configured). Without that a tenant pull
+/// request said "the next release run ships it" of a minor no run releases any more.
 fn waits(
+    ctx: &Context,
     d: &Detected,
 ) -> std::collections::BTreeMap<(crate::model::StackId, crate::model::KubeVersion), String> {
     let mut out = std::collections::BTreeMap::new();
+    let patches = d.compliance.releases.as_deref().unwrap_or_default();
+    for stack in ctx.loaded.config.stacks.iter().map(|s| s.id()) {
+        let tracks = |m| {
+            d.report
+                .minors
+                .iter()
+                .any(|t| t.stack == stack && t.minor == m)
+        };
+        for p in patches.iter().filter(|p| !tracks(p.version.minor())) {
+            let minor = p.version.minor();
+            let why = match d.end_of_life.get(&minor) {
+                Some(eol) if crate::model::scs::past_end_of_life(*eol, ctx.today) => {
+                    format!("no release: {stack} no longer tracks {minor} (end of life {eol})")
+                }
+                _ => format!("no release: {stack} does not track {minor}"),
+            };
+            out.insert((stack.clone(), p.version), why);
+        }
+    }
     for m in &d.report.minors {
         for s in m.held_back.skipped() {
             out.insert((m.stack.clone(), s.patch), s.reason.clone());

@@ -443,6 +443,7 @@ fn a_new_image_of_one_minor_releases_that_minor_only_and_the_other_carries_it_at
         hashes: Some(stackbot::package::hashes(&d.rendered)),
         metadata: None,
         kubernetes: None,
+        created: None,
         set: Some(d.set.clone()),
         lock: Some(lock.clone()),
     };

@@ -114,6 +114,7 @@ fn status_on(day: &str) -> Status {
             kubernetes: Some("v1.34.6".parse().unwrap()),
             published_at: Some("2026-03-20T10:00:00Z".parse().unwrap()),
             url: None,
+            unread: None,
         }],
         // What the verdicts read: the same patches (the releases list was read), the end of
         // life of 1.34, no CVE. A verdict never counts on patches the inputs did not read.

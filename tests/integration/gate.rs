@@ -13,12 +13,14 @@ use sha2::{Digest, Sha256};
 
 use crate::support::{copy_dir, root};
 
-/// The test command: checks that the candidate is one CSO can consume, logs its call, waits
+/// The test command: checks that the candidate is one CSO can consume, logs its call (and
+/// the candidate's OCI reference, `none` without one, to `gate-oci`), waits
 /// for `gate-go`, then writes a JUnit result as `gate-mode` says (`pass`, `fail`, `cancel`).
 pub(crate) const SCRIPT: &str = r#"#!/bin/sh
 set -eu
 test -f "$STACKBOT_CANDIDATE_DIR/metadata.yaml"
 test -f "$STACKBOT_CANDIDATE_DIR/${STACKBOT_CANDIDATE%-v0-sha-*}-cluster-class-$STACKBOT_CANDIDATE_VERSION.tgz"
+echo "$STACKBOT_CANDIDATE ${STACKBOT_CANDIDATE_OCI:-none}" >> gate-oci
 echo "$STACKBOT_CANDIDATE $STACKBOT_STABLE_TAG $STACKBOT_GATE_ATTEMPT" >> gate-calls
 while [ ! -f gate-go ]; do sleep 0.05; done
 mode=$(cat gate-mode)
@@ -36,7 +38,7 @@ EOF
 [ "$mode" != fail ]
 "#;
 
-const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
+pub(crate) const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
 
 pub(crate) struct Demo {
     pub(crate) dir: tempfile::TempDir,
@@ -59,7 +61,7 @@ impl Demo {
         d
     }
 
-    fn plain() -> Demo {
+    pub(crate) fn plain() -> Demo {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(
             &root().join("examples/local"),
@@ -416,7 +418,7 @@ fn a_workflow_gate_on_the_local_forge_is_refused() {
 /// What a person sees of a world after a run: every release (tag, draft, pre-release, notes
 /// with the folder's path and the candidates' pages left out, asset → sha256), and each
 /// tenant's pull requests.
-fn seen(d: &Demo) -> (Vec<String>, BTreeMap<String, usize>) {
+pub(crate) fn seen(d: &Demo) -> (Vec<String>, BTreeMap<String, usize>) {
     let path = d.dir.path().to_string_lossy().to_string();
     let mut releases: Vec<String> = d
         .releases()
@@ -464,7 +466,7 @@ pub(crate) fn copy(d: &Demo) -> Demo {
 
 /// The promotion run as the library runs it, on a forge that dies before its `k`-th write
 /// (`0`: never): whether it died, and the writes that took effect, in order.
-fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
+pub(crate) fn promote_dying_at(d: &Demo, k: u64) -> (bool, Vec<&'static str>) {
     release_dying_at(d, k, stackbot::forge::faulty::FaultMode::Before)
 }
 

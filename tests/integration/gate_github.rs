@@ -51,8 +51,8 @@ fn junit(fail: bool) -> Vec<u8> {
     .into_bytes()
 }
 
-struct World {
-    fake: FakeGithub,
+pub(crate) struct World {
+    pub(crate) fake: FakeGithub,
     dir: tempfile::TempDir,
     cfg: PathBuf,
 }
@@ -66,7 +66,7 @@ impl World {
     }
 
     /// [`World::new`] with the configuration changed by `edit`.
-    fn with(edit: impl FnOnce(DemoConfig) -> DemoConfig) -> World {
+    pub(crate) fn with(edit: impl FnOnce(DemoConfig) -> DemoConfig) -> World {
         let fake = demo::start(
             TOKEN,
             &["acme/gitops", "globex/gitops"],
@@ -113,11 +113,11 @@ impl World {
         (out.status.code().unwrap_or(-1), text)
     }
 
-    fn release(&self) -> (i32, String) {
+    pub(crate) fn release(&self) -> (i32, String) {
         self.stackbot_on("2026-05-01", &["release"])
     }
 
-    fn repo(&self) -> RepoSnapshot {
+    pub(crate) fn repo(&self) -> RepoSnapshot {
         self.fake.snapshot().repos[REPO].clone()
     }
 
@@ -126,7 +126,7 @@ impl World {
     }
 
     /// Every run of attempt `n`, by the stable tag it tests.
-    fn attempt(&self, n: u32) -> BTreeMap<String, RunView> {
+    pub(crate) fn attempt(&self, n: u32) -> BTreeMap<String, RunView> {
         self.runs()
             .into_iter()
             .filter(|r| r.inputs["attempt"] == n.to_string())
@@ -135,7 +135,7 @@ impl World {
     }
 
     /// A runner finishes the run: uploads the artifact (unless `None`), then concludes.
-    fn finish(&self, run: &RunView, conclusion: &str, fail: Option<bool>) {
+    pub(crate) fn finish(&self, run: &RunView, conclusion: &str, fail: Option<bool>) {
         self.fake.set_run_status(REPO, run.id, "in_progress");
         if let Some(fail) = fail {
             self.fake.upload_artifact(
@@ -157,7 +157,7 @@ impl World {
             .collect()
     }
 
-    fn tenant_pulls(&self) -> usize {
+    pub(crate) fn tenant_pulls(&self) -> usize {
         let snap = self.fake.snapshot();
         ["acme/gitops", "globex/gitops"]
             .iter()

@@ -26,6 +26,7 @@ mod forge_github_real_behaviour;
 mod forge_local_conformance;
 mod gate;
 mod gate_github;
+mod gate_oci;
 mod gate_pull_request;
 mod github_app;
 mod github_cache;

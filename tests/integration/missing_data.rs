@@ -563,109 +563,93 @@ fn a_tenant_whose_clusters_cannot_be_judged_is_never_pass() {
     assert!(!s.compliant);
 }
 
-/// A forge release whose `metadata.yaml` cannot be downloaded (its notes name no Kubernetes
-/// version) is not dropped from the `release` summary's releases, which would read as "never
-/// released" and give the minor window's verdict: it stays, its Kubernetes version unknown, and
-/// the verdict is `unknown` by type (the reader the summary uses,
-/// `observe::status::forge_releases` with `Unread::IsUnknown`).
+/// One fact, one answer, when a release's Kubernetes version cannot be read: its notes name
+/// none and its `metadata.yaml`, listed with the release, does not download. `status` does not
+/// fail on it (it is a report: exit 0, docs/status.md) and does not drop it (that would read as
+/// "never released", the minor window's verdict): the series keeps its latest release, its
+/// Kubernetes version unknown, and the verdict is `unknown` naming the file and the cause; not
+/// compliant. The `release` summary and the dashboard say the same of the series.
 #[test]
-fn a_release_whose_metadata_cannot_be_read_is_unknown_not_missing() {
-    use stackbot::forge::Forge;
-    use stackbot::observe::status::{Unread, forge_releases};
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(
-        &root().join("examples/local"),
-        &dir.path().join("examples/local"),
-    );
-    copy_dir(&root().join("templates"), &dir.path().join("templates"));
-    let loaded = stackbot::config::load(&dir.path().join("examples/local/stackbot.yaml")).unwrap();
-    let day: NaiveDate = "2026-06-01".parse().unwrap();
-    let ctx = Context::fixed(loaded, day);
-    let detected = stackbot::pipeline::status::detect(&ctx, &Selection::default()).unwrap();
-    let m = detected
-        .report
-        .minors
-        .iter()
-        .find(|m| m.minor.to_string() == "1.33")
-        .unwrap();
-    let minor = stackbot::status::UpstreamMinor {
-        stack: m.stack.clone(),
-        minor: m.minor,
-        tracked: true,
-        patches: m
-            .patches
-            .iter()
-            .map(|p| stackbot::status::Patch {
-                version: p.version,
-                published_at: p.published_at,
-            })
-            .collect(),
-        waiting: Vec::new(),
-        errors: Vec::new(),
-        releasable: None,
-        end_of_life: None,
-        stepped_over: Vec::new(),
-    };
-
-    let forge = LocalForge::new(dir.path().join("forge"), "bot", "bot@example.org");
-    let repo = stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap();
-    forge.ensure_repo(&repo, "main").unwrap();
+fn a_release_whose_metadata_cannot_be_read_is_unknown_in_status_the_summary_and_the_dashboard() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    copy_dir(&root().join("examples/local"), &dir.join("examples/local"));
+    copy_dir(&root().join("templates"), &dir.join("templates"));
+    let (code, _, err) = crate::status::demo_cli(dir, "2026-05-01", &["release"]);
+    assert!(code.is_some_and(|c| c <= 1), "{err}");
     let tag = "openstack-scs2-1-33-v1";
-    let head = forge.branch_head(&repo, "main").unwrap().unwrap();
-    forge.create_tag(&repo, tag, &head, tag).unwrap();
-    let r = forge
-        .create_draft_release(&repo, tag, tag, "no version named here")
-        .unwrap();
-    let asset = forge
-        .upload_asset(
-            &repo,
-            r.id,
-            "metadata.yaml",
-            b"versions:\n    kubernetes: v1.33.10\n",
-        )
-        .unwrap();
-    forge.publish_release(&repo, r.id, true).unwrap();
-    let index = stackbot::index::ReleaseIndex::new(forge.list_releases(&repo).unwrap(), None);
-    // Gone between the listing and the download.
-    forge.delete_asset(&repo, r.id, asset.id).unwrap();
+    let releases = dir.join(".stackbot/forge/releases/scs/cluster-stacks");
+    let release = std::fs::read_dir(&releases)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            std::fs::read_to_string(p.join("release.json"))
+                .is_ok_and(|j| j.contains(&format!("\"tag\": \"{tag}\"")))
+        })
+        .unwrap_or_else(|| panic!("{tag} under {}", releases.display()));
+    let manifest = release.join("release.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    json["body"] = "Notes that name no Kubernetes version.".into();
+    std::fs::write(&manifest, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+    std::fs::remove_file(release.join("assets/metadata.yaml")).unwrap();
 
-    let stacks = std::collections::BTreeSet::from([m.stack.clone()]);
-    let mut warnings = Vec::new();
+    let day = "2026-06-01";
+    let (code, out, err) = crate::status::demo_cli(dir, day, &["--format", "json", "status"]);
+    assert_eq!(code, Some(0), "status is a report: {err}");
+    let status: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let row = status["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["minor"] == "1.33")
+        .unwrap()
+        .clone();
+    assert_eq!(row["latest_release"]["tag"], tag, "kept: {row}");
+    assert!(row["latest_release"]["kubernetes"].is_null(), "{row}");
+    assert_eq!(row["scs0210"]["verdict"], "unknown", "{row}");
+    let named = row["scs0210"]["unknown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|u| {
+            u.as_str()
+                .is_some_and(|u| u.contains(tag) && u.contains("metadata.yaml could not be read"))
+        });
+    assert!(named, "the verdict names the file: {}", row["scs0210"]);
+    assert_eq!(status["compliant"], false);
     assert!(
-        forge_releases(
-            &forge,
-            &repo,
-            (&index, &stacks),
-            Unread::Fails,
-            &mut warnings
-        )
-        .is_err(),
-        "the status fails on it (the next run reads again)"
+        status["warnings"]
+            .to_string()
+            .contains("metadata.yaml could not be read"),
+        "{}",
+        status["warnings"]
     );
-    let releases = forge_releases(
-        &forge,
-        &repo,
-        (&index, &stacks),
-        Unread::IsUnknown,
-        &mut warnings,
-    )
-    .unwrap();
-    assert_eq!(releases.len(), 1, "kept: {releases:?}");
-    assert_eq!(releases[0].kubernetes, None);
+
+    // The release summary (its tenants left to `tenants` runs) and the dashboard it writes. A
+    // verdict it could not decide makes the run exit 1 (transient: the next run reads again),
+    // naming the file.
+    let (code, out, err) =
+        crate::status::demo_cli(dir, day, &["--format", "json", "release", "--skip-tenants"]);
+    assert_eq!(code, Some(1), "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.contains("metadata.yaml could not be read")),
-        "{warnings:?}"
+        summary["failed"]
+            .to_string()
+            .contains("metadata.yaml could not be read"),
+        "{}",
+        summary["failed"]
     );
-    let row = stackbot::status::stacks::status(&minor, &releases, &[], &detected.compliance, day);
-    assert_eq!(
-        row.latest_release.as_ref().map(|l| l.tag.as_str()),
-        Some(tag)
-    );
-    assert_eq!(row.scs0210.verdict, Verdict::Unknown, "{:?}", row.scs0210);
-    assert!(
-        !row.scs0210.unknown.is_empty(),
-        "the verdict names its cause"
-    );
+    let series = summary["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["minor"] == "1.33")
+        .unwrap();
+    for field in ["state", "due", "due_window", "overdue", "scs0210"] {
+        assert_eq!(series[field], row[field], "release series[] {field}");
+    }
+    let (_, md, _) = crate::status::demo_cli(dir, day, &["--format", "markdown", "status"]);
+    assert!(md.contains("metadata.yaml could not be read"), "{md}");
 }

@@ -664,3 +664,226 @@ fn plan_the_dashboard_the_timeline_and_the_job_summary_say_what_status_says() {
         timeline_says_what_status_says(day, &after);
     }
 }
+
+/// The Kubernetes schedule of the bundled snapshot: each minor's release day and end of life.
+const SCHEDULE: [(&str, &str, &str); 4] = [
+    ("1.33", "2025-04-23", "2026-06-28"),
+    ("1.34", "2025-08-27", "2026-10-27"),
+    ("1.35", "2025-12-17", "2027-02-28"),
+    ("1.36", "2026-04-22", "2027-06-28"),
+];
+
+/// The minors `minors: supported` tracks on `day`, by the standard's test's rule
+/// (`K8sBranchInfo.is_supported`: released, and `now < eol`): the oracle of the sweep below.
+fn supported_on(day: &str) -> Vec<String> {
+    SCHEDULE
+        .iter()
+        .filter(|(_, released, eol)| *released <= day && day < *eol)
+        .map(|(m, _, _)| m.to_string())
+        .collect()
+}
+
+/// The minors of `rows` (`stacks[]`, `series[]`, `minors[]`) whose `tracked` is not `false`.
+fn tracked_rows(rows: &Value) -> Vec<String> {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["tracked"] != false)
+        .map(|r| str_of(&r["minor"]))
+        .collect()
+}
+
+/// The minors a summary's lines (text or Markdown) speak of as a series: `openstack-scs2-1-33:`,
+/// `openstack-scs2-1-33-v1`, `openstack/scs2 1.33:`, tenant lines and the job summary's full
+/// JSON result (its `<details>`) aside.
+fn summary_minors(text: &str) -> Vec<String> {
+    let text = text.split("<details>").next().unwrap_or_default();
+    SCHEDULE
+        .iter()
+        .map(|(m, _, _)| m.to_string())
+        .filter(|m| {
+            let prefix = format!("openstack-scs2-{}", m.replace('.', "-"));
+            text.lines()
+                .filter(|l| !l.trim_start().starts_with("tenant ") && !l.contains("tenant `"))
+                .any(|l| {
+                    l.contains(&format!("{prefix}:"))
+                        || l.contains(&format!("{prefix}-v"))
+                        || l.contains(&format!("openstack/scs2 {m}:"))
+                })
+        })
+        .collect()
+}
+
+/// Which minors are tracked has one answer (`model::scs::supported_on`, through detection) on
+/// every surface. With `minors: supported`, at dates from before the first release to past two
+/// ends of life, including each end-of-life day and the day before it: `detect` (`minors[]`),
+/// `status` (`stacks[]` with `tracked`), `plan` (`series[]` and its lines), the `release`
+/// summary (`series[]` and its lines), the job summary, the dashboard's stack rows and the
+/// timeline (never a minor no longer tracked) all name the minors the standard's test calls
+/// supported that day. And a tenant pull request never says that a release run will ship the
+/// fix of a minor no longer tracked (on 1.33's end-of-life day it said "the next release run
+/// ships it" of v1.33.11).
+#[test]
+fn every_surface_tracks_the_same_minors_up_to_their_end_of_life() {
+    let demo = Demo::configured(|c| {
+        c.replace(
+            "    minors: [\"1.33\", \"1.34\", \"1.35\", \"1.36\"]\n",
+            "    minors: supported\n",
+        )
+    });
+    let saw_untracked_fix = tracked_sweep(&demo, supported_on);
+    assert!(
+        saw_untracked_fix,
+        "globex's release of 1.33 stays affected past 1.33's end of life"
+    );
+}
+
+/// With the demo's explicit `minors` list the configuration decides alone: every surface
+/// tracks the four listed minors on every day of the sweep, past their end of life too (where
+/// `status` says `past_end_of_life` and the verdict fails instead).
+#[test]
+fn with_an_explicit_list_every_surface_tracks_the_listed_minors_on_every_day() {
+    let listed = |_: &str| MINORS.iter().map(|m| m.to_string()).collect();
+    assert!(
+        !tracked_sweep(&Demo::new(), listed),
+        "no minor is untracked"
+    );
+}
+
+/// The sweep of the two tests above: on each day, every surface's tracked minors are
+/// `want(day)`; returns whether a tenant pull request named the fix of an untracked minor.
+fn tracked_sweep(demo: &Demo, want: impl Fn(&str) -> Vec<String>) -> bool {
+    let summary = demo.dir.path().join("step-summary.md");
+    let days = [
+        "2026-04-01",
+        "2026-05-01",
+        "2026-06-27",
+        "2026-06-28",
+        "2026-10-26",
+        "2026-10-27",
+        "2026-10-28",
+    ];
+    let mut saw_untracked_fix = false;
+    for day in days {
+        let want = want(day);
+        let detect = demo.json(day, "detect");
+        assert_eq!(tracked_rows(&detect["minors"]), want, "{day}: detect");
+        assert_eq!(detect["new_minors"], serde_json::json!([]), "{day}: detect");
+        let status = demo.json(day, "status");
+        assert_eq!(tracked_rows(&status["stacks"]), want, "{day}: status");
+        let plan = demo.json(day, "plan");
+        assert_eq!(tracked_rows(&plan["series"]), want, "{day}: plan series[]");
+        let (_, plan_text, _) = demo.run(day, &["plan"]);
+        assert_eq!(summary_minors(&plan_text), want, "{day}: plan\n{plan_text}");
+        if day == "2026-04-01" {
+            continue;
+        }
+        std::fs::write(&summary, "").unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(demo.dir.path())
+            .args(["-c", "examples/local/stackbot.yaml", "--now", day])
+            .args(["--format", "json", "release"])
+            .env("NO_COLOR", "1")
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "release on {day}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            tracked_rows(&json["series"]),
+            want,
+            "{day}: release series[]"
+        );
+        let md = unescape(&std::fs::read_to_string(&summary).unwrap());
+        assert_eq!(summary_minors(&md), want, "{day}: job summary\n{md}");
+        let (_, text, _) = demo.run(day, &["release"]);
+        assert_eq!(summary_minors(&text), want, "{day}: release\n{text}");
+        let after = demo.json(day, "status");
+        let board = unescape(&dashboard_body(demo));
+        let rows: Vec<String> = SCHEDULE
+            .iter()
+            .map(|(m, _, _)| m.to_string())
+            .filter(|m| {
+                board.lines().any(|l| {
+                    l.starts_with(&format!("| openstack/scs2 | {m} |"))
+                        && !l.contains("not tracked")
+                })
+            })
+            .collect();
+        assert_eq!(rows, want, "{day}: dashboard\n{board}");
+        for e in after["timeline"].as_array().unwrap() {
+            assert!(want.contains(&str_of(&e["minor"])), "{day}: timeline {e}");
+        }
+        // The tenant pull requests' *Still affected* rows: a fix of a minor no longer tracked
+        // waits for no release run.
+        for pull in demo.pulls().iter().filter(|p| p["state"] == "open") {
+            let body = str_of(&pull["body"]);
+            for row in body.lines().filter(|l| l.starts_with("| openstack-scs2-")) {
+                let cells: Vec<&str> = row.split(" | ").collect();
+                let Some(fix) = cells.get(3).and_then(|v| v.strip_prefix('v')) else {
+                    continue;
+                };
+                let minor = fix.rsplit_once('.').map_or(fix, |(m, _)| m);
+                if !want.iter().any(|m| m == minor) {
+                    saw_untracked_fix = true;
+                    assert!(
+                        !row.contains("release run ships it"),
+                        "{day}: {minor} is not tracked: {row}"
+                    );
+                    assert!(row.contains("no longer tracks"), "{day}: {row}");
+                }
+            }
+        }
+    }
+    saw_untracked_fix
+}
+
+/// A forge release's Kubernetes version has one answer in a run (`observe::versions`): when its
+/// notes and its `metadata.yaml` disagree (here the asset is replaced by hand to say v1.34.6,
+/// the notes say v1.34.7), `status` (and so the dashboard) and the tenant pull request that
+/// proposes the release name the same version. The status read the notes first and the
+/// tenants the file first, so the pull request said v1.34.6 where `status` said v1.34.7.
+#[test]
+fn a_release_whose_notes_and_metadata_disagree_has_one_kubernetes_version() {
+    let demo = Demo::new();
+    demo.release("2026-05-01");
+    let tag = "openstack-scs2-1-34-v1";
+    let releases = demo.forge().join("releases/scs/cluster-stacks");
+    let dir = std::fs::read_dir(&releases)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            std::fs::read_to_string(p.join("release.json"))
+                .is_ok_and(|j| j.contains(&format!("\"tag\": \"{tag}\"")))
+        })
+        .unwrap();
+    std::fs::write(
+        dir.join("assets/metadata.yaml"),
+        "apiVersion: metadata.clusterstack.x-k8s.io/v1alpha1\nversions:\n  kubernetes: v1.34.6\n",
+    )
+    .unwrap();
+    let (_, _, after) = demo.release("2026-05-02");
+    let said = str_of(&by_minor(&after["stacks"], "1.34")["latest_release"]["kubernetes"]);
+    assert!(said.starts_with("v1.34."), "{after}");
+    let acme = demo
+        .pulls()
+        .into_iter()
+        .find(|p| p["state"] == "open" && str_of(&p["title"]).contains(tag))
+        .expect("acme's pull request proposes 1.34");
+    let body = str_of(&acme["body"]);
+    let row = body
+        .lines()
+        .find(|l| l.starts_with(&format!("| [{tag}]")))
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(
+        row.ends_with(&format!("| {said} |")),
+        "status says {said}: {row}"
+    );
+}

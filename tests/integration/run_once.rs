@@ -4,6 +4,8 @@
 //! again. (A no-op hourly run on GitHub costing 0 rate-limit units is
 //! `github_cache::a_no_op_release_costs_no_units_and_its_requests_do_not_grow_with_history`.)
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use stackbot::clock::ManualClock;
 use stackbot::config::Loaded;
@@ -24,14 +26,20 @@ struct Demo {
 
 impl Demo {
     fn new() -> Demo {
+        Demo::configured(|c| c)
+    }
+
+    /// The demo with its `stackbot.yaml` changed by `edit`.
+    fn configured(edit: impl FnOnce(String) -> String) -> Demo {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(
             &root().join("examples/local"),
             &dir.path().join("examples/local"),
         );
         copy_dir(&root().join("templates"), &dir.path().join("templates"));
-        let loaded =
-            stackbot::config::load(&dir.path().join("examples/local/stackbot.yaml")).unwrap();
+        let path = dir.path().join("examples/local/stackbot.yaml");
+        std::fs::write(&path, edit(std::fs::read_to_string(&path).unwrap())).unwrap();
+        let loaded = stackbot::config::load(&path).unwrap();
         Demo { _dir: dir, loaded }
     }
 
@@ -333,4 +341,205 @@ fn the_dashboard_takes_the_release_pull_requests_from_the_run() {
         "the plan's and the tenants' lookups, none more: {:?}",
         c.by_method()
     );
+}
+
+/// How often a run fetched each manifest (`…/manifests/<tag>`), each blob
+/// (`…/blobs/<digest>`) and each page of the tag list (with its query), by `GET`.
+fn fetched(seen: &[crate::support::counting_proxy::Seen]) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for s in seen.iter().filter(|s| s.method == "GET") {
+        let path = &s.path;
+        if path.contains("/manifests/") || path.contains("/blobs/") || path.ends_with("/tags/list")
+        {
+            *out.entry(s.target.clone()).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// The blob path of the `metadata.yaml` layer of release `tag`, read from the registry itself.
+fn metadata_blob(reg: &crate::support::registry::TestRegistry, tag: &str) -> String {
+    use stackbot::oci::{Credentials, OciTarget, Registry};
+    let repository = format!("{}/kaas/cluster-stacks", reg.addr);
+    let target = OciTarget::new(&reg.addr, &repository, true, Credentials::Anonymous).unwrap();
+    let (json, _) = Registry::connect(target)
+        .unwrap()
+        .manifest(tag)
+        .unwrap()
+        .unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let layer = manifest["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["annotations"]["org.opencontainers.image.title"] == "metadata.yaml")
+        .unwrap_or_else(|| panic!("{tag}: no metadata.yaml layer: {manifest}"));
+    format!("/blobs/{}", layer["digest"].as_str().unwrap())
+}
+
+/// No run reads the same thing twice, in the OCI repository too (`publish: [oci]` alone, the
+/// README demo with its tenants and dashboard, a real registry behind a counting proxy). The
+/// observation pulls each series' latest release; the tenants and the status take its date and
+/// Kubernetes version from that reading (`observe::oci::OciReads`) instead of fetching its
+/// manifest and `metadata.yaml` again, and share what either of them reads. So:
+/// - a run that releases fetches the `metadata.yaml` of what it pushed once;
+/// - the next hour's run, with nothing to do, fetches each series' manifest and `metadata.yaml`
+///   once (it used to fetch them three times: observe, tenants, status), and each page of the
+///   tag list once (the index, listed once);
+/// - `stackbot status` alone fetches each once too.
+#[test]
+fn an_oci_release_run_fetches_each_manifest_and_metadata_once() {
+    let reg = crate::support::registry::TestRegistry::start();
+    let proxy = crate::support::counting_proxy::CountingProxy::start(&reg.addr);
+    let demo = Demo::configured(|c| {
+        format!(
+            "{c}\npublish: [oci]\noci:\n  registry: \"{0}\"\n  repository: \"{0}/kaas/cluster-stacks\"\n  plain_http: true\n",
+            proxy.addr
+        )
+    });
+    let tags = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
+    let (first, _) = demo.release("2026-05-01T06:00:00Z");
+    assert_eq!(first.outcome.released, tags);
+    let run = fetched(&proxy.take());
+    let times = |run: &BTreeMap<String, usize>, suffix: &str| -> usize {
+        run.iter()
+            .filter(|(t, _)| t.ends_with(suffix))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    for tag in tags {
+        let meta = metadata_blob(&reg, tag);
+        assert_eq!(
+            times(&run, &meta),
+            1,
+            "{tag}'s metadata.yaml, pushed: {run:?}"
+        );
+    }
+
+    let (noop, _) = demo.release("2026-05-01T07:00:00Z");
+    assert!(noop.outcome.released.is_empty(), "{:?}", noop.outcome);
+    assert!(!noop.tenants.is_empty() && noop.dashboard.is_some());
+    let run = fetched(&proxy.take());
+    for tag in tags {
+        let manifest = format!("/manifests/{tag}");
+        assert_eq!(times(&run, &manifest), 1, "{tag}'s manifest: {run:?}");
+        let meta = metadata_blob(&reg, tag);
+        assert_eq!(times(&run, &meta), 1, "{tag}'s metadata.yaml: {run:?}");
+    }
+    let pages: Vec<_> = run
+        .iter()
+        .filter(|(t, _)| t.contains("/tags/list"))
+        .collect();
+    assert!(
+        !pages.is_empty() && pages.iter().all(|(_, n)| **n == 1),
+        "{run:?}"
+    );
+
+    let ctx = demo.ctx("2026-05-01T07:00:00Z");
+    let s =
+        stackbot::pipeline::status::status(&ctx, &demo.forge(&ctx), &Selection::default()).unwrap();
+    let row = s
+        .stacks
+        .iter()
+        .find(|r| r.minor.to_string() == "1.34")
+        .unwrap();
+    assert_eq!(
+        row.latest_release
+            .as_ref()
+            .and_then(|l| l.kubernetes)
+            .map(|k| k.to_string()),
+        Some("v1.34.7".to_string()),
+        "read from the registry: {row:?}"
+    );
+    let run = fetched(&proxy.take());
+    for tag in tags {
+        assert_eq!(
+            times(&run, &format!("/manifests/{tag}")),
+            1,
+            "status: {run:?}"
+        );
+        assert_eq!(times(&run, &metadata_blob(&reg, tag)), 1, "status: {run:?}");
+    }
+}
+
+/// A FIFO that hands `bytes` to every reader and counts the readers: a file whose every read a
+/// test can see. The next reader is served only once the last one closed it, so none reads the
+/// bytes twice.
+struct CountedFile {
+    path: std::path::PathBuf,
+    reads: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CountedFile {
+    fn serve(path: &std::path::Path, bytes: Vec<u8>) -> CountedFile {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::sync::atomic::Ordering;
+        let made = std::process::Command::new("mkfifo").arg(path).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+        let f = CountedFile {
+            path: path.to_path_buf(),
+            reads: Default::default(),
+            stop: Default::default(),
+        };
+        let (p, reads, stop) = (f.path.clone(), f.reads.clone(), f.stop.clone());
+        std::thread::spawn(move || {
+            // Opening for writing waits for a reader; closing ends what the reader reads.
+            while let Ok(mut w) = std::fs::OpenOptions::new().write(true).open(&p) {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let _ = w.write_all(&bytes);
+                reads.fetch_add(1, Ordering::SeqCst);
+                drop(w);
+                // The next reader only once this one closed: a non-blocking open for writing
+                // succeeds while the kernel counts a reader (Linux's `O_NONBLOCK`).
+                while std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(0o4000)
+                    .open(&p)
+                    .is_ok()
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+        });
+        f
+    }
+
+    fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for CountedFile {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Lets the writer's open return, to see the stop.
+        let _ = std::fs::File::open(&self.path);
+    }
+}
+
+/// The checkout's `stackbot.lock` is read once per run: detection (the no-downgrade marks, the
+/// verdicts of what was last released), the content shared across minors and the other
+/// minors' directories all work from that one reading (`desired::Offered::checkout`). They used
+/// to read it four times per run. Here the lock, as the first run committed it, is a FIFO in
+/// the checkout, so every read of it is counted.
+#[test]
+fn a_release_run_reads_the_checkouts_lock_once() {
+    let demo = Demo::new();
+    demo.release("2026-05-01T06:00:00Z");
+    let ctx = demo.ctx("2026-05-01T06:00:00Z");
+    let forge = demo.forge(&ctx);
+    let repo = stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap();
+    let head = forge.branch_head(&repo, "main").unwrap().unwrap();
+    let lock = forge.read_file(&repo, &head, "stackbot.lock").unwrap();
+    let lock = CountedFile::serve(
+        &demo.loaded.base_dir.join("stackbot.lock"),
+        lock.expect("the first run committed its lock"),
+    );
+    let (noop, _) = demo.release("2026-05-01T07:00:00Z");
+    assert!(noop.outcome.released.is_empty(), "{:?}", noop.outcome);
+    assert_eq!(lock.reads(), 1, "the checkout's lock, per run");
 }

@@ -276,11 +276,18 @@ fn an_oci_release_has_the_kubernetes_version_of_its_metadata_for_status_and_tena
     let index =
         stackbot::index::ReleaseIndex::new(Vec::new(), Some(w.registry.list_tags().unwrap()));
     let stacks = std::collections::BTreeSet::from(["openstack/scs2".parse().unwrap()]);
-    let tenants =
-        stackbot::observe::tenants::oci_releases(&w.registry, &index, &stacks, &[]).unwrap();
+    // Each reader on its own (a run shares one `OciReads`: read once).
+    let (tenants_read, status_read) = Default::default();
+    let tenants = stackbot::observe::tenants::oci_releases(
+        (&w.registry, &tenants_read),
+        &index,
+        &stacks,
+        &[],
+    )
+    .unwrap();
     let mut warnings = Vec::new();
     let status = stackbot::observe::status::oci_releases(
-        &w.registry,
+        (&w.registry, &status_read),
         &index,
         &[],
         &std::collections::BTreeSet::from([tag.to_string()]),

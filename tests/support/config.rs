@@ -127,6 +127,18 @@ impl DemoConfig {
         self
     }
 
+    /// Publish as `publish` says (`["oci"]`, `["forge", "oci"]`) to the plain-HTTP registry
+    /// at `addr` (a loopback `host:port`).
+    pub fn oci(mut self, publish: &[&str], addr: &str) -> Self {
+        self.doc["publish"] = Value::from(publish.to_vec());
+        self.doc["oci"] = serde_json::json!({
+            "registry": addr,
+            "repository": format!("{addr}/kaas/cluster-stacks"),
+            "plain_http": true,
+        });
+        self
+    }
+
     /// The configuration as YAML.
     pub fn yaml(&self) -> String {
         yaml_serde::to_string(&self.doc).unwrap()

@@ -8,6 +8,7 @@
 
 pub mod capi;
 pub mod config;
+pub mod counting_proxy;
 pub mod fake_github;
 pub mod forge_conformance;
 pub mod gotemplate;

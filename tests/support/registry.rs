@@ -83,7 +83,18 @@ impl TestRegistry {
         Self::launch(Some((user, password)))
     }
 
+    /// Another registry (another address) holding a copy of what this one holds now: a world
+    /// copied with its registry, to run on from one state more than once. Copy only while no
+    /// request is under way.
+    pub fn fork(&self) -> Self {
+        Self::launch_from(None, Some(&self.storage()))
+    }
+
     fn launch(auth: Option<(&str, &str)>) -> Self {
+        Self::launch_from(auth, None)
+    }
+
+    fn launch_from(auth: Option<(&str, &str)>, seed: Option<&Path>) -> Self {
         let bin = binary().unwrap_or_else(|| {
             panic!(
                 "docker-registry not found ($STACKBOT_REGISTRY_BIN, /usr/bin/docker-registry, PATH): \
@@ -95,6 +106,9 @@ run the OCI registry install step of .ci/run (apt-get install -y docker-registry
         let mut last_err = String::new();
         for _ in 0..5 {
             let dir = tempfile::tempdir().expect("temp dir");
+            if let Some(seed) = seed.filter(|s| s.exists()) {
+                super::copy_dir(seed, &dir.path().join("data"));
+            }
             let addr = format!("127.0.0.1:{}", free_port());
             let config = write_config(dir.path(), &addr, auth);
             // Its log goes to a file: a pipe nobody reads fills up after some hundred

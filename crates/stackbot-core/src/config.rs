@@ -227,9 +227,9 @@ pub struct StackConfig {
     #[serde(default)]
     pub components: BTreeMap<String, ComponentRule>,
     /// The conformance gate (docs/conformance-gate.md): a new release is first
-    /// published as a candidate (`<prefix>-v0-sha-<7>`, a pre-release with the same assets),
-    /// tested, and becomes the stable `vN` only when its test passes. Leave it out to publish
-    /// `vN` directly.
+    /// published as a candidate (`<prefix>-v0-sha-<7>`, with the same assets, wherever
+    /// `publish` says: a forge pre-release, an OCI tag), tested, and becomes the stable `vN`
+    /// only when its test passes. Leave it out to publish `vN` directly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateConfig>,
 }
@@ -1135,9 +1135,8 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
     validate_tenants(c, loc)
 }
 
-/// A gate names one way to test, one this forge can run; a gated stack publishes on the
-/// forge directly (the candidate is a forge pre-release; the OCI candidate and the release
-/// pull request's gate are not built yet, and are refused rather than skipped).
+/// A gate names one way to test, one this forge can run (the candidate goes wherever
+/// `publish` says: a forge pre-release, the OCI registry or both).
 fn validate_gate(c: &Config, loc: &Loc, id: &StackId, s: &StackConfig) -> Result<(), ConfigError> {
     let Some(g) = &s.gate else {
         return Ok(());
@@ -1179,14 +1178,6 @@ fn validate_gate(c: &Config, loc: &Loc, id: &StackId, s: &StackConfig) -> Result
             );
         }
         _ => {}
-    }
-    if c.publish != [PublishTarget::Forge] {
-        return err(
-            format!(
-                "stack `{id}`: `gate` is supported with `publish: [forge]` only: the candidate is a forge pre-release, and an OCI candidate is not built yet"
-            ),
-            "set `publish: [forge]` for a gated setup (CSO reads the stable releases from the forge with `--source github`), or leave `gate` out to keep publishing to OCI",
-        );
     }
     if g.artifact.trim().is_empty() {
         return err(
@@ -1637,9 +1628,14 @@ stacks:
         )
         .unwrap_err();
         assert!(e.message.contains("local forge only"), "{e}");
-        let e = with("{command: [./c.sh]}", "publish: [forge, oci]\noci: {}\n").unwrap_err();
-        assert!(e.message.contains("`publish: [forge]` only"), "{e}");
-        assert!(e.hint.contains("set `publish: [forge]`"), "{e}");
+        // The candidate goes wherever the stack publishes.
+        for publish in ["[forge, oci]", "[oci]"] {
+            let ok = with(
+                "{command: [./c.sh]}",
+                &format!("publish: {publish}\noci: {{}}\n"),
+            );
+            assert!(ok.is_ok(), "publish: {publish}: {ok:?}");
+        }
         assert!(
             with("{command: [./c.sh]}", "forge:\n  mode: pull-request\n").is_ok(),
             "a gated release pull request is tested while it is open"

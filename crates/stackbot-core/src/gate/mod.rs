@@ -14,7 +14,14 @@
 //! - **The candidate's assets** are the release's assets byte for byte, plus one more name for
 //!   the cluster-class chart (the same bytes again), because CSO looks the chart up by the
 //!   *tag's* version (`<prefix>-cluster-class-v0-sha.<7>`).
-//! - **The state lives on the forge**, on the candidate pre-release: its notes carry the record
+//! - **Where the candidate goes**: wherever the stack publishes. With `publish` listing `oci`
+//!   its assets are pushed to the registry under the candidate's tag (the form CSO's OCI client
+//!   lists and pulls, the same as on the forge), before the pre-release is published; with
+//!   `forge` the pre-release holds them too. A registry tag holding other bytes is refused
+//!   ([`InRegistry`]), never overwritten.
+//! - **The state lives on the forge**, on the candidate pre-release (with `publish: [oci]`
+//!   alone too, where it holds only the records: the forge is where every run reads and writes
+//!   already, and its uploads are create-once, which the registry's tags are not): its notes carry the record
 //!   ([`CandidateRecord`]: the stable tag it is for and the content digest), and every step of
 //!   the test is one more asset: `gate-attempt-<n>.json` when attempt `n` is started (written
 //!   before the test starts, so a crash never starts a second one unseen),
@@ -80,19 +87,21 @@ pub fn candidate_name(stable: &ReleaseName, assets: &FileTree) -> ReleaseName {
 /// under the name CSO looks for with the candidate's tag.
 pub fn candidate_assets(stable: &ReleaseName, assets: &FileTree) -> FileTree {
     let mut out = assets.clone();
-    let chart = format!(
-        "{}-{}.tgz",
-        stable.cluster_class_chart(),
-        stable.version.dot()
-    );
+    let (alias, chart) = chart_alias(stable, &candidate_name(stable, assets));
     if let Some(bytes) = assets.get(&chart) {
-        let cand = candidate_name(stable, assets);
-        out.insert(
-            format!("{}-{}.tgz", cand.cluster_class_chart(), cand.version.dot()),
-            bytes.clone(),
-        );
+        out.insert(alias, bytes.clone());
     }
     out
+}
+
+/// The cluster-class chart's second name on a candidate, and the name it is a copy of:
+/// `(<prefix>-cluster-class-<candidate version>.tgz, <prefix>-cluster-class-<stable version>.tgz)`.
+/// CSO finds the chart by the version of the tag it downloaded (`pkg/release/release.go`,
+/// `clusterClassChartName`), so a candidate needs it under its own version; `SHA256SUMS` (vN's,
+/// byte for byte) lists it under the stable name only.
+pub fn chart_alias(stable: &ReleaseName, candidate: &ReleaseName) -> (String, String) {
+    let name = |r: &ReleaseName| format!("{}-{}.tgz", r.cluster_class_chart(), r.version.dot());
+    (name(candidate), name(stable))
 }
 
 /// What the candidate's notes record.
@@ -105,20 +114,38 @@ pub struct CandidateRecord {
 }
 
 impl CandidateRecord {
-    /// The candidate's release notes: the record, then what it is for people.
-    pub fn notes(&self, candidate: &str) -> String {
-        format!(
-            "{MARKER}{} -->\nCandidate of `{}` in the conformance gate: the same assets as `{}` \
-             will have, published here first to be tested (CSO: `channel: custom`, `versions: \
-             [{}]`). It becomes `{}` only when its test passes; the evidence is attached below.\n",
+    /// The candidate's release notes: the record, then what it is for people. `oci` is the
+    /// registry reference of the candidate (`<registry>/<repository>:<candidate>`) when the
+    /// stack publishes to OCI; `assets_here` says whether this pre-release holds the assets
+    /// too (`publish` lists `forge`) or only the gate's records (`publish: [oci]`).
+    pub fn notes(&self, candidate: &str, oci: Option<&str>, assets_here: bool) -> String {
+        let version = ReleaseName::parse(candidate)
+            .map(|n| n.version.dot())
+            .unwrap_or_else(|_| candidate.to_string());
+        let stable = &self.stable;
+        let here = if assets_here {
+            "here"
+        } else {
+            "in the OCI registry"
+        };
+        let mut notes = format!(
+            "{MARKER}{} -->\nCandidate of `{stable}` in the conformance gate: the same assets as \
+             `{stable}` will have, published {here} first to be tested (CSO: `channel: custom`, \
+             `versions: [{version}]`). It becomes `{stable}` only when its test passes; the \
+             evidence is attached below.\n",
             serde_json::to_string(self).expect("record serializes"),
-            self.stable,
-            self.stable,
-            ReleaseName::parse(candidate)
-                .map(|n| n.version.dot())
-                .unwrap_or_else(|_| candidate.to_string()),
-            self.stable
-        )
+        );
+        match (oci, assets_here) {
+            (Some(reference), true) => notes.push_str(&format!(
+                "\nThe assets are here and in the OCI registry: `{reference}`.\n"
+            )),
+            (Some(reference), false) => notes.push_str(&format!(
+                "\nThe assets are in the OCI registry: `{reference}`; this pre-release holds \
+                 the gate's records.\n"
+            )),
+            (None, _) => {}
+        }
+        notes
     }
 
     /// The record in a release's notes, if they are a candidate's.
@@ -501,14 +528,31 @@ pub enum Decision {
     Conflict(String),
 }
 
+/// The candidate in the OCI registry, for a stack that publishes there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InRegistry<'a> {
+    /// `publish` does not list `oci`: the forge pre-release alone is the candidate.
+    NotATarget,
+    /// Nothing is under the candidate's tag (yet).
+    Missing,
+    /// The sha256 of each layer under the candidate's tag, by file name (its title).
+    Layers(&'a BTreeMap<String, String>),
+}
+
 /// What the gate knows about one gated release.
 pub struct Facts<'a> {
     /// The stable release the candidate is for.
     pub stable: &'a str,
     /// Its assets as planned (byte-reproducible, so the same every run).
     pub assets: &'a FileTree,
-    /// The candidate on the forge, if there is one.
+    /// The candidate on the forge, if there is one: the gate's records, and with `publish`
+    /// listing `forge` the candidate's assets.
     pub candidate: Option<&'a Candidate>,
+    /// Whether the forge pre-release holds the candidate's assets (`publish` lists `forge`);
+    /// with `publish: [oci]` alone it holds only the gate's records.
+    pub on_forge: bool,
+    /// The candidate in the OCI registry.
+    pub registry: InRegistry<'a>,
     /// The runner's word on the newest attempt without a result (`None`: not asked).
     pub runner: Option<&'a Runner>,
     pub now: DateTime<Utc>,
@@ -518,6 +562,17 @@ pub struct Facts<'a> {
 
 /// The one decision about a gated release, from what is observed.
 pub fn decide(f: &Facts<'_>) -> Decision {
+    let cand = candidate_name_of(f);
+    // A registry tag is never overwritten: whatever it holds now is what CSO pulls under it.
+    if let InRegistry::Layers(layers) = f.registry
+        && let Some(name) = differing(f.assets, layers)
+    {
+        return Decision::Conflict(format!(
+            "the candidate tag {cand} in the OCI registry does not hold {name} as planned (sha256 \
+             differs or it is missing): its test says nothing about these bytes, and a tag is never \
+             overwritten; delete the tag in the registry (and the candidate pre-release) to test anew"
+        ));
+    }
     let Some(c) = f.candidate else {
         return Decision::Publish;
     };
@@ -541,16 +596,16 @@ pub fn decide(f: &Facts<'_>) -> Decision {
             ));
         }
     }
-    let want: BTreeMap<String, String> = f
-        .assets
-        .iter()
-        .map(|(n, b)| (n.clone(), hex::encode(Sha256::digest(b))))
-        .collect();
-    if !c.published {
+    // The pre-release is published last, after the registry holds the candidate: a tag
+    // missing from the registry (never pushed, or deleted since) is pushed again, the same
+    // bytes (the candidate's name is their digest).
+    if !c.published || f.registry == InRegistry::Missing {
         return Decision::Publish;
     }
     // Published is tested (or about to be): its bytes are never "fixed" afterwards.
-    if let Some((n, _)) = want.iter().find(|(n, h)| c.assets.get(*n) != Some(*h)) {
+    if f.on_forge
+        && let Some(n) = differing(f.assets, &c.assets)
+    {
         return Decision::Conflict(format!(
             "the published candidate {} does not hold {n} as planned (sha256 differs or it is missing): \
              its test says nothing about these bytes; delete the candidate to test anew",
@@ -558,6 +613,24 @@ pub fn decide(f: &Facts<'_>) -> Decision {
         ));
     }
     decide_attempts(f, c)
+}
+
+/// The first planned asset that `held` (name → sha256) lacks or holds other bytes of. The
+/// candidate may hold more (the chart's second name, the gate's records); `vN` is made of
+/// exactly the planned assets, so these are what must be the tested bytes.
+fn differing(planned: &FileTree, held: &BTreeMap<String, String>) -> Option<String> {
+    planned
+        .iter()
+        .find(|(n, b)| held.get(*n) != Some(&hex::encode(Sha256::digest(b))))
+        .map(|(n, _)| n.clone())
+}
+
+/// The candidate's tag, for messages.
+fn candidate_name_of(f: &Facts<'_>) -> String {
+    match ReleaseName::parse(f.stable) {
+        Ok(stable) => candidate_name(&stable, f.assets).to_string(),
+        Err(_) => f.stable.to_string(),
+    }
 }
 
 fn decide_attempts(f: &Facts<'_>, c: &Candidate) -> Decision {
@@ -673,5 +746,7 @@ fn short(s: &str) -> &str {
     &s[..s.len().min(12)]
 }
 
+#[cfg(test)]
+mod oci_tests;
 #[cfg(test)]
 mod tests;

@@ -1,10 +1,10 @@
 use super::*;
 
-fn stable() -> ReleaseName {
+pub(super) fn stable() -> ReleaseName {
     ReleaseName::parse("openstack-scs2-1-34-v3").unwrap()
 }
 
-fn assets() -> FileTree {
+pub(super) fn assets() -> FileTree {
     let mut t = FileTree::new();
     t.insert(
         "openstack-scs2-1-34-cluster-class-v3.tgz".into(),
@@ -18,7 +18,7 @@ fn at(s: &str) -> DateTime<Utc> {
     s.parse().unwrap()
 }
 
-fn candidate(attempts: &[(u32, &str)], results: &[(u32, Outcome)]) -> Candidate {
+pub(super) fn candidate(attempts: &[(u32, &str)], results: &[(u32, Outcome)]) -> Candidate {
     let a = assets();
     Candidate {
         tag: candidate_name(&stable(), &a).to_string(),
@@ -58,12 +58,37 @@ fn candidate(attempts: &[(u32, &str)], results: &[(u32, Outcome)]) -> Candidate 
 }
 
 fn decide_on(c: Option<&Candidate>, runner: Option<&Runner>, now: &str) -> Decision {
+    decide_in(c, runner, now, InRegistry::NotATarget)
+}
+
+/// [`decide_on`] for a stack that publishes to OCI too (`publish: [forge, oci]`), the
+/// registry's candidate tag as `registry` says.
+pub(super) fn decide_in(
+    c: Option<&Candidate>,
+    runner: Option<&Runner>,
+    now: &str,
+    registry: InRegistry<'_>,
+) -> Decision {
+    decide_where(c, runner, now, true, registry)
+}
+
+/// [`decide_in`] with where the forge pre-release holds the assets (`on_forge`: `publish`
+/// lists `forge`).
+pub(super) fn decide_where(
+    c: Option<&Candidate>,
+    runner: Option<&Runner>,
+    now: &str,
+    on_forge: bool,
+    registry: InRegistry<'_>,
+) -> Decision {
     let a = assets();
     let tag = stable().to_string();
     decide(&Facts {
         stable: &tag,
         assets: &a,
         candidate: c,
+        on_forge,
+        registry,
         runner,
         now: at(now),
         timeout: chrono::Duration::hours(6),
@@ -112,9 +137,17 @@ fn the_record_survives_the_notes() {
         stable: "openstack-scs2-1-34-v3".into(),
         digest: "ab".repeat(32),
     };
-    let notes = r.notes("openstack-scs2-1-34-v0-sha-abababa");
-    assert_eq!(CandidateRecord::parse(&notes), Some(r));
+    let notes = r.notes("openstack-scs2-1-34-v0-sha-abababa", None, true);
+    assert_eq!(CandidateRecord::parse(&notes), Some(r.clone()));
     assert!(notes.contains("versions: [v0-sha.abababa]"), "{notes}");
+    assert!(!notes.contains("OCI"), "{notes}");
+    let reference = "127.0.0.1:5000/kaas/cluster-stacks:openstack-scs2-1-34-v0-sha-abababa";
+    for here in [true, false] {
+        let notes = r.notes("openstack-scs2-1-34-v0-sha-abababa", Some(reference), here);
+        assert_eq!(CandidateRecord::parse(&notes), Some(r.clone()));
+        assert!(notes.contains(&format!("`{reference}`")), "{notes}");
+        assert_eq!(notes.contains("holds the gate's records"), !here, "{notes}");
+    }
     assert_eq!(CandidateRecord::parse("plain notes"), None);
 }
 

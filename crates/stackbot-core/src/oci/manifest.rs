@@ -278,6 +278,22 @@ pub fn same_release(existing_json: &[u8], built: &BuiltManifest) -> bool {
     existing == wanted
 }
 
+/// The sha256 (hex, as the forge's asset digests are written) of each titled layer of the
+/// manifest under a tag, by title: what the registry holds of a release, without its blobs.
+/// A manifest that is not an OCI image manifest holds no layers.
+pub fn layer_sha256s(manifest_json: &[u8]) -> BTreeMap<String, String> {
+    let Ok(m) = serde_json::from_slice::<Manifest>(manifest_json) else {
+        return BTreeMap::new();
+    };
+    m.layers
+        .iter()
+        .filter_map(|l| {
+            let hex = l.digest.strip_prefix("sha256:")?;
+            Some((l.title()?.to_string(), hex.to_string()))
+        })
+        .collect()
+}
+
 /// Compact JSON with Go `encoding/json`'s HTML-safe escaping, so a manifest with `<`, `>` or
 /// `&` in a value hashes as the Go tools would hash it. These characters only ever occur
 /// inside strings, so replacing them in the output is exact.
@@ -489,6 +505,19 @@ mod tests {
             "2026-05-01T00:00:00Z"
         );
         assert!(build_manifest(&release(), &facts(), Some("yesterday")).is_err());
+    }
+
+    #[test]
+    fn the_layers_under_a_tag_are_the_files_sha256_by_name() {
+        let files = release();
+        let built = build_manifest(&files, &facts(), None).unwrap();
+        let layers = layer_sha256s(&built.json);
+        let want: BTreeMap<String, String> = files
+            .iter()
+            .map(|(n, b)| (n.clone(), sha256_digest(b)["sha256:".len()..].to_string()))
+            .collect();
+        assert_eq!(layers, want);
+        assert!(layer_sha256s(b"{\"not\": \"a manifest\"}").is_empty());
     }
 
     #[test]

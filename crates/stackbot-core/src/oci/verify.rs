@@ -58,8 +58,16 @@ struct Components {
 }
 
 /// Problems CSO would have with a release directory holding `names`, released as `tag`,
-/// whose `metadata.yaml` has the given bytes (spec §5.4).
-pub fn cso_problems(tag: &str, names: &BTreeSet<&str>, metadata: Option<&[u8]>) -> Vec<String> {
+/// whose `metadata.yaml` has the given bytes (spec §5.4). `of` is the stable release a
+/// candidate carries (see [`check_candidate`]): its `metadata.yaml` says that release's version,
+/// not the tag's. CSO finds the cluster-class chart by the tag's version either way
+/// (`pkg/release/release.go`, `clusterClassChartName`).
+pub fn cso_problems(
+    tag: &str,
+    names: &BTreeSet<&str>,
+    metadata: Option<&[u8]>,
+    of: Option<&ReleaseName>,
+) -> Vec<String> {
     let mut problems = Vec::new();
     let release = match ReleaseName::parse(tag) {
         Ok(r) => r,
@@ -92,11 +100,15 @@ pub fn cso_problems(tag: &str, names: &BTreeSet<&str>, metadata: Option<&[u8]>) 
     if let Err(e) = v.kubernetes.parse::<KubeVersion>() {
         problems.push(format!("`metadata.yaml` `versions.kubernetes`: {e}"));
     }
+    let (expected, carried) = match of {
+        Some(stable) => (&stable.version, format!("the candidate is of `{stable}`")),
+        None => (&release.version, format!("the tag is `{tag}`")),
+    };
     if let Some(sv) = &stack_version
-        && sv != &release.version
+        && sv != expected
     {
         problems.push(format!(
-            "`metadata.yaml` says clusterStack `{}` but the tag is `{tag}`",
+            "`metadata.yaml` says clusterStack `{}` but {carried}",
             sv.dot()
         ));
     }
@@ -113,7 +125,7 @@ pub fn cso_problems(tag: &str, names: &BTreeSet<&str>, metadata: Option<&[u8]>) 
             }
         }
     };
-    need_tgz("cluster-class", stack_version);
+    need_tgz("cluster-class", Some(release.version.clone()));
     need_tgz("cluster-addon", addon_version);
     if !names.contains("clusteraddon.yaml") && !names.contains("cluster-addon-values.yaml") {
         problems.push(
@@ -127,6 +139,29 @@ pub fn cso_problems(tag: &str, names: &BTreeSet<&str>, metadata: Option<&[u8]>) 
 /// Every problem with `manifest_json` (pulled back for `tag`) as the publication of `files`.
 /// Empty means verified.
 pub fn check(tag: &str, manifest_json: &[u8], files: &FileTree) -> Vec<String> {
+    check_as(tag, manifest_json, files, None)
+}
+
+/// [`check`] for the candidate `tag` of the stable release `stable` (the conformance gate):
+/// `files` are `stable`'s assets byte for byte, so `metadata.yaml` says `stable`'s version and
+/// `SHA256SUMS` is `stable`'s, plus the cluster-class chart once more under the candidate's
+/// version ([`crate::gate::chart_alias`]), which `SHA256SUMS` lists under the stable name: its
+/// layer is checked against that line.
+pub fn check_candidate(
+    tag: &str,
+    manifest_json: &[u8],
+    files: &FileTree,
+    stable: &ReleaseName,
+) -> Vec<String> {
+    check_as(tag, manifest_json, files, Some(stable))
+}
+
+fn check_as(
+    tag: &str,
+    manifest_json: &[u8],
+    files: &FileTree,
+    of: Option<&ReleaseName>,
+) -> Vec<String> {
     let manifest: Manifest = match serde_json::from_slice(manifest_json) {
         Ok(m) => m,
         Err(e) => return vec![format!("the manifest is not an OCI image manifest: {e}")],
@@ -191,14 +226,12 @@ pub fn check(tag: &str, manifest_json: &[u8], files: &FileTree) -> Vec<String> {
         if let Some(sums) = &sums
             && title != SHA256SUMS
         {
-            match sums.get(title) {
-                None => problems.push(format!("layer `{title}` is not listed in {SHA256SUMS}")),
-                Some(hex) if layer.digest != format!("sha256:{hex}") => problems.push(format!(
-                    "layer `{title}` is {}, {SHA256SUMS} says sha256:{hex}",
-                    layer.digest
-                )),
-                Some(_) => {}
-            }
+            problems.extend(sums_problem(
+                sums,
+                &layer.digest,
+                title,
+                &sums_name(tag, of, title),
+            ));
         }
     }
     for name in files.keys() {
@@ -217,8 +250,37 @@ pub fn check(tag: &str, manifest_json: &[u8], files: &FileTree) -> Vec<String> {
         tag,
         &titles,
         files.get("metadata.yaml").map(Vec::as_slice),
+        of,
     ));
     problems
+}
+
+/// The name `SHA256SUMS` lists the bytes of layer `title` under: its own, except the chart's
+/// second name on a candidate of `of`, listed under the stable chart's name.
+fn sums_name(tag: &str, of: Option<&ReleaseName>, title: &str) -> String {
+    match (of, ReleaseName::parse(tag)) {
+        (Some(stable), Ok(cand)) => match crate::gate::chart_alias(stable, &cand) {
+            (alias, original) if alias == title => original,
+            _ => title.to_string(),
+        },
+        _ => title.to_string(),
+    }
+}
+
+/// What is wrong with layer `title` (of `digest`) by `SHA256SUMS`, where it is `listed`.
+fn sums_problem(
+    sums: &BTreeMap<String, String>,
+    digest: &str,
+    title: &str,
+    listed: &str,
+) -> Option<String> {
+    match sums.get(listed) {
+        None => Some(format!("layer `{title}` is not listed in {SHA256SUMS}")),
+        Some(hex) if digest != format!("sha256:{hex}") => Some(format!(
+            "layer `{title}` is {digest}, {SHA256SUMS} says sha256:{hex} for `{listed}`"
+        )),
+        Some(_) => None,
+    }
 }
 
 #[cfg(test)]
@@ -304,19 +366,78 @@ mod tests {
         let files = release();
         let names: BTreeSet<&str> = files.keys().map(String::as_str).collect();
         let meta = files.get("metadata.yaml").map(Vec::as_slice);
-        assert!(cso_problems(TAG, &names, meta).is_empty());
+        assert!(cso_problems(TAG, &names, meta, None).is_empty());
         // Wrong tag version vs metadata, unparsable tag, empty nodeImage.
-        assert!(cso_problems("openstack-scs2-1-34-v3", &names, meta)[0].contains("the tag is"));
-        assert_eq!(cso_problems("latest", &names, meta).len(), 1);
+        assert!(
+            cso_problems("openstack-scs2-1-34-v3", &names, meta, None)[0].contains("the tag is")
+        );
+        assert_eq!(cso_problems("latest", &names, meta, None).len(), 1);
         let empty_node = b"versions:\n    clusterStack: v2\n    kubernetes: v1.34.7\n    components:\n        clusterAddon: v1\n        nodeImage: \"\"\n";
-        let p = cso_problems(TAG, &names, Some(empty_node));
+        let p = cso_problems(TAG, &names, Some(empty_node), None);
         assert!(p.iter().any(|p| p.contains("nodeImage")), "{p:?}");
         // The class chart must carry the clusterStack version in its name.
         let mut wrong = names.clone();
         wrong.remove("openstack-scs2-1-34-cluster-class-v2.tgz");
         wrong.insert("openstack-scs2-1-34-cluster-class-v1.tgz");
-        let p = cso_problems(TAG, &wrong, meta);
+        let p = cso_problems(TAG, &wrong, meta, None);
         assert!(p.iter().any(|p| p.contains("cluster-class-v2")), "{p:?}");
+    }
+
+    #[test]
+    fn a_candidate_verifies_as_the_stable_release_it_carries() {
+        let files = release();
+        let stable = ReleaseName::parse(TAG).unwrap();
+        let cand = crate::gate::candidate_name(&stable, &files).to_string();
+        let cand_files = crate::gate::candidate_assets(&stable, &files);
+        let json = manifest_of(&cand_files);
+        assert_eq!(
+            check_candidate(&cand, &json, &cand_files, &stable),
+            Vec::<String>::new()
+        );
+        // As a release of its own, the candidate's metadata names another version, and
+        // SHA256SUMS does not list the chart's second name.
+        let as_release = check(&cand, &json, &cand_files);
+        assert!(
+            as_release.iter().any(|p| p.contains("but the tag is")),
+            "{as_release:?}"
+        );
+        assert!(
+            as_release
+                .iter()
+                .any(|p| p.contains("-cluster-class-v0-sha.")
+                    && p.contains("not listed in SHA256SUMS")),
+            "{as_release:?}"
+        );
+        // The second name must be the very bytes SHA256SUMS lists under the stable name.
+        let (alias, _) = crate::gate::chart_alias(&stable, &ReleaseName::parse(&cand).unwrap());
+        let mut other = cand_files.clone();
+        other.insert(alias.clone(), b"other chart".to_vec());
+        let problems = check_candidate(&cand, &manifest_of(&other), &other, &stable);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains(&alias) && p.contains("SHA256SUMS says")),
+            "{problems:?}"
+        );
+        // Without the second name CSO cannot find the chart for the candidate's tag.
+        let mut without = cand_files.clone();
+        without.remove(&alias);
+        let problems = check_candidate(&cand, &manifest_of(&without), &without, &stable);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("CSO cannot find the cluster-class chart")),
+            "{problems:?}"
+        );
+        // Metadata of another stable release is not this candidate's.
+        let v3 = ReleaseName::parse("openstack-scs2-1-34-v3").unwrap();
+        let problems = check_candidate(&cand, &json, &cand_files, &v3);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("the candidate is of `openstack-scs2-1-34-v3`")),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -103,6 +103,9 @@ pub struct Latest {
     /// release; a forge release's is read from the release index by the status). The
     /// `release` summary reads it here, so it says what `status` says.
     pub kubernetes: Option<crate::model::KubeVersion>,
+    /// When an OCI release's manifest says it was created (`oci.created_annotation`), when its
+    /// files were pulled: the date `status` shows, kept so the run does not read it again.
+    pub created: Option<chrono::DateTime<chrono::Utc>>,
     /// The release set this release shipped: `stackbot.lock` at the commit its tag points at.
     /// Release notes diff against this, never against the base branch, so they are the same
     /// whether or not an interrupted run already committed the new lock.
@@ -1261,6 +1264,7 @@ mod tests {
             hashes: Some(crate::package::hashes(&d[0].rendered)),
             metadata: None,
             kubernetes: None,
+            created: None,
             set: None,
             lock: None,
         };
@@ -1302,6 +1306,7 @@ mod tests {
             hashes: Some(crate::package::hashes(&old.rendered)),
             metadata: None,
             kubernetes: None,
+            created: None,
             set: Some(old.set.clone()),
             lock: None,
         };
@@ -1410,6 +1415,7 @@ mod tests {
             hashes: Some(crate::package::hashes(&old.rendered)),
             metadata: None,
             kubernetes: None,
+            created: None,
             set: Some(old.set.clone()),
             lock: None,
         };

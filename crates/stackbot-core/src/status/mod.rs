@@ -112,11 +112,16 @@ pub use crate::index::Target;
 pub struct Release {
     pub name: ReleaseName,
     pub target: Target,
-    /// The Kubernetes version it ships (`None` when neither notes nor metadata say).
+    /// The Kubernetes version it ships (`None` when neither notes nor metadata say, or when
+    /// what would say could not be read: then `unread`).
     pub kubernetes: Option<KubeVersion>,
     pub published_at: Option<DateTime<Utc>>,
     /// Browser URL (forge) or reference (OCI).
     pub url: Option<String>,
+    /// Why the Kubernetes version is not known although the release may name one: the file
+    /// that could not be read and the cause (`release openstack-scs2-1-33-v1: metadata.yaml
+    /// could not be read (…)`). The verdict that depends on it is `unknown` and names this.
+    pub unread: Option<String>,
 }
 
 /// An open release pull request: a complete release set waiting for a maintainer's merge.
@@ -544,6 +549,11 @@ pub fn releases_of(releases: &[Release], stack: &StackId, minor: Minor) -> Vec<R
         match out.iter_mut().find(|o| o.name == r.name) {
             Some(o) => {
                 o.kubernetes = o.kubernetes.or(r.kubernetes);
+                // Read on one target: known, whatever the other could not read.
+                o.unread = match o.kubernetes {
+                    Some(_) => None,
+                    None => o.unread.clone().or_else(|| r.unread.clone()),
+                };
                 o.published_at = match (o.published_at, r.published_at) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
@@ -675,6 +685,7 @@ pub(crate) mod testing {
             kubernetes: Some(kv(k8s)),
             published_at: at(date),
             url: Some(format!("https://example.org/{tag}")),
+            unread: None,
         }
     }
 

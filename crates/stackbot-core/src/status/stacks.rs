@@ -221,7 +221,12 @@ pub fn status(
     };
     // The one deadline model ([`compliance::deadlines`]): `detect`, the release summary and
     // the release notes render the same value.
-    let deadlines = series_deadlines(m, latest.as_ref(), inputs, today);
+    // Why its Kubernetes version is not known, when a file that would say could not be read.
+    let version_unread = releases_of(releases, &m.stack, m.minor)
+        .into_iter()
+        .next()
+        .and_then(|r| r.unread);
+    let deadlines = series_deadlines(m, latest.as_ref(), version_unread, inputs, today);
     let scs0210 = deadlines.scs0210.clone();
     let cves = offered
         .map(|v| compliance::critical_cves(v, inputs))
@@ -282,11 +287,13 @@ fn newest_release(m: &UpstreamMinor, releases: &[Release]) -> Option<LatestRelea
 }
 
 /// The deadline model of the stack × minor for what its latest release offers (nothing
-/// released: the minor window). A release naming no Kubernetes version is unknown: missing data
-/// is never compliance.
+/// released: the minor window). A release naming no Kubernetes version, or whose version could
+/// not be read (`unread`: the file and the cause, named by the verdict), is unknown: missing
+/// data is never compliance.
 fn series_deadlines(
     m: &UpstreamMinor,
     latest: Option<&LatestRelease>,
+    unread: Option<String>,
     inputs: &Inputs,
     today: NaiveDate,
 ) -> Deadlines {
@@ -297,10 +304,12 @@ fn series_deadlines(
             ..
         }) => Offered::Version { kubernetes: *v },
         Some(l) => Offered::Unknown {
-            cause: format!(
-                "release {} names no Kubernetes version (notes or metadata.yaml)",
-                l.tag
-            ),
+            cause: unread.unwrap_or_else(|| {
+                format!(
+                    "release {} names no Kubernetes version (notes or metadata.yaml)",
+                    l.tag
+                )
+            }),
         },
     };
     let patches: Vec<KubeRelease> = m
@@ -547,5 +556,35 @@ mod tests {
         );
         assert_eq!(s.scs0210.verdict, Verdict::Fail);
         assert_eq!(s.due_window, Some(Window::EndOfLife));
+    }
+
+    #[test]
+    fn a_release_whose_version_could_not_be_read_is_unknown_naming_why_unless_another_target_read_it()
+     {
+        let m = upstream("1.33", &[("v1.33.10", "2026-03-18")]);
+        let why = "release openstack-scs2-1-33-v1: metadata.yaml could not be read (503)";
+        let unread = Release {
+            kubernetes: None,
+            unread: Some(why.into()),
+            ..release("openstack-scs2-1-33-v1", "v1.33.10", "2026-03-20")
+        };
+        let s = status(
+            &m,
+            std::slice::from_ref(&unread),
+            &[],
+            &inputs_for(&m),
+            day("2026-04-01"),
+        );
+        assert_eq!(s.latest_release.as_ref().unwrap().kubernetes, None);
+        assert_eq!(s.scs0210.verdict, Verdict::Unknown);
+        assert!(
+            s.scs0210.unknown.iter().any(|u| u.contains(why)),
+            "{:?}",
+            s.scs0210.unknown
+        );
+        let mut read = release("openstack-scs2-1-33-v1", "v1.33.10", "2026-03-20");
+        read.target = Target::Oci;
+        let s = status(&m, &[unread, read], &[], &inputs_for(&m), day("2026-04-01"));
+        assert_eq!(s.scs0210.verdict, Verdict::Pass, "{:?}", s.scs0210);
     }
 }

@@ -15,7 +15,7 @@ use super::manifest::{PushDescription, ReleaseFacts, describe_push};
 use super::registry::Registry;
 use super::target::OciTarget;
 use crate::config::Config;
-use crate::model::FileTree;
+use crate::model::{FileTree, ReleaseName};
 
 /// What pushing `assets` as `tag` will do, for `plan` / `release --dry-run`. `None` when
 /// `publish` does not list `oci`. Reads `OCI_REGISTRY`/`OCI_REPOSITORY` through `env` when the
@@ -104,17 +104,58 @@ impl Publisher {
 
     /// Push `assets` as `tag` (a no-op if already there) and verify the result.
     pub fn publish(&self, tag: &str, assets: &FileTree) -> Result<Published, OciError> {
+        self.publish_as(tag, assets, None)
+    }
+
+    /// Push the conformance gate's candidate `tag` of `stable` (its assets: `stable`'s, byte
+    /// for byte, and the chart's second name) and verify it as a candidate
+    /// ([`Registry::verify_candidate`]).
+    pub fn publish_candidate(
+        &self,
+        tag: &str,
+        assets: &FileTree,
+        stable: &ReleaseName,
+    ) -> Result<Published, OciError> {
+        self.publish_as(tag, assets, Some(stable))
+    }
+
+    fn publish_as(
+        &self,
+        tag: &str,
+        assets: &FileTree,
+        of: Option<&ReleaseName>,
+    ) -> Result<Published, OciError> {
         let facts = ReleaseFacts::from_files(assets)?;
         let outcome = self
             .registry
             .push_release(tag, assets, &facts, self.created.as_deref())?;
-        let verified = self.registry.verify(tag, assets)?;
+        let verified = match of {
+            Some(stable) => self.registry.verify_candidate(tag, assets, stable)?,
+            None => self.registry.verify(tag, assets)?,
+        };
         Ok(Published {
             reference: self.registry.target().reference(),
             tag: tag.to_string(),
             outcome,
             verified,
         })
+    }
+
+    /// What the registry holds under `tag`, as the sha256 of each file (one manifest read, no
+    /// blob): `None` when the tag does not exist.
+    pub fn layers(
+        &self,
+        tag: &str,
+    ) -> Result<Option<std::collections::BTreeMap<String, String>>, OciError> {
+        Ok(self
+            .registry
+            .manifest(tag)?
+            .map(|(json, _)| super::manifest::layer_sha256s(&json)))
+    }
+
+    /// `<registry>/<repository>:<tag>`, the reference CSO and `oras pull` use.
+    pub fn reference_of(&self, tag: &str) -> String {
+        format!("{}:{tag}", self.registry.target().reference())
     }
 }
 

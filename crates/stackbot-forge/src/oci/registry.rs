@@ -314,6 +314,12 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     /// Download the release under `tag` as CSO does: every titled layer becomes a file of
     /// that name (layer digests are verified while downloading).
     pub fn pull_release(&self, tag: &str) -> Result<FileTree, OciError> {
+        self.pull_release_and_manifest(tag).map(|(_, files)| files)
+    }
+
+    /// [`Registry::pull_release`] with the manifest's bytes, for a reader that also wants its
+    /// annotations (the creation date): the manifest is fetched once.
+    pub fn pull_release_and_manifest(&self, tag: &str) -> Result<(Vec<u8>, FileTree), OciError> {
         let (json, _) = self.manifest(tag)?.ok_or_else(|| OciError::Registry {
             action: "pulling",
             reference: format!("{}:{tag}", self.target.reference()),
@@ -347,7 +353,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
                 .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
             files.insert(title.to_string(), out);
         }
-        Ok(files)
+        Ok((json, files))
     }
 
     /// One file of the release under `tag`, the layer titled `name`: the manifest and that one
@@ -391,12 +397,35 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     /// layer digest against the file and `SHA256SUMS`, every blob present, and the file set
     /// CSO requires.
     pub fn verify(&self, tag: &str, files: &FileTree) -> Result<VerifyReport, OciError> {
+        self.verify_as(tag, files, None)
+    }
+
+    /// [`Registry::verify`] for the conformance gate's candidate `tag` of `stable`
+    /// ([`verify::check_candidate`]).
+    pub fn verify_candidate(
+        &self,
+        tag: &str,
+        files: &FileTree,
+        stable: &ReleaseName,
+    ) -> Result<VerifyReport, OciError> {
+        self.verify_as(tag, files, Some(stable))
+    }
+
+    fn verify_as(
+        &self,
+        tag: &str,
+        files: &FileTree,
+        of: Option<&ReleaseName>,
+    ) -> Result<VerifyReport, OciError> {
         let reference = format!("{}:{tag}", self.target.reference());
         let (json, digest) = self.manifest(tag)?.ok_or_else(|| OciError::Verify {
             reference: reference.clone(),
             problems: vec!["the tag does not exist".into()],
         })?;
-        let mut problems = verify::check(tag, &json, files);
+        let mut problems = match of {
+            Some(stable) => verify::check_candidate(tag, &json, files, stable),
+            None => verify::check(tag, &json, files),
+        };
         let layers = match serde_json::from_slice::<Manifest>(&json) {
             Ok(m) => {
                 for d in std::iter::once(&m.config).chain(&m.layers) {

@@ -1,0 +1,148 @@
+//! A counting HTTP proxy on loopback, in front of a test server (the real OCI registry of
+//! [`super::registry`]): every request it forwards is noted (method, path, status), so a test
+//! can say what a run read and how often, which the registry itself does not tell.
+//!
+//! One request per connection: the proxy forwards the request with `Connection: close`, relays
+//! the whole answer and closes, so it never has to find where one answer ends and the next
+//! request starts (the registry, asked to close, says `Connection: close` and the client opens a
+//! new connection for the next request). The `Host` header is forwarded as the client sent it,
+//! so the URLs the registry answers with (an upload's `Location`) point at the proxy again.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+/// One forwarded request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub method: String,
+    /// The request target as sent (`/v2/kaas/cluster-stacks/tags/list?n=100`).
+    pub target: String,
+    /// The request target without its query (`/v2/kaas/cluster-stacks/manifests/<tag>`).
+    pub path: String,
+    /// The answer's status code (0: no answer).
+    pub status: u16,
+}
+
+/// A running proxy; it stops with the test process.
+pub struct CountingProxy {
+    /// `127.0.0.1:<port>`: what the client is pointed at instead of the server.
+    pub addr: String,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl CountingProxy {
+    /// Forward to `upstream` (`host:port`).
+    pub fn start(upstream: &str) -> CountingProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+        let addr = listener.local_addr().unwrap().to_string();
+        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+        let (up, log) = (upstream.to_string(), seen.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let (up, log) = (up.clone(), log.clone());
+                std::thread::spawn(move || {
+                    if let Some(s) = forward(conn, &up) {
+                        log.lock().unwrap().push(s);
+                    }
+                });
+            }
+        });
+        CountingProxy { addr, seen }
+    }
+
+    /// The requests forwarded since the last call, in order (and forget them).
+    pub fn take(&self) -> Vec<Seen> {
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
+}
+
+/// Relay one request and its answer; `None` when the client sent none.
+fn forward(client: TcpStream, upstream: &str) -> Option<Seen> {
+    let mut from_client = BufReader::new(client.try_clone().ok()?);
+    let mut head = Vec::new();
+    loop {
+        let mut line = String::new();
+        if from_client.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" || line == "\n" {
+            break;
+        }
+        head.push(line);
+    }
+    let request_line = head.first()?.trim_end().to_string();
+    let mut parts = request_line.split(' ');
+    let method = parts.next()?.to_string();
+    let target = parts.next()?;
+    let path = target.split('?').next().unwrap_or(target).to_string();
+    let mut out = format!("{request_line}\r\n");
+    let (mut length, mut chunked) = (0usize, false);
+    for line in &head[1..] {
+        let (name, value) = line.split_once(':').unwrap_or((line, ""));
+        match name.trim().to_ascii_lowercase().as_str() {
+            "connection" | "keep-alive" => continue,
+            "content-length" => length = value.trim().parse().unwrap_or(0),
+            "transfer-encoding" => chunked = value.to_ascii_lowercase().contains("chunked"),
+            _ => {}
+        }
+        out.push_str(line);
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    let mut body = Vec::new();
+    if chunked {
+        // Relayed as sent, up to the last chunk and its (empty) trailer.
+        loop {
+            let mut size = String::new();
+            from_client.read_line(&mut size).ok()?;
+            body.extend_from_slice(size.as_bytes());
+            let n = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
+            if n == 0 {
+                let mut end = String::new();
+                from_client.read_line(&mut end).ok()?;
+                body.extend_from_slice(end.as_bytes());
+                break;
+            }
+            let mut chunk = vec![0; n + 2];
+            from_client.read_exact(&mut chunk).ok()?;
+            body.extend_from_slice(&chunk);
+        }
+    } else {
+        body.resize(length, 0);
+        from_client.read_exact(&mut body).ok()?;
+    }
+    let mut answer = Vec::new();
+    let relayed = TcpStream::connect(upstream).and_then(|mut server| {
+        server.write_all(out.as_bytes())?;
+        server.write_all(&body)?;
+        server.read_to_end(&mut answer)
+    });
+    let status = std::str::from_utf8(&answer[..answer.len().min(16)])
+        .ok()
+        .and_then(|h| h.split(' ').nth(1)?.parse().ok())
+        .unwrap_or(0);
+    // The client must not reuse the connection the proxy closes.
+    let head_end = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(answer.len());
+    let says_close = String::from_utf8_lossy(&answer[..head_end])
+        .to_ascii_lowercase()
+        .contains("\r\nconnection:");
+    if !says_close && let Some(eol) = answer.windows(2).position(|w| w == b"\r\n") {
+        answer.splice(eol + 2..eol + 2, b"Connection: close\r\n".iter().copied());
+    }
+    let mut client = client;
+    if relayed.is_ok() {
+        let _ = client.write_all(&answer);
+    }
+    let _ = client.shutdown(Shutdown::Both);
+    Some(Seen {
+        method,
+        target: target.to_string(),
+        path,
+        status,
+    })
+}
