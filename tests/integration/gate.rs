@@ -125,6 +125,23 @@ impl Demo {
         }
     }
 
+    /// The attempt number of each call of the test command, in call order.
+    pub(crate) fn attempts(&self) -> Vec<String> {
+        self.calls()
+            .iter()
+            .map(|c| c.rsplit(' ').next().unwrap().to_string())
+            .collect()
+    }
+
+    /// Whether the test command ran exactly once for each of the demo's two candidates, each
+    /// as attempt 1 (what every crash point of a first run must end in).
+    pub(crate) fn one_test_per_candidate_attempt_1(&self) -> bool {
+        let calls = self.calls();
+        let candidates: std::collections::BTreeSet<&str> =
+            calls.iter().filter_map(|c| c.split(' ').next()).collect();
+        calls.len() == 2 && candidates.len() == 2 && calls.iter().all(|c| c.ends_with(" 1"))
+    }
+
     /// Wait until every started attempt has ended (its `exit` file is there).
     pub(crate) fn wait_for_tests(&self) {
         let gate = self.dir.path().join(".stackbot/forge/gate");
@@ -362,12 +379,7 @@ fn a_cancelled_test_is_retried_once_then_reported() {
     let (code, r, err) = d.release();
     assert_eq!(code, 0, "{err}");
     assert!(r["released"].as_array().unwrap().is_empty(), "{r}");
-    let attempts: Vec<String> = d
-        .calls()
-        .iter()
-        .map(|c| c.rsplit(' ').next().unwrap().to_string())
-        .collect();
-    assert_eq!(attempts, ["1", "1", "2", "2"], "{:?}", d.calls());
+    assert_eq!(d.attempts(), ["1", "1", "2", "2"], "{:?}", d.calls());
     d.wait_for_tests();
     // Run 3: cancelled twice, reported (exit 1), never released, not started again.
     let (code, r, err) = d.release();
@@ -614,12 +626,7 @@ fn a_run_that_died_between_claiming_an_attempt_and_starting_it_starts_that_attem
     d.wait_for_tests();
     let (code, _, err) = d.release();
     assert_eq!(code, 0, "{err}");
-    let attempts: Vec<String> = d
-        .calls()
-        .iter()
-        .map(|c| c.rsplit(' ').next().unwrap().to_string())
-        .collect();
-    assert_eq!(attempts, ["1", "1", "2", "2"], "{:?}", d.calls());
+    assert_eq!(d.attempts(), ["1", "1", "2", "2"], "{:?}", d.calls());
 }
 
 #[test]
@@ -640,15 +647,11 @@ fn a_crash_at_any_write_of_the_first_run_still_ends_in_one_test_per_candidate_as
             assert!(tripped, "k={k} {mode:?}");
             let (code, _, err) = w.release();
             assert_eq!(code, 0, "k={k} {mode:?}: {err}");
-            let calls = w.calls();
-            let candidates: std::collections::BTreeSet<&str> =
-                calls.iter().filter_map(|c| c.split(' ').next()).collect();
             assert!(
-                calls.len() == 2
-                    && candidates.len() == 2
-                    && calls.iter().all(|c| c.ends_with(" 1")),
-                "k={k} ({}) {mode:?}: one test per candidate, attempt 1: {calls:?}",
-                writes[k as usize - 1]
+                w.one_test_per_candidate_attempt_1(),
+                "k={k} ({}) {mode:?}: one test per candidate, attempt 1: {:?}",
+                writes[k as usize - 1],
+                w.calls()
             );
             w.wait_for_tests();
         }

@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 
 use stackbot::model::{FileTree, ReleaseName};
-use stackbot::oci::{Credentials, OciTarget, Registry};
 
 use super::gate::{Demo, STABLE, copy, crash_points, opened_tenant_pulls, promote_dying_at, seen};
 use crate::support::registry::TestRegistry;
@@ -38,22 +37,9 @@ fn point_at(d: &Demo, publish: &str, reg: &TestRegistry) {
     .unwrap();
 }
 
-fn registry(reg: &TestRegistry) -> Registry {
-    Registry::connect(
-        OciTarget::new(
-            &reg.addr,
-            &format!("{}/kaas/cluster-stacks", reg.addr),
-            true,
-            Credentials::Anonymous,
-        )
-        .unwrap(),
-    )
-    .unwrap()
-}
-
 /// Every tag of the registry with its manifest's digest.
 fn tags(reg: &TestRegistry) -> BTreeMap<String, String> {
-    let r = registry(reg);
+    let r = reg.client();
     r.list_tags()
         .unwrap()
         .into_iter()
@@ -110,7 +96,7 @@ fn tag_message(d: &Demo, tag: &str) -> String {
 
 /// The release `tag` as CSO's OCI client pulls it: every titled layer as a file.
 fn pulled(reg: &TestRegistry, tag: &str) -> FileTree {
-    registry(reg).pull_release(tag).unwrap()
+    reg.client().pull_release(tag).unwrap()
 }
 
 /// The stable release of the candidate `cand` (the one of its minor).
@@ -171,7 +157,7 @@ fn first_run_pushes_the_candidates(d: &Demo, reg: &TestRegistry, publish: &str) 
     for c in &cands {
         assert_eq!(c.split('-').count(), 7, "a tag CSO parses: {c}");
         let files = pulled(reg, c);
-        registry(reg)
+        reg.client()
             .verify_candidate(c, &files, &stable_of(c))
             .unwrap_or_else(|e| panic!("{c}: {e}"));
     }
@@ -205,7 +191,7 @@ fn first_run_pushes_the_candidates(d: &Demo, reg: &TestRegistry, publish: &str) 
 /// and its tag links the evidence.
 fn promoted_byte_for_byte(d: &Demo, reg: &TestRegistry, c: &str) {
     let manifest_layers = |tag: &str| {
-        let (json, _) = registry(reg).manifest(tag).unwrap().unwrap();
+        let (json, _) = reg.client().manifest(tag).unwrap().unwrap();
         stackbot::oci::manifest::layer_sha256s(&json)
     };
     let stable = &stable_of(c).to_string();
@@ -286,12 +272,7 @@ fn a_cancelled_test_of_a_registry_candidate_is_retried_once_then_reported() {
     let (code, r, err) = d.release();
     assert_eq!(code, 0, "{err}");
     assert!(released(&r).is_empty(), "{r}");
-    let attempts: Vec<String> = d
-        .calls()
-        .iter()
-        .map(|c| c.rsplit(' ').next().unwrap().to_string())
-        .collect();
-    assert_eq!(attempts, ["1", "1", "2", "2"], "{:?}", d.calls());
+    assert_eq!(d.attempts(), ["1", "1", "2", "2"], "{:?}", d.calls());
     assert_eq!(tags(&reg), pushed, "the retry tests the same tag");
     d.wait_for_tests();
     // Run 3: cancelled twice, reported (exit 1), never released, not started again.
@@ -375,7 +356,7 @@ fn a_candidate_tag_holding_other_bytes_is_refused_and_never_tested_or_overwritte
     let cand = &plan[at..at + "openstack-scs2-1-34-v0-sha-".len() + 7];
     let files = other_release();
     let facts = stackbot::oci::ReleaseFacts::from_files(&files).unwrap();
-    registry(&reg)
+    reg.client()
         .push_release(cand, &files, &facts, None)
         .unwrap();
     let theirs = tags(&reg)[cand].clone();
@@ -515,7 +496,7 @@ fn on_github_the_dispatched_test_of_a_registry_candidate_promotes_it_layer_for_l
     let (code, out) = w.release();
     assert_eq!(code, 0, "{out}");
     let layers = |tag: &str| {
-        let (json, _) = registry(&reg).manifest(tag).unwrap().unwrap();
+        let (json, _) = reg.client().manifest(tag).unwrap().unwrap();
         stackbot::oci::manifest::layer_sha256s(&json)
     };
     for (stable, r) in &runs {

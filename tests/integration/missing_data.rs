@@ -579,15 +579,7 @@ fn a_release_whose_metadata_cannot_be_read_is_unknown_in_status_the_summary_and_
     assert!(code.is_some_and(|c| c <= 1), "{err}");
     let tag = "openstack-scs2-1-33-v1";
     let releases = dir.join(".stackbot/forge/releases/scs/cluster-stacks");
-    let release = std::fs::read_dir(&releases)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            std::fs::read_to_string(p.join("release.json"))
-                .is_ok_and(|j| j.contains(&format!("\"tag\": \"{tag}\"")))
-        })
-        .unwrap_or_else(|| panic!("{tag} under {}", releases.display()));
+    let release = crate::support::local_release(&releases, tag);
     let manifest = release.join("release.json");
     let mut json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();

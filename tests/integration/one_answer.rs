@@ -61,6 +61,28 @@ impl Demo {
         crate::status::demo_cli(self.dir.path(), day, args)
     }
 
+    /// `release --format json` on `day` as the GitHub Action runs it, with the job summary
+    /// written to `summary` (emptied first): the run's JSON report.
+    fn release_summarised(&self, day: &str, summary: &Path) -> Value {
+        std::fs::write(summary, "").unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
+            .current_dir(self.dir.path())
+            .args(["-c", "examples/local/stackbot.yaml", "--now", day])
+            .args(["--format", "json", "release"])
+            .env("NO_COLOR", "1")
+            .env("GITHUB_STEP_SUMMARY", summary)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "release on {day}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
     fn json(&self, day: &str, cmd: &str) -> Value {
         let (code, out, err) = self.run(day, &["--format", "json", cmd]);
         assert!(code.is_some_and(|c| c <= 1), "{cmd} on {day}: {err}");
@@ -639,23 +661,7 @@ fn plan_the_dashboard_the_timeline_and_the_job_summary_say_what_status_says() {
         if day == "2026-04-01" {
             continue;
         }
-        std::fs::write(&summary, "").unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
-            .current_dir(demo.dir.path())
-            .args(["-c", "examples/local/stackbot.yaml", "--now", day])
-            .args(["--format", "json", "release"])
-            .env("NO_COLOR", "1")
-            .env("GITHUB_STEP_SUMMARY", &summary)
-            .env_remove("GITHUB_TOKEN")
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.code().is_some_and(|c| c <= 1),
-            "release on {day}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let json = demo.release_summarised(day, &summary);
         let after = demo.json(day, "status");
         let md = unescape(&std::fs::read_to_string(&summary).unwrap());
         assert!(md.starts_with("## stackbot release"), "{md}");
@@ -778,23 +784,7 @@ fn tracked_sweep(demo: &Demo, want: impl Fn(&str) -> Vec<String>) -> bool {
         if day == "2026-04-01" {
             continue;
         }
-        std::fs::write(&summary, "").unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbot"))
-            .current_dir(demo.dir.path())
-            .args(["-c", "examples/local/stackbot.yaml", "--now", day])
-            .args(["--format", "json", "release"])
-            .env("NO_COLOR", "1")
-            .env("GITHUB_STEP_SUMMARY", &summary)
-            .env_remove("GITHUB_TOKEN")
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.code().is_some_and(|c| c <= 1),
-            "release on {day}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let json = demo.release_summarised(day, &summary);
         assert_eq!(
             tracked_rows(&json["series"]),
             want,
@@ -855,15 +845,7 @@ fn a_release_whose_notes_and_metadata_disagree_has_one_kubernetes_version() {
     demo.release("2026-05-01");
     let tag = "openstack-scs2-1-34-v1";
     let releases = demo.forge().join("releases/scs/cluster-stacks");
-    let dir = std::fs::read_dir(&releases)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            std::fs::read_to_string(p.join("release.json"))
-                .is_ok_and(|j| j.contains(&format!("\"tag\": \"{tag}\"")))
-        })
-        .unwrap();
+    let dir = crate::support::local_release(&releases, tag);
     std::fs::write(
         dir.join("assets/metadata.yaml"),
         "apiVersion: metadata.clusterstack.x-k8s.io/v1alpha1\nversions:\n  kubernetes: v1.34.6\n",

@@ -15,7 +15,6 @@ use stackbot::forge::Forge;
 use stackbot::forge::counting::Counting;
 use stackbot::forge::faulty::{FaultMode, Faulty};
 use stackbot::forge::local::LocalForge;
-use stackbot::oci::{Credentials, OciTarget, Registry};
 use stackbot::pipeline::release::{Target, release_desired};
 use stackbot::plan::{Desired, Mode, Settings};
 
@@ -49,21 +48,8 @@ fn target(reg: &TestRegistry) -> Target {
     }
 }
 
-fn registry(reg: &TestRegistry) -> Registry {
-    Registry::connect(
-        OciTarget::new(
-            &reg.addr,
-            &format!("{}/kaas/cluster-stacks", reg.addr),
-            true,
-            Credentials::Anonymous,
-        )
-        .unwrap(),
-    )
-    .unwrap()
-}
-
 fn oci_tags(reg: &TestRegistry) -> Vec<String> {
-    let mut t = registry(reg).list_tags().unwrap();
+    let mut t = reg.client().list_tags().unwrap();
     t.sort();
     t
 }

@@ -22,4 +22,4 @@ pub mod upstream_server;
 
 // Not every binary that includes `support` uses both.
 #[allow(unused_imports)]
-pub use shared::{copy_dir, root};
+pub use shared::{copy_dir, local_release, root};

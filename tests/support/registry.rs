@@ -155,6 +155,15 @@ run the OCI registry install step of .ci/run (apt-get install -y docker-registry
         panic!("could not start the test registry: {last_err}");
     }
 
+    /// stackbot's own registry client on this registry's `kaas/cluster-stacks` repository
+    /// (plain HTTP, anonymous), to read back what a test published.
+    pub fn client(&self) -> stackbot::oci::Registry {
+        use stackbot::oci::{Credentials, OciTarget, Registry};
+        let repository = format!("{}/kaas/cluster-stacks", self.addr);
+        let target = OciTarget::new(&self.addr, &repository, true, Credentials::Anonymous);
+        Registry::connect(target.unwrap()).unwrap()
+    }
+
     /// Where the registry stores blobs and manifests (to inspect or corrupt).
     pub fn storage(&self) -> PathBuf {
         self.dir.path().join("data")

@@ -32,6 +32,21 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The folder of the local forge's release `tag` under `releases` (a repository's
+/// `.stackbot/forge/releases/<owner>/<name>`): its `release.json` and `assets/`, to read or to
+/// damage by hand. Panics naming the folder when no release there has that tag.
+pub fn local_release(releases: &Path, tag: &str) -> PathBuf {
+    std::fs::read_dir(releases)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            std::fs::read_to_string(p.join("release.json"))
+                .is_ok_and(|j| j.contains(&format!("\"tag\": \"{tag}\"")))
+        })
+        .unwrap_or_else(|| panic!("{tag} under {}", releases.display()))
+}
+
 /// A vendored file or folder by its path under `tests/fixtures/`, e.g.
 /// `fixture("csctl-output/scs2-a931cdb.json")`; panics naming the path when it is missing.
 #[allow(dead_code)]
