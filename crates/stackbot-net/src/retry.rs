@@ -56,6 +56,8 @@ pub enum GiveUp {
     Exhausted,
     /// The server asks for a longer wait than [`RetryPolicy::max_rate_limit_wait`].
     TooLong(Duration),
+    /// This wait would end after the caller's deadline ([`Waits::by`]).
+    Deadline(Duration),
 }
 
 impl RetryPolicy {
@@ -100,6 +102,87 @@ impl RetryPolicy {
             return Err(GiveUp::Exhausted);
         }
         Ok(asked.unwrap_or_else(|| self.backoff(n)))
+    }
+}
+
+/// What one attempt of [`run`] came to.
+#[derive(Debug)]
+pub enum Step<T, E> {
+    /// Success, or a definite answer the caller reads (a `404`): the loop returns it.
+    Done(T),
+    /// A failure no retry mends (a refusal, a name that does not resolve): returned as is.
+    Stop(E),
+    /// A failure a retry may mend, as the policy classifies it; `E` is what the loop ends
+    /// with if it gives up after it.
+    Again(Failure, E),
+}
+
+/// How [`run`] ended without a [`Step::Done`].
+#[derive(Debug)]
+pub enum Ended<E> {
+    /// An attempt said [`Step::Stop`].
+    Stopped(E),
+    /// The policy (or the deadline) said stop after `attempts` attempts; `last` is the last
+    /// attempt's failure.
+    GaveUp {
+        why: GiveUp,
+        attempts: u32,
+        last: E,
+    },
+}
+
+/// Where [`run`] waits, and until when it may.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Waits<'a> {
+    /// The run's clock, which sleeps (the simulator's advances instead). `None` (a client
+    /// built without one, in a unit test of the client) retries at once.
+    pub clock: Option<&'a dyn crate::clock::Clock>,
+    /// No wait may end after this instant of the clock: a caller's deadline (a dispatch's
+    /// send-by time, the registry's bound on a whole call). The loop then gives up with
+    /// [`GiveUp::Deadline`].
+    pub by: Option<DateTime<Utc>>,
+}
+
+/// The one retry loop of every HTTP client (upstream, the GitHub forge, the OCI registry):
+/// send `attempt` (told its 0-based number), and while it says [`Step::Again`], wait as the
+/// policy says ([`RetryPolicy::wait`]) and send again. `retrying` is told each retry before
+/// its wait (to log and count it). What differs between the clients is theirs to say: which
+/// failures are [`Step::Again`] (a write that is unsafe to repeat never is), what to do before
+/// each attempt (a write budget, a look whether an ambiguous write took effect), and the
+/// numbers of `policy`.
+pub async fn run<T, E>(
+    policy: &RetryPolicy,
+    waits: Waits<'_>,
+    mut attempt: impl AsyncFnMut(u32) -> Step<T, E>,
+    mut retrying: impl FnMut(u32, Duration, &E),
+) -> Result<T, Ended<E>> {
+    let mut n = 0;
+    loop {
+        let (failure, last) = match attempt(n).await {
+            Step::Done(t) => return Ok(t),
+            Step::Stop(e) => return Err(Ended::Stopped(e)),
+            Step::Again(failure, e) => (failure, e),
+        };
+        let wait = policy.wait(n, failure).and_then(|wait| match (waits.clock, waits.by) {
+            (Some(clock), Some(by))
+                if clock.now() + chrono::Duration::from_std(wait).unwrap_or_default() > by =>
+            {
+                Err(GiveUp::Deadline(wait))
+            }
+            _ => Ok(wait),
+        });
+        let wait = match wait {
+            Ok(wait) => wait,
+            Err(why) => {
+                let attempts = n + 1;
+                return Err(Ended::GaveUp { why, attempts, last });
+            }
+        };
+        retrying(n, wait, &last);
+        if let Some(clock) = waits.clock {
+            clock.sleep(wait);
+        }
+        n += 1;
     }
 }
 

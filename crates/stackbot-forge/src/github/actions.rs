@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::transport::{Outcome, Req};
+use super::transport::{Outcome, Req, step};
+use stackbot_net::retry::{Ended, Step};
 use super::{GithubForge, enc, str_of, time_of};
 use crate::{ArtifactInfo, ForgeError, ForgeResult, RepoRef, WorkflowRun};
 
@@ -68,48 +69,51 @@ impl GithubForge {
             format!("{}/dispatches", Self::workflow_path(repo, workflow)),
             &json!({"ref": git_ref, "inputs": inputs, "return_run_details": true}),
         );
-        let mut n = 0;
-        loop {
-            self.spend_write(&what)
-                .map_err(|e| not_sent(e.to_string()))?;
-            if self.t.clock.now() > send_by {
-                return Err(not_sent(format!("its deadline ({send_by}) passed")));
+        let attempt = async |_| {
+            if let Err(e) = self.spend_write(&what) {
+                return Step::Done(Err(not_sent(e.to_string())));
             }
-            match self.t.attempt(&req).await {
+            if self.t.clock.now() > send_by {
+                return Step::Done(Err(not_sent(format!("its deadline ({send_by}) passed"))));
+            }
+            Step::Done(match self.t.attempt(&req).await {
                 Outcome::Ok(r) if r.status == StatusCode::NO_CONTENT || r.body.is_empty() => {
-                    return Ok(None);
+                    Ok(None)
                 }
                 // GitHub accepted it: a run was started, even if its id cannot be read.
-                Outcome::Ok(r) => {
-                    return Ok(r
-                        .json::<Value>(&what)
-                        .ok()
-                        .and_then(|v| v["workflow_run_id"].as_u64()));
-                }
-                Outcome::Refused(r) => return Err(self.refusal(&what, &r)),
+                Outcome::Ok(r) => Ok(r
+                    .json::<Value>(&what)
+                    .ok()
+                    .and_then(|v| v["workflow_run_id"].as_u64())),
+                Outcome::Refused(r) => Err(self.refusal(&what, &r)),
                 // A failure that cannot heal in seconds (DNS, TLS): nothing went out.
-                Outcome::Failed(ForgeError::Transient { reason, .. }) => {
-                    return Err(not_sent(reason));
-                }
-                Outcome::Failed(e) => return Err(e),
+                Outcome::Failed(ForgeError::Transient { reason, .. }) => Err(not_sent(reason)),
+                Outcome::Failed(e) => Err(e),
                 Outcome::Ambiguous(reason, cause)
                     if !cause.as_ref().is_some_and(|c| c.before_sending()) =>
                 {
-                    return Err(ForgeError::Transient {
-                        what,
+                    Err(ForgeError::Transient {
+                        what: what.clone(),
                         reason: format!(
                             "{reason}; it may have started a run, which the next run looks for \
                              rather than dispatching again"
                         ),
-                    });
+                    })
                 }
-                other => {
-                    self.t
-                        .pause_by(&what, n, &other, Some(send_by))
-                        .map_err(not_sent)?;
-                }
-            }
-            n += 1;
+                // Definitely not received (a rate limit, a connection refused): sent again.
+                other => return step(other),
+            })
+        };
+        match self.t.retried(&what, Some(send_by), attempt).await {
+            Ok(done) => done,
+            Err(Ended::GaveUp {
+                why,
+                attempts,
+                last,
+            }) => Err(not_sent(
+                self.t.gave_up(&what, why, attempts, &last, Some(send_by)),
+            )),
+            Err(e) => Err(self.t.ended(&what, e)),
         }
     }
 

@@ -6,7 +6,8 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::GithubForge;
-use super::transport::{Outcome, Req, Resp};
+use super::transport::{Outcome, Req, Resp, step};
+use stackbot_net::retry::{Ended, Step};
 use crate::net::{Origin, next_link};
 use crate::{ForgeError, ForgeResult};
 
@@ -100,32 +101,29 @@ impl GithubForge {
 
     /// A write that may simply be repeated (PATCH with the full desired state, DELETE,
     /// content-addressed objects). Returns the final answer and whether an earlier attempt
-    /// was ambiguous (so a 404 on DELETE means "already gone").
+    /// was ambiguous (so a 404 on DELETE means "already gone"). Every attempt spends from the
+    /// write budget.
     pub(super) async fn write_idem(
         &self,
         what: &str,
         req: &Req,
     ) -> ForgeResult<(Result<Resp, Resp>, bool)> {
         let mut ambiguous = false;
-        let mut n = 0;
-        loop {
-            self.spend_write(what)?;
+        let attempt = async |_| {
+            if let Err(e) = self.spend_write(what) {
+                return Step::Stop(Outcome::Failed(e));
+            }
             match self.t.attempt(req).await {
-                Outcome::Ok(r) => return Ok((Ok(r), ambiguous)),
-                Outcome::Refused(r) => return Ok((Err(r), ambiguous)),
-                Outcome::Failed(e) => return Err(e),
+                Outcome::Ok(r) => Step::Done(Ok(r)),
+                Outcome::Refused(r) => Step::Done(Err(r)),
                 other => {
                     ambiguous |= matches!(other, Outcome::Ambiguous(..));
-                    self.t
-                        .pause(what, n, &other)
-                        .map_err(|reason| ForgeError::Transient {
-                            what: what.into(),
-                            reason,
-                        })?;
+                    step(other)
                 }
             }
-            n += 1;
-        }
+        };
+        let got = self.t.retried(what, None, attempt).await;
+        Ok((got.map_err(|e| self.t.ended(what, e))?, ambiguous))
     }
 
     /// An idempotent write whose answer must be 2xx.
@@ -137,7 +135,7 @@ impl GithubForge {
     }
 
     /// A creating write. After an ambiguous attempt, `lookup` decides whether it took effect
-    /// (`Some`: done, return that) before anything is sent again.
+    /// (`Some`: done, return that) before anything is sent again, and before giving up.
     pub(super) async fn write_checked<T>(
         &self,
         what: &str,
@@ -145,42 +143,66 @@ impl GithubForge {
         parse: impl Fn(&Resp) -> ForgeResult<T>,
         lookup: impl AsyncFn() -> ForgeResult<Option<T>>,
     ) -> ForgeResult<T> {
-        let mut ambiguous = false;
-        let mut n = 0;
-        loop {
-            self.spend_write(what)?;
-            match self.t.attempt(req).await {
-                Outcome::Ok(r) => return parse(&r),
-                Outcome::Failed(e) => return Err(e),
-                Outcome::Refused(r) => {
-                    if ambiguous && let Some(done) = lookup().await? {
-                        tracing::warn!(
-                            target: "stackbot::forge::github",
-                            "{what}: an earlier failed attempt had taken effect; using it"
-                        );
-                        return Ok(done);
-                    }
-                    return Err(self.refusal(what, &r));
-                }
-                other => {
-                    let was_ambiguous = matches!(other, Outcome::Ambiguous(..));
-                    ambiguous |= was_ambiguous;
-                    let paused = self.t.pause(what, n, &other);
-                    if was_ambiguous && let Some(done) = lookup().await? {
-                        tracing::warn!(
-                            target: "stackbot::forge::github",
-                            "{what}: the failed attempt had taken effect; not repeating it"
-                        );
-                        return Ok(done);
-                    }
-                    paused.map_err(|reason| ForgeError::Transient {
-                        what: what.into(),
-                        reason,
-                    })?;
+        let took_effect = async || {
+            let done = lookup().await?;
+            if done.is_some() {
+                tracing::warn!(
+                    target: "stackbot::forge::github",
+                    "{what}: the failed attempt had taken effect; not repeating it"
+                );
+            }
+            Ok::<_, ForgeError>(done)
+        };
+        let (mut ambiguous, mut last_ambiguous) = (false, false);
+        let attempt = async |_| {
+            if last_ambiguous {
+                match took_effect().await {
+                    Ok(Some(done)) => return Step::Done(Ok(done)),
+                    Ok(None) => {}
+                    Err(e) => return Step::Done(Err(e)),
                 }
             }
-            n += 1;
+            if let Err(e) = self.spend_write(what) {
+                return Step::Done(Err(e));
+            }
+            match self.t.attempt(req).await {
+                Outcome::Ok(r) => Step::Done(parse(&r)),
+                Outcome::Refused(r) => {
+                    if ambiguous {
+                        match lookup().await {
+                            Ok(Some(done)) => {
+                                tracing::warn!(
+                                    target: "stackbot::forge::github",
+                                    "{what}: an earlier failed attempt had taken effect; using it"
+                                );
+                                return Step::Done(Ok(done));
+                            }
+                            Ok(None) => {}
+                            Err(e) => return Step::Done(Err(e)),
+                        }
+                    }
+                    Step::Done(Err(self.refusal(what, &r)))
+                }
+                other => {
+                    last_ambiguous = matches!(other, Outcome::Ambiguous(..));
+                    ambiguous |= last_ambiguous;
+                    step(other)
+                }
+            }
+        };
+        let ended = match self.t.retried(what, None, attempt).await {
+            Ok(done) => return done,
+            Err(ended) => ended,
+        };
+        if let Ended::GaveUp {
+            last: Outcome::Ambiguous(..),
+            ..
+        } = ended
+            && let Some(done) = took_effect().await?
+        {
+            return Ok(done);
         }
+        Err(self.t.ended(what, ended))
     }
 }
 

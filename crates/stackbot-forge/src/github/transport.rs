@@ -28,7 +28,9 @@ pub use super::wire::{Outcome, Req, Resp, Target};
 use crate::ForgeError;
 use crate::clock::SharedClock;
 use crate::net::Origin;
-use stackbot_net::retry::{Failure, GiveUp, RetryPolicy, classify_status};
+use stackbot_net::retry::{
+    self as retry, Ended, Failure, GiveUp, RetryPolicy, Step, Waits, classify_status,
+};
 
 /// Counters a caller (or a benchmark) can read: how many requests went out, how many retries.
 #[derive(Debug, Default)]
@@ -355,96 +357,115 @@ impl Transport {
         }
     }
 
-    /// Wait before retry `n`, or give up when the policy says so. `Err` carries the reason.
-    pub fn pause(&self, what: &str, n: u32, outcome: &Outcome) -> Result<(), String> {
-        self.pause_by(what, n, outcome, None)
-    }
-
-    /// [`Transport::pause`], also giving up when the wait would end after `by`.
-    pub fn pause_by(
+    /// The one retry loop ([`stackbot_net::retry::run`]) on the forge's policy and clock:
+    /// `attempt` says which outcomes may be repeated (through [`step`]); every retry is
+    /// counted and logged. `by`: no wait may end after it. The caller turns the end into its
+    /// error ([`Transport::ended`], [`Transport::gave_up`]).
+    pub async fn retried<T>(
         &self,
         what: &str,
-        n: u32,
-        outcome: &Outcome,
         by: Option<chrono::DateTime<chrono::Utc>>,
-    ) -> Result<(), String> {
-        let (failure, reason) = match outcome {
-            Outcome::RateLimited(w, r) => (Failure::RateLimited(*w), r),
-            // A 5xx's `Retry-After` is not kept (GitHub sends none there): backoff.
-            Outcome::Ambiguous(r, _) => (Failure::Transient(None), r),
-            _ => return Err("not retryable".into()),
+        attempt: impl AsyncFnMut(u32) -> Step<T, Outcome>,
+    ) -> Result<T, Ended<Outcome>> {
+        let waits = Waits {
+            clock: Some(self.clock.as_ref()),
+            by,
         };
-        let wait = match self.policy.wait(n, failure) {
-            Ok(wait) => wait,
-            Err(GiveUp::TooLong(w)) => {
-                return Err(format!(
-                    "rate limited for {}s (more than the {}s we wait): {reason}",
-                    w.as_secs(),
-                    self.policy.max_rate_limit_wait.as_secs()
-                ));
-            }
-            Err(GiveUp::Exhausted) => {
-                // A refused connection, a timeout or a dropped one, every time: the host goes
-                // on the list of those the run could not reach (a 5xx is an answer, and is
-                // not).
-                if let Outcome::Ambiguous(_, Some(cause)) = outcome {
+        let retrying = |n: u32, wait: std::time::Duration, last: &Outcome| {
+            self.stats.retries.fetch_add(1, Relaxed);
+            tracing::warn!(
+                target: "stackbot::forge::github",
+                "{what}: attempt {} failed ({}); retrying in {} ms",
+                n + 1,
+                reason(last),
+                wait.as_millis()
+            );
+        };
+        retry::run(&self.policy, waits, attempt, retrying).await
+    }
+
+    /// The error a retried request ends with: a definite failure as it is, anything else
+    /// transient, naming why it was not (or no longer) repeated.
+    pub fn ended(&self, what: &str, ended: Ended<Outcome>) -> ForgeError {
+        let reason = match ended {
+            Ended::Stopped(Outcome::Failed(e)) => return e,
+            Ended::Stopped(other) => reason(&other),
+            Ended::GaveUp {
+                why,
+                attempts,
+                last,
+            } => self.gave_up(what, why, attempts, &last, None),
+        };
+        ForgeError::Transient {
+            what: what.to_string(),
+            reason,
+        }
+    }
+
+    /// Why the loop gave up after `attempts`, for a message. Exhausted on failures without an
+    /// answer (a refused, timed-out or dropped connection every time): the host goes on the
+    /// list of those the run could not reach (a 5xx is an answer, and is not).
+    pub fn gave_up(
+        &self,
+        what: &str,
+        why: GiveUp,
+        attempts: u32,
+        last: &Outcome,
+        by: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> String {
+        let reason = reason(last);
+        match why {
+            GiveUp::TooLong(w) => format!(
+                "rate limited for {}s (more than the {}s we wait): {reason}",
+                w.as_secs(),
+                self.policy.max_rate_limit_wait.as_secs()
+            ),
+            GiveUp::Exhausted => {
+                if let Outcome::Ambiguous(_, Some(cause)) = last {
                     crate::net::failure::record(what, cause);
                 }
-                return Err(format!(
-                    "gave up after {} attempts; last error: {reason}",
-                    n + 1
-                ));
+                format!("gave up after {attempts} attempts; last error: {reason}")
             }
-        };
-        if let Some(by) = by {
-            let ends = self.clock.now() + chrono::Duration::from_std(wait).unwrap_or_default();
-            if ends > by {
-                return Err(format!(
-                    "a wait of {}s would end after its deadline ({by}): {reason}",
-                    wait.as_secs()
-                ));
-            }
+            GiveUp::Deadline(wait) => format!(
+                "a wait of {}s would end after its deadline ({}): {reason}",
+                wait.as_secs(),
+                by.map_or_else(|| "unset".to_string(), |b| b.to_string())
+            ),
         }
-        self.stats.retries.fetch_add(1, Relaxed);
-        tracing::warn!(
-            target: "stackbot::forge::github",
-            "{what}: attempt {} failed ({reason}); retrying in {} ms",
-            n + 1,
-            wait.as_millis()
-        );
-        self.clock.sleep(wait);
-        Ok(())
     }
 
     /// A read, retried on 5xx, transport errors and rate limits. Returns the final response,
     /// which may be a refusal (404, ...) for the caller to map. A write is sent once: only
     /// its caller may repeat it ([`stackbot_net::retry::transport_may_retry`]).
     pub async fn read(&self, what: &str, req: &Req) -> Result<Result<Resp, Resp>, ForgeError> {
-        let mut n = 0;
-        loop {
-            let out = self.attempt(req).await;
-            match out {
-                Outcome::Ok(r) => return Ok(Ok(r)),
-                Outcome::Refused(r) => return Ok(Err(r)),
-                Outcome::Failed(e) => return Err(e),
-                Outcome::RateLimited(_, reason) | Outcome::Ambiguous(reason, _)
-                    if !stackbot_net::retry::transport_may_retry(&req.method) =>
-                {
-                    return Err(ForgeError::Transient {
-                        what: what.to_string(),
-                        reason,
-                    });
-                }
-                other => {
-                    if let Err(reason) = self.pause(what, n, &other) {
-                        return Err(ForgeError::Transient {
-                            what: what.to_string(),
-                            reason,
-                        });
-                    }
-                }
-            }
-            n += 1;
-        }
+        let repeat = retry::transport_may_retry(&req.method);
+        let attempt = async |_| match self.attempt(req).await {
+            Outcome::Ok(r) => Step::Done(Ok(r)),
+            Outcome::Refused(r) => Step::Done(Err(r)),
+            other if repeat => step(other),
+            other => Step::Stop(other),
+        };
+        let got = self.retried(what, None, attempt).await;
+        got.map_err(|e| self.ended(what, e))
+    }
+}
+
+/// An outcome as a step of the one retry loop: a rate limit (nothing was performed) and an
+/// ambiguous failure may be repeated, for a caller that knows repeating is safe; the rest
+/// stops the loop. GitHub's `5xx` carries no `Retry-After` that matters: it backs off.
+pub fn step<T>(out: Outcome) -> Step<T, Outcome> {
+    match out {
+        Outcome::RateLimited(w, _) => Step::Again(Failure::RateLimited(w), out),
+        Outcome::Ambiguous(..) => Step::Again(Failure::Transient(None), out),
+        other => Step::Stop(other),
+    }
+}
+
+/// The text of a failed outcome, for a message.
+fn reason(o: &Outcome) -> String {
+    match o {
+        Outcome::RateLimited(_, r) | Outcome::Ambiguous(r, _) => r.clone(),
+        Outcome::Failed(e) => e.to_string(),
+        Outcome::Ok(r) | Outcome::Refused(r) => r.status.to_string(),
     }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::cache::{Entry, Store};
-use crate::retry::Failure;
+use crate::retry::{Failure, Step};
 
 /// Why a GET failed after retries. Always names the URL, never the token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -309,95 +309,108 @@ impl HttpClient {
     ) -> Result<Answer, HttpError> {
         let url = self.allowed_url(url)?;
         let mut cached = use_cache.then(|| self.read_cache(&url)).flatten();
-        let mut attempt = 0u32;
-        loop {
-            attempt += 1;
-            let mut req = self.client.get(&url);
-            if let Some(a) = accept {
-                req = req.header(reqwest::header::ACCEPT, a);
-            }
-            if accept == Some(GITHUB_JSON) {
-                req = req.header("X-GitHub-Api-Version", "2022-11-28");
-            }
-            if let Some(token) = &self.opts.token
-                && self.token_allowed(&url)
-            {
-                req = req.bearer_auth(token);
-            }
-            if let Some(etag) = cached.as_ref().and_then(|c| c.etag.as_deref()) {
-                req = req.header(reqwest::header::IF_NONE_MATCH, etag);
-                self.counters.conditional.fetch_add(1, Ordering::Relaxed);
-            }
-            let host = host_of(&url);
-            // A name that did not resolve a moment ago does not resolve now.
-            if let Some(cause) = crate::net::failure::known_unresolvable(&host) {
-                return Err(transport_error(&url, &cause));
-            }
-            self.counters.requests.fetch_add(1, Ordering::Relaxed);
-            // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
-            tracing::debug!(target: "stackbot::activity", "upstream: GET {url}");
-            let outcome = req.send().await;
-            let (failure, last) = match outcome {
-                Err(e) => {
-                    let cause = crate::net::failure::classify(&e, &host);
-                    if !cause.heals_in_seconds() {
-                        return Err(transport_error(&url, &cause));
-                    }
-                    (Failure::Transient(None), Failed::Transport(cause))
-                }
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    if status == 304
-                        && let Some(mut c) = cached.take()
-                    {
-                        self.counters.not_modified.fetch_add(1, Ordering::Relaxed);
-                        // Confirmed current: the last known facts are as of now.
-                        if let Some(clock) = &self.opts.clock {
-                            c.fetched_at = Some(clock.now());
-                            self.cache.put(&c);
-                        }
-                        return Ok(Answer::Cached(Response {
-                            body: c.body,
-                            link: c.link,
-                        }));
-                    }
-                    if (200..300).contains(&status) {
-                        return self.read_success(&url, resp, bound).await;
-                    }
-                    let (headers, body) = error_body(resp).await;
-                    let failure = crate::retry::classify_status(
-                        http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::BAD_GATEWAY),
-                        &headers,
-                        &body,
-                        self.now(),
-                    );
-                    let err = HttpError::Status {
-                        url: url.clone(),
-                        status,
-                        detail: error_detail(&headers, &body),
-                    };
-                    let Some(failure) = failure else {
-                        return Err(err);
-                    };
-                    (failure, Failed::Status(err))
-                }
-            };
-            let Ok(wait) = self.policy().wait(attempt - 1, failure) else {
-                return Err(match last {
-                    Failed::Status(err) => err,
-                    Failed::Transport(cause) => transport_error(&url, &cause),
-                });
-            };
-            match &last {
+        let waits = crate::retry::Waits {
+            clock: self.opts.clock.as_deref(),
+            by: None,
+        };
+        let attempt = async |_| self.attempt(&url, accept, bound, &mut cached).await;
+        let retrying = |_, _, last: &Failed| {
+            match last {
                 Failed::Status(err) => tracing::info!("{err}; retrying"),
                 Failed::Transport(cause) => tracing::info!("GET {url}: {cause}; retrying"),
             }
             self.counters.retries.fetch_add(1, Ordering::Relaxed);
-            // The run's clock waits (the pipeline always hands one down); a client built
-            // without one (a unit test of the client itself) retries at once.
-            if let Some(c) = &self.opts.clock {
-                c.sleep(wait);
+        };
+        let ended = match crate::retry::run(&self.policy(), waits, attempt, retrying).await {
+            Ok(answer) => return Ok(answer),
+            Err(ended) => ended,
+        };
+        let (crate::retry::Ended::Stopped(last) | crate::retry::Ended::GaveUp { last, .. }) = ended;
+        Err(match last {
+            Failed::Status(err) => err,
+            Failed::Transport(cause) => transport_error(&url, &cause),
+        })
+    }
+
+    /// One GET of [`Self::send_async`]: its answer (`Done`: an answer or a definite error),
+    /// or what the one retry policy may repeat.
+    async fn attempt(
+        &self,
+        url: &str,
+        accept: Option<&str>,
+        bound: Bound,
+        cached: &mut Option<Entry>,
+    ) -> Step<Answer, Failed> {
+        let mut req = self.client.get(url);
+        if let Some(a) = accept {
+            req = req.header(reqwest::header::ACCEPT, a);
+        }
+        if accept == Some(GITHUB_JSON) {
+            req = req.header("X-GitHub-Api-Version", "2022-11-28");
+        }
+        if let Some(token) = &self.opts.token
+            && self.token_allowed(url)
+        {
+            req = req.bearer_auth(token);
+        }
+        if let Some(etag) = cached.as_ref().and_then(|c| c.etag.as_deref()) {
+            req = req.header(reqwest::header::IF_NONE_MATCH, etag);
+            self.counters.conditional.fetch_add(1, Ordering::Relaxed);
+        }
+        let host = host_of(url);
+        // A name that did not resolve a moment ago does not resolve now.
+        if let Some(cause) = crate::net::failure::known_unresolvable(&host) {
+            return Step::Stop(Failed::Transport(cause));
+        }
+        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
+        tracing::debug!(target: "stackbot::activity", "upstream: GET {url}");
+        let resp = match req.send().await {
+            Ok(resp) => resp,
+            Err(e) => {
+                let cause = crate::net::failure::classify(&e, &host);
+                if !cause.heals_in_seconds() {
+                    return Step::Stop(Failed::Transport(cause));
+                }
+                return Step::Again(Failure::Transient(None), Failed::Transport(cause));
             }
+        };
+        let status = resp.status().as_u16();
+        if status == 304
+            && let Some(mut c) = cached.take()
+        {
+            self.counters.not_modified.fetch_add(1, Ordering::Relaxed);
+            // Confirmed current: the last known facts are as of now.
+            if let Some(clock) = &self.opts.clock {
+                c.fetched_at = Some(clock.now());
+                self.cache.put(&c);
+            }
+            return Step::Done(Answer::Cached(Response {
+                body: c.body,
+                link: c.link,
+            }));
+        }
+        if (200..300).contains(&status) {
+            return match self.read_success(url, resp, bound).await {
+                Ok(answer) => Step::Done(answer),
+                Err(e) => Step::Stop(Failed::Status(e)),
+            };
+        }
+        let (headers, body) = error_body(resp).await;
+        let failure = crate::retry::classify_status(
+            http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::BAD_GATEWAY),
+            &headers,
+            &body,
+            self.now(),
+        );
+        let err = HttpError::Status {
+            url: url.to_string(),
+            status,
+            detail: error_detail(&headers, &body),
+        };
+        match failure {
+            Some(failure) => Step::Again(failure, Failed::Status(err)),
+            None => Step::Stop(Failed::Status(err)),
         }
     }
 
@@ -472,9 +485,11 @@ impl HttpClient {
     }
 }
 
-/// An attempt the retry policy may repeat: what it ends as when it is the last.
+/// A failed attempt: what the read ends as when no retry follows it.
 enum Failed {
+    /// No answer (recorded among the hosts the run could not reach when it is the last).
     Transport(crate::net::failure::Cause),
+    /// An answer that is an error, or a body that could not be read.
     Status(HttpError),
 }
 
