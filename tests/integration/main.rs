@@ -39,6 +39,7 @@ mod hostile_limits;
 mod missing_data;
 mod network_failures;
 mod oci_registry;
+mod oci_retries;
 mod one_answer;
 mod package_cli;
 mod package_props;

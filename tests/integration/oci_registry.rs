@@ -33,7 +33,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// The release csctl wrote for the scs2 reference stack (text assets verbatim from the
 /// recorded output; archives stood in by gzip of their recorded entry lists), with the
 /// `SHA256SUMS` the packager adds.
-fn release() -> FileTree {
+pub(crate) fn release() -> FileTree {
     let path = shared::fixture("csctl-output/scs2-a931cdb.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -7,6 +7,10 @@
 //! request starts (the registry, asked to close, says `Connection: close` and the client opens a
 //! new connection for the next request). The `Host` header is forwarded as the client sent it,
 //! so the URLs the registry answers with (an upload's `Location`) point at the proxy again.
+//!
+//! It can also fail a request on purpose ([`CountingProxy::fail_once`]): answer a status
+//! itself, or drop the connection before or after the server got the request, so a test can
+//! show what the client's retry policy does with it.
 
 #![allow(dead_code)]
 
@@ -26,11 +30,33 @@ pub struct Seen {
     pub status: u16,
 }
 
+/// How the proxy fails one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Answer this status itself (an empty body); the server never sees the request.
+    Status(u16),
+    /// Close the connection without an answer; the server never sees the request.
+    Drop,
+    /// Forward the request, then close the connection without relaying the answer: the
+    /// server acted, the client cannot know.
+    DropAnswer,
+}
+
+/// A fault waiting for its request: the first whose method is `method` and whose path
+/// contains `path_part`.
+#[derive(Debug, Clone)]
+struct Pending {
+    method: String,
+    path_part: String,
+    fault: Fault,
+}
+
 /// A running proxy; it stops with the test process.
 pub struct CountingProxy {
     /// `127.0.0.1:<port>`: what the client is pointed at instead of the server.
     pub addr: String,
     seen: Arc<Mutex<Vec<Seen>>>,
+    faults: Arc<Mutex<Vec<Pending>>>,
 }
 
 impl CountingProxy {
@@ -39,18 +65,29 @@ impl CountingProxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let addr = listener.local_addr().unwrap().to_string();
         let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-        let (up, log) = (upstream.to_string(), seen.clone());
+        let faults: Arc<Mutex<Vec<Pending>>> = Arc::default();
+        let (up, log, pending) = (upstream.to_string(), seen.clone(), faults.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
-                let (up, log) = (up.clone(), log.clone());
+                let (up, log, pending) = (up.clone(), log.clone(), pending.clone());
                 std::thread::spawn(move || {
-                    if let Some(s) = forward(conn, &up) {
+                    if let Some(s) = forward(conn, &up, &pending) {
                         log.lock().unwrap().push(s);
                     }
                 });
             }
         });
-        CountingProxy { addr, seen }
+        CountingProxy { addr, seen, faults }
+    }
+
+    /// Fail the next `method` request whose path contains `path_part` with `fault` (once;
+    /// faults queued for the same request apply in the order given).
+    pub fn fail_once(&self, method: &str, path_part: &str, fault: Fault) {
+        self.faults.lock().unwrap().push(Pending {
+            method: method.to_string(),
+            path_part: path_part.to_string(),
+            fault,
+        });
     }
 
     /// The requests forwarded since the last call, in order (and forget them).
@@ -60,7 +97,7 @@ impl CountingProxy {
 }
 
 /// Relay one request and its answer; `None` when the client sent none.
-fn forward(client: TcpStream, upstream: &str) -> Option<Seen> {
+fn forward(client: TcpStream, upstream: &str, faults: &Mutex<Vec<Pending>>) -> Option<Seen> {
     let mut from_client = BufReader::new(client.try_clone().ok()?);
     let mut head = Vec::new();
     loop {
@@ -113,6 +150,35 @@ fn forward(client: TcpStream, upstream: &str) -> Option<Seen> {
         body.resize(length, 0);
         from_client.read_exact(&mut body).ok()?;
     }
+    let fault = {
+        let mut faults = faults.lock().unwrap();
+        let due = faults
+            .iter()
+            .position(|f| f.method == method && path.contains(&f.path_part));
+        due.map(|i| faults.remove(i).fault)
+    };
+    let seen = |status| Seen {
+        method: method.clone(),
+        target: target.to_string(),
+        path: path.clone(),
+        status,
+    };
+    let mut client = client;
+    match fault {
+        Some(Fault::Status(code)) => {
+            let answer = format!(
+                "HTTP/1.1 {code} Injected\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = client.write_all(answer.as_bytes());
+            let _ = client.shutdown(Shutdown::Both);
+            return Some(seen(code));
+        }
+        Some(Fault::Drop) => {
+            let _ = client.shutdown(Shutdown::Both);
+            return Some(seen(0));
+        }
+        Some(Fault::DropAnswer) | None => {}
+    }
     let mut answer = Vec::new();
     let relayed = TcpStream::connect(upstream).and_then(|mut server| {
         server.write_all(out.as_bytes())?;
@@ -134,15 +200,9 @@ fn forward(client: TcpStream, upstream: &str) -> Option<Seen> {
     if !says_close && let Some(eol) = answer.windows(2).position(|w| w == b"\r\n") {
         answer.splice(eol + 2..eol + 2, b"Connection: close\r\n".iter().copied());
     }
-    let mut client = client;
-    if relayed.is_ok() {
+    if relayed.is_ok() && fault.is_none() {
         let _ = client.write_all(&answer);
     }
     let _ = client.shutdown(Shutdown::Both);
-    Some(Seen {
-        method,
-        target: target.to_string(),
-        path,
-        status,
-    })
+    Some(seen(if fault.is_some() { 0 } else { status }))
 }

@@ -2,9 +2,17 @@
 //!
 //! Built on the `oci-client` crate (the ORAS project's Rust client) for the distribution
 //! protocol: auth challenges, token and basic auth, blob upload sessions and digest-checked
-//! downloads. `oci-client` is async; the bot's shell is synchronous, so each `Registry` owns
-//! a small current-thread runtime and blocks on it (never call these methods from inside
-//! another async runtime).
+//! downloads. `oci-client` is async; the bot's shell is synchronous, so each call blocks on
+//! the process's one runtime (never call these methods from inside another async runtime).
+//!
+//! The one HTTP policy of stackbot_net holds here too: the connect and read timeouts of
+//! [`stackbot_net::timeouts`], and every call through [`stackbot_net::retry::run`] with its
+//! classification (a `5xx`, a rate limit, a connection failure that heals), a bounded number
+//! of retries and a bounded total time ([`TOTAL`]). Reads are repeated; of the writes, only
+//! those whose repetition is safe, each saying why where it is sent. oci-client's errors
+//! carry the status but not the headers, so a `Retry-After` is not seen: the policy backs
+//! off instead, and a `429` waits its minute. The loop is stackbot_net's, not oci-client's:
+//! oci-client retries nothing itself.
 //!
 //! Reconciliation, not scripting: a push first reads the tag. Same manifest digest: done.
 //! Different digest: refuse, naming both, before uploading anything. Absent: upload only the
@@ -19,6 +27,8 @@ use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
+use stackbot_core::clock::SharedClock;
+use stackbot_net::retry::{self, Ended, Failure, RetryPolicy, Step, Waits};
 
 use super::manifest::{
     BuiltManifest, MANIFEST_MEDIA_TYPE, Manifest, ReleaseFacts, check_file_name,
@@ -37,6 +47,10 @@ const ACCEPT: &[&str] = &[
     "application/vnd.docker.distribution.manifest.list.v2+json",
 ];
 
+/// The longest a registry call may take with its retries (with a clock: see
+/// [`Registry::with_clock`]); a wait that would end later gives up, transient.
+pub const TOTAL: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Page size asked for when listing tags.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// Upper bound on tag pages, so a registry that ignores `last` cannot loop us forever.
@@ -53,6 +67,10 @@ pub struct Registry {
     /// The process's one runtime (stackbot_net::runtime), shared with the GitHub forge.
     rt: &'static tokio::runtime::Runtime,
     page_size: usize,
+    /// The one retry policy's numbers for this host (fast backoff on loopback).
+    policy: RetryPolicy,
+    /// The run's clock the retries wait on; without one they are sent again at once.
+    clock: Option<SharedClock>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -105,8 +123,8 @@ impl Registry {
             },
             // Release blobs are small; one PUT per blob is simpler for every registry.
             use_monolithic_push: true,
-            connect_timeout: Some(std::time::Duration::from_secs(10)),
-            read_timeout: Some(std::time::Duration::from_secs(60)),
+            connect_timeout: Some(stackbot_net::timeouts::CONNECT),
+            read_timeout: Some(stackbot_net::timeouts::READ),
             ..Default::default()
         };
         let client = Client::try_from(config).map_err(|e| OciError::Registry {
@@ -134,13 +152,94 @@ impl Registry {
             "latest".into(),
         );
         rt.block_on(client.store_auth_if_needed(probe.resolve_registry(), &auth));
+        let policy = RetryPolicy {
+            max_retries: 4,
+            max_rate_limit_wait: std::time::Duration::from_secs(60),
+            ..RetryPolicy::for_host(stackbot_net::net::is_loopback_host(host_of(&target)))
+        };
         Ok(Registry {
             target,
             client,
             auth,
             rt,
             page_size: DEFAULT_PAGE_SIZE,
+            policy,
+            clock: None,
         })
+    }
+
+    /// Wait between retries on the run's `clock` (and bound a call by [`TOTAL`] on it).
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// What the one retry policy makes of a failed call: `None` is a definite answer.
+    fn failure(&self, e: &OciDistributionError) -> Option<Failure> {
+        let now = self
+            .clock
+            .as_ref()
+            .map_or(chrono::DateTime::UNIX_EPOCH, |c| c.now());
+        let by_status = |status: http::StatusCode, body: &[u8]| {
+            retry::classify_status(status, &http::HeaderMap::new(), body, now)
+        };
+        match e {
+            OciDistributionError::ServerError { code, message, .. } => {
+                by_status(http::StatusCode::from_u16(*code).ok()?, message.as_bytes())
+            }
+            OciDistributionError::RegistryError { envelope, .. }
+                if envelope
+                    .errors
+                    .iter()
+                    .any(|e| e.code == OciErrorCode::Toomanyrequests) =>
+            {
+                by_status(http::StatusCode::TOO_MANY_REQUESTS, b"")
+            }
+            // A `HEAD` (blob_exists) reports a status as reqwest's error.
+            OciDistributionError::RequestError(r) if r.status().is_some() => {
+                by_status(r.status()?, b"")
+            }
+            OciDistributionError::RequestError(_) | OciDistributionError::IoError(_) => {
+                stackbot_net::net::failure::classify(e, host_of(&self.target))
+                    .heals_in_seconds()
+                    .then_some(Failure::Transient(None))
+            }
+            _ => None,
+        }
+    }
+
+    /// `call` under the one retry loop: sent again while [`Registry::failure`] says a retry
+    /// may mend it. Only for calls whose repetition is safe (the caller says why).
+    fn retried<T>(
+        &self,
+        mut call: impl AsyncFnMut() -> Result<T, OciDistributionError>,
+    ) -> Result<T, OciDistributionError> {
+        let waits = Waits {
+            clock: self.clock.as_deref(),
+            by: self
+                .clock
+                .as_ref()
+                .map(|c| c.now() + chrono::Duration::from_std(TOTAL).unwrap_or_default()),
+        };
+        let attempt = async |_| match call().await {
+            Ok(t) => Step::Done(t),
+            Err(e) => match self.failure(&e) {
+                Some(f) => Step::Again(f, e),
+                None => Step::Stop(e),
+            },
+        };
+        let retrying = |n: u32, wait: std::time::Duration, e: &OciDistributionError| {
+            tracing::info!(
+                "registry {}: attempt {} failed ({}); retrying in {} ms",
+                self.target.reference(),
+                n + 1,
+                self.target.credentials.redact(&e.to_string()),
+                wait.as_millis()
+            );
+        };
+        self.rt
+            .block_on(retry::run(&self.policy, waits, attempt, retrying))
+            .map_err(|(Ended::Stopped(e) | Ended::GaveUp { last: e, .. })| e)
     }
 
     /// Ask for `n` tags per page (tests use small pages to exercise pagination).
@@ -184,10 +283,12 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     /// does not exist (or the repository does not exist yet).
     pub fn manifest(&self, tag: &str) -> Result<Option<(Vec<u8>, String)>, OciError> {
         let reference = self.reference(tag);
-        match self.rt.block_on(
+        // A read: repeated freely.
+        match self.retried(async || {
             self.client
-                .pull_manifest_raw(&reference, &self.auth, ACCEPT),
-        ) {
+                .pull_manifest_raw(&reference, &self.auth, ACCEPT)
+                .await
+        }) {
             Ok((bytes, _)) => {
                 // Our own hash of the bytes, not the registry's label for them.
                 let digest = sha256_digest(&bytes);
@@ -201,8 +302,8 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     /// Whether the repository holds a blob.
     pub fn blob_exists(&self, digest: &str) -> Result<bool, OciError> {
         let reference = self.reference("latest");
-        self.rt
-            .block_on(self.client.blob_exists(&reference, digest))
+        // A read (`HEAD`): repeated freely.
+        self.retried(async || self.client.blob_exists(&reference, digest).await)
             .map_err(|e| self.err("checking blob in", &format!("@{digest}"), e))
     }
 
@@ -210,9 +311,15 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     /// uploading a blob twice is harmless; [`Registry::push_built`] skips blobs that exist.
     pub fn upload_blob(&self, digest: &str, bytes: &[u8]) -> Result<(), OciError> {
         let reference = self.reference("latest");
-        self.rt
-            .block_on(self.client.push_blob(&reference, bytes.to_vec(), digest))
-            .map_err(|e| self.err("uploading blob to", &format!("@{digest}"), e))?;
+        // Repeated: content-addressed. The registry keeps the bytes under their digest and
+        // checks them, so a second upload of a blob an ambiguous first one did store leaves
+        // the same blob; an upload session the first left open is the registry's to expire.
+        self.retried(async || {
+            self.client
+                .push_blob(&reference, bytes.to_vec(), digest)
+                .await
+        })
+        .map_err(|e| self.err("uploading blob to", &format!("@{digest}"), e))?;
         Ok(())
     }
 
@@ -248,7 +355,6 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
                 wanted: built.digest.clone(),
             });
         }
-        let reference = self.reference(tag);
         let (mut uploaded, mut reused) = (0, 0);
         for (digest, bytes) in built.blobs(files) {
             if self.blob_exists(digest)? {
@@ -258,13 +364,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
             self.upload_blob(digest, bytes)?;
             uploaded += 1;
         }
-        self.rt
-            .block_on(self.client.push_manifest_raw(
-                &reference,
-                built.json.clone(),
-                reqwest::header::HeaderValue::from_static(MANIFEST_MEDIA_TYPE),
-            ))
-            .map_err(|e| self.err("pushing manifest to", &format!(":{tag}"), e))?;
+        self.put_manifest(tag, built)?;
         tracing::info!(
             reference = %format!("{}:{tag}", self.target.reference()),
             digest = %built.digest,
@@ -277,6 +377,58 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         })
     }
 
+    /// One blob's bytes, checked against `digest` while downloading. A read: repeated
+    /// freely, each attempt from the start.
+    fn pull_blob(
+        &self,
+        reference: &Reference,
+        digest: &str,
+        size_hint: u64,
+    ) -> Result<Vec<u8>, OciDistributionError> {
+        self.retried(async || {
+            let mut out = Vec::with_capacity(usize::try_from(size_hint).unwrap_or(0));
+            self.client.pull_blob(reference, digest, &mut out).await?;
+            Ok(out)
+        })
+    }
+
+    /// Put `built` under `tag`, which [`Registry::push_built`] just read as absent. Not
+    /// repeated blindly: between our attempts another pusher may have put another manifest
+    /// there, which a repeated `PUT` would overwrite. So after a failure that may have taken
+    /// effect, the tag is read first: our digest is done, another is a conflict, and only a
+    /// tag still absent gets the `PUT` again (the same bytes: what the first attempt would
+    /// have left).
+    fn put_manifest(&self, tag: &str, built: &BuiltManifest) -> Result<(), OciError> {
+        let reference = self.reference(tag);
+        let conflict = |existing: String| OciError::TagConflict {
+            repository: self.target.reference(),
+            tag: tag.to_string(),
+            existing,
+            wanted: built.digest.clone(),
+        };
+        let (mut conflicting, mut sent) = (None, false);
+        let put = self.retried(async || {
+            if std::mem::replace(&mut sent, true) {
+                match self.client.pull_manifest_raw(&reference, &self.auth, ACCEPT).await {
+                    Ok((bytes, _)) if sha256_digest(&bytes) == built.digest => return Ok(()),
+                    Ok((bytes, _)) => {
+                        conflicting = Some(sha256_digest(&bytes));
+                        return Ok(());
+                    }
+                    Err(e) if is_not_found(&e) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let media = reqwest::header::HeaderValue::from_static(MANIFEST_MEDIA_TYPE);
+            self.client
+                .push_manifest_raw(&reference, built.json.clone(), media)
+                .await
+                .map(drop)
+        });
+        put.map_err(|e| self.err("pushing manifest to", &format!(":{tag}"), e))?;
+        conflicting.map_or(Ok(()), |existing| Err(conflict(existing)))
+    }
+
     /// Every tag in the repository, following pagination (`n` + `last`) until a page brings
     /// nothing new. An empty or not-yet-created repository has no tags.
     pub fn list_tags(&self) -> Result<Vec<String>, OciError> {
@@ -285,12 +437,12 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         let mut all = Vec::new();
         let mut last: Option<String> = None;
         for _ in 0..MAX_PAGES {
-            let page = match self.rt.block_on(self.client.list_tags(
-                &reference,
-                &self.auth,
-                Some(self.page_size),
-                last.as_deref(),
-            )) {
+            // A read: repeated freely.
+            let page = match self.retried(async || {
+                let n = Some(self.page_size);
+                let after = last.as_deref();
+                self.client.list_tags(&reference, &self.auth, n, after).await
+            }) {
                 Ok(p) => p.tags,
                 Err(e) if is_not_found(&e) => Vec::new(),
                 Err(e) => return Err(self.err("listing tags of", "", e)),
@@ -344,12 +496,8 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
             if files.contains_key(title) {
                 return Err(bad(format!("two layers are titled `{title}`")));
             }
-            let mut out = Vec::with_capacity(layer.size.min(64 << 20) as usize);
-            self.rt
-                .block_on(
-                    self.client
-                        .pull_blob(&reference, layer.digest.as_str(), &mut out),
-                )
+            let out = self
+                .pull_blob(&reference, layer.digest.as_str(), layer.size.min(64 << 20))
                 .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
             files.insert(title.to_string(), out);
         }
@@ -383,12 +531,8 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         let Some(layer) = manifest.layers.iter().find(|l| l.title() == Some(name)) else {
             return Ok(Some((json, None)));
         };
-        let mut out = Vec::with_capacity(layer.size.min(1 << 20) as usize);
-        self.rt
-            .block_on(
-                self.client
-                    .pull_blob(&self.reference(tag), layer.digest.as_str(), &mut out),
-            )
+        let out = self
+            .pull_blob(&self.reference(tag), layer.digest.as_str(), layer.size.min(1 << 20))
             .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
         Ok(Some((json, Some(out))))
     }
@@ -450,6 +594,14 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
             })
         }
     }
+}
+
+/// The host of the target's registry (`127.0.0.1:5000` → `127.0.0.1`).
+fn host_of(target: &OciTarget) -> &str {
+    let r = target.registry.as_str();
+    r.rsplit_once(':')
+        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(r, |(host, _)| host)
 }
 
 /// reqwest with `rustls-no-provider` panics unless a process-wide crypto provider is set.
