@@ -128,28 +128,7 @@ fn forward(client: TcpStream, upstream: &str, faults: &Mutex<Vec<Pending>>) -> O
         out.push_str(line);
     }
     out.push_str("Connection: close\r\n\r\n");
-    let mut body = Vec::new();
-    if chunked {
-        // Relayed as sent, up to the last chunk and its (empty) trailer.
-        loop {
-            let mut size = String::new();
-            from_client.read_line(&mut size).ok()?;
-            body.extend_from_slice(size.as_bytes());
-            let n = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
-            if n == 0 {
-                let mut end = String::new();
-                from_client.read_line(&mut end).ok()?;
-                body.extend_from_slice(end.as_bytes());
-                break;
-            }
-            let mut chunk = vec![0; n + 2];
-            from_client.read_exact(&mut chunk).ok()?;
-            body.extend_from_slice(&chunk);
-        }
-    } else {
-        body.resize(length, 0);
-        from_client.read_exact(&mut body).ok()?;
-    }
+    let body = read_body(&mut from_client, length, chunked)?;
     let fault = {
         let mut faults = faults.lock().unwrap();
         let due = faults
@@ -205,4 +184,36 @@ fn forward(client: TcpStream, upstream: &str, faults: &Mutex<Vec<Pending>>) -> O
     }
     let _ = client.shutdown(Shutdown::Both);
     Some(seen(if fault.is_some() { 0 } else { status }))
+}
+
+/// A request's body as sent: `length` bytes, or every chunk up to the last and its (empty)
+/// trailer.
+fn read_body(
+    from_client: &mut BufReader<TcpStream>,
+    length: usize,
+    chunked: bool,
+) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    if chunked {
+        // Relayed as sent, up to the last chunk and its (empty) trailer.
+        loop {
+            let mut size = String::new();
+            from_client.read_line(&mut size).ok()?;
+            body.extend_from_slice(size.as_bytes());
+            let n = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
+            if n == 0 {
+                let mut end = String::new();
+                from_client.read_line(&mut end).ok()?;
+                body.extend_from_slice(end.as_bytes());
+                break;
+            }
+            let mut chunk = vec![0; n + 2];
+            from_client.read_exact(&mut chunk).ok()?;
+            body.extend_from_slice(&chunk);
+        }
+    } else {
+        body.resize(length, 0);
+        from_client.read_exact(&mut body).ok()?;
+    }
+    Some(body)
 }
