@@ -42,7 +42,13 @@ fn a_503_on_each_read_is_retried_once_and_the_push_succeeds() {
     let (reg, proxy, registry) = behind_proxy();
     proxy.fail_once("GET", "/manifests/", Fault::Status(503));
     proxy.fail_once("HEAD", "/blobs/", Fault::Status(503));
-    assert!(matches!(push(&registry), PushOutcome::Pushed { blobs_uploaded: 7, .. }));
+    assert!(matches!(
+        push(&registry),
+        PushOutcome::Pushed {
+            blobs_uploaded: 7,
+            ..
+        }
+    ));
     let seen = proxy.take();
     assert_eq!(
         statuses(&seen, "GET", "/manifests/"),
@@ -58,7 +64,11 @@ fn a_503_on_each_read_is_retried_once_and_the_push_succeeds() {
     proxy.fail_once("GET", "/blobs/", Fault::Status(503));
     assert_eq!(registry.pull_release(TAG).unwrap(), release());
     let gets = statuses(&proxy.take(), "GET", "/blobs/");
-    assert_eq!(gets.len(), 6 + 1, "six layers, one download retried: {gets:?}");
+    assert_eq!(
+        gets.len(),
+        6 + 1,
+        "six layers, one download retried: {gets:?}"
+    );
     assert_eq!(gets[0], 503);
 }
 
@@ -72,10 +82,23 @@ fn a_dropped_blob_upload_is_sent_again_and_a_dropped_manifest_answer_is_looked_u
     // the tag instead of putting it again.
     proxy.fail_once("PUT", "/manifests/", Fault::DropAnswer);
     let outcome = push(&registry);
-    assert!(matches!(outcome, PushOutcome::Pushed { blobs_uploaded: 7, .. }), "{outcome:?}");
+    assert!(
+        matches!(
+            outcome,
+            PushOutcome::Pushed {
+                blobs_uploaded: 7,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
     let seen = proxy.take();
     let uploads = statuses(&seen, "PUT", "/blobs/uploads/");
-    assert_eq!(uploads.len(), BLOBS + 1, "one upload sent again: {uploads:?}");
+    assert_eq!(
+        uploads.len(),
+        BLOBS + 1,
+        "one upload sent again: {uploads:?}"
+    );
     assert_eq!(uploads[0], 0, "the dropped one");
     assert_eq!(
         statuses(&seen, "PUT", "/manifests/"),
@@ -105,7 +128,10 @@ fn a_manifest_put_that_never_arrived_is_put_again_after_looking() {
 fn a_4xx_is_a_definite_answer_and_not_retried() {
     let (_reg, proxy, registry) = behind_proxy();
     proxy.fail_once("GET", "/manifests/", Fault::Status(403));
-    assert!(registry.manifest(TAG).is_err(), "a 403 is not the tag's absence");
+    assert!(
+        registry.manifest(TAG).is_err(),
+        "a 403 is not the tag's absence"
+    );
     assert_eq!(statuses(&proxy.take(), "GET", "/manifests/"), vec![403]);
     proxy.fail_once("GET", "/tags/list", Fault::Status(400));
     assert!(registry.list_tags().is_err());

@@ -124,11 +124,7 @@ pub enum Ended<E> {
     Stopped(E),
     /// The policy (or the deadline) said stop after `attempts` attempts; `last` is the last
     /// attempt's failure.
-    GaveUp {
-        why: GiveUp,
-        attempts: u32,
-        last: E,
-    },
+    GaveUp { why: GiveUp, attempts: u32, last: E },
 }
 
 /// Where [`run`] waits, and until when it may.
@@ -163,19 +159,25 @@ pub async fn run<T, E>(
             Step::Stop(e) => return Err(Ended::Stopped(e)),
             Step::Again(failure, e) => (failure, e),
         };
-        let wait = policy.wait(n, failure).and_then(|wait| match (waits.clock, waits.by) {
-            (Some(clock), Some(by))
-                if clock.now() + chrono::Duration::from_std(wait).unwrap_or_default() > by =>
-            {
-                Err(GiveUp::Deadline(wait))
-            }
-            _ => Ok(wait),
-        });
+        let wait = policy
+            .wait(n, failure)
+            .and_then(|wait| match (waits.clock, waits.by) {
+                (Some(clock), Some(by))
+                    if clock.now() + chrono::Duration::from_std(wait).unwrap_or_default() > by =>
+                {
+                    Err(GiveUp::Deadline(wait))
+                }
+                _ => Ok(wait),
+            });
         let wait = match wait {
             Ok(wait) => wait,
             Err(why) => {
                 let attempts = n + 1;
-                return Err(Ended::GaveUp { why, attempts, last });
+                return Err(Ended::GaveUp {
+                    why,
+                    attempts,
+                    last,
+                });
             }
         };
         retrying(n, wait, &last);

@@ -10,9 +10,9 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::transport::{Outcome, Req, step};
-use stackbot_net::retry::{Ended, Step};
 use super::{GithubForge, enc, str_of, time_of};
 use crate::{ArtifactInfo, ForgeError, ForgeResult, RepoRef, WorkflowRun};
+use stackbot_net::retry::{Ended, Step};
 
 fn run_of(v: &Value) -> WorkflowRun {
     WorkflowRun {
@@ -110,9 +110,13 @@ impl GithubForge {
                 why,
                 attempts,
                 last,
-            }) => Err(not_sent(
-                self.t.gave_up(&what, why, attempts, &last, Some(send_by)),
-            )),
+            }) => Err(not_sent(self.t.gave_up(
+                &what,
+                why,
+                attempts,
+                &last,
+                Some(send_by),
+            ))),
             Err(e) => Err(self.t.ended(&what, e)),
         }
     }

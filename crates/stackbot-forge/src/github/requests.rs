@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::GithubForge;
 use super::transport::{Outcome, Req, Resp, step};
-use stackbot_net::retry::{Ended, Step};
 use crate::net::{Origin, next_link};
 use crate::{ForgeError, ForgeResult};
+use stackbot_net::retry::{Ended, Step};
 
 impl GithubForge {
     /// GET that must succeed.

@@ -409,7 +409,11 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         let (mut conflicting, mut sent) = (None, false);
         let put = self.retried(async || {
             if std::mem::replace(&mut sent, true) {
-                match self.client.pull_manifest_raw(&reference, &self.auth, ACCEPT).await {
+                match self
+                    .client
+                    .pull_manifest_raw(&reference, &self.auth, ACCEPT)
+                    .await
+                {
                     Ok((bytes, _)) if sha256_digest(&bytes) == built.digest => return Ok(()),
                     Ok((bytes, _)) => {
                         conflicting = Some(sha256_digest(&bytes));
@@ -441,7 +445,9 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
             let page = match self.retried(async || {
                 let n = Some(self.page_size);
                 let after = last.as_deref();
-                self.client.list_tags(&reference, &self.auth, n, after).await
+                self.client
+                    .list_tags(&reference, &self.auth, n, after)
+                    .await
             }) {
                 Ok(p) => p.tags,
                 Err(e) if is_not_found(&e) => Vec::new(),
@@ -532,7 +538,11 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
             return Ok(Some((json, None)));
         };
         let out = self
-            .pull_blob(&self.reference(tag), layer.digest.as_str(), layer.size.min(1 << 20))
+            .pull_blob(
+                &self.reference(tag),
+                layer.digest.as_str(),
+                layer.size.min(1 << 20),
+            )
             .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
         Ok(Some((json, Some(out))))
     }
