@@ -373,4 +373,89 @@ mod tests {
         assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(150));
         assert_eq!(p.wait(2, Failure::Transient(None)), Err(GiveUp::Exhausted));
     }
+
+    /// [`run`] on a manual clock: `results` are the attempts' steps in order.
+    fn run_steps(
+        policy: &RetryPolicy,
+        by: Option<Duration>,
+        results: Vec<Step<&'static str, &'static str>>,
+    ) -> (
+        Result<&'static str, Ended<&'static str>>,
+        Vec<u32>,
+        Duration,
+    ) {
+        let start: DateTime<Utc> = "2026-05-01T12:00:00Z".parse().unwrap();
+        let clock = crate::clock::ManualClock::new(start);
+        let before = crate::clock::Clock::instant(&clock);
+        let waits = Waits {
+            clock: Some(&clock),
+            by: by.map(|d| start + chrono::Duration::from_std(d).unwrap()),
+        };
+        let mut steps = results.into_iter();
+        let mut retried = Vec::new();
+        let attempt = async |_| steps.next().expect("no attempt beyond the steps given");
+        let ended =
+            crate::runtime::runtime()
+                .unwrap()
+                .block_on(run(policy, waits, attempt, |n, _, _| retried.push(n)));
+        (
+            ended,
+            retried,
+            crate::clock::Clock::instant(&clock) - before,
+        )
+    }
+
+    #[test]
+    fn the_loop_repeats_what_may_mend_until_done_and_stops_on_a_definite_answer() {
+        let p = RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(100),
+            max_rate_limit_wait: Duration::from_secs(30),
+        };
+        let again = || Step::Again(Failure::RateLimited(Duration::from_secs(1)), "503");
+        let (got, retried, waited) = run_steps(&p, None, vec![again(), Step::Done("ok")]);
+        assert_eq!((got.unwrap(), retried), ("ok", vec![0]));
+        assert_eq!(
+            waited,
+            Duration::from_secs(1),
+            "the server's wait, on the run's clock"
+        );
+
+        let (got, retried, _) = run_steps(&p, None, vec![again(), Step::Stop("404")]);
+        assert!(matches!(got, Err(Ended::Stopped("404"))), "{got:?}");
+        assert_eq!(retried, vec![0]);
+
+        let (got, retried, _) = run_steps(&p, None, vec![again(), again(), again()]);
+        assert!(
+            matches!(
+                got,
+                Err(Ended::GaveUp {
+                    why: GiveUp::Exhausted,
+                    attempts: 3,
+                    last: "503"
+                })
+            ),
+            "{got:?}"
+        );
+        assert_eq!(
+            retried,
+            vec![0, 1],
+            "two retries, then the policy says stop"
+        );
+
+        let (got, retried, waited) = run_steps(&p, Some(Duration::from_millis(500)), vec![again()]);
+        assert!(
+            matches!(
+                got,
+                Err(Ended::GaveUp {
+                    why: GiveUp::Deadline(_),
+                    attempts: 1,
+                    ..
+                })
+            ),
+            "a wait past the deadline is not begun: {got:?}"
+        );
+        assert_eq!((retried, waited), (vec![], Duration::ZERO));
+    }
 }
