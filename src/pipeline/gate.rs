@@ -51,10 +51,11 @@ impl Gated {
 
 /// The gate of every planned release of a gated stack. With `act` (a release run) the
 /// decisions are carried out, their actions noted in `act`; without (`plan`, `--dry-run`)
-/// nothing is written and what would happen is said.
+/// nothing is written and what would happen is said. What it downloads of the candidates is
+/// kept in `records`, the run's (each read once per run).
 pub fn evaluate(
     ctx: &Context,
-    (forge, index): (&dyn Forge, &crate::index::ReleaseIndex),
+    (forge, index, records): (&dyn Forge, &crate::index::ReleaseIndex, &observe::gate::Records),
     target: &Target,
     base_head: Option<&str>,
     releases: &[PlannedRelease],
@@ -80,6 +81,7 @@ pub fn evaluate(
             ctx,
             forge,
             listed: index.listed(),
+            records,
             target,
             oci: target.oci.as_deref(),
             on_forge: !target.settings.oci.as_ref().is_some_and(|o| o.only),
@@ -101,6 +103,7 @@ struct One<'a> {
     forge: &'a dyn Forge,
     /// The run's release index: the first look at the candidate (after a write, it is listed).
     listed: &'a [ReleaseInfo],
+    records: &'a observe::gate::Records,
     target: &'a Target,
     /// The registry, when `publish` lists `oci`: the candidate is pushed there too.
     oci: Option<&'a Publisher>,
@@ -126,9 +129,9 @@ impl One<'_> {
         for round in 0..ROUNDS {
             let repo = &self.target.repo;
             let observed = if round == 0 {
-                observe::gate::candidate_in(self.forge, repo, &cand, self.listed)?
+                observe::gate::candidate_in(self.forge, repo, &cand, self.listed, self.records)?
             } else {
-                observe::gate::candidate(self.forge, repo, &cand)?
+                observe::gate::candidate(self.forge, repo, &cand, self.records)?
             };
             let seen = match &observed {
                 Some((c, _)) => match c.last() {

@@ -39,6 +39,9 @@ pub struct Run<'a> {
     /// The Kubernetes versions of forge releases this run read (the status and the tenants
     /// by one rule, a `metadata.yaml` downloaded once).
     pub forge_versions: crate::observe::versions::ForgeVersions,
+    /// What the conformance gate and the status read of candidate pre-releases (their
+    /// records, each once per run).
+    pub gate_records: crate::observe::gate::Records,
 }
 
 struct Listed {
@@ -58,6 +61,7 @@ impl<'a> Run<'a> {
             release_pulls: Mutex::new(BTreeMap::new()),
             oci_reads: Default::default(),
             forge_versions: Default::default(),
+            gate_records: Default::default(),
         })
     }
 

@@ -99,7 +99,8 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
     };
     // Read only when a stack has `gate:`: without it the status costs what it did.
     let gates = if config.stacks.iter().any(|s| s.gate.is_some()) {
-        crate::observe::gate::status_facts(forge, &repo, &run.gate_index().map_err(Error::from)?)?
+        let index = run.gate_index().map_err(Error::from)?;
+        crate::observe::gate::status_facts(forge, &repo, &index, &run.gate_records)?
     } else {
         Vec::new()
     };

@@ -1,0 +1,193 @@
+//! No run reads the same thing twice (issue 29), fact by fact: the forge under each run here is
+//! a [`ReadLog`], which notes every call with what it asked for, so a second download of the
+//! same `hashes.json` or a second read of the base lock shows, not only a second call of a
+//! method. A read is repeated when the run asked for the same thing before with no write in
+//! between ([`ReadLog::repeated`]); what a commit holds never changes, so a second read of a
+//! commit's file list or of a file at a commit counts whatever was written in between
+//! ([`ReadLog::reread_content`]).
+
+use stackbot::forge::local::LocalForge;
+use stackbot::pipeline::Selection;
+use stackbot::pipeline::release::Released;
+
+use super::run_once::Demo;
+use crate::support::read_log::ReadLog;
+
+impl Demo {
+    /// The forge of a run at `ctx`, every call logged.
+    fn logged(&self, ctx: &stackbot::pipeline::Context) -> ReadLog<LocalForge> {
+        ReadLog::new(LocalForge::from_config(&self.loaded, ctx.clock.clone()).unwrap())
+    }
+
+    /// One `stackbot release` at `when`, and its forge calls.
+    fn release_logged(&self, when: &str) -> (Released, ReadLog<LocalForge>) {
+        let ctx = self.ctx(when);
+        let log = self.logged(&ctx);
+        let r = stackbot::pipeline::release::release(&ctx, &log, &Selection::default()).unwrap();
+        (r, log)
+    }
+
+    fn local(&self) -> std::path::PathBuf {
+        self._dir.path().join("examples/local")
+    }
+
+    /// Edit the entries of the bundled upstream snapshot.
+    fn edit_snapshot(&self, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) {
+        let path = self.local().join("upstream-2026-05-01.json");
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        edit(v["entries"].as_object_mut().unwrap());
+        std::fs::write(&path, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    }
+
+    /// A pull request changes a template of the stack: every series needs a new release.
+    fn change_template(&self) {
+        let chart = self
+            ._dir
+            .path()
+            .join("templates/openstack/scs2/cluster-class/Chart.yaml.tera");
+        let mut text = std::fs::read_to_string(&chart).unwrap();
+        text.push_str("# reviewed by the platform team\n");
+        std::fs::write(&chart, text).unwrap();
+    }
+}
+
+/// The demo with a second stack beside it, `openstack/scs3` (the same templates, no gate),
+/// and `gate:` on `openstack/scs2` with the test script of `gate.rs` (it waits for `gate-go`).
+fn gated_beside_ungated(mode: &str) -> Demo {
+    let demo = Demo::configured(|c| {
+        let start = c.find("  - provider: openstack\n").expect("the demo's stack");
+        let end = c.find("\n# The local forge").expect("the forge section");
+        let stack = &c[start..end];
+        let gated = stack.replacen(
+            "    node_image:\n",
+            "    gate:\n      command: [sh, ./conformance.sh]\n    node_image:\n",
+            1,
+        );
+        let ungated = stack
+            .replace("name: scs2", "name: scs3")
+            .replace("out/openstack/scs2", "out/openstack/scs3");
+        format!("{}{gated}{ungated}{}", &c[..start], &c[end..])
+    });
+    assert_eq!(demo.loaded.config.stacks.len(), 2);
+    std::fs::write(demo.local().join("conformance.sh"), crate::gate::SCRIPT).unwrap();
+    std::fs::write(demo.local().join("gate-mode"), mode).unwrap();
+    demo
+}
+
+/// The gate holds `openstack/scs2` back (its tests are still running), so the release stage
+/// plans twice: with and without the held series. The second plan is made from the first
+/// reading: the up-to-date `openstack/scs3` series are not read again (their `hashes.json`
+/// was downloaded twice), and so is nothing else in the run, the tenants and the dashboard
+/// included. `stackbot plan` (no writes at all) reads each thing once too.
+#[test]
+fn a_gated_run_that_holds_a_series_reads_each_forge_fact_once() {
+    let demo = gated_beside_ungated("pass");
+    let (first, _) = demo.release_logged("2026-05-01T06:00:00Z");
+    assert_eq!(
+        first.outcome.released,
+        ["openstack-scs3-1-33-v1", "openstack-scs3-1-34-v1"],
+        "the ungated stack is released, the gated one waits for its tests"
+    );
+    let (waiting, log) = demo.release_logged("2026-05-01T07:00:00Z");
+    demo_go(&demo);
+    assert!(waiting.outcome.released.is_empty(), "{:?}", waiting.outcome);
+    let held: Vec<String> = waiting
+        .plan
+        .skipped
+        .iter()
+        .filter(|k| k.reason.to_string().contains("in test since"))
+        .map(|k| k.what.to_string())
+        .collect();
+    assert_eq!(held.len(), 2, "both gated series wait: {:?}", waiting.plan.skipped);
+    assert_eq!(log.writes(), 0, "{:?}", log.calls());
+    assert!(
+        log.reads_of(
+            "download_asset",
+            &hashes_of(&log, "openstack-scs3-1-33-v1")
+        ) == 1,
+        "{:?}",
+        log.calls()
+    );
+    assert_eq!(log.repeated(), Default::default(), "{:?}", log.calls());
+
+    let ctx = demo.ctx("2026-05-01T07:00:00Z");
+    let plan_log = demo.logged(&ctx);
+    stackbot::pipeline::release::plan(&ctx, &plan_log, &Selection::default()).unwrap();
+    assert_eq!(plan_log.writes(), 0);
+    assert_eq!(plan_log.repeated(), Default::default(), "{:?}", plan_log.calls());
+}
+
+/// Lets the gate's test script finish (it waits for this file), so no test outlives the test.
+fn demo_go(demo: &Demo) {
+    std::fs::write(demo.local().join("gate-go"), "").unwrap();
+}
+
+/// The key of the `hashes.json` download of release `tag`, as a [`ReadLog`] names it.
+fn hashes_of(log: &ReadLog<LocalForge>, tag: &str) -> String {
+    use stackbot::forge::Forge;
+    let repo = stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap();
+    let listed = log.inner().list_releases(&repo).unwrap();
+    let r = listed
+        .iter()
+        .find(|r| r.tag == tag)
+        .unwrap_or_else(|| panic!("{tag} is released"));
+    let a = r.assets.iter().find(|a| a.name == "hashes.json").unwrap();
+    format!("{repo} {} {} {}", r.id, a.id, a.name)
+}
+
+/// The head of the demo's base branch.
+fn base_head(demo: &Demo) -> String {
+    use stackbot::forge::Forge;
+    let ctx = demo.ctx("2026-05-01T06:00:00Z");
+    let repo = stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap();
+    demo.forge(&ctx).branch_head(&repo, "main").unwrap().unwrap()
+}
+
+/// An outage of the releases API (the `stable-1.NN.txt` markers carry no publication dates)
+/// while a template change needs new releases: the pipeline reads the dates the base lock
+/// recorded before it renders, and the observation reads the base branch for the releases.
+/// One reading of the base head and its lock serves both (they were read twice).
+#[test]
+fn an_outage_reads_the_base_lock_once() {
+    let demo = Demo::new();
+    let (first, _) = demo.release_logged("2026-05-01T06:00:00Z");
+    assert_eq!(
+        first.outcome.released,
+        ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"]
+    );
+    demo.edit_snapshot(|e| {
+        e.insert(
+            "kubernetes/releases".into(),
+            serde_json::json!({"result": "error", "message": "GET https://api.github.com/repos/kubernetes/kubernetes/releases: HTTP 403 rate limit exceeded"}),
+        );
+        for (minor, patch) in [
+            ("1.33", "v1.33.11"),
+            ("1.34", "v1.34.7"),
+            ("1.35", "v1.35.4"),
+            ("1.36", "v1.36.0"),
+        ] {
+            e.insert(
+                format!("kubernetes/stable-{minor}"),
+                serde_json::json!({"result": "ok", "body": patch}),
+            );
+        }
+    });
+    demo.change_template();
+    let head = base_head(&demo);
+    let (r, log) = demo.release_logged("2026-05-01T07:00:00Z");
+    // 1.34's recorded patch is the marker's: its date renders it, with the template change
+    // (1.33's marker names a patch the lock has no date for: it waits, as without the change).
+    assert_eq!(r.outcome.released, ["openstack-scs2-1-34-v2"]);
+    let lock = format!("scs/cluster-stacks {head} stackbot.lock");
+    assert_eq!(log.reads_of("read_file", &lock), 1, "{:?}", log.calls());
+    let first_write = log.calls().iter().position(|c| c.write).unwrap();
+    let heads = log.calls()[..first_write]
+        .iter()
+        .filter(|c| c.method == "branch_head" && c.key == "scs/cluster-stacks main")
+        .count();
+    assert_eq!(heads, 1, "the base head, before the run writes: {:?}", log.calls());
+    let mut content = log.reread_content();
+    content.retain(|k, _| k.contains(" scs/cluster-stacks "));
+    assert_eq!(content, Default::default(), "the cluster-stacks repository");
+}
