@@ -12,6 +12,7 @@
 //! requests. The probe starts above the newest release of *any* target and walks only the
 //! numbers some evidence names plus the first gap, so its cost never grows with history.
 
+pub mod contents;
 pub mod gate;
 pub mod oci;
 pub mod status;

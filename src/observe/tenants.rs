@@ -41,7 +41,7 @@ fn identify(t: &TenantConfig) -> Result<(RepoRef, Vec<StackId>), String> {
 /// A dry run never creates the repository: a missing one is planned against the files
 /// `ensure_repo` would seed it with (base head [`TO_BE_CREATED`], no bot branches).
 pub fn tenant(
-    forge: &dyn Forge,
+    (forge, contents): (&dyn Forge, &super::contents::Contents),
     t: &TenantConfig,
     dry_run: bool,
     limits: &crate::yaml::Limits,
@@ -80,7 +80,7 @@ pub fn tenant(
             Err(other) => return Err(other.to_string()),
         }
     }
-    read(forge, t, limits)
+    read((forge, contents), t, limits)
 }
 
 /// A tenant repository that does not exist: said as such, never created empty (an empty
@@ -96,9 +96,11 @@ fn not_found(t: &TenantConfig) -> String {
 
 /// Read one tenant repository as it is: base branch, matched files, and per followed stack
 /// the bot branch with its commits and pull requests. Never writes, never seeds: the one
-/// reading of a tenant, for the plan ([`tenant`]) and the status report alike.
+/// reading of a tenant, for the plan ([`tenant`]) and the status report alike. What a commit
+/// holds is read once per run (`contents`): the status reading a tenant the run changed reads
+/// its branch heads again, not the files at a base head the tenant stage read.
 pub fn read(
-    forge: &dyn Forge,
+    (forge, contents): (&dyn Forge, &super::contents::Contents),
     t: &TenantConfig,
     limits: &crate::yaml::Limits,
 ) -> Result<Observed, String> {
@@ -116,10 +118,10 @@ pub fn read(
         Err(ForgeError::NotFound { .. }) => return Err(not_found(t)),
         Err(other) => return Err(other.to_string()),
     };
-    let paths = forge.list_files(&repo, &base_head).map_err(e)?;
+    let paths = contents.list_files(forge, &repo, &base_head).map_err(e)?;
     let read = |list: Vec<String>| -> Result<BTreeMap<String, Vec<u8>>, String> {
         list.into_iter()
-            .map(|p| match forge.read_file(&repo, &base_head, &p) {
+            .map(|p| match contents.read_file(forge, &repo, &base_head, &p) {
                 Ok(Some(b)) => Ok((p, b)),
                 Ok(None) => Err(format!("{}: `{p}` vanished while reading", t.repository)),
                 Err(err) => Err(err.to_string()),

@@ -42,6 +42,9 @@ pub struct Run<'a> {
     /// What the conformance gate and the status read of candidate pre-releases (their
     /// records, each once per run).
     pub gate_records: crate::observe::gate::Records,
+    /// What a commit holds (its file list, its files), as this run read it: the tenants' base
+    /// branches, read by the tenant stage and the status at the end of the run.
+    pub contents: crate::observe::contents::Contents,
 }
 
 struct Listed {
@@ -62,6 +65,7 @@ impl<'a> Run<'a> {
             oci_reads: Default::default(),
             forge_versions: Default::default(),
             gate_records: Default::default(),
+            contents: Default::default(),
         })
     }
 

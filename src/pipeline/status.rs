@@ -66,7 +66,12 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
     let tenants: Vec<TenantFacts> = config
         .tenants
         .iter()
-        .zip(read::tenants(forge, &config.tenants, known, &limits))
+        .zip(read::tenants(
+            (forge, &run.contents),
+            &config.tenants,
+            known,
+            &limits,
+        ))
         .map(|(t, r)| tenant(t, r, bot, &limits))
         .collect();
     let oci = target

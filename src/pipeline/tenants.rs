@@ -198,7 +198,7 @@ pub fn run_in(
         ..facts(ctx, detected)
     };
     let (reports, observed) =
-        propagate_observed(forge, &ctx.loaded.config, &releases, &facts, opts)
+        propagate_observed((forge, &run.contents), &ctx.loaded.config, &releases, &facts, opts)
             .map_err(|m| Error::from(TenantsError::Config(m)))?;
     if !opts.dry_run
         && let Err(e) = list_approvals(run, &reports)
@@ -211,14 +211,19 @@ pub fn run_in(
 
 /// One tenant: its reports, and what was read of it when the run did not change it.
 fn one_tenant(
-    forge: &dyn Forge,
+    (forge, contents): (&dyn Forge, &crate::observe::contents::Contents),
     t: &TenantConfig,
     releases: &[AvailableRelease],
     facts: &Facts,
     bot_email: &str,
     opts: &Options,
 ) -> (Vec<TenantReport>, Option<Observed>) {
-    let observed = match crate::observe::tenants::tenant(forge, t, opts.dry_run, &facts.limits) {
+    let observed = match crate::observe::tenants::tenant(
+        (forge, contents),
+        t,
+        opts.dry_run,
+        &facts.limits,
+    ) {
         Ok(o) => o,
         Err(e) => return (vec![TenantReport::failed(t, e)], None),
     };
@@ -267,7 +272,7 @@ fn one_tenant(
 /// Propagate `releases` to every selected tenant, concurrently. Never fails as a whole: each
 /// tenant's failure is in its report. With `dry_run`, nothing is written.
 pub fn propagate(
-    forge: &dyn Forge,
+    forge: (&dyn Forge, &crate::observe::contents::Contents),
     config: &Config,
     releases: &[AvailableRelease],
     facts: &Facts,
@@ -278,7 +283,7 @@ pub fn propagate(
 
 /// [`propagate`], also returning what was read of the tenants the run left unchanged.
 pub fn propagate_observed(
-    forge: &dyn Forge,
+    forge: (&dyn Forge, &crate::observe::contents::Contents),
     config: &Config,
     releases: &[AvailableRelease],
     facts: &Facts,
@@ -369,7 +374,7 @@ pub fn plan_after(
         approvals: approvals(run)?,
         ..facts(ctx, detected)
     };
-    propagate(forge, &ctx.loaded.config, &releases, &facts, &opts)
+    propagate((forge, &run.contents), &ctx.loaded.config, &releases, &facts, &opts)
         .map_err(|m| TenantsError::Config(m).into())
 }
 

@@ -101,14 +101,10 @@ fn a_gated_run_that_holds_a_series_reads_each_forge_fact_once() {
         .collect();
     assert_eq!(held.len(), 2, "both gated series wait: {:?}", waiting.plan.skipped);
     assert_eq!(log.writes(), 0, "{:?}", log.calls());
-    assert!(
-        log.reads_of(
-            "download_asset",
-            &hashes_of(&log, "openstack-scs3-1-33-v1")
-        ) == 1,
-        "{:?}",
-        log.calls()
-    );
+    for tag in ["openstack-scs3-1-33-v1", "openstack-scs3-1-34-v1"] {
+        let hashes = hashes_of(&log, tag);
+        assert_eq!(log.reads_of("download_asset", &hashes), 1, "{tag}'s hashes.json");
+    }
     assert_eq!(log.repeated(), Default::default(), "{:?}", log.calls());
 
     let ctx = demo.ctx("2026-05-01T07:00:00Z");
@@ -187,7 +183,72 @@ fn an_outage_reads_the_base_lock_once() {
         .filter(|c| c.method == "branch_head" && c.key == "scs/cluster-stacks main")
         .count();
     assert_eq!(heads, 1, "the base head, before the run writes: {:?}", log.calls());
-    let mut content = log.reread_content();
-    content.retain(|k, _| k.contains(" scs/cluster-stacks "));
-    assert_eq!(content, Default::default(), "the cluster-stacks repository");
+    assert_eq!(log.reread_content(), Default::default());
+}
+
+/// In pull-request mode the gate gives each release pull request its line, so the release
+/// stage plans twice with every series: the second plan is made from the first reading (the
+/// base tree, the tags, the release branches and their pull requests were all read again).
+#[test]
+fn a_gated_pull_request_run_reads_each_forge_fact_once() {
+    let demo = Demo::configured(|c| {
+        c.replacen(
+            "    node_image:\n",
+            "    gate:\n      command: [sh, ./conformance.sh]\n    node_image:\n",
+            1,
+        )
+        .replacen("  mode: direct\n", "  mode: pull-request\n", 1)
+    });
+    std::fs::write(demo.local().join("conformance.sh"), crate::gate::SCRIPT).unwrap();
+    std::fs::write(demo.local().join("gate-mode"), "pass").unwrap();
+    let (first, _) = demo.release_logged("2026-05-01T06:00:00Z");
+    assert_eq!(first.outcome.release_pulls.len(), 2, "{:?}", first.outcome);
+    let (again, log) = demo.release_logged("2026-05-01T07:00:00Z");
+    demo_go(&demo);
+    assert!(again.outcome.released.is_empty(), "{:?}", again.outcome);
+    assert_eq!(log.repeated(), Default::default(), "{:?}", log.calls());
+    assert_eq!(log.reread_content(), Default::default());
+}
+
+/// An hour after the demo's first release: `release` (plan, tenants, dashboard), `status` and
+/// `tenants` each read every fact once, and write nothing.
+#[test]
+fn no_op_release_status_and_tenants_runs_read_each_forge_fact_once() {
+    let demo = Demo::new();
+    demo.release_logged("2026-05-01T06:00:00Z");
+    let when = "2026-05-01T07:00:00Z";
+    let (noop, log) = demo.release_logged(when);
+    assert!(noop.outcome.released.is_empty(), "{:?}", noop.outcome);
+    assert!(!noop.tenants.is_empty() && noop.dashboard.is_some());
+    assert_eq!(log.writes(), 0, "{:?}", log.calls());
+    assert_eq!(log.repeated(), Default::default(), "release: {:?}", log.calls());
+
+    let ctx = demo.ctx(when);
+    let log = demo.logged(&ctx);
+    stackbot::pipeline::status::status(&ctx, &log, &Selection::default()).unwrap();
+    assert_eq!(log.repeated(), Default::default(), "status: {:?}", log.calls());
+
+    let log = demo.logged(&ctx);
+    let opts = stackbot::pipeline::tenants::options(false);
+    stackbot::pipeline::tenants::run(&ctx, &log, &opts).unwrap();
+    assert_eq!(log.writes(), 0, "{:?}", log.calls());
+    assert_eq!(log.repeated(), Default::default(), "tenants: {:?}", log.calls());
+}
+
+/// The demo's first release run, which writes (two releases, the tenants' pull requests, the
+/// dashboard): between its writes nothing is read twice, and no commit's content twice at all.
+/// The status at its end reads the tenants it changed afresh (their branch heads), but not the
+/// file list and files at their base heads the tenant stage read (`observe::contents`).
+#[test]
+fn a_release_run_that_writes_reads_no_commits_content_twice() {
+    let demo = Demo::new();
+    let (r, log) = demo.release_logged("2026-05-01T06:00:00Z");
+    assert_eq!(r.outcome.released.len(), 2, "{:?}", r.outcome);
+    let opened = (r.tenants.iter())
+        .filter(|t| t.outcome == stackbot::tenants::Outcome::Opened)
+        .count();
+    assert!(opened > 0, "the tenants got pull requests: {:?}", r.tenants);
+    assert!(r.dashboard.is_some());
+    assert_eq!(log.repeated(), Default::default(), "{:?}", log.calls());
+    assert_eq!(log.reread_content(), Default::default(), "{:?}", log.calls());
 }
