@@ -16,6 +16,7 @@ use crate::forge::{Forge, ForgeError, RepoRef};
 use crate::index::{Rank, ReleaseIndex};
 use crate::model::{ReleaseName, StackId};
 use crate::oci::{OciError, Registry};
+use crate::tenants::TenantsError;
 use crate::tenants::plan::{AvailableRelease, BranchState, Observed, branch_name, match_globs};
 use crate::tenants::releases::kubernetes_of;
 
@@ -190,13 +191,14 @@ fn read_branch(
 /// The newest published forge release of each series of `stacks` in `index`, with its
 /// Kubernetes version by the status's rule ([`super::versions::ForgeVersions::of`]: its notes,
 /// else one `metadata.yaml` download, once per run) and the versions its earlier releases ship,
-/// as their notes say.
+/// as their notes say. A `metadata.yaml` that cannot be downloaded fails them all
+/// ([`TenantsError::Metadata`]): left out, its series would read as "nothing released".
 pub fn available_releases(
     forge: &dyn Forge,
     repo: &RepoRef,
     (index, versions): (&ReleaseIndex, &super::versions::ForgeVersions),
     stacks: &BTreeSet<StackId>,
-) -> Result<Vec<AvailableRelease>, ForgeError> {
+) -> Result<Vec<AvailableRelease>, TenantsError> {
     let mut out = Vec::new();
     for ((stack, minor), releases) in index.forge_series() {
         if !stacks.contains(stack) {
@@ -206,7 +208,11 @@ pub fn available_releases(
             continue;
         };
         let name = ReleaseName::parse(&r.tag).expect("indexed by its name");
-        let Some(kubernetes) = versions.of(forge, repo, &name, r)? else {
+        let known = versions.of(forge, repo, &name, r).map_err(|e| TenantsError::Metadata {
+            release: name.to_string(),
+            source: Box::new(e),
+        })?;
+        let Some(kubernetes) = known else {
             tracing::warn!("release {name} names no Kubernetes version; skipped");
             continue;
         };

@@ -48,12 +48,7 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
     let mut out = Vec::new();
     if on_forge {
         let known = (&index, &run.forge_versions);
-        out = crate::observe::tenants::available_releases(forge, repo, known, &followed).map_err(
-            |source| TenantsError::Releases {
-                repo: repo.to_string(),
-                source: Box::new(source),
-            },
-        )?;
+        out = crate::observe::tenants::available_releases(forge, repo, known, &followed)?;
     }
     if let Some(oci) = oci {
         let reads = (oci.registry(), &run.oci_reads);
