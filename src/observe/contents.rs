@@ -11,12 +11,15 @@ use std::sync::Mutex;
 
 use crate::forge::{Forge, ForgeError, RepoRef};
 
+/// A file at a commit: repository, commit, path.
+type FileKey = (String, String, String);
+
 /// The contents one run read, by repository and commit. Only answers are kept: a read that
 /// failed is tried again when asked again.
 #[derive(Debug, Default)]
 pub struct Contents {
     lists: Mutex<BTreeMap<(String, String), Vec<String>>>,
-    files: Mutex<BTreeMap<(String, String, String), Option<Vec<u8>>>>,
+    files: Mutex<BTreeMap<FileKey, Option<Vec<u8>>>>,
 }
 
 impl Contents {

@@ -131,21 +131,17 @@ pub fn candidate_in(
         }
         let bytes = records.bytes(forge, repo, r, a)?;
         if a.name.starts_with("gate-attempt-") {
-            if let Ok(x) = serde_json::from_slice::<Attempt>(&bytes) {
-                c.attempts.push(x);
-            }
+            c.attempts
+                .extend(serde_json::from_slice::<Attempt>(&bytes).ok());
         } else if a.name.starts_with("gate-result-") {
-            if let Ok(x) = serde_json::from_slice::<AttemptResult>(&bytes) {
-                c.results.push(x);
-            }
+            c.results
+                .extend(serde_json::from_slice::<AttemptResult>(&bytes).ok());
         } else if a.name.starts_with("gate-run-") {
-            if let Ok(x) = serde_json::from_slice::<RunRecord>(&bytes) {
-                c.runs.push(x);
-            }
+            c.runs
+                .extend(serde_json::from_slice::<RunRecord>(&bytes).ok());
         } else if a.name.starts_with("gate-dispatch-") {
-            if let Ok(x) = serde_json::from_slice::<DispatchRecord>(&bytes) {
-                c.dispatches.push(x);
-            }
+            c.dispatches
+                .extend(serde_json::from_slice::<DispatchRecord>(&bytes).ok());
         }
     }
     Ok(Some((c, r.clone())))

@@ -147,7 +147,11 @@ struct Base {
 }
 
 impl Base {
-    fn head(&mut self, forge: &dyn Forge, scope: Scope<'_>) -> Result<Option<String>, ObserveError> {
+    fn head(
+        &mut self,
+        forge: &dyn Forge,
+        scope: Scope<'_>,
+    ) -> Result<Option<String>, ObserveError> {
         if let Some(h) = &self.head {
             return Ok(h.clone());
         }
@@ -179,8 +183,8 @@ impl Base {
         let Some(head) = self.head(forge, scope)? else {
             return Ok((None, None));
         };
-        let listed_without = (self.files.as_ref())
-            .is_some_and(|f| !f.iter().any(|p| p == scope.lock_path));
+        let listed_without =
+            (self.files.as_ref()).is_some_and(|f| !f.iter().any(|p| p == scope.lock_path));
         if listed_without {
             return Ok((None, None));
         }
@@ -318,14 +322,20 @@ fn details(
         Some(h) => read_subtree(forge, scope.repo, h, base.files(forge, scope)?, &d.path)?,
         None => FileTree::new(),
     });
-    so.base_released = (base.lock(forge, scope)?.1.as_ref())
-        .and_then(|l| l.released_as(&d.stack, d.minor));
+    so.base_released =
+        (base.lock(forge, scope)?.1.as_ref()).and_then(|l| l.released_as(&d.stack, d.minor));
     so.tags = tags_above(forge, scope.repo, d, &so, index.forge(&d.stack, d.minor))?;
     let mut pulls = None;
     if scope.mode == Mode::PullRequest {
         let branch = plan::release_branch(&d.series());
         let found = release_pulls(forge, scope, &branch, &mut so)?;
-        so.release_branch = Some(release_branch(forge, scope, head.as_deref(), &branch, &d.path)?);
+        so.release_branch = Some(release_branch(
+            forge,
+            scope,
+            head.as_deref(),
+            &branch,
+            &d.path,
+        )?);
         pulls = Some((branch, found));
     }
     Ok(Details {

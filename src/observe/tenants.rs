@@ -208,10 +208,12 @@ pub fn available_releases(
             continue;
         };
         let name = ReleaseName::parse(&r.tag).expect("indexed by its name");
-        let known = versions.of(forge, repo, &name, r).map_err(|e| TenantsError::Metadata {
-            release: name.to_string(),
-            source: Box::new(e),
-        })?;
+        let known = versions
+            .of(forge, repo, &name, r)
+            .map_err(|e| TenantsError::Metadata {
+                release: name.to_string(),
+                source: Box::new(e),
+            })?;
         let Some(kubernetes) = known else {
             tracing::warn!("release {name} names no Kubernetes version; skipped");
             continue;

@@ -55,7 +55,11 @@ impl Gated {
 /// kept in `records`, the run's (each read once per run).
 pub fn evaluate(
     ctx: &Context,
-    (forge, index, records): (&dyn Forge, &crate::index::ReleaseIndex, &observe::gate::Records),
+    (forge, index, records): (
+        &dyn Forge,
+        &crate::index::ReleaseIndex,
+        &observe::gate::Records,
+    ),
     target: &Target,
     base_head: Option<&str>,
     releases: &[PlannedRelease],

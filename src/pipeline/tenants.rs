@@ -192,9 +192,14 @@ pub fn run_in(
         approvals: approvals(run)?,
         ..facts(ctx, detected)
     };
-    let (reports, observed) =
-        propagate_observed((forge, &run.contents), &ctx.loaded.config, &releases, &facts, opts)
-            .map_err(|m| Error::from(TenantsError::Config(m)))?;
+    let (reports, observed) = propagate_observed(
+        (forge, &run.contents),
+        &ctx.loaded.config,
+        &releases,
+        &facts,
+        opts,
+    )
+    .map_err(|m| Error::from(TenantsError::Config(m)))?;
     if !opts.dry_run
         && let Err(e) = list_approvals(run, &reports)
     {
@@ -213,15 +218,11 @@ fn one_tenant(
     bot_email: &str,
     opts: &Options,
 ) -> (Vec<TenantReport>, Option<Observed>) {
-    let observed = match crate::observe::tenants::tenant(
-        (forge, contents),
-        t,
-        opts.dry_run,
-        &facts.limits,
-    ) {
-        Ok(o) => o,
-        Err(e) => return (vec![TenantReport::failed(t, e)], None),
-    };
+    let observed =
+        match crate::observe::tenants::tenant((forge, contents), t, opts.dry_run, &facts.limits) {
+            Ok(o) => o,
+            Err(e) => return (vec![TenantReport::failed(t, e)], None),
+        };
     let plans = match tenants::plan::plan_tenant(t, releases, &observed, facts, bot_email) {
         Ok(p) => p,
         Err(e) => return (vec![TenantReport::failed(t, e.to_string())], None),
@@ -369,8 +370,14 @@ pub fn plan_after(
         approvals: approvals(run)?,
         ..facts(ctx, detected)
     };
-    propagate((forge, &run.contents), &ctx.loaded.config, &releases, &facts, &opts)
-        .map_err(|m| TenantsError::Config(m).into())
+    propagate(
+        (forge, &run.contents),
+        &ctx.loaded.config,
+        &releases,
+        &facts,
+        &opts,
+    )
+    .map_err(|m| TenantsError::Config(m).into())
 }
 
 /// The tenant lines of a release preview (JSON objects as `plan --format json` prints them).

@@ -901,7 +901,13 @@ fn a_live_detection_requests_each_upstream_url_once() {
     for x in s.seen() {
         *n.entry(x.target).or_default() += 1;
     }
-    for source in ["/github/", "/web/", "index.yaml", "/cve/index.json", "/cve/records/"] {
+    for source in [
+        "/github/",
+        "/web/",
+        "index.yaml",
+        "/cve/index.json",
+        "/cve/records/",
+    ] {
         assert!(n.keys().any(|t| t.contains(source)), "{source}: {n:?}");
     }
     n.retain(|_, c| *c > 1);

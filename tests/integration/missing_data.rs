@@ -657,7 +657,10 @@ fn a_release_whose_metadata_cannot_be_read_is_unknown_in_status_the_summary_and_
 fn a_release_whose_metadata_cannot_be_read_is_never_proposed_and_the_tenant_stage_writes_nothing() {
     let d = demo();
     let tag = "openstack-scs2-1-34-v1";
-    let releases = d._dir.path().join(".stackbot/forge/releases/scs/cluster-stacks");
+    let releases = d
+        ._dir
+        .path()
+        .join(".stackbot/forge/releases/scs/cluster-stacks");
     let release = crate::support::local_release(&releases, tag);
     let manifest = release.join("release.json");
     let mut json: serde_json::Value =
@@ -671,7 +674,11 @@ fn a_release_whose_metadata_cannot_be_read_is_never_proposed_and_the_tenant_stag
     let opts = stackbot::pipeline::tenants::options(false);
     let err = stackbot::pipeline::tenants::run(&ctx, &forge, &opts).unwrap_err();
     assert_eq!(forge.writes(), 0, "{:?}", forge.calls());
-    assert_eq!(err.class(), stackbot::pipeline::exit::Class::Transient, "{err}");
+    assert_eq!(
+        err.class(),
+        stackbot::pipeline::exit::Class::Transient,
+        "{err}"
+    );
     let said = err.to_string();
     assert!(
         said.contains(tag) && said.contains("metadata.yaml could not be read"),

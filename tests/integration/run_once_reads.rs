@@ -56,7 +56,9 @@ impl Demo {
 /// and `gate:` on `openstack/scs2` with the test script of `gate.rs` (it waits for `gate-go`).
 fn gated_beside_ungated(mode: &str) -> Demo {
     let demo = Demo::configured(|c| {
-        let start = c.find("  - provider: openstack\n").expect("the demo's stack");
+        let start = c
+            .find("  - provider: openstack\n")
+            .expect("the demo's stack");
         let end = c.find("\n# The local forge").expect("the forge section");
         let stack = &c[start..end];
         let gated = stack.replacen(
@@ -99,11 +101,20 @@ fn a_gated_run_that_holds_a_series_reads_each_forge_fact_once() {
         .filter(|k| k.reason.to_string().contains("in test since"))
         .map(|k| k.what.to_string())
         .collect();
-    assert_eq!(held.len(), 2, "both gated series wait: {:?}", waiting.plan.skipped);
+    assert_eq!(
+        held.len(),
+        2,
+        "both gated series wait: {:?}",
+        waiting.plan.skipped
+    );
     assert_eq!(log.writes(), 0, "{:?}", log.calls());
     for tag in ["openstack-scs3-1-33-v1", "openstack-scs3-1-34-v1"] {
         let hashes = hashes_of(&log, tag);
-        assert_eq!(log.reads_of("download_asset", &hashes), 1, "{tag}'s hashes.json");
+        assert_eq!(
+            log.reads_of("download_asset", &hashes),
+            1,
+            "{tag}'s hashes.json"
+        );
     }
     assert_eq!(log.repeated(), Default::default(), "{:?}", log.calls());
 
@@ -111,7 +122,12 @@ fn a_gated_run_that_holds_a_series_reads_each_forge_fact_once() {
     let plan_log = demo.logged(&ctx);
     stackbot::pipeline::release::plan(&ctx, &plan_log, &Selection::default()).unwrap();
     assert_eq!(plan_log.writes(), 0);
-    assert_eq!(plan_log.repeated(), Default::default(), "{:?}", plan_log.calls());
+    assert_eq!(
+        plan_log.repeated(),
+        Default::default(),
+        "{:?}",
+        plan_log.calls()
+    );
 }
 
 /// Lets the gate's test script finish (it waits for this file), so no test outlives the test.
@@ -137,7 +153,10 @@ fn base_head(demo: &Demo) -> String {
     use stackbot::forge::Forge;
     let ctx = demo.ctx("2026-05-01T06:00:00Z");
     let repo = stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap();
-    demo.forge(&ctx).branch_head(&repo, "main").unwrap().unwrap()
+    demo.forge(&ctx)
+        .branch_head(&repo, "main")
+        .unwrap()
+        .unwrap()
 }
 
 /// An outage of the releases API (the `stable-1.NN.txt` markers carry no publication dates)
@@ -182,7 +201,12 @@ fn an_outage_reads_the_base_lock_once() {
         .iter()
         .filter(|c| c.method == "branch_head" && c.key == "scs/cluster-stacks main")
         .count();
-    assert_eq!(heads, 1, "the base head, before the run writes: {:?}", log.calls());
+    assert_eq!(
+        heads,
+        1,
+        "the base head, before the run writes: {:?}",
+        log.calls()
+    );
     assert_eq!(log.reread_content(), Default::default());
 }
 
@@ -221,18 +245,33 @@ fn no_op_release_status_and_tenants_runs_read_each_forge_fact_once() {
     assert!(noop.outcome.released.is_empty(), "{:?}", noop.outcome);
     assert!(!noop.tenants.is_empty() && noop.dashboard.is_some());
     assert_eq!(log.writes(), 0, "{:?}", log.calls());
-    assert_eq!(log.repeated(), Default::default(), "release: {:?}", log.calls());
+    assert_eq!(
+        log.repeated(),
+        Default::default(),
+        "release: {:?}",
+        log.calls()
+    );
 
     let ctx = demo.ctx(when);
     let log = demo.logged(&ctx);
     stackbot::pipeline::status::status(&ctx, &log, &Selection::default()).unwrap();
-    assert_eq!(log.repeated(), Default::default(), "status: {:?}", log.calls());
+    assert_eq!(
+        log.repeated(),
+        Default::default(),
+        "status: {:?}",
+        log.calls()
+    );
 
     let log = demo.logged(&ctx);
     let opts = stackbot::pipeline::tenants::options(false);
     stackbot::pipeline::tenants::run(&ctx, &log, &opts).unwrap();
     assert_eq!(log.writes(), 0, "{:?}", log.calls());
-    assert_eq!(log.repeated(), Default::default(), "tenants: {:?}", log.calls());
+    assert_eq!(
+        log.repeated(),
+        Default::default(),
+        "tenants: {:?}",
+        log.calls()
+    );
 }
 
 /// The demo's first release run, which writes (two releases, the tenants' pull requests, the
@@ -250,5 +289,10 @@ fn a_release_run_that_writes_reads_no_commits_content_twice() {
     assert!(opened > 0, "the tenants got pull requests: {:?}", r.tenants);
     assert!(r.dashboard.is_some());
     assert_eq!(log.repeated(), Default::default(), "{:?}", log.calls());
-    assert_eq!(log.reread_content(), Default::default(), "{:?}", log.calls());
+    assert_eq!(
+        log.reread_content(),
+        Default::default(),
+        "{:?}",
+        log.calls()
+    );
 }

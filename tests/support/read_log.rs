@@ -46,7 +46,10 @@ impl<F> ReadLog<F> {
     }
 
     fn note(&self, method: &'static str, write: bool, key: String) {
-        self.log.lock().expect("log").push(Call { method, write, key });
+        self.log
+            .lock()
+            .expect("log")
+            .push(Call { method, write, key });
     }
 
     /// The wrapped forge (to look at it without a log entry).
@@ -214,7 +217,11 @@ impl<F: Forge> Forge for ReadLog<F> {
         release_id: u64,
         asset: &AssetInfo,
     ) -> ForgeResult<Vec<u8>> {
-        self.note("download_asset", false, format!("{repo} {release_id} {} {}", asset.id, asset.name));
+        self.note(
+            "download_asset",
+            false,
+            format!("{repo} {release_id} {} {}", asset.id, asset.name),
+        );
         self.inner.download_asset(repo, release_id, asset)
     }
     fn delete_asset(&self, repo: &RepoRef, release_id: u64, asset_id: u64) -> ForgeResult<()> {
@@ -340,7 +347,11 @@ impl<F: Forge> Forge for ReadLog<F> {
         artifact: &ArtifactInfo,
         max_bytes: u64,
     ) -> ForgeResult<Vec<u8>> {
-        self.note("download_artifact", false, format!("{repo} {}", artifact.name));
+        self.note(
+            "download_artifact",
+            false,
+            format!("{repo} {}", artifact.name),
+        );
         self.inner.download_artifact(repo, artifact, max_bytes)
     }
     fn cancel_workflow_run(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<()> {

@@ -36,7 +36,9 @@ pub enum TenantsError {
     /// none and its `metadata.yaml` does not download): no tenant is offered anything rather
     /// than a plan made without that release (docs/status.md). Transient, like the forge's
     /// error it carries.
-    #[error("release {release}: metadata.yaml could not be read ({source}); no tenant is proposed anything until it can be")]
+    #[error(
+        "release {release}: metadata.yaml could not be read ({source}); no tenant is proposed anything until it can be"
+    )]
     Metadata {
         release: String,
         source: Box<dyn std::error::Error + Send + Sync>,
