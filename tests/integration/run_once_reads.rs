@@ -234,10 +234,10 @@ fn a_gated_pull_request_run_reads_each_forge_fact_once() {
     assert_eq!(log.reread_content(), Default::default());
 }
 
-/// An hour after the demo's first release: `release` (plan, tenants, dashboard), `status` and
-/// `tenants` each read every fact once, and write nothing.
+/// An hour after the demo's first release: `release` (plan, tenants, dashboard), `status`, the
+/// preview and `tenants` each read every fact once, and write nothing.
 #[test]
-fn no_op_release_status_and_tenants_runs_read_each_forge_fact_once() {
+fn no_op_release_status_preview_and_tenants_runs_read_each_forge_fact_once() {
     let demo = Demo::new();
     demo.release_logged("2026-05-01T06:00:00Z");
     let when = "2026-05-01T07:00:00Z";
@@ -261,6 +261,13 @@ fn no_op_release_status_and_tenants_runs_read_each_forge_fact_once() {
         "status: {:?}",
         log.calls()
     );
+
+    // `plan` with the tenant pull requests that would follow (the preview of `plan` and
+    // `release --dry-run`).
+    let log = demo.logged(&ctx);
+    stackbot::pipeline::release::preview(&ctx, &log, &Selection::default()).unwrap();
+    assert_eq!(log.writes(), 0, "{:?}", log.calls());
+    assert_eq!(log.repeated(), Default::default(), "preview: {:?}", log.calls());
 
     let log = demo.logged(&ctx);
     let opts = stackbot::pipeline::tenants::options(false);
