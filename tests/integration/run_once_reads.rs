@@ -55,6 +55,11 @@ impl Demo {
 /// The demo with a second stack beside it, `openstack/scs3` (the same templates, no gate),
 /// and `gate:` on `openstack/scs2` with the test script of `gate.rs` (it waits for `gate-go`).
 fn gated_beside_ungated(mode: &str) -> Demo {
+    gated_beside_ungated_with(mode, "")
+}
+
+/// [`gated_beside_ungated`] with `more` appended to the configuration.
+fn gated_beside_ungated_with(mode: &str, more: &str) -> Demo {
     let demo = Demo::configured(|c| {
         let start = c
             .find("  - provider: openstack\n")
@@ -69,7 +74,7 @@ fn gated_beside_ungated(mode: &str) -> Demo {
         let ungated = stack
             .replace("name: scs2", "name: scs3")
             .replace("out/openstack/scs2", "out/openstack/scs3");
-        format!("{}{gated}{ungated}{}", &c[..start], &c[end..])
+        format!("{}{gated}{ungated}{}{more}", &c[..start], &c[end..])
     });
     assert_eq!(demo.loaded.config.stacks.len(), 2);
     std::fs::write(demo.local().join("conformance.sh"), crate::gate::SCRIPT).unwrap();
@@ -267,7 +272,12 @@ fn no_op_release_status_preview_and_tenants_runs_read_each_forge_fact_once() {
     let log = demo.logged(&ctx);
     stackbot::pipeline::release::preview(&ctx, &log, &Selection::default()).unwrap();
     assert_eq!(log.writes(), 0, "{:?}", log.calls());
-    assert_eq!(log.repeated(), Default::default(), "preview: {:?}", log.calls());
+    assert_eq!(
+        log.repeated(),
+        Default::default(),
+        "preview: {:?}",
+        log.calls()
+    );
 
     let log = demo.logged(&ctx);
     let opts = stackbot::pipeline::tenants::options(false);
@@ -302,4 +312,41 @@ fn a_release_run_that_writes_reads_no_commits_content_twice() {
         "{:?}",
         log.calls()
     );
+}
+
+/// The same held gate, publishing to the forge and a real OCI registry (behind a counting
+/// proxy): the second plan reads nothing of the forge again, and no manifest, blob or page of
+/// the tag list is fetched twice.
+#[test]
+fn a_gated_run_that_holds_a_series_reads_each_oci_fact_once() {
+    let reg = crate::support::registry::TestRegistry::start();
+    let proxy = crate::support::counting_proxy::CountingProxy::start(&reg.addr);
+    let oci = format!(
+        "\npublish: [forge, oci]\noci:\n  registry: \"{0}\"\n  repository: \"{0}/kaas/cluster-stacks\"\n  plain_http: true\n",
+        proxy.addr
+    );
+    let demo = gated_beside_ungated_with("pass", &oci);
+    let (first, _) = demo.release_logged("2026-05-01T06:00:00Z");
+    assert_eq!(
+        first.outcome.released,
+        ["openstack-scs3-1-33-v1", "openstack-scs3-1-34-v1"]
+    );
+    proxy.take();
+    let (waiting, log) = demo.release_logged("2026-05-01T07:00:00Z");
+    demo_go(&demo);
+    assert!(waiting.outcome.released.is_empty(), "{:?}", waiting.outcome);
+    assert_eq!(log.writes(), 0, "{:?}", log.calls());
+    assert_eq!(log.repeated(), Default::default(), "{:?}", log.calls());
+    let mut fetched: std::collections::BTreeMap<String, usize> = Default::default();
+    // `/v2/` is the registry's API check before a request (no fact of the repository).
+    let facts = proxy
+        .take()
+        .into_iter()
+        .filter(|s| s.method == "GET" && s.path != "/v2/");
+    for s in facts {
+        *fetched.entry(s.target).or_default() += 1;
+    }
+    assert!(!fetched.is_empty());
+    fetched.retain(|_, n| *n > 1);
+    assert_eq!(fetched, Default::default(), "the registry");
 }
