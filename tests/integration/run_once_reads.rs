@@ -350,3 +350,62 @@ fn a_gated_run_that_holds_a_series_reads_each_oci_fact_once() {
     fetched.retain(|_, n| *n > 1);
     assert_eq!(fetched, Default::default(), "the registry");
 }
+
+/// The same on GitHub (the fake, with one tenant and the dashboard): the first release run and
+/// an hourly run with nothing to do ask the API for nothing twice, whatever route it takes (a per-route count cannot
+/// tell two reads of one file from reads of two files; the forge's log can).
+#[test]
+fn release_runs_on_github_read_each_forge_fact_once() {
+    use crate::support::config::DemoConfig;
+    use crate::support::fake_github::demo;
+    const TOKEN: &str = "ghp_readsONCEtoken_0123456789abcdef";
+    let tenant_file = "apiVersion: clusterstack.x-k8s.io/v1alpha1\nkind: ClusterStack\nmetadata:\n  name: openstack-scs2-1-34\n  namespace: cluster\nspec:\n  provider: openstack\n  name: scs2\n  kubernetesVersion: \"1.34\"\n  autoSubscribe: false\n  noProvider: true\n  versions: [v0]\n";
+    let fake = demo::start(TOKEN, &["acme/gitops"], tenant_file);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = DemoConfig::new()
+        .on_github(
+            &fake.api_url(),
+            &fake.upload_url(),
+            "STACKBOT_READS_ONCE_TOKEN",
+        )
+        .tenant("acme")
+        .write(dir.path());
+    let loaded = stackbot::config::load(&cfg).unwrap();
+    let clock: stackbot::clock::SharedClock = std::sync::Arc::new(stackbot::clock::SystemClock);
+    let forge = || {
+        let c = stackbot::config::GithubForgeConfig {
+            api_url: fake.api_url(),
+            upload_url: Some(fake.upload_url()),
+            ..Default::default()
+        };
+        let f = stackbot::forge::github::GithubForge::new(&c, Some(TOKEN.into()), clock.clone());
+        ReadLog::new(f.unwrap())
+    };
+    let ctx = stackbot::pipeline::Context::new(
+        loaded,
+        "2026-05-01".parse().unwrap(),
+        stackbot::env::Env::default(),
+        clock.clone(),
+    );
+    let release = |log: &ReadLog<_>| {
+        stackbot::pipeline::release::release(&ctx, log, &Selection::default()).unwrap()
+    };
+    let log = forge();
+    let first = release(&log);
+    assert_eq!(first.outcome.released.len(), 2, "{:?}", first.outcome);
+    // The first run writes (releases, the tenant's pull request, the dashboard): nothing is
+    // read twice between its writes, no commit's content twice at all.
+    assert_eq!(log.repeated(), Default::default(), "{:?}", log.calls());
+    assert_eq!(
+        log.reread_content(),
+        Default::default(),
+        "{:?}",
+        log.calls()
+    );
+    release(&forge());
+    let log = forge();
+    let noop = release(&log);
+    assert!(noop.outcome.released.is_empty() && noop.dashboard.is_some());
+    assert_eq!(log.writes(), 0, "{:?}", log.calls());
+    assert_eq!(log.repeated(), Default::default(), "{:?}", log.calls());
+}
