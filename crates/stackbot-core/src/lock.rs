@@ -204,35 +204,6 @@ impl Serialize for Lock {
     }
 }
 
-impl<'de> Deserialize<'de> for Lock {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let file = File::deserialize(d)?;
-        let mut lock = Lock::default();
-        for entry in file.release_sets {
-            let (set, release) = entry.into_parts();
-            if let Some(v) = release.filter(StackVersion::is_stable) {
-                lock.record_release(&set.stack, set.minor(), v.major);
-            }
-            lock.upsert(set);
-        }
-        for h in file.history {
-            lock.history.insert(
-                h.stack,
-                History {
-                    images: h.images,
-                    rows: h.rows,
-                    past_end_of_life: h
-                        .past_end_of_life
-                        .iter()
-                        .map(|m| m.parse::<Minor>().map_err(serde::de::Error::custom))
-                        .collect::<Result<_, _>>()?,
-                },
-            );
-        }
-        Ok(lock)
-    }
-}
-
 /// Where a merge left its conflict markers: the first line starting with `<<<<<<<`,
 /// `=======` or `>>>>>>>` (1-based). A lock is never guessed from a conflicted file.
 fn conflict_marker(text: &str) -> Option<usize> {
