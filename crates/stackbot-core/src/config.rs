@@ -194,10 +194,8 @@ impl Default for UpstreamConfig {
             markers_url: "https://dl.k8s.io/release".into(),
             schedule_url: "https://raw.githubusercontent.com/kubernetes/website/main/data/releases/schedule.yaml"
                 .into(),
-            cve_feed_url:
-                "https://kubernetes.io/docs/reference/issues-security/official-cve-feed/index.json"
-                    .into(),
-            cve_record_url: "https://cveawg.mitre.org/api/cve/{id}".into(),
+            cve_feed_url: crate::upstream::cve::DEFAULT_FEED_URL.into(),
+            cve_record_url: crate::upstream::cve::DEFAULT_RECORD_URL.into(),
             token_env: "GITHUB_TOKEN".into(),
             snapshot: None,
             cache_dir: None,
