@@ -8,7 +8,7 @@ use crate::model::FileTree;
 use crate::plan::Plan;
 use crate::tenants::plan::{Action, TenantPlan};
 
-use super::preview::{FileDiff, Preview, PreviewRelease, StackDiff, TenantLine};
+use super::preview::{FileDiff, Preview, PreviewRelease, TenantLine};
 
 /// One unified diff per changed file between two trees, paths shown under `prefix`.
 /// Binary files get an empty diff (the renderer says "binary change").
@@ -67,14 +67,8 @@ pub fn preview(plan: &Plan, commit: Option<String>) -> Preview {
             assets: r.assets.iter().map(|a| a.name.clone()).collect(),
         })
         .collect();
-    let diffs = plan
-        .releases
-        .iter()
-        .map(|r| StackDiff {
-            stack: r.stack.clone(),
-            minor: r.minor.clone(),
-            files: tree_diffs(&r.path, &r.base_files, &r.rendered),
-        })
+    let diffs = super::text::release_diffs(plan)
+        .into_iter()
         .filter(|d| !d.files.is_empty())
         .collect();
     let mut notes: Vec<String> = plan
