@@ -10,6 +10,22 @@ use crate::tenants::plan::{Action, TenantPlan};
 
 use super::preview::{FileDiff, Preview, PreviewRelease, TenantLine};
 
+/// The unified diff (three lines of context) from `old` to `new` under the headers given: the
+/// one diff format of every preview, `--check` and `init`; `None` when either is not UTF-8.
+pub fn unified(a_name: &str, b_name: &str, old: &[u8], new: &[u8]) -> Option<String> {
+    let (a, b) = (
+        std::str::from_utf8(old).ok()?,
+        std::str::from_utf8(new).ok()?,
+    );
+    let diff = similar::TextDiff::from_lines(a, b);
+    Some(
+        diff.unified_diff()
+            .context_radius(3)
+            .header(a_name, b_name)
+            .to_string(),
+    )
+}
+
 /// One unified diff per changed file between two trees, paths shown under `prefix`.
 /// Binary files get an empty diff (the renderer says "binary change").
 pub fn tree_diffs(prefix: &str, before: &FileTree, after: &FileTree) -> Vec<FileDiff> {
@@ -28,24 +44,15 @@ pub fn tree_diffs(prefix: &str, before: &FileTree, after: &FileTree) -> Vec<File
             continue;
         }
         let full = join(path);
-        let empty: &[u8] = &[];
-        let unified = match (
-            std::str::from_utf8(a.map_or(empty, |v| v)),
-            std::str::from_utf8(b.map_or(empty, |v| v)),
-        ) {
-            (Ok(at), Ok(bt)) => similar::TextDiff::from_lines(at, bt)
-                .unified_diff()
-                .context_radius(3)
-                .header(
-                    &a.map_or("/dev/null".to_string(), |_| format!("a/{full}")),
-                    &b.map_or("/dev/null".to_string(), |_| format!("b/{full}")),
-                )
-                .to_string(),
-            _ => String::new(),
-        };
+        let unified = unified(
+            &a.map_or("/dev/null".to_string(), |_| format!("a/{full}")),
+            &b.map_or("/dev/null".to_string(), |_| format!("b/{full}")),
+            a.map_or(&[], |v| v),
+            b.map_or(&[], |v| v),
+        );
         out.push(FileDiff {
             path: full,
-            unified,
+            unified: unified.unwrap_or_default(),
         });
     }
     out
