@@ -87,19 +87,7 @@ struct Sim {
 impl Sim {
     fn new(seed: u64, registry: Option<support::registry::TestRegistry>) -> Sim {
         let fake = demo::start(TOKEN, &TENANTS, demo::PINNED_CLUSTERSTACK);
-        fake.add_workflow(
-            REPO,
-            "conformance.yml",
-            "Conformance",
-            &[
-                "candidate",
-                "candidate_version",
-                "stable_tag",
-                "attempt",
-                "gate_id",
-            ],
-            Some("Conformance ${{ inputs.gate_id }}"),
-        );
+        fake.add_documented_conformance_workflow(REPO);
         let dir = tempfile::tempdir().unwrap();
         let templates = dir.path().join("templates/openstack/scs2");
         copy_dir(&root().join("templates/openstack/scs2"), &templates);

@@ -14,13 +14,13 @@ use sha2::{Digest, Sha256};
 use crate::support::{copy_dir, root};
 
 /// The test command: checks that the candidate is one CSO can consume, logs its call (and
-/// the candidate's OCI reference, `none` without one, to `gate-oci`), waits
+/// the candidate's OCI reference and digest, `none` without them, to `gate-oci`), waits
 /// for `gate-go`, then writes a JUnit result as `gate-mode` says (`pass`, `fail`, `cancel`).
 pub(crate) const SCRIPT: &str = r#"#!/bin/sh
 set -eu
 test -f "$STACKBOT_CANDIDATE_DIR/metadata.yaml"
 test -f "$STACKBOT_CANDIDATE_DIR/${STACKBOT_CANDIDATE%-v0-sha-*}-cluster-class-$STACKBOT_CANDIDATE_VERSION.tgz"
-echo "$STACKBOT_CANDIDATE ${STACKBOT_CANDIDATE_OCI:-none}" >> gate-oci
+echo "$STACKBOT_CANDIDATE ${STACKBOT_CANDIDATE_OCI:-none} ${STACKBOT_CANDIDATE_OCI_DIGEST:-none}" >> gate-oci
 echo "$STACKBOT_CANDIDATE $STACKBOT_STABLE_TAG $STACKBOT_GATE_ATTEMPT" >> gate-calls
 while [ ! -f gate-go ]; do sleep 0.05; done
 mode=$(cat gate-mode)

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use stackbot::model::{FileTree, ReleaseName};
 
 use super::gate::{Demo, STABLE, copy, crash_points, opened_tenant_pulls, promote_dying_at, seen};
+use super::gate_pull_request::{bodies, merge_all, release_pulls, tenant_pulls, to_pull_request_mode};
 use crate::support::registry::TestRegistry;
 
 /// The gated demo publishing as `publish` says (`[oci]`, `[forge, oci]`) to `reg`.
@@ -68,7 +69,7 @@ fn released(r: &serde_json::Value) -> Vec<String> {
     v
 }
 
-/// Each candidate tag with the OCI reference its test was given.
+/// Each candidate tag with the OCI reference and digest its test was given.
 fn given_references(d: &Demo) -> BTreeMap<String, String> {
     std::fs::read_to_string(d.local().join("gate-oci"))
         .unwrap_or_default()
@@ -166,8 +167,8 @@ fn first_run_pushes_the_candidates(d: &Demo, reg: &TestRegistry, publish: &str) 
     for c in &cands {
         assert_eq!(
             refs.get(c),
-            Some(&format!("{}/kaas/cluster-stacks:{c}", reg.addr)),
-            "{refs:?}"
+            Some(&format!("{}/kaas/cluster-stacks:{c} {}", reg.addr, tags(reg)[c])),
+            "the reference and the digest of the verified manifest: {refs:?}"
         );
     }
     // The gate's records are on the forge; its assets only where the forge is a target.
@@ -426,15 +427,28 @@ fn crash_sweep(publish: &str, writes_among: &[&str]) {
     assert_eq!(ready.calls().len(), 2);
     ready.go();
     ready.wait_for_tests();
-    let (clean, clean_reg) = fork(&ready, &reg, publish);
+    sweep_promotion(&ready, &reg, publish, writes_among, &STABLE);
+}
+
+/// Crash the next run of `ready` (whose tests passed) before each of its forge writes in
+/// turn; each must end where a run that did not crash ends (which releases `want_released`),
+/// registry included, with no test started again.
+fn sweep_promotion(
+    ready: &Demo,
+    reg: &TestRegistry,
+    publish: &str,
+    writes_among: &[&str],
+    want_released: &[&str],
+) {
+    let (clean, clean_reg) = fork(ready, reg, publish);
     let (code, r, err) = clean.release();
     assert_eq!(code, 0, "{err}");
-    assert_eq!(released(&r), STABLE, "{r}");
+    assert_eq!(released(&r), want_released, "{r}");
     let want = (seen(&clean), tags(&clean_reg));
 
     // The promotion's forge writes, from a run that does not crash; the registry's pushes
     // come before the commit and the tag of each release.
-    let (counted, counted_reg) = fork(&ready, &reg, publish);
+    let (counted, counted_reg) = fork(ready, reg, publish);
     let (_, writes) = promote_dying_at(&counted, 0);
     drop(counted_reg);
     for w in writes_among {
@@ -442,7 +456,7 @@ fn crash_sweep(publish: &str, writes_among: &[&str]) {
     }
     for k in crash_points(&writes) {
         let before = writes[k as usize - 1];
-        let (w, w_reg) = fork(&ready, &reg, publish);
+        let (w, w_reg) = fork(ready, reg, publish);
         let (tripped, _) = promote_dying_at(&w, k);
         assert!(tripped, "k={k} ({before}): the promotion died there");
         let (code, _, err) = w.release();
@@ -472,7 +486,15 @@ fn on_github_the_dispatched_test_of_a_registry_candidate_promotes_it_layer_for_l
     assert_eq!(runs.len(), 2, "one run per gated release: {runs:?}");
     let cands = candidate_tags(&reg);
     for r in runs.values() {
-        assert!(cands.contains(&r.inputs["candidate"]), "{r:?} in {cands:?}");
+        let cand = &r.inputs["candidate"];
+        assert!(cands.contains(cand), "{r:?} in {cands:?}");
+        // Where the workflow pulls it from: the tag, and the digest of the verified manifest.
+        assert_eq!(
+            r.inputs["candidate_oci"],
+            format!("{}/kaas/cluster-stacks:{cand}", reg.addr),
+            "{r:?}"
+        );
+        assert_eq!(r.inputs["candidate_oci_digest"], tags(&reg)[cand], "{r:?}");
     }
     // With `oci` alone the pre-releases hold the gate's records, the registry the bytes.
     for c in w
@@ -508,4 +530,94 @@ fn on_github_the_dispatched_test_of_a_registry_candidate_promotes_it_layer_for_l
         }
     }
     assert!(w.tenant_pulls() >= 2, "every tenant gets its pull request");
+}
+
+/// Pull-request mode with the registry as a target: the release pull request's candidate is
+/// pushed and tested while it is open, nothing is pushed as `vN` before the merge, and after
+/// it `vN` is the candidate's layers, blob for blob, before any tenant hears of it.
+fn in_pull_request_mode_promotes_byte_for_byte(publish: &str) {
+    let reg = TestRegistry::start();
+    let d = gated_to("pass", publish, &reg);
+    to_pull_request_mode(&d);
+    let cands = first_run_pushes_the_candidates(&d, &reg, publish);
+    let open = release_pulls(&d)
+        .into_iter()
+        .filter(|p| p["state"] == "open")
+        .count();
+    assert_eq!(open, 2, "the release pull requests are opened as without a gate");
+    for b in bodies(&d) {
+        assert!(b.contains("**Conformance:** in test since"), "{b}");
+    }
+
+    d.go();
+    d.wait_for_tests();
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    for b in bodies(&d) {
+        assert!(
+            b.contains("**Conformance:** passed (2 passed, 0 failed, 1 skipped"),
+            "{b}"
+        );
+    }
+    assert_eq!(tags(&reg).len(), 2, "nothing stable before the merge: {r}");
+    assert_eq!(tenant_pulls(&d), 0);
+
+    let r = merge_all(&d);
+    let stable: Vec<String> = tags(&reg)
+        .into_keys()
+        .filter(|t| !t.contains("-v0-sha-"))
+        .collect();
+    assert_eq!(stable, STABLE, "{r}");
+    for c in &cands {
+        promoted_byte_for_byte(&d, &reg, c);
+    }
+    assert!(tenant_pulls(&d) >= 2, "every tenant gets its pull request");
+    assert_eq!(d.calls().len(), 2, "the merged bytes are the tested ones");
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    assert!(r["actions"].as_array().unwrap().is_empty(), "{r}");
+}
+
+#[test]
+fn in_pull_request_mode_with_oci_alone_the_merged_candidate_becomes_vn_layer_for_layer() {
+    in_pull_request_mode_promotes_byte_for_byte("[oci]");
+}
+
+#[test]
+fn in_pull_request_mode_with_forge_and_oci_the_merged_candidate_is_promoted_on_both() {
+    in_pull_request_mode_promotes_byte_for_byte("[forge, oci]");
+}
+
+#[test]
+fn in_pull_request_mode_a_crash_between_the_steps_of_an_oci_promotion_resumes_it() {
+    for publish in ["[oci]", "[forge, oci]"] {
+        let reg = TestRegistry::start();
+        let ready = gated_to("pass", publish, &reg);
+        to_pull_request_mode(&ready);
+        assert_eq!(ready.release().0, 0);
+        ready.go();
+        ready.wait_for_tests();
+        assert_eq!(ready.release().0, 0, "the bodies say passed");
+        // The 1.33 pull request is merged; the next run promotes it (and rebuilds the 1.34
+        // branch on the new base).
+        let number = release_pulls(&ready)
+            .into_iter()
+            .find(|p| p["state"] == "open" && p["head"].as_str().unwrap().ends_with("1-33"))
+            .unwrap()["number"]
+            .as_u64()
+            .unwrap();
+        let loaded = stackbot::config::load(&ready.local().join("stackbot.yaml")).unwrap();
+        let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
+        stackbot::forge::local::LocalForge::from_config(&loaded, clock)
+            .unwrap()
+            .merge_pull(&stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap(), number)
+            .unwrap();
+        sweep_promotion(
+            &ready,
+            &reg,
+            publish,
+            &["commit", "create_tag", "open_pull"],
+            &["openstack-scs2-1-33-v1"],
+        );
+    }
 }
