@@ -473,6 +473,11 @@ fn sweep_promotion(
             w.calls()
         );
     }
+    eprintln!(
+        "gate with `publish: {publish}`: the promotion run crashing before {} of its {} forge writes resumes each time where a clean run ends",
+        crash_points(&writes).len(),
+        writes.len()
+    );
 }
 
 #[test]
@@ -620,4 +625,56 @@ fn in_pull_request_mode_a_crash_between_the_steps_of_an_oci_promotion_resumes_it
             &["openstack-scs2-1-33-v1"],
         );
     }
+}
+
+#[test]
+fn in_pull_request_mode_a_crash_at_any_write_of_the_first_run_ends_in_one_test_per_candidate() {
+    use stackbot::forge::faulty::FaultMode;
+    let publish = "[oci]";
+    let reg = TestRegistry::start();
+    let fresh = gated_to("pass", publish, &reg);
+    to_pull_request_mode(&fresh);
+    // The tests end as soon as they start: none outlives its world.
+    fresh.go();
+    let (counted, counted_reg) = fork(&fresh, &reg, publish);
+    let (_, writes) = super::gate::release_dying_at(&counted, 0, FaultMode::Before);
+    drop(counted_reg);
+    for w in ["open_pull", "publish_release", "upload_asset"] {
+        assert!(writes.contains(&w), "{w}: {writes:?}");
+    }
+    let points = crash_points(&writes);
+    for &k in &points {
+        let at = format!("k={k} ({})", writes[k as usize - 1]);
+        let (w, w_reg) = fork(&fresh, &reg, publish);
+        let (tripped, _) = super::gate::release_dying_at(&w, k, FaultMode::Before);
+        assert!(tripped, "{at}");
+        let (code, _, err) = w.release();
+        assert_eq!(code, 0, "{at}: {err}");
+        assert!(
+            w.one_test_per_candidate_attempt_1(),
+            "{at}: one test per candidate, attempt 1: {:?}",
+            w.calls()
+        );
+        let cands = candidate_tags(&w_reg);
+        assert_eq!(cands.len(), 2, "{at}: {:?}", tags(&w_reg));
+        assert_eq!(tags(&w_reg).len(), 2, "{at}: nothing stable before the merge");
+        for c in &cands {
+            w_reg
+                .client()
+                .verify_candidate(c, &pulled(&w_reg, c), &stable_of(c))
+                .unwrap_or_else(|e| panic!("{at}: {c}: {e}"));
+        }
+        let open = release_pulls(&w)
+            .into_iter()
+            .filter(|p| p["state"] == "open")
+            .count();
+        assert_eq!(open, 2, "{at}: one release pull request per release");
+        assert_eq!(tenant_pulls(&w), 0, "{at}");
+        w.wait_for_tests();
+    }
+    eprintln!(
+        "gate in pull-request mode with `publish: [oci]`, the first run crashing before {} of its {} forge writes: all end in one pull request, one verified registry candidate and one test per release",
+        points.len(),
+        writes.len()
+    );
 }
