@@ -265,9 +265,11 @@ fn a_failing_candidate_in_the_registry_never_reaches_a_tenant() {
 fn a_cancelled_test_of_a_registry_candidate_is_retried_once_then_reported() {
     let reg = TestRegistry::start();
     let d = gated_to("cancel", "[oci]", &reg);
-    d.go();
+    // Each run's tests are cancelled only once that run is over (see `Demo::hold`).
     assert_eq!(d.release().0, 0);
+    d.go();
     d.wait_for_tests();
+    d.hold();
     // Run 2 records the cancellation and starts attempt 2, on the same candidate.
     let pushed = tags(&reg);
     let (code, r, err) = d.release();
@@ -275,6 +277,7 @@ fn a_cancelled_test_of_a_registry_candidate_is_retried_once_then_reported() {
     assert!(released(&r).is_empty(), "{r}");
     assert_eq!(d.attempts(), ["1", "1", "2", "2"], "{:?}", d.calls());
     assert_eq!(tags(&reg), pushed, "the retry tests the same tag");
+    d.go();
     d.wait_for_tests();
     // Run 3: cancelled twice, reported (exit 1), never released, not started again.
     let (code, r, err) = d.release();
