@@ -95,7 +95,11 @@ struct Sim {
 }
 
 impl Sim {
-    fn new(seed: u64, registry: Option<support::registry::TestRegistry>, pull_request: bool) -> Sim {
+    fn new(
+        seed: u64,
+        registry: Option<support::registry::TestRegistry>,
+        pull_request: bool,
+    ) -> Sim {
         let fake = demo::start(TOKEN, &TENANTS, demo::PINNED_CLUSTERSTACK);
         fake.add_documented_conformance_workflow(REPO);
         let dir = tempfile::tempdir().unwrap();
@@ -332,10 +336,9 @@ impl Sim {
         // `stackbot/release/openstack-scs2-1-34` renders into `…/1-34/`.
         let minor = &branch[branch.len() - 4..];
         let files = self.fake.files_at(REPO, &head);
-        let Some((path, bytes)) = files
-            .iter()
-            .find(|(p, _)| p.contains(&format!("/{minor}/")) && p.ends_with("cluster-class/values.yaml"))
-        else {
+        let Some((path, bytes)) = files.iter().find(|(p, _)| {
+            p.contains(&format!("/{minor}/")) && p.ends_with("cluster-class/values.yaml")
+        }) else {
             return;
         };
         let mut edited = bytes.clone();
@@ -546,7 +549,9 @@ impl Sim {
             // A refused dispatch leaves the retry claimed and not begun: it is started again
             // a step or two later (`never-began-is-no-lost-test`'s matter), so each refusal
             // since gives it two more steps.
-            let due = |at: usize| at + 3 + 2 * self.refused.range(at + 1..).filter(|s| **s <= step).count();
+            let due = |at: usize| {
+                at + 3 + 2 * self.refused.range(at + 1..).filter(|s| **s <= step).count()
+            };
             if let Some(f) = first
                 && let Some((fate @ (Fate::Cancel | Fate::Hang), at)) = self.fates.get(&f.id)
                 && step >= due(*at)

@@ -182,10 +182,13 @@ impl One<'_> {
             let round = Round {
                 rel,
                 seen: seen.as_ref(),
-                oci: self.oci.zip(held.flatten()).map(|(o, h)| apply::gate::InOci {
-                    reference: o.reference_of(&cand),
-                    digest: h.digest,
-                }),
+                oci: self
+                    .oci
+                    .zip(held.flatten())
+                    .map(|(o, h)| apply::gate::InOci {
+                        reference: o.reference_of(&cand),
+                        digest: h.digest,
+                    }),
                 now,
             };
             if !self.act(&cand, &decision, &round, out)? {

@@ -171,7 +171,13 @@ fn assert_dispatched(runs: &BTreeMap<String, RunView>, attempt: u32) {
         assert_eq!(r.inputs["gate_id"], format!("{cand}#{attempt}"));
         assert_eq!(
             r.inputs.keys().map(String::as_str).collect::<Vec<_>>(),
-            ["attempt", "candidate", "candidate_version", "gate_id", "stable_tag"],
+            [
+                "attempt",
+                "candidate",
+                "candidate_version",
+                "gate_id",
+                "stable_tag"
+            ],
             "without `oci` as a target, no registry inputs"
         );
         assert_eq!(r.display_title, format!("Conformance {cand}#{attempt}"));

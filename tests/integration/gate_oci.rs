@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use stackbot::model::{FileTree, ReleaseName};
 
 use super::gate::{Demo, STABLE, copy, crash_points, opened_tenant_pulls, promote_dying_at, seen};
-use super::gate_pull_request::{bodies, merge_all, release_pulls, tenant_pulls, to_pull_request_mode};
+use super::gate_pull_request::{
+    bodies, merge_all, release_pulls, tenant_pulls, to_pull_request_mode,
+};
 use crate::support::registry::TestRegistry;
 
 /// The gated demo publishing as `publish` says (`[oci]`, `[forge, oci]`) to `reg`.
@@ -167,7 +169,11 @@ fn first_run_pushes_the_candidates(d: &Demo, reg: &TestRegistry, publish: &str) 
     for c in &cands {
         assert_eq!(
             refs.get(c),
-            Some(&format!("{}/kaas/cluster-stacks:{c} {}", reg.addr, tags(reg)[c])),
+            Some(&format!(
+                "{}/kaas/cluster-stacks:{c} {}",
+                reg.addr,
+                tags(reg)[c]
+            )),
             "the reference and the digest of the verified manifest: {refs:?}"
         );
     }
@@ -552,7 +558,10 @@ fn in_pull_request_mode_promotes_byte_for_byte(publish: &str) {
         .into_iter()
         .filter(|p| p["state"] == "open")
         .count();
-    assert_eq!(open, 2, "the release pull requests are opened as without a gate");
+    assert_eq!(
+        open, 2,
+        "the release pull requests are opened as without a gate"
+    );
     for b in bodies(&d) {
         assert!(b.contains("**Conformance:** in test since"), "{b}");
     }
@@ -618,7 +627,10 @@ fn in_pull_request_mode_a_crash_between_the_steps_of_an_oci_promotion_resumes_it
         let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
         stackbot::forge::local::LocalForge::from_config(&loaded, clock)
             .unwrap()
-            .merge_pull(&stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap(), number)
+            .merge_pull(
+                &stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap(),
+                number,
+            )
             .unwrap();
         sweep_promotion(
             &ready,
@@ -660,7 +672,11 @@ fn in_pull_request_mode_a_crash_at_any_write_of_the_first_run_ends_in_one_test_p
         );
         let cands = candidate_tags(&w_reg);
         assert_eq!(cands.len(), 2, "{at}: {:?}", tags(&w_reg));
-        assert_eq!(tags(&w_reg).len(), 2, "{at}: nothing stable before the merge");
+        assert_eq!(
+            tags(&w_reg).len(),
+            2,
+            "{at}: nothing stable before the merge"
+        );
         for c in &cands {
             w_reg
                 .client()

@@ -302,7 +302,12 @@ fn content_that_changes_after_its_test_passed_is_a_new_candidate_and_vn_waits_fo
     assert!(d.stable().is_empty(), "{r}");
     assert_eq!(tenant_pulls(&d), 0, "{r}");
     assert!(r["skipped"].to_string().contains("in test since"), "{r}");
-    assert_eq!(d.calls().len(), 4, "nothing is tested again: {:?}", d.calls());
+    assert_eq!(
+        d.calls().len(),
+        4,
+        "nothing is tested again: {:?}",
+        d.calls()
+    );
 
     // The new candidates pass: `vN` is made of their bytes, not of the old ones.
     d.go();
@@ -319,7 +324,9 @@ fn content_that_changes_after_its_test_passed_is_a_new_candidate_and_vn_waits_fo
             assert_eq!(tested.get(name), Some(sha), "{name} of {tag}");
         }
         assert!(
-            stable.iter().any(|(name, sha)| stale.get(name) != Some(sha)),
+            stable
+                .iter()
+                .any(|(name, sha)| stale.get(name) != Some(sha)),
             "{tag} is not the old candidate's bytes"
         );
     }
