@@ -705,10 +705,20 @@ fn world(registry: Option<support::registry::TestRegistry>, pull_request: bool) 
     );
     assert!(sim.violations.is_empty(), "{:#?}", sim.violations);
     if defaults {
-        // The situations the promises are about occurred: a promise whose situation never
-        // arises is not tested.
-        // In pull-request mode, the merges are: the retries are the other worlds' matter.
-        let pull_request_situations: &[&str] = if pull_request {
+        sim.situations_occurred(&fates, (retried, hung_cancelled));
+    }
+}
+
+impl Sim {
+    /// The situations the promises are about occurred (with the default seed): a promise
+    /// whose situation never arises is not tested. In pull-request mode, the merges are; the
+    /// retries are the other worlds' matter.
+    fn situations_occurred(
+        &self,
+        fates: &BTreeMap<Fate, usize>,
+        (retried, hung_cancelled): (usize, usize),
+    ) {
+        let pull_request_situations: &[&str] = if self.pull_request {
             &[
                 "merged-after-pass",
                 "merged-in-test",
@@ -738,9 +748,9 @@ fn world(registry: Option<support::registry::TestRegistry>, pull_request: bool) 
         .chain(pull_request_situations)
         {
             assert!(
-                sim.occurred.get(s).is_some_and(|n| *n > 0),
+                self.occurred.get(s).is_some_and(|n| *n > 0),
                 "{s}: {:?}",
-                sim.occurred
+                self.occurred
             );
         }
     }
