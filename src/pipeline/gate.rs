@@ -101,6 +101,18 @@ pub fn evaluate(
     Ok(out)
 }
 
+/// What one round observed of a candidate, for acting on its decision.
+struct Round<'r> {
+    /// The candidate's pre-release.
+    rel: Option<&'r ReleaseInfo>,
+    /// The runner of its newest attempt without a result.
+    seen: Option<&'r observe::gate::RunnerSeen>,
+    /// Where it is in the registry (the manifest this round compared with the planned
+    /// assets), when `publish` lists `oci` and the tag is there.
+    oci: Option<apply::gate::InOci>,
+    now: DateTime<Utc>,
+}
+
 /// One gated release.
 struct One<'a> {
     ctx: &'a Context,
@@ -145,8 +157,8 @@ impl One<'_> {
                 None => None,
             };
             let runner = seen.as_ref().map(|s| s.runner.clone());
-            let layers = match self.oci {
-                Some(oci) => Some(oci.layers(&cand)?),
+            let held = match self.oci {
+                Some(oci) => Some(oci.held(&cand)?),
                 None => None,
             };
             let now = self.ctx.clock.now();
@@ -156,10 +168,10 @@ impl One<'_> {
                 assets: self.assets,
                 candidate: observed.as_ref().map(|(c, _)| c),
                 on_forge: self.on_forge,
-                registry: match &layers {
+                registry: match &held {
                     None => InRegistry::NotATarget,
                     Some(None) => InRegistry::Missing,
-                    Some(Some(l)) => InRegistry::Layers(l),
+                    Some(Some(h)) => InRegistry::Layers(&h.layers),
                 },
                 runner: runner.as_ref(),
                 now,
@@ -174,7 +186,19 @@ impl One<'_> {
             if let (Some(rel), Some(found)) = (rel, seen.as_ref().and_then(|s| s.found.as_ref())) {
                 apply::gate::record_run(self.forge, &self.target.repo, rel, found, out)?;
             }
-            if !self.act(&cand, &decision, rel, seen.as_ref(), now, out)? {
+            let round = Round {
+                rel,
+                seen: seen.as_ref(),
+                oci: self
+                    .oci
+                    .zip(held.flatten())
+                    .map(|(o, h)| apply::gate::InOci {
+                        reference: o.reference_of(&cand),
+                        digest: h.digest,
+                    }),
+                now,
+            };
+            if !self.act(&cand, &decision, &round, out)? {
                 break;
             }
         }
@@ -209,7 +233,7 @@ impl One<'_> {
     fn start(
         &self,
         cand: &str,
-        rel: &ReleaseInfo,
+        (rel, oci): (&ReleaseInfo, Option<&apply::gate::InOci>),
         attempt: gate::Attempt,
         out: &mut Outcome,
     ) -> Result<(), Error> {
@@ -222,6 +246,7 @@ impl One<'_> {
                 attempt,
                 workflow,
                 git_ref: &self.target.base_branch,
+                oci,
             };
             return Ok(apply::gate::dispatch(forge, repo, &d, out)?);
         }
@@ -239,7 +264,7 @@ impl One<'_> {
                 cwd: &std::path::absolute(&self.ctx.loaded.base_dir)
                     .unwrap_or_else(|_| self.ctx.loaded.base_dir.clone()),
                 assets: &gate::candidate_assets(self.stable, self.assets),
-                oci: self.oci.map(|o| o.reference_of(cand)),
+                oci,
             },
             out,
         )?;
@@ -316,11 +341,10 @@ impl One<'_> {
         &self,
         cand: &str,
         decision: &Decision,
-        rel: Option<&ReleaseInfo>,
-        seen: Option<&observe::gate::RunnerSeen>,
-        now: DateTime<Utc>,
+        round: &Round<'_>,
         out: &mut Outcome,
     ) -> Result<bool, Error> {
+        let Round { rel, seen, now, .. } = *round;
         let (forge, repo) = (self.forge, &self.target.repo);
         let missing = || {
             Error::Apply(apply::ApplyError::Inconsistent(format!(
@@ -336,7 +360,7 @@ impl One<'_> {
                     started_at: now,
                     start: *start,
                 };
-                self.start(cand, rel, attempt, out)?;
+                self.start(cand, (rel, round.oci.as_ref()), attempt, out)?;
             }
             Decision::Record(result) => {
                 let rel = rel.ok_or_else(missing)?;

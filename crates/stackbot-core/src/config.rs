@@ -247,7 +247,9 @@ pub struct GateConfig {
     /// GitHub: the workflow to dispatch (`workflow_dispatch`), by its file name in
     /// `.github/workflows/` (`conformance.yml`) or its numeric id. It is dispatched on the base
     /// branch with the inputs `candidate`, `candidate_version`, `stable_tag`, `attempt` and
-    /// `gate_id`; its `run-name` must contain `${{ inputs.gate_id }}`, and it uploads the result
+    /// `gate_id` (and, when `publish` lists `oci`, `candidate_oci` and `candidate_oci_digest`:
+    /// where the candidate is in the registry); its `run-name` must contain
+    /// `${{ inputs.gate_id }}`, and it uploads the result
     /// (JUnit XML or sonobuoy's results tarball) as the artifact named by `artifact`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
