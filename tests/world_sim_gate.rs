@@ -23,7 +23,13 @@
 //! releases and the candidates' bytes are then the registry's tags, and `passing-evidence`
 //! compares their layers.
 //!
-//! Knobs: `SIM_SEED` (default 2026), `SIM_GATE_RUNS` (default 40), `SIM_TRACE=1`.
+//! And the same world in `forge.mode: pull-request`: a maintainer merges the release pull
+//! requests now and then, whatever their test says, and now and then first commits to the
+//! release branch by hand, so what is merged is not always what was tested (nor what the
+//! templates render by then); the promises are the same.
+//!
+//! Knobs: `SIM_SEED` (default 2026), `SIM_GATE_RUNS` (default 40), `SIM_TRACE=1` (`2`: and
+//! the output of every run that failed).
 
 mod support;
 
@@ -82,24 +88,20 @@ struct Sim {
     violations: Vec<String>,
     /// The registry, when the world publishes to OCI alone.
     registry: Option<support::registry::TestRegistry>,
+    /// `forge.mode: pull-request`: the maintainer merges release pull requests.
+    pull_request: bool,
+    /// The steps whose run had its first dispatch refused.
+    refused: BTreeSet<usize>,
 }
 
 impl Sim {
-    fn new(seed: u64, registry: Option<support::registry::TestRegistry>) -> Sim {
+    fn new(
+        seed: u64,
+        registry: Option<support::registry::TestRegistry>,
+        pull_request: bool,
+    ) -> Sim {
         let fake = demo::start(TOKEN, &TENANTS, demo::PINNED_CLUSTERSTACK);
-        fake.add_workflow(
-            REPO,
-            "conformance.yml",
-            "Conformance",
-            &[
-                "candidate",
-                "candidate_version",
-                "stable_tag",
-                "attempt",
-                "gate_id",
-            ],
-            Some("Conformance ${{ inputs.gate_id }}"),
-        );
+        fake.add_documented_conformance_workflow(REPO);
         let dir = tempfile::tempdir().unwrap();
         let templates = dir.path().join("templates/openstack/scs2");
         copy_dir(&root().join("templates/openstack/scs2"), &templates);
@@ -112,6 +114,9 @@ impl Sim {
             .gate(json!({"workflow": "conformance.yml"}));
         if let Some(r) = &registry {
             cfg = cfg.oci(&["oci"], &r.addr);
+        }
+        if pull_request {
+            cfg = cfg.pull_request_mode();
         }
         let cfg = cfg.write(dir.path());
         Sim {
@@ -126,6 +131,8 @@ impl Sim {
             occurred: BTreeMap::new(),
             violations: Vec::new(),
             registry,
+            pull_request,
+            refused: BTreeSet::new(),
         }
     }
 
@@ -279,14 +286,82 @@ impl Sim {
         }
     }
 
+    /// Pull-request mode: the maintainer merges each open release pull request now and then,
+    /// whatever its test says (a merge GitHub refuses, a conflict, waits for a later step),
+    /// and now and then first commits to its branch by hand.
+    fn merger(&mut self, step: usize) {
+        use support::fake_github::humans::{MAINTAINER, MergeMethod};
+        if !self.pull_request {
+            return;
+        }
+        let open: Vec<(u64, String, String)> = self.fake.snapshot().repos[REPO]
+            .pulls
+            .iter()
+            .filter(|p| p.state == "open" && p.head.starts_with("stackbot/release/"))
+            .map(|p| (p.number, p.head.clone(), p.body.clone()))
+            .collect();
+        for (number, branch, body) in open {
+            if self.rng.u32(0..100) >= 30 {
+                continue;
+            }
+            if self.rng.u32(0..100) < 25 {
+                self.hand_edit(&branch, step);
+            }
+            if self
+                .fake
+                .try_merge_pull(REPO, number, MergeMethod::Merge, MAINTAINER)
+                .is_err()
+            {
+                self.saw("merge-refused");
+                continue;
+            }
+            // What the body said of the candidate when it was merged.
+            self.saw(if body.contains("**Conformance:** passed") {
+                "merged-after-pass"
+            } else if body.contains("**Conformance:** in test since") {
+                "merged-in-test"
+            } else if body.contains("merging this does not publish it") {
+                "merged-after-fail"
+            } else {
+                "merged-otherwise"
+            });
+        }
+    }
+
+    /// A maintainer commits a change of the rendered cluster class to a release branch.
+    fn hand_edit(&mut self, branch: &str, step: usize) {
+        let Some(head) = self.fake.branch_head(REPO, branch) else {
+            return;
+        };
+        // `stackbot/release/openstack-scs2-1-34` renders into `…/1-34/`.
+        let minor = &branch[branch.len() - 4..];
+        let files = self.fake.files_at(REPO, &head);
+        let Some((path, bytes)) = files.iter().find(|(p, _)| {
+            p.contains(&format!("/{minor}/")) && p.ends_with("cluster-class/values.yaml")
+        }) else {
+            return;
+        };
+        let mut edited = bytes.clone();
+        edited.extend_from_slice(format!("# tuned by hand at step {step}\n").as_bytes());
+        self.fake.push_commit(
+            REPO,
+            branch,
+            &[(path.as_str(), Some(edited.as_slice()))],
+            "Tune the cluster class",
+            ("A Maintainer", "maintainer@example.com"),
+        );
+        self.saw("hand-edited");
+    }
+
     /// Now and then a write takes effect but its answer is lost: the run fails, the next
     /// one must finish the job without a duplicate.
     ///
     /// And now and then GitHub refuses the run's first dispatch (`404`: not performed), which
     /// leaves a claimed attempt whose test never began.
-    fn faults(&mut self) -> bool {
+    fn faults(&mut self, step: usize) -> bool {
         let mut faults = Faults::default();
         if self.refusals.u32(0..100) < 10 {
+            self.refused.insert(step);
             faults.on_route.push(RouteFault {
                 method: axum::http::Method::POST,
                 route: "/repos/{owner}/{repo}/actions/workflows/conformance.yml/dispatches".into(),
@@ -471,9 +546,15 @@ impl Sim {
                         && o.inputs["candidate"] != f.inputs["candidate"]
                 })
             };
+            // A refused dispatch leaves the retry claimed and not begun: it is started again
+            // a step or two later (`never-began-is-no-lost-test`'s matter), so each refusal
+            // since gives it two more steps.
+            let due = |at: usize| {
+                at + 3 + 2 * self.refused.range(at + 1..).filter(|s| **s <= step).count()
+            };
             if let Some(f) = first
                 && let Some((fate @ (Fate::Cancel | Fate::Hang), at)) = self.fates.get(&f.id)
-                && step >= at + 3
+                && step >= due(*at)
                 && !second
                 && !superseded(f)
             {
@@ -549,35 +630,47 @@ fn tenants_hear_of(
 
 #[test]
 fn a_gate_that_passes_fails_hangs_or_is_cancelled_never_lets_a_failing_candidate_reach_a_tenant() {
-    world(None);
+    world(None, false);
 }
 
 #[test]
 fn the_same_gate_publishing_to_oci_alone_never_lets_a_failing_candidate_reach_a_tenant() {
-    world(Some(support::registry::TestRegistry::start()));
+    world(Some(support::registry::TestRegistry::start()), false);
 }
 
-fn world(registry: Option<support::registry::TestRegistry>) {
+#[test]
+fn in_pull_request_mode_a_merge_never_publishes_what_no_passing_run_tested() {
+    world(None, true);
+}
+
+fn world(registry: Option<support::registry::TestRegistry>, pull_request: bool) {
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
     let seed = env("SIM_SEED").unwrap_or(2026);
     let steps = env("SIM_GATE_RUNS").unwrap_or(40) as usize;
     let defaults = env("SIM_SEED").is_none() && env("SIM_GATE_RUNS").is_none();
-    let mut sim = Sim::new(seed, registry);
+    let mut sim = Sim::new(seed, registry, pull_request);
     for step in 1..=steps {
         sim.runner(step);
         sim.unstarted_claims(step);
         sim.maintainer(step);
-        let faulted = sim.faults();
+        sim.merger(step);
+        let faulted = sim.faults(step);
+        // Each run is an hour after the last: GitHub's rate-limit window has reset.
+        sim.fake.reset_rate_limit();
         let (code, out) = sim.release();
         sim.fake.clear_faults();
         if faulted && code != 0 {
             sim.saw("crashed-run");
         }
-        if std::env::var_os("SIM_TRACE").is_some() {
+        if let Some(trace) = std::env::var_os("SIM_TRACE") {
             eprintln!(
                 "step {step}: exit {code}{}",
                 if faulted { " (fault)" } else { "" }
             );
+            // `SIM_TRACE=2`: what a failed run said.
+            if trace == "2" && code != 0 {
+                eprintln!("{out}");
+            }
         }
         assert!(!out.contains("panicked at"), "step {step}: {out}");
         assert!(
@@ -612,25 +705,52 @@ fn world(registry: Option<support::registry::TestRegistry>) {
     );
     assert!(sim.violations.is_empty(), "{:#?}", sim.violations);
     if defaults {
-        // The situations the promises are about occurred: a promise whose situation never
-        // arises is not tested.
-        for f in [Fate::Pass, Fate::Fail, Fate::Cancel, Fate::Hang] {
+        sim.situations_occurred(&fates, (retried, hung_cancelled));
+    }
+}
+
+impl Sim {
+    /// The situations the promises are about occurred (with the default seed): a promise
+    /// whose situation never arises is not tested. In pull-request mode, the merges are; the
+    /// retries are the other worlds' matter.
+    fn situations_occurred(
+        &self,
+        fates: &BTreeMap<Fate, usize>,
+        (retried, hung_cancelled): (usize, usize),
+    ) {
+        let pull_request_situations: &[&str] = if self.pull_request {
+            &[
+                "merged-after-pass",
+                "merged-in-test",
+                "merged-after-fail",
+                "hand-edited",
+            ]
+        } else {
+            for f in [Fate::Cancel, Fate::Hang] {
+                assert!(fates.contains_key(&f), "no run was {f:?}: {fates:?}");
+            }
+            assert!(
+                retried > 0 && hung_cancelled > 0,
+                "{retried} {hung_cancelled}"
+            );
+            &[]
+        };
+        for f in [Fate::Pass, Fate::Fail] {
             assert!(fates.contains_key(&f), "no run was {f:?}: {fates:?}");
         }
-        assert!(
-            retried > 0 && hung_cancelled > 0,
-            "{retried} {hung_cancelled}"
-        );
         for s in [
             "promoted",
             "template-edited",
             "crashed-run",
             "started-again",
-        ] {
+        ]
+        .iter()
+        .chain(pull_request_situations)
+        {
             assert!(
-                sim.occurred.get(s).is_some_and(|n| *n > 0),
+                self.occurred.get(s).is_some_and(|n| *n > 0),
                 "{s}: {:?}",
-                sim.occurred
+                self.occurred
             );
         }
     }

@@ -96,6 +96,15 @@ pub fn push_candidate(
     Ok(())
 }
 
+/// The candidate in the OCI registry, as its test is told: the reference CSO and `oras pull`
+/// use (`<repository>:<tag>`) and the digest of the manifest this run checked against the
+/// planned assets, which pins those bytes whatever the tag holds later.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InOci {
+    pub reference: String,
+    pub digest: String,
+}
+
 /// One test attempt to start on the local runner.
 pub struct Start<'a> {
     pub candidate: &'a ReleaseInfo,
@@ -109,9 +118,10 @@ pub struct Start<'a> {
     pub cwd: &'a Path,
     /// The candidate's assets, written to `<dir>/candidate/` for the test to read.
     pub assets: &'a FileTree,
-    /// The candidate in the OCI registry (`<registry>/<repository>:<tag>`), when the stack
-    /// publishes there: `STACKBOT_CANDIDATE_OCI`, for a test that pulls what CSO pulls.
-    pub oci: Option<String>,
+    /// The candidate in the OCI registry, when the stack publishes there:
+    /// `STACKBOT_CANDIDATE_OCI` and `STACKBOT_CANDIDATE_OCI_DIGEST`, for a test that pulls
+    /// what CSO pulls.
+    pub oci: Option<&'a InOci>,
 }
 
 /// Start an attempt: its folder and the candidate's files first, then its record on the
@@ -167,8 +177,9 @@ pub fn start(
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(err_log);
-    if let Some(reference) = &s.oci {
-        cmd.env("STACKBOT_CANDIDATE_OCI", reference);
+    if let Some(oci) = s.oci {
+        cmd.env("STACKBOT_CANDIDATE_OCI", &oci.reference)
+            .env("STACKBOT_CANDIDATE_OCI_DIGEST", &oci.digest);
     }
     #[cfg(unix)]
     {
@@ -304,11 +315,16 @@ pub struct Dispatch<'a> {
     /// The workflow (file name or id) and the ref it runs on (the base branch).
     pub workflow: &'a str,
     pub git_ref: &'a str,
+    /// The candidate in the OCI registry, when the stack publishes there.
+    pub oci: Option<&'a InOci>,
 }
 
 impl Dispatch<'_> {
     /// The dispatch's inputs: what the workflow tests, and the attempt's [`gate::gate_id`],
     /// which its `run-name` echoes so the run can be found when GitHub does not return it.
+    /// With the registry as a target, also where the candidate is there (`candidate_oci`,
+    /// `candidate_oci_digest`); sent only then, so a workflow of a stack that does not
+    /// publish to OCI need not declare them.
     pub fn inputs(&self) -> std::collections::BTreeMap<String, String> {
         let version = crate::model::ReleaseName::parse(&self.candidate.tag)
             .map(|n| n.version.dot())
@@ -324,6 +340,12 @@ impl Dispatch<'_> {
             ),
         ]
         .into_iter()
+        .chain(self.oci.into_iter().flat_map(|o| {
+            [
+                ("candidate_oci", o.reference.clone()),
+                ("candidate_oci_digest", o.digest.clone()),
+            ]
+        }))
         .map(|(k, v)| (k.to_string(), v))
         .collect()
     }

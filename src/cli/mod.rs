@@ -319,7 +319,7 @@ fn init_tracing(g: &Global) {
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(crate::cli::activity::Writer)
         .with_target(false)
-        .with_ansi(use_color())
+        .with_ansi(crate::report::use_color())
         .with_filter(filter);
     // The activity line sees its events whatever the log level.
     let activity =
@@ -337,11 +337,6 @@ fn init_tracing(g: &Global) {
         .try_init();
     crate::cli::activity::start(crate::report::progress_visible());
     crate::cli::journal::watch_signals();
-}
-
-/// Colours only on a terminal and never with `NO_COLOR` (see [`crate::report::use_color`]).
-pub fn use_color() -> bool {
-    crate::report::use_color()
 }
 
 /// Print a failed command's error chain with what to do next; under GitHub Actions also as an

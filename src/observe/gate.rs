@@ -9,12 +9,14 @@
 //! the wrapper when the command ends) and `log`. It is the runner's working state; what the next run decides on is
 //! copied to the candidate on the forge when the attempt ends.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
-use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
+use crate::forge::{AssetInfo, Forge, ForgeError, ReleaseInfo, RepoRef};
 use crate::gate::{
     self, Attempt, AttemptResult, Candidate, CandidateRecord, Concluded, DispatchRecord, Finished,
     RunRecord, Runner, Summary, junit,
@@ -23,6 +25,61 @@ use crate::gate::{
 /// The most result files of one attempt that are read.
 pub const MAX_RESULT_FILES: usize = 50;
 
+/// What one run downloaded of candidate pre-releases, by asset id: the gate's records (their
+/// bytes) and the sha256 of the candidate's other assets. Why: the gate looks at a candidate
+/// again after each of its writes, and the status at the end of a release run reads the
+/// records the gate read; each downloaded them anew. An asset's bytes never change (a record
+/// is added as a new asset, a replaced one gets a new id), so one run reads each once.
+#[derive(Debug, Default)]
+pub struct Records {
+    bytes: Mutex<BTreeMap<u64, Vec<u8>>>,
+    digests: Mutex<BTreeMap<u64, String>>,
+}
+
+impl Records {
+    /// The bytes of asset `a` of release `r`, downloaded the first time only.
+    fn bytes(
+        &self,
+        forge: &dyn Forge,
+        repo: &RepoRef,
+        r: &ReleaseInfo,
+        a: &AssetInfo,
+    ) -> Result<Vec<u8>, ForgeError> {
+        if let Some(b) = self.bytes.lock().expect("records lock").get(&a.id) {
+            return Ok(b.clone());
+        }
+        let b = forge.download_asset(repo, r.id, a)?;
+        self.bytes
+            .lock()
+            .expect("records lock")
+            .insert(a.id, b.clone());
+        Ok(b)
+    }
+
+    /// The sha256 (hex) of asset `a` of release `r`: the forge's when it says (GitHub's
+    /// `digest`), else of its bytes, downloaded the first time only (and not kept).
+    fn digest(
+        &self,
+        forge: &dyn Forge,
+        repo: &RepoRef,
+        r: &ReleaseInfo,
+        a: &AssetInfo,
+    ) -> Result<String, ForgeError> {
+        if let Some(sha) = &a.sha256 {
+            return Ok(sha.clone());
+        }
+        if let Some(d) = self.digests.lock().expect("records lock").get(&a.id) {
+            return Ok(d.clone());
+        }
+        let d = hex::encode(Sha256::digest(forge.download_asset(repo, r.id, a)?));
+        self.digests
+            .lock()
+            .expect("records lock")
+            .insert(a.id, d.clone());
+        Ok(d)
+    }
+}
+
 /// The candidate release of `tag`: the published one, else the lowest-id draft; `None` when
 /// there is neither. Lists the releases (after the gate wrote to the candidate); the first look
 /// of a run is [`candidate_in`] its release index.
@@ -30,17 +87,19 @@ pub fn candidate(
     forge: &dyn Forge,
     repo: &RepoRef,
     tag: &str,
+    records: &Records,
 ) -> Result<Option<(Candidate, ReleaseInfo)>, ForgeError> {
-    candidate_in(forge, repo, tag, &forge.list_releases(repo)?)
+    candidate_in(forge, repo, tag, &forge.list_releases(repo)?, records)
 }
 
 /// [`candidate`] among releases listed already (`all`, the run's index): only the candidate's
-/// records are downloaded.
+/// records are downloaded, each once per run (`records`).
 pub fn candidate_in(
     forge: &dyn Forge,
     repo: &RepoRef,
     tag: &str,
     all: &[ReleaseInfo],
+    records: &Records,
 ) -> Result<Option<(Candidate, ReleaseInfo)>, ForgeError> {
     let of_tag = || all.iter().filter(|r| r.tag == tag);
     let chosen = of_tag()
@@ -65,33 +124,24 @@ pub fn candidate_in(
             // Evidence: kept for people, never read back (it can be large).
             continue;
         }
-        if !gate::is_gate_asset(&a.name)
-            && let Some(sha) = &a.sha256
-        {
-            // The forge says what the bytes are (GitHub's `digest`): no download.
-            c.assets.insert(a.name.clone(), sha.clone());
+        if !gate::is_gate_asset(&a.name) {
+            c.assets
+                .insert(a.name.clone(), records.digest(forge, repo, r, a)?);
             continue;
         }
-        let bytes = forge.download_asset(repo, r.id, a)?;
+        let bytes = records.bytes(forge, repo, r, a)?;
         if a.name.starts_with("gate-attempt-") {
-            if let Ok(x) = serde_json::from_slice::<Attempt>(&bytes) {
-                c.attempts.push(x);
-            }
+            c.attempts
+                .extend(serde_json::from_slice::<Attempt>(&bytes).ok());
         } else if a.name.starts_with("gate-result-") {
-            if let Ok(x) = serde_json::from_slice::<AttemptResult>(&bytes) {
-                c.results.push(x);
-            }
+            c.results
+                .extend(serde_json::from_slice::<AttemptResult>(&bytes).ok());
         } else if a.name.starts_with("gate-run-") {
-            if let Ok(x) = serde_json::from_slice::<RunRecord>(&bytes) {
-                c.runs.push(x);
-            }
+            c.runs
+                .extend(serde_json::from_slice::<RunRecord>(&bytes).ok());
         } else if a.name.starts_with("gate-dispatch-") {
-            if let Ok(x) = serde_json::from_slice::<DispatchRecord>(&bytes) {
-                c.dispatches.push(x);
-            }
-        } else if !gate::is_gate_asset(&a.name) {
-            c.assets
-                .insert(a.name.clone(), hex::encode(Sha256::digest(&bytes)));
+            c.dispatches
+                .extend(serde_json::from_slice::<DispatchRecord>(&bytes).ok());
         }
     }
     Ok(Some((c, r.clone())))
@@ -385,13 +435,15 @@ fn sonobuoy(tgz: &[u8]) -> Result<Summary, String> {
 }
 
 /// For the status report: the newest published candidate of each series whose stable tag is
-/// not published (yet), with where its test stands. Only the gate's own records are read.
+/// not published (yet), with where its test stands. Only the gate's own records are read, and
+/// not those this run's gate read already (`records`).
 pub fn status_facts(
     forge: &dyn Forge,
     repo: &RepoRef,
     index: &crate::index::ReleaseIndex,
+    records: &Records,
 ) -> Result<Vec<crate::status::GateFact>, ForgeError> {
-    use std::collections::{BTreeMap, BTreeSet};
+    use std::collections::BTreeSet;
     let listed = index.listed();
     // A stable release is out when the forge published it or the registry holds its tag
     // (with `publish: [oci]` alone, only the registry does).
@@ -421,9 +473,9 @@ pub fn status_facts(
     let mut out = Vec::new();
     for (r, rec, name) in newest.into_values() {
         let (mut attempts, mut results) = (Vec::<Attempt>::new(), Vec::<AttemptResult>::new());
-        let records = |n: &str| n.starts_with("gate-attempt-") || n.starts_with("gate-result-");
-        for a in r.assets.iter().filter(|a| records(&a.name)) {
-            let bytes = forge.download_asset(repo, r.id, a)?;
+        let read = |n: &str| n.starts_with("gate-attempt-") || n.starts_with("gate-result-");
+        for a in r.assets.iter().filter(|a| read(&a.name)) {
+            let bytes = records.bytes(forge, repo, r, a)?;
             if a.name.starts_with("gate-attempt-") {
                 attempts.extend(serde_json::from_slice::<Attempt>(&bytes).ok());
             } else if a.name.starts_with("gate-result-") {

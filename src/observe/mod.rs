@@ -12,6 +12,7 @@
 //! requests. The probe starts above the newest release of *any* target and walks only the
 //! numbers some evidence names plus the first gap, so its cost never grows with history.
 
+pub mod contents;
 pub mod gate;
 pub mod oci;
 pub mod status;
@@ -54,11 +55,210 @@ pub struct Scope<'a> {
     pub oci_only: bool,
 }
 
-/// The base branch, read once per run (only when some series needs a release).
+/// What one run has read through observe, so that nothing is read twice: the base branch (its
+/// head, file list and `stackbot.lock`, shared by [`Reads::base_lock`] and every series that
+/// needs a release) and each series' reading, kept with the part of the release index it was
+/// read against.
+///
+/// Why: a release run asks twice. The pipeline needs the base lock's publication dates before
+/// it renders (an outage of the releases API), then the observation reads the base branch for
+/// the series that need a release; and when the conformance gate holds a series back (or gives
+/// a release pull request its line), the rest is planned again. Each time the same commit, tags
+/// and assets were read anew. Now the second plan is made from the first reading, with the
+/// index as the gate's writes left it: a series whose releases in the index changed is read
+/// again, the others are not.
+///
+/// Valid while the run has not written to the base branch or to a stable release: the gate's
+/// writes (candidate pre-releases, their tags and records) touch neither, `apply`'s do, so a
+/// run keeps one `Reads` from rendering to the last plan and none after `apply`.
+#[derive(Debug, Default)]
+pub struct Reads {
+    base: Base,
+    series: BTreeMap<String, SeriesRead>,
+}
+
+impl Reads {
+    /// `stackbot.lock` on the base branch, if there is a readable one (an unreadable one is
+    /// `plan`'s error to report). For the pipeline, which needs the recorded publication dates
+    /// before it renders; the observation after it reads the same head and lock from here.
+    pub fn base_lock(
+        &mut self,
+        forge: &dyn Forge,
+        scope: Scope<'_>,
+    ) -> Result<Option<Lock>, ObserveError> {
+        Ok(self.base.lock(forge, scope)?.1)
+    }
+
+    /// One series, from what was read of it already when that was read against the same
+    /// releases of the index, else from the forge (its details only when the plan needs them).
+    fn series(
+        &mut self,
+        forge: &dyn Forge,
+        oci: Option<&Publisher>,
+        scope: Scope<'_>,
+        index: &ReleaseIndex,
+        d: &Desired,
+    ) -> Result<OneSeries, ObserveError> {
+        let key = d.series();
+        let against = Against::of(index, d);
+        if self.series.get(&key).is_none_or(|r| r.against != against) {
+            let mut warnings = Vec::new();
+            let latest = latest(forge, oci, scope, index, d, &mut warnings)?;
+            let read = SeriesRead {
+                against,
+                latest,
+                warnings,
+                details: None,
+            };
+            self.series.insert(key.clone(), read);
+        }
+        let read = self.series.get_mut(&key).expect("read above");
+        if !plan::series::needs_details(d, &read.latest) {
+            return Ok(OneSeries {
+                so: read.latest.clone(),
+                warnings: read.warnings.clone(),
+                pulls: None,
+                detailed: false,
+            });
+        }
+        if read.details.as_ref().is_none_or(|x| x.path != d.path) {
+            let so = read.latest.clone();
+            read.details = Some(details(forge, scope, index, d, so, &mut self.base)?);
+        }
+        let x = read.details.as_ref().expect("read above");
+        Ok(OneSeries {
+            so: x.so.clone(),
+            warnings: read.warnings.iter().chain(&x.warnings).cloned().collect(),
+            pulls: x.pulls.clone(),
+            detailed: true,
+        })
+    }
+}
+
+/// The base branch, each part read the first time it is needed (`None`: not read yet), and
+/// `stackbot.lock` at each commit read (the base head's, a latest release's tag's: a release
+/// tagged on the base head shares its lock, one read).
+#[derive(Debug, Default)]
 struct Base {
-    head: Option<String>,
-    files: Vec<String>,
-    lock: Option<Lock>,
+    head: Option<Option<String>>,
+    files: Option<Vec<String>>,
+    /// By commit: the lock's bytes and, when they parse, the lock.
+    locks: BTreeMap<String, (Option<Vec<u8>>, Option<Lock>)>,
+}
+
+impl Base {
+    fn head(
+        &mut self,
+        forge: &dyn Forge,
+        scope: Scope<'_>,
+    ) -> Result<Option<String>, ObserveError> {
+        if let Some(h) = &self.head {
+            return Ok(h.clone());
+        }
+        let head = match forge.branch_head(scope.repo, scope.base_branch) {
+            Ok(h) => h,
+            Err(ForgeError::NotFound { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(self.head.insert(head).clone())
+    }
+
+    fn files(&mut self, forge: &dyn Forge, scope: Scope<'_>) -> Result<&[String], ObserveError> {
+        if self.files.is_none() {
+            let files = match self.head(forge, scope)? {
+                Some(h) => forge.list_files(scope.repo, &h)?,
+                None => Vec::new(),
+            };
+            self.files = Some(files);
+        }
+        Ok(self.files.as_deref().expect("read above"))
+    }
+
+    /// The lock at the base head (none without a base branch, or when its file list lacks it).
+    fn lock(
+        &mut self,
+        forge: &dyn Forge,
+        scope: Scope<'_>,
+    ) -> Result<(Option<Vec<u8>>, Option<Lock>), ObserveError> {
+        let Some(head) = self.head(forge, scope)? else {
+            return Ok((None, None));
+        };
+        let listed_without =
+            (self.files.as_ref()).is_some_and(|f| !f.iter().any(|p| p == scope.lock_path));
+        if listed_without {
+            return Ok((None, None));
+        }
+        Ok(self.lock_at(forge, scope, &head)?.clone())
+    }
+
+    /// `stackbot.lock` at `commit`, read the first time only.
+    fn lock_at(
+        &mut self,
+        forge: &dyn Forge,
+        scope: Scope<'_>,
+        commit: &str,
+    ) -> Result<&(Option<Vec<u8>>, Option<Lock>), ObserveError> {
+        if !self.locks.contains_key(commit) {
+            let bytes = forge.read_file(scope.repo, commit, scope.lock_path)?;
+            // An unreadable lock is plan's error to report (with file and line).
+            let lock = bytes.as_ref().and_then(|b| {
+                Lock::parse(&String::from_utf8_lossy(b), scope.lock_path.as_ref()).ok()
+            });
+            self.locks.insert(commit.to_string(), (bytes, lock));
+        }
+        Ok(&self.locks[commit])
+    }
+}
+
+/// What of the release index a series' reading depends on: its forge releases (drafts
+/// included), its newest OCI number and whether the registry has its newest forge release.
+#[derive(Debug, PartialEq)]
+struct Against {
+    forge: Vec<ReleaseInfo>,
+    oci: Option<u64>,
+    latest_in_oci: bool,
+}
+
+impl Against {
+    fn of(index: &ReleaseIndex, d: &Desired) -> Against {
+        Against {
+            forge: (index.forge(&d.stack, d.minor).iter())
+                .map(|r| r.release.clone())
+                .collect(),
+            oci: index.newest_in_oci(&d.stack, d.minor),
+            latest_in_oci: index
+                .newest_on_forge(&d.stack, d.minor)
+                .is_some_and(|l| index.in_oci(&l.tag)),
+        }
+    }
+}
+
+/// One series as read: the cheap reads, and the details once a plan needed them.
+#[derive(Debug)]
+struct SeriesRead {
+    against: Against,
+    latest: SeriesObserved,
+    warnings: Vec<String>,
+    details: Option<Details>,
+}
+
+/// A series' details, read for the rendered path `path`.
+#[derive(Debug)]
+struct Details {
+    path: String,
+    so: SeriesObserved,
+    warnings: Vec<String>,
+    /// Pull-request mode: the release branch and its pull requests.
+    pulls: Option<(String, Vec<PullInfo>)>,
+}
+
+/// One series as an observation takes it.
+struct OneSeries {
+    so: SeriesObserved,
+    warnings: Vec<String>,
+    pulls: Option<(String, Vec<PullInfo>)>,
+    /// Its details were needed (then the observation carries the base head and lock).
+    detailed: bool,
 }
 
 /// Read everything `plan` needs for `desired`.
@@ -69,17 +269,18 @@ pub fn observe(
     desired: &[Desired],
 ) -> Result<Observed, ObserveError> {
     let index = release_index(forge, scope.repo, oci)?;
-    observe_indexed(forge, oci, scope, desired, index)
+    observe_indexed(forge, oci, scope, desired, index, &mut Reads::default())
 }
 
 /// [`observe`] against a release index the run listed already (a run lists it once, see
-/// [`crate::pipeline::run`]).
+/// [`crate::pipeline::run`]), reading only what `reads` does not hold yet.
 pub fn observe_indexed(
     forge: &dyn Forge,
     oci: Option<&Publisher>,
     scope: Scope<'_>,
     desired: &[Desired],
     index: ReleaseIndex,
+    reads: &mut Reads,
 ) -> Result<Observed, ObserveError> {
     let mut obs = Observed {
         base_branch: scope.base_branch.to_string(),
@@ -87,52 +288,62 @@ pub fn observe_indexed(
         index,
         ..Observed::default()
     };
-    let index = &obs.index;
-    let mut base: Option<Base> = None;
+    let mut detailed = false;
     for d in desired {
-        let series = d.series();
-        let mut so = latest(forge, oci, scope, index, d, &mut obs.warnings)?;
-        if !plan::series::needs_details(d, &so) {
-            obs.series.insert(series, so);
-            continue;
-        }
-        latest_details(forge, scope, index, d, &mut so, &mut obs.warnings)?;
-        if base.is_none() {
-            let b = read_base(forge, scope)?;
-            obs.base_lock = match &b.head {
-                Some(h) if b.files.iter().any(|f| f == scope.lock_path) => {
-                    forge.read_file(scope.repo, h, scope.lock_path)?
-                }
-                _ => None,
-            };
-            obs.base_head = b.head.clone();
-            base = Some(Base {
-                lock: obs.base_lock.as_ref().and_then(|bytes| {
-                    // An unreadable lock is plan's error to report (with file and line).
-                    Lock::parse(&String::from_utf8_lossy(bytes), scope.lock_path.as_ref()).ok()
-                }),
-                ..b
-            });
-        }
-        let b = base.as_ref().expect("just set");
-        so.base_tree = Some(match &b.head {
-            Some(h) => read_subtree(forge, scope.repo, h, &b.files, &d.path)?,
-            None => FileTree::new(),
-        });
-        so.base_released = b
-            .lock
-            .as_ref()
-            .and_then(|l| l.released_as(&d.stack, d.minor));
-        so.tags = tags_above(forge, scope.repo, d, &so, index.forge(&d.stack, d.minor))?;
-        if scope.mode == Mode::PullRequest {
-            let branch = plan::release_branch(&series);
-            let pulls = release_pulls(forge, scope, &branch, &mut so)?;
-            obs.pulls.insert(branch.clone(), pulls);
-            so.release_branch = Some(release_branch(forge, scope, b, &branch, &d.path)?);
-        }
-        obs.series.insert(series, so);
+        let one = reads.series(forge, oci, scope, &obs.index, d)?;
+        obs.warnings.extend(one.warnings);
+        obs.pulls.extend(one.pulls);
+        detailed |= one.detailed;
+        obs.series.insert(d.series(), one.so);
+    }
+    // The base branch as the series that need a release read it (none: not read).
+    if detailed {
+        obs.base_head = reads.base.head(forge, scope)?;
+        obs.base_lock = reads.base.lock(forge, scope)?.0;
     }
     Ok(obs)
+}
+
+/// The details of a series that needs a release, on top of its cheap reads `so`: its latest
+/// releases' metadata and locks, the base tree under its path, the tags above its latest and,
+/// in pull-request mode, its release branch and pull requests.
+fn details(
+    forge: &dyn Forge,
+    scope: Scope<'_>,
+    index: &ReleaseIndex,
+    d: &Desired,
+    mut so: SeriesObserved,
+    base: &mut Base,
+) -> Result<Details, ObserveError> {
+    let mut warnings = Vec::new();
+    latest_details(forge, scope, (index, &mut *base), d, &mut so, &mut warnings)?;
+    let head = base.head(forge, scope)?;
+    so.base_tree = Some(match &head {
+        Some(h) => read_subtree(forge, scope.repo, h, base.files(forge, scope)?, &d.path)?,
+        None => FileTree::new(),
+    });
+    so.base_released =
+        (base.lock(forge, scope)?.1.as_ref()).and_then(|l| l.released_as(&d.stack, d.minor));
+    so.tags = tags_above(forge, scope.repo, d, &so, index.forge(&d.stack, d.minor))?;
+    let mut pulls = None;
+    if scope.mode == Mode::PullRequest {
+        let branch = plan::release_branch(&d.series());
+        let found = release_pulls(forge, scope, &branch, &mut so)?;
+        so.release_branch = Some(release_branch(
+            forge,
+            scope,
+            head.as_deref(),
+            &branch,
+            &d.path,
+        )?);
+        pulls = Some((branch, found));
+    }
+    Ok(Details {
+        path: d.path.clone(),
+        so,
+        warnings,
+        pulls,
+    })
 }
 
 /// The cheap reads of a series, enough to tell whether it is up to date: the latest forge
@@ -180,7 +391,7 @@ fn latest(
 fn latest_details(
     forge: &dyn Forge,
     scope: Scope<'_>,
-    index: &ReleaseIndex,
+    (index, base): (&ReleaseIndex, &mut Base),
     d: &Desired,
     so: &mut SeriesObserved,
     warnings: &mut Vec<String>,
@@ -199,7 +410,7 @@ fn latest_details(
         .into_iter()
         .flatten()
     {
-        let lock = released_lock(forge, scope.repo, &lat.tag, scope.lock_path)?;
+        let lock = released_lock(forge, scope, &lat.tag, base)?;
         lat.set = lock
             .as_ref()
             .and_then(|l| l.get(&d.stack, d.minor).cloned());
@@ -295,35 +506,10 @@ fn index_of(
     Ok(ReleaseIndex::new(releases, tags))
 }
 
-/// `stackbot.lock` on the base branch, if there is a readable one (an unreadable one is
-/// `plan`'s error to report). For the pipeline, which needs the recorded publication dates
-/// before it renders.
+/// `stackbot.lock` on the base branch, if there is a readable one (see [`Reads::base_lock`]),
+/// for a command that observes nothing else of the base branch (`detect`).
 pub fn base_lock(forge: &dyn Forge, scope: Scope<'_>) -> Result<Option<Lock>, ObserveError> {
-    let head = match forge.branch_head(scope.repo, scope.base_branch) {
-        Ok(Some(h)) => h,
-        Ok(None) | Err(ForgeError::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    Ok(forge
-        .read_file(scope.repo, &head, scope.lock_path)?
-        .and_then(|b| Lock::parse(&String::from_utf8_lossy(&b), scope.lock_path.as_ref()).ok()))
-}
-
-fn read_base(forge: &dyn Forge, scope: Scope<'_>) -> Result<Base, ObserveError> {
-    let head = match forge.branch_head(scope.repo, scope.base_branch) {
-        Ok(h) => h,
-        Err(ForgeError::NotFound { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
-    let files = match &head {
-        Some(h) => forge.list_files(scope.repo, h)?,
-        None => Vec::new(),
-    };
-    Ok(Base {
-        head,
-        files,
-        lock: None,
-    })
+    Reads::default().base_lock(forge, scope)
 }
 
 /// A series' release branch: its head, what it holds under `path` and in the lock, and the
@@ -331,7 +517,7 @@ fn read_base(forge: &dyn Forge, scope: Scope<'_>) -> Result<Base, ObserveError> 
 fn release_branch(
     forge: &dyn Forge,
     scope: Scope<'_>,
-    base: &Base,
+    base_head: Option<&str>,
     branch: &str,
     path: &str,
 ) -> Result<ReleaseBranch, ObserveError> {
@@ -350,7 +536,7 @@ fn release_branch(
     } else {
         None
     };
-    let foreign = match &base.head {
+    let foreign = match base_head {
         Some(b) => forge
             .commits_between(scope.repo, b, &h)?
             .into_iter()
@@ -529,17 +715,14 @@ fn parse_or_warn<T>(
 /// the tag or the lock is missing (the notes then show no "was").
 fn released_lock(
     forge: &dyn Forge,
-    repo: &RepoRef,
+    scope: Scope<'_>,
     tag: &str,
-    lock_path: &str,
+    base: &mut Base,
 ) -> Result<Option<Lock>, ObserveError> {
-    let Some(commit) = tag_of(forge, repo, tag)? else {
+    let Some(commit) = tag_of(forge, scope.repo, tag)? else {
         return Ok(None);
     };
-    let Some(bytes) = forge.read_file(repo, &commit, lock_path)? else {
-        return Ok(None);
-    };
-    Ok(Lock::parse(&String::from_utf8_lossy(&bytes), lock_path.as_ref()).ok())
+    Ok(base.lock_at(forge, scope, &commit)?.1.clone())
 }
 
 fn read_asset(

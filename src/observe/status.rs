@@ -149,7 +149,7 @@ pub fn release_pulls(
 /// Every tenant, read concurrently unless `known` holds it (in configuration order); each
 /// one's trouble stays in its own reading.
 pub fn tenants(
-    forge: &dyn Forge,
+    forge: (&dyn Forge, &super::contents::Contents),
     all: &[TenantConfig],
     known: &Observations,
     limits: &crate::yaml::Limits,

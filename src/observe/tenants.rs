@@ -16,6 +16,7 @@ use crate::forge::{Forge, ForgeError, RepoRef};
 use crate::index::{Rank, ReleaseIndex};
 use crate::model::{ReleaseName, StackId};
 use crate::oci::{OciError, Registry};
+use crate::tenants::TenantsError;
 use crate::tenants::plan::{AvailableRelease, BranchState, Observed, branch_name, match_globs};
 use crate::tenants::releases::kubernetes_of;
 
@@ -41,7 +42,7 @@ fn identify(t: &TenantConfig) -> Result<(RepoRef, Vec<StackId>), String> {
 /// A dry run never creates the repository: a missing one is planned against the files
 /// `ensure_repo` would seed it with (base head [`TO_BE_CREATED`], no bot branches).
 pub fn tenant(
-    forge: &dyn Forge,
+    (forge, contents): (&dyn Forge, &super::contents::Contents),
     t: &TenantConfig,
     dry_run: bool,
     limits: &crate::yaml::Limits,
@@ -80,7 +81,7 @@ pub fn tenant(
             Err(other) => return Err(other.to_string()),
         }
     }
-    read(forge, t, limits)
+    read((forge, contents), t, limits)
 }
 
 /// A tenant repository that does not exist: said as such, never created empty (an empty
@@ -96,9 +97,11 @@ fn not_found(t: &TenantConfig) -> String {
 
 /// Read one tenant repository as it is: base branch, matched files, and per followed stack
 /// the bot branch with its commits and pull requests. Never writes, never seeds: the one
-/// reading of a tenant, for the plan ([`tenant`]) and the status report alike.
+/// reading of a tenant, for the plan ([`tenant`]) and the status report alike. What a commit
+/// holds is read once per run (`contents`): the status reading a tenant the run changed reads
+/// its branch heads again, not the files at a base head the tenant stage read.
 pub fn read(
-    forge: &dyn Forge,
+    (forge, contents): (&dyn Forge, &super::contents::Contents),
     t: &TenantConfig,
     limits: &crate::yaml::Limits,
 ) -> Result<Observed, String> {
@@ -116,10 +119,10 @@ pub fn read(
         Err(ForgeError::NotFound { .. }) => return Err(not_found(t)),
         Err(other) => return Err(other.to_string()),
     };
-    let paths = forge.list_files(&repo, &base_head).map_err(e)?;
+    let paths = contents.list_files(forge, &repo, &base_head).map_err(e)?;
     let read = |list: Vec<String>| -> Result<BTreeMap<String, Vec<u8>>, String> {
         list.into_iter()
-            .map(|p| match forge.read_file(&repo, &base_head, &p) {
+            .map(|p| match contents.read_file(forge, &repo, &base_head, &p) {
                 Ok(Some(b)) => Ok((p, b)),
                 Ok(None) => Err(format!("{}: `{p}` vanished while reading", t.repository)),
                 Err(err) => Err(err.to_string()),
@@ -188,13 +191,14 @@ fn read_branch(
 /// The newest published forge release of each series of `stacks` in `index`, with its
 /// Kubernetes version by the status's rule ([`super::versions::ForgeVersions::of`]: its notes,
 /// else one `metadata.yaml` download, once per run) and the versions its earlier releases ship,
-/// as their notes say.
+/// as their notes say. A `metadata.yaml` that cannot be downloaded fails them all
+/// ([`TenantsError::Metadata`]): left out, its series would read as "nothing released".
 pub fn available_releases(
     forge: &dyn Forge,
     repo: &RepoRef,
     (index, versions): (&ReleaseIndex, &super::versions::ForgeVersions),
     stacks: &BTreeSet<StackId>,
-) -> Result<Vec<AvailableRelease>, ForgeError> {
+) -> Result<Vec<AvailableRelease>, TenantsError> {
     let mut out = Vec::new();
     for ((stack, minor), releases) in index.forge_series() {
         if !stacks.contains(stack) {
@@ -204,7 +208,13 @@ pub fn available_releases(
             continue;
         };
         let name = ReleaseName::parse(&r.tag).expect("indexed by its name");
-        let Some(kubernetes) = versions.of(forge, repo, &name, r)? else {
+        let known = versions
+            .of(forge, repo, &name, r)
+            .map_err(|e| TenantsError::Metadata {
+                release: name.to_string(),
+                source: Box::new(e),
+            })?;
+        let Some(kubernetes) = known else {
             tracing::warn!("release {name} names no Kubernetes version; skipped");
             continue;
         };

@@ -51,10 +51,15 @@ impl Gated {
 
 /// The gate of every planned release of a gated stack. With `act` (a release run) the
 /// decisions are carried out, their actions noted in `act`; without (`plan`, `--dry-run`)
-/// nothing is written and what would happen is said.
+/// nothing is written and what would happen is said. What it downloads of the candidates is
+/// kept in `records`, the run's (each read once per run).
 pub fn evaluate(
     ctx: &Context,
-    (forge, index): (&dyn Forge, &crate::index::ReleaseIndex),
+    (forge, index, records): (
+        &dyn Forge,
+        &crate::index::ReleaseIndex,
+        &observe::gate::Records,
+    ),
     target: &Target,
     base_head: Option<&str>,
     releases: &[PlannedRelease],
@@ -80,6 +85,7 @@ pub fn evaluate(
             ctx,
             forge,
             listed: index.listed(),
+            records,
             target,
             oci: target.oci.as_deref(),
             on_forge: !target.settings.oci.as_ref().is_some_and(|o| o.only),
@@ -95,12 +101,25 @@ pub fn evaluate(
     Ok(out)
 }
 
+/// What one round observed of a candidate, for acting on its decision.
+struct Round<'r> {
+    /// The candidate's pre-release.
+    rel: Option<&'r ReleaseInfo>,
+    /// The runner of its newest attempt without a result.
+    seen: Option<&'r observe::gate::RunnerSeen>,
+    /// Where it is in the registry (the manifest this round compared with the planned
+    /// assets), when `publish` lists `oci` and the tag is there.
+    oci: Option<apply::gate::InOci>,
+    now: DateTime<Utc>,
+}
+
 /// One gated release.
 struct One<'a> {
     ctx: &'a Context,
     forge: &'a dyn Forge,
     /// The run's release index: the first look at the candidate (after a write, it is listed).
     listed: &'a [ReleaseInfo],
+    records: &'a observe::gate::Records,
     target: &'a Target,
     /// The registry, when `publish` lists `oci`: the candidate is pushed there too.
     oci: Option<&'a Publisher>,
@@ -126,9 +145,9 @@ impl One<'_> {
         for round in 0..ROUNDS {
             let repo = &self.target.repo;
             let observed = if round == 0 {
-                observe::gate::candidate_in(self.forge, repo, &cand, self.listed)?
+                observe::gate::candidate_in(self.forge, repo, &cand, self.listed, self.records)?
             } else {
-                observe::gate::candidate(self.forge, repo, &cand)?
+                observe::gate::candidate(self.forge, repo, &cand, self.records)?
             };
             let seen = match &observed {
                 Some((c, _)) => match c.last() {
@@ -138,8 +157,8 @@ impl One<'_> {
                 None => None,
             };
             let runner = seen.as_ref().map(|s| s.runner.clone());
-            let layers = match self.oci {
-                Some(oci) => Some(oci.layers(&cand)?),
+            let held = match self.oci {
+                Some(oci) => Some(oci.held(&cand)?),
                 None => None,
             };
             let now = self.ctx.clock.now();
@@ -149,10 +168,10 @@ impl One<'_> {
                 assets: self.assets,
                 candidate: observed.as_ref().map(|(c, _)| c),
                 on_forge: self.on_forge,
-                registry: match &layers {
+                registry: match &held {
                     None => InRegistry::NotATarget,
                     Some(None) => InRegistry::Missing,
-                    Some(Some(l)) => InRegistry::Layers(l),
+                    Some(Some(h)) => InRegistry::Layers(&h.layers),
                 },
                 runner: runner.as_ref(),
                 now,
@@ -167,7 +186,19 @@ impl One<'_> {
             if let (Some(rel), Some(found)) = (rel, seen.as_ref().and_then(|s| s.found.as_ref())) {
                 apply::gate::record_run(self.forge, &self.target.repo, rel, found, out)?;
             }
-            if !self.act(&cand, &decision, rel, seen.as_ref(), now, out)? {
+            let round = Round {
+                rel,
+                seen: seen.as_ref(),
+                oci: self
+                    .oci
+                    .zip(held.flatten())
+                    .map(|(o, h)| apply::gate::InOci {
+                        reference: o.reference_of(&cand),
+                        digest: h.digest,
+                    }),
+                now,
+            };
+            if !self.act(&cand, &decision, &round, out)? {
                 break;
             }
         }
@@ -202,7 +233,7 @@ impl One<'_> {
     fn start(
         &self,
         cand: &str,
-        rel: &ReleaseInfo,
+        (rel, oci): (&ReleaseInfo, Option<&apply::gate::InOci>),
         attempt: gate::Attempt,
         out: &mut Outcome,
     ) -> Result<(), Error> {
@@ -215,6 +246,7 @@ impl One<'_> {
                 attempt,
                 workflow,
                 git_ref: &self.target.base_branch,
+                oci,
             };
             return Ok(apply::gate::dispatch(forge, repo, &d, out)?);
         }
@@ -232,7 +264,7 @@ impl One<'_> {
                 cwd: &std::path::absolute(&self.ctx.loaded.base_dir)
                     .unwrap_or_else(|_| self.ctx.loaded.base_dir.clone()),
                 assets: &gate::candidate_assets(self.stable, self.assets),
-                oci: self.oci.map(|o| o.reference_of(cand)),
+                oci,
             },
             out,
         )?;
@@ -309,11 +341,10 @@ impl One<'_> {
         &self,
         cand: &str,
         decision: &Decision,
-        rel: Option<&ReleaseInfo>,
-        seen: Option<&observe::gate::RunnerSeen>,
-        now: DateTime<Utc>,
+        round: &Round<'_>,
         out: &mut Outcome,
     ) -> Result<bool, Error> {
+        let Round { rel, seen, now, .. } = *round;
         let (forge, repo) = (self.forge, &self.target.repo);
         let missing = || {
             Error::Apply(apply::ApplyError::Inconsistent(format!(
@@ -329,7 +360,7 @@ impl One<'_> {
                     started_at: now,
                     start: *start,
                 };
-                self.start(cand, rel, attempt, out)?;
+                self.start(cand, (rel, round.oci.as_ref()), attempt, out)?;
             }
             Decision::Record(result) => {
                 let rel = rel.ok_or_else(missing)?;

@@ -136,11 +136,12 @@ pub fn plan(ctx: &Context, forge: &dyn Forge, sel: &Selection) -> Result<Planned
     plan_gated(&Run::new(ctx, forge)?, sel, None)
 }
 
-/// observe → plan for `desired` against the run's release index (listed once per run).
+/// observe → plan for `desired` against the run's release index (listed once per run), reading
+/// only what `reads` does not hold yet.
 fn plan_in(
     run: &Run<'_>,
     target: &Target,
-    desired: &[Desired],
+    (desired, reads): (&[Desired], &mut observe::Reads),
     overrides: &Overrides,
 ) -> Result<(Plan, Observed), Error> {
     let observed = observe::observe_indexed(
@@ -149,6 +150,7 @@ fn plan_in(
         target.scope(),
         desired,
         run.index()?,
+        reads,
     )?;
     run.note_observed(&observed);
     let p = plan::plan_with(desired, &observed, &target.settings, overrides, &packager)?;
@@ -159,6 +161,10 @@ fn plan_in(
 /// release run: candidates published, tests started, results recorded, its actions noted
 /// there). The releases the gate holds back are planned as if they were not offered, so
 /// nothing else of the plan (a commit, the lock) builds on them.
+///
+/// The forge is read once for both plans: the base lock asked before rendering, the
+/// observation and the plan after the gate share one [`observe::Reads`] (the gate writes only
+/// its candidates, and the second plan reads the index as those writes left it).
 fn plan_gated(
     run: &Run<'_>,
     sel: &Selection,
@@ -166,17 +172,20 @@ fn plan_gated(
 ) -> Result<Planned, Error> {
     let (ctx, forge) = (run.ctx, run.forge);
     let mut target = run.target.clone();
+    let mut reads = observe::Reads::default();
     let (desired, offered) = super::desired::desired_recorded(ctx, sel, |checkout| {
         // What the base branch records (the checkout's lock when the base has none).
-        Ok(observe::base_lock(forge, target.scope())?.or_else(|| checkout.cloned()))
+        Ok(reads
+            .base_lock(forge, target.scope())?
+            .or_else(|| checkout.cloned()))
     })?;
     if let Some(d) = &offered.detected {
         target.settings.compliance = d.compliance.clone();
     }
-    let (mut p, mut observed) = plan_in(run, &target, &desired, &sel.overrides)?;
+    let (mut p, mut observed) = plan_in(run, &target, (&desired, &mut reads), &sel.overrides)?;
     let gated = super::gate::evaluate(
         ctx,
-        (forge, &observed.index),
+        (forge, &observed.index, &run.gate_records),
         &target,
         observed.base_head.as_deref(),
         &p.releases,
@@ -193,7 +202,7 @@ fn plan_gated(
             .into_iter()
             .filter(|d| !held.contains(&d.series()))
             .collect();
-        (p, observed) = plan_in(run, &target, &kept, &sel.overrides)?;
+        (p, observed) = plan_in(run, &target, (&kept, &mut reads), &sel.overrides)?;
     }
     super::gate::annotate(&mut p, &gated);
     // Where each series stands before this run writes anything, as `status` says it (the one

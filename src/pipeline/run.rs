@@ -39,6 +39,12 @@ pub struct Run<'a> {
     /// The Kubernetes versions of forge releases this run read (the status and the tenants
     /// by one rule, a `metadata.yaml` downloaded once).
     pub forge_versions: crate::observe::versions::ForgeVersions,
+    /// What the conformance gate and the status read of candidate pre-releases (their
+    /// records, each once per run).
+    pub gate_records: crate::observe::gate::Records,
+    /// What a commit holds (its file list, its files), as this run read it: the tenants' base
+    /// branches, read by the tenant stage and the status at the end of the run.
+    pub contents: crate::observe::contents::Contents,
 }
 
 struct Listed {
@@ -58,6 +64,8 @@ impl<'a> Run<'a> {
             release_pulls: Mutex::new(BTreeMap::new()),
             oci_reads: Default::default(),
             forge_versions: Default::default(),
+            gate_records: Default::default(),
+            contents: Default::default(),
         })
     }
 

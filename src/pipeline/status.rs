@@ -66,7 +66,12 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
     let tenants: Vec<TenantFacts> = config
         .tenants
         .iter()
-        .zip(read::tenants(forge, &config.tenants, known, &limits))
+        .zip(read::tenants(
+            (forge, &run.contents),
+            &config.tenants,
+            known,
+            &limits,
+        ))
         .map(|(t, r)| tenant(t, r, bot, &limits))
         .collect();
     let oci = target
@@ -99,7 +104,8 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
     };
     // Read only when a stack has `gate:`: without it the status costs what it did.
     let gates = if config.stacks.iter().any(|s| s.gate.is_some()) {
-        crate::observe::gate::status_facts(forge, &repo, &run.gate_index().map_err(Error::from)?)?
+        let index = run.gate_index().map_err(Error::from)?;
+        crate::observe::gate::status_facts(forge, &repo, &index, &run.gate_records)?
     } else {
         Vec::new()
     };

@@ -48,12 +48,7 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
     let mut out = Vec::new();
     if on_forge {
         let known = (&index, &run.forge_versions);
-        out = crate::observe::tenants::available_releases(forge, repo, known, &followed).map_err(
-            |source| TenantsError::Releases {
-                repo: repo.to_string(),
-                source: Box::new(source),
-            },
-        )?;
+        out = crate::observe::tenants::available_releases(forge, repo, known, &followed)?;
     }
     if let Some(oci) = oci {
         let reads = (oci.registry(), &run.oci_reads);
@@ -197,9 +192,14 @@ pub fn run_in(
         approvals: approvals(run)?,
         ..facts(ctx, detected)
     };
-    let (reports, observed) =
-        propagate_observed(forge, &ctx.loaded.config, &releases, &facts, opts)
-            .map_err(|m| Error::from(TenantsError::Config(m)))?;
+    let (reports, observed) = propagate_observed(
+        (forge, &run.contents),
+        &ctx.loaded.config,
+        &releases,
+        &facts,
+        opts,
+    )
+    .map_err(|m| Error::from(TenantsError::Config(m)))?;
     if !opts.dry_run
         && let Err(e) = list_approvals(run, &reports)
     {
@@ -211,17 +211,18 @@ pub fn run_in(
 
 /// One tenant: its reports, and what was read of it when the run did not change it.
 fn one_tenant(
-    forge: &dyn Forge,
+    (forge, contents): (&dyn Forge, &crate::observe::contents::Contents),
     t: &TenantConfig,
     releases: &[AvailableRelease],
     facts: &Facts,
     bot_email: &str,
     opts: &Options,
 ) -> (Vec<TenantReport>, Option<Observed>) {
-    let observed = match crate::observe::tenants::tenant(forge, t, opts.dry_run, &facts.limits) {
-        Ok(o) => o,
-        Err(e) => return (vec![TenantReport::failed(t, e)], None),
-    };
+    let observed =
+        match crate::observe::tenants::tenant((forge, contents), t, opts.dry_run, &facts.limits) {
+            Ok(o) => o,
+            Err(e) => return (vec![TenantReport::failed(t, e)], None),
+        };
     let plans = match tenants::plan::plan_tenant(t, releases, &observed, facts, bot_email) {
         Ok(p) => p,
         Err(e) => return (vec![TenantReport::failed(t, e.to_string())], None),
@@ -267,7 +268,7 @@ fn one_tenant(
 /// Propagate `releases` to every selected tenant, concurrently. Never fails as a whole: each
 /// tenant's failure is in its report. With `dry_run`, nothing is written.
 pub fn propagate(
-    forge: &dyn Forge,
+    forge: (&dyn Forge, &crate::observe::contents::Contents),
     config: &Config,
     releases: &[AvailableRelease],
     facts: &Facts,
@@ -278,7 +279,7 @@ pub fn propagate(
 
 /// [`propagate`], also returning what was read of the tenants the run left unchanged.
 pub fn propagate_observed(
-    forge: &dyn Forge,
+    forge: (&dyn Forge, &crate::observe::contents::Contents),
     config: &Config,
     releases: &[AvailableRelease],
     facts: &Facts,
@@ -369,8 +370,14 @@ pub fn plan_after(
         approvals: approvals(run)?,
         ..facts(ctx, detected)
     };
-    propagate(forge, &ctx.loaded.config, &releases, &facts, &opts)
-        .map_err(|m| TenantsError::Config(m).into())
+    propagate(
+        (forge, &run.contents),
+        &ctx.loaded.config,
+        &releases,
+        &facts,
+        &opts,
+    )
+    .map_err(|m| TenantsError::Config(m).into())
 }
 
 /// The tenant lines of a release preview (JSON objects as `plan --format json` prints them).

@@ -46,7 +46,7 @@ fn yaml(path: &Path) -> Value {
 }
 
 /// A linter that must be installed (.ci/run installs both); a missing one fails the test.
-fn lint(tool: &str, args: &[&str], dir: &Path) {
+pub(crate) fn lint(tool: &str, args: &[&str], dir: &Path) {
     let out = Command::new(tool)
         .args(args)
         .current_dir(dir)

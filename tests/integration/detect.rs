@@ -887,3 +887,29 @@ fn a_failing_cve_record_keeps_its_last_known_answer_marked_stale() {
     assert_eq!(then.verdict, stackbot::compliance::Verdict::Fail);
     assert_eq!(then.critical_cve().unwrap().cves, ["CVE-2026-0001"]);
 }
+
+/// A run reads each upstream source once (issue 29): every URL the detection of a `release`
+/// or `status` run asks for (releases pages, markers, schedule, images, Helm indexes, the CVE
+/// feed and its records) is requested once, though two components share the
+/// cloud-provider-openstack Helm repository and several minors the same CVE records.
+#[test]
+fn a_live_detection_requests_each_upstream_url_once() {
+    let s = fixture_server();
+    let ctx = stackbot::pipeline::Context::fixed(demo(), now());
+    stackbot::pipeline::detect::detect_with(&ctx, &live(&s), true).unwrap();
+    let mut n: std::collections::BTreeMap<String, usize> = Default::default();
+    for x in s.seen() {
+        *n.entry(x.target).or_default() += 1;
+    }
+    for source in [
+        "/github/",
+        "/web/",
+        "index.yaml",
+        "/cve/index.json",
+        "/cve/records/",
+    ] {
+        assert!(n.keys().any(|t| t.contains(source)), "{source}: {n:?}");
+    }
+    n.retain(|_, c| *c > 1);
+    assert_eq!(n, Default::default());
+}

@@ -14,13 +14,13 @@ use sha2::{Digest, Sha256};
 use crate::support::{copy_dir, root};
 
 /// The test command: checks that the candidate is one CSO can consume, logs its call (and
-/// the candidate's OCI reference, `none` without one, to `gate-oci`), waits
+/// the candidate's OCI reference and digest, `none` without them, to `gate-oci`), waits
 /// for `gate-go`, then writes a JUnit result as `gate-mode` says (`pass`, `fail`, `cancel`).
 pub(crate) const SCRIPT: &str = r#"#!/bin/sh
 set -eu
 test -f "$STACKBOT_CANDIDATE_DIR/metadata.yaml"
 test -f "$STACKBOT_CANDIDATE_DIR/${STACKBOT_CANDIDATE%-v0-sha-*}-cluster-class-$STACKBOT_CANDIDATE_VERSION.tgz"
-echo "$STACKBOT_CANDIDATE ${STACKBOT_CANDIDATE_OCI:-none}" >> gate-oci
+echo "$STACKBOT_CANDIDATE ${STACKBOT_CANDIDATE_OCI:-none} ${STACKBOT_CANDIDATE_OCI_DIGEST:-none}" >> gate-oci
 echo "$STACKBOT_CANDIDATE $STACKBOT_STABLE_TAG $STACKBOT_GATE_ATTEMPT" >> gate-calls
 while [ ! -f gate-go ]; do sleep 0.05; done
 mode=$(cat gate-mode)
@@ -102,6 +102,15 @@ impl Demo {
 
     pub(crate) fn go(&self) {
         std::fs::write(self.local().join("gate-go"), "").unwrap();
+    }
+
+    /// The tests started from now on wait for [`Demo::go`] again. A test that may end while
+    /// the run that started it still looks (a cancelled test ends at once) makes that run
+    /// record it and start the next attempt, or not, as the machine's speed has it: tests
+    /// that count attempts per run hold them until the run is over. Every world must `go`
+    /// before it is dropped, or its waiting tests outlive it.
+    pub(crate) fn hold(&self) {
+        let _ = std::fs::remove_file(self.local().join("gate-go"));
     }
 
     /// The test command's calls, once every attempt the bot started has logged its call: the
@@ -371,15 +380,18 @@ fn a_failing_candidate_never_reaches_a_tenant_and_the_dashboard_names_its_failed
 #[test]
 fn a_cancelled_test_is_retried_once_then_reported() {
     let d = Demo::gated("cancel");
-    d.go();
+    // Each run's tests are cancelled only once that run is over (see `Demo::hold`).
     let (code, _, err) = d.release();
     assert_eq!(code, 0, "{err}");
+    d.go();
     d.wait_for_tests();
+    d.hold();
     // Run 2 records the cancellation and starts attempt 2.
     let (code, r, err) = d.release();
     assert_eq!(code, 0, "{err}");
     assert!(r["released"].as_array().unwrap().is_empty(), "{r}");
     assert_eq!(d.attempts(), ["1", "1", "2", "2"], "{:?}", d.calls());
+    d.go();
     d.wait_for_tests();
     // Run 3: cancelled twice, reported (exit 1), never released, not started again.
     let (code, r, err) = d.release();
@@ -542,10 +554,11 @@ fn the_crash_points_are_every_step_boundary_and_the_middle_of_long_steps() {
 
 #[test]
 fn a_crash_between_the_steps_of_a_promotion_resumes_it_without_duplicates() {
-    // The tests have passed; the next run promotes.
+    // The tests have passed; the next run promotes. They go only once run 1 is over: a test
+    // that ended during run 1 would be promoted by it (see `Demo::hold`).
     let ready = Demo::gated("pass");
-    ready.go();
     assert_eq!(ready.release().0, 0);
+    ready.go();
     ready.wait_for_tests();
     let clean = copy(&ready);
     let (code, r, err) = clean.release();
@@ -598,6 +611,7 @@ fn a_run_that_died_between_claiming_an_attempt_and_starting_it_starts_that_attem
     assert_eq!(claimed.len(), 1, "one attempt claimed");
     let crashed = claimed[0]["tag"].as_str().unwrap().to_string();
     assert!(d.calls().is_empty(), "and its test never started");
+    d.hold();
 
     // The next run starts it under the same attempt (the local forge's run lock means no
     // other run is between the claim and the start), and the other release's first test.
@@ -623,10 +637,14 @@ fn a_run_that_died_between_claiming_an_attempt_and_starting_it_starts_that_attem
     assert!(d.assets(&cand).contains_key("gate-attempt-1-start-2.json"));
 
     // Both tests are cancelled: each gets its retry, which the crash did not use up.
+    d.go();
     d.wait_for_tests();
+    d.hold();
     let (code, _, err) = d.release();
     assert_eq!(code, 0, "{err}");
     assert_eq!(d.attempts(), ["1", "1", "2", "2"], "{:?}", d.calls());
+    d.go();
+    d.wait_for_tests();
 }
 
 #[test]

@@ -21,13 +21,6 @@ const TOKEN: &str = "ghp_gateGITHUBtoken_0123456789";
 const TOKEN_ENV: &str = "STACKBOT_GATE_GH_TOKEN";
 const REPO: &str = demo::STACKS_REPO;
 const STABLE: [&str; 2] = ["openstack-scs2-1-33-v1", "openstack-scs2-1-34-v1"];
-const INPUTS: [&str; 5] = [
-    "candidate",
-    "candidate_version",
-    "stable_tag",
-    "attempt",
-    "gate_id",
-];
 
 const FAILED_TEST: &str = "[sig-apps] Deployment should run the rollout [Conformance]";
 
@@ -59,8 +52,8 @@ pub(crate) struct World {
 
 impl World {
     /// The demo on the fake GitHub with two tenants and `gate: {workflow: conformance.yml}`;
-    /// the repository has that workflow, declaring the inputs stackbot sends and a `run-name`
-    /// echoing `gate_id`.
+    /// the repository has that workflow as docs/github-setup.md shows it (its inputs, its
+    /// `run-name` echoing `gate_id`).
     fn new() -> World {
         World::with(|c| c)
     }
@@ -72,13 +65,7 @@ impl World {
             &["acme/gitops", "globex/gitops"],
             demo::PINNED_CLUSTERSTACK,
         );
-        fake.add_workflow(
-            REPO,
-            "conformance.yml",
-            "Conformance",
-            &INPUTS,
-            Some("Conformance ${{ inputs.gate_id }}"),
-        );
+        fake.add_documented_conformance_workflow(REPO);
         let dir = tempfile::tempdir().unwrap();
         let cfg = edit(
             DemoConfig::new()
@@ -182,6 +169,17 @@ fn assert_dispatched(runs: &BTreeMap<String, RunView>, attempt: u32) {
             format!("v0-sha.{}", &cand[cand.len() - 7..])
         );
         assert_eq!(r.inputs["gate_id"], format!("{cand}#{attempt}"));
+        assert_eq!(
+            r.inputs.keys().map(String::as_str).collect::<Vec<_>>(),
+            [
+                "attempt",
+                "candidate",
+                "candidate_version",
+                "gate_id",
+                "stable_tag"
+            ],
+            "without `oci` as a target, no registry inputs"
+        );
         assert_eq!(r.display_title, format!("Conformance {cand}#{attempt}"));
         assert_eq!(
             (r.event.as_str(), r.head_branch.as_str()),

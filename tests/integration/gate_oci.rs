@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 use stackbot::model::{FileTree, ReleaseName};
 
 use super::gate::{Demo, STABLE, copy, crash_points, opened_tenant_pulls, promote_dying_at, seen};
+use super::gate_pull_request::{
+    bodies, merge_all, release_pulls, tenant_pulls, to_pull_request_mode,
+};
 use crate::support::registry::TestRegistry;
 
 /// The gated demo publishing as `publish` says (`[oci]`, `[forge, oci]`) to `reg`.
@@ -68,7 +71,7 @@ fn released(r: &serde_json::Value) -> Vec<String> {
     v
 }
 
-/// Each candidate tag with the OCI reference its test was given.
+/// Each candidate tag with the OCI reference and digest its test was given.
 fn given_references(d: &Demo) -> BTreeMap<String, String> {
     std::fs::read_to_string(d.local().join("gate-oci"))
         .unwrap_or_default()
@@ -166,8 +169,12 @@ fn first_run_pushes_the_candidates(d: &Demo, reg: &TestRegistry, publish: &str) 
     for c in &cands {
         assert_eq!(
             refs.get(c),
-            Some(&format!("{}/kaas/cluster-stacks:{c}", reg.addr)),
-            "{refs:?}"
+            Some(&format!(
+                "{}/kaas/cluster-stacks:{c} {}",
+                reg.addr,
+                tags(reg)[c]
+            )),
+            "the reference and the digest of the verified manifest: {refs:?}"
         );
     }
     // The gate's records are on the forge; its assets only where the forge is a target.
@@ -264,9 +271,11 @@ fn a_failing_candidate_in_the_registry_never_reaches_a_tenant() {
 fn a_cancelled_test_of_a_registry_candidate_is_retried_once_then_reported() {
     let reg = TestRegistry::start();
     let d = gated_to("cancel", "[oci]", &reg);
-    d.go();
+    // Each run's tests are cancelled only once that run is over (see `Demo::hold`).
     assert_eq!(d.release().0, 0);
+    d.go();
     d.wait_for_tests();
+    d.hold();
     // Run 2 records the cancellation and starts attempt 2, on the same candidate.
     let pushed = tags(&reg);
     let (code, r, err) = d.release();
@@ -274,6 +283,7 @@ fn a_cancelled_test_of_a_registry_candidate_is_retried_once_then_reported() {
     assert!(released(&r).is_empty(), "{r}");
     assert_eq!(d.attempts(), ["1", "1", "2", "2"], "{:?}", d.calls());
     assert_eq!(tags(&reg), pushed, "the retry tests the same tag");
+    d.go();
     d.wait_for_tests();
     // Run 3: cancelled twice, reported (exit 1), never released, not started again.
     let (code, r, err) = d.release();
@@ -426,15 +436,28 @@ fn crash_sweep(publish: &str, writes_among: &[&str]) {
     assert_eq!(ready.calls().len(), 2);
     ready.go();
     ready.wait_for_tests();
-    let (clean, clean_reg) = fork(&ready, &reg, publish);
+    sweep_promotion(&ready, &reg, publish, writes_among, &STABLE);
+}
+
+/// Crash the next run of `ready` (whose tests passed) before each of its forge writes in
+/// turn; each must end where a run that did not crash ends (which releases `want_released`),
+/// registry included, with no test started again.
+fn sweep_promotion(
+    ready: &Demo,
+    reg: &TestRegistry,
+    publish: &str,
+    writes_among: &[&str],
+    want_released: &[&str],
+) {
+    let (clean, clean_reg) = fork(ready, reg, publish);
     let (code, r, err) = clean.release();
     assert_eq!(code, 0, "{err}");
-    assert_eq!(released(&r), STABLE, "{r}");
+    assert_eq!(released(&r), want_released, "{r}");
     let want = (seen(&clean), tags(&clean_reg));
 
     // The promotion's forge writes, from a run that does not crash; the registry's pushes
     // come before the commit and the tag of each release.
-    let (counted, counted_reg) = fork(&ready, &reg, publish);
+    let (counted, counted_reg) = fork(ready, reg, publish);
     let (_, writes) = promote_dying_at(&counted, 0);
     drop(counted_reg);
     for w in writes_among {
@@ -442,7 +465,7 @@ fn crash_sweep(publish: &str, writes_among: &[&str]) {
     }
     for k in crash_points(&writes) {
         let before = writes[k as usize - 1];
-        let (w, w_reg) = fork(&ready, &reg, publish);
+        let (w, w_reg) = fork(ready, reg, publish);
         let (tripped, _) = promote_dying_at(&w, k);
         assert!(tripped, "k={k} ({before}): the promotion died there");
         let (code, _, err) = w.release();
@@ -459,6 +482,11 @@ fn crash_sweep(publish: &str, writes_among: &[&str]) {
             w.calls()
         );
     }
+    eprintln!(
+        "gate with `publish: {publish}`: the promotion run crashing before {} of its {} forge writes resumes each time where a clean run ends",
+        crash_points(&writes).len(),
+        writes.len()
+    );
 }
 
 #[test]
@@ -472,7 +500,15 @@ fn on_github_the_dispatched_test_of_a_registry_candidate_promotes_it_layer_for_l
     assert_eq!(runs.len(), 2, "one run per gated release: {runs:?}");
     let cands = candidate_tags(&reg);
     for r in runs.values() {
-        assert!(cands.contains(&r.inputs["candidate"]), "{r:?} in {cands:?}");
+        let cand = &r.inputs["candidate"];
+        assert!(cands.contains(cand), "{r:?} in {cands:?}");
+        // Where the workflow pulls it from: the tag, and the digest of the verified manifest.
+        assert_eq!(
+            r.inputs["candidate_oci"],
+            format!("{}/kaas/cluster-stacks:{cand}", reg.addr),
+            "{r:?}"
+        );
+        assert_eq!(r.inputs["candidate_oci_digest"], tags(&reg)[cand], "{r:?}");
     }
     // With `oci` alone the pre-releases hold the gate's records, the registry the bytes.
     for c in w
@@ -508,4 +544,156 @@ fn on_github_the_dispatched_test_of_a_registry_candidate_promotes_it_layer_for_l
         }
     }
     assert!(w.tenant_pulls() >= 2, "every tenant gets its pull request");
+}
+
+/// Pull-request mode with the registry as a target: the release pull request's candidate is
+/// pushed and tested while it is open, nothing is pushed as `vN` before the merge, and after
+/// it `vN` is the candidate's layers, blob for blob, before any tenant hears of it.
+fn in_pull_request_mode_promotes_byte_for_byte(publish: &str) {
+    let reg = TestRegistry::start();
+    let d = gated_to("pass", publish, &reg);
+    to_pull_request_mode(&d);
+    let cands = first_run_pushes_the_candidates(&d, &reg, publish);
+    let open = release_pulls(&d)
+        .into_iter()
+        .filter(|p| p["state"] == "open")
+        .count();
+    assert_eq!(
+        open, 2,
+        "the release pull requests are opened as without a gate"
+    );
+    for b in bodies(&d) {
+        assert!(b.contains("**Conformance:** in test since"), "{b}");
+    }
+
+    d.go();
+    d.wait_for_tests();
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    for b in bodies(&d) {
+        assert!(
+            b.contains("**Conformance:** passed (2 passed, 0 failed, 1 skipped"),
+            "{b}"
+        );
+    }
+    assert_eq!(tags(&reg).len(), 2, "nothing stable before the merge: {r}");
+    assert_eq!(tenant_pulls(&d), 0);
+
+    let r = merge_all(&d);
+    let stable: Vec<String> = tags(&reg)
+        .into_keys()
+        .filter(|t| !t.contains("-v0-sha-"))
+        .collect();
+    assert_eq!(stable, STABLE, "{r}");
+    for c in &cands {
+        promoted_byte_for_byte(&d, &reg, c);
+    }
+    assert!(tenant_pulls(&d) >= 2, "every tenant gets its pull request");
+    assert_eq!(d.calls().len(), 2, "the merged bytes are the tested ones");
+    let (code, r, err) = d.release();
+    assert_eq!(code, 0, "{err}");
+    assert!(r["actions"].as_array().unwrap().is_empty(), "{r}");
+}
+
+#[test]
+fn in_pull_request_mode_with_oci_alone_the_merged_candidate_becomes_vn_layer_for_layer() {
+    in_pull_request_mode_promotes_byte_for_byte("[oci]");
+}
+
+#[test]
+fn in_pull_request_mode_with_forge_and_oci_the_merged_candidate_is_promoted_on_both() {
+    in_pull_request_mode_promotes_byte_for_byte("[forge, oci]");
+}
+
+#[test]
+fn in_pull_request_mode_a_crash_between_the_steps_of_an_oci_promotion_resumes_it() {
+    for publish in ["[oci]", "[forge, oci]"] {
+        let reg = TestRegistry::start();
+        let ready = gated_to("pass", publish, &reg);
+        to_pull_request_mode(&ready);
+        assert_eq!(ready.release().0, 0);
+        ready.go();
+        ready.wait_for_tests();
+        assert_eq!(ready.release().0, 0, "the bodies say passed");
+        // The 1.33 pull request is merged; the next run promotes it (and rebuilds the 1.34
+        // branch on the new base).
+        let number = release_pulls(&ready)
+            .into_iter()
+            .find(|p| p["state"] == "open" && p["head"].as_str().unwrap().ends_with("1-33"))
+            .unwrap()["number"]
+            .as_u64()
+            .unwrap();
+        let loaded = stackbot::config::load(&ready.local().join("stackbot.yaml")).unwrap();
+        let clock = std::sync::Arc::new(stackbot::clock::SystemClock);
+        stackbot::forge::local::LocalForge::from_config(&loaded, clock)
+            .unwrap()
+            .merge_pull(
+                &stackbot::forge::RepoRef::parse("scs/cluster-stacks").unwrap(),
+                number,
+            )
+            .unwrap();
+        sweep_promotion(
+            &ready,
+            &reg,
+            publish,
+            &["commit", "create_tag", "open_pull"],
+            &["openstack-scs2-1-33-v1"],
+        );
+    }
+}
+
+#[test]
+fn in_pull_request_mode_a_crash_at_any_write_of_the_first_run_ends_in_one_test_per_candidate() {
+    use stackbot::forge::faulty::FaultMode;
+    let publish = "[oci]";
+    let reg = TestRegistry::start();
+    let fresh = gated_to("pass", publish, &reg);
+    to_pull_request_mode(&fresh);
+    // The tests end as soon as they start: none outlives its world.
+    fresh.go();
+    let (counted, counted_reg) = fork(&fresh, &reg, publish);
+    let (_, writes) = super::gate::release_dying_at(&counted, 0, FaultMode::Before);
+    drop(counted_reg);
+    for w in ["open_pull", "publish_release", "upload_asset"] {
+        assert!(writes.contains(&w), "{w}: {writes:?}");
+    }
+    let points = crash_points(&writes);
+    for &k in &points {
+        let at = format!("k={k} ({})", writes[k as usize - 1]);
+        let (w, w_reg) = fork(&fresh, &reg, publish);
+        let (tripped, _) = super::gate::release_dying_at(&w, k, FaultMode::Before);
+        assert!(tripped, "{at}");
+        let (code, _, err) = w.release();
+        assert_eq!(code, 0, "{at}: {err}");
+        assert!(
+            w.one_test_per_candidate_attempt_1(),
+            "{at}: one test per candidate, attempt 1: {:?}",
+            w.calls()
+        );
+        let cands = candidate_tags(&w_reg);
+        assert_eq!(cands.len(), 2, "{at}: {:?}", tags(&w_reg));
+        assert_eq!(
+            tags(&w_reg).len(),
+            2,
+            "{at}: nothing stable before the merge"
+        );
+        for c in &cands {
+            w_reg
+                .client()
+                .verify_candidate(c, &pulled(&w_reg, c), &stable_of(c))
+                .unwrap_or_else(|e| panic!("{at}: {c}: {e}"));
+        }
+        let open = release_pulls(&w)
+            .into_iter()
+            .filter(|p| p["state"] == "open")
+            .count();
+        assert_eq!(open, 2, "{at}: one release pull request per release");
+        assert_eq!(tenant_pulls(&w), 0, "{at}");
+        w.wait_for_tests();
+    }
+    eprintln!(
+        "gate in pull-request mode with `publish: [oci]`, the first run crashing before {} of its {} forge writes: all end in one pull request, one verified registry candidate and one test per release",
+        points.len(),
+        writes.len()
+    );
 }

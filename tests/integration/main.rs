@@ -54,6 +54,7 @@ mod release_over_runs;
 mod release_over_runs_cli;
 mod render_cli;
 mod run_once;
+mod run_once_reads;
 mod scs0210_oracle;
 mod scs2_parity;
 mod secrets;

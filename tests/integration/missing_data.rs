@@ -645,3 +645,43 @@ fn a_release_whose_metadata_cannot_be_read_is_unknown_in_status_the_summary_and_
     let (_, md, _) = crate::status::demo_cli(dir, day, &["--format", "markdown", "status"]);
     assert!(md.contains("metadata.yaml could not be read"), "{md}");
 }
+
+/// The tenant stage and a release whose Kubernetes version cannot be read (its notes name none,
+/// its `metadata.yaml` does not download): it is never proposed to a tenant, and neither is
+/// anything else. Leaving that series out would read as "nothing released" for it (a tenant's
+/// open pull request for it could be withdrawn on missing data), so the stage stops before any
+/// write: transient (exit 1), naming the release and the file; the next run reads it again.
+/// `status` goes on and says `unknown` for it
+/// (`a_release_whose_metadata_cannot_be_read_is_unknown_in_status_the_summary_and_the_dashboard`).
+#[test]
+fn a_release_whose_metadata_cannot_be_read_is_never_proposed_and_the_tenant_stage_writes_nothing() {
+    let d = demo();
+    let tag = "openstack-scs2-1-34-v1";
+    let releases = d
+        ._dir
+        .path()
+        .join(".stackbot/forge/releases/scs/cluster-stacks");
+    let release = crate::support::local_release(&releases, tag);
+    let manifest = release.join("release.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    json["body"] = "Notes that name no Kubernetes version.".into();
+    std::fs::write(&manifest, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+    std::fs::remove_file(release.join("assets/metadata.yaml")).unwrap();
+
+    let ctx = d.ctx(day("2026-05-02"));
+    let forge = crate::support::read_log::ReadLog::new(d.forge(&ctx));
+    let opts = stackbot::pipeline::tenants::options(false);
+    let err = stackbot::pipeline::tenants::run(&ctx, &forge, &opts).unwrap_err();
+    assert_eq!(forge.writes(), 0, "{:?}", forge.calls());
+    assert_eq!(
+        err.class(),
+        stackbot::pipeline::exit::Class::Transient,
+        "{err}"
+    );
+    let said = err.to_string();
+    assert!(
+        said.contains(tag) && said.contains("metadata.yaml could not be read"),
+        "{said}"
+    );
+}

@@ -19,18 +19,18 @@ use stackbot::pipeline::{Context, Selection};
 use crate::support::{copy_dir, root};
 
 /// The README demo (local forge, bundled upstream snapshot, two tenants, the dashboard).
-struct Demo {
-    _dir: tempfile::TempDir,
-    loaded: Loaded,
+pub(crate) struct Demo {
+    pub(crate) _dir: tempfile::TempDir,
+    pub(crate) loaded: Loaded,
 }
 
 impl Demo {
-    fn new() -> Demo {
+    pub(crate) fn new() -> Demo {
         Demo::configured(|c| c)
     }
 
     /// The demo with its `stackbot.yaml` changed by `edit`.
-    fn configured(edit: impl FnOnce(String) -> String) -> Demo {
+    pub(crate) fn configured(edit: impl FnOnce(String) -> String) -> Demo {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(
             &root().join("examples/local"),
@@ -43,7 +43,7 @@ impl Demo {
         Demo { _dir: dir, loaded }
     }
 
-    fn ctx(&self, when: &str) -> Context {
+    pub(crate) fn ctx(&self, when: &str) -> Context {
         let now: DateTime<Utc> = when.parse().unwrap();
         Context::new(
             self.loaded.clone(),
@@ -53,12 +53,12 @@ impl Demo {
         )
     }
 
-    fn forge(&self, ctx: &Context) -> Counting<LocalForge> {
+    pub(crate) fn forge(&self, ctx: &Context) -> Counting<LocalForge> {
         Counting::new(LocalForge::from_config(&self.loaded, ctx.clock.clone()).unwrap())
     }
 
     /// One `stackbot release` at `when`, and its forge requests.
-    fn release(&self, when: &str) -> (Released, Counting<LocalForge>) {
+    pub(crate) fn release(&self, when: &str) -> (Released, Counting<LocalForge>) {
         let ctx = self.ctx(when);
         let counted = self.forge(&ctx);
         let r =

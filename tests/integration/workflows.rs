@@ -41,8 +41,40 @@ fn generated() -> &'static [PathBuf] {
     })
 }
 
-/// Every workflow file plus the root `action.yml` plus the generated workflows, with their
-/// parsed YAML and raw text.
+/// The conformance workflow docs/github-setup.md tells people to add (the one the gate tests
+/// dispatch against the fake GitHub), written out once per test process: held to the same
+/// rules as the shipped workflows.
+fn documented() -> &'static Path {
+    static DOCUMENTED: OnceLock<PathBuf> = OnceLock::new();
+    DOCUMENTED.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("workflows-documented");
+        let wf = dir.join(".github/workflows");
+        std::fs::create_dir_all(&wf).unwrap();
+        let path = wf.join("conformance.yml");
+        std::fs::write(
+            &path,
+            crate::support::fake_github::actions::documented_conformance_workflow(),
+        )
+        .unwrap();
+        path
+    })
+}
+
+#[test]
+fn the_documented_conformance_workflow_lints_clean() {
+    let path = documented();
+    let dir = path.ancestors().nth(3).unwrap();
+    let file = path.strip_prefix(dir).unwrap().to_str().unwrap();
+    crate::deploy::lint(
+        "zizmor",
+        &["--offline", "--no-progress", "--persona=pedantic", file],
+        dir,
+    );
+    crate::deploy::lint("actionlint", &["-no-color", file], dir);
+}
+
+/// Every workflow file plus the root `action.yml` plus the generated workflows plus the
+/// documented conformance workflow, with their parsed YAML and raw text.
 fn documents() -> Vec<(PathBuf, Value, String)> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join(".github/workflows"))
         .expect(".github/workflows exists")
@@ -52,6 +84,7 @@ fn documents() -> Vec<(PathBuf, Value, String)> {
     paths.sort();
     paths.push(root().join("action.yml"));
     paths.extend(generated().iter().cloned());
+    paths.push(documented().to_path_buf());
     paths
         .into_iter()
         .map(|p| {

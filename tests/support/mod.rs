@@ -13,6 +13,7 @@ pub mod fake_github;
 pub mod forge_conformance;
 pub mod gotemplate;
 pub mod helm;
+pub mod read_log;
 pub mod registry;
 pub mod release;
 pub mod runner;

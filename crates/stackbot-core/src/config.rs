@@ -194,10 +194,8 @@ impl Default for UpstreamConfig {
             markers_url: "https://dl.k8s.io/release".into(),
             schedule_url: "https://raw.githubusercontent.com/kubernetes/website/main/data/releases/schedule.yaml"
                 .into(),
-            cve_feed_url:
-                "https://kubernetes.io/docs/reference/issues-security/official-cve-feed/index.json"
-                    .into(),
-            cve_record_url: "https://cveawg.mitre.org/api/cve/{id}".into(),
+            cve_feed_url: crate::upstream::cve::DEFAULT_FEED_URL.into(),
+            cve_record_url: crate::upstream::cve::DEFAULT_RECORD_URL.into(),
             token_env: "GITHUB_TOKEN".into(),
             snapshot: None,
             cache_dir: None,
@@ -249,7 +247,9 @@ pub struct GateConfig {
     /// GitHub: the workflow to dispatch (`workflow_dispatch`), by its file name in
     /// `.github/workflows/` (`conformance.yml`) or its numeric id. It is dispatched on the base
     /// branch with the inputs `candidate`, `candidate_version`, `stable_tag`, `attempt` and
-    /// `gate_id`; its `run-name` must contain `${{ inputs.gate_id }}`, and it uploads the result
+    /// `gate_id` (and, when `publish` lists `oci`, `candidate_oci` and `candidate_oci_digest`:
+    /// where the candidate is in the registry); its `run-name` must contain
+    /// `${{ inputs.gate_id }}`, and it uploads the result
     /// (JUnit XML or sonobuoy's results tarball) as the artifact named by `artifact`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
@@ -452,53 +452,27 @@ impl NodeImageRule {
     }
 }
 
+/// A `{name}` in a node-image pattern (an unclosed `{` is text).
+static PLACEHOLDER: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"\{([^}]*)\}").expect("static regex"));
+
 /// Substitute `{version}`, `{minor}` and variables in one pass, so a value containing braces
-/// is never expanded again.
+/// is never expanded again; an unknown placeholder stays as written.
 fn expand_pattern(pattern: &str, v: KubeVersion, vars: &BTreeMap<String, String>) -> String {
-    let mut out = String::with_capacity(pattern.len() + 16);
-    let mut rest = pattern;
-    while let Some(start) = rest.find('{') {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 1..];
-        match after.find('}') {
-            Some(end) => {
-                let key = &after[..end];
-                let value = match key {
-                    "version" => Some(v.to_string()),
-                    "minor" => Some(v.minor().to_string()),
-                    other => vars.get(other).cloned(),
-                };
-                match value {
-                    Some(val) => out.push_str(&val),
-                    None => {
-                        out.push('{');
-                        out.push_str(key);
-                        out.push('}');
-                    }
-                }
-                rest = &after[end + 1..];
-            }
-            None => {
-                out.push_str(&rest[start..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    let value = |c: &regex::Captures| match &c[1] {
+        "version" => v.to_string(),
+        "minor" => v.minor().to_string(),
+        other => vars.get(other).cloned().unwrap_or_else(|| c[0].to_string()),
+    };
+    PLACEHOLDER.replace_all(pattern, value).into_owned()
 }
 
 /// The placeholder names used in a pattern (`{ubuntu}` → `ubuntu`), for validation.
 fn placeholders(pattern: &str) -> Vec<&str> {
-    let mut found = Vec::new();
-    let mut rest = pattern;
-    while let Some(start) = rest.find('{') {
-        let after = &rest[start + 1..];
-        let Some(end) = after.find('}') else { break };
-        found.push(&after[..end]);
-        rest = &after[end + 1..];
-    }
-    found
+    PLACEHOLDER
+        .captures_iter(pattern)
+        .map(|c| c.get(1).map_or("", |m| m.as_str()))
+        .collect()
 }
 
 /// Variables that apply from a Kubernetes version on.
@@ -569,22 +543,11 @@ impl Serialize for VersionRule {
 
 impl<'de> Deserialize<'de> for VersionRule {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match VersionRuleMap::deserialize(d)? {
-            VersionRuleMap {
-                series: Some(v),
-                pin: None,
-                range: None,
-            } => Ok(VersionRule::Series(v)),
-            VersionRuleMap {
-                series: None,
-                pin: Some(v),
-                range: None,
-            } => Ok(VersionRule::Pin(v)),
-            VersionRuleMap {
-                series: None,
-                pin: None,
-                range: Some(v),
-            } => Ok(VersionRule::Range(v)),
+        let VersionRuleMap { series, pin, range } = VersionRuleMap::deserialize(d)?;
+        match (series, pin, range) {
+            (Some(v), None, None) => Ok(VersionRule::Series(v)),
+            (None, Some(v), None) => Ok(VersionRule::Pin(v)),
+            (None, None, Some(v)) => Ok(VersionRule::Range(v)),
             _ => Err(serde::de::Error::custom(
                 "a version rule needs exactly one of `series`, `pin` or `range`",
             )),

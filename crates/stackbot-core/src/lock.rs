@@ -204,35 +204,6 @@ impl Serialize for Lock {
     }
 }
 
-impl<'de> Deserialize<'de> for Lock {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let file = File::deserialize(d)?;
-        let mut lock = Lock::default();
-        for entry in file.release_sets {
-            let (set, release) = entry.into_parts();
-            if let Some(v) = release.filter(StackVersion::is_stable) {
-                lock.record_release(&set.stack, set.minor(), v.major);
-            }
-            lock.upsert(set);
-        }
-        for h in file.history {
-            lock.history.insert(
-                h.stack,
-                History {
-                    images: h.images,
-                    rows: h.rows,
-                    past_end_of_life: h
-                        .past_end_of_life
-                        .iter()
-                        .map(|m| m.parse::<Minor>().map_err(serde::de::Error::custom))
-                        .collect::<Result<_, _>>()?,
-                },
-            );
-        }
-        Ok(lock)
-    }
-}
-
 /// Where a merge left its conflict markers: the first line starting with `<<<<<<<`,
 /// `=======` or `>>>>>>>` (1-based). A lock is never guessed from a conflicted file.
 fn conflict_marker(text: &str) -> Option<usize> {
@@ -263,13 +234,19 @@ impl Lock {
 
     /// Parse lock text; `path` only names the file in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Lock, LockError> {
+        let bad = |line, message: String, hint| LockError::Parse {
+            path: path.to_path_buf(),
+            line,
+            message,
+            hint,
+        };
+        const GENERATED: &str = "the lock is generated: restore it from git";
         if let Some(line) = conflict_marker(text) {
-            return Err(LockError::Parse {
-                path: path.to_path_buf(),
-                line: Some(line),
-                message: "unresolved merge conflict (conflict marker)".into(),
-                hint: "resolve the conflict: keep one entry per stack and minor, and for `release:` the higher version of the two sides; then commit the lock",
-            });
+            return Err(bad(
+                Some(line),
+                "unresolved merge conflict (conflict marker)".into(),
+                "resolve the conflict: keep one entry per stack and minor, and for `release:` the higher version of the two sides; then commit the lock",
+            ));
         }
         let file: File = if text.trim().is_empty() {
             File {
@@ -277,37 +254,32 @@ impl Lock {
                 history: Vec::new(),
             }
         } else {
-            yaml_serde::from_str(text).map_err(|e| LockError::Parse {
-                path: path.to_path_buf(),
-                line: e.location().map(|l| l.line()),
-                message: e.to_string(),
-                hint: "the lock is generated: restore it from git or re-run `stackbot render --release-set FILE`",
+            yaml_serde::from_str(text).map_err(|e| {
+                bad(
+                    e.location().map(|l| l.line()),
+                    e.to_string(),
+                    "the lock is generated: restore it from git or re-run `stackbot render --release-set FILE`",
+                )
             })?
         };
         let mut sorted = Lock::default();
         for entry in file.release_sets {
             let (set, release) = entry.into_parts();
-            if sorted.get(&set.stack, set.minor()).is_some() {
-                return Err(LockError::Parse {
-                    path: path.to_path_buf(),
-                    line: None,
-                    message: format!("two release sets for {} {}", set.stack, set.minor()),
-                    hint: "keep one release set per stack and minor",
-                });
+            let (stack, minor) = (&set.stack, set.minor());
+            if sorted.get(stack, minor).is_some() {
+                let message = format!("two release sets for {stack} {minor}");
+                return Err(bad(
+                    None,
+                    message,
+                    "keep one release set per stack and minor",
+                ));
             }
             match release {
-                Some(v) if v.is_stable() => sorted.record_release(&set.stack, set.minor(), v.major),
+                Some(v) if v.is_stable() => sorted.record_release(stack, minor, v.major),
                 Some(v) => {
-                    return Err(LockError::Parse {
-                        path: path.to_path_buf(),
-                        line: None,
-                        message: format!(
-                            "{} {}: `release: {v}` is not a stable version (`v<N>`)",
-                            set.stack,
-                            set.minor()
-                        ),
-                        hint: "the lock is generated: restore it from git",
-                    });
+                    let message =
+                        format!("{stack} {minor}: `release: {v}` is not a stable version (`v<N>`)");
+                    return Err(bad(None, message, GENERATED));
                 }
                 None => {}
             }
@@ -315,12 +287,8 @@ impl Lock {
         }
         for h in file.history {
             if sorted.history.contains_key(&h.stack) {
-                return Err(LockError::Parse {
-                    path: path.to_path_buf(),
-                    line: None,
-                    message: format!("two history entries for {}", h.stack),
-                    hint: "keep one history entry per stack",
-                });
+                let message = format!("two history entries for {}", h.stack);
+                return Err(bad(None, message, "keep one history entry per stack"));
             }
             let mut history = History::default();
             for known in h.images {
@@ -329,11 +297,9 @@ impl Lock {
             history.rows = h.rows;
             history.rows.sort_by_key(|r| r.kubernetes);
             for m in h.past_end_of_life {
-                let minor = m.parse::<Minor>().map_err(|e| LockError::Parse {
-                    path: path.to_path_buf(),
-                    line: None,
-                    message: format!("history of {}: `past_end_of_life: {m}`: {e}", h.stack),
-                    hint: "the lock is generated: restore it from git",
+                let minor = m.parse::<Minor>().map_err(|e| {
+                    let message = format!("history of {}: `past_end_of_life: {m}`: {e}", h.stack);
+                    bad(None, message, GENERATED)
                 })?;
                 history.past_end_of_life.insert(minor);
             }

@@ -1049,22 +1049,10 @@ pub fn diff_trees(old: &FileTree, new: &FileTree, label: &str) -> String {
         } else {
             "/dev/null".to_string()
         };
-        let empty: &[u8] = &[];
-        match (
-            std::str::from_utf8(a.map_or(empty, |v| v)),
-            std::str::from_utf8(b.map_or(empty, |v| v)),
-        ) {
-            (Ok(at), Ok(bt)) => {
-                let diff = similar::TextDiff::from_lines(at, bt);
-                out.push_str(
-                    &diff
-                        .unified_diff()
-                        .context_radius(3)
-                        .header(&a_name, &b_name)
-                        .to_string(),
-                );
-            }
-            _ => out.push_str(&format!("Binary files {a_name} and {b_name} differ\n")),
+        let (at, bt) = (a.map_or(&[][..], |v| v), b.map_or(&[][..], |v| v));
+        match crate::report::from_plan::unified(&a_name, &b_name, at, bt) {
+            Some(diff) => out.push_str(&diff),
+            None => out.push_str(&format!("Binary files {a_name} and {b_name} differ\n")),
         }
     }
     out

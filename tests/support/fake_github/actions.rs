@@ -45,19 +45,55 @@ impl FakeGithub {
         inputs: &[&str],
         run_name: Option<&str>,
     ) -> u64 {
+        let inputs: BTreeMap<String, bool> = inputs.iter().map(|i| (i.to_string(), true)).collect();
+        self.add_workflow_declaring(full, file, name, inputs, run_name)
+    }
+
+    /// [`FakeGithub::add_workflow`] with `inputs` as name → required.
+    pub fn add_workflow_declaring(
+        &self,
+        full: &str,
+        file: &str,
+        name: &str,
+        inputs: BTreeMap<String, bool>,
+        run_name: Option<&str>,
+    ) -> u64 {
         let id = self.shared.state.lock().unwrap().next_id();
         self.actions(full, |repo, seq| {
             repo.actions.workflows.push(Workflow {
                 id,
                 path: format!(".github/workflows/{file}"),
                 name: name.into(),
-                inputs: inputs.iter().map(|i| (i.to_string(), true)).collect(),
+                inputs,
                 run_name: run_name.map(str::to_string),
                 dispatchable: true,
                 seq,
             });
         });
         id
+    }
+
+    /// Give `full` the conformance workflow docs/github-setup.md tells people to add, as
+    /// `.github/workflows/conformance.yml`: its name, `run-name` and `workflow_dispatch`
+    /// inputs (with their `required`) read from the documentation, so every dispatch of a
+    /// test using it is checked against what the documentation declares.
+    pub fn add_documented_conformance_workflow(&self, full: &str) -> u64 {
+        let doc: serde_json::Value = yaml_serde::from_str(&documented_conformance_workflow())
+            .expect("the documented conformance workflow is YAML");
+        let inputs: BTreeMap<String, bool> = doc
+            .pointer("/on/workflow_dispatch/inputs")
+            .and_then(|i| i.as_object())
+            .expect("it declares workflow_dispatch inputs")
+            .iter()
+            .map(|(k, v)| (k.clone(), v["required"].as_bool().unwrap_or(false)))
+            .collect();
+        self.add_workflow_declaring(
+            full,
+            "conformance.yml",
+            doc["name"].as_str().expect("it has a name"),
+            inputs,
+            doc["run-name"].as_str(),
+        )
     }
 
     /// Whether a dispatch asking for `return_run_details` is answered with the run (`200`,
@@ -187,4 +223,26 @@ pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
         w.write_all(bytes).unwrap();
     }
     w.finish().unwrap().into_inner()
+}
+
+/// The conformance workflow docs/github-setup.md shows (the YAML block of its section "The
+/// conformance workflow").
+pub fn documented_conformance_workflow() -> String {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/github-setup.md"),
+    )
+    .expect("docs/github-setup.md");
+    let section = text
+        .split_once("### The conformance workflow")
+        .expect("docs/github-setup.md has the section")
+        .1;
+    let block = section
+        .split_once("```yaml\n")
+        .expect("the section shows a workflow")
+        .1;
+    block
+        .split_once("```")
+        .expect("the block ends")
+        .0
+        .to_string()
 }

@@ -87,12 +87,6 @@ pub struct Deadlines {
 }
 
 impl Deadlines {
-    /// The governing rule, with its clock.
-    pub fn governing_rule(&self) -> Option<&Reason> {
-        let governing = self.governing?;
-        self.rules.iter().find(|r| r.rule == governing)
-    }
-
     /// `2026-05-16 (15 days left, for v1.34.7)`, `2026-04-29 (2 days overdue, critical CVE,
     /// for v1.34.7)`, `2025-12-25 (127 days overdue, 1.34 minor window)`: the governing
     /// deadline in the words every surface uses (`status`, the `release` summary, release

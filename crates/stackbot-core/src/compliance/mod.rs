@@ -255,14 +255,6 @@ impl Scs0210 {
         out
     }
 
-    /// The reason whose deadline comes first (the deadline that applies now).
-    pub fn applying(&self) -> Option<&Reason> {
-        self.reasons
-            .iter()
-            .filter(|r| r.deadline.is_some())
-            .min_by_key(|r| r.deadline)
-    }
-
     /// The critical-CVE reason, when one applies.
     pub fn critical_cve(&self) -> Option<&Reason> {
         self.reasons.iter().find(|r| r.rule == Rule::CriticalCve)

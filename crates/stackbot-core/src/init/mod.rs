@@ -227,7 +227,13 @@ pub fn compare(
                 None => Change::Create,
                 Some(old) if &old == bytes => Change::Unchanged,
                 Some(old) => Change::Update {
-                    diff: unified(path, &old, bytes),
+                    diff: crate::report::from_plan::unified(
+                        &format!("a/{path}"),
+                        &format!("b/{path}"),
+                        &old,
+                        bytes,
+                    )
+                    .unwrap_or_default(),
                 },
             };
             FileChange {
@@ -237,18 +243,6 @@ pub fn compare(
             }
         })
         .collect()
-}
-
-/// The unified diff from `old` to `new` for `path` (empty when either is not UTF-8).
-pub fn unified(path: &str, old: &[u8], new: &[u8]) -> String {
-    match (std::str::from_utf8(old), std::str::from_utf8(new)) {
-        (Ok(a), Ok(b)) => similar::TextDiff::from_lines(a, b)
-            .unified_diff()
-            .context_radius(3)
-            .header(&format!("a/{path}"), &format!("b/{path}"))
-            .to_string(),
-        _ => String::new(),
-    }
 }
 
 /// `.gitignore` with the answer cache's folder ignored: the lines as they are plus

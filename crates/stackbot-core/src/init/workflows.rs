@@ -7,7 +7,7 @@
 //! changes one line here. The text is generated, not templated by the user: the same inputs
 //! always give the same bytes (re-running `init` shows no diff).
 
-use super::{ActionPin, Setup};
+use super::Setup;
 
 /// A third-party action the generated workflows use, pinned like every action in stackbot's
 /// own workflows (full commit SHA, version comment). One table, so a bump is one edit and
@@ -375,9 +375,4 @@ fn yaml_str(s: &str) -> String {
     } else {
         serde_json::to_string(s).expect("strings serialize")
     }
-}
-
-/// The action this stackbot pins, as written after `uses:`.
-pub fn action_uses(pin: &ActionPin) -> String {
-    pin.uses()
 }

@@ -36,11 +36,6 @@ pub fn deadline(version: KubeVersion, published_at: Option<DateTime<Utc>>) -> Op
     })
 }
 
-/// The last day a new minor may go unoffered, counted from its first GA release.
-pub fn minor_deadline(first_published: Option<DateTime<Utc>>) -> Option<NaiveDate> {
-    first_published.and_then(|p| p.date_naive().checked_add_days(Days::new(MINOR_DAYS)))
-}
-
 /// Whether `today` is still in time for `deadline`: the deadline's own day is. The one home
 /// of that question (SCS 0210 gives "31 days"; the standard's test fails a patch once it is
 /// *older than* the window at midnight of the day it checks, so the last day of the window

@@ -443,15 +443,6 @@ pub fn up_to_date(desired: &Desired, latest: Option<&Latest>) -> bool {
     }
 }
 
-/// The files of `tree` under `dir/`, relative to it.
-pub fn subtree(tree: &FileTree, dir: &str) -> FileTree {
-    let prefix = format!("{}/", dir.trim_end_matches('/'));
-    tree.range(prefix.clone()..)
-        .take_while(|(k, _)| k.starts_with(&prefix))
-        .map(|(k, v)| (k[prefix.len()..].to_string(), v.clone()))
-        .collect()
-}
-
 /// The changes turning `base` (under `path`) into `want`.
 pub fn tree_changes(path: &str, base: &FileTree, want: &FileTree) -> FileChanges {
     let mut ch = FileChanges::new();

@@ -8,7 +8,23 @@ use crate::model::FileTree;
 use crate::plan::Plan;
 use crate::tenants::plan::{Action, TenantPlan};
 
-use super::preview::{FileDiff, Preview, PreviewRelease, StackDiff, TenantLine};
+use super::preview::{FileDiff, Preview, PreviewRelease, TenantLine};
+
+/// The unified diff (three lines of context) from `old` to `new` under the headers given: the
+/// one diff format of every preview, `--check` and `init`; `None` when either is not UTF-8.
+pub fn unified(a_name: &str, b_name: &str, old: &[u8], new: &[u8]) -> Option<String> {
+    let (a, b) = (
+        std::str::from_utf8(old).ok()?,
+        std::str::from_utf8(new).ok()?,
+    );
+    let diff = similar::TextDiff::from_lines(a, b);
+    Some(
+        diff.unified_diff()
+            .context_radius(3)
+            .header(a_name, b_name)
+            .to_string(),
+    )
+}
 
 /// One unified diff per changed file between two trees, paths shown under `prefix`.
 /// Binary files get an empty diff (the renderer says "binary change").
@@ -28,24 +44,15 @@ pub fn tree_diffs(prefix: &str, before: &FileTree, after: &FileTree) -> Vec<File
             continue;
         }
         let full = join(path);
-        let empty: &[u8] = &[];
-        let unified = match (
-            std::str::from_utf8(a.map_or(empty, |v| v)),
-            std::str::from_utf8(b.map_or(empty, |v| v)),
-        ) {
-            (Ok(at), Ok(bt)) => similar::TextDiff::from_lines(at, bt)
-                .unified_diff()
-                .context_radius(3)
-                .header(
-                    &a.map_or("/dev/null".to_string(), |_| format!("a/{full}")),
-                    &b.map_or("/dev/null".to_string(), |_| format!("b/{full}")),
-                )
-                .to_string(),
-            _ => String::new(),
-        };
+        let unified = unified(
+            &a.map_or("/dev/null".to_string(), |_| format!("a/{full}")),
+            &b.map_or("/dev/null".to_string(), |_| format!("b/{full}")),
+            a.map_or(&[], |v| v),
+            b.map_or(&[], |v| v),
+        );
         out.push(FileDiff {
             path: full,
-            unified,
+            unified: unified.unwrap_or_default(),
         });
     }
     out
@@ -67,14 +74,8 @@ pub fn preview(plan: &Plan, commit: Option<String>) -> Preview {
             assets: r.assets.iter().map(|a| a.name.clone()).collect(),
         })
         .collect();
-    let diffs = plan
-        .releases
-        .iter()
-        .map(|r| StackDiff {
-            stack: r.stack.clone(),
-            minor: r.minor.clone(),
-            files: tree_diffs(&r.path, &r.base_files, &r.rendered),
-        })
+    let diffs = super::text::release_diffs(plan)
+        .into_iter()
         .filter(|d| !d.files.is_empty())
         .collect();
     let mut notes: Vec<String> = plan

@@ -301,7 +301,7 @@ pub fn series_tail(series: &[crate::status::StackStatus], what: &str) -> String 
     if !waits.is_empty() {
         let _ = write!(out, ", waits for {}", waits.join(", "));
     }
-    if let Some(d) = crate::report::status::deadline_words(st) {
+    if let Some(d) = st.deadlines.words() {
         let _ = write!(out, "; SCS 0210 deadline {d}");
     }
     out

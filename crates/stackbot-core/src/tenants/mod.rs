@@ -32,6 +32,17 @@ pub enum TenantsError {
         /// boxed here; it is still the `source` of the chain the exit code is classified by.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The Kubernetes version of the newest release of a series cannot be read (its notes name
+    /// none and its `metadata.yaml` does not download): no tenant is offered anything rather
+    /// than a plan made without that release (docs/status.md). Transient, like the forge's
+    /// error it carries.
+    #[error(
+        "release {release}: metadata.yaml could not be read ({source}); no tenant is proposed anything until it can be"
+    )]
+    Metadata {
+        release: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// The newest release per stack × minor once `planned` are published (stacks nobody follows

@@ -11,6 +11,6 @@ pub mod publish;
 pub mod registry;
 pub mod target;
 
-pub use publish::Publisher;
+pub use publish::{Held, Publisher};
 pub use registry::Registry;
 pub use target::{Credentials, OciTarget};

@@ -68,6 +68,14 @@ pub fn for_run(
     Ok((settings, publisher))
 }
 
+/// What a tag holds: each file's sha256 (its layer, by title) and the manifest's digest (our
+/// own hash of its bytes), which pins exactly these bytes whatever the tag says later.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub layers: std::collections::BTreeMap<String, String>,
+    pub digest: String,
+}
+
 /// A connected OCI target plus the run's settings.
 #[derive(Debug)]
 pub struct Publisher {
@@ -141,16 +149,13 @@ impl Publisher {
         })
     }
 
-    /// What the registry holds under `tag`, as the sha256 of each file (one manifest read, no
-    /// blob): `None` when the tag does not exist.
-    pub fn layers(
-        &self,
-        tag: &str,
-    ) -> Result<Option<std::collections::BTreeMap<String, String>>, OciError> {
-        Ok(self
-            .registry
-            .manifest(tag)?
-            .map(|(json, _)| super::manifest::layer_sha256s(&json)))
+    /// What the registry holds under `tag` (one manifest read, no blob): `None` when the tag
+    /// does not exist.
+    pub fn held(&self, tag: &str) -> Result<Option<Held>, OciError> {
+        Ok(self.registry.manifest(tag)?.map(|(json, digest)| Held {
+            layers: super::manifest::layer_sha256s(&json),
+            digest,
+        }))
     }
 
     /// `<registry>/<repository>:<tag>`, the reference CSO and `oras pull` use.

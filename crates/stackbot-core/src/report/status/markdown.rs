@@ -7,7 +7,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{deadline_words, gantt, headline, lists_words, pull_words, waiting_short};
+use super::{gantt, headline, lists_words, pull_words, waiting_short};
 use crate::compliance::{ReasonState, Scs0210, Verdict};
 use crate::report::markdown::{BODY_MAX, Block, escape_inline, fit, fit_body, table};
 use crate::report::verdict::cve_link;
@@ -82,7 +82,7 @@ fn stack_row(r: &StackStatus) -> Vec<String> {
                 .map(|s| format!("steps over {}: {}", s.patch, escape_inline(&s.reason))),
         )
         .collect();
-    let deadline = match deadline_words(r) {
+    let deadline = match r.deadlines.words() {
         Some(d) if r.overdue => format!("**{}**", escape_inline(&d)),
         Some(d) => escape_inline(&d),
         None => "—".into(),

@@ -9,7 +9,7 @@ mod gantt;
 pub mod markdown;
 pub mod text;
 
-use crate::status::{StackStatus, Status, TenantPull, TenantStatus, WaitingFor, WaitingKind};
+use crate::status::{Status, TenantPull, TenantStatus, WaitingFor, WaitingKind};
 
 pub use markdown::{dashboard_body, markdown};
 pub use text::text;
@@ -31,12 +31,6 @@ pub fn outputs(s: &Status) -> [(&'static str, &'static str); 2] {
         (_, false) => "false",
     };
     [("compliant", compliant), ("verdict", verdict.word())]
-}
-
-/// `2026-05-16 (15 days left)`, `2026-04-16 (15 days overdue)`, `2026-05-01 (due today)`.
-pub fn deadline_words(s: &StackStatus) -> Option<String> {
-    // The one wording of the one model: the release summary and the notes use it too.
-    s.deadlines.words()
 }
 
 /// What one waiting item is, briefly (the detail says where to look).

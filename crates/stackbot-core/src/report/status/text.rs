@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use chrono::NaiveDate;
 
-use super::{deadline_words, headline, lists_words, pull_words, waiting_short};
+use super::{headline, lists_words, pull_words, waiting_short};
 use crate::report::text::columns;
 use crate::status::{StackState, StackStatus, Status, TenantStatus};
 
@@ -76,7 +76,7 @@ fn stack_row(r: &StackStatus) -> Vec<String> {
             )
         }),
         state,
-        deadline_words(r).unwrap_or_else(|| "-".into()),
+        r.deadlines.words().unwrap_or_else(|| "-".into()),
         dash(r.end_of_life),
         r.scs0210.verdict.word().to_string(),
     ]
