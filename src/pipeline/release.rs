@@ -51,13 +51,14 @@ pub fn target(ctx: &Context) -> Result<Target, Error> {
             fc.repository
         ))
     })?;
-    let (oci_settings, oci) = crate::oci::publish::for_run(&loaded.config, ctx.today, |k| {
-        ctx.env.get(k).map(str::to_string)
-    })
-    .map_err(|e| Error::InConfig {
-        path: loaded.path.display().to_string(),
-        inner: Box::new(Error::Oci(e)),
-    })?;
+    let (oci_settings, oci) =
+        crate::oci::publish::for_run(&loaded.config, ctx.today, ctx.clock.clone(), |k| {
+            ctx.env.get(k).map(str::to_string)
+        })
+        .map_err(|e| Error::InConfig {
+            path: loaded.path.display().to_string(),
+            inner: Box::new(Error::Oci(e)),
+        })?;
     Ok(Target {
         repo,
         base_branch: fc.base_branch.clone(),

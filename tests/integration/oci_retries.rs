@@ -137,3 +137,36 @@ fn a_4xx_is_a_definite_answer_and_not_retried() {
     assert!(registry.list_tags().is_err());
     assert_eq!(statuses(&proxy.take(), "GET", "/tags/list"), vec![400]);
 }
+
+#[test]
+fn the_publisher_a_run_builds_waits_on_the_runs_clock_before_a_retry() {
+    // The publisher `release` builds (`oci::publish::for_run`) carries the run's clock, so a
+    // retry waits (backs off) on it: never sent back to back to a registry that is failing.
+    let reg = TestRegistry::start();
+    let proxy = CountingProxy::start(&reg.addr);
+    let config = yaml_serde::from_str::<stackbot::config::Config>(&format!(
+        "stacks: []\npublish: [oci]\noci:\n  registry: \"{0}\"\n  repository: \"{0}/kaas/cluster-stacks\"\n  plain_http: true\n",
+        proxy.addr
+    ))
+    .unwrap();
+    let day = chrono::NaiveDate::from_ymd_opt(2026, 5, 1).unwrap();
+    let start = day.and_hms_opt(0, 0, 0).unwrap().and_utc();
+    let clock = std::sync::Arc::new(stackbot::clock::ManualClock::new(start));
+    let (_, publisher) =
+        stackbot::oci::publish::for_run(&config, day, clock.clone(), |_| None).unwrap();
+    let publisher = publisher.expect("publish lists oci");
+
+    proxy.fail_once("GET", "/manifests/", Fault::Status(503));
+    publisher.publish(TAG, &release()).unwrap();
+    assert_eq!(
+        statuses(&proxy.take(), "GET", "/manifests/")[..2],
+        [503, 404],
+        "the 503, then its one retry"
+    );
+    use stackbot::clock::Clock;
+    assert!(
+        clock.now() > start,
+        "the retry waited on the run's clock (it stands at {})",
+        clock.now()
+    );
+}

@@ -106,7 +106,13 @@ fn target_publishing(reg: Option<&TestRegistry>, publish: &str) -> Target {
     });
     let now = chrono::NaiveDate::from_ymd_opt(2026, 5, 1).unwrap();
     let (oci_settings, publisher) = match &config {
-        Some(c) => stackbot::oci::publish::for_run(c, now, |_| None).unwrap(),
+        Some(c) => stackbot::oci::publish::for_run(
+            c,
+            now,
+            crate::support::release::manual_clock(now),
+            |_| None,
+        )
+        .unwrap(),
         None => (None, None),
     };
     Target {

@@ -31,7 +31,13 @@ fn target(reg: &TestRegistry) -> Target {
     ))
     .unwrap();
     let now = chrono::NaiveDate::from_ymd_opt(2026, 5, 1).unwrap();
-    let (settings, publisher) = stackbot::oci::publish::for_run(&config, now, |_| None).unwrap();
+    let (settings, publisher) = stackbot::oci::publish::for_run(
+        &config,
+        now,
+        crate::support::release::manual_clock(now),
+        |_| None,
+    )
+    .unwrap();
     Target {
         repo: repo(),
         base_branch: "main".into(),

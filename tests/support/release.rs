@@ -141,3 +141,11 @@ pub fn desired(k8s: &str, ccm: &str) -> Desired {
 pub fn two_minors() -> Vec<Desired> {
     vec![desired("v1.33.10", "2.33.1"), desired("v1.34.7", "2.34.2")]
 }
+
+/// The run's clock for the publisher, standing at midnight of `day`: a retry's wait moves it
+/// instead of sleeping.
+pub fn manual_clock(day: chrono::NaiveDate) -> stackbot::clock::SharedClock {
+    std::sync::Arc::new(stackbot::clock::ManualClock::new(
+        day.and_hms_opt(0, 0, 0).unwrap().and_utc(),
+    ))
+}

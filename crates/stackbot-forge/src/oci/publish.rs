@@ -58,13 +58,17 @@ fn plan_settings(
 /// The OCI parts of `apply::Target` for a run: `(settings.oci, oci)`, both `None` unless
 /// `publish` lists `oci`. The CLI calls this once with `|k| std::env::var(k).ok()`; errors
 /// are invalid input ([`OciError::is_invalid_input`]) except a failing client setup.
+/// `clock` is the run's: the registry's retries wait on it and a call's retries are bounded
+/// by it (without one, a retry would go out at once and a `429` be repeated back to back).
 pub fn for_run(
     config: &Config,
     now: chrono::NaiveDate,
+    clock: stackbot_core::clock::SharedClock,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<(Option<OciPlanSettings>, Option<std::sync::Arc<Publisher>>), OciError> {
     let settings = plan_settings(config, now, &env)?;
-    let publisher = Publisher::from_config(config, now, &env)?.map(std::sync::Arc::new);
+    let publisher = Publisher::from_config(config, now, &env)?
+        .map(|p| std::sync::Arc::new(p.with_clock(clock)));
     Ok((settings, publisher))
 }
 
@@ -98,6 +102,12 @@ impl Publisher {
             registry: Registry::connect(target)?,
             created: created_for(oci, now),
         }))
+    }
+
+    /// Wait between the registry's retries on the run's `clock` ([`Registry::with_clock`]).
+    pub fn with_clock(mut self, clock: stackbot_core::clock::SharedClock) -> Self {
+        self.registry = self.registry.with_clock(clock);
+        self
     }
 
     /// The underlying registry (pull, verify, list).
