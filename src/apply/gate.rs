@@ -326,6 +326,11 @@ impl Dispatch<'_> {
     /// `candidate_oci_digest`); sent only then, so a workflow of a stack that does not
     /// publish to OCI need not declare them.
     pub fn inputs(&self) -> std::collections::BTreeMap<String, String> {
+        self.inputs_with(self.oci)
+    }
+
+    /// [`Dispatch::inputs`] with the registry's inputs from `oci` (none without).
+    fn inputs_with(&self, oci: Option<&InOci>) -> std::collections::BTreeMap<String, String> {
         let version = crate::model::ReleaseName::parse(&self.candidate.tag)
             .map(|n| n.version.dot())
             .unwrap_or_default();
@@ -340,7 +345,7 @@ impl Dispatch<'_> {
             ),
         ]
         .into_iter()
-        .chain(self.oci.into_iter().flat_map(|o| {
+        .chain(oci.into_iter().flat_map(|o| {
             [
                 ("candidate_oci", o.reference.clone()),
                 ("candidate_oci_digest", o.digest.clone()),
@@ -363,15 +368,21 @@ impl Dispatch<'_> {
 /// given up) is not recorded: the claim stays unacknowledged and is started again after the
 /// grace, without using up the attempt. The dispatch is sent by [`gate::dispatch_deadline`]
 /// or not at all, so it never goes out after an overlapping run may have started it again.
+///
+/// A workflow written before the registry inputs existed does not declare `candidate_oci`
+/// and `candidate_oci_digest`, and GitHub refuses a dispatch carrying them (422 `Unexpected
+/// inputs provided`): that dispatch is sent once more without them, and the warning returned
+/// (for the plan, so the job summary shows it) says to declare them. Any other refusal fails
+/// as before.
 pub fn dispatch(
     forge: &dyn Forge,
     repo: &RepoRef,
     d: &Dispatch<'_>,
     out: &mut Outcome,
-) -> Result<(), ApplyError> {
+) -> Result<Option<String>, ApplyError> {
     if !claim(forge, repo, d.candidate, &d.attempt, out)? {
         // Another run dispatched this start: its run is found by its gate_id.
-        return Ok(());
+        return Ok(None);
     }
     let sent = |unanswered: Option<String>| gate::DispatchRecord {
         attempt: d.attempt.attempt,
@@ -379,7 +390,29 @@ pub fn dispatch(
         unanswered,
     };
     let send_by = gate::dispatch_deadline(d.attempt.started_at);
-    let run = match forge.dispatch_workflow(repo, d.workflow, d.git_ref, &d.inputs(), send_by) {
+    let send = |oci: Option<&InOci>| {
+        forge.dispatch_workflow(repo, d.workflow, d.git_ref, &d.inputs_with(oci), send_by)
+    };
+    let mut warning = None;
+    let answer = match send(d.oci) {
+        Err(ForgeError::Rejected { reason, .. })
+            if d.oci.is_some() && only_registry_inputs_refused(&reason) =>
+        {
+            // GitHub validates the inputs before it starts anything: a 422 means no run was
+            // started (like `NotSent`), so this second dispatch cannot start a second run.
+            let w = format!(
+                "workflow `{}` of {repo} does not declare the inputs `candidate_oci` and \
+                 `candidate_oci_digest`, so the test of {} was dispatched without the \
+                 candidate's registry reference; declare them in its `workflow_dispatch` \
+                 (optional inputs, see docs/github-setup.md)",
+                d.workflow, d.candidate.tag
+            );
+            warning = Some(w);
+            send(None)
+        }
+        other => other,
+    };
+    let run = match answer {
         Ok(run) => run,
         Err(e @ ForgeError::Transient { .. }) => {
             let why = "the dispatch's answer was lost (a transient failure): it may have \
@@ -390,16 +423,21 @@ pub fn dispatch(
         Err(e) => return Err(e.into()),
     };
     out.actions.push(format!(
-        "dispatch workflow {} on {} for conformance test attempt {} of {}{}{}",
+        "dispatch workflow {} on {} for conformance test attempt {} of {}{}{}{}",
         d.workflow,
         d.git_ref,
         d.attempt.attempt,
         d.candidate.tag,
         again(&d.attempt),
-        run.map(|id| format!(" (run {id})")).unwrap_or_default()
+        run.map(|id| format!(" (run {id})")).unwrap_or_default(),
+        if warning.is_some() {
+            " without the registry inputs (the workflow does not declare them)"
+        } else {
+            ""
+        }
     ));
     let Some(run_id) = run else {
-        return record_dispatch(forge, repo, d.candidate, &sent(None), out);
+        return record_dispatch(forge, repo, d.candidate, &sent(None), out).map(|()| warning);
     };
     let run = gate::RunRecord {
         attempt: d.attempt.attempt,
@@ -408,9 +446,35 @@ pub fn dispatch(
     };
     // The run's record failed to upload: the dispatch record still acknowledges the dispatch
     // (best effort), so a run that is not found later is lost rather than started again.
-    record_run(forge, repo, d.candidate, &run, out).inspect_err(|_| {
-        let _ = record_dispatch(forge, repo, d.candidate, &sent(None), out);
-    })
+    record_run(forge, repo, d.candidate, &run, out)
+        .inspect_err(|_| {
+            let _ = record_dispatch(forge, repo, d.candidate, &sent(None), out);
+        })
+        .map(|()| warning)
+}
+
+/// The registry's inputs, which a workflow predating them may not declare.
+const REGISTRY_INPUTS: [&str; 2] = ["candidate_oci", "candidate_oci_digest"];
+
+/// Whether a refused dispatch's `reason` is GitHub's 422 `Unexpected inputs provided:
+/// ["candidate_oci", ...]` naming only [`REGISTRY_INPUTS`]: then the dispatch without them
+/// is what the workflow accepts. Any other input refused is another mistake, not fixed here.
+fn only_registry_inputs_refused(reason: &str) -> bool {
+    let Some(listed) = reason
+        .contains("answered 422")
+        .then(|| reason.split_once("Unexpected inputs provided: ["))
+        .flatten()
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(listed, _)| listed)
+    else {
+        return false;
+    };
+    let names: Vec<&str> = listed
+        .split(',')
+        .map(|n| n.trim().trim_matches('"'))
+        .filter(|n| !n.is_empty())
+        .collect();
+    !names.is_empty() && names.iter().all(|n| REGISTRY_INPUTS.contains(n))
 }
 
 /// Record that an attempt's dispatch was sent (kept when already recorded).
@@ -467,6 +531,28 @@ pub fn cancel_run(forge: &dyn Forge, repo: &RepoRef, run_id: u64) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only GitHub's 422 naming nothing but the registry inputs is retried without them.
+    #[test]
+    fn only_a_refusal_of_the_registry_inputs_alone_is_sent_again_without_them() {
+        let answered = |m: &str| format!("GitHub answered 422 Unprocessable Entity: {m} ");
+        for yes in [
+            r#"Unexpected inputs provided: ["candidate_oci", "candidate_oci_digest"]"#,
+            r#"Unexpected inputs provided: ["candidate_oci_digest"]"#,
+        ] {
+            assert!(only_registry_inputs_refused(&answered(yes)), "{yes}");
+        }
+        for no in [
+            answered(r#"Unexpected inputs provided: ["candidate_oci", "gate_id"]"#),
+            answered(r#"Unexpected inputs provided: []"#),
+            answered("Required input 'candidate_oci' not provided"),
+            answered("No ref found for: main"),
+            r#"GitHub answered 400 Bad Request: Unexpected inputs provided: ["candidate_oci"]"#
+                .to_string(),
+        ] {
+            assert!(!only_registry_inputs_refused(&no), "{no}");
+        }
+    }
 
     /// A pid that cannot be written: the test does not run, and the attempt is not read as a
     /// failed test (no `exit`) but as gone, so it counts as lost.

@@ -40,6 +40,8 @@ pub struct Gated {
     /// The planned release is the release pull request, before the merge (pull-request
     /// mode): tested while it is open, never held back.
     pub proposal: bool,
+    /// What this run's gate warns of (a workflow refusing the registry inputs), for the plan.
+    pub warnings: Vec<String>,
 }
 
 impl Gated {
@@ -109,6 +111,11 @@ struct Round<'r> {
     seen: Option<&'r observe::gate::RunnerSeen>,
     /// Where it is in the registry (the manifest this round compared with the planned
     /// assets), when `publish` lists `oci` and the tag is there.
+    ///
+    /// `None` with the registry as a target (the tag is not there) starts a test without the
+    /// registry inputs, which would test nothing pullable. That never happens: [`gate::decide`]
+    /// answers [`Decision::Publish`] (push it again) while the registry is
+    /// [`InRegistry::Missing`], never [`Decision::Start`]; the start site asserts it.
     oci: Option<apply::gate::InOci>,
     now: DateTime<Utc>,
 }
@@ -141,6 +148,7 @@ impl One<'_> {
             url: None,
             decision: Decision::Publish,
             proposal: false,
+            warnings: Vec::new(),
         };
         for round in 0..ROUNDS {
             let repo = &self.target.repo;
@@ -198,7 +206,7 @@ impl One<'_> {
                     }),
                 now,
             };
-            if !self.act(&cand, &decision, &round, out)? {
+            if !self.act(&cand, &decision, &round, (out, &mut gated.warnings))? {
                 break;
             }
         }
@@ -229,14 +237,15 @@ impl One<'_> {
         }
     }
 
-    /// Start attempt `attempt`: dispatch the workflow, or run the command.
+    /// Start attempt `attempt`: dispatch the workflow, or run the command. What the plan
+    /// should warn of (a workflow that does not declare the registry inputs).
     fn start(
         &self,
         cand: &str,
         (rel, oci): (&ReleaseInfo, Option<&apply::gate::InOci>),
         attempt: gate::Attempt,
         out: &mut Outcome,
-    ) -> Result<(), Error> {
+    ) -> Result<Option<String>, Error> {
         let (forge, repo) = (self.forge, &self.target.repo);
         let stable = self.stable.to_string();
         if let Some(workflow) = &self.cfg.workflow {
@@ -268,7 +277,7 @@ impl One<'_> {
             },
             out,
         )?;
-        Ok(())
+        Ok(None)
     }
 
     /// The evidence of an ended attempt; an attempt that overran the timeout is stopped first.
@@ -337,12 +346,13 @@ impl One<'_> {
     }
 
     /// Carry out `decision`; `false` when there is nothing to do (it waits or is final).
+    /// What the plan should warn of is added to `warnings`.
     fn act(
         &self,
         cand: &str,
         decision: &Decision,
         round: &Round<'_>,
-        out: &mut Outcome,
+        (out, warnings): (&mut Outcome, &mut Vec<String>),
     ) -> Result<bool, Error> {
         let Round { rel, seen, now, .. } = *round;
         let (forge, repo) = (self.forge, &self.target.repo);
@@ -354,13 +364,19 @@ impl One<'_> {
         match decision {
             Decision::Publish => self.publish(cand, out)?,
             Decision::Start { attempt, start } => {
+                // `decide` never starts a test while the registry lacks the candidate (see
+                // `Round::oci`), so a target registry always gives the test its inputs.
+                debug_assert!(
+                    self.oci.is_none() || round.oci.is_some(),
+                    "a test of {cand} starts while the registry does not hold it"
+                );
                 let rel = rel.ok_or_else(missing)?;
                 let attempt = gate::Attempt {
                     attempt: *attempt,
                     started_at: now,
                     start: *start,
                 };
-                self.start(cand, (rel, round.oci.as_ref()), attempt, out)?;
+                warnings.extend(self.start(cand, (rel, round.oci.as_ref()), attempt, out)?);
             }
             Decision::Record(result) => {
                 let rel = rel.ok_or_else(missing)?;
@@ -440,6 +456,8 @@ fn pull_line(g: &Gated) -> String {
 /// ([`pull_lines`]); the plan names only what needs a person.
 pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
     for g in gated {
+        plan.warnings
+            .extend(g.warnings.iter().map(|w| format!("{}: {w}", g.stable)));
         if g.proposal
             && !matches!(
                 g.decision,

@@ -546,6 +546,63 @@ fn on_github_the_dispatched_test_of_a_registry_candidate_promotes_it_layer_for_l
     assert!(w.tenant_pulls() >= 2, "every tenant gets its pull request");
 }
 
+/// A workflow written before the registry inputs existed declares neither `candidate_oci` nor
+/// `candidate_oci_digest`: GitHub refuses the dispatch carrying them (422), so the test is
+/// dispatched once more without them, the run says why in a warning (the job summary), and
+/// the gate goes on as before: no run twice, a passing candidate promoted.
+#[test]
+fn on_github_a_workflow_without_the_registry_inputs_is_dispatched_without_them_and_warned_of() {
+    use super::gate_github::World;
+    let reg = TestRegistry::start();
+    let w = World::with(|c| {
+        c.oci(&["oci"], &reg.addr)
+            .gate(serde_json::json!({"workflow": "conformance-v1.yml"}))
+    });
+    w.fake.add_documented_conformance_workflow_without(
+        crate::support::fake_github::demo::STACKS_REPO,
+        "conformance-v1.yml",
+        &["candidate_oci", "candidate_oci_digest"],
+    );
+    let (code, out) = w.release();
+    assert_eq!(
+        code, 0,
+        "a workflow missing the optional inputs is no error: {out}"
+    );
+    assert!(
+        out.contains("does not declare the inputs `candidate_oci` and `candidate_oci_digest`"),
+        "the run warns of it: {out}"
+    );
+    let runs = w.attempt(1);
+    assert_eq!(
+        runs.len(),
+        2,
+        "one run per gated release, none twice: {runs:?}"
+    );
+    for r in runs.values() {
+        assert_eq!(r.workflow, "conformance-v1.yml", "{r:?}");
+        assert!(
+            !r.inputs.contains_key("candidate_oci")
+                && !r.inputs.contains_key("candidate_oci_digest"),
+            "dispatched without the registry inputs: {r:?}"
+        );
+        assert!(
+            candidate_tags(&reg).contains(&r.inputs["candidate"]),
+            "{r:?}"
+        );
+    }
+
+    for r in runs.values() {
+        w.finish(r, "success", Some(false));
+    }
+    let (code, out) = w.release();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(w.attempt(1).len(), 2, "no test started again");
+    for stable in runs.keys() {
+        assert!(tags(&reg).contains_key(stable), "{stable} promoted: {out}");
+    }
+    assert!(w.tenant_pulls() >= 2, "every tenant gets its pull request");
+}
+
 /// Pull-request mode with the registry as a target: the release pull request's candidate is
 /// pushed and tested while it is open, nothing is pushed as `vN` before the merge, and after
 /// it `vN` is the candidate's layers, blob for blob, before any tenant hears of it.

@@ -78,6 +78,17 @@ impl FakeGithub {
     /// inputs (with their `required`) read from the documentation, so every dispatch of a
     /// test using it is checked against what the documentation declares.
     pub fn add_documented_conformance_workflow(&self, full: &str) -> u64 {
+        self.add_documented_conformance_workflow_without(full, "conformance.yml", &[])
+    }
+
+    /// [`FakeGithub::add_documented_conformance_workflow`] as `.github/workflows/<file>`,
+    /// without the inputs `undeclared` (a workflow written to earlier documentation).
+    pub fn add_documented_conformance_workflow_without(
+        &self,
+        full: &str,
+        file: &str,
+        undeclared: &[&str],
+    ) -> u64 {
         let doc: serde_json::Value = yaml_serde::from_str(&documented_conformance_workflow())
             .expect("the documented conformance workflow is YAML");
         let inputs: BTreeMap<String, bool> = doc
@@ -85,11 +96,12 @@ impl FakeGithub {
             .and_then(|i| i.as_object())
             .expect("it declares workflow_dispatch inputs")
             .iter()
+            .filter(|(k, _)| !undeclared.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v["required"].as_bool().unwrap_or(false)))
             .collect();
         self.add_workflow_declaring(
             full,
-            "conformance.yml",
+            file,
             doc["name"].as_str().expect("it has a name"),
             inputs,
             doc["run-name"].as_str(),
