@@ -736,3 +736,73 @@ fn read_asset(
         None => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rel(id: u64, tag: &str, draft: bool) -> ReleaseInfo {
+        ReleaseInfo {
+            id,
+            tag: tag.into(),
+            name: Some(tag.into()),
+            draft,
+            prerelease: false,
+            body: String::new(),
+            assets: Vec::new(),
+            html_url: String::new(),
+            published_at: None,
+        }
+    }
+
+    fn desired(k8s: &str) -> Desired {
+        let set = crate::model::ReleaseSet {
+            stack: crate::model::StackId::new("openstack", "scs2").unwrap(),
+            kubernetes: k8s.parse().unwrap(),
+            published_at: None,
+            node_image: crate::model::NodeImage {
+                name: "img".into(),
+                url: "https://x/img.qcow2".into(),
+                sha256: "0".repeat(64),
+                build_date: None,
+            },
+            components: BTreeMap::new(),
+        };
+        Desired {
+            stack: set.stack.clone(),
+            minor: set.minor(),
+            path: "stacks/x".into(),
+            set,
+            rendered: FileTree::new(),
+            stepped_over: Vec::new(),
+            beside: Default::default(),
+            renderer: None,
+        }
+    }
+
+    /// The rule [`Reads::series`] keeps a reading by: a write (the gate's candidate, here a
+    /// draft of 1.34) that changes one series' releases in the index makes that series read
+    /// again, and only that one. (A focused test: `tests/integration/run_once_reads.rs` shows
+    /// no repeated read, not yet the re-read of the changed series through the pipeline.)
+    #[test]
+    fn a_series_whose_releases_change_is_read_again_and_no_other() {
+        let before = ReleaseIndex::new(
+            vec![
+                rel(1, "openstack-scs2-1-33-v1", false),
+                rel(2, "openstack-scs2-1-34-v1", false),
+            ],
+            None,
+        );
+        let mut listed = before.listed().to_vec();
+        listed.push(rel(3, "openstack-scs2-1-34-v2", true));
+        let after = ReleaseIndex::new(listed, None);
+        let (old, changed) = (desired("v1.33.5"), desired("v1.34.3"));
+        assert_eq!(Against::of(&before, &old), Against::of(&after, &old));
+        assert_ne!(
+            Against::of(&before, &changed),
+            Against::of(&after, &changed)
+        );
+        // The reading of a series is the same when nothing about it changed.
+        assert_eq!(Against::of(&after, &changed), Against::of(&after, &changed));
+    }
+}

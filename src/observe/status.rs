@@ -46,7 +46,13 @@ pub fn forge_releases(
             continue;
         }
         let (kubernetes, unread) = match versions.of(forge, repo, &name, r) {
-            Ok(k) => (k, None),
+            Ok(super::versions::Kubernetes::Known(k)) => (Some(k), None),
+            Ok(super::versions::Kubernetes::NoneNamed) => (None, None),
+            Ok(super::versions::Kubernetes::Unreadable(e)) => {
+                let why = format!("release {name}: metadata.yaml could not be read ({e})");
+                warnings.push(format!("{why}: its Kubernetes version is unknown"));
+                (None, Some(why))
+            }
             Err(e) => {
                 let why = format!("release {name}: metadata.yaml could not be read ({e})");
                 warnings.push(format!("{why}: its Kubernetes version is unknown"));

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::versions::Kubernetes;
 use crate::config::{TenantConfig, UpgradeAction};
 use crate::forge::{Forge, ForgeError, RepoRef};
 use crate::index::{Rank, ReleaseIndex};
@@ -208,15 +209,25 @@ pub fn available_releases(
             continue;
         };
         let name = ReleaseName::parse(&r.tag).expect("indexed by its name");
-        let known = versions
-            .of(forge, repo, &name, r)
-            .map_err(|e| TenantsError::Metadata {
+        let metadata_error =
+            |source: Box<dyn std::error::Error + Send + Sync>| TenantsError::Metadata {
                 release: name.to_string(),
-                source: Box::new(e),
-            })?;
-        let Some(kubernetes) = known else {
-            tracing::warn!("release {name} names no Kubernetes version; skipped");
-            continue;
+                source,
+            };
+        let kubernetes = match versions
+            .of(forge, repo, &name, r)
+            .map_err(|e| metadata_error(Box::new(e)))?
+        {
+            Kubernetes::Known(k) => k,
+            Kubernetes::NoneNamed => {
+                tracing::warn!("release {name} names no Kubernetes version; skipped");
+                continue;
+            }
+            // A file a person must fix (exit 2): left out, its series would read as "nothing
+            // released", as when it does not download.
+            Kubernetes::Unreadable(why) => {
+                return Err(metadata_error(Box::new(crate::error::InvalidInput(why))));
+            }
         };
         // What each older release ships, as its notes say: no request beyond the listing.
         let earlier = releases

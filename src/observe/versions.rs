@@ -11,37 +11,68 @@ use std::sync::Mutex;
 
 use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
 use crate::model::{KubeVersion, ReleaseName};
-use crate::tenants::releases::kubernetes_of;
+use crate::tenants::releases::{kubernetes_of, metadata_kubernetes};
+
+/// What a forge release says of its Kubernetes version ([`ForgeVersions::of`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kubernetes {
+    /// Named by its notes or its `metadata.yaml`.
+    Known(KubeVersion),
+    /// Named nowhere: its notes name none and it has no `metadata.yaml` asset.
+    NoneNamed,
+    /// Its `metadata.yaml` downloaded but says no version: not YAML, over a limit, no
+    /// `versions.kubernetes`, or not a Kubernetes version there. What is wrong, for a person to
+    /// fix (the file is replaced by hand).
+    Unreadable(String),
+}
+
+impl Kubernetes {
+    /// The version, when known.
+    pub fn known(&self) -> Option<KubeVersion> {
+        match self {
+            Kubernetes::Known(k) => Some(*k),
+            _ => None,
+        }
+    }
+}
 
 /// The Kubernetes versions of forge releases one run has read, by release id.
 #[derive(Debug, Default)]
 pub struct ForgeVersions {
-    read: Mutex<BTreeMap<u64, Option<KubeVersion>>>,
+    read: Mutex<BTreeMap<u64, Kubernetes>>,
 }
 
 impl ForgeVersions {
     /// The Kubernetes version of release `r` (named `name`): from its notes, else from its
-    /// `metadata.yaml`, downloaded the first time this run asks only; `None` when neither names
-    /// one. A download that fails is the caller's to report (and is tried again if asked again).
+    /// `metadata.yaml`, downloaded the first time this run asks only; [`Kubernetes::NoneNamed`]
+    /// when its notes name none and there is no `metadata.yaml`, [`Kubernetes::Unreadable`]
+    /// when the file downloaded says none (with what is wrong). A download that fails is the
+    /// caller's to report (and is tried again if asked again).
     pub fn of(
         &self,
         forge: &dyn Forge,
         repo: &RepoRef,
         name: &ReleaseName,
         r: &ReleaseInfo,
-    ) -> Result<Option<KubeVersion>, ForgeError> {
+    ) -> Result<Kubernetes, ForgeError> {
         if let Some(k) = kubernetes_of(name, None, &r.body) {
-            return Ok(Some(k));
+            return Ok(Kubernetes::Known(k));
         }
         let Some(asset) = r.assets.iter().find(|a| a.name == "metadata.yaml") else {
-            return Ok(None);
+            return Ok(Kubernetes::NoneNamed);
         };
         if let Some(known) = self.read.lock().expect("versions lock").get(&r.id) {
-            return Ok(*known);
+            return Ok(known.clone());
         }
         let meta = forge.download_asset(repo, r.id, asset)?;
-        let k = kubernetes_of(name, Some(&meta), &r.body);
-        self.read.lock().expect("versions lock").insert(r.id, k);
+        let k = match metadata_kubernetes(&meta) {
+            Ok(k) => Kubernetes::Known(k),
+            Err(why) => Kubernetes::Unreadable(why),
+        };
+        self.read
+            .lock()
+            .expect("versions lock")
+            .insert(r.id, k.clone());
         Ok(k)
     }
 }

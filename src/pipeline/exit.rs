@@ -164,6 +164,34 @@ mod tests {
     }
 
     #[test]
+    fn an_unreadable_metadata_yaml_exits_1_when_transient_2_when_refused_or_invalid() {
+        use crate::forge::ForgeError;
+        use crate::tenants::TenantsError;
+        let metadata = |source: Box<dyn std::error::Error + Send + Sync>| {
+            Error::Tenants(TenantsError::Metadata {
+                release: "openstack-scs2-1-34-v1".into(),
+                source,
+            })
+        };
+        let transient = metadata(Box::new(ForgeError::Transient {
+            what: "downloading metadata.yaml".into(),
+            reason: "503".into(),
+        }));
+        let refused = metadata(Box::new(ForgeError::Denied {
+            what: "downloading metadata.yaml".into(),
+            reason: "403 Forbidden".into(),
+        }));
+        let invalid = metadata(Box::new(InvalidInput(
+            "metadata.yaml: missing field `kubernetes`".into(),
+        )));
+        assert_eq!(of_error(&transient), ExitStatus::Failure, "{transient}");
+        assert_eq!(class_of_error(&refused), Class::Denied, "{refused}");
+        assert_eq!(of_error(&refused), ExitStatus::Invalid, "{refused}");
+        assert_eq!(class_of_error(&invalid), Class::Input, "{invalid}");
+        assert_eq!(of_error(&invalid), ExitStatus::Invalid, "{invalid}");
+    }
+
+    #[test]
     fn an_adoption_error_is_classified_here_by_its_own_kind() {
         let refused = crate::adopt::AdoptError::Refused {
             file: "csctl.yaml".into(),

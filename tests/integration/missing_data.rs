@@ -685,3 +685,42 @@ fn a_release_whose_metadata_cannot_be_read_is_never_proposed_and_the_tenant_stag
         "{said}"
     );
 }
+
+/// As above, when the release's `metadata.yaml` downloads but says no version (not YAML, or no
+/// `versions.kubernetes`): the same stop before any write, naming the release, the file and
+/// what is wrong; the file is for a person to fix (exit 2), the next run reads it again.
+#[test]
+fn a_release_whose_metadata_is_garbage_is_never_proposed_and_the_tenant_stage_writes_nothing() {
+    for (garbage, wrong) in [
+        ("{ not: [yaml", "metadata.yaml"),
+        ("versions:\n  other: 1\n", "kubernetes"),
+    ] {
+        let d = demo();
+        let tag = "openstack-scs2-1-34-v1";
+        let releases = d
+            ._dir
+            .path()
+            .join(".stackbot/forge/releases/scs/cluster-stacks");
+        let release = crate::support::local_release(&releases, tag);
+        let manifest = release.join("release.json");
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+        json["body"] = "Notes that name no Kubernetes version.".into();
+        std::fs::write(&manifest, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+        std::fs::write(release.join("assets/metadata.yaml"), garbage).unwrap();
+
+        let ctx = d.ctx(day("2026-05-02"));
+        let forge = crate::support::read_log::ReadLog::new(d.forge(&ctx));
+        let opts = stackbot::pipeline::tenants::options(false);
+        let err = stackbot::pipeline::tenants::run(&ctx, &forge, &opts).unwrap_err();
+        assert_eq!(forge.writes(), 0, "{garbage:?}: {:?}", forge.calls());
+        assert_eq!(err.class(), stackbot::pipeline::exit::Class::Input, "{err}");
+        let said = err.to_string();
+        assert!(
+            said.contains(tag)
+                && said.contains("metadata.yaml could not be read")
+                && said.contains(wrong),
+            "{garbage:?}: {said}"
+        );
+    }
+}

@@ -33,9 +33,11 @@ pub enum TenantsError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The Kubernetes version of the newest release of a series cannot be read (its notes name
-    /// none and its `metadata.yaml` does not download): no tenant is offered anything rather
-    /// than a plan made without that release (docs/status.md). Transient, like the forge's
-    /// error it carries.
+    /// none and its `metadata.yaml` does not download, or downloads but names no version): no
+    /// tenant is offered anything rather than a plan made without that release
+    /// (docs/status.md). Classified by its source: the forge's error when the download failed
+    /// (transient, or a refusal), an [`crate::error::InvalidInput`] (a file a person must fix)
+    /// when the file says no version.
     #[error(
         "release {release}: metadata.yaml could not be read ({source}); no tenant is proposed anything until it can be"
     )]

@@ -18,6 +18,21 @@ pub fn kubernetes_of(
     metadata: Option<&[u8]>,
     body: &str,
 ) -> Option<KubeVersion> {
+    if let Some(k) = metadata.and_then(|b| metadata_kubernetes(b).ok()) {
+        return Some(k);
+    }
+    // Compiled once: asked about every release's notes for every tenant in every run.
+    static VERSION: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"v\d+\.\d+\.\d+").expect("valid regex"));
+    VERSION
+        .find_iter(body)
+        .filter_map(|m| m.as_str().parse::<KubeVersion>().ok())
+        .find(|k| k.minor() == name.minor)
+}
+
+/// `versions.kubernetes` of a release's `metadata.yaml`, or what is wrong with the file (not
+/// YAML, over a limit, no such field, not a Kubernetes version).
+pub fn metadata_kubernetes(metadata: &[u8]) -> Result<KubeVersion, String> {
     #[derive(serde::Deserialize)]
     struct Meta {
         versions: MetaVersions,
@@ -28,18 +43,9 @@ pub fn kubernetes_of(
     }
     // Read from a release asset anyone with write access could replace: within the limits.
     let limits = crate::config::UpstreamLimits::default().yaml();
-    if let Some(m) =
-        metadata.and_then(|b| crate::yaml::from_slice::<Meta>(b, "metadata.yaml", &limits).ok())
-    {
-        return Some(m.versions.kubernetes);
-    }
-    // Compiled once: asked about every release's notes for every tenant in every run.
-    static VERSION: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"v\d+\.\d+\.\d+").expect("valid regex"));
-    VERSION
-        .find_iter(body)
-        .filter_map(|m| m.as_str().parse::<KubeVersion>().ok())
-        .find(|k| k.minor() == name.minor)
+    crate::yaml::from_slice::<Meta>(metadata, "metadata.yaml", &limits)
+        .map(|m| m.versions.kubernetes)
+        .map_err(|e| e.to_string())
 }
 
 /// The newest release per stack × minor of the forge's and the OCI repository's, by the
