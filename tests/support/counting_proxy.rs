@@ -71,9 +71,7 @@ impl CountingProxy {
             for conn in listener.incoming().flatten() {
                 let (up, log, pending) = (up.clone(), log.clone(), pending.clone());
                 std::thread::spawn(move || {
-                    if let Some(s) = forward(conn, &up, &pending) {
-                        log.lock().unwrap().push(s);
-                    }
+                    let _ = forward(conn, &up, &pending, &log);
                 });
             }
         });
@@ -96,8 +94,14 @@ impl CountingProxy {
     }
 }
 
-/// Relay one request and its answer; `None` when the client sent none.
-fn forward(client: TcpStream, upstream: &str, faults: &Mutex<Vec<Pending>>) -> Option<Seen> {
+/// Relay one request and its answer, logging it in `log` before the client gets any answer
+/// (so a test that read its answer finds it logged); `None` when the client sent none.
+fn forward(
+    client: TcpStream,
+    upstream: &str,
+    faults: &Mutex<Vec<Pending>>,
+    log: &Mutex<Vec<Seen>>,
+) -> Option<()> {
     let mut from_client = BufReader::new(client.try_clone().ok()?);
     let mut head = Vec::new();
     loop {
@@ -136,11 +140,13 @@ fn forward(client: TcpStream, upstream: &str, faults: &Mutex<Vec<Pending>>) -> O
             .position(|f| f.method == method && path.contains(&f.path_part));
         due.map(|i| faults.remove(i).fault)
     };
-    let seen = |status| Seen {
-        method: method.clone(),
-        target: target.to_string(),
-        path: path.clone(),
-        status,
+    let record = |status| {
+        log.lock().unwrap().push(Seen {
+            method: method.clone(),
+            target: target.to_string(),
+            path: path.clone(),
+            status,
+        })
     };
     let mut client = client;
     match fault {
@@ -148,13 +154,15 @@ fn forward(client: TcpStream, upstream: &str, faults: &Mutex<Vec<Pending>>) -> O
             let answer = format!(
                 "HTTP/1.1 {code} Injected\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
             );
+            record(code);
             let _ = client.write_all(answer.as_bytes());
             let _ = client.shutdown(Shutdown::Both);
-            return Some(seen(code));
+            return Some(());
         }
         Some(Fault::Drop) => {
+            record(0);
             let _ = client.shutdown(Shutdown::Both);
-            return Some(seen(0));
+            return Some(());
         }
         Some(Fault::DropAnswer) | None => {}
     }
@@ -179,11 +187,12 @@ fn forward(client: TcpStream, upstream: &str, faults: &Mutex<Vec<Pending>>) -> O
     if !says_close && let Some(eol) = answer.windows(2).position(|w| w == b"\r\n") {
         answer.splice(eol + 2..eol + 2, b"Connection: close\r\n".iter().copied());
     }
+    record(if fault.is_some() { 0 } else { status });
     if relayed.is_ok() && fault.is_none() {
         let _ = client.write_all(&answer);
     }
     let _ = client.shutdown(Shutdown::Both);
-    Some(seen(if fault.is_some() { 0 } else { status }))
+    Some(())
 }
 
 /// A request's body as sent: `length` bytes, or every chunk up to the last and its (empty)
