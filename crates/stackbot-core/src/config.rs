@@ -992,11 +992,6 @@ fn unknown_and_expected(message: &str) -> Option<(String, Vec<&str>)> {
     Some((word, expected))
 }
 
-/// Line (1-based) of the first line containing `needle`, for pointing at semantic errors.
-fn line_of(text: &str, needle: &str) -> Option<usize> {
-    text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
-}
-
 /// Where a semantic error of the configuration points: its file, and the first line that
 /// mentions the offending value.
 struct Loc<'a> {
@@ -1005,27 +1000,24 @@ struct Loc<'a> {
 }
 
 impl Loc<'_> {
+    /// The first line (1-based) at or after line `from` containing `needle`.
+    fn line(&self, from: usize, needle: &str) -> Option<usize> {
+        let mut lines = self.text.lines().enumerate().skip(from - 1);
+        lines.find(|(_, l)| l.contains(needle)).map(|(i, _)| i + 1)
+    }
+
     fn err(&self, needle: &str, message: String, hint: &str) -> ConfigError {
-        ConfigError {
-            file: self.path.to_path_buf(),
-            line: line_of(self.text, needle),
-            message,
-            hint: hint.to_string(),
-        }
+        self.err_at(self.line(1, needle), message, hint)
     }
 
     /// The error at the first line mentioning `needle` at or after the first line mentioning
     /// `after` (a value below its key: the bad `pin:` line, not the component's first line).
     fn err_after(&self, after: &str, needle: &str, message: String, hint: &str) -> ConfigError {
-        let start = line_of(self.text, after).unwrap_or(1);
-        let line = self
-            .text
-            .lines()
-            .enumerate()
-            .skip(start - 1)
-            .find(|(_, l)| l.contains(needle))
-            .map(|(i, _)| i + 1)
-            .or(Some(start));
+        let start = self.line(1, after).unwrap_or(1);
+        self.err_at(self.line(start, needle).or(Some(start)), message, hint)
+    }
+
+    fn err_at(&self, line: Option<usize>, message: String, hint: &str) -> ConfigError {
         ConfigError {
             file: self.path.to_path_buf(),
             line,

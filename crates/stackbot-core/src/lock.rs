@@ -117,7 +117,7 @@ struct Entry {
     components: BTreeMap<String, Component>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
@@ -249,10 +249,7 @@ impl Lock {
             ));
         }
         let file: File = if text.trim().is_empty() {
-            File {
-                release_sets: Vec::new(),
-                history: Vec::new(),
-            }
+            File::default()
         } else {
             yaml_serde::from_str(text).map_err(|e| {
                 bad(
@@ -566,11 +563,7 @@ pub fn parse_release_sets(text: &str, path: &Path) -> Result<Vec<ReleaseSet>, Lo
     for s in sets.iter().filter(|s| !s.node_image.is_none()) {
         let sha = &s.node_image.sha256;
         // Empty is `unknown` (adopt writes no checksum for a tree that carries none).
-        if !sha.is_empty() && sha.len() != 64
-            || !sha
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
+        if !sha.is_empty() && !crate::model::is_sha256(sha) {
             return Err(err(
                 None,
                 format!(
@@ -583,18 +576,29 @@ pub fn parse_release_sets(text: &str, path: &Path) -> Result<Vec<ReleaseSet>, Lo
     Ok(sets)
 }
 
-/// Write a file via a temporary sibling and a rename.
+/// Write `bytes` to `path` crash-safely: a temporary file in the same directory (created if
+/// missing; its name unique to the process and the call, so concurrent writers never share
+/// one), fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
+        .map_or("file".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(
+        ".{name}.tmp.{}.{}",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })

@@ -387,6 +387,13 @@ impl NodeImage {
     }
 }
 
+/// Whether `s` is a sha256 as images and checksum files write it: 64 lowercase hex characters.
+pub fn is_sha256(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// One Helm chart dependency of the stack (ccm, csi, cni, metrics-server...).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

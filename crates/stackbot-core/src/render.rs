@@ -102,35 +102,18 @@ pub enum RenderError {
 impl RenderError {
     /// Show template paths below `root` (as the user typed it in stackbot.yaml), so the
     /// message points at a file an editor can open.
-    pub fn under_root(self, root: &Path) -> Self {
-        let join = |f: String| {
-            root.join(f)
+    pub fn under_root(mut self, root: &Path) -> Self {
+        if let RenderError::Template { file, .. }
+        | RenderError::NotUtf8 { file }
+        | RenderError::Collision { file, .. } = &mut self
+        {
+            *file = root
+                .join(&*file)
                 .to_string_lossy()
                 .trim_start_matches("./")
-                .to_string()
-        };
-        match self {
-            RenderError::Template {
-                file,
-                line,
-                message,
-            } => RenderError::Template {
-                file: join(file),
-                line,
-                message,
-            },
-            RenderError::NotUtf8 { file } => RenderError::NotUtf8 { file: join(file) },
-            RenderError::Collision {
-                file,
-                other,
-                target,
-            } => RenderError::Collision {
-                file: join(file),
-                other,
-                target,
-            },
-            other => other,
+                .to_string();
         }
+        self
     }
 
     /// Whether the error is the user's input (templates, release set) rather than the machine
@@ -642,16 +625,9 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
                 hint: "fix the template that produces it".into(),
             })
     };
-    let field = |v: &yaml_serde::Value, path: &[&str]| -> Option<String> {
-        let mut cur = v;
-        for key in path {
-            cur = cur.get(*key)?;
-        }
-        cur.as_str().map(str::to_string)
-    };
     let expect = |file: &str, v: &yaml_serde::Value, path: &[&str], want: String, hint: &str| {
-        let got = field(v, path);
-        if got.as_deref() == Some(want.as_str()) {
+        let got = crate::yaml::get_str(v, path);
+        if got == Some(want.as_str()) {
             Ok(())
         } else {
             Err(RenderError::Output {
@@ -667,28 +643,26 @@ fn check_output(out: &FileTree, set: &ReleaseSet) -> Result<(), RenderError> {
         }
     };
     if let Some(v) = parse("csctl.yaml")? {
-        let f = "csctl.yaml";
-        expect(
-            f,
-            &v,
-            &["config", "kubernetesVersion"],
-            set.kubernetes.to_string(),
-            "`{{ kubernetes.version }}`",
-        )?;
-        expect(
-            f,
-            &v,
-            &["config", "clusterStackName"],
-            set.stack.name.clone(),
-            "`{{ stack.name }}`",
-        )?;
-        expect(
-            f,
-            &v,
-            &["config", "provider", "type"],
-            set.stack.provider.clone(),
-            "`{{ stack.provider }}`",
-        )?;
+        let k = set.kubernetes.to_string();
+        for (path, want, hint) in [
+            (
+                &["config", "kubernetesVersion"][..],
+                k,
+                "`{{ kubernetes.version }}`",
+            ),
+            (
+                &["config", "clusterStackName"],
+                set.stack.name.clone(),
+                "`{{ stack.name }}`",
+            ),
+            (
+                &["config", "provider", "type"],
+                set.stack.provider.clone(),
+                "`{{ stack.provider }}`",
+            ),
+        ] {
+            expect("csctl.yaml", &v, path, want, hint)?;
+        }
     }
     if let Some(v) = parse("cluster-class/Chart.yaml")? {
         expect(
@@ -889,7 +863,8 @@ fn vendor_charts(
 /// A dependency as `(name, version, repository)`.
 type Dep = (String, String, String);
 
-fn exact_version(v: &str) -> bool {
+/// Exact chart versions only: a range (`~1.18.0`) is a constraint Helm resolves, not a pin.
+pub(crate) fn exact_version(v: &str) -> bool {
     semver::Version::parse(v.strip_prefix('v').unwrap_or(v)).is_ok()
 }
 
@@ -901,11 +876,7 @@ fn dependencies(v: &yaml_serde::Value) -> Vec<Dep> {
             seq.iter()
                 .filter_map(|d| {
                     let name = d.get("name")?.as_str()?.to_string();
-                    let version = match d.get("version")? {
-                        yaml_serde::Value::String(s) => s.clone(),
-                        yaml_serde::Value::Number(n) => n.to_string(),
-                        _ => return None,
-                    };
+                    let version = crate::yaml::scalar_text(d.get("version")?)?;
                     let repo = d
                         .get("repository")
                         .and_then(|r| r.as_str())

@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use super::AdoptError;
-use crate::model::{FileTree, KubeVersion, NodeImage, StackId};
+use crate::model::{FileTree, KubeVersion, NodeImage, StackId, is_sha256};
+use crate::yaml::{get, get_str};
 
 /// A Helm chart dependency the stack pins to an exact version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,18 +77,6 @@ fn yaml_docs(bytes: &[u8]) -> Vec<yaml_serde::Value> {
     out
 }
 
-fn get<'a>(v: &'a yaml_serde::Value, path: &[&str]) -> Option<&'a yaml_serde::Value> {
-    let mut cur = v;
-    for k in path {
-        cur = cur.as_mapping()?.get(*k)?;
-    }
-    Some(cur)
-}
-
-fn get_str<'a>(v: &'a yaml_serde::Value, path: &[&str]) -> Option<&'a str> {
-    get(v, path)?.as_str()
-}
-
 pub(crate) fn is_yaml(path: &str) -> bool {
     path.ends_with(".yaml") || path.ends_with(".yml")
 }
@@ -117,12 +106,6 @@ pub fn find_kube_version(s: &str) -> Option<KubeVersion> {
         }
     }
     None
-}
-
-fn is_sha256(s: &str) -> bool {
-    s.len() == 64
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A node image description from one file.
@@ -382,11 +365,6 @@ fn node_image(
     Ok(chosen)
 }
 
-/// Exact chart versions only: a range (`~1.18.0`) is a constraint Helm resolves, not a pin.
-fn exact_version(v: &str) -> bool {
-    semver::Version::parse(v.strip_prefix('v').unwrap_or(v)).is_ok()
-}
-
 fn components(tree: &FileTree, notes: &mut Vec<String>) -> Vec<FoundComponent> {
     let mut found: Vec<FoundComponent> = Vec::new();
     let charts: Vec<&String> = tree
@@ -415,10 +393,8 @@ fn components(tree: &FileTree, notes: &mut Vec<String>) -> Vec<FoundComponent> {
             let (Some(chart), Some(version)) = (get_str(d, &["name"]), get(d, &["version"])) else {
                 continue;
             };
-            let version = match version {
-                yaml_serde::Value::String(s) => s.clone(),
-                yaml_serde::Value::Number(n) => n.to_string(),
-                _ => continue,
+            let Some(version) = crate::yaml::scalar_text(version) else {
+                continue;
             };
             let repository = get_str(d, &["repository"]).unwrap_or_default();
             if !(repository.starts_with("https://")
@@ -430,7 +406,7 @@ fn components(tree: &FileTree, notes: &mut Vec<String>) -> Vec<FoundComponent> {
                 ));
                 continue;
             }
-            if !exact_version(&version) {
+            if !crate::render::exact_version(&version) {
                 notes.push(format!(
                     "{path}: dependency `{chart}` asks for `{version}`, a range Helm resolves: kept as written"
                 ));

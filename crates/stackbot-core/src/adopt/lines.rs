@@ -96,13 +96,11 @@ impl LineIndex {
         let mut stack: Vec<Frame> = Vec::new();
         // Index of the last item popped at a given indent, to number siblings.
         let mut last_item_at: Vec<(usize, usize)> = Vec::new();
-        let mut start = 0;
-        for (n, raw) in text.split_inclusive('\n').enumerate() {
-            let content = raw.strip_suffix('\n').unwrap_or(raw);
-            let content = content.strip_suffix('\r').unwrap_or(content);
-            let end = start + content.len();
-            let trimmed = content.trim_start_matches(' ');
-            let indent = content.len() - trimmed.len();
+        for (n, l) in crate::yaml::block::lines(text, 0..text.len())
+            .iter()
+            .enumerate()
+        {
+            let (trimmed, indent) = (l.body(), l.indent);
             let blank = trimmed.trim().is_empty() || trimmed.starts_with('#');
             let mut key = None;
             if !blank && !trimmed.starts_with("---") {
@@ -165,16 +163,15 @@ impl LineIndex {
                     key = Some(k);
                 }
             }
-            let path = path_of(&stack, key.is_some());
+            let path = path_of(&stack);
             let enclosing = stack.iter().filter_map(|f| f.item).collect();
             lines.push(Line {
-                start,
-                end,
+                start: l.start,
+                end: l.end,
                 path,
                 key,
                 items: enclosing,
             });
-            start += raw.len();
         }
         let total = lines.len();
         for f in stack {
@@ -202,7 +199,7 @@ fn sibling_number(label: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn path_of(stack: &[Frame], _has_key: bool) -> String {
+fn path_of(stack: &[Frame]) -> String {
     let mut out = String::new();
     for f in stack {
         if f.item.is_some() {

@@ -316,7 +316,9 @@ fn chart_lock_segments(
     let mut segs = Vec::new();
     let mut reps = Vec::new();
     let mut pos = 0;
-    for (start, end, meaning) in values {
+    // The text before each value, and after the last, is adopted as usual.
+    let values = values.into_iter().map(|(s, e, m)| (s, e, Some(m)));
+    for (start, end, meaning) in values.chain([(t.len(), t.len(), None)]) {
         let offset = t[..pos].matches('\n').count();
         let (gap, gap_reps) = literals::segments(path, &t[pos..start], facts, &mut found.notes)?;
         segs.extend(gap);
@@ -324,6 +326,7 @@ fn chart_lock_segments(
             r.line += offset;
             r
         }));
+        let Some(meaning) = meaning else { break };
         reps.push(Replacement {
             line: t[..start].matches('\n').count() + 1,
             field: String::new(),
@@ -336,13 +339,6 @@ fn chart_lock_segments(
         });
         pos = end;
     }
-    let offset = t[..pos].matches('\n').count();
-    let (rest, rest_reps) = literals::segments(path, &t[pos..], facts, &mut found.notes)?;
-    segs.extend(rest);
-    reps.extend(rest_reps.into_iter().map(|mut r| {
-        r.line += offset;
-        r
-    }));
     Ok(Some((segs, reps)))
 }
 

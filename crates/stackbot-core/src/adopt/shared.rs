@@ -21,6 +21,7 @@ use super::lines::{scalar, split_key};
 use super::literals::{Meaning, Segment, key_names, says_kubernetes};
 use crate::lock::{KnownImage, TableRow};
 use crate::model::{KubeVersion, NodeImage};
+use crate::yaml::block::{Line, lines};
 
 /// A shared list found in a file.
 #[derive(Debug, Clone)]
@@ -71,40 +72,10 @@ pub fn written_for_another_patch(text: &str, k: KubeVersion) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-struct Line<'a> {
-    start: usize,
-    /// Without the line break.
-    text: &'a str,
-    indent: usize,
-}
-
-fn lines(text: &str) -> Vec<Line<'_>> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for raw in text.split_inclusive('\n') {
-        let t = raw.strip_suffix('\n').unwrap_or(raw);
-        let t = t.strip_suffix('\r').unwrap_or(t);
-        out.push(Line {
-            start,
-            text: t,
-            indent: t.len() - t.trim_start_matches(' ').len(),
-        });
-        start += raw.len();
-    }
-    out
-}
-
-fn blank(l: &Line) -> bool {
-    let t = l.text.trim();
-    t.is_empty() || t.starts_with('#')
-}
-
 /// A `key: value` on a line (after indentation and an optional `- `): key, the value as
 /// YAML reads it, and the byte range of that value in the file.
 fn field(l: &Line) -> Option<(String, String, Range<usize>)> {
-    let body = l.text[l.indent..]
-        .strip_prefix("- ")
-        .unwrap_or(&l.text[l.indent..]);
+    let body = l.body().strip_prefix("- ").unwrap_or(l.body());
     let body_at = l.start + (l.text.len() - body.len());
     let (key, rest) = split_key(body)?;
     let value = scalar(rest);
@@ -122,7 +93,7 @@ fn field(l: &Line) -> Option<(String, String, Range<usize>)> {
 fn items(ls: &[Line], first: usize, indent: usize) -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = Vec::new();
     for (i, l) in ls.iter().enumerate().skip(first) {
-        if blank(l) {
+        if !l.is_content() {
             continue;
         }
         if l.indent == indent && l.text[indent..].starts_with("- ") {
@@ -174,11 +145,6 @@ fn parse_version(v: &str) -> Option<KubeVersion> {
         format!("v{v}")
     };
     with_v.parse().ok()
-}
-
-/// Byte offset after line `last` (its line break included).
-fn end_of(text: &str, ls: &[Line], last: usize) -> usize {
-    ls.get(last + 1).map_or(text.len(), |l| l.start)
 }
 
 fn unfaithful(line: usize, why: String) -> Option<Shared> {
@@ -283,7 +249,7 @@ fn versions_block(ls: &[Line]) -> Option<Result<(usize, Vec<ItemLines>), Shared>
                 .into(),
         }));
     }
-    let first = (head + 1..ls.len()).find(|&i| !blank(&ls[i]))?;
+    let first = (head + 1..ls.len()).find(|&i| ls[i].is_content())?;
     let indent = ls[first].indent;
     if indent <= ls[head].indent {
         return None;
@@ -343,7 +309,7 @@ pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> 
     if !is_yaml(path) {
         return None;
     }
-    let ls = lines(text);
+    let ls = lines(text, 0..text.len());
     let (indent, entries) = match versions_block(&ls)? {
         Ok(found) => found,
         Err(u) => return Some(u),
@@ -368,7 +334,7 @@ pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> 
             Err(u) => return Some(u),
         };
         let (version, url, sha, date) = (e.version, e.url, e.sha256, e.build_date);
-        let range = ls[a].start..end_of(text, &ls, b);
+        let range = ls[a].start..ls[b].next;
         if !same_as_first(&mut body, shape(text, range, e.holes)) {
             return unfaithful(
                 a + 1,
@@ -424,7 +390,7 @@ pub fn image_list(path: &str, text: &str, facts: &StackFacts) -> Option<Shared> 
         "{% for image in images %}",
         body.expect("at least one entry"),
     );
-    let list = ls[entries[0].0].start..end_of(text, &ls, entries.last().expect("non-empty").1);
+    let list = ls[entries[0].0].start..ls[entries.last().expect("non-empty").1].next;
     images.retain(|i| i.kubernetes != facts.kubernetes);
     Some(Shared::Loop {
         list,
@@ -452,7 +418,7 @@ fn table_rows(ls: &[Line], rows: &[(usize, usize)]) -> Option<Vec<(usize, usize,
     for &(a, b) in rows {
         let mut fields = Vec::new();
         for (i, l) in ls.iter().enumerate().take(b + 1).skip(a) {
-            if blank(l) {
+            if !l.is_content() {
                 continue;
             }
             if l.indent != if i == a { 0 } else { 2 } {
@@ -519,15 +485,15 @@ pub fn version_table(path: &str, text: &str, facts: &StackFacts) -> Option<Share
     if !is_yaml(path) {
         return None;
     }
-    let ls = lines(text);
-    let first = (0..ls.len()).find(|&i| !blank(&ls[i]) && ls[i].text.trim() != "---")?;
+    let ls = lines(text, 0..text.len());
+    let first = (0..ls.len()).find(|&i| ls[i].is_content() && ls[i].text.trim() != "---")?;
     if ls[first].indent != 0 || !ls[first].text.starts_with("- ") {
         return None;
     }
     let rows = items(&ls, first, 0);
     let last = rows.last()?.1;
     // The whole document is the table (a comment may follow).
-    if ls[last + 1..].iter().any(|l| !blank(l)) {
+    if ls[last + 1..].iter().any(Line::is_content) {
         return None;
     }
     let parsed = table_rows(&ls, &rows)?;
@@ -540,7 +506,7 @@ pub fn version_table(path: &str, text: &str, facts: &StackFacts) -> Option<Share
             Ok(r) => r,
             Err(u) => return Some(u),
         };
-        let range = ls[*a].start..end_of(text, &ls, *b);
+        let range = ls[*a].start..ls[*b].next;
         if !same_as_first(&mut body, shape(text, range, holes)) {
             return unfaithful(
                 a + 1,
@@ -580,7 +546,7 @@ pub fn version_table(path: &str, text: &str, facts: &StackFacts) -> Option<Share
     }
     let segs = looped("{% for row in table %}", body.expect("at least one row"));
     Some(Shared::Loop {
-        list: ls[first].start..end_of(text, &ls, last),
+        list: ls[first].start..ls[last].next,
         body: segs,
         images: Vec::new(),
         rows: history,

@@ -108,14 +108,6 @@ pub struct ReleaseFacts {
 }
 
 #[derive(Deserialize)]
-struct MetadataDoc {
-    versions: MetadataVersions,
-}
-#[derive(Deserialize)]
-struct MetadataVersions {
-    kubernetes: String,
-}
-#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct HashesDoc {
     cluster_stack: String,
@@ -128,11 +120,8 @@ impl ReleaseFacts {
         let meta = files
             .get("metadata.yaml")
             .ok_or_else(|| OciError::Release("`metadata.yaml` is missing".into()))?;
-        let meta: MetadataDoc = yaml_serde::from_slice(meta)
+        let kubernetes = crate::package::metadata::kubernetes(meta)
             .map_err(|e| OciError::Release(format!("`metadata.yaml`: {e}")))?;
-        let kubernetes = meta.versions.kubernetes.parse().map_err(|e| {
-            OciError::Release(format!("`metadata.yaml` `versions.kubernetes`: {e}"))
-        })?;
         let hashes = files
             .get("hashes.json")
             .ok_or_else(|| OciError::Release("`hashes.json` is missing".into()))?;

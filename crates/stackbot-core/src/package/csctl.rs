@@ -14,12 +14,10 @@ pub struct CsctlConfig {
     pub has_provider_config: bool,
 }
 
-fn get<'a>(v: &'a yaml_serde::Value, key: &str) -> Option<&'a yaml_serde::Value> {
-    v.as_mapping()?.get(key)
-}
-
-fn field_str(v: Option<&yaml_serde::Value>, field: &str) -> Result<String, PackageError> {
-    match v {
+/// The string at `field` (a dotted path, as messages name it); empty when missing or null.
+fn field_str(doc: &yaml_serde::Value, field: &str) -> Result<String, PackageError> {
+    let path: Vec<&str> = field.split('.').collect();
+    match crate::yaml::get(doc, &path) {
         None | Some(yaml_serde::Value::Null) => Ok(String::new()),
         Some(yaml_serde::Value::String(s)) => Ok(s.clone()),
         Some(_) => Err(PackageError::field(FILE, field, "must be a string")),
@@ -31,20 +29,9 @@ fn field_str(v: Option<&yaml_serde::Value>, field: &str) -> Result<String, Packa
 pub fn parse(bytes: &[u8]) -> Result<CsctlConfig, PackageError> {
     let doc: yaml_serde::Value = yaml_serde::from_slice(bytes)
         .map_err(|e| PackageError::invalid(FILE, format!("is not valid YAML: {e}")))?;
-    let config = get(&doc, "config");
-    let provider = config.and_then(|c| get(c, "provider"));
-    let ptype = field_str(
-        provider.and_then(|p| get(p, "type")),
-        "config.provider.type",
-    )?;
-    let name = field_str(
-        config.and_then(|c| get(c, "clusterStackName")),
-        "config.clusterStackName",
-    )?;
-    let kube = field_str(
-        config.and_then(|c| get(c, "kubernetesVersion")),
-        "config.kubernetesVersion",
-    )?;
+    let ptype = field_str(&doc, "config.provider.type")?;
+    let name = field_str(&doc, "config.clusterStackName")?;
+    let kube = field_str(&doc, "config.kubernetesVersion")?;
     if ptype.is_empty() {
         return Err(PackageError::field(
             FILE,
@@ -84,8 +71,7 @@ pub fn parse(bytes: &[u8]) -> Result<CsctlConfig, PackageError> {
             ),
         )
     })?;
-    let has_provider_config = provider
-        .and_then(|p| get(p, "config"))
+    let has_provider_config = crate::yaml::get(&doc, &["config", "provider", "config"])
         .and_then(|c| c.as_mapping())
         .is_some_and(|m| !m.is_empty());
     Ok(CsctlConfig {

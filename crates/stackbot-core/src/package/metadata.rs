@@ -60,42 +60,45 @@ impl Metadata {
     pub fn parse(text: &str) -> Result<Self, PackageError> {
         let doc: yaml_serde::Value = yaml_serde::from_str(text)
             .map_err(|e| PackageError::invalid(FILE, format!("is not valid YAML: {e}")))?;
-        let versions = doc.get("versions");
-        let s = |v: Option<&yaml_serde::Value>, field: &str| -> Result<String, PackageError> {
-            v.and_then(|v| v.as_str())
+        // `field` is the dotted path, as messages name it.
+        let s = |field: &str| -> Result<&str, PackageError> {
+            crate::yaml::get_str(&doc, &field.split('.').collect::<Vec<_>>())
                 .filter(|s| !s.is_empty())
-                .map(str::to_string)
                 .ok_or_else(|| PackageError::field(FILE, field, "is missing or not a string"))
         };
-        let ver = |field: &str, v: Option<&yaml_serde::Value>| {
-            let raw = s(v, field)?;
-            StackVersion::parse_dot(&raw).map_err(|e| PackageError::field(FILE, field, e))
+        let ver = |field: &str| {
+            StackVersion::parse_dot(s(field)?).map_err(|e| PackageError::field(FILE, field, e))
         };
-        let comps = versions.and_then(|v| v.get("components"));
-        let kube_raw = s(
-            versions.and_then(|v| v.get("kubernetes")),
-            "versions.kubernetes",
-        )?;
+        let kube_raw = s("versions.kubernetes")?;
         Ok(Metadata {
             versions: Versions {
-                cluster_stack: ver(
-                    "versions.clusterStack",
-                    versions.and_then(|v| v.get("clusterStack")),
-                )?,
-                cluster_addon: ver(
-                    "versions.components.clusterAddon",
-                    comps.and_then(|c| c.get("clusterAddon")),
-                )?,
-                node_image: ver(
-                    "versions.components.nodeImage",
-                    comps.and_then(|c| c.get("nodeImage")),
-                )?,
+                cluster_stack: ver("versions.clusterStack")?,
+                cluster_addon: ver("versions.components.clusterAddon")?,
+                node_image: ver("versions.components.nodeImage")?,
             },
             kubernetes: kube_raw
                 .parse()
                 .map_err(|e| PackageError::field(FILE, "versions.kubernetes", e))?,
         })
     }
+}
+
+/// `versions.kubernetes` of a release's `metadata.yaml`, or what is wrong with the file (not
+/// YAML, over a limit, no such field, not a Kubernetes version).
+pub fn kubernetes(metadata: &[u8]) -> Result<KubeVersion, String> {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        versions: MetaVersions,
+    }
+    #[derive(serde::Deserialize)]
+    struct MetaVersions {
+        kubernetes: KubeVersion,
+    }
+    // Read from a release asset anyone with write access could replace: within the limits.
+    let limits = crate::config::UpstreamLimits::default().yaml();
+    crate::yaml::from_slice::<Meta>(metadata, "metadata.yaml", &limits)
+        .map(|m| m.versions.kubernetes)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

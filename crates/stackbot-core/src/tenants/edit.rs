@@ -13,6 +13,7 @@ use yaml_serde::Value;
 
 use super::scan::{self, Inline, Line, Scalar, ScanError, Style};
 use crate::model::{Minor, StackId};
+use crate::yaml::{get, get_str};
 
 /// Why a tenant file cannot be read or edited. Always names the file, and the line when known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -110,14 +111,6 @@ pub enum Edit {
         class: String,
         version: String,
     },
-}
-
-fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |v, k| v.get(*k))
-}
-
-fn get_str<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    get(v, path).and_then(Value::as_str)
 }
 
 fn set(v: &mut Value, path: &[&str], new: Value) -> bool {
@@ -426,7 +419,7 @@ impl TenantFile {
         // The copy always gets its own separator; the source's own `---` line is not repeated.
         let first = scan::lines(src, 0..src.len());
         let body_start = match first.first() {
-            Some(l) if scan::is_separator(l.text(src)) => l.next,
+            Some(l) if scan::is_separator(l.text) => l.next,
             _ => 0,
         };
         let body = &src[body_start..];
@@ -564,25 +557,24 @@ pub fn rename_for_minor(name: &str, from: Minor, to: Minor) -> String {
 }
 
 /// Walk block mappings from a document's root to the entry at `path`.
-fn locate(
-    src: &str,
+fn locate<'a>(
+    src: &'a str,
     doc: Range<usize>,
     path: &[&str],
-) -> Result<(Vec<Line>, scan::Entry), ScanError> {
+) -> Result<(Vec<Line<'a>>, scan::Entry), ScanError> {
     let lines = scan::lines(src, doc.clone());
     let mut from = match lines.first() {
-        Some(l) if scan::is_separator(l.text(src)) => 1,
+        Some(l) if scan::is_separator(l.text) => 1,
         _ => 0,
     };
     let mut to = lines.len();
     let mut entry = None;
     for key in path {
-        let indent =
-            scan::first_content_indent(src, &lines, from, to).ok_or_else(|| ScanError {
-                offset: doc.start,
-                message: format!("cannot find `{}` in block style", path.join(".")),
-            })?;
-        let e = scan::find_key(src, &lines, from, to, indent, key).ok_or_else(|| ScanError {
+        let indent = scan::first_content_indent(&lines, from, to).ok_or_else(|| ScanError {
+            offset: doc.start,
+            message: format!("cannot find `{}` in block style", path.join(".")),
+        })?;
+        let e = scan::find_key(&lines, from, to, indent, key).ok_or_else(|| ScanError {
             offset: lines.get(from).map_or(doc.start, |l| l.start),
             message: format!(
                 "cannot find `{}` written in block style (flow mappings are not edited)",

@@ -30,23 +30,7 @@ pub fn kubernetes_of(
         .find(|k| k.minor() == name.minor)
 }
 
-/// `versions.kubernetes` of a release's `metadata.yaml`, or what is wrong with the file (not
-/// YAML, over a limit, no such field, not a Kubernetes version).
-pub fn metadata_kubernetes(metadata: &[u8]) -> Result<KubeVersion, String> {
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        versions: MetaVersions,
-    }
-    #[derive(serde::Deserialize)]
-    struct MetaVersions {
-        kubernetes: KubeVersion,
-    }
-    // Read from a release asset anyone with write access could replace: within the limits.
-    let limits = crate::config::UpstreamLimits::default().yaml();
-    crate::yaml::from_slice::<Meta>(metadata, "metadata.yaml", &limits)
-        .map(|m| m.versions.kubernetes)
-        .map_err(|e| e.to_string())
-}
+pub use crate::package::metadata::kubernetes as metadata_kubernetes;
 
 /// The newest release per stack × minor of the forge's and the OCI repository's, by the
 /// index's one tie-break ([`Rank`]: at an equal number the forge's release, which has a web

@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use super::plan::{self, Action, Observed, TenantPlan};
 use crate::config::{Config, TenantConfig};
-use crate::forge::PullState;
 use crate::model::StackId;
 
 /// How a run behaves.
@@ -175,11 +174,6 @@ pub fn followed_stacks(config: &Config) -> BTreeSet<StackId> {
         .iter()
         .flat_map(|t| t.stacks.iter().filter_map(|s| s.parse().ok()))
         .collect()
-}
-
-/// Whether a pull request is open (for reports).
-pub fn is_open(p: &crate::forge::PullInfo) -> bool {
-    p.state == PullState::Open
 }
 
 #[cfg(test)]

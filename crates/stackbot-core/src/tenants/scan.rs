@@ -7,81 +7,7 @@
 
 use std::ops::Range;
 
-/// One physical line: byte offsets into the whole file.
-#[derive(Debug, Clone, Copy)]
-pub struct Line {
-    /// First byte of the line.
-    pub start: usize,
-    /// End of the content (before `\r\n` / `\n`).
-    pub end: usize,
-    /// After the line terminator (== `end` on a last line without one).
-    pub next: usize,
-    /// Leading spaces.
-    pub indent: usize,
-}
-
-impl Line {
-    /// The line's text without its terminator.
-    pub fn text<'a>(&self, src: &'a str) -> &'a str {
-        &src[self.start..self.end]
-    }
-    /// Text after the indentation.
-    pub fn body<'a>(&self, src: &'a str) -> &'a str {
-        &src[self.start + self.indent..self.end]
-    }
-    /// Blank or comment-only lines carry no structure.
-    pub fn is_content(&self, src: &str) -> bool {
-        let b = self.body(src).trim_start();
-        !b.is_empty() && !b.starts_with('#')
-    }
-}
-
-/// Split `src[range]` into lines (a trailing `\r` is part of the terminator).
-pub fn lines(src: &str, range: Range<usize>) -> Vec<Line> {
-    let mut out = Vec::new();
-    let mut pos = range.start;
-    while pos < range.end {
-        let nl = src[pos..range.end].find('\n').map(|i| pos + i);
-        let (end, next) = match nl {
-            Some(i) if i > pos && src.as_bytes()[i - 1] == b'\r' => (i - 1, i + 1),
-            Some(i) => (i, i + 1),
-            None => (range.end, range.end),
-        };
-        let indent = src[pos..end].bytes().take_while(|&b| b == b' ').count();
-        out.push(Line {
-            start: pos,
-            end,
-            next,
-            indent,
-        });
-        pos = next;
-    }
-    out
-}
-
-/// Whether a line is a document separator (`---` alone, or followed by a space or comment).
-pub fn is_separator(line: &str) -> bool {
-    line.strip_prefix("---")
-        .is_some_and(|r| r.is_empty() || r.starts_with([' ', '\t']))
-}
-
-/// Byte ranges of the documents of a multi-document file. Each range starts at its `---`
-/// line (except a first document without one), so concatenating the ranges gives the file
-/// back byte for byte.
-pub fn split_documents(src: &str) -> Vec<Range<usize>> {
-    let mut starts = vec![0];
-    for l in lines(src, 0..src.len()) {
-        if l.start > 0 && is_separator(l.text(src)) {
-            starts.push(l.start);
-        }
-    }
-    let mut out = Vec::new();
-    for (i, &s) in starts.iter().enumerate() {
-        let e = starts.get(i + 1).copied().unwrap_or(src.len());
-        out.push(s..e);
-    }
-    out
-}
+pub use crate::yaml::block::{Line, is_separator, line_number, lines, split_documents};
 
 /// How a scalar is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,28 +222,21 @@ pub struct Entry {
 }
 
 /// Indentation of the first content line in `lines[from..to]`.
-pub fn first_content_indent(src: &str, lines: &[Line], from: usize, to: usize) -> Option<usize> {
+pub fn first_content_indent(lines: &[Line], from: usize, to: usize) -> Option<usize> {
     lines[from..to]
         .iter()
-        .find(|l| l.is_content(src))
+        .find(|l| l.is_content())
         .map(|l| l.indent)
 }
 
 /// Find `key:` among the lines `[from, to)` of a block mapping indented by `indent`.
-pub fn find_key(
-    src: &str,
-    lines: &[Line],
-    from: usize,
-    to: usize,
-    indent: usize,
-    key: &str,
-) -> Option<Entry> {
+pub fn find_key(lines: &[Line], from: usize, to: usize, indent: usize, key: &str) -> Option<Entry> {
     for i in from..to {
         let l = &lines[i];
-        if !l.is_content(src) || l.indent != indent {
+        if !l.is_content() || l.indent != indent {
             continue;
         }
-        let body = l.body(src);
+        let body = l.body();
         let after = [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
             .iter()
             .find_map(|k| body.strip_prefix(k.as_str()).map(|r| (k.len(), r)))
@@ -332,8 +251,8 @@ pub fn find_key(
             let mut end = i + 1;
             while end < to {
                 let m = &lines[end];
-                if m.is_content(src) {
-                    let b = m.body(src);
+                if m.is_content() {
+                    let b = m.body();
                     let item = b == "-" || b.starts_with("- ");
                     if m.indent < indent || (m.indent == indent && !item) {
                         break;
@@ -358,15 +277,15 @@ pub fn block_items(
     from: usize,
     to: usize,
 ) -> Result<Vec<(usize, Scalar)>, ScanError> {
-    let Some(indent) = first_content_indent(src, lines, from, to) else {
+    let Some(indent) = first_content_indent(lines, from, to) else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate().take(to).skip(from) {
-        if !l.is_content(src) {
+        if !l.is_content() {
             continue;
         }
-        let body = l.body(src);
+        let body = l.body();
         if l.indent != indent || !body.starts_with("- ") {
             return Err(err(
                 l.start,
@@ -385,32 +304,9 @@ pub fn block_items(
     Ok(out)
 }
 
-/// 1-based line number of a byte offset, for error messages.
-pub fn line_number(src: &str, offset: usize) -> usize {
-    src[..offset.min(src.len())].matches('\n').count() + 1
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn documents_concatenate_back_to_the_file() {
-        let src = "# head\n---\na: 1\n--- # two\nb: 2\r\n---\n";
-        let docs = split_documents(src);
-        assert_eq!(docs.len(), 4);
-        let joined: String = docs.iter().map(|r| &src[r.clone()]).collect();
-        assert_eq!(joined, src);
-        assert!(src[docs[2].clone()].starts_with("--- # two"));
-    }
-
-    #[test]
-    fn separators_need_a_break_after_the_dashes() {
-        assert!(is_separator("---"));
-        assert!(is_separator("--- # c"));
-        assert!(!is_separator("----"));
-        assert!(!is_separator("---x"));
-    }
 
     #[test]
     fn scalars_keep_their_exact_span() {
@@ -447,9 +343,9 @@ mod tests {
     fn keys_are_found_only_at_their_indentation() {
         let src = "spec:\n  x: |\n    versions: no\n  versions:\n  - v1\n  # c\n  - v2\nother: 1\n";
         let ls = lines(src, 0..src.len());
-        let spec = find_key(src, &ls, 0, ls.len(), 0, "spec").unwrap();
+        let spec = find_key(&ls, 0, ls.len(), 0, "spec").unwrap();
         assert_eq!(spec.value_end, 7);
-        let v = find_key(src, &ls, 1, spec.value_end, 2, "versions").unwrap();
+        let v = find_key(&ls, 1, spec.value_end, 2, "versions").unwrap();
         assert_eq!(v.line, 3);
         let items = block_items(src, &ls, v.line + 1, v.value_end).unwrap();
         assert_eq!(items.len(), 2);

@@ -31,11 +31,7 @@ pub fn parse_checksum(body: &str, expected_file: &str) -> Result<String, String>
             line.chars().take(100).collect::<String>()
         ));
     };
-    if hash.len() != 64
-        || !hash
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    {
+    if !crate::model::is_sha256(hash) {
         return Err(format!(
             "`{}` is not a sha256 (64 lowercase hex characters)",
             hash.chars().take(80).collect::<String>()

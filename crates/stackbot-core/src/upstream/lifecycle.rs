@@ -37,16 +37,8 @@ fn quote_release_scalars(text: &str) -> String {
     RELEASE.replace_all(text, "$1\"$2\"").into_owned()
 }
 
-fn scalar(v: &yaml_serde::Value) -> Option<String> {
-    match v {
-        yaml_serde::Value::String(s) => Some(s.clone()),
-        yaml_serde::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
 fn date(v: Option<&yaml_serde::Value>) -> Option<NaiveDate> {
-    v.and_then(scalar)
+    v.and_then(crate::yaml::scalar_text)
         .and_then(|s| NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").ok())
 }
 
@@ -77,7 +69,7 @@ pub fn parse_schedule(
             .into_iter()
             .flatten()
             .chain(s.get("next"))
-            .filter_map(|p| p.get("release").and_then(scalar))
+            .filter_map(|p| p.get("release").and_then(crate::yaml::scalar_text))
             .find_map(|r| {
                 format!("v{}", r.trim_start_matches('v'))
                     .parse::<KubeVersion>()
@@ -86,7 +78,7 @@ pub fn parse_schedule(
             .map(|v| v.minor());
         let from_release = s
             .get("release")
-            .and_then(scalar)
+            .and_then(crate::yaml::scalar_text)
             .and_then(|r| r.parse::<Minor>().ok());
         let Some(minor) = from_patches.or(from_release) else {
             warnings.push(format!(

@@ -15,6 +15,7 @@
 //! Pure: no I/O. Used by every parse of foreign YAML ([`from_str`] for documents built whole,
 //! [`Reader`] for the streamed Helm index).
 
+pub mod block;
 mod parser;
 
 pub use parser::{Event, SyntaxError};
@@ -373,6 +374,25 @@ pub fn from_slice<T: DeserializeOwned>(
         message: format!("not UTF-8 text ({e})"),
     })?;
     from_str(text, source, limits)
+}
+
+/// The value at a path of mapping keys (`["spec", "versions"]`), if every key is there.
+pub fn get<'a>(v: &'a yaml_serde::Value, path: &[&str]) -> Option<&'a yaml_serde::Value> {
+    path.iter().try_fold(v, |v, k| v.get(*k))
+}
+
+/// The string at a path of mapping keys, if it is one.
+pub fn get_str<'a>(v: &'a yaml_serde::Value, path: &[&str]) -> Option<&'a str> {
+    get(v, path)?.as_str()
+}
+
+/// A string or number as written (a chart version `1.2` that YAML reads as a number).
+pub fn scalar_text(v: &yaml_serde::Value) -> Option<String> {
+    match v {
+        yaml_serde::Value::String(s) => Some(s.clone()),
+        yaml_serde::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

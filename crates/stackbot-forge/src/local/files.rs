@@ -2,8 +2,7 @@
 //! record folders, and the one classification of I/O failures (a refusal a person must fix
 //! versus trouble that passes), so that every resource reports a broken forge folder alike.
 
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::path::Path;
 
 use crate::{ForgeError, ForgeResult};
@@ -40,25 +39,7 @@ pub(super) fn git_err(what: impl Into<String>, e: git2::Error) -> ForgeError {
     io_err(what, e.message())
 }
 
-/// Write `bytes` to `path` crash-safely: temp file in the same directory, fsync, rename.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.tmp.{}.{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id(),
-        fastrand::u64(..)
-    ));
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = fs::remove_file(&tmp);
-    })
-}
+pub(crate) use stackbot_core::lock::write_atomic;
 
 /// The numbers of the `<number>.json` records in `dir` (pulls, issues); none when the folder
 /// does not exist yet. Temporary files of interrupted writes start with a dot and are skipped.
