@@ -247,7 +247,7 @@ fn merge(url: &str, cands: &[&ImageCandidate]) -> Result<FoundImage, AdoptError>
 fn name_from_values(tree: &FileTree, version: KubeVersion) -> Option<String> {
     let suffix = version.to_string();
     let mut found: Vec<String> = Vec::new();
-    for (path, bytes) in tree.iter().filter(|(p, _)| is_yaml(p)) {
+    for (_, bytes) in tree.iter().filter(|(p, _)| is_yaml(p)) {
         let Ok(text) = std::str::from_utf8(bytes) else {
             continue;
         };
@@ -264,7 +264,6 @@ fn name_from_values(tree: &FileTree, version: KubeVersion) -> Option<String> {
                 }
             }
         }
-        let _ = path;
     }
     (found.len() == 1).then(|| found.remove(0))
 }
