@@ -63,7 +63,7 @@ impl HttpError {
 }
 
 /// `Accept` value of the GitHub REST API; requests with it also pin the API version.
-pub const GITHUB_JSON: &str = "application/vnd.github+json";
+pub use crate::net::GITHUB_JSON;
 
 /// Knobs of the client. Defaults suit production; tests shorten the backoff.
 #[derive(Debug, Clone)]
@@ -346,7 +346,7 @@ impl HttpClient {
             req = req.header(reqwest::header::ACCEPT, a);
         }
         if accept == Some(GITHUB_JSON) {
-            req = req.header("X-GitHub-Api-Version", "2022-11-28");
+            req = req.header("X-GitHub-Api-Version", crate::net::GITHUB_API_VERSION);
         }
         if let Some(token) = &self.opts.token
             && self.token_allowed(url)
@@ -465,8 +465,8 @@ impl HttpClient {
         if resp.content_length().is_some_and(|n| n > limit) {
             return Err(too_large());
         }
-        let etag = header_str(&resp, "etag");
-        let link = header_str(&resp, "link");
+        let etag = crate::net::header(resp.headers(), reqwest::header::ETAG).map(str::to_string);
+        let link = crate::net::link_header(resp.headers());
         let bytes = read_at_most(resp, limit + 1)
             .await
             .map_err(|e| HttpError::Transport {
@@ -520,13 +520,6 @@ fn transport_error(url: &str, cause: &crate::net::failure::Cause) -> HttpError {
     }
 }
 
-fn header_str(resp: &reqwest::Response, name: &str) -> Option<String> {
-    resp.headers()
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-}
-
 /// The first `limit` bytes of a body (or all of it, if shorter): the rest is never read.
 async fn read_at_most(mut resp: reqwest::Response, limit: u64) -> Result<Vec<u8>, reqwest::Error> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -550,10 +543,7 @@ async fn error_body(resp: reqwest::Response) -> (http::HeaderMap, Vec<u8>) {
 /// A short, single-line hint from an error body: GitHub's JSON `message`, or the first line
 /// of text. HTML pages are summarised, not dumped.
 fn error_detail(headers: &http::HeaderMap, body: &[u8]) -> String {
-    let rate_limited = headers
-        .get("x-ratelimit-remaining")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim() == "0");
+    let rate_limited = crate::retry::rate_limit_exhausted(headers);
     let text = String::from_utf8_lossy(body);
     let mut detail = if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
         && let Some(m) = v.get("message").and_then(|m| m.as_str())
