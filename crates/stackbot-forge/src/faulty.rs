@@ -108,8 +108,8 @@ crate::forge_wrapper!(Faulty);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counting::Counting;
     use crate::RepoRef;
+    use crate::counting::Counting;
     use crate::local::LocalForge;
 
     #[test]

@@ -26,8 +26,8 @@ pub mod faulty;
 pub mod github;
 pub mod local;
 pub mod oci;
-#[cfg(any(test, feature = "test-doubles"))]
 #[doc(hidden)]
+#[cfg(any(test, feature = "test-doubles"))]
 pub mod wrap;
 
 pub use stackbot_core::forge::*;

@@ -191,8 +191,7 @@ impl AppAuth {
 
     /// Forget `repo`'s token (GitHub refused it: revoked or expired early).
     pub fn forget_token(&self, repo: &str) {
-        locked(&self.tokens)
-            .remove(repo);
+        locked(&self.tokens).remove(repo);
     }
 
     /// The body of the access-token request for the repository `full` (`owner/name`): exactly

@@ -4,8 +4,8 @@
 
 use http::{HeaderValue, Method, StatusCode};
 
-use super::locked;
 use super::app::{AppAuth, Expiring};
+use super::locked;
 use super::redirects::{Hop, Via};
 use super::transport::{Outcome, Req, Transport};
 use crate::ForgeError;
@@ -90,9 +90,7 @@ impl Transport {
 
     /// The installation of the App that covers `repo` (cached per repository).
     async fn installation_of(&self, app: &AppAuth, repo: &str) -> Result<u64, Outcome> {
-        if let Some(id) = locked(&app.installations)
-            .get(repo)
-        {
+        if let Some(id) = locked(&app.installations).get(repo) {
             return Ok(*id);
         }
         let owner = repo.split('/').next().unwrap_or(repo);
@@ -136,8 +134,7 @@ impl Transport {
         if let Some(slug) = v["app_slug"].as_str().filter(|s| !s.is_empty()) {
             *locked(&app.slug) = Some(slug.to_string());
         }
-        locked(&app.installations)
-            .insert(repo.to_string(), id);
+        locked(&app.installations).insert(repo.to_string(), id);
         Ok(id)
     }
 

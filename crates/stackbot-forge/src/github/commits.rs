@@ -173,7 +173,10 @@ impl GithubForge {
                 &json!({"sha": sha, "force": exp != parent}),
             ),
         };
-        match self.write_checked(&what, &req, |_| Ok(sha.clone()), done).await {
+        match self
+            .write_checked(&what, &req, |_| Ok(sha.clone()), done)
+            .await
+        {
             // A ref that appeared meanwhile, or "not a fast forward": someone else moved it.
             Err(ForgeError::AlreadyExists { what }) => Err(ForgeError::Conflict { what }),
             Err(ForgeError::Rejected { what, reason })
@@ -196,7 +199,9 @@ impl GithubForge {
         if self.branch_head_a(repo, branch).await?.is_some() {
             let path = format!("{rp}/git/refs/heads/{}", enc(branch, true));
             let body = json!({"sha": commit, "force": true});
-            self.write_json(&what, Method::PATCH, path, &body).await.map(drop)
+            self.write_json(&what, Method::PATCH, path, &body)
+                .await
+                .map(drop)
         } else {
             let req = Req::json(
                 Method::POST,

@@ -1,7 +1,6 @@
 //! Reading git data: refs (branches, peeled tags), trees, files and blobs, and comparisons.
 
 use base64::Engine as _;
-use serde_json::Value;
 
 use super::{GithubForge, enc, is_sha, str_of};
 use crate::{CommitInfo, ForgeError, ForgeResult, RepoRef};
@@ -85,8 +84,8 @@ impl GithubForge {
             // Too big for one recursive answer: walk the tree level by level.
             let mut stack = vec![(String::new(), tree)];
             while let Some((prefix, sha)) = stack.pop() {
-                let path = format!("{}/git/trees/{sha}", Self::repo_path(repo));
-                let t = self.get_json(&what, &path).await?;
+                let level = format!("{}/git/trees/{sha}", Self::repo_path(repo));
+                let t = self.get_json(&what, &level).await?;
                 for e in t["tree"].as_array().into_iter().flatten() {
                     let p = format!("{prefix}{}", str_of(&e["path"]));
                     match e["type"].as_str() {
@@ -133,8 +132,8 @@ impl GithubForge {
             content
         } else {
             // Over 1 MiB the contents API omits the content; the blobs API has it.
-            let path = format!("{}/git/blobs/{}", Self::repo_path(repo), str_of(&v["sha"]));
-            str_of(&self.get_json(&what, &path).await?["content"])
+            let blob = format!("{}/git/blobs/{}", Self::repo_path(repo), str_of(&v["sha"]));
+            str_of(&self.get_json(&what, &blob).await?["content"])
         };
         decode_b64(&what, &b64).map(Some)
     }

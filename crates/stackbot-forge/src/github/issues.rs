@@ -76,7 +76,9 @@ impl GithubForge {
         let what = format!("issue #{number} of {repo}");
         let path = format!("{}/issues/{number}", Self::repo_path(repo));
         let body = json!({"title": title, "body": body});
-        self.write_json(&what, Method::PATCH, path, &body).await.map(drop)
+        self.write_json(&what, Method::PATCH, path, &body)
+            .await
+            .map(drop)
     }
 }
 

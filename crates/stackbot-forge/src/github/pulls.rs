@@ -73,7 +73,9 @@ impl GithubForge {
     ) -> ForgeResult<()> {
         let what = format!("pull request #{number} of {repo}");
         let path = format!("{}/pulls/{number}", Self::repo_path(repo));
-        self.write_json(&what, Method::PATCH, path, &body).await.map(drop)
+        self.write_json(&what, Method::PATCH, path, &body)
+            .await
+            .map(drop)
     }
 
     /// Labels through the issues API (a pull request is an issue there). GitHub creates a label
@@ -88,7 +90,9 @@ impl GithubForge {
         let what = format!("labels of pull request #{number} of {repo}");
         let path = format!("{}/issues/{number}/labels", Self::repo_path(repo));
         let body = json!({ "labels": labels });
-        self.write_json(&what, Method::POST, path, &body).await.map(drop)
+        self.write_json(&what, Method::POST, path, &body)
+            .await
+            .map(drop)
     }
 
     /// GitHub's native auto-merge, which only the GraphQL API enables
@@ -155,7 +159,9 @@ impl GithubForge {
         let what = format!("comment {comment_id} in {repo}");
         let path = format!("{}/issues/comments/{comment_id}", Self::repo_path(repo));
         let body = json!({"body": body});
-        self.write_json(&what, Method::PATCH, path, &body).await.map(drop)
+        self.write_json(&what, Method::PATCH, path, &body)
+            .await
+            .map(drop)
     }
 
     pub(super) async fn create_comment_a(

@@ -16,8 +16,7 @@ impl GithubForge {
     pub(super) fn release_of(&self, v: &Value) -> ReleaseInfo {
         let id = v["id"].as_u64().unwrap_or_default();
         if let Some(u) = v["upload_url"].as_str() {
-            locked(&self.upload_urls)
-                .insert(id, u.to_string());
+            locked(&self.upload_urls).insert(id, u.to_string());
         }
         ReleaseInfo {
             id,
@@ -89,9 +88,7 @@ impl GithubForge {
         release_id: u64,
     ) -> ForgeResult<String> {
         let what = format!("release {release_id} of {repo}");
-        let cached = locked(&self.upload_urls)
-            .get(&release_id)
-            .cloned();
+        let cached = locked(&self.upload_urls).get(&release_id).cloned();
         let template = match cached {
             Some(t) => t,
             None => {
@@ -222,7 +219,8 @@ impl GithubForge {
     ) -> ForgeResult<ReleaseInfo> {
         let what = format!("release {id} of {repo}");
         let path = format!("{}/releases/{id}", Self::repo_path(repo));
-        let body = json!({"draft": false, "make_latest": if make_latest { "true" } else { "false" }});
+        let body =
+            json!({"draft": false, "make_latest": if make_latest { "true" } else { "false" }});
         let r = self.write_json(&what, Method::PATCH, path, &body).await?;
         Ok(self.release_of(&r.json(&what)?))
     }
@@ -233,7 +231,10 @@ impl GithubForge {
     ) -> ForgeResult<Option<ReleaseInfo>> {
         let what = format!("latest release of {repo}");
         let path = format!("{}/releases/latest", Self::repo_path(repo));
-        Ok(self.get_opt(&what, &path).await?.map(|v| self.release_of(&v)))
+        Ok(self
+            .get_opt(&what, &path)
+            .await?
+            .map(|v| self.release_of(&v)))
     }
 
     pub(super) async fn delete_release_a(&self, repo: &RepoRef, id: u64) -> ForgeResult<()> {

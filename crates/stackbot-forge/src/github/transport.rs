@@ -19,9 +19,9 @@ use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
 use octocrab::{OctoBody, Octocrab};
 
-use super::locked;
 use super::auth::Auth;
 use super::cache::Cache;
+use super::locked;
 use super::pacing::{Pacer, WriteBudget};
 use super::redirects::{Hop, MAX_HOPS, Origins, Via, next_hop};
 use super::settings::Settings;
@@ -120,9 +120,7 @@ impl Transport {
     /// Replace every occurrence of a credential in `s`, whatever produced it.
     pub fn scrub(&self, s: impl Into<String>) -> String {
         let mut s = s.into();
-        for t in locked(&self.secrets)
-            .iter()
-        {
+        for t in locked(&self.secrets).iter() {
             if !t.is_empty() {
                 s = s.replace(t.as_str(), "***");
             }
@@ -132,8 +130,7 @@ impl Transport {
 
     /// Remember a credential so [`Transport::scrub`] removes it.
     pub(super) fn add_secret(&self, s: &str) {
-        locked(&self.secrets)
-            .push(s.to_string());
+        locked(&self.secrets).push(s.to_string());
     }
 
     /// Repositories GitHub redirected away from during this run, `old` → `new`.
