@@ -5,10 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeResult, PullInfo, ReleaseInfo,
-    RepoRef,
-};
+use super::{Forge, ForgeResult};
 
 /// Counts every call to the wrapped forge, split into reads and writes, plus a per-method tally.
 ///
@@ -70,6 +67,7 @@ impl<F: Forge> Counting<F> {
         &self,
         method: &'static str,
         write: bool,
+        _key: std::fmt::Arguments<'_>,
         call: impl FnOnce() -> ForgeResult<T>,
     ) -> ForgeResult<T> {
         self.note(method, write);
@@ -91,4 +89,4 @@ impl<F: Forge> Counting<F> {
     }
 }
 
-super::wrap::forge_wrapper!(Counting);
+crate::forge_wrapper!(Counting);

@@ -8,11 +8,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::ForgeError;
-use super::{
-    AssetInfo, CommentInfo, CommitInfo, FileChanges, Forge, ForgeResult, PullInfo, ReleaseInfo,
-    RepoRef,
-};
+use super::{Forge, ForgeError, ForgeResult};
 
 /// When the injected failure strikes relative to the write it replaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +73,7 @@ impl<F: Forge> Faulty<F> {
         &self,
         method: &'static str,
         write: bool,
+        _key: std::fmt::Arguments<'_>,
         call: impl FnOnce() -> ForgeResult<T>,
     ) -> ForgeResult<T> {
         if write {
@@ -106,11 +103,12 @@ impl<F: Forge> Faulty<F> {
     }
 }
 
-super::wrap::forge_wrapper!(Faulty);
+crate::forge_wrapper!(Faulty);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::RepoRef;
     use crate::counting::Counting;
     use crate::local::LocalForge;
 

@@ -26,8 +26,9 @@ pub mod faulty;
 pub mod github;
 pub mod local;
 pub mod oci;
+#[doc(hidden)]
 #[cfg(any(test, feature = "test-doubles"))]
-mod wrap;
+pub mod wrap;
 
 pub use stackbot_core::forge::*;
 
@@ -347,8 +348,6 @@ fn marked<'a>(comments: &'a [CommentInfo], marker: &str) -> Option<&'a CommentIn
     comments.iter().find(|c| c.body.contains(marker))
 }
 
-/// The GitHub answer cache of the configuration: `forge.github.cache_dir`, else `github/` in
-/// `upstream.cache_dir`, else none (answers are then reused within the run only).
 /// `f` with the GitHub answer cache the configuration names (`forge.github.cache_dir`, else
 /// `github/` in `upstream.cache_dir`; none: answers are kept for the run only), as [`open`]
 /// gives the command line. Public so that a client built elsewhere (the world simulator's)

@@ -77,16 +77,19 @@ pub fn fetch_archive(
     bound: Bound,
     indexes: &mut BTreeMap<String, String>,
 ) -> Result<Fetched, Box<FetchError>> {
+    let unreachable = |what: &'static str| {
+        move |source: HttpError| FetchError::Unreachable {
+            what,
+            chart: need.chart.clone(),
+            version: need.version.clone(),
+            source,
+        }
+    };
     let index_url = helm::index_url(&need.repository);
     if !indexes.contains_key(&index_url) {
         let index = http
             .get(&index_url, None)
-            .map_err(|source| FetchError::Unreachable {
-                what: "reading the index for",
-                chart: need.chart.clone(),
-                version: need.version.clone(),
-                source,
-            })?;
+            .map_err(unreachable("reading the index for"))?;
         indexes.insert(index_url.clone(), index.body);
     }
     let index_body = &indexes[&index_url];
@@ -106,12 +109,7 @@ pub fn fetch_archive(
         .ok_or_else(|| not_published("the index entry has no `urls`".into()))?;
     let bytes = http
         .get_bytes(&url, bound)
-        .map_err(|source| FetchError::Unreachable {
-            what: "downloading",
-            chart: need.chart.clone(),
-            version: need.version.clone(),
-            source,
-        })?;
+        .map_err(unreachable("downloading"))?;
     let digest = check_fetched(need, entry.digest.as_deref(), &bytes).map_err(|mismatch| {
         FetchError::Mismatch {
             chart: need.chart.clone(),

@@ -12,6 +12,11 @@ use std::net::IpAddr;
 
 pub mod failure;
 
+/// `Accept` value of the GitHub REST API.
+pub const GITHUB_JSON: &str = "application/vnd.github+json";
+/// The REST API version every request to GitHub pins (`X-GitHub-Api-Version`).
+pub const GITHUB_API_VERSION: &str = "2022-11-28";
+
 /// Whether a host name or address is this machine: `localhost`, 127.0.0.0/8 or `::1`
 /// (IPv6 literals with or without brackets).
 pub fn is_loopback_host(host: &str) -> bool {
@@ -152,6 +157,21 @@ pub fn parse_links(header: &str) -> Vec<Link> {
         out.push(Link { target, rels });
         rest = tail;
     }
+}
+
+/// A header's value as text; `None` when it is absent or not visible ASCII.
+pub fn header(headers: &http::HeaderMap, name: impl http::header::AsHeaderName) -> Option<&str> {
+    headers.get(name)?.to_str().ok()
+}
+
+/// All `Link` header lines of an answer, joined as one value (what [`parse_links`] reads).
+pub fn link_header(headers: &http::HeaderMap) -> Option<String> {
+    let all: Vec<&str> = headers
+        .get_all(http::header::LINK)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    (!all.is_empty()).then(|| all.join(", "))
 }
 
 /// The `rel="next"` target of a `Link` header value, if any.

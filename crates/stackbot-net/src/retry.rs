@@ -212,8 +212,13 @@ pub fn classify_status(
 
 /// `Retry-After` in seconds (the HTTP-date form is not used by the hosts read here).
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let v = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?;
+    let v = crate::net::header(headers, http::header::RETRY_AFTER)?;
     v.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// Whether the answer says the rate limit is spent (`x-ratelimit-remaining: 0`).
+pub fn rate_limit_exhausted(headers: &HeaderMap) -> bool {
+    crate::net::header(headers, "x-ratelimit-remaining").map(str::trim) == Some("0")
 }
 
 /// Rate-limit classification of a `403`/`429`: `Some(wait)` if the server asks to slow down.
@@ -230,10 +235,9 @@ pub fn rate_limit_wait(
     if let Some(wait) = retry_after(headers) {
         return Some(wait);
     }
-    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
-    if header("x-ratelimit-remaining").map(str::trim) == Some("0") {
+    if rate_limit_exhausted(headers) {
         let now = u64::try_from(now.timestamp()).unwrap_or(0);
-        let reset = header("x-ratelimit-reset")
+        let reset = crate::net::header(headers, "x-ratelimit-reset")
             .and_then(|s| s.trim().parse::<u64>().ok())
             .unwrap_or(now + 60);
         return Some(Duration::from_secs(reset.saturating_sub(now).max(1)));

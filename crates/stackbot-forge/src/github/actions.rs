@@ -132,7 +132,7 @@ impl GithubForge {
             "{}/runs?event=workflow_dispatch&exclude_pull_requests=true&per_page=100",
             Self::workflow_path(repo, workflow)
         );
-        let v: Value = self.get(&what, &path).await?.json(&what)?;
+        let v = self.get_json(&what, &path).await?;
         Ok(v["workflow_runs"]
             .as_array()
             .map(|a| a.iter().map(run_of).collect())
@@ -149,10 +149,7 @@ impl GithubForge {
             "{}/actions/runs/{run_id}?exclude_pull_requests=true",
             Self::repo_path(repo)
         );
-        match self.get_opt(&what, &path).await? {
-            Some(r) => Ok(Some(run_of(&r.json(&what)?))),
-            None => Ok(None),
-        }
+        Ok(self.get_opt(&what, &path).await?.as_ref().map(run_of))
     }
 
     pub(super) async fn run_artifacts_a(
@@ -165,7 +162,7 @@ impl GithubForge {
             "{}/actions/runs/{run_id}/artifacts?per_page=100",
             Self::repo_path(repo)
         );
-        let v: Value = self.get(&what, &path).await?.json(&what)?;
+        let v = self.get_json(&what, &path).await?;
         Ok(v["artifacts"]
             .as_array()
             .map(|a| a.iter().map(artifact_of).collect())

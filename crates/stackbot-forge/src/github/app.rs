@@ -19,6 +19,8 @@ use chrono::{DateTime, Duration, Utc};
 use ring::rand::SystemRandom;
 use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
 
+use super::locked;
+
 /// The permissions an installation token is minted with: commits, branches, tags, releases
 /// (contents) and pull requests with their comments. Nothing else.
 pub const PERMISSIONS: &[(&str, &str)] = &[("contents", "write"), ("pull_requests", "write")];
@@ -159,7 +161,7 @@ impl AppAuth {
 
     /// A JWT valid at `now` (reused while fresh). `new` is true when it was just signed.
     pub fn jwt_at(&self, now: DateTime<Utc>) -> Result<(String, bool), String> {
-        let mut j = self.jwt.lock().unwrap_or_else(|p| p.into_inner());
+        let mut j = locked(&self.jwt);
         if let Some(e) = j.as_ref()
             && now + Duration::minutes(1) < e.expires_at
         {
@@ -175,13 +177,13 @@ impl AppAuth {
 
     /// The App's bot account (`<slug>[bot]`), once an installation lookup has named the slug.
     pub fn bot_login(&self) -> Option<String> {
-        let slug = self.slug.lock().unwrap_or_else(|p| p.into_inner());
+        let slug = locked(&self.slug);
         slug.as_ref().map(|s| format!("{s}[bot]"))
     }
 
     /// The cached, still fresh installation token of `repo`.
     pub fn cached_token(&self, repo: &str, now: DateTime<Utc>) -> Option<String> {
-        let t = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
+        let t = locked(&self.tokens);
         t.get(repo)
             .filter(|e| e.fresh(now))
             .map(|e| e.token.clone())
@@ -189,10 +191,7 @@ impl AppAuth {
 
     /// Forget `repo`'s token (GitHub refused it: revoked or expired early).
     pub fn forget_token(&self, repo: &str) {
-        self.tokens
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(repo);
+        locked(&self.tokens).remove(repo);
     }
 
     /// The body of the access-token request for the repository `full` (`owner/name`): exactly

@@ -5,6 +5,7 @@
 use http::{HeaderValue, Method, StatusCode};
 
 use super::app::{AppAuth, Expiring};
+use super::locked;
 use super::redirects::{Hop, Via};
 use super::transport::{Outcome, Req, Transport};
 use crate::ForgeError;
@@ -77,7 +78,7 @@ impl Transport {
             }));
         }
         self.add_secret(&token);
-        app.tokens.lock().unwrap_or_else(|p| p.into_inner()).insert(
+        locked(&app.tokens).insert(
             repo.to_string(),
             Expiring {
                 token: token.clone(),
@@ -89,12 +90,7 @@ impl Transport {
 
     /// The installation of the App that covers `repo` (cached per repository).
     async fn installation_of(&self, app: &AppAuth, repo: &str) -> Result<u64, Outcome> {
-        if let Some(id) = app
-            .installations
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(repo)
-        {
+        if let Some(id) = locked(&app.installations).get(repo) {
             return Ok(*id);
         }
         let owner = repo.split('/').next().unwrap_or(repo);
@@ -136,12 +132,9 @@ impl Transport {
             })
         })?;
         if let Some(slug) = v["app_slug"].as_str().filter(|s| !s.is_empty()) {
-            *app.slug.lock().unwrap_or_else(|p| p.into_inner()) = Some(slug.to_string());
+            *locked(&app.slug) = Some(slug.to_string());
         }
-        app.installations
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(repo.to_string(), id);
+        locked(&app.installations).insert(repo.to_string(), id);
         Ok(id)
     }
 

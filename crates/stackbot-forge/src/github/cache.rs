@@ -22,7 +22,8 @@ use sha2::{Digest, Sha256};
 use stackbot_net::cache::{Entry, Store};
 
 use super::auth::Auth;
-use super::transport::{Outcome, Req, Resp, Target, Transport};
+use super::redirects::Via;
+use super::transport::{Outcome, Req, Resp, Transport};
 
 /// Bodies larger than this are not stored (a release tarball read once is not worth the disk).
 const MAX_BODY: usize = 32 * 1024 * 1024;
@@ -70,7 +71,7 @@ impl Cache {
 impl Transport {
     /// The cache key of a request, `None` when it is not cacheable (only API reads are).
     pub(super) fn cache_key(&self, req: &Req) -> Option<String> {
-        if req.method != Method::GET || req.target != Target::Api {
+        if req.method != Method::GET || req.target != Via::Api {
             return None;
         }
         let identity = match &self.auth {
@@ -120,20 +121,14 @@ impl Transport {
             return Outcome::Ok(resp_of(&e));
         }
         if r.status == StatusCode::OK {
-            let header = |n: http::header::HeaderName| {
-                r.headers
-                    .get(n)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string)
-            };
+            let header = |n| crate::net::header(&r.headers, n).map(str::to_string);
             let etag = header(http::header::ETAG);
+            let link = header(http::header::LINK);
             if immutable(&req.path, req.accept) {
                 // Keep the `Link`: an immutable list (a comparison) may have further pages.
-                self.cache
-                    .put(key, None, header(http::header::LINK), &r.body);
+                self.cache.put(key, None, link, &r.body);
             } else if etag.is_some() {
-                self.cache
-                    .put(key, etag, header(http::header::LINK), &r.body);
+                self.cache.put(key, etag, link, &r.body);
             }
         }
         self.classify(r)

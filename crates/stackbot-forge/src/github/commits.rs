@@ -47,7 +47,6 @@ impl GithubForge {
         changes: &FileChanges,
         what: &str,
     ) -> ForgeResult<String> {
-        let rp = Self::repo_path(repo);
         let base_tree = self.commit_tree(repo, parent).await?;
         let existing: Option<Vec<String>> = if changes.values().any(Option::is_none) {
             Some(self.list_files_a(repo, parent).await?)
@@ -77,17 +76,24 @@ impl GithubForge {
                 }
             }
         }
-        let tree = self
-            .write_ok(
-                &format!("tree for {what}"),
-                &Req::json(
-                    Method::POST,
-                    format!("{rp}/git/trees"),
-                    &json!({"base_tree": base_tree, "tree": entries}),
-                ),
-            )
-            .await?;
-        Ok(str_of(&tree.json::<Value>(what)?["sha"]))
+        let body = json!({"base_tree": base_tree, "tree": entries});
+        self.git_object(repo, "trees", &format!("tree for {what}"), &body, what)
+            .await
+    }
+
+    /// Create a git object (`kind`: `blobs`, `trees`, `commits`, `tags`); returns its sha.
+    /// Objects are content-addressed, so repeating the POST is harmless.
+    async fn git_object(
+        &self,
+        repo: &RepoRef,
+        kind: &str,
+        label: &str,
+        body: &Value,
+        what: &str,
+    ) -> ForgeResult<String> {
+        let path = format!("{}/git/{kind}", Self::repo_path(repo));
+        let r = self.write_json(label, Method::POST, path, body).await?;
+        Ok(str_of(&r.json::<Value>(what)?["sha"]))
     }
 
     /// A blob for binary content, base64 encoded; returns its sha.
@@ -102,17 +108,8 @@ impl GithubForge {
             "content": base64::engine::general_purpose::STANDARD.encode(bytes),
             "encoding": "base64",
         });
-        let r = self
-            .write_ok(
-                &format!("blob for `{path}` in {repo}"),
-                &Req::json(
-                    Method::POST,
-                    format!("{}/git/blobs", Self::repo_path(repo)),
-                    &body,
-                ),
-            )
-            .await?;
-        Ok(str_of(&r.json::<Value>(what)?["sha"]))
+        let label = format!("blob for `{path}` in {repo}");
+        self.git_object(repo, "blobs", &label, &body, what).await
     }
 
     /// The commit object (not yet on any branch); returns its sha.
@@ -134,17 +131,8 @@ impl GithubForge {
             body["committer"] = who;
         }
         // A repeated commit POST only leaves an unreferenced object behind: safe to retry.
-        let c = self
-            .write_ok(
-                &format!("commit for {what}"),
-                &Req::json(
-                    Method::POST,
-                    format!("{}/git/commits", Self::repo_path(repo)),
-                    &body,
-                ),
-            )
-            .await?;
-        Ok(str_of(&c.json::<Value>(what)?["sha"]))
+        self.git_object(repo, "commits", &format!("commit for {what}"), &body, what)
+            .await
     }
 
     /// Points `branch` at `sha`: creates the ref when `expected_head` is `None`, else updates it.
@@ -170,30 +158,25 @@ impl GithubForge {
                 Err(ForgeError::Conflict { what: what.clone() })
             }
         };
-        let result = match expected_head {
-            None => {
-                let req = Req::json(
-                    Method::POST,
-                    format!("{rp}/git/refs"),
-                    &json!({"ref": format!("refs/heads/{branch}"), "sha": sha}),
-                );
-                self.write_checked(&what, &req, |_| Ok(sha.clone()), done)
-                    .await
-            }
-            Some(exp) => {
-                // With the parent as expected head, `force: false` makes GitHub check atomically
-                // that nobody moved the branch. Otherwise (rebuilding a bot branch on a new
-                // base) the pre-check above is the guard and the update must force.
-                let req = Req::json(
-                    Method::PATCH,
-                    format!("{rp}/git/refs/heads/{}", enc(branch, true)),
-                    &json!({"sha": sha, "force": exp != parent}),
-                );
-                self.write_checked(&what, &req, |_| Ok(sha.clone()), done)
-                    .await
-            }
+        let req = match expected_head {
+            None => Req::json(
+                Method::POST,
+                format!("{rp}/git/refs"),
+                &json!({"ref": format!("refs/heads/{branch}"), "sha": sha}),
+            ),
+            // With the parent as expected head, `force: false` makes GitHub check atomically
+            // that nobody moved the branch. Otherwise (rebuilding a bot branch on a new base)
+            // the pre-check above is the guard and the update must force.
+            Some(exp) => Req::json(
+                Method::PATCH,
+                format!("{rp}/git/refs/heads/{}", enc(branch, true)),
+                &json!({"sha": sha, "force": exp != parent}),
+            ),
         };
-        match result {
+        match self
+            .write_checked(&what, &req, |_| Ok(sha.clone()), done)
+            .await
+        {
             // A ref that appeared meanwhile, or "not a fast forward": someone else moved it.
             Err(ForgeError::AlreadyExists { what }) => Err(ForgeError::Conflict { what }),
             Err(ForgeError::Rejected { what, reason })
@@ -214,12 +197,11 @@ impl GithubForge {
         let what = format!("branch `{branch}` of {repo}");
         let rp = Self::repo_path(repo);
         if self.branch_head_a(repo, branch).await?.is_some() {
-            let req = Req::json(
-                Method::PATCH,
-                format!("{rp}/git/refs/heads/{}", enc(branch, true)),
-                &json!({"sha": commit, "force": true}),
-            );
-            self.write_ok(&what, &req).await.map(|_| ())
+            let path = format!("{rp}/git/refs/heads/{}", enc(branch, true));
+            let body = json!({"sha": commit, "force": true});
+            self.write_json(&what, Method::PATCH, path, &body)
+                .await
+                .map(drop)
         } else {
             let req = Req::json(
                 Method::POST,
@@ -256,18 +238,10 @@ impl GithubForge {
             "date": self.t.clock.now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         });
         // The tag object is unreferenced until the ref exists: repeating it is harmless.
-        let obj = self
-            .write_ok(
-                &format!("tag object for {what}"),
-                &Req::json(
-                    Method::POST,
-                    format!("{rp}/git/tags"),
-                    &json!({"tag": tag, "message": message, "object": commit,
-                            "type": "commit", "tagger": tagger}),
-                ),
-            )
-            .await?;
-        let obj = str_of(&obj.json::<Value>(&what)?["sha"]);
+        let body = json!({"tag": tag, "message": message, "object": commit,
+                          "type": "commit", "tagger": tagger});
+        let label = format!("tag object for {what}");
+        let obj = self.git_object(repo, "tags", &label, &body, &what).await?;
         let req = Req::json(
             Method::POST,
             format!("{rp}/git/refs"),

@@ -20,11 +20,8 @@ impl GithubForge {
             s if s.is_redirection() => ForgeError::Moved {
                 what,
                 to: self.t.scrub(
-                    r.headers
-                        .get(http::header::LOCATION)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("no Location given")
-                        .to_string(),
+                    crate::net::header(&r.headers, http::header::LOCATION)
+                        .unwrap_or("no Location given"),
                 ),
             },
             // Not the token's fault: say what is in the way and what to do about it (issue 12:

@@ -1,7 +1,6 @@
 //! Reading git data: refs (branches, peeled tags), trees, files and blobs, and comparisons.
 
 use base64::Engine as _;
-use serde_json::Value;
 
 use super::{GithubForge, enc, is_sha, str_of};
 use crate::{CommitInfo, ForgeError, ForgeResult, RepoRef};
@@ -21,8 +20,6 @@ impl GithubForge {
         Ok(self
             .get_opt(&what, &path)
             .await?
-            .map(|r| r.json::<Value>(&what))
-            .transpose()?
             .and_then(|v| v["object"]["sha"].as_str().map(str::to_string)))
     }
 
@@ -33,20 +30,17 @@ impl GithubForge {
     ) -> ForgeResult<Option<String>> {
         let what = format!("tag `{tag}` of {repo}");
         let path = format!("{}/git/ref/tags/{}", Self::repo_path(repo), enc(tag, true));
-        let Some(r) = self.get_opt(&what, &path).await? else {
+        let Some(v) = self.get_opt(&what, &path).await? else {
             return Ok(None);
         };
-        let v: Value = r.json(&what)?;
         let (mut kind, mut sha) = (str_of(&v["object"]["type"]), str_of(&v["object"]["sha"]));
         // Peel annotated tags (possibly nested) down to the commit.
         for _ in 0..8 {
             if kind != "tag" {
                 break;
             }
-            let t: Value = self
-                .get(&what, &format!("{}/git/tags/{sha}", Self::repo_path(repo)))
-                .await?
-                .json(&what)?;
+            let path = format!("{}/git/tags/{sha}", Self::repo_path(repo));
+            let t = self.get_json(&what, &path).await?;
             kind = str_of(&t["object"]["type"]);
             sha = str_of(&t["object"]["sha"]);
         }
@@ -71,14 +65,8 @@ impl GithubForge {
 
     pub(super) async fn commit_tree(&self, repo: &RepoRef, commit: &str) -> ForgeResult<String> {
         let what = format!("commit {commit} of {repo}");
-        let v: Value = self
-            .get(
-                &what,
-                &format!("{}/git/commits/{commit}", Self::repo_path(repo)),
-            )
-            .await?
-            .json(&what)?;
-        Ok(str_of(&v["tree"]["sha"]))
+        let path = format!("{}/git/commits/{commit}", Self::repo_path(repo));
+        Ok(str_of(&self.get_json(&what, &path).await?["tree"]["sha"]))
     }
 
     pub(super) async fn list_files_a(
@@ -89,22 +77,15 @@ impl GithubForge {
         let commit = self.resolve_commit(repo, commit).await?;
         let tree = self.commit_tree(repo, &commit).await?;
         let what = format!("files of {commit} in {repo}");
-        let v: Value = self
-            .get(
-                &what,
-                &format!("{}/git/trees/{tree}?recursive=1", Self::repo_path(repo)),
-            )
-            .await?
-            .json(&what)?;
+        let path = format!("{}/git/trees/{tree}?recursive=1", Self::repo_path(repo));
+        let v = self.get_json(&what, &path).await?;
         let mut files = Vec::new();
         if v["truncated"].as_bool().unwrap_or(false) {
             // Too big for one recursive answer: walk the tree level by level.
             let mut stack = vec![(String::new(), tree)];
             while let Some((prefix, sha)) = stack.pop() {
-                let t: Value = self
-                    .get(&what, &format!("{}/git/trees/{sha}", Self::repo_path(repo)))
-                    .await?
-                    .json(&what)?;
+                let level = format!("{}/git/trees/{sha}", Self::repo_path(repo));
+                let t = self.get_json(&what, &level).await?;
                 for e in t["tree"].as_array().into_iter().flatten() {
                     let p = format!("{prefix}{}", str_of(&e["path"]));
                     match e["type"].as_str() {
@@ -138,10 +119,9 @@ impl GithubForge {
             enc(path.trim_start_matches('/'), true),
             enc(commit, false)
         );
-        let Some(r) = self.get_opt(&what, &url).await? else {
+        let Some(v) = self.get_opt(&what, &url).await? else {
             return Ok(None);
         };
-        let v: Value = r.json(&what)?;
         if v["type"].as_str() != Some("file") {
             return Ok(None); // a directory (array), symlink or submodule is not a file
         }
@@ -152,14 +132,8 @@ impl GithubForge {
             content
         } else {
             // Over 1 MiB the contents API omits the content; the blobs API has it.
-            let b: Value = self
-                .get(
-                    &what,
-                    &format!("{}/git/blobs/{}", Self::repo_path(repo), str_of(&v["sha"])),
-                )
-                .await?
-                .json(&what)?;
-            str_of(&b["content"])
+            let blob = format!("{}/git/blobs/{}", Self::repo_path(repo), str_of(&v["sha"]));
+            str_of(&self.get_json(&what, &blob).await?["content"])
         };
         decode_b64(&what, &b64).map(Some)
     }
@@ -177,11 +151,7 @@ impl GithubForge {
             enc(base, false),
             enc(head, false)
         );
-        let commits = self
-            .get_all(&what, path, |mut v| {
-                v["commits"].take().as_array().cloned().unwrap_or_default()
-            })
-            .await?;
+        let commits = self.get_all(&what, path, Some("commits")).await?;
         // Known once the first request of this run reached a repository (the installation
         // lookup names the App), so it is known here.
         let bot = self.app_bot_login();

@@ -25,9 +25,7 @@ impl GithubForge {
         if let Some(l) = label {
             path.push_str(&format!("&labels={}", enc(l, false)));
         }
-        let all = self
-            .get_all(&what, path, |v| v.as_array().cloned().unwrap_or_default())
-            .await?;
+        let all = self.get_all(&what, path, None).await?;
         let mut out: Vec<IssueInfo> = all
             .iter()
             .filter(|v| v.get("pull_request").is_none_or(Value::is_null))
@@ -76,12 +74,11 @@ impl GithubForge {
         body: &str,
     ) -> ForgeResult<()> {
         let what = format!("issue #{number} of {repo}");
-        let req = Req::json(
-            Method::PATCH,
-            format!("{}/issues/{number}", Self::repo_path(repo)),
-            &json!({"title": title, "body": body}),
-        );
-        self.write_ok(&what, &req).await.map(|_| ())
+        let path = format!("{}/issues/{number}", Self::repo_path(repo));
+        let body = json!({"title": title, "body": body});
+        self.write_json(&what, Method::PATCH, path, &body)
+            .await
+            .map(drop)
     }
 }
 

@@ -3,7 +3,10 @@
 //! Requests are built by hand (paths and JSON bodies) and sent through octocrab's client with its
 //! retry layer off; [`transport`] classifies every answer. That keeps three things in our hands
 //! that the typed octocrab builders hide: pagination `Link` headers, `Retry-After` on secondary
-//! rate limits, and the decision whether a failed POST may be repeated.
+//! rate limits, and the decision whether a failed POST may be repeated. Answers are read as
+//! `serde_json::Value` (the `*_of` functions), not as octocrab's models: a mapping into core's
+//! types stays either way, and the models refuse a whole listing over one field GitHub
+//! documents as nullable (`models::Author::gravatar_id`, a release's `author`, is a `String`).
 //!
 //! Write safety, per kind of write:
 //! - content-addressed or idempotent writes (blobs, trees, commit objects, tag objects, PATCH,
@@ -95,6 +98,12 @@ impl std::fmt::Debug for GithubForge {
 }
 
 pub(super) use self::wire::{enc, is_sha, str_of, time_of};
+
+/// The guard of `m`, also after a thread panicked holding it: what is kept under these locks
+/// (caches, counters, secrets) is whole between statements.
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 impl GithubForge {
     /// Build a client for `cfg`. `token` is read by the caller from the variable named in

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::locked;
 use crate::clock::Clock;
 
 /// Spaces mutating requests at least `interval` apart (GitHub asks for ≥ 1 s between mutative
@@ -34,7 +35,7 @@ impl Pacer {
             return;
         }
         let slot = {
-            let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+            let mut next = locked(&self.next);
             let now = clock.instant();
             let slot = next.map_or(now, |n| n.max(now));
             *next = Some(slot + self.interval);
@@ -73,7 +74,7 @@ impl WriteBudget {
         let Some(limit) = self.per_hour else {
             return Ok(());
         };
-        let mut sent = self.sent.lock().unwrap_or_else(|p| p.into_inner());
+        let mut sent = locked(&self.sent);
         let now = clock.instant();
         while sent
             .front()

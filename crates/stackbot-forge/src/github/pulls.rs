@@ -23,7 +23,7 @@ impl GithubForge {
             Self::repo_path(repo),
             enc(&format!("{}:{head}", repo.owner), false)
         );
-        let page: Value = self.get(&what, &path).await?.json(&what)?;
+        let page = self.get_json(&what, &path).await?;
         let mut pulls: Vec<PullInfo> = page
             .as_array()
             .map(Vec::as_slice)
@@ -72,12 +72,10 @@ impl GithubForge {
         body: Value,
     ) -> ForgeResult<()> {
         let what = format!("pull request #{number} of {repo}");
-        let req = Req::json(
-            Method::PATCH,
-            format!("{}/pulls/{number}", Self::repo_path(repo)),
-            &body,
-        );
-        self.write_ok(&what, &req).await.map(|_| ())
+        let path = format!("{}/pulls/{number}", Self::repo_path(repo));
+        self.write_json(&what, Method::PATCH, path, &body)
+            .await
+            .map(drop)
     }
 
     /// Labels through the issues API (a pull request is an issue there). GitHub creates a label
@@ -90,12 +88,11 @@ impl GithubForge {
         labels: &[String],
     ) -> ForgeResult<()> {
         let what = format!("labels of pull request #{number} of {repo}");
-        let req = Req::json(
-            Method::POST,
-            format!("{}/issues/{number}/labels", Self::repo_path(repo)),
-            &json!({ "labels": labels }),
-        );
-        self.write_ok(&what, &req).await.map(|_| ())
+        let path = format!("{}/issues/{number}/labels", Self::repo_path(repo));
+        let body = json!({ "labels": labels });
+        self.write_json(&what, Method::POST, path, &body)
+            .await
+            .map(drop)
     }
 
     /// GitHub's native auto-merge, which only the GraphQL API enables
@@ -110,10 +107,8 @@ impl GithubForge {
         number: u64,
     ) -> ForgeResult<AutoMerge> {
         let what = format!("auto-merge of pull request #{number} of {repo}");
-        let pull: Value = self
-            .get(&what, &format!("{}/pulls/{number}", Self::repo_path(repo)))
-            .await?
-            .json(&what)?;
+        let path = format!("{}/pulls/{number}", Self::repo_path(repo));
+        let pull = self.get_json(&what, &path).await?;
         if !pull["auto_merge"].is_null() {
             return Ok(AutoMerge::Enabled);
         }
@@ -146,15 +141,9 @@ impl GithubForge {
         number: u64,
     ) -> ForgeResult<Vec<CommentInfo>> {
         let what = format!("comments of #{number} in {repo}");
+        let path = format!("{}/issues/{number}/comments", Self::repo_path(repo));
         let all = self
-            .get_all(
-                &what,
-                format!(
-                    "{}/issues/{number}/comments?per_page=100",
-                    Self::repo_path(repo)
-                ),
-                |v| v.as_array().cloned().unwrap_or_default(),
-            )
+            .get_all(&what, format!("{path}?per_page=100"), None)
             .await?;
         let mut out: Vec<CommentInfo> = all.iter().map(comment_of).collect();
         out.sort_by_key(|c| c.id);
@@ -168,12 +157,11 @@ impl GithubForge {
         body: &str,
     ) -> ForgeResult<()> {
         let what = format!("comment {comment_id} in {repo}");
-        let req = Req::json(
-            Method::PATCH,
-            format!("{}/issues/comments/{comment_id}", Self::repo_path(repo)),
-            &json!({"body": body}),
-        );
-        self.write_ok(&what, &req).await.map(|_| ())
+        let path = format!("{}/issues/comments/{comment_id}", Self::repo_path(repo));
+        let body = json!({"body": body});
+        self.write_json(&what, Method::PATCH, path, &body)
+            .await
+            .map(drop)
     }
 
     pub(super) async fn create_comment_a(

@@ -16,6 +16,7 @@
 
 use http::{HeaderValue, Method, StatusCode};
 
+use super::locked;
 use super::transport::{Req, Transport};
 
 use crate::net::{Origin, scheme_allowed};
@@ -161,10 +162,7 @@ impl Transport {
                 .unwrap_or(format!("repository id {id}")),
             _ => last.uri.clone(),
         };
-        let first_time = self
-            .moved
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        let first_time = locked(&self.moved)
             .insert(old.clone(), new.clone())
             .is_none();
         if first_time {

@@ -1,10 +1,12 @@
 //! Releases and their assets: drafts, uploads (to the upload host GitHub names), downloads,
 //! publishing and deletion.
 
-use http::{Method, StatusCode};
+use http::Method;
 use serde_json::{Value, json};
 
-use super::transport::{Req, Target};
+use super::locked;
+use super::redirects::Via;
+use super::transport::Req;
 use super::wire::scope_of;
 use super::{GithubForge, enc, str_of, time_of};
 use crate::net::Origin;
@@ -14,10 +16,7 @@ impl GithubForge {
     pub(super) fn release_of(&self, v: &Value) -> ReleaseInfo {
         let id = v["id"].as_u64().unwrap_or_default();
         if let Some(u) = v["upload_url"].as_str() {
-            self.upload_urls
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id, u.to_string());
+            locked(&self.upload_urls).insert(id, u.to_string());
         }
         ReleaseInfo {
             id,
@@ -37,13 +36,8 @@ impl GithubForge {
 
     pub(super) async fn list_releases_a(&self, repo: &RepoRef) -> ForgeResult<Vec<ReleaseInfo>> {
         let what = format!("releases of {repo}");
-        let all = self
-            .get_all(
-                &what,
-                format!("{}/releases?per_page=100", Self::repo_path(repo)),
-                |v| v.as_array().cloned().unwrap_or_default(),
-            )
-            .await?;
+        let path = format!("{}/releases?per_page=100", Self::repo_path(repo));
+        let all = self.get_all(&what, path, None).await?;
         Ok(all.iter().map(|v| self.release_of(v)).collect())
     }
 
@@ -87,28 +81,19 @@ impl GithubForge {
         .await
     }
 
+    /// Where the upload client sends release `release_id`'s assets (its `upload_url`).
     pub(super) async fn upload_target(
         &self,
         repo: &RepoRef,
         release_id: u64,
-    ) -> ForgeResult<(Target, String)> {
+    ) -> ForgeResult<String> {
         let what = format!("release {release_id} of {repo}");
-        let cached = self
-            .upload_urls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&release_id)
-            .cloned();
+        let cached = locked(&self.upload_urls).get(&release_id).cloned();
         let template = match cached {
             Some(t) => t,
             None => {
-                let v: Value = self
-                    .get(
-                        &what,
-                        &format!("{}/releases/{release_id}", Self::repo_path(repo)),
-                    )
-                    .await?
-                    .json(&what)?;
+                let path = format!("{}/releases/{release_id}", Self::repo_path(repo));
+                let v = self.get_json(&what, &path).await?;
                 self.release_of(&v);
                 str_of(&v["upload_url"])
             }
@@ -121,11 +106,11 @@ impl GithubForge {
         let path = u.path().to_string();
         let o = Origin::of(&u);
         if o.as_ref() == Some(&self.upload_origin) {
-            Ok((Target::Upload, path))
+            Ok(path)
         } else if o.as_ref() == Some(&self.api_origin) {
             // GitHub's own API host, outside the configured upload host: send it there as
             // written (an absolute URL, so no API base path such as /api/v3 is prepended).
-            Ok((Target::Upload, format!("{}{path}", self.api_origin)))
+            Ok(format!("{}{path}", self.api_origin))
         } else {
             let o = o.map_or_else(|| url.to_string(), |o| o.to_string());
             Err(ForgeError::Rejected {
@@ -145,15 +130,9 @@ impl GithubForge {
         release_id: u64,
     ) -> ForgeResult<Vec<Value>> {
         let what = format!("assets of release {release_id} in {repo}");
-        self.get_all(
-            &what,
-            format!(
-                "{}/releases/{release_id}/assets?per_page=100",
-                Self::repo_path(repo)
-            ),
-            |v| v.as_array().cloned().unwrap_or_default(),
-        )
-        .await
+        let path = format!("{}/releases/{release_id}/assets", Self::repo_path(repo));
+        self.get_all(&what, format!("{path}?per_page=100"), None)
+            .await
     }
 
     pub(super) async fn upload_asset_a(
@@ -164,15 +143,13 @@ impl GithubForge {
         bytes: &[u8],
     ) -> ForgeResult<AssetInfo> {
         let what = format!("asset `{name}` of release {release_id} in {repo}");
-        let (target, path) = self.upload_target(repo, release_id).await?;
+        let path = self.upload_target(repo, release_id).await?;
         let req = Req {
             method: Method::POST,
-            path: format!("{path}?name={}", enc(name, false)),
             body: Some((bytes.to_vec(), "application/octet-stream")),
-            accept: "application/vnd.github+json",
-            target,
-            follow_foreign: false,
+            target: Via::Upload,
             scope: Some(scope_of(repo)),
+            ..Req::get(format!("{path}?name={}", enc(name, false)))
         };
         let uploaded = self
             .write_checked(
@@ -218,10 +195,7 @@ impl GithubForge {
     ) -> ForgeResult<Vec<u8>> {
         let what = format!("asset `{}` in {repo}", asset.name);
         let req = self.download_req(repo, asset.id);
-        match self.t.read(&what, &req).await? {
-            Ok(r) => Ok(r.body),
-            Err(r) => Err(self.refusal(&what, &r)),
-        }
+        Ok(self.read_ok(&what, &req).await?.body)
     }
 
     pub(super) async fn delete_asset_a(
@@ -231,12 +205,8 @@ impl GithubForge {
         id: u64,
     ) -> ForgeResult<()> {
         let what = format!("asset {id} in {repo}");
-        let req = Req::delete(format!("{}/releases/assets/{id}", Self::repo_path(repo)));
-        match self.write_idem(&what, &req).await? {
-            (Ok(_), _) => Ok(()),
-            (Err(r), true) if r.status == StatusCode::NOT_FOUND => Ok(()),
-            (Err(r), _) => Err(self.refusal(&what, &r)),
-        }
+        let path = format!("{}/releases/assets/{id}", Self::repo_path(repo));
+        self.delete(&what, path).await
     }
 
     /// Publish with `make_latest` said explicitly (GitHub's default, `"true"` for a newly
@@ -248,12 +218,10 @@ impl GithubForge {
         make_latest: bool,
     ) -> ForgeResult<ReleaseInfo> {
         let what = format!("release {id} of {repo}");
-        let req = Req::json(
-            Method::PATCH,
-            format!("{}/releases/{id}", Self::repo_path(repo)),
-            &json!({"draft": false, "make_latest": if make_latest { "true" } else { "false" }}),
-        );
-        let r = self.write_ok(&what, &req).await?;
+        let path = format!("{}/releases/{id}", Self::repo_path(repo));
+        let body =
+            json!({"draft": false, "make_latest": if make_latest { "true" } else { "false" }});
+        let r = self.write_json(&what, Method::PATCH, path, &body).await?;
         Ok(self.release_of(&r.json(&what)?))
     }
 
@@ -263,20 +231,16 @@ impl GithubForge {
     ) -> ForgeResult<Option<ReleaseInfo>> {
         let what = format!("latest release of {repo}");
         let path = format!("{}/releases/latest", Self::repo_path(repo));
-        match self.get_opt(&what, &path).await? {
-            Some(r) => Ok(Some(self.release_of(&r.json(&what)?))),
-            None => Ok(None),
-        }
+        Ok(self
+            .get_opt(&what, &path)
+            .await?
+            .map(|v| self.release_of(&v)))
     }
 
     pub(super) async fn delete_release_a(&self, repo: &RepoRef, id: u64) -> ForgeResult<()> {
         let what = format!("release {id} of {repo}");
-        let req = Req::delete(format!("{}/releases/{id}", Self::repo_path(repo)));
-        match self.write_idem(&what, &req).await? {
-            (Ok(_), _) => Ok(()),
-            (Err(r), true) if r.status == StatusCode::NOT_FOUND => Ok(()),
-            (Err(r), _) => Err(self.refusal(&what, &r)),
-        }
+        self.delete(&what, format!("{}/releases/{id}", Self::repo_path(repo)))
+            .await
     }
 }
 

@@ -2,28 +2,38 @@
 //! a list, and the two kinds of writes (repeatable ones, and creating ones that look before
 //! they repeat, so an ambiguous 502 never becomes a duplicate).
 
-use http::StatusCode;
+use http::{Method, StatusCode};
 use serde_json::Value;
 
 use super::GithubForge;
 use super::transport::{Outcome, Req, Resp, step};
-use crate::net::{Origin, next_link};
+use crate::net::{Origin, link_header, next_link};
 use crate::{ForgeError, ForgeResult};
 use stackbot_net::retry::{Ended, Step};
 
 impl GithubForge {
     /// GET that must succeed.
     pub(super) async fn get(&self, what: &str, path: &str) -> ForgeResult<Resp> {
-        match self.t.read(what, &Req::get(path)).await? {
+        self.read_ok(what, &Req::get(path)).await
+    }
+
+    /// A read that must succeed.
+    pub(super) async fn read_ok(&self, what: &str, req: &Req) -> ForgeResult<Resp> {
+        match self.t.read(what, req).await? {
             Ok(r) => Ok(r),
             Err(r) => Err(self.refusal(what, &r)),
         }
     }
 
-    /// GET where 404 (or 409 "repository is empty") means "absent".
-    pub(super) async fn get_opt(&self, what: &str, path: &str) -> ForgeResult<Option<Resp>> {
+    /// GET that must succeed, its JSON.
+    pub(super) async fn get_json(&self, what: &str, path: &str) -> ForgeResult<Value> {
+        self.get(what, path).await?.json(what)
+    }
+
+    /// GET of JSON where 404 (or 409 "repository is empty") means "absent".
+    pub(super) async fn get_opt(&self, what: &str, path: &str) -> ForgeResult<Option<Value>> {
         match self.t.read(what, &Req::get(path)).await? {
-            Ok(r) => Ok(Some(r)),
+            Ok(r) => r.json(what).map(Some),
             Err(r) if r.status == StatusCode::NOT_FOUND || r.status == StatusCode::CONFLICT => {
                 Ok(None)
             }
@@ -31,13 +41,13 @@ impl GithubForge {
         }
     }
 
-    /// Every page of a list endpoint, following `Link: rel="next"`. `items` picks the array
-    /// out of each page (the page itself for plain lists).
+    /// Every page of a list endpoint, following `Link: rel="next"`. The items are each page's
+    /// array: the page itself, or its `field`.
     pub(super) async fn get_all(
         &self,
         what: &str,
         first: String,
-        items: impl Fn(Value) -> Vec<Value>,
+        field: Option<&str>,
     ) -> ForgeResult<Vec<Value>> {
         let mut out = Vec::new();
         let mut next = Some(first);
@@ -51,7 +61,13 @@ impl GithubForge {
                 });
             }
             let r = self.get(what, &path).await?;
-            out.extend(items(r.json(what)?));
+            let mut page: Value = r.json(what)?;
+            if let Some(f) = field {
+                page = page.get_mut(f).map(Value::take).unwrap_or_default();
+            }
+            if let Value::Array(items) = page {
+                out.extend(items);
+            }
             if let Some(url) = link_header(&r.headers).as_deref().and_then(next_link) {
                 next = Some(self.api_path_of(what, &url)?);
             }
@@ -134,6 +150,26 @@ impl GithubForge {
         }
     }
 
+    /// [`write_ok`](Self::write_ok) of a JSON `body` to `path`.
+    pub(super) async fn write_json(
+        &self,
+        what: &str,
+        method: Method,
+        path: String,
+        body: &Value,
+    ) -> ForgeResult<Resp> {
+        self.write_ok(what, &Req::json(method, path, body)).await
+    }
+
+    /// DELETE `path`. A `404` after an ambiguous attempt is that attempt having done it.
+    pub(super) async fn delete(&self, what: &str, path: String) -> ForgeResult<()> {
+        match self.write_idem(what, &Req::delete(path)).await? {
+            (Ok(_), _) => Ok(()),
+            (Err(r), true) if r.status == StatusCode::NOT_FOUND => Ok(()),
+            (Err(r), _) => Err(self.refusal(what, &r)),
+        }
+    }
+
     /// A creating write. After an ambiguous attempt, `lookup` decides whether it took effect
     /// (`Some`: done, return that) before anything is sent again, and before giving up.
     pub(super) async fn write_checked<T>(
@@ -204,14 +240,4 @@ impl GithubForge {
         }
         Err(self.t.ended(what, ended))
     }
-}
-
-/// All `Link` header lines of an answer, joined as one value.
-fn link_header(headers: &http::HeaderMap) -> Option<String> {
-    let all: Vec<&str> = headers
-        .get_all(http::header::LINK)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect();
-    (!all.is_empty()).then(|| all.join(", "))
 }

@@ -21,10 +21,11 @@ use octocrab::{OctoBody, Octocrab};
 
 use super::auth::Auth;
 use super::cache::Cache;
+use super::locked;
 use super::pacing::{Pacer, WriteBudget};
 use super::redirects::{Hop, MAX_HOPS, Origins, Via, next_hop};
 use super::settings::Settings;
-pub use super::wire::{Outcome, Req, Resp, Target};
+pub use super::wire::{Outcome, Req, Resp};
 use crate::ForgeError;
 use crate::clock::SharedClock;
 use crate::net::Origin;
@@ -119,12 +120,7 @@ impl Transport {
     /// Replace every occurrence of a credential in `s`, whatever produced it.
     pub fn scrub(&self, s: impl Into<String>) -> String {
         let mut s = s.into();
-        for t in self
-            .secrets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-        {
+        for t in locked(&self.secrets).iter() {
             if !t.is_empty() {
                 s = s.replace(t.as_str(), "***");
             }
@@ -134,15 +130,12 @@ impl Transport {
 
     /// Remember a credential so [`Transport::scrub`] removes it.
     pub(super) fn add_secret(&self, s: &str) {
-        self.secrets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(s.to_string());
+        locked(&self.secrets).push(s.to_string());
     }
 
     /// Repositories GitHub redirected away from during this run, `old` → `new`.
     pub fn moved(&self) -> BTreeMap<String, String> {
-        self.moved.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        locked(&self.moved).clone()
     }
 
     /// Send one attempt, following redirects as [`redirects`](super::redirects) allows, and
@@ -179,10 +172,7 @@ impl Transport {
         let stored = key.and_then(|k| self.cache.get(k));
         let etag = stored.as_ref().and_then(|e| e.etag.clone());
         let mut hop = Hop {
-            via: match req.target {
-                Target::Api => Via::Api,
-                Target::Upload => Via::Upload,
-            },
+            via: req.target,
             uri: req.path.clone(),
             method: req.method.clone(),
             keep_body: true,
@@ -212,10 +202,7 @@ impl Transport {
                 (None, Via::Upload) => self.origins.upload.clone(),
                 (None, Via::Foreign) => return Outcome::Refused(resp),
             };
-            let location = resp
-                .headers
-                .get(http::header::LOCATION)
-                .and_then(|v| v.to_str().ok());
+            let location = crate::net::header(&resp.headers, http::header::LOCATION);
             let next = next_hop(
                 &self.origins,
                 &current,
@@ -260,7 +247,7 @@ impl Transport {
             Via::Foreign => &self.foreign,
         };
         if hop.via != Via::Foreign {
-            b = b.header("x-github-api-version", "2022-11-28");
+            b = b.header("x-github-api-version", crate::net::GITHUB_API_VERSION);
             if let Some(auth) = auth {
                 b = b.header(http::header::AUTHORIZATION, auth);
             }

@@ -5,16 +5,9 @@ use std::time::Duration;
 
 use http::{HeaderMap, Method, StatusCode};
 
-use super::redirects::repo_of_path;
+use super::redirects::{Via, repo_of_path};
 use crate::ForgeError;
-
-/// Which client sends a request: the API one or the upload one (a separate base URI, which
-/// also sidesteps octocrab's GHE upload-path rewriting bug).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    Api,
-    Upload,
-}
+pub use crate::net::GITHUB_JSON;
 
 /// One request, fully buffered so it can be re-sent intact.
 #[derive(Debug, Clone)]
@@ -24,7 +17,9 @@ pub struct Req {
     pub path: String,
     pub body: Option<(Vec<u8>, &'static str)>,
     pub accept: &'static str,
-    pub target: Target,
+    /// Which client sends it: the API one or the upload one (a separate base URI, which also
+    /// sidesteps octocrab's GHE upload-path rewriting bug); never [`Via::Foreign`].
+    pub target: Via,
     /// Follow a redirect to another origin (without the token): asset downloads only.
     pub follow_foreign: bool,
     /// The repository (`owner/name`, lower-case) whose credentials the request needs: a
@@ -46,22 +41,17 @@ impl Req {
             scope: repo_of_path(&path),
             path,
             body: None,
-            accept: "application/vnd.github+json",
-            target: Target::Api,
+            accept: GITHUB_JSON,
+            target: Via::Api,
             follow_foreign: false,
         }
     }
 
     pub fn json(method: Method, path: impl Into<String>, body: &serde_json::Value) -> Self {
-        let path = path.into();
         Req {
             method,
-            scope: repo_of_path(&path),
-            path,
             body: Some((body.to_string().into_bytes(), "application/json")),
-            accept: "application/vnd.github+json",
-            target: Target::Api,
-            follow_foreign: false,
+            ..Req::get(path)
         }
     }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::LocalForge;
-use super::files::{fs_err, io_err, write_atomic};
+use super::files::{io_err, numbered_records, read_record, write_record};
 use crate::{CommentInfo, ForgeError, ForgeResult, RepoRef};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -30,35 +30,20 @@ impl LocalForge {
         repo: &RepoRef,
         number: u64,
     ) -> ForgeResult<Vec<CommentInfo>> {
-        let dir = self.comments_dir(repo);
-        let mut out: Vec<StoredComment> = Vec::new();
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(fs_err(dir.display().to_string(), e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| fs_err(dir.display().to_string(), e))?;
-            if !entry.file_name().to_string_lossy().ends_with(".json")
-                || entry.file_name().to_string_lossy().starts_with('.')
-            {
-                continue;
-            }
-            let bytes = fs::read(entry.path()).map_err(|e| fs_err("comment", e))?;
-            let c: StoredComment =
-                serde_json::from_slice(&bytes).map_err(|e| io_err("comment", e))?;
+        let mut out = Vec::new();
+        for id in numbered_records(&self.comments_dir(repo), ".json")? {
+            let c: StoredComment = read_record(&self.comment_path(repo, id), || {
+                format!("comment {id} of {repo}")
+            })?;
             if c.issue == number {
-                out.push(c);
+                out.push(CommentInfo {
+                    id: c.id,
+                    body: c.body,
+                });
             }
         }
         out.sort_by_key(|c| c.id);
-        Ok(out
-            .into_iter()
-            .map(|c| CommentInfo {
-                id: c.id,
-                body: c.body,
-            })
-            .collect())
+        Ok(out)
     }
 
     pub(super) fn create_comment_impl(
@@ -74,12 +59,7 @@ impl LocalForge {
             issue: number,
             body: body.into(),
         };
-        let path = self.comments_dir(repo).join(format!("{id}.json"));
-        write_atomic(
-            &path,
-            &serde_json::to_vec_pretty(&c).expect("comment serializes"),
-        )
-        .map_err(|e| fs_err(path.display().to_string(), e))?;
+        write_record(&self.comment_path(repo, id), &c)?;
         Ok(CommentInfo {
             id,
             body: body.into(),
@@ -93,17 +73,17 @@ impl LocalForge {
         body: &str,
     ) -> ForgeResult<()> {
         let _g = self.repo_lock(repo)?;
-        let path = self.comments_dir(repo).join(format!("{comment_id}.json"));
+        let path = self.comment_path(repo, comment_id);
         let bytes = fs::read(&path).map_err(|_| ForgeError::NotFound {
             what: format!("comment {comment_id} of {repo}"),
         })?;
         let mut c: StoredComment =
             serde_json::from_slice(&bytes).map_err(|e| io_err("comment", e))?;
         c.body = body.into();
-        write_atomic(
-            &path,
-            &serde_json::to_vec_pretty(&c).expect("comment serializes"),
-        )
-        .map_err(|e| fs_err(path.display().to_string(), e))
+        write_record(&path, &c)
+    }
+
+    fn comment_path(&self, repo: &RepoRef, id: u64) -> PathBuf {
+        self.comments_dir(repo).join(format!("{id}.json"))
     }
 }

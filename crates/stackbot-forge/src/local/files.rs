@@ -41,9 +41,28 @@ pub(super) fn git_err(what: impl Into<String>, e: git2::Error) -> ForgeError {
 
 pub(crate) use stackbot_core::lock::write_atomic;
 
-/// The numbers of the `<number>.json` records in `dir` (pulls, issues); none when the folder
-/// does not exist yet. Temporary files of interrupted writes start with a dot and are skipped.
-pub(super) fn numbered_records(dir: &Path) -> ForgeResult<Vec<u64>> {
+/// The record at `path`, JSON; [`ForgeError::NotFound`] naming `what` when there is none.
+pub(super) fn read_record<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    what: impl FnOnce() -> String,
+) -> ForgeResult<T> {
+    let bytes = fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ForgeError::NotFound { what: what() },
+        _ => fs_err(path.display().to_string(), e),
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))
+}
+
+/// Write `record` to `path` as JSON, crash-safely ([`write_atomic`]).
+pub(super) fn write_record(path: &Path, record: &impl serde::Serialize) -> ForgeResult<()> {
+    let bytes = serde_json::to_vec_pretty(record).expect("records serialize");
+    write_atomic(path, &bytes).map_err(|e| fs_err(path.display().to_string(), e))
+}
+
+/// The numbers of the `<number><suffix>` entries in `dir` (pulls, issues and comments:
+/// `.json` files; releases: folders); none when the folder does not exist yet. Temporary
+/// entries of interrupted writes start with a dot and are skipped.
+pub(super) fn numbered_records(dir: &Path, suffix: &str) -> ForgeResult<Vec<u64>> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -55,7 +74,7 @@ pub(super) fn numbered_records(dir: &Path) -> ForgeResult<Vec<u64>> {
         if let Some(n) = entry
             .file_name()
             .to_str()
-            .and_then(|s| s.strip_suffix(".json"))
+            .and_then(|s| s.strip_suffix(suffix))
             .and_then(|s| s.parse::<u64>().ok())
         {
             out.push(n);

@@ -85,13 +85,8 @@ impl LocalForge {
         let what = format!("commits {base}..{head} of {repo}");
         let head = find_commit(&r, repo, head)?.id();
         let base = find_commit(&r, repo, base)?.id();
-        let mut walk = r.revwalk().map_err(|e| git_err(&what, e))?;
-        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
-            .map_err(|e| git_err(&what, e))?;
-        walk.push(head).map_err(|e| git_err(&what, e))?;
-        walk.hide(base).map_err(|e| git_err(&what, e))?;
         let mut out = Vec::new();
-        for oid in walk {
+        for oid in walk_between(&r, base, head, &what)? {
             let oid = oid.map_err(|e| git_err(&what, e))?;
             let c = r.find_commit(oid).map_err(|e| git_err(&what, e))?;
             out.push(CommitInfo {
@@ -105,6 +100,21 @@ impl LocalForge {
         }
         Ok(out)
     }
+}
+
+/// The commits reachable from `head` but not from `base`, oldest first.
+pub(super) fn walk_between<'r>(
+    r: &'r Repository,
+    base: Oid,
+    head: Oid,
+    what: &str,
+) -> ForgeResult<git2::Revwalk<'r>> {
+    let mut walk = r.revwalk().map_err(|e| git_err(what, e))?;
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
+        .map_err(|e| git_err(what, e))?;
+    walk.push(head).map_err(|e| git_err(what, e))?;
+    walk.hide(base).map_err(|e| git_err(what, e))?;
+    Ok(walk)
 }
 
 pub(super) fn parse_oid(what: &str, s: &str) -> ForgeResult<Oid> {

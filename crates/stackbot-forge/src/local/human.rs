@@ -7,6 +7,7 @@ use git2::{Oid, Repository};
 
 use super::LocalForge;
 use super::files::git_err;
+use super::git::walk_between;
 use crate::{ForgeError, ForgeResult, PullInfo, PullState, RepoRef};
 
 /// How a maintainer merges a pull request (GitHub's three buttons).
@@ -182,13 +183,23 @@ fn merged_tree<'r>(
     theirs: &git2::Commit<'r>,
     what: &str,
 ) -> ForgeResult<git2::Tree<'r>> {
-    let mut idx = r
+    let idx = r
         .merge_commits(ours, theirs, None)
         .map_err(|e| git_err(what, e))?;
+    index_tree(r, idx, "merge", what)
+}
+
+/// The tree of a merged `idx`; a conflict (of a `kind`: merge, rebase) is refused.
+fn index_tree<'r>(
+    r: &'r Repository,
+    mut idx: git2::Index,
+    kind: &str,
+    what: &str,
+) -> ForgeResult<git2::Tree<'r>> {
     if idx.has_conflicts() {
         return Err(ForgeError::Rejected {
             what: what.to_string(),
-            reason: "merge conflict".into(),
+            reason: format!("{kind} conflict"),
         });
     }
     let id = idx.write_tree_to(r).map_err(|e| git_err(what, e))?;
@@ -205,30 +216,18 @@ fn rebase_onto(
     merger: &git2::Signature<'_>,
     what: &str,
 ) -> ForgeResult<Oid> {
-    let mut walk = r.revwalk().map_err(|e| git_err(what, e))?;
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
-        .map_err(|e| git_err(what, e))?;
-    walk.push(head).map_err(|e| git_err(what, e))?;
-    walk.hide(base).map_err(|e| git_err(what, e))?;
     let mut tip = r.find_commit(base).map_err(|e| git_err(what, e))?;
-    for oid in walk {
+    for oid in walk_between(r, base, head, what)? {
         let c = r
             .find_commit(oid.map_err(|e| git_err(what, e))?)
             .map_err(|e| git_err(what, e))?;
         if c.parent_count() > 1 {
             continue;
         }
-        let mut idx = r
+        let idx = r
             .cherrypick_commit(&c, &tip, 0, None)
             .map_err(|e| git_err(what, e))?;
-        if idx.has_conflicts() {
-            return Err(ForgeError::Rejected {
-                what: what.to_string(),
-                reason: "rebase conflict".into(),
-            });
-        }
-        let tree_id = idx.write_tree_to(r).map_err(|e| git_err(what, e))?;
-        let tree = r.find_tree(tree_id).map_err(|e| git_err(what, e))?;
+        let tree = index_tree(r, idx, "rebase", what)?;
         let id = r
             .commit(
                 None,

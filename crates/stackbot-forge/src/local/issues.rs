@@ -7,8 +7,8 @@ use std::fs;
 use std::path::PathBuf;
 
 use super::LocalForge;
-use super::files::{io_err, numbered_records, write_atomic};
-use crate::{ForgeError, ForgeResult, IssueInfo, IssueState, RepoRef};
+use super::files::{fs_err, numbered_records, read_record, write_atomic, write_record};
+use crate::{ForgeResult, IssueInfo, IssueState, RepoRef};
 
 impl LocalForge {
     pub(super) fn issues_dir(&self, repo: &RepoRef) -> PathBuf {
@@ -72,23 +72,14 @@ impl LocalForge {
     }
 
     pub(super) fn read_issue(&self, repo: &RepoRef, number: u64) -> ForgeResult<IssueInfo> {
-        let path = self.issue_path(repo, number);
-        let bytes = fs::read(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ForgeError::NotFound {
-                    what: format!("issue #{number} of {repo}"),
-                }
-            } else {
-                io_err(path.display().to_string(), e)
-            }
+        let mut issue: IssueInfo = read_record(&self.issue_path(repo, number), || {
+            format!("issue #{number} of {repo}")
         })?;
-        let mut issue: IssueInfo =
-            serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))?;
         let md = self.issue_body_path(repo, number);
         match fs::read_to_string(&md) {
             Ok(body) => issue.body = body,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err(md.display().to_string(), e)),
+            Err(e) => return Err(fs_err(md.display().to_string(), e)),
         }
         Ok(issue)
     }
@@ -96,18 +87,13 @@ impl LocalForge {
     pub(super) fn write_issue(&self, repo: &RepoRef, issue: &IssueInfo) -> ForgeResult<()> {
         let md = self.issue_body_path(repo, issue.number);
         write_atomic(&md, issue.body.as_bytes())
-            .map_err(|e| io_err(md.display().to_string(), e))?;
-        let path = self.issue_path(repo, issue.number);
-        write_atomic(
-            &path,
-            &serde_json::to_vec_pretty(issue).expect("issue serializes"),
-        )
-        .map_err(|e| io_err(path.display().to_string(), e))
+            .map_err(|e| fs_err(md.display().to_string(), e))?;
+        write_record(&self.issue_path(repo, issue.number), issue)
     }
 
     /// Every issue of `repo`, oldest first.
     pub(super) fn all_issues(&self, repo: &RepoRef) -> ForgeResult<Vec<IssueInfo>> {
-        let mut out = numbered_records(&self.issues_dir(repo))?
+        let mut out = numbered_records(&self.issues_dir(repo), ".json")?
             .into_iter()
             .map(|n| self.read_issue(repo, n))
             .collect::<ForgeResult<Vec<_>>>()?;

@@ -25,17 +25,22 @@ pub struct RunLock {
 pub(super) struct FileLock(File);
 
 impl FileLock {
-    pub(super) fn acquire(path: &Path) -> ForgeResult<FileLock> {
+    /// The lock file at `path`, created (with its folder) when missing.
+    fn open(path: &Path) -> ForgeResult<File> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(|e| fs_err(path.display().to_string(), e))?;
         }
-        let f = fs::OpenOptions::new()
+        fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .read(true)
             .write(true)
             .open(path)
-            .map_err(|e| fs_err(path.display().to_string(), e))?;
+            .map_err(|e| fs_err(path.display().to_string(), e))
+    }
+
+    pub(super) fn acquire(path: &Path) -> ForgeResult<FileLock> {
+        let f = Self::open(path)?;
         f.lock()
             .map_err(|e| fs_err(format!("lock {}", path.display()), e))?;
         Ok(FileLock(f))
@@ -61,14 +66,7 @@ impl LocalForge {
     /// Try to take the run lock without waiting; `None` if another run holds it.
     pub fn try_lock_run(&self) -> ForgeResult<Option<RunLock>> {
         let path = self.root.join("run.lock");
-        fs::create_dir_all(&self.root).map_err(|e| fs_err(self.root.display().to_string(), e))?;
-        let f = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| fs_err(path.display().to_string(), e))?;
+        let f = FileLock::open(&path)?;
         match f.try_lock() {
             Ok(()) => Ok(Some(RunLock { _lock: FileLock(f) })),
             Err(fs::TryLockError::WouldBlock) => Ok(None),

@@ -99,9 +99,8 @@ impl crate::clock::Clock for WallClock {
 }
 
 impl LocalForge {
-    /// A forge rooted at `root` (created on first write). `committer` signs commits and tags.
-    /// A local forge at `root` whose commits and tags are dated by `clock` (the run's clock:
-    /// the CLI's, or a test's manual one).
+    /// A local forge at `root` (created on first write) whose commits and tags the committer
+    /// signs and `clock` dates (the run's clock: the CLI's, or a test's manual one).
     pub fn on_clock(
         root: impl Into<PathBuf>,
         committer_name: &str,

@@ -2,11 +2,10 @@
 //! forge-wide id counter. One open pull request per head and base, as on GitHub; auto-merge is
 //! recorded here and honoured by [`LocalForge::checks_passed`].
 
-use std::fs;
 use std::path::PathBuf;
 
 use super::LocalForge;
-use super::files::{fs_err, io_err, numbered_records, write_atomic};
+use super::files::{numbered_records, read_record, write_record};
 use crate::{AutoMerge, Forge, ForgeError, ForgeResult, PullInfo, PullState, RepoRef};
 
 impl LocalForge {
@@ -19,30 +18,17 @@ impl LocalForge {
     }
 
     pub(super) fn read_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<PullInfo> {
-        let path = self.pull_path(repo, number);
-        let bytes = fs::read(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ForgeError::NotFound {
-                    what: format!("pull request #{number} of {repo}"),
-                }
-            } else {
-                fs_err(path.display().to_string(), e)
-            }
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))
+        read_record(&self.pull_path(repo, number), || {
+            format!("pull request #{number} of {repo}")
+        })
     }
 
     pub(super) fn write_pull(&self, repo: &RepoRef, p: &PullInfo) -> ForgeResult<()> {
-        let path = self.pull_path(repo, p.number);
-        write_atomic(
-            &path,
-            &serde_json::to_vec_pretty(p).expect("pull serializes"),
-        )
-        .map_err(|e| fs_err(path.display().to_string(), e))
+        write_record(&self.pull_path(repo, p.number), p)
     }
 
     pub(super) fn all_pulls(&self, repo: &RepoRef) -> ForgeResult<Vec<PullInfo>> {
-        let mut out = numbered_records(&self.pulls_dir(repo))?
+        let mut out = numbered_records(&self.pulls_dir(repo), ".json")?
             .into_iter()
             .map(|n| self.read_pull(repo, n))
             .collect::<ForgeResult<Vec<_>>>()?;

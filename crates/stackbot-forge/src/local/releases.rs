@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::LocalForge;
-use super::files::{fs_err, io_err, write_atomic};
+use super::files::{fs_err, numbered_records, read_record, write_atomic, write_record};
 use crate::{AssetInfo, ForgeError, ForgeResult, ReleaseInfo, RepoRef};
 
 /// The manifest of one release, stored as `release.json`.
@@ -36,51 +36,32 @@ impl LocalForge {
             .join(&repo.name)
     }
 
+    /// The folder of release `id`.
+    fn release_dir(&self, repo: &RepoRef, id: u64) -> PathBuf {
+        self.releases_dir(repo).join(id.to_string())
+    }
+
+    /// The file of asset `name` of release `id`.
+    fn asset_path(&self, repo: &RepoRef, id: u64, name: &str) -> PathBuf {
+        self.release_dir(repo, id).join("assets").join(name)
+    }
+
     pub(super) fn read_manifest(&self, repo: &RepoRef, id: u64) -> ForgeResult<Manifest> {
-        let path = self
-            .releases_dir(repo)
-            .join(id.to_string())
-            .join("release.json");
-        let bytes = fs::read(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ForgeError::NotFound {
-                    what: format!("release {id} of {repo}"),
-                }
-            } else {
-                fs_err(path.display().to_string(), e)
-            }
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| io_err(path.display().to_string(), e))
+        read_record(&self.release_dir(repo, id).join("release.json"), || {
+            format!("release {id} of {repo}")
+        })
     }
 
     pub(super) fn write_manifest(&self, repo: &RepoRef, m: &Manifest) -> ForgeResult<()> {
-        let path = self
-            .releases_dir(repo)
-            .join(m.id.to_string())
-            .join("release.json");
-        let bytes = serde_json::to_vec_pretty(m).expect("manifest serializes");
-        write_atomic(&path, &bytes).map_err(|e| fs_err(path.display().to_string(), e))
+        write_record(&self.release_dir(repo, m.id).join("release.json"), m)
     }
 
     pub(super) fn manifests(&self, repo: &RepoRef) -> ForgeResult<Vec<Manifest>> {
-        let dir = self.releases_dir(repo);
-        let mut out = Vec::new();
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(fs_err(dir.display().to_string(), e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| fs_err(dir.display().to_string(), e))?;
-            let Some(id) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<u64>().ok())
-            else {
-                continue; // temporary directories of interrupted creations
-            };
-            out.push(self.read_manifest(repo, id)?);
-        }
+        // Folders named by the id (temporary ones of interrupted creations start with a dot).
+        let mut out = numbered_records(&self.releases_dir(repo), "")?
+            .into_iter()
+            .map(|id| self.read_manifest(repo, id))
+            .collect::<ForgeResult<Vec<_>>>()?;
         // Newest first, like GitHub.
         out.sort_by_key(|m| std::cmp::Reverse(m.id));
         Ok(out)
@@ -95,10 +76,7 @@ impl LocalForge {
             prerelease: m.prerelease,
             body: m.body.clone(),
             assets: m.assets.clone(),
-            html_url: format!(
-                "file://{}",
-                self.releases_dir(repo).join(m.id.to_string()).display()
-            ),
+            html_url: format!("file://{}", self.release_dir(repo, m.id).display()),
             published_at: m.published_at,
         }
     }
@@ -192,11 +170,8 @@ impl LocalForge {
         let tmp = dir.join(format!(".{id}.tmp"));
         let _ = fs::remove_dir_all(&tmp);
         fs::create_dir_all(tmp.join("assets")).map_err(|e| fs_err(&what, e))?;
-        write_atomic(
-            &tmp.join("release.json"),
-            &serde_json::to_vec_pretty(&m).expect("manifest serializes"),
-        )
-        .map_err(|e| fs_err(&what, e))?;
+        let bytes = serde_json::to_vec_pretty(&m).expect("manifest serializes");
+        write_atomic(&tmp.join("release.json"), &bytes).map_err(|e| fs_err(&what, e))?;
         fs::rename(&tmp, dir.join(id.to_string())).map_err(|e| fs_err(&what, e))?;
         Ok(self.info(repo, &m))
     }
@@ -221,11 +196,7 @@ impl LocalForge {
             return Err(ForgeError::AlreadyExists { what });
         }
         let id = self.next_id()?;
-        let path = self
-            .releases_dir(repo)
-            .join(release_id.to_string())
-            .join("assets")
-            .join(name);
+        let path = self.asset_path(repo, release_id, name);
         write_atomic(&path, bytes).map_err(|e| fs_err(&what, e))?;
         let asset = AssetInfo {
             id,
@@ -250,11 +221,7 @@ impl LocalForge {
                 what: format!("asset {} of release {}", asset.name, m.tag),
             });
         };
-        let path = self
-            .releases_dir(repo)
-            .join(release_id.to_string())
-            .join("assets")
-            .join(&a.name);
+        let path = self.asset_path(repo, release_id, &a.name);
         fs::read(&path).map_err(|e| fs_err(path.display().to_string(), e))
     }
 
@@ -273,12 +240,7 @@ impl LocalForge {
         };
         let a = m.assets.remove(pos);
         self.write_manifest(repo, &m)?;
-        let _ = fs::remove_file(
-            self.releases_dir(repo)
-                .join(release_id.to_string())
-                .join("assets")
-                .join(&a.name),
-        );
+        let _ = fs::remove_file(self.asset_path(repo, release_id, &a.name));
         Ok(())
     }
 
@@ -322,15 +284,16 @@ impl LocalForge {
 
     pub(super) fn delete_release_impl(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {
         let _g = self.repo_lock(repo)?;
-        let dir = self.releases_dir(repo);
-        let path = dir.join(release_id.to_string());
+        let path = self.release_dir(repo, release_id);
         if !path.exists() {
             return Err(ForgeError::NotFound {
                 what: format!("release {release_id} of {repo}"),
             });
         }
         // Rename first (atomic disappearance), then remove the files at leisure.
-        let trash = dir.join(format!(".{release_id}.deleted.{}", fastrand::u64(..)));
+        let trash = self
+            .releases_dir(repo)
+            .join(format!(".{release_id}.deleted.{}", fastrand::u64(..)));
         fs::rename(&path, &trash).map_err(|e| fs_err(format!("delete release {release_id}"), e))?;
         let _ = fs::remove_dir_all(&trash);
         Ok(())

@@ -10,6 +10,7 @@ use git2::Repository;
 use super::LocalForge;
 use super::commits::build_tree;
 use super::files::{fs_err, git_err};
+use crate::model::FileTree;
 use crate::{FileChanges, ForgeError, ForgeResult, RepoRef};
 
 impl LocalForge {
@@ -57,41 +58,36 @@ impl LocalForge {
                 .map_err(|e| git_err(&what, e))?;
             // Like a GitHub repository created with "initialize with a README": the default
             // branch always exists, so the first release has a parent to commit on.
-            match self.seeds.get(repo) {
-                Some(dir) => self.seed_commit(&r, dir, default_branch)?,
-                None => self.initial_commit(&r, default_branch)?,
-            }
+            let (files, label) = match self.seeds.get(repo) {
+                Some(dir) => (seed_files(dir)?, format!("seed from {}", dir.display())),
+                None => (FileTree::new(), "initial commit".to_string()),
+            };
+            self.initial_commit(&r, files, default_branch, &label)?;
         }
         fs::rename(&tmp, &path).map_err(|e| fs_err(&what, e))
     }
 
-    pub(super) fn seed_preview_impl(
-        &self,
-        repo: &RepoRef,
-    ) -> ForgeResult<Option<crate::model::FileTree>> {
+    pub(super) fn seed_preview_impl(&self, repo: &RepoRef) -> ForgeResult<Option<FileTree>> {
         if self.repo_path(repo).exists() || !self.may_create(repo) {
             return Ok(None);
         }
-        let Some(dir) = self.seeds.get(repo) else {
-            return Ok(Some(crate::model::FileTree::new()));
-        };
-        let what = format!("seed from {}", dir.display());
-        let mut files = Vec::new();
-        collect_files(dir, dir, &mut files).map_err(|e| fs_err(&what, e))?;
-        let mut tree = crate::model::FileTree::new();
-        for (rel, abs) in files {
-            let bytes = fs::read(&abs).map_err(|e| fs_err(abs.display().to_string(), e))?;
-            tree.insert(rel, bytes);
+        match self.seeds.get(repo) {
+            Some(dir) => seed_files(dir).map(Some),
+            None => Ok(Some(FileTree::new())),
         }
-        Ok(Some(tree))
     }
 
-    pub(super) fn initial_commit(&self, r: &Repository, branch: &str) -> ForgeResult<()> {
-        let what = "initial commit";
-        let tree = r
-            .treebuilder(None)
-            .and_then(|b| b.write())
-            .and_then(|oid| r.find_tree(oid))
+    /// The first commit of a new repository on `branch`: the seed's `files`, or none.
+    fn initial_commit(
+        &self,
+        r: &Repository,
+        files: FileTree,
+        branch: &str,
+        what: &str,
+    ) -> ForgeResult<()> {
+        let changes: FileChanges = files.into_iter().map(|(k, v)| (k, Some(v))).collect();
+        let tree = build_tree(r, None, &changes)
+            .and_then(|t| r.find_tree(t))
             .map_err(|e| git_err(what, e))?;
         let sig = self.signature()?;
         r.commit(
@@ -105,30 +101,19 @@ impl LocalForge {
         .map_err(|e| git_err(what, e))?;
         Ok(())
     }
+}
 
-    pub(super) fn seed_commit(&self, r: &Repository, dir: &Path, branch: &str) -> ForgeResult<()> {
-        let what = format!("seed from {}", dir.display());
-        let mut files = Vec::new();
-        collect_files(dir, dir, &mut files).map_err(|e| fs_err(&what, e))?;
-        let mut changes = FileChanges::new();
-        for (rel, abs) in files {
-            let bytes = fs::read(&abs).map_err(|e| fs_err(abs.display().to_string(), e))?;
-            changes.insert(rel, Some(bytes));
-        }
-        let tree = build_tree(r, None, &changes).map_err(|e| git_err(&what, e))?;
-        let tree = r.find_tree(tree).map_err(|e| git_err(&what, e))?;
-        let sig = self.signature()?;
-        r.commit(
-            Some(&format!("refs/heads/{branch}")),
-            &sig,
-            &sig,
-            "Initial commit",
-            &tree,
-            &[],
-        )
-        .map_err(|e| git_err(&what, e))?;
-        Ok(())
+/// The files of the seed folder `dir`, by path relative to it.
+fn seed_files(dir: &Path) -> ForgeResult<FileTree> {
+    let what = format!("seed from {}", dir.display());
+    let mut files = Vec::new();
+    collect_files(dir, dir, &mut files).map_err(|e| fs_err(&what, e))?;
+    let mut tree = FileTree::new();
+    for (rel, abs) in files {
+        let bytes = fs::read(&abs).map_err(|e| fs_err(abs.display().to_string(), e))?;
+        tree.insert(rel, bytes);
     }
+    Ok(tree)
 }
 
 fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> std::io::Result<()> {

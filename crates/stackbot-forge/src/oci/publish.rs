@@ -147,10 +147,7 @@ impl Publisher {
         let outcome = self
             .registry
             .push_release(tag, assets, &facts, self.created.as_deref())?;
-        let verified = match of {
-            Some(stable) => self.registry.verify_candidate(tag, assets, stable)?,
-            None => self.registry.verify(tag, assets)?,
-        };
+        let verified = self.registry.verify_as(tag, assets, of)?;
         Ok(Published {
             reference: self.registry.target().reference(),
             tag: tag.to_string(),

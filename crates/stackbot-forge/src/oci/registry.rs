@@ -34,7 +34,7 @@ use super::manifest::{
     BuiltManifest, MANIFEST_MEDIA_TYPE, Manifest, ReleaseFacts, check_file_name,
 };
 use super::publish::{PushOutcome, VerifyReport};
-use super::target::{Credentials, OciTarget};
+use super::target::{Credentials, OciTarget, host_of};
 use super::{OciError, sha256_digest, verify};
 use crate::model::{FileTree, ReleaseName};
 
@@ -155,7 +155,7 @@ impl Registry {
         let policy = RetryPolicy {
             max_retries: 4,
             max_rate_limit_wait: std::time::Duration::from_secs(60),
-            ..RetryPolicy::for_host(stackbot_net::net::is_loopback_host(host_of(&target)))
+            ..RetryPolicy::for_host(super::target::is_loopback(&target.registry))
         };
         Ok(Registry {
             target,
@@ -200,7 +200,7 @@ impl Registry {
                 by_status(r.status()?, b"")
             }
             OciDistributionError::RequestError(_) | OciDistributionError::IoError(_) => {
-                stackbot_net::net::failure::classify(e, host_of(&self.target))
+                stackbot_net::net::failure::classify(e, host_of(&self.target.registry))
                     .heals_in_seconds()
                     .then_some(Failure::Transient(None))
             }
@@ -259,6 +259,19 @@ impl Registry {
             self.target.repository.clone(),
             tag.to_string(),
         )
+    }
+
+    /// `registry/repository:tag`, for messages.
+    fn tagged(&self, tag: &str) -> String {
+        format!("{}:{tag}", self.target.reference())
+    }
+
+    /// The manifest `json` under `tag`, read as an OCI image manifest.
+    fn parse_manifest(&self, tag: &str, json: &[u8]) -> Result<Manifest, OciError> {
+        serde_json::from_slice(json).map_err(|e| OciError::Verify {
+            reference: self.tagged(tag),
+            problems: vec![format!("the manifest is not an OCI image manifest: {e}")],
+        })
     }
 
     fn err(&self, action: &'static str, what: &str, e: OciDistributionError) -> OciError {
@@ -366,7 +379,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         }
         self.put_manifest(tag, built)?;
         tracing::info!(
-            reference = %format!("{}:{tag}", self.target.reference()),
+            reference = %self.tagged(tag),
             digest = %built.digest,
             uploaded, reused, "pushed release"
         );
@@ -480,13 +493,10 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     pub fn pull_release_and_manifest(&self, tag: &str) -> Result<(Vec<u8>, FileTree), OciError> {
         let (json, _) = self.manifest(tag)?.ok_or_else(|| OciError::Registry {
             action: "pulling",
-            reference: format!("{}:{tag}", self.target.reference()),
+            reference: self.tagged(tag),
             message: "the tag does not exist".into(),
         })?;
-        let manifest: Manifest = serde_json::from_slice(&json).map_err(|e| OciError::Verify {
-            reference: format!("{}:{tag}", self.target.reference()),
-            problems: vec![format!("the manifest is not an OCI image manifest: {e}")],
-        })?;
+        let manifest = self.parse_manifest(tag, &json)?;
         let reference = self.reference(tag);
         let mut files = FileTree::new();
         for layer in &manifest.layers {
@@ -495,7 +505,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
                 continue;
             };
             let bad = |problem: String| OciError::Verify {
-                reference: format!("{}:{tag}", self.target.reference()),
+                reference: self.tagged(tag),
                 problems: vec![problem],
             };
             check_file_name(title).map_err(bad)?;
@@ -530,10 +540,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         let Some((json, _)) = self.manifest(tag)? else {
             return Ok(None);
         };
-        let manifest: Manifest = serde_json::from_slice(&json).map_err(|e| OciError::Verify {
-            reference: format!("{}:{tag}", self.target.reference()),
-            problems: vec![format!("the manifest is not an OCI image manifest: {e}")],
-        })?;
+        let manifest = self.parse_manifest(tag, &json)?;
         let Some(layer) = manifest.layers.iter().find(|l| l.title() == Some(name)) else {
             return Ok(Some((json, None)));
         };
@@ -565,13 +572,13 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
         self.verify_as(tag, files, Some(stable))
     }
 
-    fn verify_as(
+    pub(super) fn verify_as(
         &self,
         tag: &str,
         files: &FileTree,
         of: Option<&ReleaseName>,
     ) -> Result<VerifyReport, OciError> {
-        let reference = format!("{}:{tag}", self.target.reference());
+        let reference = self.tagged(tag);
         let (json, digest) = self.manifest(tag)?.ok_or_else(|| OciError::Verify {
             reference: reference.clone(),
             problems: vec!["the tag does not exist".into()],
@@ -604,14 +611,6 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
             })
         }
     }
-}
-
-/// The host of the target's registry (`127.0.0.1:5000` → `127.0.0.1`).
-fn host_of(target: &OciTarget) -> &str {
-    let r = target.registry.as_str();
-    r.rsplit_once(':')
-        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
-        .map_or(r, |(host, _)| host)
 }
 
 /// reqwest with `rustls-no-provider` panics unless a process-wide crypto provider is set.

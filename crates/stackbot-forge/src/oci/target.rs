@@ -126,14 +126,17 @@ fn config_err(message: impl Into<String>, hint: impl Into<String>) -> OciError {
     }
 }
 
+/// The host of a registry (`127.0.0.1:5000` → `127.0.0.1`, `[::1]:5000` → `[::1]`).
+pub fn host_of(registry: &str) -> &str {
+    registry
+        .rsplit_once(':')
+        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(registry, |(host, _)| host)
+}
+
 /// Whether a registry host (`host`, `host:port`, `[::1]:port`) is on this machine.
 pub fn is_loopback(registry: &str) -> bool {
-    let host = if let Some(rest) = registry.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
-    } else {
-        registry.split(':').next().unwrap_or("")
-    };
-    crate::net::is_loopback_host(host)
+    crate::net::is_loopback_host(host_of(registry))
 }
 
 fn valid_repository_path(path: &str) -> bool {

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -63,7 +63,7 @@ impl HttpError {
 }
 
 /// `Accept` value of the GitHub REST API; requests with it also pin the API version.
-pub const GITHUB_JSON: &str = "application/vnd.github+json";
+pub use crate::net::GITHUB_JSON;
 
 /// Knobs of the client. Defaults suit production; tests shorten the backoff.
 #[derive(Debug, Clone)]
@@ -129,14 +129,6 @@ pub struct RequestStats {
     pub retries: u64,
 }
 
-#[derive(Default)]
-struct Counters {
-    requests: AtomicU64,
-    conditional: AtomicU64,
-    not_modified: AtomicU64,
-    retries: AtomicU64,
-}
-
 /// A successful (2xx, or 304 resolved from the cache) response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
@@ -155,7 +147,7 @@ pub struct HttpClient {
     /// once per run and is not worth keeping twice).
     cache: Arc<Store>,
     opts: HttpOptions,
-    counters: Arc<Counters>,
+    counters: Arc<Mutex<RequestStats>>,
 }
 
 /// Whether `url` may be fetched: `https://` anywhere, `http://` only on loopback. Unparsable
@@ -190,19 +182,20 @@ impl HttpClient {
             client,
             cache: Arc::new(Store::new(opts.cache_dir.clone(), false)),
             opts,
-            counters: Arc::new(Counters::default()),
+            counters: Arc::default(),
         })
     }
 
     /// Counters since the client was built.
     pub fn stats(&self) -> RequestStats {
-        let c = &self.counters;
-        RequestStats {
-            requests: c.requests.load(Ordering::Relaxed),
-            conditional: c.conditional.load(Ordering::Relaxed),
-            not_modified: c.not_modified.load(Ordering::Relaxed),
-            retries: c.retries.load(Ordering::Relaxed),
-        }
+        *self.count()
+    }
+
+    /// The counters, to bump one (never held across an `.await`).
+    fn count(&self) -> std::sync::MutexGuard<'_, RequestStats> {
+        self.counters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The URL actually contacted for a configured URL (mirror rewrite).
@@ -319,7 +312,7 @@ impl HttpClient {
                 Failed::Status(err) => tracing::info!("{err}; retrying"),
                 Failed::Transport(cause) => tracing::info!("GET {url}: {cause}; retrying"),
             }
-            self.counters.retries.fetch_add(1, Ordering::Relaxed);
+            self.count().retries += 1;
         };
         let ended = match crate::retry::run(&self.policy(), waits, attempt, retrying).await {
             Ok(answer) => return Ok(answer),
@@ -346,7 +339,7 @@ impl HttpClient {
             req = req.header(reqwest::header::ACCEPT, a);
         }
         if accept == Some(GITHUB_JSON) {
-            req = req.header("X-GitHub-Api-Version", "2022-11-28");
+            req = req.header("X-GitHub-Api-Version", crate::net::GITHUB_API_VERSION);
         }
         if let Some(token) = &self.opts.token
             && self.token_allowed(url)
@@ -355,14 +348,14 @@ impl HttpClient {
         }
         if let Some(etag) = cached.as_ref().and_then(|c| c.etag.as_deref()) {
             req = req.header(reqwest::header::IF_NONE_MATCH, etag);
-            self.counters.conditional.fetch_add(1, Ordering::Relaxed);
+            self.count().conditional += 1;
         }
         let host = host_of(url);
         // A name that did not resolve a moment ago does not resolve now.
         if let Some(cause) = crate::net::failure::known_unresolvable(&host) {
             return Step::Stop(Failed::Transport(cause));
         }
-        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        self.count().requests += 1;
         // The activity line (the binary's cli::activity::TARGET) says what the run waits for.
         tracing::debug!(target: "stackbot::activity", "upstream: GET {url}");
         let resp = match req.send().await {
@@ -379,7 +372,7 @@ impl HttpClient {
         if status == 304
             && let Some(mut c) = cached.take()
         {
-            self.counters.not_modified.fetch_add(1, Ordering::Relaxed);
+            self.count().not_modified += 1;
             // Confirmed current: the last known facts are as of now.
             if let Some(clock) = &self.opts.clock {
                 c.fetched_at = Some(clock.now());
@@ -465,8 +458,8 @@ impl HttpClient {
         if resp.content_length().is_some_and(|n| n > limit) {
             return Err(too_large());
         }
-        let etag = header_str(&resp, "etag");
-        let link = header_str(&resp, "link");
+        let etag = crate::net::header(resp.headers(), reqwest::header::ETAG).map(str::to_string);
+        let link = crate::net::link_header(resp.headers());
         let bytes = read_at_most(resp, limit + 1)
             .await
             .map_err(|e| HttpError::Transport {
@@ -520,13 +513,6 @@ fn transport_error(url: &str, cause: &crate::net::failure::Cause) -> HttpError {
     }
 }
 
-fn header_str(resp: &reqwest::Response, name: &str) -> Option<String> {
-    resp.headers()
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-}
-
 /// The first `limit` bytes of a body (or all of it, if shorter): the rest is never read.
 async fn read_at_most(mut resp: reqwest::Response, limit: u64) -> Result<Vec<u8>, reqwest::Error> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -550,10 +536,7 @@ async fn error_body(resp: reqwest::Response) -> (http::HeaderMap, Vec<u8>) {
 /// A short, single-line hint from an error body: GitHub's JSON `message`, or the first line
 /// of text. HTML pages are summarised, not dumped.
 fn error_detail(headers: &http::HeaderMap, body: &[u8]) -> String {
-    let rate_limited = headers
-        .get("x-ratelimit-remaining")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim() == "0");
+    let rate_limited = crate::retry::rate_limit_exhausted(headers);
     let text = String::from_utf8_lossy(body);
     let mut detail = if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
         && let Some(m) = v.get("message").and_then(|m| m.as_str())
