@@ -116,7 +116,7 @@ pub fn apply_with_oci(
         if earlier_failed && commits {
             // Its commit was planned on top of the failed release's (and its lock entry).
             run.out.failed.push(Skipped {
-                what: subject_of(&r.tag),
+                what: crate::plan::Subject::tag(&r.tag),
                 reason: crate::plan::SkipReason::NotAttempted,
             });
             continue;
@@ -140,7 +140,7 @@ pub fn apply_with_oci(
             // A problem of this release only: report it, go on with the others.
             Err(ApplyError::Inconsistent(reason)) => {
                 run.out.failed.push(Skipped {
-                    what: subject_of(&r.tag),
+                    what: crate::plan::Subject::tag(&r.tag),
                     reason: crate::plan::SkipReason::Said(reason),
                 });
                 earlier_failed = true;
@@ -592,9 +592,4 @@ fn publish(
         delete_quietly(forge, repo, r, "duplicate draft", out)?;
     }
     Ok(())
-}
-
-/// A planned release's tag as a subject (its stack and minor read from the tag).
-fn subject_of(tag: &str) -> crate::plan::Subject {
-    crate::plan::Subject::tag(tag).unwrap_or_else(|| crate::plan::Subject::Named(tag.to_string()))
 }

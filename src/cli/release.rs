@@ -255,7 +255,7 @@ fn release_and_print(
     for (key, value) in crate::report::release::outputs(&json, repository) {
         actions.set_output(key, &value)?;
     }
-    actions.append_summary(&crate::report::release::summary(&json, false))?;
+    actions.append_summary(&crate::report::release::summary(&json))?;
     for d in r.plan.degraded.iter().filter(|d| d.transient) {
         tracing::error!("{d}");
     }

@@ -242,22 +242,18 @@ pub fn complete_sets(report: Report) -> (Vec<ReleaseSet>, Vec<Skipped>) {
     for m in report.minors {
         match m.release_set {
             Some(s) => sets.push(s),
-            None => skipped.push(Skipped {
-                what: crate::plan::Subject::StackMinor {
-                    stack: m.stack.clone(),
-                    minor: m.minor,
-                },
+            None => {
                 // Errors of any patch the walk passed over, then what the newest patch lacks.
-                reason: crate::plan::SkipReason::NoCompleteSet {
-                    why: m
-                        .held_back
-                        .errors
-                        .iter()
-                        .chain(&m.missing)
-                        .cloned()
-                        .collect(),
-                },
-            }),
+                let why = m
+                    .held_back
+                    .errors
+                    .iter()
+                    .chain(&m.missing)
+                    .cloned()
+                    .collect();
+                let reason = crate::plan::SkipReason::NoCompleteSet { why };
+                skipped.push(Skipped::stack_minor(&m.stack, m.minor, reason));
+            }
         }
     }
     (sets, skipped)

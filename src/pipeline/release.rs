@@ -312,14 +312,10 @@ fn held_back_by_errors(report: &crate::resolve::Report, plan: &Plan) -> Vec<Skip
             let series = crate::model::series_prefix(&m.stack, m.minor);
             !plan.degraded.iter().any(|d| d.series == series)
         })
-        .map(|m| Skipped {
-            what: crate::plan::Subject::StackMinor {
-                stack: m.stack.clone(),
-                minor: m.minor,
-            },
-            reason: crate::plan::SkipReason::UpstreamErrors {
-                errors: m.held_back.errors.clone(),
-            },
+        .map(|m| {
+            let errors = m.held_back.errors.clone();
+            let reason = crate::plan::SkipReason::UpstreamErrors { errors };
+            Skipped::stack_minor(&m.stack, m.minor, reason)
         })
         .collect()
 }

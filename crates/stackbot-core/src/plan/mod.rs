@@ -87,10 +87,19 @@ impl Desired {
     pub fn series(&self) -> String {
         series_prefix(&self.stack, self.minor)
     }
+
+    /// The series as a skipped or failed line names it, and why.
+    fn skipped(&self, reason: SkipReason) -> Skipped {
+        let (stack, minor) = (self.stack.clone(), self.minor);
+        Skipped {
+            what: Subject::Series { stack, minor },
+            reason,
+        }
+    }
 }
 
 /// A published release of a series and what it recorded (on the forge or in the registry).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Latest {
     pub tag: String,
     pub n: u64,
@@ -633,13 +642,9 @@ impl Run<'_> {
         }
         if up_to_date(d, state.latest) {
             let tag = state.latest.map(|l| l.tag.clone()).unwrap_or_default();
-            self.plan.skipped.push(Skipped {
-                what: Subject::Series {
-                    stack: d.stack.clone(),
-                    minor: d.minor,
-                },
-                reason: SkipReason::Unchanged { tag },
-            });
+            self.plan
+                .skipped
+                .push(d.skipped(SkipReason::Unchanged { tag }));
             self.plan.cleanup.extend(stale_below(input.published_n));
             return true;
         }
@@ -660,13 +665,9 @@ impl Run<'_> {
             .iter()
             .find(|w| w.same_content && !self.overrides.republish.contains(&w.tag))
         {
-            self.plan.skipped.push(Skipped {
-                what: Subject::Series {
-                    stack: d.stack.clone(),
-                    minor: d.minor,
-                },
-                reason: SkipReason::Withdrawn { tag: w.tag.clone() },
-            });
+            self.plan
+                .skipped
+                .push(d.skipped(SkipReason::Withdrawn { tag: w.tag.clone() }));
             self.plan.cleanup.extend(stale_below(input.published_n));
             return true;
         }
@@ -674,13 +675,9 @@ impl Run<'_> {
         if self.settings.mode == Mode::PullRequest
             && let Some(number) = pull::declined(input.pulls, &hash)
         {
-            self.plan.skipped.push(Skipped {
-                what: Subject::Series {
-                    stack: d.stack.clone(),
-                    minor: d.minor,
-                },
-                reason: SkipReason::Declined { number },
-            });
+            self.plan
+                .skipped
+                .push(d.skipped(SkipReason::Declined { number }));
             return true;
         }
         false
@@ -882,13 +879,9 @@ impl Run<'_> {
         let step = match pull::step(wanted, input.so.release_branch.as_ref(), input.pulls) {
             Ok(step) => step,
             Err(reason) => {
-                self.plan.failed.push(Skipped {
-                    what: Subject::Series {
-                        stack: input.d.stack.clone(),
-                        minor: input.d.minor,
-                    },
-                    reason: SkipReason::Said(reason),
-                });
+                self.plan
+                    .failed
+                    .push(input.d.skipped(SkipReason::Said(reason)));
                 return None;
             }
         };

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::report::text::dash;
 use crate::resolve::{Report, Status};
 
 fn status_word(s: Status) -> &'static str {
@@ -11,10 +12,6 @@ fn status_word(s: Status) -> &'static str {
         Status::Waiting => "waiting",
         Status::Error => "error",
     }
-}
-
-fn or_dash<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
 }
 
 /// One row per stack × minor, then details (what is missing, release-set fallbacks).
@@ -35,20 +32,20 @@ pub fn text(r: &Report) -> String {
         .map(|m| {
             let due = match (m.due, m.overdue) {
                 (Some(d), true) => format!("{d} OVERDUE"),
-                (d, _) => or_dash(d),
+                (d, _) => dash(d),
             };
             vec![
                 m.stack.to_string(),
                 m.minor.to_string(),
-                or_dash(m.kubernetes),
-                or_dash(m.published_at.map(|p| p.date_naive())),
+                dash(m.kubernetes),
+                dash(m.published_at.map(|p| p.date_naive())),
                 if m.degraded.is_empty() {
                     status_word(m.status).to_string()
                 } else {
                     "degraded".to_string()
                 },
                 due,
-                or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
+                dash(m.release_set.as_ref().map(|s| s.kubernetes)),
                 m.scs0210
                     .as_ref()
                     .map_or("-".to_string(), |v| v.verdict.word().to_string()),
@@ -85,7 +82,7 @@ pub fn text(r: &Report) -> String {
             n.stack,
             n.minor,
             n.kubernetes,
-            or_dash(n.due),
+            dash(n.due),
             if n.overdue { " (OVERDUE)" } else { "" }
         );
     }
@@ -108,12 +105,12 @@ pub fn markdown(r: &Report) -> String {
             "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} |",
             m.stack,
             m.minor,
-            or_dash(m.kubernetes),
-            or_dash(m.published_at.map(|p| p.date_naive())),
+            dash(m.kubernetes),
+            dash(m.published_at.map(|p| p.date_naive())),
             status_word(m.status),
-            or_dash(m.due),
+            dash(m.due),
             if m.overdue { " **overdue**" } else { "" },
-            or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
+            dash(m.release_set.as_ref().map(|s| s.kubernetes)),
             m.scs0210.as_ref().map_or("-", |v| v.verdict.word()),
             notes.join("; ").replace('|', "\\|")
         );
@@ -125,7 +122,7 @@ pub fn markdown(r: &Report) -> String {
             n.minor,
             n.stack,
             n.kubernetes,
-            or_dash(n.due)
+            dash(n.due)
         );
     }
     out

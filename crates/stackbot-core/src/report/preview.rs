@@ -207,53 +207,34 @@ fn head(p: &Preview, files: usize) -> String {
     head
 }
 
-fn releases(p: &Preview) -> Block {
-    let esc = markdown::escape_inline;
-    let rows: Vec<Vec<String>> = p
-        .releases
-        .iter()
-        .map(|r| {
-            vec![
-                esc(&r.tag),
-                esc(&r.stack),
-                esc(&r.minor),
-                esc(&r.kubernetes),
-                esc(&r.version),
-                esc(&r.assets.join(", ")),
-            ]
-        })
+/// A `###` section holding a table, every cell escaped.
+fn table_block(title: &str, header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Block {
+    let rows: Vec<Vec<String>> = rows
+        .map(|r| r.iter().map(|c| markdown::escape_inline(c)).collect())
         .collect();
     Block::Text(format!(
-        "\n### Releases\n\n{}",
-        markdown::table(
-            &["Tag", "Stack", "Minor", "Kubernetes", "Version", "Assets"],
-            &rows
-        )
+        "\n### {title}\n\n{}",
+        markdown::table(header, &rows)
     ))
 }
 
+fn releases(p: &Preview) -> Block {
+    let rows = p.releases.iter().map(|r| {
+        let (tag, stack, minor) = (r.tag.clone(), r.stack.clone(), r.minor.clone());
+        let (kubernetes, version) = (r.kubernetes.clone(), r.version.clone());
+        vec![tag, stack, minor, kubernetes, version, r.assets.join(", ")]
+    });
+    let header = ["Tag", "Stack", "Minor", "Kubernetes", "Version", "Assets"];
+    table_block("Releases", &header, rows)
+}
+
 fn tenants(p: &Preview) -> Block {
-    let esc = markdown::escape_inline;
-    let rows: Vec<Vec<String>> = p
-        .tenants
-        .iter()
-        .map(|t| {
-            vec![
-                esc(&t.tenant),
-                esc(&t.repository),
-                esc(&t.branch),
-                esc(&t.action.to_string()),
-                esc(&t.files.join(", ")),
-            ]
-        })
-        .collect();
-    Block::Text(format!(
-        "\n### Tenant pull requests\n\n{}",
-        markdown::table(
-            &["Tenant", "Repository", "Branch", "Action", "Files"],
-            &rows
-        )
-    ))
+    let rows = p.tenants.iter().map(|t| {
+        let (who, repo, branch) = (t.tenant.clone(), t.repository.clone(), t.branch.clone());
+        vec![who, repo, branch, t.action.to_string(), t.files.join(", ")]
+    });
+    let header = ["Tenant", "Repository", "Branch", "Action", "Files"];
+    table_block("Tenant pull requests", &header, rows)
 }
 
 /// Per stack × minor, each changed file's diff (folded, with its line counts).

@@ -105,14 +105,10 @@ fn dashboard_url<D: Serialize>(json: &ReleaseJson<'_, D>) -> Option<String> {
 
 /// The job summary of a release run: what was released, the pull requests, what was skipped
 /// or failed and why, the dashboard, and the whole JSON result folded at the end.
-pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>, dry_run: bool) -> String {
+pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>) -> String {
     use super::markdown::{details, escape_inline, fence};
     use super::text::series_tail;
-    let mut s = String::from(if dry_run {
-        "## stackbot release (dry run)\n\n"
-    } else {
-        "## stackbot release\n\n"
-    });
+    let mut s = String::from("## stackbot release\n\n");
     if json.released.is_empty() {
         s.push_str("Nothing released.\n");
     } else {

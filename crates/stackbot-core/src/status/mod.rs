@@ -163,19 +163,12 @@ impl GateFact {
             .since
             .map(|s| s.format("%Y-%m-%d %H:%M UTC").to_string());
         match (&self.result, since) {
-            (Some(r), _) if self.failed() => {
-                let names = r
-                    .summary
-                    .as_ref()
-                    .filter(|s| !s.failed_tests.is_empty())
-                    .map(|s| format!("; failed tests: {}", s.failed_tests.join(", ")))
-                    .unwrap_or_default();
-                format!(
-                    "candidate {} {}{names}; never promoted, the next change makes a new candidate",
-                    self.candidate,
-                    r.line()
-                )
-            }
+            (Some(r), _) if self.failed() => format!(
+                "candidate {} {}{}; never promoted, the next change makes a new candidate",
+                self.candidate,
+                r.line(),
+                r.failed_names()
+            ),
             (Some(r), _) if r.outcome == crate::gate::Outcome::Passed => format!(
                 "candidate {} passed; the next release run promotes it",
                 self.candidate

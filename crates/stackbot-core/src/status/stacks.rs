@@ -208,7 +208,15 @@ pub fn status(
     inputs: &Inputs,
     today: NaiveDate,
 ) -> StackStatus {
-    let latest = newest_release(m, releases);
+    // The newest release of the stack × minor, with where it is published.
+    let newest = releases_of(releases, &m.stack, m.minor).into_iter().next();
+    let latest = newest.as_ref().map(|r| LatestRelease {
+        tag: r.name.to_string(),
+        kubernetes: r.kubernetes,
+        published_at: r.published_at,
+        targets: targets_of(releases, &r.name),
+        url: r.url.clone(),
+    });
     let offered = latest.as_ref().and_then(|l| l.kubernetes);
     let unknown_version = latest.is_some() && offered.is_none();
     let unreleased: Vec<&super::Patch> = if unknown_version {
@@ -220,12 +228,9 @@ pub fn status(
             .collect()
     };
     // The one deadline model ([`compliance::deadlines`]): `detect`, the release summary and
-    // the release notes render the same value.
-    // Why its Kubernetes version is not known, when a file that would say could not be read.
-    let version_unread = releases_of(releases, &m.stack, m.minor)
-        .into_iter()
-        .next()
-        .and_then(|r| r.unread);
+    // the release notes render the same value. `unread`: why its Kubernetes version is not
+    // known, when a file that would say could not be read.
+    let version_unread = newest.and_then(|r| r.unread);
     let deadlines = series_deadlines(m, latest.as_ref(), version_unread, inputs, today);
     let scs0210 = deadlines.scs0210.clone();
     let cves = offered
@@ -272,18 +277,6 @@ pub fn status(
         cves,
         deadlines,
     }
-}
-
-/// The newest release of the stack × minor, with where it is published.
-fn newest_release(m: &UpstreamMinor, releases: &[Release]) -> Option<LatestRelease> {
-    let rels = releases_of(releases, &m.stack, m.minor);
-    rels.first().map(|r| LatestRelease {
-        tag: r.name.to_string(),
-        kubernetes: r.kubernetes,
-        published_at: r.published_at,
-        targets: targets_of(releases, &r.name),
-        url: r.url.clone(),
-    })
 }
 
 /// The deadline model of the stack × minor for what its latest release offers (nothing

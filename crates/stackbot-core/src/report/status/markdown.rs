@@ -325,12 +325,24 @@ fn stacks(s: &Status) -> Option<String> {
     ))
 }
 
-/// The tenant table as one block per row: a long tenant list is cut between rows, not
-/// dropped whole.
-fn tenants(s: &Status) -> Vec<Block> {
-    if s.tenants.is_empty() {
+/// A `###` table as one block per row: a long list is cut between rows, not dropped whole.
+/// Absent without rows.
+fn row_blocks(title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Vec<Block> {
+    if rows.is_empty() {
         return Vec::new();
     }
+    let head = Block::Text(format!("### {title}\n\n{}", table(header, &[])));
+    let rows = rows
+        .iter()
+        .map(|r| Block::Text(format!("| {} |\n", r.join(" | "))));
+    std::iter::once(head)
+        .chain(rows)
+        .chain([Block::Text("\n".into())])
+        .collect()
+}
+
+/// The tenant table, one block per row.
+fn tenants(s: &Status) -> Vec<Block> {
     let header = [
         "Tenant",
         "Stack",
@@ -340,48 +352,29 @@ fn tenants(s: &Status) -> Vec<Block> {
         "State",
         "SCS 0210",
     ];
-    let mut out = vec![Block::Text(format!(
-        "### Tenants\n\n{}",
-        table(&header, &[])
-    ))];
-    for t in &s.tenants {
-        out.push(Block::Text(format!("| {} |\n", tenant_row(t).join(" | "))));
-    }
-    out.push(Block::Text("\n".into()));
-    out
+    row_blocks(
+        "Tenants",
+        &header,
+        s.tenants.iter().map(tenant_row).collect(),
+    )
 }
 
-/// The cluster table, one block per row like [`tenants`]; absent when no tenant reports a
-/// cluster.
+/// The cluster table, one block per row; absent when no tenant reports a cluster.
 fn clusters(s: &Status) -> Vec<Block> {
-    if !s.tenants.iter().any(|t| !t.clusters.is_empty()) {
-        return Vec::new();
-    }
-    let mut out = vec![Block::Text(format!(
-        "### Clusters\n\n{}",
-        table(
-            &[
-                "Tenant",
-                "Cluster",
-                "Runs",
-                "End of life",
-                "Next minor",
-                "Upgrade",
-                "SCS 0210",
-            ],
-            &[]
-        )
-    ))];
-    for t in &s.tenants {
-        for c in &t.clusters {
-            out.push(Block::Text(format!(
-                "| {} |\n",
-                cluster_row(&t.tenant, c).join(" | ")
-            )));
-        }
-    }
-    out.push(Block::Text("\n".into()));
-    out
+    let header = [
+        "Tenant",
+        "Cluster",
+        "Runs",
+        "End of life",
+        "Next minor",
+        "Upgrade",
+        "SCS 0210",
+    ];
+    let rows = s
+        .tenants
+        .iter()
+        .flat_map(|t| t.clusters.iter().map(|c| cluster_row(&t.tenant, c)));
+    row_blocks("Clusters", &header, rows.collect())
 }
 
 /// The run's warnings, after the timeline.

@@ -6,12 +6,8 @@ use std::fmt::Write as _;
 use chrono::NaiveDate;
 
 use super::{headline, lists_words, pull_words, waiting_short};
-use crate::report::text::columns;
+use crate::report::text::{columns, dash};
 use crate::status::{StackState, StackStatus, Status, TenantStatus};
-
-fn dash<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |x| x.to_string())
-}
 
 /// The text form: the headline, then each section in order.
 pub fn text(s: &Status) -> String {
