@@ -147,24 +147,17 @@ pub struct Global {
 }
 
 impl Global {
-    /// Options for a process: the real environment and clock.
-    pub fn for_process(
-        config: PathBuf,
-        format: Format,
-        now: Option<chrono::NaiveDate>,
-        verbose: u8,
-        quiet: bool,
-    ) -> Self {
-        let env = crate::env::from_process();
+    /// The options of `cli` for a process: the real environment and clock.
+    pub fn for_process(cli: &Cli) -> Self {
         let clock: SharedClock = std::sync::Arc::new(SystemClock);
         Global {
-            config,
-            format,
-            now: now.unwrap_or_else(|| clock.now().date_naive()),
-            now_given: now.is_some(),
-            verbose,
-            quiet,
-            env,
+            config: cli.config.clone(),
+            format: cli.format,
+            now: cli.now.unwrap_or_else(|| clock.now().date_naive()),
+            now_given: cli.now.is_some(),
+            verbose: cli.verbose,
+            quiet: cli.quiet,
+            env: crate::env::from_process(),
             clock,
         }
     }
@@ -265,13 +258,7 @@ pub fn main() -> i32 {
             };
         }
     };
-    let global = Global::for_process(
-        cli.config.clone(),
-        cli.format,
-        cli.now,
-        cli.verbose,
-        cli.quiet,
-    );
+    let global = Global::for_process(&cli);
     crate::report::set_quiet(global.quiet);
     crate::report::set_terminal(global.env.get("NO_COLOR"), global.env.get("TERM"));
     init_tracing(&global);

@@ -87,7 +87,7 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
         let listed: BTreeSet<String> = tenants
             .iter()
             .flat_map(|t| &t.stacks)
-            .flat_map(listed_names)
+            .flat_map(|s| s.resources.iter().flat_map(|r| r.releases(&s.stack)))
             .map(|n| n.to_string())
             .collect();
         let reads = (oci.registry(), &run.oci_reads);
@@ -252,22 +252,6 @@ fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
         stepped_over: Vec::new(),
     });
     tracked.chain(new).collect()
-}
-
-/// The release names a tenant stack's resources list.
-fn listed_names(s: &TenantStackFacts) -> Vec<ReleaseName> {
-    s.resources
-        .iter()
-        .flat_map(|r| {
-            r.versions.iter().flatten().filter_map(|v| {
-                Some(ReleaseName {
-                    stack: s.stack.clone(),
-                    minor: r.minor,
-                    version: crate::model::StackVersion::parse_dot(v).ok()?,
-                })
-            })
-        })
-        .collect()
 }
 
 fn tenant(

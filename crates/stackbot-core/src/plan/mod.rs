@@ -822,16 +822,9 @@ impl Run<'_> {
             }
             steps
         };
-        self.plan.releases.push(planned_release(
-            r.tag,
-            d,
-            &r.versions,
-            state.resume.is_some(),
-            r.notes,
-            steps,
-            r.assets,
-            base_files,
-        ));
+        let resumed = state.resume.is_some();
+        let planned = planned_release(r, d, resumed, steps, base_files);
+        self.plan.releases.push(planned);
         Ok(())
     }
 
@@ -1008,17 +1001,14 @@ fn release_number(
 }
 
 /// The planned release as reports and `apply` see it.
-#[allow(clippy::too_many_arguments)]
 fn planned_release(
-    tag: String,
+    r: Release,
     d: &Desired,
-    versions: &Versions,
     resumed: bool,
-    notes: String,
     steps: Vec<Step>,
-    assets: FileTree,
     base_files: FileTree,
 ) -> PlannedRelease {
+    let (versions, assets) = (&r.versions, r.assets);
     let planned_assets = assets
         .iter()
         .map(|(name, bytes)| PlannedAsset {
@@ -1028,7 +1018,7 @@ fn planned_release(
         })
         .collect();
     PlannedRelease {
-        tag,
+        tag: r.tag,
         stack: d.stack.to_string(),
         minor: d.minor.to_string(),
         kubernetes: d.set.kubernetes.to_string(),
@@ -1040,7 +1030,7 @@ fn planned_release(
         },
         assets: planned_assets,
         resumed,
-        notes,
+        notes: r.notes,
         steps,
         asset_bytes: assets,
         path: d.path.clone(),

@@ -54,25 +54,27 @@ pub fn text(r: &Report) -> String {
         .collect();
     let mut out = crate::report::text::columns(&header, &rows);
     for m in &r.minors {
+        let mut say = |line: String| {
+            let _ = writeln!(out, "{} {}: {line}", m.stack, m.minor);
+        };
         for x in &m.missing {
-            let _ = writeln!(out, "{} {}: waiting for {x}", m.stack, m.minor);
+            say(format!("waiting for {x}"));
         }
         for x in &m.errors {
-            let _ = writeln!(out, "{} {}: error: {x}", m.stack, m.minor);
+            say(format!("error: {x}"));
         }
-        if let Some(v) = &m.scs0210 {
-            for line in crate::report::verdict_lines(v, None) {
-                let _ = writeln!(out, "{} {}: SCS 0210 {line}", m.stack, m.minor);
-            }
+        for line in m
+            .scs0210
+            .iter()
+            .flat_map(|v| crate::report::verdict_lines(v, None))
+        {
+            say(format!("SCS 0210 {line}"));
         }
         if !m.degraded.is_empty() {
-            let _ = writeln!(
-                out,
-                "{} {}: degraded: the release set is older than stackbot.lock's ({}); `release` keeps the series where it is",
-                m.stack,
-                m.minor,
+            say(format!(
+                "degraded: the release set is older than stackbot.lock's ({}); `release` keeps the series where it is",
                 m.degraded.join("; ")
-            );
+            ));
         }
     }
     for n in &r.new_minors {

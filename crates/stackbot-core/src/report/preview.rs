@@ -257,23 +257,15 @@ fn rendered_changes(p: &Preview, out: &mut Vec<Block>) {
             plural(d.files.len()),
         )));
         for f in &d.files {
-            let (add, del) = diff_stat(&f.unified);
-            let summary = format!(
-                "<code>{}</code> (+{add} −{del})",
-                markdown::escape_html(&f.path)
-            );
-            if f.unified.is_empty() {
-                out.push(Block::Text(markdown::details(
+            out.push(if f.unified.is_empty() {
+                let summary = format!("<code>{}</code> (+0 −0)", markdown::escape_html(&f.path));
+                Block::Text(markdown::details(
                     &summary,
                     "Binary or metadata-only change.\n",
-                )));
+                ))
             } else {
-                out.push(Block::Code {
-                    summary_html: summary,
-                    info: "diff".into(),
-                    content: defuse_marker(&f.unified),
-                });
-            }
+                diff_block(&f.path, &f.unified)
+            });
         }
     }
 }
@@ -291,21 +283,26 @@ fn tenant_changes(p: &Preview, out: &mut Vec<Block>) {
     }
     out.push(Block::Text("\n### Tenant changes\n".into()));
     for t in changing {
-        let (add, del) = diff_stat(&t.diff);
         out.push(Block::Text(format!(
             "\n#### {} ({}): {} pull request\n\n",
             esc(&t.tenant),
             esc(&t.repository),
             esc(&t.action.to_string()),
         )));
-        out.push(Block::Code {
-            summary_html: format!(
-                "<code>{}</code> (+{add} −{del})",
-                markdown::escape_html(&t.files.join(", "))
-            ),
-            info: "diff".into(),
-            content: defuse_marker(&t.diff),
-        });
+        out.push(diff_block(&t.files.join(", "), &t.diff));
+    }
+}
+
+/// A folded diff of `what` (file names) with its line counts.
+fn diff_block(what: &str, unified: &str) -> Block {
+    let (add, del) = diff_stat(unified);
+    Block::Code {
+        summary_html: format!(
+            "<code>{}</code> (+{add} −{del})",
+            markdown::escape_html(what)
+        ),
+        info: "diff".into(),
+        content: defuse_marker(unified),
     }
 }
 

@@ -248,6 +248,21 @@ pub struct StackResource {
     pub auto_subscribe: bool,
 }
 
+impl StackResource {
+    /// The releases of `stack` its `spec.versions` list (what is not a version is left out).
+    pub fn releases<'a>(&'a self, stack: &'a StackId) -> impl Iterator<Item = ReleaseName> + 'a {
+        self.versions.iter().flatten().filter_map(move |v| {
+            let version = crate::model::StackVersion::parse_dot(v).ok()?;
+            let (stack, minor) = (stack.clone(), self.minor);
+            Some(ReleaseName {
+                stack,
+                minor,
+                version,
+            })
+        })
+    }
+}
+
 /// The report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Status {
@@ -444,38 +459,25 @@ pub fn compute(f: &Facts) -> Status {
         }
     }
     let timeline = timeline::entries(f, &stacks);
+    let of_stacks = |f: fn(&StackStatus) -> bool| stacks.iter().filter(|s| f(s)).count();
+    let of_tenants = |f: fn(&TenantStatus) -> bool| tenants.iter().filter(|t| f(t)).count();
     let summary = Summary {
-        overdue: stacks.iter().filter(|s| s.overdue).count(),
-        due_soon: stacks
-            .iter()
-            .filter(|s| !s.overdue && s.days_left.is_some_and(|d| d <= DUE_SOON_DAYS))
-            .count(),
-        waiting: stacks
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s.state,
-                    StackState::Waiting
-                        | StackState::ReleasePullRequest
-                        | StackState::Error
-                        | StackState::InTest
-                        | StackState::FailedConformance
-                )
-            })
-            .count(),
-        current: stacks
-            .iter()
-            .filter(|s| s.state == StackState::Current)
-            .count(),
-        tenants_behind: tenants.iter().filter(|t| t.behind.any()).count(),
-        tenants_blocked: tenants
-            .iter()
-            .filter(|t| t.state == TenantState::Blocked)
-            .count(),
-        tenant_errors: tenants
-            .iter()
-            .filter(|t| t.state == TenantState::Error)
-            .count(),
+        overdue: of_stacks(|s| s.overdue),
+        due_soon: of_stacks(|s| !s.overdue && s.days_left.is_some_and(|d| d <= DUE_SOON_DAYS)),
+        waiting: of_stacks(|s| {
+            matches!(
+                s.state,
+                StackState::Waiting
+                    | StackState::ReleasePullRequest
+                    | StackState::Error
+                    | StackState::InTest
+                    | StackState::FailedConformance
+            )
+        }),
+        current: of_stacks(|s| s.state == StackState::Current),
+        tenants_behind: of_tenants(|t| t.behind.any()),
+        tenants_blocked: of_tenants(|t| t.state == TenantState::Blocked),
+        tenant_errors: of_tenants(|t| t.state == TenantState::Error),
     };
     let mut warnings = f.warnings.clone();
     warnings.dedup();

@@ -97,26 +97,34 @@ pub struct WaitingFor {
 }
 
 impl WaitingFor {
+    /// Waiting for `what`, not urgent.
+    fn new(kind: WaitingKind, what: String, detail: String) -> Self {
+        let urgency = None;
+        WaitingFor {
+            kind,
+            what,
+            detail,
+            urgency,
+        }
+    }
+
     fn upstream(w: &Waiting) -> Self {
         match w {
-            Waiting::Kubernetes { minor } => WaitingFor {
-                kind: WaitingKind::Kubernetes,
-                what: format!("Kubernetes {minor}"),
-                detail: "no GA release yet".into(),
-                urgency: None,
-            },
-            Waiting::Chart { chart, rule, index } => WaitingFor {
-                kind: WaitingKind::Chart,
-                what: format!("{chart} {rule}"),
-                detail: format!("not yet in {index}"),
-                urgency: None,
-            },
-            Waiting::NodeImage { name, checksum } => WaitingFor {
-                kind: WaitingKind::NodeImage,
-                what: name.clone(),
-                detail: format!("{checksum} not published yet"),
-                urgency: None,
-            },
+            Waiting::Kubernetes { minor } => WaitingFor::new(
+                WaitingKind::Kubernetes,
+                format!("Kubernetes {minor}"),
+                "no GA release yet".into(),
+            ),
+            Waiting::Chart { chart, rule, index } => WaitingFor::new(
+                WaitingKind::Chart,
+                format!("{chart} {rule}"),
+                format!("not yet in {index}"),
+            ),
+            Waiting::NodeImage { name, checksum } => WaitingFor::new(
+                WaitingKind::NodeImage,
+                name.clone(),
+                format!("{checksum} not published yet"),
+            ),
         }
     }
 
@@ -327,15 +335,14 @@ fn state_and_waiting(
 ) -> (StackState, Vec<WaitingFor>) {
     let mut waiting_for = Vec::new();
     let state = if !m.tracked {
-        waiting_for.push(WaitingFor {
-            kind: WaitingKind::Configuration,
-            what: format!("{} {}", m.stack, m.minor),
-            detail: format!(
+        waiting_for.push(WaitingFor::new(
+            WaitingKind::Configuration,
+            format!("{} {}", m.stack, m.minor),
+            format!(
                 "not tracked: add \"{}\" to the stack's `minors` (or use `minors: supported`)",
                 m.minor
             ),
-            urgency: None,
-        });
+        ));
         StackState::Untracked
     } else if !m.errors.is_empty() {
         StackState::Error
@@ -344,12 +351,13 @@ fn state_and_waiting(
     } else if all_released {
         StackState::Current
     } else if let Some(p) = pull {
-        waiting_for.push(WaitingFor {
-            kind: WaitingKind::ReleasePullRequest,
-            what: format!("release pull request #{}", p.pull.number),
-            detail: p.pull.html_url.clone(),
-            urgency: None,
-        });
+        let what = format!("release pull request #{}", p.pull.number);
+        let pull = WaitingFor::new(
+            WaitingKind::ReleasePullRequest,
+            what,
+            p.pull.html_url.clone(),
+        );
+        waiting_for.push(pull);
         StackState::ReleasePullRequest
     } else if m.waiting.is_empty() && newer_releasable.is_some() {
         StackState::Releasable
@@ -361,12 +369,12 @@ fn state_and_waiting(
         if state != StackState::ReleasePullRequest
             && let Some(r) = newer_releasable
         {
-            waiting_for.push(WaitingFor {
-                kind: WaitingKind::ReleaseRun,
-                what: r.to_string(),
-                detail: "complete upstream: the next release run publishes it".into(),
-                urgency: None,
-            });
+            let detail = "complete upstream: the next release run publishes it".into();
+            waiting_for.push(WaitingFor::new(
+                WaitingKind::ReleaseRun,
+                r.to_string(),
+                detail,
+            ));
         }
     }
     (state, waiting_for)
@@ -393,12 +401,11 @@ pub fn in_gate(s: &mut StackStatus, gates: &[super::GateFact]) {
     s.waiting_for.retain(|w| w.kind != WaitingKind::ReleaseRun);
     s.waiting_for.insert(
         0,
-        WaitingFor {
-            kind: WaitingKind::Gate,
-            what: format!("{}: {}", g.stable, g.words()),
-            detail: g.url.clone(),
-            urgency: None,
-        },
+        WaitingFor::new(
+            WaitingKind::Gate,
+            format!("{}: {}", g.stable, g.words()),
+            g.url.clone(),
+        ),
     );
 }
 

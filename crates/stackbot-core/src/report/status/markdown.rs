@@ -162,12 +162,6 @@ fn tenant_row(t: &TenantStatus) -> Vec<String> {
     {
         state.push_str(&format!(": {}", escape_inline(extra)));
     }
-    let cves: Vec<&str> = t
-        .scs0210
-        .reasons
-        .iter()
-        .flat_map(|r| r.cves.iter().map(String::as_str))
-        .collect();
     vec![
         escape_inline(&t.tenant),
         t.stack
@@ -177,7 +171,7 @@ fn tenant_row(t: &TenantStatus) -> Vec<String> {
         t.behind.words(),
         pull,
         state,
-        verdict_cell(&t.scs0210, cves.into_iter()),
+        verdict_cell(&t.scs0210, reason_cves(&t.scs0210)),
     ]
 }
 
@@ -190,14 +184,15 @@ fn cluster_row(tenant: &str, c: &crate::status::ClusterStatus) -> Vec<String> {
         date(c.end_of_life),
         c.next.as_deref().map_or("—".into(), escape_inline),
         upgrade,
-        verdict_cell(
-            &c.scs0210,
-            c.scs0210
-                .reasons
-                .iter()
-                .flat_map(|r| r.cves.iter().map(String::as_str)),
-        ),
+        verdict_cell(&c.scs0210, reason_cves(&c.scs0210)),
     ]
+}
+
+/// The CVEs a verdict's reasons name.
+fn reason_cves(v: &Scs0210) -> impl Iterator<Item = &str> {
+    v.reasons
+        .iter()
+        .flat_map(|r| r.cves.iter().map(String::as_str))
 }
 
 const HOW_TO_READ: &str = "<details>\n<summary>How to read this</summary>\n\n\
