@@ -321,14 +321,9 @@ pub struct Dispatch<'a> {
 impl Dispatch<'_> {
     /// The dispatch's inputs: what the workflow tests, and the attempt's [`gate::gate_id`],
     /// which its `run-name` echoes so the run can be found when GitHub does not return it.
-    /// With the registry as a target, also where the candidate is there (`candidate_oci`,
-    /// `candidate_oci_digest`); sent only then, so a workflow of a stack that does not
-    /// publish to OCI need not declare them.
-    pub fn inputs(&self) -> std::collections::BTreeMap<String, String> {
-        self.inputs_with(self.oci)
-    }
-
-    /// [`Dispatch::inputs`] with the registry's inputs from `oci` (none without).
+    /// With the registry as a target (`oci`: the candidate's, else none), also where the
+    /// candidate is there (`candidate_oci`, `candidate_oci_digest`); sent only then, so a
+    /// workflow of a stack that does not publish to OCI need not declare them.
     fn inputs_with(&self, oci: Option<&InOci>) -> std::collections::BTreeMap<String, String> {
         let version = crate::model::ReleaseName::parse(&self.candidate.tag)
             .map(|n| n.version.dot())

@@ -157,11 +157,7 @@ impl Base {
         if let Some(h) = &self.head {
             return Ok(h.clone());
         }
-        let head = match forge.branch_head(scope.repo, scope.base_branch) {
-            Ok(h) => h,
-            Err(ForgeError::NotFound { .. }) => None,
-            Err(e) => return Err(e.into()),
-        };
+        let head = or_none(forge.branch_head(scope.repo, scope.base_branch))?;
         Ok(self.head.insert(head).clone())
     }
 
@@ -558,12 +554,7 @@ fn release_branch(
     branch: &str,
     path: &str,
 ) -> Result<ReleaseBranch, ObserveError> {
-    let head = match forge.branch_head(scope.repo, branch) {
-        Ok(h) => h,
-        Err(ForgeError::NotFound { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
-    let Some(h) = head else {
+    let Some(h) = or_none(forge.branch_head(scope.repo, branch))? else {
         return Ok(ReleaseBranch::default());
     };
     let files = forge.list_files(scope.repo, &h)?;
@@ -592,10 +583,14 @@ fn release_branch(
 
 /// The commit a tag points at; a missing tag is `None`.
 fn tag_of(forge: &dyn Forge, repo: &RepoRef, tag: &str) -> Result<Option<String>, ObserveError> {
-    match forge.tag_target(repo, tag) {
-        Ok(t) => Ok(t),
+    or_none(forge.tag_target(repo, tag))
+}
+
+/// A forge's answer, with what does not exist (a branch, a tag, the repository) as `None`.
+fn or_none<T>(answer: Result<Option<T>, ForgeError>) -> Result<Option<T>, ObserveError> {
+    match answer {
         Err(ForgeError::NotFound { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
+        other => Ok(other?),
     }
 }
 

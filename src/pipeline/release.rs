@@ -128,8 +128,6 @@ pub struct Planned {
     pub observed: Observed,
     /// The detection behind the plan (`None` with `--release-set`), for the status report.
     pub detected: Option<super::detect::Detected>,
-    /// Where each release of a stack with `gate:` stands (empty without gates).
-    pub gated: Vec<super::gate::Gated>,
 }
 
 /// detect → render → observe → plan. Read-only; needs no token on the local forge.
@@ -242,7 +240,6 @@ fn plan_gated(
         target,
         observed,
         detected: offered.detected,
-        gated,
     })
 }
 

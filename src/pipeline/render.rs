@@ -107,24 +107,12 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
     let mut out = Rendered::default();
     // Archives fetched into the templates, written once every set has rendered.
     let mut archive_writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    if from_file.is_some() {
-        for set in &mut selected {
-            bring_archives(
-                ctx,
-                req,
-                &lock,
-                set,
-                &mut templates,
-                &mut archive_writes,
-                &mut out,
-            )?;
-        }
-    }
-
     // Content shared across minors renders from the lock as it will be after this run.
     let mut known = lock.clone();
     if from_file.is_some() {
-        for set in &selected {
+        for set in &mut selected {
+            let writes = &mut archive_writes;
+            bring_archives(ctx, req, &lock, set, &mut templates, writes, &mut out)?;
             known.upsert(set.clone());
         }
     }

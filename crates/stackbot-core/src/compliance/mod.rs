@@ -170,11 +170,6 @@ impl Reason {
             note: None,
         }
     }
-
-    /// Days from `today` to the deadline (negative: past).
-    pub fn days_left(&self, today: NaiveDate) -> Option<i64> {
-        self.deadline.map(|d| (d - today).num_days())
-    }
 }
 
 /// A critical CVE affecting a version.

@@ -213,7 +213,7 @@ minors, released minors newer than its newest.\n\
 milestone is the deadline.\n\n</details>\n";
 
 /// The critical CVEs affecting a latest release, each linked, with its fix.
-fn cve_block(s: &Status) -> String {
+fn cve_block(s: &Status) -> Option<String> {
     let rows: Vec<Vec<String>> = s
         .stacks
         .iter()
@@ -235,13 +235,8 @@ fn cve_block(s: &Status) -> String {
             })
         })
         .collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    format!(
-        "### Critical CVEs\n\n{}\n",
-        table(&["CVE", "CVSS", "Stack", "Affected", "Fixed in"], &rows)
-    )
+    let header = ["CVE", "CVSS", "Stack", "Affected", "Fixed in"];
+    (!rows.is_empty()).then(|| format!("### Critical CVEs\n\n{}\n", table(&header, &rows)))
 }
 
 /// The report as blocks, most important first.
@@ -251,10 +246,7 @@ pub fn blocks(s: &Status) -> Vec<Block> {
     out.extend(stacks(s).map(Block::Text));
     out.extend(tenants(s));
     out.extend(clusters(s));
-    let cves = cve_block(s);
-    if !cves.is_empty() {
-        out.push(Block::Text(cves));
-    }
+    out.extend(cve_block(s).map(Block::Text));
     out.push(Block::Text(format!(
         "### Timeline\n\n{}\n",
         gantt::chart(s)
