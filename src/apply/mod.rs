@@ -303,24 +303,22 @@ impl Run<'_> {
                 "branch `{base}` of {repo} does not exist: create it and re-run"
             )));
         };
-        match push {
-            BranchPush::Keep => {}
-            BranchPush::Create => {
-                let c = forge.commit(repo, branch, &base_head, None, changes, title)?;
-                self.out
-                    .actions
-                    .push(format!("commit {} to {branch}", short(&c)));
-            }
+        // The branch's head the commit goes on (`None`: a new branch).
+        let expected = match push {
+            BranchPush::Keep => None,
+            BranchPush::Create => Some(None),
             BranchPush::Reset { from } => {
                 forge.force_branch(repo, branch, &base_head)?;
-                self.out
-                    .actions
-                    .push(format!("reset {branch} (was {})", short(from)));
-                let c = forge.commit(repo, branch, &base_head, Some(&base_head), changes, title)?;
-                self.out
-                    .actions
-                    .push(format!("commit {} to {branch}", short(&c)));
+                let reset = format!("reset {branch} (was {})", short(from));
+                self.out.actions.push(reset);
+                Some(Some(base_head.as_str()))
             }
+        };
+        if let Some(expected) = expected {
+            let c = forge.commit(repo, branch, &base_head, expected, changes, title)?;
+            self.out
+                .actions
+                .push(format!("commit {} to {branch}", short(&c)));
         }
         let open = |number: u64, url: &str| PullInfo {
             number,

@@ -97,12 +97,9 @@ impl UpstreamMinor {
     }
 }
 
-/// A GA Kubernetes patch and when it was published (`None`: known only from a marker).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Patch {
-    pub version: KubeVersion,
-    pub published_at: Option<DateTime<Utc>>,
-}
+/// A GA Kubernetes patch and when it was published (`None`: known only from a marker), as
+/// upstream's reading gives it.
+pub use crate::upstream::kubernetes::KubeRelease as Patch;
 
 use crate::index::Rank;
 pub use crate::index::Target;

@@ -14,7 +14,6 @@ use super::{Release, ReleasePull, Target, UpstreamMinor, days_between, releases_
 use crate::compliance::{self, CveFact, Deadlines, Inputs, NewestUnreleased, Offered, Scs0210};
 use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, StackId};
-use crate::upstream::kubernetes::KubeRelease;
 
 /// Where a stack × minor stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -313,15 +312,7 @@ fn series_deadlines(
             }),
         },
     };
-    let patches: Vec<KubeRelease> = m
-        .patches
-        .iter()
-        .map(|p| KubeRelease {
-            version: p.version,
-            published_at: p.published_at,
-        })
-        .collect();
-    compliance::deadlines(offered, &patches, inputs, today)
+    compliance::deadlines(offered, &m.patches, inputs, today)
 }
 
 /// Where the stack × minor stands and what its newest patch waits for: the configuration
