@@ -38,9 +38,7 @@ pub fn publish_candidate(
         }
     }
     let of_tag = |all: &[ReleaseInfo]| -> Vec<ReleaseInfo> {
-        let mut v: Vec<ReleaseInfo> = all.iter().filter(|r| r.tag == tag).cloned().collect();
-        v.sort_by_key(|r| r.id);
-        v
+        super::of_tag(all, tag).into_iter().cloned().collect()
     };
     let mut rels = of_tag(&forge.list_releases(repo)?);
     if let Some(published) = rels.iter().find(|r| !r.draft) {
