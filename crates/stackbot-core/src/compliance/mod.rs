@@ -239,10 +239,7 @@ impl Scs0210 {
                             o.unknown.push(u);
                         }
                     }
-                    o.deadline = match (o.deadline, s.deadline) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
+                    o.deadline = o.deadline.into_iter().chain(s.deadline).min();
                     o
                 }
             });

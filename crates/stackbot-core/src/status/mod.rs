@@ -546,10 +546,7 @@ pub fn releases_of(releases: &[Release], stack: &StackId, minor: Minor) -> Vec<R
                     Some(_) => None,
                     None => o.unread.clone().or_else(|| r.unread.clone()),
                 };
-                o.published_at = match (o.published_at, r.published_at) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
+                o.published_at = o.published_at.into_iter().chain(r.published_at).min();
                 o.url = o.url.clone().or_else(|| r.url.clone());
             }
             None => out.push(r.clone()),
