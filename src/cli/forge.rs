@@ -195,11 +195,7 @@ fn repository(loaded: &crate::config::Loaded, s: &str) -> Result<RepoRef, Invali
     Err(InvalidInput(format!(
         "`{s}` is neither a tenant of {} nor an `owner/name` repository\n  hint: {hint}tenants: {}",
         loaded.path.display(),
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
+        crate::error::listed(&names)
     )))
 }
 

@@ -452,11 +452,7 @@ fn check_minor(minor: Minor, stack: Option<&StackId>, offered: &Offered) -> Resu
             || "configured stack".to_string(),
             |s| format!("stack `{s}`")
         ),
-        if list.is_empty() {
-            "none".to_string()
-        } else {
-            list.join(", ")
-        }
+        crate::error::listed(&list)
     ))
     .into())
 }

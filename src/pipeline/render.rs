@@ -289,11 +289,7 @@ fn select(
                 .unwrap_or_default(),
             req.minor.map(|m| format!(" {m}")).unwrap_or_default(),
             req.release_set.as_deref().unwrap_or(lock_path).display(),
-            if available.is_empty() {
-                "none".to_string()
-            } else {
-                available.join(", ")
-            },
+            crate::error::listed(&available),
         )));
     }
     Ok(selected)

@@ -375,7 +375,7 @@ pub enum PlanError {
     /// report "nothing to release" for a request that was never understood.
     #[error(
         "--republish {tag}: no withdrawn release of the planned series has this tag; withdrawn: {}\n  hint: name a release whose forge release was deleted (see `stackbot status`), and select its series if you pass --stack or --minor",
-        if withdrawn.is_empty() { "none".to_string() } else { withdrawn.join(", ") }
+        crate::error::listed(withdrawn)
     )]
     Republish { tag: String, withdrawn: Vec<String> },
     #[error("{tag}: {source}")]
