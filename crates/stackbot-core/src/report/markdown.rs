@@ -79,6 +79,12 @@ pub fn escape_html(text: &str) -> String {
     out
 }
 
+/// A bulleted list, one escaped item a line.
+pub fn bullets<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let line = |i: S| format!("- {}\n", escape_inline(i.as_ref()));
+    items.into_iter().map(line).collect()
+}
+
 /// A table. Cells must be inline Markdown already escaped with [`escape_inline`] (which also
 /// escapes `|`), so no value can add or drop a column.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {

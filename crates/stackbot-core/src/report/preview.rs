@@ -158,15 +158,10 @@ fn defuse_marker(s: &str) -> String {
 /// releases, tenant pull requests, rendered changes, tenant changes. Only the diffs are
 /// code blocks, so only they give way when the comment is too long.
 fn blocks(p: &Preview) -> Vec<Block> {
-    let esc = markdown::escape_inline;
     let files: usize = p.diffs.iter().map(|d| d.files.len()).sum();
     let mut out = vec![Block::Text(head(p, files))];
     if !p.notes.is_empty() {
-        let mut s = String::from("\n");
-        for n in &p.notes {
-            s.push_str(&format!("- {}\n", esc(n)));
-        }
-        out.push(Block::Text(s));
+        out.push(Block::Text(format!("\n{}", markdown::bullets(&p.notes))));
     }
     if !p.releases.is_empty() {
         out.push(releases(p));

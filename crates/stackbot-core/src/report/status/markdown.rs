@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::{gantt, headline, lists_words, pull_words, waiting_short};
 use crate::compliance::{ReasonState, Scs0210, Verdict};
-use crate::report::markdown::{BODY_MAX, Block, escape_inline, fit, fit_body, table};
+use crate::report::markdown::{BODY_MAX, Block, bullets, escape_inline, fit, fit_body, table};
 use crate::report::verdict::cve_link;
 use crate::status::dashboard::{FOOTER, MARKER};
 use crate::status::{StackState, StackStatus, Status, TenantState, TenantStatus};
@@ -276,12 +276,7 @@ fn unreadable(s: &Status) -> Option<String> {
     if s.scs0210.unreadable.is_empty() {
         return None;
     }
-    let list: String = s
-        .scs0210
-        .unreadable
-        .iter()
-        .map(|w| format!("- {}\n", escape_inline(w)))
-        .collect();
+    let list = bullets(&s.scs0210.unreadable);
     Some(format!(
         "**Verdicts are unknown where they depend on a source that could not be read:**\n\n{list}\n"
     ))
@@ -369,12 +364,7 @@ fn warnings(s: &Status) -> Option<String> {
     if s.warnings.is_empty() {
         return None;
     }
-    let list: String = s
-        .warnings
-        .iter()
-        .map(|w| format!("- {}\n", escape_inline(w)))
-        .collect();
-    Some(format!("### Warnings\n\n{list}\n"))
+    Some(format!("### Warnings\n\n{}\n", bullets(&s.warnings)))
 }
 
 /// The whole report (job summary, `status --format markdown`).
