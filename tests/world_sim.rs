@@ -219,6 +219,48 @@ fn a_bot_that_reads_the_whole_history_is_caught_by_the_cost_bound() {
     caught_in(scenario, Invariant::BoundedCost);
 }
 
+/// A team that lands a change to the ClusterStack file on `main` and then presses "Update
+/// branch" leaves the bot's branch holding exactly the desired files, under a bot commit whose
+/// trailer names the older base's content: the bot must recognise the branch by its files
+/// (`tenants::branch::holds_files`) and leave the person's merge alone. The default worlds
+/// produce this only with other seeds (docs/reliability.md), so this world produces it by
+/// construction, every hour for two days, without faults; the mutation check removes the guard
+/// and needs this test to fail.
+#[test]
+fn a_branch_a_person_updated_after_main_changed_the_edited_file_is_not_rewritten() {
+    let s = Settings::from_env();
+    let report = World::new(Scenario {
+        name: "local-update-branch".into(),
+        days: 2,
+        runs: 48,
+        upstream_faults: 0.0,
+        forge_faults: 0.0,
+        update_after_main_moved: true,
+        ..s.scenario(ForgeKind::Local, 0)
+    })
+    .simulate();
+    let done = |h: sim::actors::Human| report.humans.get(&h.label()).copied().unwrap_or(0);
+    let changed = done(sim::actors::Human::Renovate {
+        tenant: 0,
+        same_file: true,
+    });
+    let updated = done(sim::actors::Human::UpdateBranch { tenant: 0, pull: 0 });
+    assert!(
+        changed > 0 && updated > 0,
+        "the world must produce the situation: {changed} same-file commit(s) on main, \
+         {updated} \"Update branch\" merge(s); people: {:?}",
+        report.humans
+    );
+    let (occurred, _) = report
+        .coverage
+        .get(&Invariant::NoRewriteOnBaseMove)
+        .copied()
+        .unwrap_or_default();
+    assert!(occurred > 0, "no run saw a branch behind a moved base");
+    let broken: Vec<String> = report.violations.iter().map(|v| v.to_string()).collect();
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
 #[test]
 fn the_timeline_keeps_the_real_dates_and_extends_them_plausibly() {
     use sim::timeline::{Timeline, second_tuesday};

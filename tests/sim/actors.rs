@@ -280,6 +280,25 @@ pub fn react(
     );
 }
 
+/// The team of [`super::world::Scenario::update_after_main_moved`]: 20 minutes after the run
+/// that opened the bot's pull request, a commit on `main` changes the ClusterStack file the bot
+/// edits (a line the bot does not touch, so the merge is clean); 20 minutes later "Update
+/// branch" merges it into the pull request, before the next hourly run could rebuild the branch
+/// from the new file itself. The pull request stays open for the runs that follow.
+pub fn update_after_main_moved(agenda: &mut Agenda, now: DateTime<Utc>, tenant: usize, pull: u64) {
+    agenda.at(
+        now + Duration::minutes(20),
+        Human::Renovate {
+            tenant,
+            same_file: true,
+        },
+    );
+    agenda.at(
+        now + Duration::minutes(40),
+        Human::UpdateBranch { tenant, pull },
+    );
+}
+
 /// Background events of a tenant team from `from` to `until`: Renovate on `main`.
 pub fn background(
     rng: &mut fastrand::Rng,

@@ -109,6 +109,7 @@ impl Settings {
                 upstream_faults: 0.15,
                 forge_faults: 0.05,
                 harness_fault: None,
+                update_after_main_moved: false,
             },
             // The fake GitHub with upstream over HTTP: every request crosses a socket and the
             // OpenAPI conformance checks, so fewer runs by default.
@@ -127,6 +128,7 @@ impl Settings {
                 upstream_faults: 0.15,
                 forge_faults: 0.08,
                 harness_fault: None,
+                update_after_main_moved: false,
             },
         }
     }
@@ -150,6 +152,7 @@ impl Settings {
             upstream_faults: 0.15,
             forge_faults: 0.05,
             harness_fault: None,
+            update_after_main_moved: false,
         }
     }
 

@@ -65,6 +65,13 @@ pub struct Scenario {
     /// A promise the harness itself breaks, where no mutation of the bot's source can
     /// (`None` in every world that tests the bot; see [`HarnessFault`]).
     pub harness_fault: Option<HarnessFault>,
+    /// Every team, on seeing a bot pull request, first lands a commit on `main` that changes
+    /// the ClusterStack file the bot edits, then presses "Update branch" (GitHub offers it only
+    /// when the base moved). The branch then holds exactly the desired files under a bot commit
+    /// whose trailer names the older base's content: the situation of the guard
+    /// `tenants::branch::holds_files`, which the default worlds produce too rarely to test
+    /// (docs/reliability.md, "Mutation check").
+    pub update_after_main_moved: bool,
 }
 
 /// The harness doing, around a correct bot, what a bot without one of its guards would do:
@@ -777,6 +784,10 @@ impl World {
             if let Some(n) = actors::open_bot_pull(&obs.pulls)
                 && self.handled.insert((i, n))
             {
+                if self.sc.update_after_main_moved {
+                    actors::update_after_main_moved(&mut self.agenda, now, i, n);
+                    continue;
+                }
                 let rng = if t.upgrade.is_some() {
                     &mut self.up_rng
                 } else {
