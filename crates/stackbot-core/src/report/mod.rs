@@ -11,7 +11,7 @@
 //!   [`from_plan`] maps a release plan into it.
 //! - [`schema_doc`]: the configuration reference generated from the JSON Schema.
 //! - [`status`]: `stackbot status` as text, JSON and Markdown (the dashboard issue's body).
-//! - [`github`]: `::error file=…,line=…::` annotations, `::group::`, `$GITHUB_STEP_SUMMARY`,
+//! - [`github`]: `::error file=…,line=…::` annotations, `$GITHUB_STEP_SUMMARY`,
 //!   `$GITHUB_OUTPUT`.
 
 use std::io::IsTerminal;
