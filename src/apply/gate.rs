@@ -38,9 +38,7 @@ pub fn publish_candidate(
         }
     }
     let of_tag = |all: &[ReleaseInfo]| -> Vec<ReleaseInfo> {
-        let mut v: Vec<ReleaseInfo> = all.iter().filter(|r| r.tag == tag).cloned().collect();
-        v.sort_by_key(|r| r.id);
-        v
+        super::of_tag(all, tag).into_iter().cloned().collect()
     };
     let mut rels = of_tag(&forge.list_releases(repo)?);
     if let Some(published) = rels.iter().find(|r| !r.draft) {
@@ -218,7 +216,20 @@ fn claim(
 ) -> Result<bool, ApplyError> {
     let record = serde_json::to_vec_pretty(attempt).expect("attempt serializes");
     let name = gate::attempt_asset(attempt.attempt, attempt.start);
-    match forge.upload_asset(repo, candidate.id, &name, &record) {
+    upload_once(forge, repo, candidate, &name, &record, out)
+}
+
+/// Upload the asset `name` to the candidate unless it is there already (a record is written
+/// once, whichever run comes first): `true` when this run wrote it.
+fn upload_once(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    candidate: &ReleaseInfo,
+    name: &str,
+    bytes: &[u8],
+    out: &mut Outcome,
+) -> Result<bool, ApplyError> {
+    match forge.upload_asset(repo, candidate.id, name, bytes) {
         Ok(a) => {
             out.index_changes.uploaded(candidate, a);
             Ok(true)
@@ -262,26 +273,12 @@ pub fn record(
     let mut result = result.clone();
     for (file, bytes) in evidence {
         let name = gate::evidence_asset(result.attempt, file);
-        match forge.upload_asset(repo, candidate.id, &name, bytes) {
-            Ok(a) => {
-                out.index_changes.uploaded(candidate, a);
-                result.evidence.push(name);
-            }
-            Err(ForgeError::AlreadyExists { .. }) => result.evidence.push(name),
-            Err(e) => return Err(e.into()),
-        }
+        upload_once(forge, repo, candidate, &name, bytes, out)?;
+        result.evidence.push(name);
     }
     let bytes = serde_json::to_vec_pretty(&result).expect("result serializes");
-    match forge.upload_asset(
-        repo,
-        candidate.id,
-        &gate::result_asset(result.attempt),
-        &bytes,
-    ) {
-        Ok(a) => out.index_changes.uploaded(candidate, a),
-        Err(ForgeError::AlreadyExists { .. }) => {}
-        Err(e) => return Err(e.into()),
-    }
+    let name = gate::result_asset(result.attempt);
+    upload_once(forge, repo, candidate, &name, &bytes, out)?;
     out.actions.push(format!(
         "record conformance attempt {} of {}: {}",
         result.attempt,
@@ -322,14 +319,9 @@ pub struct Dispatch<'a> {
 impl Dispatch<'_> {
     /// The dispatch's inputs: what the workflow tests, and the attempt's [`gate::gate_id`],
     /// which its `run-name` echoes so the run can be found when GitHub does not return it.
-    /// With the registry as a target, also where the candidate is there (`candidate_oci`,
-    /// `candidate_oci_digest`); sent only then, so a workflow of a stack that does not
-    /// publish to OCI need not declare them.
-    pub fn inputs(&self) -> std::collections::BTreeMap<String, String> {
-        self.inputs_with(self.oci)
-    }
-
-    /// [`Dispatch::inputs`] with the registry's inputs from `oci` (none without).
+    /// With the registry as a target (`oci`: the candidate's, else none), also where the
+    /// candidate is there (`candidate_oci`, `candidate_oci_digest`); sent only then, so a
+    /// workflow of a stack that does not publish to OCI need not declare them.
     fn inputs_with(&self, oci: Option<&InOci>) -> std::collections::BTreeMap<String, String> {
         let version = crate::model::ReleaseName::parse(&self.candidate.tag)
             .map(|n| n.version.dot())
@@ -486,17 +478,8 @@ fn record_dispatch(
     out: &mut Outcome,
 ) -> Result<(), ApplyError> {
     let bytes = serde_json::to_vec_pretty(sent).expect("dispatch record serializes");
-    match forge.upload_asset(
-        repo,
-        candidate.id,
-        &gate::dispatch_asset(sent.attempt),
-        &bytes,
-    ) {
-        Ok(a) => out.index_changes.uploaded(candidate, a),
-        Err(ForgeError::AlreadyExists { .. }) => {}
-        Err(e) => return Err(e.into()),
-    }
-    Ok(())
+    let name = gate::dispatch_asset(sent.attempt);
+    upload_once(forge, repo, candidate, &name, &bytes, out).map(drop)
 }
 
 /// Record which workflow run an attempt started (kept when already recorded).
@@ -508,16 +491,18 @@ pub fn record_run(
     out: &mut Outcome,
 ) -> Result<(), ApplyError> {
     let bytes = serde_json::to_vec_pretty(run).expect("run record serializes");
-    match forge.upload_asset(repo, candidate.id, &gate::run_asset(run.attempt), &bytes) {
-        Ok(a) => {
-            out.index_changes.uploaded(candidate, a);
-            out.actions.push(format!(
-                "record workflow run {} as conformance test attempt {} of {}",
-                run.run_id, run.attempt, candidate.tag
-            ));
-        }
-        Err(ForgeError::AlreadyExists { .. }) => {}
-        Err(e) => return Err(e.into()),
+    if upload_once(
+        forge,
+        repo,
+        candidate,
+        &gate::run_asset(run.attempt),
+        &bytes,
+        out,
+    )? {
+        out.actions.push(format!(
+            "record workflow run {} as conformance test attempt {} of {}",
+            run.run_id, run.attempt, candidate.tag
+        ));
     }
     Ok(())
 }

@@ -116,7 +116,7 @@ pub fn apply_with_oci(
         if earlier_failed && commits {
             // Its commit was planned on top of the failed release's (and its lock entry).
             run.out.failed.push(Skipped {
-                what: subject_of(&r.tag),
+                what: crate::plan::Subject::tag(&r.tag),
                 reason: crate::plan::SkipReason::NotAttempted,
             });
             continue;
@@ -140,7 +140,7 @@ pub fn apply_with_oci(
             // A problem of this release only: report it, go on with the others.
             Err(ApplyError::Inconsistent(reason)) => {
                 run.out.failed.push(Skipped {
-                    what: subject_of(&r.tag),
+                    what: crate::plan::Subject::tag(&r.tag),
                     reason: crate::plan::SkipReason::Said(reason),
                 });
                 earlier_failed = true;
@@ -303,24 +303,22 @@ impl Run<'_> {
                 "branch `{base}` of {repo} does not exist: create it and re-run"
             )));
         };
-        match push {
-            BranchPush::Keep => {}
-            BranchPush::Create => {
-                let c = forge.commit(repo, branch, &base_head, None, changes, title)?;
-                self.out
-                    .actions
-                    .push(format!("commit {} to {branch}", short(&c)));
-            }
+        // The branch's head the commit goes on (`None`: a new branch).
+        let expected = match push {
+            BranchPush::Keep => None,
+            BranchPush::Create => Some(None),
             BranchPush::Reset { from } => {
                 forge.force_branch(repo, branch, &base_head)?;
-                self.out
-                    .actions
-                    .push(format!("reset {branch} (was {})", short(from)));
-                let c = forge.commit(repo, branch, &base_head, Some(&base_head), changes, title)?;
-                self.out
-                    .actions
-                    .push(format!("commit {} to {branch}", short(&c)));
+                let reset = format!("reset {branch} (was {})", short(from));
+                self.out.actions.push(reset);
+                Some(Some(base_head.as_str()))
             }
+        };
+        if let Some(expected) = expected {
+            let c = forge.commit(repo, branch, &base_head, expected, changes, title)?;
+            self.out
+                .actions
+                .push(format!("commit {} to {branch}", short(&c)));
         }
         let open = |number: u64, url: &str| PullInfo {
             number,
@@ -592,9 +590,4 @@ fn publish(
         delete_quietly(forge, repo, r, "duplicate draft", out)?;
     }
     Ok(())
-}
-
-/// A planned release's tag as a subject (its stack and minor read from the tag).
-fn subject_of(tag: &str) -> crate::plan::Subject {
-    crate::plan::Subject::tag(tag).unwrap_or_else(|| crate::plan::Subject::Named(tag.to_string()))
 }

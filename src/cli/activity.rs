@@ -4,7 +4,7 @@
 //!
 //! Code anywhere below the command line reports activity as a `tracing` event with
 //! [`TARGET`] (`tracing::debug!(target: "stackbot::activity", …)`): no layer depends on this
-//! one. The command line installs [`Layer`] next to the log output and [`Writer`] as the log
+//! one. The command line installs [`messages`] next to the log output and [`Writer`] as the log
 //! writer, so a log line never tears the activity line; it calls [`finish`] before it prints
 //! the result. Off a terminal, with `--quiet` or `TERM=dumb`, nothing is drawn and the
 //! events cost a filter check (with `-vv` they are also log lines).
@@ -57,8 +57,19 @@ pub fn finish() {
     line().finish_and_clear();
 }
 
-/// Feeds activity events to the line.
-pub struct Layer;
+/// A layer handing the message of every event with target `target` to `to`, whatever the log
+/// level: what feeds the activity line ([`set`]) and the journal ([`super::journal`]).
+pub fn messages<S>(target: &'static str, to: fn(String)) -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer as _;
+    Messages(to).with_filter(tracing_subscriber::filter::filter_fn(move |m| {
+        m.target() == target
+    }))
+}
+
+struct Messages(fn(String));
 
 struct Message(String);
 
@@ -75,17 +86,15 @@ impl tracing::field::Visit for Message {
     }
 }
 
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Layer {
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Messages {
     fn on_event(
         &self,
         event: &tracing::Event<'_>,
         _ctx: tracing_subscriber::layer::Context<'_, S>,
     ) {
-        if event.metadata().target() == TARGET {
-            let mut m = Message(String::new());
-            event.record(&mut m);
-            set(&m.0);
-        }
+        let mut m = Message(String::new());
+        event.record(&mut m);
+        (self.0)(m.0);
     }
 }
 
@@ -117,7 +126,7 @@ mod tests {
 
     #[test]
     fn activity_events_become_the_line_and_other_events_do_not() {
-        let subscriber = tracing_subscriber::registry().with(Layer);
+        let subscriber = tracing_subscriber::registry().with(messages(TARGET, |m| set(&m)));
         tracing::subscriber::with_default(subscriber, || {
             tracing::debug!(target: "stackbot::activity", "upstream: GET https://x/index.yaml");
             tracing::warn!("a log line is not activity");

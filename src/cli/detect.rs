@@ -67,17 +67,11 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     } else if let Some(s) = &a.snapshot {
         ctx.today = g.day_for(Some(s));
     }
-    let mirrors = parse_mirrors(&a.mirror)?;
-    let token = ctx.env.non_empty(&ctx.loaded.config.upstream.token_env);
     let opts = DetectOptions {
-        snapshot: a.snapshot.clone(),
         save: a.save.clone(),
-        cache_dir: a.cache_dir.clone(),
-        token,
-        mirrors,
+        mirrors: parse_mirrors(&a.mirror)?,
         live: a.live,
-        http: None,
-        clock: None,
+        ..crate::pipeline::detect::options(&ctx, a.snapshot.clone(), a.cache_dir.clone())
     };
     // An unusable snapshot is input (exit 2): `pipeline::exit` knows `UpstreamError::Snapshot`.
     let (mut report, data, stats) = crate::pipeline::detect::detect(&ctx, &opts)?;

@@ -141,7 +141,7 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
                     base_of(&forge, &repo, p.number),
                     &head[..head.len().min(12)]
                 ),
-                None => match state_of(&forge, &repo, p.number) {
+                None => match pull_of(&forge, &repo, p.number).map(|p| p.state) {
                     Some(PullState::Open) | None => format!(
                         "checks of pull request #{} of {repo} passed; auto-merge is not requested, so it stays open\n",
                         p.number
@@ -195,11 +195,7 @@ fn repository(loaded: &crate::config::Loaded, s: &str) -> Result<RepoRef, Invali
     Err(InvalidInput(format!(
         "`{s}` is neither a tenant of {} nor an `owner/name` repository\n  hint: {hint}tenants: {}",
         loaded.path.display(),
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
+        crate::error::listed(&names)
     )))
 }
 
@@ -217,23 +213,17 @@ fn configured_repositories(loaded: &crate::config::Loaded) -> Vec<RepoRef> {
     out
 }
 
-/// The state of a pull request, when the forge has it.
-fn state_of(forge: &LocalForge, repo: &RepoRef, number: u64) -> Option<PullState> {
+/// A pull request, when the forge has it.
+fn pull_of(forge: &LocalForge, repo: &RepoRef, number: u64) -> Option<crate::forge::PullInfo> {
     forge
         .pulls(repo)
         .ok()?
         .into_iter()
         .find(|p| p.number == number)
-        .map(|p| p.state)
 }
 
 fn base_of(forge: &LocalForge, repo: &RepoRef, number: u64) -> String {
-    forge
-        .pulls(repo)
-        .ok()
-        .and_then(|ps| ps.into_iter().find(|p| p.number == number))
-        .map(|p| p.base)
-        .unwrap_or_else(|| "the base branch".into())
+    pull_of(forge, repo, number).map_or_else(|| "the base branch".into(), |p| p.base)
 }
 
 /// What a person asked for that the forge refuses (no such pull request, not open, a

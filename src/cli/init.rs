@@ -310,18 +310,14 @@ fn desired(a: &Args, setup: &Setup) -> anyhow::Result<(Files, Vec<String>)> {
     } else {
         notes.extend(adopted_files(a, &setup, &mut files)?);
     }
-    files.insert(
-        workflows::RELEASE_PATH.into(),
-        workflows::release(&setup).into_bytes(),
-    );
-    files.insert(
-        workflows::PREVIEW_PATH.into(),
-        workflows::preview(&setup).into_bytes(),
-    );
     let gitignore = std::fs::read_to_string(a.dir.join(".gitignore")).ok();
-    files.insert(
-        ".gitignore".into(),
-        init::gitignore(gitignore.as_deref()).into_bytes(),
+    files.extend(
+        [
+            (workflows::RELEASE_PATH, workflows::release(&setup)),
+            (workflows::PREVIEW_PATH, workflows::preview(&setup)),
+            (".gitignore", init::gitignore(gitignore.as_deref())),
+        ]
+        .map(|(path, text)| (path.to_string(), text.into_bytes())),
     );
     Ok((files, notes))
 }

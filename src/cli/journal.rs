@@ -3,7 +3,7 @@
 //! finishes the job, instead of ending in silence after tags were published.
 //!
 //! Writers (`apply`, the tenant fan-out) report each completed step as a `tracing` event with
-//! [`TARGET`]; the command line installs [`Layer`], which keeps them, and [`watch_signals`],
+//! [`TARGET`]; the command line installs a layer handing them to [`record`], and [`watch_signals`],
 //! which prints them with [`interrupted`] and exits 130 on the first interrupt. Every step is
 //! reconciled ("already done?" first), so stopping between two writes is always safe.
 
@@ -42,31 +42,9 @@ pub fn interrupted(entries: &[String]) -> String {
     s
 }
 
-/// Keeps journal events.
-pub struct Layer;
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Layer {
-    fn on_event(
-        &self,
-        event: &tracing::Event<'_>,
-        _ctx: tracing_subscriber::layer::Context<'_, S>,
-    ) {
-        if event.metadata().target() == TARGET {
-            let mut text = String::new();
-            event.record(&mut Message(&mut text));
-            done().push(text);
-        }
-    }
-}
-
-struct Message<'a>(&'a mut String);
-
-impl tracing::field::Visit for Message<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            *self.0 = format!("{value:?}");
-        }
-    }
+/// Keep a journal event's message.
+pub fn record(message: String) {
+    done().push(message);
 }
 
 /// On the first interrupt (Ctrl-C) or termination, print the journal and exit 130: the

@@ -140,8 +140,6 @@ pub struct Global {
     pub now_given: bool,
     pub verbose: u8,
     pub quiet: bool,
-    /// Running inside GitHub Actions (`GITHUB_ACTIONS=true`): annotations and groups.
-    pub github_actions: bool,
     /// The process environment, read once.
     pub env: Env,
     /// The real clock.
@@ -149,25 +147,17 @@ pub struct Global {
 }
 
 impl Global {
-    /// Options for a process: the real environment and clock.
-    pub fn for_process(
-        config: PathBuf,
-        format: Format,
-        now: Option<chrono::NaiveDate>,
-        verbose: u8,
-        quiet: bool,
-    ) -> Self {
-        let env = crate::env::from_process();
+    /// The options of `cli` for a process: the real environment and clock.
+    pub fn for_process(cli: &Cli) -> Self {
         let clock: SharedClock = std::sync::Arc::new(SystemClock);
         Global {
-            config,
-            format,
-            now: now.unwrap_or_else(|| clock.now().date_naive()),
-            now_given: now.is_some(),
-            verbose,
-            quiet,
-            github_actions: env.get("GITHUB_ACTIONS") == Some("true"),
-            env,
+            config: cli.config.clone(),
+            format: cli.format,
+            now: cli.now.unwrap_or_else(|| clock.now().date_naive()),
+            now_given: cli.now.is_some(),
+            verbose: cli.verbose,
+            quiet: cli.quiet,
+            env: crate::env::from_process(),
             clock,
         }
     }
@@ -268,13 +258,7 @@ pub fn main() -> i32 {
             };
         }
     };
-    let global = Global::for_process(
-        cli.config.clone(),
-        cli.format,
-        cli.now,
-        cli.verbose,
-        cli.quiet,
-    );
+    let global = Global::for_process(&cli);
     crate::report::set_quiet(global.quiet);
     crate::report::set_terminal(global.env.get("NO_COLOR"), global.env.get("TERM"));
     init_tracing(&global);
@@ -301,6 +285,7 @@ pub fn main() -> i32 {
 }
 
 fn init_tracing(g: &Global) {
+    use crate::cli::{activity, journal};
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
@@ -317,26 +302,18 @@ fn init_tracing(g: &Global) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("STACKBOT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("stackbot={level}")));
     let logs = tracing_subscriber::fmt::layer()
-        .with_writer(crate::cli::activity::Writer)
+        .with_writer(activity::Writer)
         .with_target(false)
         .with_ansi(crate::report::use_color())
         .with_filter(filter);
-    // The activity line sees its events whatever the log level.
-    let activity =
-        crate::cli::activity::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
-            m.target() == crate::cli::activity::TARGET
-        }));
-    let journal =
-        crate::cli::journal::Layer.with_filter(tracing_subscriber::filter::filter_fn(|m| {
-            m.target() == crate::cli::journal::TARGET
-        }));
+    // The activity line and the journal see their events whatever the log level.
     let _ = tracing_subscriber::registry()
         .with(logs)
-        .with(activity)
-        .with(journal)
+        .with(activity::messages(activity::TARGET, |m| activity::set(&m)))
+        .with(activity::messages(journal::TARGET, journal::record))
         .try_init();
-    crate::cli::activity::start(crate::report::progress_visible());
-    crate::cli::journal::watch_signals();
+    activity::start(crate::report::progress_visible());
+    journal::watch_signals();
 }
 
 /// Print a failed command's error chain with what to do next; under GitHub Actions also as an
@@ -353,11 +330,11 @@ fn report_error(err: &anyhow::Error, g: &Global) {
         msg.push_str(&format!("\n  hint: {}", class.hint()));
     }
     eprintln!("{msg}");
-    if g.github_actions {
-        let actions = g.actions();
-        let annotation = crate::report::github::error_annotation(err, actions.workspace.as_deref());
-        eprintln!("{annotation}");
-    }
+    let actions = g.actions();
+    actions.annotate(&crate::report::github::error_annotation(
+        err,
+        actions.workspace.as_deref(),
+    ));
 }
 
 fn run(cmd: &Command, g: &Global) -> anyhow::Result<ExitStatus> {

@@ -200,14 +200,8 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
 /// The outermost folder of `path` that does not exist yet (what a run would create).
 fn first_missing(path: &std::path::Path) -> Option<PathBuf> {
     let path = std::path::absolute(path).ok()?;
-    let mut missing = None;
-    for a in path.ancestors() {
-        if a.exists() {
-            break;
-        }
-        missing = Some(a.to_path_buf());
-    }
-    missing
+    let missing = path.ancestors().take_while(|a| !a.exists()).last();
+    missing.map(std::path::Path::to_path_buf)
 }
 
 fn release_and_print(
@@ -255,7 +249,7 @@ fn release_and_print(
     for (key, value) in crate::report::release::outputs(&json, repository) {
         actions.set_output(key, &value)?;
     }
-    actions.append_summary(&crate::report::release::summary(&json, false))?;
+    actions.append_summary(&crate::report::release::summary(&json))?;
     for d in r.plan.degraded.iter().filter(|d| d.transient) {
         tracing::error!("{d}");
     }

@@ -86,16 +86,13 @@ pub fn warn_blocked(reports: &[TenantReport], g: &Global) {
                 .unwrap_or("the bot branch has commits by someone else")
         );
         eprintln!("warning: {message}");
-        if g.github_actions {
-            let a = crate::report::github::Annotation {
-                level: crate::report::github::Level::Warning,
-                file: None,
-                line: None,
-                title: Some("stackbot: tenant blocked".into()),
-                message,
-            };
-            eprintln!("{a}");
-        }
+        g.actions().annotate(&crate::report::github::Annotation {
+            level: crate::report::github::Level::Warning,
+            file: None,
+            line: None,
+            title: Some("stackbot: tenant blocked".into()),
+            message,
+        });
     }
 }
 

@@ -6,9 +6,6 @@
 //! The branch heads are read again (they are not content), the content at an unchanged head is
 //! not.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
 use crate::forge::{Forge, ForgeError, RepoRef};
 
 /// A file at a commit: repository, commit, path.
@@ -18,8 +15,8 @@ type FileKey = (String, String, String);
 /// failed is tried again when asked again.
 #[derive(Debug, Default)]
 pub struct Contents {
-    lists: Mutex<BTreeMap<(String, String), Vec<String>>>,
-    files: Mutex<BTreeMap<FileKey, Option<Vec<u8>>>>,
+    lists: super::Memo<(String, String), Vec<String>>,
+    files: super::Memo<FileKey, Option<Vec<u8>>>,
 }
 
 impl Contents {
@@ -31,13 +28,7 @@ impl Contents {
         commit: &str,
     ) -> Result<Vec<String>, ForgeError> {
         let key = (repo.to_string(), commit.to_string());
-        if let Some(l) = self.lists.lock().expect("contents lock").get(&key) {
-            return Ok(l.clone());
-        }
-        let list = forge.list_files(repo, commit)?;
-        let mut lists = self.lists.lock().expect("contents lock");
-        lists.insert(key, list.clone());
-        Ok(list)
+        self.lists.get_or(key, || forge.list_files(repo, commit))
     }
 
     /// The file `path` at `commit` ([`Forge::read_file`]), read the first time only.
@@ -49,12 +40,7 @@ impl Contents {
         path: &str,
     ) -> Result<Option<Vec<u8>>, ForgeError> {
         let key = (repo.to_string(), commit.to_string(), path.to_string());
-        if let Some(f) = self.files.lock().expect("contents lock").get(&key) {
-            return Ok(f.clone());
-        }
-        let file = forge.read_file(repo, commit, path)?;
-        let mut files = self.files.lock().expect("contents lock");
-        files.insert(key, file.clone());
-        Ok(file)
+        self.files
+            .get_or(key, || forge.read_file(repo, commit, path))
     }
 }

@@ -12,14 +12,13 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
 use crate::forge::{AssetInfo, Forge, ForgeError, ReleaseInfo, RepoRef};
 use crate::gate::{
-    self, Attempt, AttemptResult, Candidate, CandidateRecord, Concluded, DispatchRecord, Finished,
-    RunRecord, Runner, Summary, junit,
+    self, Attempt, Candidate, CandidateRecord, Concluded, Finished, RunRecord, Runner, Summary,
+    junit,
 };
 
 /// The most result files of one attempt that are read.
@@ -32,8 +31,8 @@ pub const MAX_RESULT_FILES: usize = 50;
 /// is added as a new asset, a replaced one gets a new id), so one run reads each once.
 #[derive(Debug, Default)]
 pub struct Records {
-    bytes: Mutex<BTreeMap<u64, Vec<u8>>>,
-    digests: Mutex<BTreeMap<u64, String>>,
+    bytes: super::Memo<u64, Vec<u8>>,
+    digests: super::Memo<u64, String>,
 }
 
 impl Records {
@@ -45,15 +44,8 @@ impl Records {
         r: &ReleaseInfo,
         a: &AssetInfo,
     ) -> Result<Vec<u8>, ForgeError> {
-        if let Some(b) = self.bytes.lock().expect("records lock").get(&a.id) {
-            return Ok(b.clone());
-        }
-        let b = forge.download_asset(repo, r.id, a)?;
         self.bytes
-            .lock()
-            .expect("records lock")
-            .insert(a.id, b.clone());
-        Ok(b)
+            .get_or(a.id, || forge.download_asset(repo, r.id, a))
     }
 
     /// The sha256 (hex) of asset `a` of release `r`: the forge's when it says (GitHub's
@@ -68,15 +60,11 @@ impl Records {
         if let Some(sha) = &a.sha256 {
             return Ok(sha.clone());
         }
-        if let Some(d) = self.digests.lock().expect("records lock").get(&a.id) {
-            return Ok(d.clone());
-        }
-        let d = hex::encode(Sha256::digest(forge.download_asset(repo, r.id, a)?));
-        self.digests
-            .lock()
-            .expect("records lock")
-            .insert(a.id, d.clone());
-        Ok(d)
+        self.digests.get_or(a.id, || {
+            Ok(hex::encode(Sha256::digest(
+                forge.download_asset(repo, r.id, a)?,
+            )))
+        })
     }
 }
 
@@ -113,11 +101,7 @@ pub fn candidate_in(
         published: !r.draft,
         html_url: r.html_url.clone(),
         record: CandidateRecord::parse(&r.body),
-        assets: Default::default(),
-        attempts: Vec::new(),
-        results: Vec::new(),
-        runs: Vec::new(),
-        dispatches: Vec::new(),
+        ..Candidate::default()
     };
     for a in &r.assets {
         if a.name.starts_with("conformance-") {
@@ -129,22 +113,23 @@ pub fn candidate_in(
                 .insert(a.name.clone(), records.digest(forge, repo, r, a)?);
             continue;
         }
-        let bytes = records.bytes(forge, repo, r, a)?;
-        if a.name.starts_with("gate-attempt-") {
-            c.attempts
-                .extend(serde_json::from_slice::<Attempt>(&bytes).ok());
-        } else if a.name.starts_with("gate-result-") {
-            c.results
-                .extend(serde_json::from_slice::<AttemptResult>(&bytes).ok());
-        } else if a.name.starts_with("gate-run-") {
-            c.runs
-                .extend(serde_json::from_slice::<RunRecord>(&bytes).ok());
-        } else if a.name.starts_with("gate-dispatch-") {
-            c.dispatches
-                .extend(serde_json::from_slice::<DispatchRecord>(&bytes).ok());
-        }
+        note_record(&mut c, &a.name, &records.bytes(forge, repo, r, a)?);
     }
     Ok(Some((c, r.clone())))
+}
+
+/// Keep the gate record `name` (an attempt, a result, a run, a dispatch) in `c`; one that does
+/// not parse is left out.
+fn note_record(c: &mut Candidate, name: &str, bytes: &[u8]) {
+    if name.starts_with("gate-attempt-") {
+        c.attempts.extend(serde_json::from_slice(bytes).ok());
+    } else if name.starts_with("gate-result-") {
+        c.results.extend(serde_json::from_slice(bytes).ok());
+    } else if name.starts_with("gate-run-") {
+        c.runs.extend(serde_json::from_slice(bytes).ok());
+    } else if name.starts_with("gate-dispatch-") {
+        c.dispatches.extend(serde_json::from_slice(bytes).ok());
+    }
 }
 
 /// The folder of attempt `attempt` of `candidate` under the local forge's folder.
@@ -226,9 +211,6 @@ pub fn results(dir: &Path) -> (Option<Result<Summary, String>>, Evidence) {
     };
     names.sort();
     names.truncate(MAX_RESULT_FILES);
-    if names.is_empty() {
-        return (None, Vec::new());
-    }
     let mut files = Vec::new();
     for p in &names {
         let file = p
@@ -472,16 +454,12 @@ pub fn status_facts(
     }
     let mut out = Vec::new();
     for (r, rec, name) in newest.into_values() {
-        let (mut attempts, mut results) = (Vec::<Attempt>::new(), Vec::<AttemptResult>::new());
+        let mut c = Candidate::default();
         let read = |n: &str| n.starts_with("gate-attempt-") || n.starts_with("gate-result-");
         for a in r.assets.iter().filter(|a| read(&a.name)) {
-            let bytes = records.bytes(forge, repo, r, a)?;
-            if a.name.starts_with("gate-attempt-") {
-                attempts.extend(serde_json::from_slice::<Attempt>(&bytes).ok());
-            } else if a.name.starts_with("gate-result-") {
-                results.extend(serde_json::from_slice::<AttemptResult>(&bytes).ok());
-            }
+            note_record(&mut c, &a.name, &records.bytes(forge, repo, r, a)?);
         }
+        let (attempts, results) = (c.attempts, c.results);
         let last = attempts.iter().map(|a| a.attempt).max();
         out.push(crate::status::GateFact {
             stack: name.stack,

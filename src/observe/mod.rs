@@ -21,11 +21,13 @@ pub mod versions;
 pub mod zip;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::forge::{Forge, ForgeError, PullInfo, PullState, ReleaseInfo, RepoRef, read_subtree};
 use crate::index::{Numbered, ReleaseIndex};
 use crate::lock::Lock;
-use crate::model::{FileTree, ReleaseName, StackVersion};
+use crate::model::{FileTree, ReleaseName};
 use crate::oci::Publisher;
 use crate::package::{Metadata, ReleaseHashes};
 use crate::plan::{
@@ -155,11 +157,7 @@ impl Base {
         if let Some(h) = &self.head {
             return Ok(h.clone());
         }
-        let head = match forge.branch_head(scope.repo, scope.base_branch) {
-            Ok(h) => h,
-            Err(ForgeError::NotFound { .. }) => None,
-            Err(e) => return Err(e.into()),
-        };
+        let head = or_none(forge.branch_head(scope.repo, scope.base_branch))?;
         Ok(self.head.insert(head).clone())
     }
 
@@ -261,6 +259,70 @@ struct OneSeries {
     detailed: bool,
 }
 
+/// What one run read, by key: an answer whose content cannot change while the run lasts (a
+/// commit's files, an asset's bytes, a release's manifest) is read once. Only answers are
+/// kept: a read that failed is tried again when asked again.
+#[derive(Debug)]
+pub struct Memo<K, V>(Mutex<BTreeMap<K, V>>);
+
+impl<K, V> Default for Memo<K, V> {
+    fn default() -> Self {
+        Memo(Mutex::new(BTreeMap::new()))
+    }
+}
+
+impl<K: Ord, V: Clone> Memo<K, V> {
+    /// The answer kept for `key`, else `read`'s (kept from then on).
+    pub fn get_or<E>(&self, key: K, read: impl FnOnce() -> Result<V, E>) -> Result<V, E> {
+        if let Some(v) = self.lock().get(&key) {
+            return Ok(v.clone());
+        }
+        let v = read()?;
+        self.lock().insert(key, v.clone());
+        Ok(v)
+    }
+
+    /// Keep `value` for `key` (what another stage read).
+    pub fn insert(&self, key: K, value: V) {
+        self.lock().insert(key, value);
+    }
+
+    /// Forget what was kept for `key`.
+    pub fn remove(&self, key: &K) {
+        self.lock().remove(key);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<K, V>> {
+        self.0.lock().expect("memo lock")
+    }
+}
+
+/// `f` of every item, at most `workers` at a time, the results in the items' order: the one
+/// bounded fan-out over tenant repositories (the status's reading, the tenant stage).
+pub fn fan_out<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..workers.clamp(1, items.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(t) = items.get(i) else { break };
+                    let r = f(t);
+                    results.lock().expect("results lock").push((i, r));
+                }
+            });
+        }
+    });
+    let mut out = results.into_inner().expect("results lock");
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
 /// Read everything `plan` needs for `desired`.
 pub fn observe(
     forge: &dyn Forge,
@@ -268,7 +330,7 @@ pub fn observe(
     scope: Scope<'_>,
     desired: &[Desired],
 ) -> Result<Observed, ObserveError> {
-    let index = release_index(forge, scope.repo, oci)?;
+    let index = published(forge, scope.repo, true, oci, false)?;
     observe_indexed(forge, oci, scope, desired, index, &mut Reads::default())
 }
 
@@ -452,41 +514,12 @@ fn release_pulls(
     Ok(pulls)
 }
 
-/// The release index of this run: one release listing of the forge and, when OCI is a target,
-/// one tag listing of the registry. Every "newest" and "highest number" of the run is read
-/// from it.
-pub fn release_index(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    oci: Option<&Publisher>,
-) -> Result<ReleaseIndex, ObserveError> {
-    published(forge, repo, true, oci)
-}
-
-/// The release index of what tenants can move to: the forge's releases only when `on_forge`
-/// (with `publish: [oci]` alone the forge's release list is not read at all), the OCI tags
-/// when OCI is a target.
+/// The release index of a run: one release listing of the forge (only when `on_forge`: with
+/// `publish: [oci]` alone the forge's release list is not read at all) and, when OCI is a
+/// target, one tag listing of the registry. Every "newest" and "highest number" of the run is
+/// read from it. With `missing_is_empty` (a report) a repository the first release run has not
+/// created yet has no releases, rather than failing.
 pub fn published(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    on_forge: bool,
-    oci: Option<&Publisher>,
-) -> Result<ReleaseIndex, ObserveError> {
-    index_of(forge, repo, on_forge, oci, false)
-}
-
-/// [`published`] for a report: a repository the first release run has not created yet has no
-/// releases (rather than failing the report).
-pub fn published_if_any(
-    forge: &dyn Forge,
-    repo: &RepoRef,
-    on_forge: bool,
-    oci: Option<&Publisher>,
-) -> Result<ReleaseIndex, ObserveError> {
-    index_of(forge, repo, on_forge, oci, true)
-}
-
-fn index_of(
     forge: &dyn Forge,
     repo: &RepoRef,
     on_forge: bool,
@@ -521,12 +554,7 @@ fn release_branch(
     branch: &str,
     path: &str,
 ) -> Result<ReleaseBranch, ObserveError> {
-    let head = match forge.branch_head(scope.repo, branch) {
-        Ok(h) => h,
-        Err(ForgeError::NotFound { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
-    let Some(h) = head else {
+    let Some(h) = or_none(forge.branch_head(scope.repo, branch))? else {
         return Ok(ReleaseBranch::default());
     };
     let files = forge.list_files(scope.repo, &h)?;
@@ -555,10 +583,14 @@ fn release_branch(
 
 /// The commit a tag points at; a missing tag is `None`.
 fn tag_of(forge: &dyn Forge, repo: &RepoRef, tag: &str) -> Result<Option<String>, ObserveError> {
-    match forge.tag_target(repo, tag) {
-        Ok(t) => Ok(t),
+    or_none(forge.tag_target(repo, tag))
+}
+
+/// A forge's answer, with what does not exist (a branch, a tag, the repository) as `None`.
+fn or_none<T>(answer: Result<Option<T>, ForgeError>) -> Result<Option<T>, ObserveError> {
+    match answer {
         Err(ForgeError::NotFound { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
+        other => Ok(other?),
     }
 }
 
@@ -584,12 +616,7 @@ fn tags_above(
         .collect();
     let mut out = BTreeMap::new();
     let probe = |k: u64, out: &mut BTreeMap<u64, TaggedTree>| -> Result<bool, ObserveError> {
-        let tag = ReleaseName {
-            stack: d.stack.clone(),
-            minor: d.minor,
-            version: StackVersion::stable(k),
-        }
-        .to_string();
+        let tag = crate::index::name_of(&d.stack, d.minor, k).to_string();
         let Some(commit) = tag_of(forge, repo, &tag)? else {
             return Ok(false);
         };
@@ -633,11 +660,7 @@ fn recorded(
         tag: l.tag.clone(),
         n,
         hashes,
-        metadata: None,
-        kubernetes: None,
-        created: None,
-        set: None,
-        lock: None,
+        ..Latest::default()
     })
 }
 
@@ -656,12 +679,8 @@ fn oci_latest(
     if forge_latest.is_some_and(|l| l.n >= n) {
         return Ok(None);
     }
-    let tag = ReleaseName {
-        stack: d.stack.clone(),
-        minor: d.minor,
-        version: StackVersion::stable(n),
-    }
-    .to_string();
+    let name = crate::index::name_of(&d.stack, d.minor, n);
+    let tag = name.to_string();
     let (manifest, files) = oci.registry().pull_release_and_manifest(&tag)?;
     let text = |name: &str| {
         files
@@ -679,7 +698,6 @@ fn oci_latest(
             Metadata::parse(&t).map_err(|e| e.to_string())
         })
     });
-    let name = ReleaseName::parse(&tag).expect("built as a release name");
     // The date and the Kubernetes version as the tenants and the status read them.
     let read = oci::OciRelease::of(
         &name,
@@ -693,8 +711,7 @@ fn oci_latest(
         metadata,
         kubernetes: read.kubernetes,
         created: read.created,
-        set: None,
-        lock: None,
+        ..Latest::default()
     }))
 }
 

@@ -6,9 +6,6 @@
 //! of the three read the same manifest and `metadata.yaml` again, so one run paid for them three
 //! times and could see three answers.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
 use chrono::{DateTime, Utc};
 
 use crate::model::{KubeVersion, ReleaseName};
@@ -42,7 +39,7 @@ impl OciRelease {
 /// The OCI releases one run has read, by tag (`None`: the tag does not exist).
 #[derive(Debug, Default)]
 pub struct OciReads {
-    read: Mutex<BTreeMap<String, Option<OciRelease>>>,
+    read: super::Memo<String, Option<OciRelease>>,
 }
 
 impl OciReads {
@@ -54,32 +51,21 @@ impl OciReads {
         name: &ReleaseName,
     ) -> Result<Option<OciRelease>, OciError> {
         let tag = name.to_string();
-        if let Some(known) = self.read.lock().expect("OCI reads lock").get(&tag) {
-            return Ok(known.clone());
-        }
-        let read = registry
-            .manifest_and_file(&tag, "metadata.yaml")?
-            .map(|(manifest, metadata)| OciRelease::of(name, &manifest, metadata.as_deref()));
-        self.read
-            .lock()
-            .expect("OCI reads lock")
-            .insert(tag, read.clone());
-        Ok(read)
+        self.read.get_or(tag.clone(), || {
+            let read = registry.manifest_and_file(&tag, "metadata.yaml")?;
+            Ok(read.map(|(manifest, meta)| OciRelease::of(name, &manifest, meta.as_deref())))
+        })
     }
 
     /// Note what another stage read of `tag` (the observation's pull of a series' latest).
     pub fn note(&self, tag: &str, release: OciRelease) {
-        self.read
-            .lock()
-            .expect("OCI reads lock")
-            .insert(tag.to_string(), Some(release));
+        self.read.insert(tag.to_string(), Some(release));
     }
 
     /// Forget `tags` (this run pushed them: a tag read as missing before exists now).
     pub fn forget<'t>(&self, tags: impl IntoIterator<Item = &'t str>) {
-        let mut read = self.read.lock().expect("OCI reads lock");
         for t in tags {
-            read.remove(t);
+            self.read.remove(&t.to_string());
         }
     }
 }

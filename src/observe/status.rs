@@ -7,8 +7,6 @@
 //! evaluation is the pure [`crate::status::compute`].
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::ObserveError;
 use crate::config::TenantConfig;
@@ -45,15 +43,13 @@ pub fn forge_releases(
         if !stacks.contains(&name.stack) || !name.version.is_stable() {
             continue;
         }
-        let (kubernetes, unread) = match versions.of(forge, repo, &name, r) {
+        let read = versions
+            .of(forge, repo, &name, r)
+            .map_err(|e| e.to_string());
+        let (kubernetes, unread) = match read {
             Ok(super::versions::Kubernetes::Known(k)) => (Some(k), None),
             Ok(super::versions::Kubernetes::NoneNamed) => (None, None),
-            Ok(super::versions::Kubernetes::Unreadable(e)) => {
-                let why = format!("release {name}: metadata.yaml could not be read ({e})");
-                warnings.push(format!("{why}: its Kubernetes version is unknown"));
-                (None, Some(why))
-            }
-            Err(e) => {
+            Ok(super::versions::Kubernetes::Unreadable(e)) | Err(e) => {
                 let why = format!("release {name}: metadata.yaml could not be read ({e})");
                 warnings.push(format!("{why}: its Kubernetes version is unknown"));
                 (None, Some(why))
@@ -160,24 +156,8 @@ pub fn tenants(
     known: &Observations,
     limits: &crate::yaml::Limits,
 ) -> Vec<Result<Observed, String>> {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Result<Observed, String>)>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..CONCURRENCY.clamp(1, all.len().max(1)) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(t) = all.get(i) else { break };
-                    let read = match known.get(&t.name) {
-                        Some(o) => Ok(o.clone()),
-                        None => super::tenants::read(forge, t, limits),
-                    };
-                    results.lock().expect("results lock").push((i, read));
-                }
-            });
-        }
-    });
-    let mut out = results.into_inner().expect("results lock");
-    out.sort_by_key(|(i, _)| *i);
-    out.into_iter().map(|(_, f)| f).collect()
+    super::fan_out(all, CONCURRENCY, |t| match known.get(&t.name) {
+        Some(o) => Ok(o.clone()),
+        None => super::tenants::read(forge, t, limits),
+    })
 }

@@ -76,24 +76,25 @@ pub fn tenant(
             });
         }
     } else {
-        match forge.ensure_repo(&repo, &t.base_branch) {
-            Ok(()) => {}
-            Err(ForgeError::NotFound { .. }) => return Err(not_found(t)),
-            Err(other) => return Err(other.to_string()),
-        }
+        forge
+            .ensure_repo(&repo, &t.base_branch)
+            .map_err(missing(t))?;
     }
     read((forge, contents), t, limits)
 }
 
 /// A tenant repository that does not exist: said as such, never created empty (an empty
 /// repository would only fail later with "matches no file", pointing away from the cause).
-fn not_found(t: &TenantConfig) -> String {
-    format!(
-        "{}: no such repository (create it, or check that the token can see it; the local \
-         forge creates only `forge.repository` and the repositories `forge.local.seed` names, in \
-         the first release run)",
-        t.repository
-    )
+fn missing(t: &TenantConfig) -> impl Fn(ForgeError) -> String + '_ {
+    move |e| match e {
+        ForgeError::NotFound { .. } => format!(
+            "{}: no such repository (create it, or check that the token can see it; the local \
+             forge creates only `forge.repository` and the repositories `forge.local.seed` names, \
+             in the first release run)",
+            t.repository
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// Read one tenant repository as it is: base branch, matched files, and per followed stack
@@ -109,16 +110,14 @@ pub fn read(
     let (repo, stacks) = identify(t)?;
     let e = |e: ForgeError| e.to_string();
     let in_repo = |m: String| format!("{}: {m}", t.repository);
-    let base_head = match forge.branch_head(&repo, &t.base_branch) {
-        Ok(Some(h)) => h,
-        Ok(None) => {
-            return Err(format!(
-                "{}: base branch `{}` does not exist",
-                t.repository, t.base_branch
-            ));
-        }
-        Err(ForgeError::NotFound { .. }) => return Err(not_found(t)),
-        Err(other) => return Err(other.to_string()),
+    let Some(base_head) = forge
+        .branch_head(&repo, &t.base_branch)
+        .map_err(missing(t))?
+    else {
+        return Err(format!(
+            "{}: base branch `{}` does not exist",
+            t.repository, t.base_branch
+        ));
     };
     let paths = contents.list_files(forge, &repo, &base_head).map_err(e)?;
     let read = |list: Vec<String>| -> Result<BTreeMap<String, Vec<u8>>, String> {

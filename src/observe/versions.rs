@@ -6,9 +6,6 @@
 //! `versions.kubernetes` of its `metadata.yaml` (one download, once per run), by
 //! [`kubernetes_of`].
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
 use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
 use crate::model::{KubeVersion, ReleaseName};
 use crate::tenants::releases::{kubernetes_of, metadata_kubernetes};
@@ -26,20 +23,10 @@ pub enum Kubernetes {
     Unreadable(String),
 }
 
-impl Kubernetes {
-    /// The version, when known.
-    pub fn known(&self) -> Option<KubeVersion> {
-        match self {
-            Kubernetes::Known(k) => Some(*k),
-            _ => None,
-        }
-    }
-}
-
 /// The Kubernetes versions of forge releases one run has read, by release id.
 #[derive(Debug, Default)]
 pub struct ForgeVersions {
-    read: Mutex<BTreeMap<u64, Kubernetes>>,
+    read: super::Memo<u64, Kubernetes>,
 }
 
 impl ForgeVersions {
@@ -61,18 +48,12 @@ impl ForgeVersions {
         let Some(asset) = r.assets.iter().find(|a| a.name == "metadata.yaml") else {
             return Ok(Kubernetes::NoneNamed);
         };
-        if let Some(known) = self.read.lock().expect("versions lock").get(&r.id) {
-            return Ok(known.clone());
-        }
-        let meta = forge.download_asset(repo, r.id, asset)?;
-        let k = match metadata_kubernetes(&meta) {
-            Ok(k) => Kubernetes::Known(k),
-            Err(why) => Kubernetes::Unreadable(why),
-        };
-        self.read
-            .lock()
-            .expect("versions lock")
-            .insert(r.id, k.clone());
-        Ok(k)
+        self.read.get_or(r.id, || {
+            let meta = forge.download_asset(repo, r.id, asset)?;
+            Ok(match metadata_kubernetes(&meta) {
+                Ok(k) => Kubernetes::Known(k),
+                Err(why) => Kubernetes::Unreadable(why),
+            })
+        })
     }
 }

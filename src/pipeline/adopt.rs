@@ -138,15 +138,14 @@ fn target(
 
 /// Adopt `req.stack_dir`, check what is already in `req.into`, write (unless a dry run).
 pub fn adopt(a: &Request) -> Result<Adopted, Error> {
-    let meta = std::fs::metadata(&a.stack_dir).map_err(|e| {
-        invalid(format!(
-            "{}: cannot read it ({e})\n  hint: pass the csctl stack directory (the one holding csctl.yaml)",
-            a.stack_dir.display()
-        ))
-    })?;
-    if !meta.is_dir() {
+    let why = match std::fs::metadata(&a.stack_dir) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some("is not a directory".to_string()),
+        Err(e) => Some(format!("cannot read it ({e})")),
+    };
+    if let Some(why) = why {
         return Err(invalid(format!(
-            "{}: is not a directory\n  hint: pass the csctl stack directory (the one holding csctl.yaml)",
+            "{}: {why}\n  hint: pass the csctl stack directory (the one holding csctl.yaml)",
             a.stack_dir.display()
         )));
     }

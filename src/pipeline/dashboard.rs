@@ -54,11 +54,8 @@ impl std::fmt::Display for Dashboard {
 /// The dashboard issue as it is now: among the issues with the dashboard label (one request),
 /// else among all issues.
 pub fn find(run: &Run<'_>) -> Result<Option<IssueInfo>, Error> {
-    let (cfg, forge, repo) = (
-        &run.ctx.loaded.config.dashboard,
-        run.forge,
-        &run.target.repo,
-    );
+    let (forge, repo) = (run.forge, &run.target.repo);
+    let cfg = &run.ctx.loaded.config.dashboard;
     let labelled = forge.list_issues(repo, Some(&cfg.label))?;
     if let Some(i) = dashboard::find(&labelled) {
         return Ok(Some(i.clone()));
@@ -77,11 +74,8 @@ pub fn update_approvals(
     planned: &std::collections::BTreeSet<String>,
 ) -> Result<(), Error> {
     use crate::tenants::approval;
-    let (cfg, forge, repo) = (
-        &run.ctx.loaded.config.dashboard,
-        run.forge,
-        &run.target.repo,
-    );
+    let (forge, repo) = (run.forge, &run.target.repo);
+    let cfg = &run.ctx.loaded.config.dashboard;
     match find(run)? {
         Some(i) => {
             let section = approval::render(&i.body, items, planned);

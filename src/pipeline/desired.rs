@@ -244,16 +244,9 @@ fn cannot_render(
     let Some(what) = what else {
         return Err(e.into());
     };
-    Ok(Skipped {
-        what: crate::plan::Subject::StackMinor {
-            stack: set.stack.clone(),
-            minor: set.minor(),
-        },
-        reason: crate::plan::SkipReason::CannotRender {
-            what,
-            error: e.to_string(),
-        },
-    })
+    let error = e.to_string();
+    let reason = crate::plan::SkipReason::CannotRender { what, error };
+    Ok(Skipped::stack_minor(&set.stack, set.minor(), reason))
 }
 
 /// Every release commit also brings the directories of its stack's other minors up to date:
@@ -325,15 +318,12 @@ fn vendor(
     }
     let (id, minor) = (set.stack.clone(), set.minor());
     let failed = |error: String| {
-        Box::new(Skipped {
-            what: crate::plan::Subject::StackMinor {
-                stack: id.clone(),
-                minor,
-            },
-            reason: crate::plan::SkipReason::Said(format!(
-                "cannot render without the chart archives the release set pins: {error}"
-            )),
-        })
+        let why = format!("cannot render without the chart archives the release set pins: {error}");
+        Box::new(Skipped::stack_minor(
+            &id,
+            minor,
+            crate::plan::SkipReason::Said(why),
+        ))
     };
     // The commit writes into the repository: the templates must be inside it.
     let mut root = repo_relative(&ctx.loaded, "templates", &stack.templates)
@@ -462,11 +452,7 @@ fn check_minor(minor: Minor, stack: Option<&StackId>, offered: &Offered) -> Resu
             || "configured stack".to_string(),
             |s| format!("stack `{s}`")
         ),
-        if list.is_empty() {
-            "none".to_string()
-        } else {
-            list.join(", ")
-        }
+        crate::error::listed(&list)
     ))
     .into())
 }

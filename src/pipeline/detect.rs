@@ -54,10 +54,9 @@ pub fn detect_knowing(
     };
     let opts = &opts;
     let mut source = Source::open(&ctx.loaded, opts)?;
-    let live = !matches!(source, Source::Replay(_));
-    let data_as_of = match &source {
-        Source::Replay(r) => r.as_of(),
-        Source::Http(_) => None,
+    let (live, data_as_of) = match &source {
+        Source::Replay(r) => (false, r.as_of()),
+        Source::Http(_) => (true, None),
     };
     // Security facts are read live, and replayed when the snapshot recorded them (an older
     // snapshot has none: its verdicts say so instead of reading the network).
@@ -65,13 +64,14 @@ pub fn detect_knowing(
     let schedule = schedule && source.records(&Key::Schedule);
     let mut data = UpstreamData {
         limits: ctx.loaded.config.limits.upstream,
-        origin: match &source {
-            Source::Replay(r) => crate::upstream::Origin::Snapshot {
-                recorded_for: r.as_of(),
-            },
-            Source::Http(_) => crate::upstream::Origin::Live {
+        origin: if live {
+            crate::upstream::Origin::Live {
                 at: ctx.clock.now(),
-            },
+            }
+        } else {
+            crate::upstream::Origin::Snapshot {
+                recorded_for: data_as_of,
+            }
         },
         ..UpstreamData::default()
     };
@@ -242,22 +242,18 @@ pub fn complete_sets(report: Report) -> (Vec<ReleaseSet>, Vec<Skipped>) {
     for m in report.minors {
         match m.release_set {
             Some(s) => sets.push(s),
-            None => skipped.push(Skipped {
-                what: crate::plan::Subject::StackMinor {
-                    stack: m.stack.clone(),
-                    minor: m.minor,
-                },
+            None => {
                 // Errors of any patch the walk passed over, then what the newest patch lacks.
-                reason: crate::plan::SkipReason::NoCompleteSet {
-                    why: m
-                        .held_back
-                        .errors
-                        .iter()
-                        .chain(&m.missing)
-                        .cloned()
-                        .collect(),
-                },
-            }),
+                let why = m
+                    .held_back
+                    .errors
+                    .iter()
+                    .chain(&m.missing)
+                    .cloned()
+                    .collect();
+                let reason = crate::plan::SkipReason::NoCompleteSet { why };
+                skipped.push(Skipped::stack_minor(&m.stack, m.minor, reason));
+            }
         }
     }
     (sets, skipped)

@@ -107,8 +107,7 @@ pub fn of_error_chain<'a>(
 
 /// [`of_error_chain`] for a pipeline error and its sources.
 pub fn of_error(err: &Error) -> ExitStatus {
-    let first: &(dyn StdError + 'static) = err;
-    of_error_chain(std::iter::successors(Some(first), |e| (*e).source()))
+    class_of_error(err).exit_status()
 }
 
 /// Tenants alone: 3 when some tenant failed (the others were processed). A blocked tenant is a

@@ -433,7 +433,7 @@ fn pull_line(g: &Gated) -> String {
             "candidate `{cand}` {}{} ({url}): merging this does not publish it; the next \
              change makes a new candidate",
             r.line(),
-            failed_names(r)
+            r.failed_names()
         ),
         Decision::Wait { since, attempt } => format!(
             "in test since {} (candidate `{cand}`, attempt {attempt}; {url})",
@@ -468,8 +468,7 @@ pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
         }
         let url = g.url.as_deref().unwrap_or("");
         let skip = |reason: String| Skipped {
-            what: crate::plan::Subject::tag(&g.stable)
-                .unwrap_or_else(|| crate::plan::Subject::Named(g.stable.clone())),
+            what: crate::plan::Subject::tag(&g.stable),
             reason: crate::plan::SkipReason::InGate(reason),
         };
         match &g.decision {
@@ -513,7 +512,7 @@ pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
                     "candidate {} failed conformance, never promoted: {}{} ({url}); the next change makes a new candidate",
                     g.candidate,
                     r.line(),
-                    failed_names(r)
+                    r.failed_names()
                 );
                 plan.warnings.push(format!("{}: {reason}", g.stable));
                 plan.skipped.push(skip(reason));
@@ -528,16 +527,6 @@ pub fn annotate(plan: &mut Plan, gated: &[Gated]) {
                 "conformance gate: {why}"
             ))),
         }
-    }
-}
-
-/// `; failed tests: a, b, c`.
-fn failed_names(r: &gate::AttemptResult) -> String {
-    match &r.summary {
-        Some(s) if !s.failed_tests.is_empty() => {
-            format!("; failed tests: {}", s.failed_tests.join(", "))
-        }
-        _ => String::new(),
     }
 }
 

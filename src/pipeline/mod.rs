@@ -168,9 +168,7 @@ impl Error {
             source: Box::new(self),
         }
     }
-}
 
-impl Error {
     /// Whether a human must fix the input, the file system refused access, or it is the
     /// world's trouble: [`exit::class_of_error`], the one classification.
     pub fn class(&self) -> exit::Class {

@@ -128,8 +128,6 @@ pub struct Planned {
     pub observed: Observed,
     /// The detection behind the plan (`None` with `--release-set`), for the status report.
     pub detected: Option<super::detect::Detected>,
-    /// Where each release of a stack with `gate:` stands (empty without gates).
-    pub gated: Vec<super::gate::Gated>,
 }
 
 /// detect → render → observe → plan. Read-only; needs no token on the local forge.
@@ -242,7 +240,6 @@ fn plan_gated(
         target,
         observed,
         detected: offered.detected,
-        gated,
     })
 }
 
@@ -312,14 +309,10 @@ fn held_back_by_errors(report: &crate::resolve::Report, plan: &Plan) -> Vec<Skip
             let series = crate::model::series_prefix(&m.stack, m.minor);
             !plan.degraded.iter().any(|d| d.series == series)
         })
-        .map(|m| Skipped {
-            what: crate::plan::Subject::StackMinor {
-                stack: m.stack.clone(),
-                minor: m.minor,
-            },
-            reason: crate::plan::SkipReason::UpstreamErrors {
-                errors: m.held_back.errors.clone(),
-            },
+        .map(|m| {
+            let errors = m.held_back.errors.clone();
+            let reason = crate::plan::SkipReason::UpstreamErrors { errors };
+            Skipped::stack_minor(&m.stack, m.minor, reason)
         })
         .collect()
 }

@@ -107,24 +107,12 @@ pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
     let mut out = Rendered::default();
     // Archives fetched into the templates, written once every set has rendered.
     let mut archive_writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    if from_file.is_some() {
-        for set in &mut selected {
-            bring_archives(
-                ctx,
-                req,
-                &lock,
-                set,
-                &mut templates,
-                &mut archive_writes,
-                &mut out,
-            )?;
-        }
-    }
-
     // Content shared across minors renders from the lock as it will be after this run.
     let mut known = lock.clone();
     if from_file.is_some() {
-        for set in &selected {
+        for set in &mut selected {
+            let writes = &mut archive_writes;
+            bring_archives(ctx, req, &lock, set, &mut templates, writes, &mut out)?;
             known.upsert(set.clone());
         }
     }
@@ -224,7 +212,9 @@ fn write_archives(archives: &[(PathBuf, Vec<u8>)]) -> Result<(), Error> {
 
 /// A `--release-set` set before rendering: what the lock knows of its unchanged charts, and
 /// (unless `--check`, which writes nothing and reads no network: rendering then names what is
-/// missing) the chart archives it needs that the templates lack.
+/// missing) the chart archives it needs that the templates lack: `helm dependency update` for
+/// one set ([`super::vendor::bring_archives`]), the archives put into the templates in memory
+/// and queued for writing into the template directory.
 fn bring_archives(
     ctx: &Context,
     req: &Request,
@@ -240,36 +230,18 @@ fn bring_archives(
     let Some(stack) = configured(loaded, set, true, &lock_path)? else {
         return Ok(());
     };
+    let root = loaded.resolve(&stack.templates);
     if !templates.contains_key(&set.stack) {
-        let t = render::load_templates(&loaded.resolve(&stack.templates))?;
-        templates.insert(set.stack.clone(), t);
+        templates.insert(set.stack.clone(), render::load_templates(&root)?);
     }
     if req.check {
         return Ok(());
     }
     let t = templates.get_mut(&set.stack).expect("loaded");
-    fetch_archives(ctx, req, stack, t, set, writes, out)
-}
-
-/// `helm dependency update` for one set ([`super::vendor::bring_archives`]): the archives are
-/// put into the templates in memory and queued for writing into the template directory.
-fn fetch_archives(
-    ctx: &Context,
-    req: &Request,
-    stack: &config::StackConfig,
-    t: &mut TemplateTree,
-    set: &mut ReleaseSet,
-    writes: &mut Vec<(PathBuf, Vec<u8>)>,
-    out: &mut Rendered,
-) -> Result<(), Error> {
-    let root = ctx.loaded.resolve(&stack.templates);
     for b in super::vendor::bring_archives(ctx, &req.mirrors, t, set)? {
         let path = root.join(&b.path);
-        out.fetched.push(format!(
-            "{} into {}",
-            b.line,
-            display_path(&path, &ctx.loaded.base_dir)
-        ));
+        let shown = display_path(&path, &loaded.base_dir);
+        out.fetched.push(format!("{} into {shown}", b.line));
         writes.push((path, b.bytes));
     }
     Ok(())
@@ -317,11 +289,7 @@ fn select(
                 .unwrap_or_default(),
             req.minor.map(|m| format!(" {m}")).unwrap_or_default(),
             req.release_set.as_deref().unwrap_or(lock_path).display(),
-            if available.is_empty() {
-                "none".to_string()
-            } else {
-                available.join(", ")
-            },
+            crate::error::listed(&available),
         )));
     }
     Ok(selected)
@@ -412,12 +380,9 @@ fn record_sets(
     if check {
         out.lock_stale = true;
         let label = display_path(lock_path, &loaded.base_dir);
-        let d = similar::TextDiff::from_lines(&on_disk, &wanted);
-        out.diff.push_str(
-            &d.unified_diff()
-                .header(&format!("a/{label}"), &format!("b/{label}"))
-                .to_string(),
-        );
+        let (a, b) = (format!("a/{label}"), format!("b/{label}"));
+        let diff = crate::report::from_plan::unified(&a, &b, on_disk.as_bytes(), wanted.as_bytes());
+        out.diff.push_str(&diff.unwrap_or_default());
     } else {
         updated.save(lock_path).map_err(|e| Error::Io {
             what: format!("cannot write {}", lock_path.display()),

@@ -162,11 +162,7 @@ impl<'a> Run<'a> {
             return Ok(l.index.clone());
         }
         let (forge, repo, oci) = (self.forge, &self.target.repo, self.target.oci.as_deref());
-        let index = if missing_is_empty {
-            crate::observe::published_if_any(forge, repo, with_forge, oci)?
-        } else {
-            crate::observe::published(forge, repo, with_forge, oci)?
-        };
+        let index = crate::observe::published(forge, repo, with_forge, oci, missing_is_empty)?;
         *slot = Some(Listed {
             index: index.clone(),
             with_forge,

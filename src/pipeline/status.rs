@@ -11,7 +11,7 @@ use crate::config::{PublishTarget, ReleaseMode, TenantConfig};
 use crate::forge::Forge;
 use crate::model::{ReleaseName, StackId};
 use crate::status::{
-    self, ClusterVersion, Facts, Patch, StackResource, Status, TenantFacts, TenantStackFacts,
+    self, ClusterVersion, Facts, StackResource, Status, TenantFacts, TenantStackFacts,
     UpstreamMinor,
 };
 use crate::tenants::Observations;
@@ -87,7 +87,7 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
         let listed: BTreeSet<String> = tenants
             .iter()
             .flat_map(|t| &t.stacks)
-            .flat_map(listed_names)
+            .flat_map(|s| s.resources.iter().flat_map(|r| r.releases(&s.stack)))
             .map(|n| n.to_string())
             .collect();
         let reads = (oci.registry(), &run.oci_reads);
@@ -218,22 +218,13 @@ pub fn series_after_run(
         .collect()
 }
 
-fn patches(list: &[crate::upstream::kubernetes::KubeRelease]) -> Vec<Patch> {
-    list.iter()
-        .map(|r| Patch {
-            version: r.version,
-            published_at: r.published_at,
-        })
-        .collect()
-}
-
 /// The detection's stack × minors (tracked first, then new ones), as the status sees them.
 fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
     let tracked = d.report.minors.iter().map(|m| UpstreamMinor {
         stack: m.stack.clone(),
         minor: m.minor,
         tracked: true,
-        patches: patches(&m.patches),
+        patches: m.patches.clone(),
         waiting: m.waiting.clone(),
         errors: m.errors.clone(),
         releasable: m.release_set.as_ref().map(|s| s.kubernetes),
@@ -244,7 +235,7 @@ fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
         stack: n.stack.clone(),
         minor: n.minor,
         tracked: false,
-        patches: patches(&n.patches),
+        patches: n.patches.clone(),
         waiting: Vec::new(),
         errors: Vec::new(),
         releasable: None,
@@ -252,22 +243,6 @@ fn upstream_minors(d: &Detected) -> Vec<UpstreamMinor> {
         stepped_over: Vec::new(),
     });
     tracked.chain(new).collect()
-}
-
-/// The release names a tenant stack's resources list.
-fn listed_names(s: &TenantStackFacts) -> Vec<ReleaseName> {
-    s.resources
-        .iter()
-        .flat_map(|r| {
-            r.versions.iter().flatten().filter_map(|v| {
-                Some(ReleaseName {
-                    stack: s.stack.clone(),
-                    minor: r.minor,
-                    version: crate::model::StackVersion::parse_dot(v).ok()?,
-                })
-            })
-        })
-        .collect()
 }
 
 fn tenant(

@@ -1,7 +1,6 @@
 //! Published releases (forge, OCI, or both) → tenant pull requests: `stackbot tenants`, the
 //! last stage of `stackbot release`, and the tenant lines of every preview.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::detect::Detected;
@@ -59,15 +58,17 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
 }
 
 /// What the tenant plans know of upstream: the day, and what detection read for the SCS 0210
-/// verdicts (end of life, critical CVEs), or nothing when this run did not detect.
-fn facts(ctx: &Context, detected: Option<&Detected>) -> Facts {
-    Facts {
+/// verdicts (end of life, critical CVEs), or nothing when this run did not detect; and the
+/// approvals ticked on the dashboard.
+fn facts(run: &Run<'_>, detected: Option<&Detected>) -> Result<Facts, Error> {
+    let ctx = run.ctx;
+    Ok(Facts {
         today: ctx.today,
         inputs: detected.map(|d| d.compliance.clone()).unwrap_or_default(),
-        approvals: Default::default(),
+        approvals: approvals(run)?,
         limits: ctx.loaded.config.limits.tenant_files(),
         waits: detected.map(|d| waits(ctx, d)).unwrap_or_default(),
-    }
+    })
 }
 
 /// What each unreleased patch of a stack waits for, as detection found it: the reason a
@@ -188,10 +189,7 @@ pub fn run_in(
 ) -> Result<(Vec<TenantReport>, Observations), Error> {
     let (ctx, forge) = (run.ctx, run.forge);
     let releases = published(run)?;
-    let facts = Facts {
-        approvals: approvals(run)?,
-        ..facts(ctx, detected)
-    };
+    let facts = facts(run, detected)?;
     let (reports, observed) = propagate_observed(
         (forge, &run.contents),
         &ctx.loaded.config,
@@ -287,44 +285,30 @@ pub fn propagate_observed(
 ) -> Result<(Vec<TenantReport>, Observations), String> {
     let tenants = tenants::run::selected(config, opts)?;
     let bot = &config.forge.committer.email;
-    let next = AtomicUsize::new(0);
-    type Done = (Vec<TenantReport>, Option<Observed>);
-    let results: Mutex<Vec<(usize, Done)>> = Mutex::new(Vec::new());
-    let workers = opts.concurrency.clamp(1, tenants.len().max(1));
     let bar = &opts.progress;
     bar.set_length(tenants.len() as u64);
     let finished = AtomicUsize::new(0);
     let total = tenants.len();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(t) = tenants.get(i) else { break };
-                    bar.set_message(t.name.clone());
-                    tracing::debug!(
-                        target: "stackbot::activity", // cli::activity::TARGET
-                        "tenants {}/{total}: {}",
-                        finished.load(Ordering::SeqCst),
-                        t.name
-                    );
-                    let r = one_tenant(forge, t, releases, facts, bot, opts);
-                    results.lock().expect("results lock").push((i, r));
-                    finished.fetch_add(1, Ordering::SeqCst);
-                    bar.inc(1);
-                }
-            });
-        }
+    let all = crate::observe::fan_out(&tenants, opts.concurrency, |t| {
+        bar.set_message(t.name.clone());
+        tracing::debug!(
+            target: "stackbot::activity", // cli::activity::TARGET
+            "tenants {}/{total}: {}",
+            finished.load(Ordering::SeqCst),
+            t.name
+        );
+        let r = one_tenant(forge, t, releases, facts, bot, opts);
+        finished.fetch_add(1, Ordering::SeqCst);
+        bar.inc(1);
+        r
     });
     bar.finish_and_clear();
-    let mut all = results.into_inner().expect("results lock");
-    all.sort_by_key(|(i, _)| *i);
     let mut reports = Vec::new();
     let mut observations = Observations::new();
-    for (i, (r, observed)) in all {
+    for (t, (r, observed)) in tenants.iter().zip(all) {
         reports.extend(r);
         if let Some(o) = observed {
-            observations.insert(tenants[i].name.clone(), o);
+            observations.insert(t.name.clone(), o);
         }
     }
     Ok((reports, observations))
@@ -366,10 +350,7 @@ pub fn plan_after(
     };
     let followed = tenants::run::followed_stacks(&ctx.loaded.config);
     let releases = tenants::with_planned(published(run)?, planned, &followed);
-    let facts = Facts {
-        approvals: approvals(run)?,
-        ..facts(ctx, detected)
-    };
+    let facts = facts(run, detected)?;
     propagate(
         (forge, &run.contents),
         &ctx.loaded.config,

@@ -76,6 +76,16 @@ impl InvalidInput {
     }
 }
 
+/// `a, b, c`, or `none`: the choices there are, for a message that refuses another.
+pub fn listed<S: AsRef<str>>(choices: &[S]) -> String {
+    let all: Vec<&str> = choices.iter().map(AsRef::as_ref).collect();
+    if all.is_empty() {
+        "none".to_string()
+    } else {
+        all.join(", ")
+    }
+}
+
 /// The candidate closest to `word` when it is close enough to be a typo (`supportd` →
 /// `supported`, `stackz` → `stacks`), so a message can say "did you mean …?" instead of
 /// listing every allowed value. `None` when nothing is near.

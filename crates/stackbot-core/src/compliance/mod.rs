@@ -170,11 +170,6 @@ impl Reason {
             note: None,
         }
     }
-
-    /// Days from `today` to the deadline (negative: past).
-    pub fn days_left(&self, today: NaiveDate) -> Option<i64> {
-        self.deadline.map(|d| (d - today).num_days())
-    }
 }
 
 /// A critical CVE affecting a version.
@@ -244,10 +239,7 @@ impl Scs0210 {
                             o.unknown.push(u);
                         }
                     }
-                    o.deadline = match (o.deadline, s.deadline) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
+                    o.deadline = o.deadline.into_iter().chain(s.deadline).min();
                     o
                 }
             });

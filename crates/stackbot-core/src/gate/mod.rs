@@ -300,6 +300,16 @@ impl AttemptResult {
             None => format!("{word} ({})", self.detail),
         }
     }
+
+    /// `; failed tests: a, b, c`, or nothing when no failed test is named.
+    pub fn failed_names(&self) -> String {
+        match &self.summary {
+            Some(s) if !s.failed_tests.is_empty() => {
+                format!("; failed tests: {}", s.failed_tests.join(", "))
+            }
+            _ => String::new(),
+        }
+    }
 }
 
 /// What a finished test left behind, as the runner reports it.
@@ -460,7 +470,7 @@ pub fn outcome_of(f: &Finished) -> (Outcome, String) {
 }
 
 /// The candidate as observed on the forge.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Candidate {
     pub tag: String,
     /// Published (a pre-release, not a draft).

@@ -87,10 +87,19 @@ impl Desired {
     pub fn series(&self) -> String {
         series_prefix(&self.stack, self.minor)
     }
+
+    /// The series as a skipped or failed line names it, and why.
+    fn skipped(&self, reason: SkipReason) -> Skipped {
+        let (stack, minor) = (self.stack.clone(), self.minor);
+        Skipped {
+            what: Subject::Series { stack, minor },
+            reason,
+        }
+    }
 }
 
 /// A published release of a series and what it recorded (on the forge or in the registry).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Latest {
     pub tag: String,
     pub n: u64,
@@ -366,7 +375,7 @@ pub enum PlanError {
     /// report "nothing to release" for a request that was never understood.
     #[error(
         "--republish {tag}: no withdrawn release of the planned series has this tag; withdrawn: {}\n  hint: name a release whose forge release was deleted (see `stackbot status`), and select its series if you pass --stack or --minor",
-        if withdrawn.is_empty() { "none".to_string() } else { withdrawn.join(", ") }
+        crate::error::listed(withdrawn)
     )]
     Republish { tag: String, withdrawn: Vec<String> },
     #[error("{tag}: {source}")]
@@ -633,13 +642,9 @@ impl Run<'_> {
         }
         if up_to_date(d, state.latest) {
             let tag = state.latest.map(|l| l.tag.clone()).unwrap_or_default();
-            self.plan.skipped.push(Skipped {
-                what: Subject::Series {
-                    stack: d.stack.clone(),
-                    minor: d.minor,
-                },
-                reason: SkipReason::Unchanged { tag },
-            });
+            self.plan
+                .skipped
+                .push(d.skipped(SkipReason::Unchanged { tag }));
             self.plan.cleanup.extend(stale_below(input.published_n));
             return true;
         }
@@ -660,13 +665,9 @@ impl Run<'_> {
             .iter()
             .find(|w| w.same_content && !self.overrides.republish.contains(&w.tag))
         {
-            self.plan.skipped.push(Skipped {
-                what: Subject::Series {
-                    stack: d.stack.clone(),
-                    minor: d.minor,
-                },
-                reason: SkipReason::Withdrawn { tag: w.tag.clone() },
-            });
+            self.plan
+                .skipped
+                .push(d.skipped(SkipReason::Withdrawn { tag: w.tag.clone() }));
             self.plan.cleanup.extend(stale_below(input.published_n));
             return true;
         }
@@ -674,13 +675,9 @@ impl Run<'_> {
         if self.settings.mode == Mode::PullRequest
             && let Some(number) = pull::declined(input.pulls, &hash)
         {
-            self.plan.skipped.push(Skipped {
-                what: Subject::Series {
-                    stack: d.stack.clone(),
-                    minor: d.minor,
-                },
-                reason: SkipReason::Declined { number },
-            });
+            self.plan
+                .skipped
+                .push(d.skipped(SkipReason::Declined { number }));
             return true;
         }
         false
@@ -825,16 +822,9 @@ impl Run<'_> {
             }
             steps
         };
-        self.plan.releases.push(planned_release(
-            r.tag,
-            d,
-            &r.versions,
-            state.resume.is_some(),
-            r.notes,
-            steps,
-            r.assets,
-            base_files,
-        ));
+        let resumed = state.resume.is_some();
+        let planned = planned_release(r, d, resumed, steps, base_files);
+        self.plan.releases.push(planned);
         Ok(())
     }
 
@@ -882,13 +872,9 @@ impl Run<'_> {
         let step = match pull::step(wanted, input.so.release_branch.as_ref(), input.pulls) {
             Ok(step) => step,
             Err(reason) => {
-                self.plan.failed.push(Skipped {
-                    what: Subject::Series {
-                        stack: input.d.stack.clone(),
-                        minor: input.d.minor,
-                    },
-                    reason: SkipReason::Said(reason),
-                });
+                self.plan
+                    .failed
+                    .push(input.d.skipped(SkipReason::Said(reason)));
                 return None;
             }
         };
@@ -1015,17 +1001,14 @@ fn release_number(
 }
 
 /// The planned release as reports and `apply` see it.
-#[allow(clippy::too_many_arguments)]
 fn planned_release(
-    tag: String,
+    r: Release,
     d: &Desired,
-    versions: &Versions,
     resumed: bool,
-    notes: String,
     steps: Vec<Step>,
-    assets: FileTree,
     base_files: FileTree,
 ) -> PlannedRelease {
+    let (versions, assets) = (&r.versions, r.assets);
     let planned_assets = assets
         .iter()
         .map(|(name, bytes)| PlannedAsset {
@@ -1035,7 +1018,7 @@ fn planned_release(
         })
         .collect();
     PlannedRelease {
-        tag,
+        tag: r.tag,
         stack: d.stack.to_string(),
         minor: d.minor.to_string(),
         kubernetes: d.set.kubernetes.to_string(),
@@ -1047,7 +1030,7 @@ fn planned_release(
         },
         assets: planned_assets,
         resumed,
-        notes,
+        notes: r.notes,
         steps,
         asset_bytes: assets,
         path: d.path.clone(),

@@ -30,7 +30,7 @@ use std::collections::BTreeSet;
 
 use crate::forge::{PullInfo, PullState};
 use crate::index::{Rank, ReleaseIndex};
-use crate::model::{ReleaseName, StackVersion};
+use crate::model::ReleaseName;
 
 /// Everything known about one series, as `decide` reads it.
 #[derive(Debug, Clone, Copy)]
@@ -149,12 +149,7 @@ impl<'a, 'f> Evidence<'a, 'f> {
     }
 
     fn tag_of(&self, n: u64) -> String {
-        ReleaseName {
-            stack: self.d.stack.clone(),
-            minor: self.d.minor,
-            version: StackVersion::stable(n),
-        }
-        .to_string()
+        crate::index::name_of(&self.d.stack, self.d.minor, n).to_string()
     }
 
     fn oci_has(&self, n: u64) -> bool {

@@ -43,15 +43,17 @@ impl Subject {
         }
     }
 
-    /// A release by its tag: its stack and minor read from the tag (`None` for a tag that is
-    /// not a release name, which the planner never makes).
-    pub fn tag(tag: &str) -> Option<Subject> {
-        let name = crate::model::ReleaseName::parse(tag).ok()?;
-        Some(Subject::Tag {
-            stack: name.stack,
-            minor: name.minor,
-            tag: tag.to_string(),
-        })
+    /// A release by its tag: its stack and minor read from the tag (a tag that is not a
+    /// release name, which the planner never makes, is [`Subject::Named`]).
+    pub fn tag(tag: &str) -> Subject {
+        match crate::model::ReleaseName::parse(tag) {
+            Ok(name) => Subject::Tag {
+                stack: name.stack,
+                minor: name.minor,
+                tag: tag.to_string(),
+            },
+            Err(_) => Subject::Named(tag.to_string()),
+        }
     }
 }
 
@@ -165,6 +167,17 @@ pub struct Skipped {
     pub reason: Reason,
 }
 
+impl Skipped {
+    /// A line about a stack × minor (`openstack/scs2 1.34`).
+    pub fn stack_minor(stack: &StackId, minor: Minor, reason: Reason) -> Skipped {
+        let what = Subject::StackMinor {
+            stack: stack.clone(),
+            minor,
+        };
+        Skipped { what, reason }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,7 +215,7 @@ mod tests {
 
     #[test]
     fn a_subject_names_its_stack_not_a_prefix_of_it() {
-        let scs2 = Subject::tag("openstack-scs2-1-34-v2").unwrap();
+        let scs2 = Subject::tag("openstack-scs2-1-34-v2");
         let (s, m) = scs2.stack_minor().unwrap();
         assert_eq!(
             (s.to_string(), m.to_string()),

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::report::text::dash;
 use crate::resolve::{Report, Status};
 
 fn status_word(s: Status) -> &'static str {
@@ -11,10 +12,6 @@ fn status_word(s: Status) -> &'static str {
         Status::Waiting => "waiting",
         Status::Error => "error",
     }
-}
-
-fn or_dash<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
 }
 
 /// One row per stack × minor, then details (what is missing, release-set fallbacks).
@@ -35,20 +32,20 @@ pub fn text(r: &Report) -> String {
         .map(|m| {
             let due = match (m.due, m.overdue) {
                 (Some(d), true) => format!("{d} OVERDUE"),
-                (d, _) => or_dash(d),
+                (d, _) => dash(d),
             };
             vec![
                 m.stack.to_string(),
                 m.minor.to_string(),
-                or_dash(m.kubernetes),
-                or_dash(m.published_at.map(|p| p.date_naive())),
+                dash(m.kubernetes),
+                dash(m.published_at.map(|p| p.date_naive())),
                 if m.degraded.is_empty() {
                     status_word(m.status).to_string()
                 } else {
                     "degraded".to_string()
                 },
                 due,
-                or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
+                dash(m.release_set.as_ref().map(|s| s.kubernetes)),
                 m.scs0210
                     .as_ref()
                     .map_or("-".to_string(), |v| v.verdict.word().to_string()),
@@ -57,25 +54,27 @@ pub fn text(r: &Report) -> String {
         .collect();
     let mut out = crate::report::text::columns(&header, &rows);
     for m in &r.minors {
+        let mut say = |line: String| {
+            let _ = writeln!(out, "{} {}: {line}", m.stack, m.minor);
+        };
         for x in &m.missing {
-            let _ = writeln!(out, "{} {}: waiting for {x}", m.stack, m.minor);
+            say(format!("waiting for {x}"));
         }
         for x in &m.errors {
-            let _ = writeln!(out, "{} {}: error: {x}", m.stack, m.minor);
+            say(format!("error: {x}"));
         }
-        if let Some(v) = &m.scs0210 {
-            for line in crate::report::verdict_lines(v, None) {
-                let _ = writeln!(out, "{} {}: SCS 0210 {line}", m.stack, m.minor);
-            }
+        for line in m
+            .scs0210
+            .iter()
+            .flat_map(|v| crate::report::verdict_lines(v, None))
+        {
+            say(format!("SCS 0210 {line}"));
         }
         if !m.degraded.is_empty() {
-            let _ = writeln!(
-                out,
-                "{} {}: degraded: the release set is older than stackbot.lock's ({}); `release` keeps the series where it is",
-                m.stack,
-                m.minor,
+            say(format!(
+                "degraded: the release set is older than stackbot.lock's ({}); `release` keeps the series where it is",
                 m.degraded.join("; ")
-            );
+            ));
         }
     }
     for n in &r.new_minors {
@@ -85,7 +84,7 @@ pub fn text(r: &Report) -> String {
             n.stack,
             n.minor,
             n.kubernetes,
-            or_dash(n.due),
+            dash(n.due),
             if n.overdue { " (OVERDUE)" } else { "" }
         );
     }
@@ -108,12 +107,12 @@ pub fn markdown(r: &Report) -> String {
             "| {} | {} | {} | {} | {} | {}{} | {} | {} | {} |",
             m.stack,
             m.minor,
-            or_dash(m.kubernetes),
-            or_dash(m.published_at.map(|p| p.date_naive())),
+            dash(m.kubernetes),
+            dash(m.published_at.map(|p| p.date_naive())),
             status_word(m.status),
-            or_dash(m.due),
+            dash(m.due),
             if m.overdue { " **overdue**" } else { "" },
-            or_dash(m.release_set.as_ref().map(|s| s.kubernetes)),
+            dash(m.release_set.as_ref().map(|s| s.kubernetes)),
             m.scs0210.as_ref().map_or("-", |v| v.verdict.word()),
             notes.join("; ").replace('|', "\\|")
         );
@@ -125,7 +124,7 @@ pub fn markdown(r: &Report) -> String {
             n.minor,
             n.stack,
             n.kubernetes,
-            or_dash(n.due)
+            dash(n.due)
         );
     }
     out

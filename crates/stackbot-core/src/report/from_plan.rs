@@ -6,7 +6,6 @@
 
 use crate::model::FileTree;
 use crate::plan::Plan;
-use crate::tenants::plan::{Action, TenantPlan};
 
 use super::preview::{FileDiff, Preview, PreviewRelease, TenantLine};
 
@@ -136,34 +135,11 @@ pub fn tenant_from_json(v: &serde_json::Value) -> Option<TenantLine> {
     })
 }
 
-impl From<&TenantPlan> for TenantLine {
-    fn from(t: &TenantPlan) -> Self {
-        TenantLine {
-            tenant: t.tenant.clone(),
-            repository: t.repository.clone(),
-            branch: t.branch.clone(),
-            action: t.action,
-            files: if t.action == Action::Close {
-                Vec::new()
-            } else {
-                t.files.iter().map(|f| f.path.clone()).collect()
-            },
-            diff: if t.action == Action::Close {
-                String::new()
-            } else {
-                t.files
-                    .iter()
-                    .map(crate::tenants::plan::unified_diff)
-                    .collect()
-            },
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::{PlannedAsset, PlannedRelease, PlannedVersions, Skipped};
+    use crate::tenants::plan::Action;
 
     fn tree(files: &[(&str, &str)]) -> FileTree {
         files

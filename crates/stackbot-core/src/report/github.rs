@@ -1,9 +1,8 @@
 //! GitHub Actions workflow commands and environment files.
 //!
 //! Inside a workflow, an error printed as `::error file=stackbot.yaml,line=12::…` becomes an
-//! annotation on that line of the PR's diff, a `::group::` folds a long step, and values
-//! written to `$GITHUB_OUTPUT` become step outputs later steps can use (released tags, PR
-//! URLs). The escaping rules are GitHub's (`%`, CR, LF in data; additionally `:` and `,` in
+//! annotation on that line of the PR's diff, and values written to `$GITHUB_OUTPUT` become
+//! step outputs later steps can use (released tags, PR URLs). The escaping rules are GitHub's (`%`, CR, LF in data; additionally `:` and `,` in
 //! properties); getting them wrong silently truncates the message or drops the annotation.
 //! Commands go to stderr, which the runner reads like stdout, so `--format json` on stdout
 //! stays machine-readable.
@@ -32,7 +31,6 @@ pub fn escape_property(s: &str) -> String {
 pub enum Level {
     Error,
     Warning,
-    Notice,
 }
 
 impl Level {
@@ -40,7 +38,6 @@ impl Level {
         match self {
             Level::Error => "error",
             Level::Warning => "warning",
-            Level::Notice => "notice",
         }
     }
 }
@@ -181,16 +178,6 @@ impl Actions {
         self.enabled
     }
 
-    /// Fold the following log lines under `title` until the guard is dropped.
-    pub fn group(&self, title: &str) -> Group {
-        if self.enabled {
-            eprintln!("::group::{}", escape_data(title));
-        }
-        Group {
-            enabled: self.enabled,
-        }
-    }
-
     /// Append Markdown to the job summary (no-op outside Actions). Keeps the file within
     /// GitHub's 1 MiB limit, cutting with a note if needed. Returns whether it wrote.
     pub fn append_summary(&self, markdown: &str) -> std::io::Result<bool> {
@@ -255,41 +242,6 @@ pub fn output_entry(key: &str, value: &str) -> String {
     format!("{key}<<{delimiter}\n{v}{delimiter}\n")
 }
 
-/// Guard returned by [`Actions::group`]; ends the group when dropped.
-#[derive(Debug)]
-pub struct Group {
-    enabled: bool,
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        if self.enabled {
-            eprintln!("::endgroup::");
-        }
-    }
-}
-
-/// Parse a `$GITHUB_OUTPUT` file the way the runner does (both forms), for tests and tools.
-pub fn parse_outputs(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        if let Some((k, d)) = line.split_once("<<") {
-            let mut v = Vec::new();
-            for l in lines.by_ref() {
-                if l == d {
-                    break;
-                }
-                v.push(l);
-            }
-            out.push((k.to_string(), v.join("\n")));
-        } else if let Some((k, v)) = line.split_once('=') {
-            out.push((k.to_string(), v.to_string()));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,6 +253,27 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         move |k| m.get(k).cloned()
+    }
+
+    /// Parse a `$GITHUB_OUTPUT` file the way the runner does (both forms).
+    fn parse_outputs(text: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            if let Some((k, d)) = line.split_once("<<") {
+                let mut v = Vec::new();
+                for l in lines.by_ref() {
+                    if l == d {
+                        break;
+                    }
+                    v.push(l);
+                }
+                out.push((k.to_string(), v.join("\n")));
+            } else if let Some((k, v)) = line.split_once('=') {
+                out.push((k.to_string(), v.to_string()));
+            }
+        }
+        out
     }
 
     #[test]

@@ -62,23 +62,21 @@ impl Report<'_> {
                 out.push_str(&format!("{word:<12} {group}\n"));
             }
         }
-        let differing: Vec<&FileChange> = self
-            .changes
-            .iter()
-            .filter(|c| matches!(c.change, Change::Update { .. }))
+        let differing: Vec<(&FileChange, &String)> = (self.changes.iter())
+            .filter_map(|c| match &c.change {
+                Change::Update { diff } => Some((c, diff)),
+                _ => None,
+            })
             .collect();
-        for c in &differing {
-            if let Change::Update { diff } = &c.change {
-                out.push_str(&format!("\n{}", diff_or_binary(diff, &c.path)));
-            }
+        for (c, diff) in &differing {
+            out.push_str(&format!("\n{}", diff_or_binary(diff, &c.path)));
         }
         for n in self.notes {
             out.push_str(&format!("note: {n}\n"));
         }
         out.push_str(&format!("action: {}\n", self.pin.uses()));
-        let left = differing
-            .iter()
-            .filter(|c| !self.written.contains(&c.path))
+        let left = (differing.iter())
+            .filter(|(c, _)| !self.written.contains(&c.path))
             .count();
         if left > 0 && !self.dry_run {
             out.push_str(&format!(

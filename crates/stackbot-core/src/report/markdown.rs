@@ -79,24 +79,22 @@ pub fn escape_html(text: &str) -> String {
     out
 }
 
+/// A bulleted list, one escaped item a line.
+pub fn bullets<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let line = |i: S| format!("- {}\n", escape_inline(i.as_ref()));
+    items.into_iter().map(line).collect()
+}
+
 /// A table. Cells must be inline Markdown already escaped with [`escape_inline`] (which also
 /// escapes `|`), so no value can add or drop a column.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut out = String::new();
-    out.push_str("| ");
-    out.push_str(&headers.join(" | "));
-    out.push_str(" |\n|");
-    for _ in headers {
-        out.push_str(" --- |");
-    }
-    out.push('\n');
+    let rule = " --- |".repeat(headers.len());
+    let mut out = format!("| {} |\n|{rule}\n", headers.join(" | "));
     for row in rows {
-        out.push_str("| ");
         let cells: Vec<&str> = (0..headers.len())
             .map(|i| row.get(i).map_or("", String::as_str))
             .collect();
-        out.push_str(&cells.join(" | "));
-        out.push_str(" |\n");
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
 }

@@ -11,13 +11,11 @@
 //!   [`from_plan`] maps a release plan into it.
 //! - [`schema_doc`]: the configuration reference generated from the JSON Schema.
 //! - [`status`]: `stackbot status` as text, JSON and Markdown (the dashboard issue's body).
-//! - [`github`]: `::error file=…,line=…::` annotations, `::group::`, `$GITHUB_STEP_SUMMARY`,
+//! - [`github`]: `::error file=…,line=…::` annotations, `$GITHUB_STEP_SUMMARY`,
 //!   `$GITHUB_OUTPUT`.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 pub mod detect;
 pub mod from_plan;
@@ -38,7 +36,7 @@ static QUIET: AtomicBool = AtomicBool::new(false);
 static NO_COLOR: AtomicBool = AtomicBool::new(false);
 static DUMB_TERM: AtomicBool = AtomicBool::new(false);
 
-/// Remember `--quiet` once at start-up, so progress bars stay hidden without threading the flag
+/// Remember `--quiet` once at start-up, so progress stays hidden without threading the flag
 /// through every signature.
 pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
@@ -65,34 +63,12 @@ pub fn color_allowed(no_color: Option<&std::ffi::OsStr>, stderr_is_tty: bool) ->
     no_color.is_none_or(|v| v.is_empty()) && stderr_is_tty
 }
 
-/// A progress bar for fan-out and downloads. Drawn on stderr only when stderr is a terminal
-/// and `--quiet` is off; otherwise a hidden bar that costs nothing, so callers never branch.
-/// Redirected output and CI logs therefore never fill up with redraw noise.
-pub fn progress(len: u64, label: &str) -> ProgressBar {
-    progress_with(len, label, progress_visible())
-}
-
-/// Whether progress is drawn: stderr is a terminal, `--quiet` is off, `TERM` is not `dumb`.
+/// Whether progress is drawn: stderr is a terminal, `--quiet` is off, `TERM` is not `dumb`, so
+/// redirected output and CI logs never fill up with redraw noise.
 pub fn progress_visible() -> bool {
     !QUIET.load(Ordering::Relaxed)
         && std::io::stderr().is_terminal()
         && !DUMB_TERM.load(Ordering::Relaxed)
-}
-
-/// [`progress`] with the visibility decided by the caller (tests, or commands that know better).
-/// The bar is set up hidden and only then given the terminal, so nothing is drawn before the
-/// first real update (a bar drawn at creation read "0/0" until the length was known).
-pub fn progress_with(len: u64, label: &str, visible: bool) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
-    let style = ProgressStyle::with_template("{prefix:.bold} [{bar:30}] {pos}/{len} {wide_msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-    bar.set_style(style);
-    bar.set_prefix(label.to_string());
-    if visible {
-        bar.set_draw_target(ProgressDrawTarget::stderr());
-    }
-    bar
 }
 
 #[cfg(test)]
@@ -112,19 +88,10 @@ mod tests {
     }
 
     #[test]
-    fn hidden_progress_bar_still_counts() {
-        let bar = progress_with(3, "tenants", false);
-        assert!(bar.is_hidden());
-        bar.inc(2);
-        assert_eq!(bar.position(), 2);
-        assert_eq!(bar.length(), Some(3));
-    }
-
-    #[test]
     fn quiet_hides_progress_even_on_a_terminal() {
         set_quiet(true);
-        let hidden = progress(10, "x").is_hidden();
+        let visible = progress_visible();
         set_quiet(false);
-        assert!(hidden);
+        assert!(!visible);
     }
 }

@@ -158,15 +158,10 @@ fn defuse_marker(s: &str) -> String {
 /// releases, tenant pull requests, rendered changes, tenant changes. Only the diffs are
 /// code blocks, so only they give way when the comment is too long.
 fn blocks(p: &Preview) -> Vec<Block> {
-    let esc = markdown::escape_inline;
     let files: usize = p.diffs.iter().map(|d| d.files.len()).sum();
     let mut out = vec![Block::Text(head(p, files))];
     if !p.notes.is_empty() {
-        let mut s = String::from("\n");
-        for n in &p.notes {
-            s.push_str(&format!("- {}\n", esc(n)));
-        }
-        out.push(Block::Text(s));
+        out.push(Block::Text(format!("\n{}", markdown::bullets(&p.notes))));
     }
     if !p.releases.is_empty() {
         out.push(releases(p));
@@ -207,53 +202,34 @@ fn head(p: &Preview, files: usize) -> String {
     head
 }
 
-fn releases(p: &Preview) -> Block {
-    let esc = markdown::escape_inline;
-    let rows: Vec<Vec<String>> = p
-        .releases
-        .iter()
-        .map(|r| {
-            vec![
-                esc(&r.tag),
-                esc(&r.stack),
-                esc(&r.minor),
-                esc(&r.kubernetes),
-                esc(&r.version),
-                esc(&r.assets.join(", ")),
-            ]
-        })
+/// A `###` section holding a table, every cell escaped.
+fn table_block(title: &str, header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Block {
+    let rows: Vec<Vec<String>> = rows
+        .map(|r| r.iter().map(|c| markdown::escape_inline(c)).collect())
         .collect();
     Block::Text(format!(
-        "\n### Releases\n\n{}",
-        markdown::table(
-            &["Tag", "Stack", "Minor", "Kubernetes", "Version", "Assets"],
-            &rows
-        )
+        "\n### {title}\n\n{}",
+        markdown::table(header, &rows)
     ))
 }
 
+fn releases(p: &Preview) -> Block {
+    let rows = p.releases.iter().map(|r| {
+        let (tag, stack, minor) = (r.tag.clone(), r.stack.clone(), r.minor.clone());
+        let (kubernetes, version) = (r.kubernetes.clone(), r.version.clone());
+        vec![tag, stack, minor, kubernetes, version, r.assets.join(", ")]
+    });
+    let header = ["Tag", "Stack", "Minor", "Kubernetes", "Version", "Assets"];
+    table_block("Releases", &header, rows)
+}
+
 fn tenants(p: &Preview) -> Block {
-    let esc = markdown::escape_inline;
-    let rows: Vec<Vec<String>> = p
-        .tenants
-        .iter()
-        .map(|t| {
-            vec![
-                esc(&t.tenant),
-                esc(&t.repository),
-                esc(&t.branch),
-                esc(&t.action.to_string()),
-                esc(&t.files.join(", ")),
-            ]
-        })
-        .collect();
-    Block::Text(format!(
-        "\n### Tenant pull requests\n\n{}",
-        markdown::table(
-            &["Tenant", "Repository", "Branch", "Action", "Files"],
-            &rows
-        )
-    ))
+    let rows = p.tenants.iter().map(|t| {
+        let (who, repo, branch) = (t.tenant.clone(), t.repository.clone(), t.branch.clone());
+        vec![who, repo, branch, t.action.to_string(), t.files.join(", ")]
+    });
+    let header = ["Tenant", "Repository", "Branch", "Action", "Files"];
+    table_block("Tenant pull requests", &header, rows)
 }
 
 /// Per stack × minor, each changed file's diff (folded, with its line counts).
@@ -276,23 +252,15 @@ fn rendered_changes(p: &Preview, out: &mut Vec<Block>) {
             plural(d.files.len()),
         )));
         for f in &d.files {
-            let (add, del) = diff_stat(&f.unified);
-            let summary = format!(
-                "<code>{}</code> (+{add} −{del})",
-                markdown::escape_html(&f.path)
-            );
-            if f.unified.is_empty() {
-                out.push(Block::Text(markdown::details(
+            out.push(if f.unified.is_empty() {
+                let summary = format!("<code>{}</code> (+0 −0)", markdown::escape_html(&f.path));
+                Block::Text(markdown::details(
                     &summary,
                     "Binary or metadata-only change.\n",
-                )));
+                ))
             } else {
-                out.push(Block::Code {
-                    summary_html: summary,
-                    info: "diff".into(),
-                    content: defuse_marker(&f.unified),
-                });
-            }
+                diff_block(&f.path, &f.unified)
+            });
         }
     }
 }
@@ -310,21 +278,26 @@ fn tenant_changes(p: &Preview, out: &mut Vec<Block>) {
     }
     out.push(Block::Text("\n### Tenant changes\n".into()));
     for t in changing {
-        let (add, del) = diff_stat(&t.diff);
         out.push(Block::Text(format!(
             "\n#### {} ({}): {} pull request\n\n",
             esc(&t.tenant),
             esc(&t.repository),
             esc(&t.action.to_string()),
         )));
-        out.push(Block::Code {
-            summary_html: format!(
-                "<code>{}</code> (+{add} −{del})",
-                markdown::escape_html(&t.files.join(", "))
-            ),
-            info: "diff".into(),
-            content: defuse_marker(&t.diff),
-        });
+        out.push(diff_block(&t.files.join(", "), &t.diff));
+    }
+}
+
+/// A folded diff of `what` (file names) with its line counts.
+fn diff_block(what: &str, unified: &str) -> Block {
+    let (add, del) = diff_stat(unified);
+    Block::Code {
+        summary_html: format!(
+            "<code>{}</code> (+{add} −{del})",
+            markdown::escape_html(what)
+        ),
+        info: "diff".into(),
+        content: defuse_marker(unified),
     }
 }
 

@@ -105,28 +105,22 @@ fn dashboard_url<D: Serialize>(json: &ReleaseJson<'_, D>) -> Option<String> {
 
 /// The job summary of a release run: what was released, the pull requests, what was skipped
 /// or failed and why, the dashboard, and the whole JSON result folded at the end.
-pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>, dry_run: bool) -> String {
-    use super::markdown::{details, escape_inline, fence};
+pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>) -> String {
+    use super::markdown::{bullets, details, escape_inline, fence};
     use super::text::series_tail;
-    let mut s = String::from(if dry_run {
-        "## stackbot release (dry run)\n\n"
-    } else {
-        "## stackbot release\n\n"
-    });
+    let mut s = String::from("## stackbot release\n\n");
     if json.released.is_empty() {
         s.push_str("Nothing released.\n");
     } else {
         s.push_str("### Released\n\n");
-        for t in json.released {
-            let tail = series_tail(json.series, t);
-            s.push_str(&format!("- {}\n", escape_inline(&format!("{t}{tail}"))));
-        }
+        let released = json.released.iter();
+        s.push_str(&bullets(
+            released.map(|t| format!("{t}{}", series_tail(json.series, t))),
+        ));
     }
     if !json.pull_requests.is_empty() {
         s.push_str("\n### Release pull requests\n\n");
-        for p in json.pull_requests {
-            s.push_str(&format!("- {}\n", escape_inline(p)));
-        }
+        s.push_str(&bullets(json.pull_requests));
     }
     let problems: Vec<String> = json
         .failed
@@ -143,9 +137,7 @@ pub fn summary<D: Serialize>(json: &ReleaseJson<'_, D>, dry_run: bool) -> String
         .collect();
     if !problems.is_empty() {
         s.push_str("\n### Not released\n\n");
-        for p in &problems {
-            s.push_str(&format!("- {}\n", escape_inline(p)));
-        }
+        s.push_str(&bullets(&problems));
     }
     let tenants = super::tenants::counts(json.tenants);
     s.push_str(&format!("\n{}\n", escape_inline(&tenants)));

@@ -89,14 +89,9 @@ fn section_body(node: &Value, path: &str, out: &mut String, visit: &mut dyn FnMu
                 "no"
             };
             let default = p.get("default").map(default_of).unwrap_or_default();
-            let desc = p
-                .get("description")
-                .and_then(Value::as_str)
-                .map(one_line)
-                .unwrap_or_default();
+            let desc = cell(&description(p));
             out.push_str(&format!(
-                "| `{key}` | {ty} | {req} | {default} | {} |\n",
-                cell(&desc)
+                "| `{key}` | {ty} | {req} | {default} | {desc} |\n"
             ));
         }
         return;
@@ -125,11 +120,7 @@ fn section_body(node: &Value, path: &str, out: &mut String, visit: &mut dyn FnMu
             } else {
                 type_of(a, path, visit)
             };
-            let desc = a
-                .get("description")
-                .and_then(Value::as_str)
-                .map(one_line)
-                .unwrap_or_default();
+            let desc = description(a);
             if desc.is_empty() {
                 out.push_str(&format!("- {shape}\n"));
             } else {
@@ -206,6 +197,12 @@ fn plain(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// A node's description on one line (empty without one).
+fn description(node: &Value) -> String {
+    let d = node.get("description").and_then(Value::as_str);
+    d.map(one_line).unwrap_or_default()
 }
 
 /// Collapse whitespace, and turn rustdoc intra-doc links (`` [`Type`] ``) into plain code.

@@ -9,6 +9,11 @@ use crate::tenants::TenantReport;
 
 use super::preview::StackDiff;
 
+/// A value in a terminal table or line, `-` when there is none.
+pub fn dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| x.to_string())
+}
+
 /// A terminal table: columns padded to their widest cell, two spaces apart, no trailing blanks.
 pub fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
@@ -82,10 +87,7 @@ pub fn plan_diffs(p: &Plan) -> String {
 pub fn plan_text(p: &Plan) -> String {
     let mut s = String::new();
     if p.releases.is_empty() {
-        let current = |k: &crate::plan::Skipped| {
-            k.reason.is_unchanged() && series_tail(&p.series, &k.what.to_string()).is_empty()
-        };
-        if p.skipped.iter().all(current) {
+        if p.skipped.iter().all(|k| is_current(k) && !is_behind(p, k)) {
             s.push_str("Nothing to release: every stack × minor is up to date.\n");
         } else {
             s.push_str("Nothing to release now; the skipped stack × minors below say why.\n");
@@ -318,24 +320,17 @@ fn nothing_to_release(s: &mut String, out: &Outcome, p: &Plan) {
     if !out.released.is_empty() || !out.pull_requests.is_empty() || oci_pushed {
         return;
     }
-    let waiting = out
-        .skipped
-        .iter()
-        .filter(|k| !is_current(k) || is_behind(p, k))
-        .count()
-        + p.degraded.len()
-        + p.failed.len()
-        + out.failed.len();
+    let current = (out.skipped.iter())
+        .filter(|k| is_current(k) && !is_behind(p, k))
+        .count();
+    let waiting =
+        out.skipped.len() - current + p.degraded.len() + p.failed.len() + out.failed.len();
     if waiting == 0 {
         s.push_str("Nothing to release: every stack × minor is up to date.\n");
     } else {
         let _ = writeln!(
             s,
-            "Nothing to release now: {} stack × minor up to date, {waiting} waiting or held back (below).",
-            out.skipped
-                .iter()
-                .filter(|k| is_current(k) && !is_behind(p, k))
-                .count()
+            "Nothing to release now: {current} stack × minor up to date, {waiting} waiting or held back (below)."
         );
     }
 }

@@ -97,12 +97,9 @@ impl UpstreamMinor {
     }
 }
 
-/// A GA Kubernetes patch and when it was published (`None`: known only from a marker).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Patch {
-    pub version: KubeVersion,
-    pub published_at: Option<DateTime<Utc>>,
-}
+/// A GA Kubernetes patch and when it was published (`None`: known only from a marker), as
+/// upstream's reading gives it.
+pub use crate::upstream::kubernetes::KubeRelease as Patch;
 
 use crate::index::Rank;
 pub use crate::index::Target;
@@ -163,19 +160,12 @@ impl GateFact {
             .since
             .map(|s| s.format("%Y-%m-%d %H:%M UTC").to_string());
         match (&self.result, since) {
-            (Some(r), _) if self.failed() => {
-                let names = r
-                    .summary
-                    .as_ref()
-                    .filter(|s| !s.failed_tests.is_empty())
-                    .map(|s| format!("; failed tests: {}", s.failed_tests.join(", ")))
-                    .unwrap_or_default();
-                format!(
-                    "candidate {} {}{names}; never promoted, the next change makes a new candidate",
-                    self.candidate,
-                    r.line()
-                )
-            }
+            (Some(r), _) if self.failed() => format!(
+                "candidate {} {}{}; never promoted, the next change makes a new candidate",
+                self.candidate,
+                r.line(),
+                r.failed_names()
+            ),
             (Some(r), _) if r.outcome == crate::gate::Outcome::Passed => format!(
                 "candidate {} passed; the next release run promotes it",
                 self.candidate
@@ -253,6 +243,21 @@ pub struct StackResource {
     pub versions: Option<Vec<String>>,
     /// `spec.autoSubscribe`: CSO follows the newest release by itself.
     pub auto_subscribe: bool,
+}
+
+impl StackResource {
+    /// The releases of `stack` its `spec.versions` list (what is not a version is left out).
+    pub fn releases<'a>(&'a self, stack: &'a StackId) -> impl Iterator<Item = ReleaseName> + 'a {
+        self.versions.iter().flatten().filter_map(move |v| {
+            let version = crate::model::StackVersion::parse_dot(v).ok()?;
+            let (stack, minor) = (stack.clone(), self.minor);
+            Some(ReleaseName {
+                stack,
+                minor,
+                version,
+            })
+        })
+    }
 }
 
 /// The report.
@@ -451,38 +456,25 @@ pub fn compute(f: &Facts) -> Status {
         }
     }
     let timeline = timeline::entries(f, &stacks);
+    let of_stacks = |f: fn(&StackStatus) -> bool| stacks.iter().filter(|s| f(s)).count();
+    let of_tenants = |f: fn(&TenantStatus) -> bool| tenants.iter().filter(|t| f(t)).count();
     let summary = Summary {
-        overdue: stacks.iter().filter(|s| s.overdue).count(),
-        due_soon: stacks
-            .iter()
-            .filter(|s| !s.overdue && s.days_left.is_some_and(|d| d <= DUE_SOON_DAYS))
-            .count(),
-        waiting: stacks
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s.state,
-                    StackState::Waiting
-                        | StackState::ReleasePullRequest
-                        | StackState::Error
-                        | StackState::InTest
-                        | StackState::FailedConformance
-                )
-            })
-            .count(),
-        current: stacks
-            .iter()
-            .filter(|s| s.state == StackState::Current)
-            .count(),
-        tenants_behind: tenants.iter().filter(|t| t.behind.any()).count(),
-        tenants_blocked: tenants
-            .iter()
-            .filter(|t| t.state == TenantState::Blocked)
-            .count(),
-        tenant_errors: tenants
-            .iter()
-            .filter(|t| t.state == TenantState::Error)
-            .count(),
+        overdue: of_stacks(|s| s.overdue),
+        due_soon: of_stacks(|s| !s.overdue && s.days_left.is_some_and(|d| d <= DUE_SOON_DAYS)),
+        waiting: of_stacks(|s| {
+            matches!(
+                s.state,
+                StackState::Waiting
+                    | StackState::ReleasePullRequest
+                    | StackState::Error
+                    | StackState::InTest
+                    | StackState::FailedConformance
+            )
+        }),
+        current: of_stacks(|s| s.state == StackState::Current),
+        tenants_behind: of_tenants(|t| t.behind.any()),
+        tenants_blocked: of_tenants(|t| t.state == TenantState::Blocked),
+        tenant_errors: of_tenants(|t| t.state == TenantState::Error),
     };
     let mut warnings = f.warnings.clone();
     warnings.dedup();
@@ -554,10 +546,7 @@ pub fn releases_of(releases: &[Release], stack: &StackId, minor: Minor) -> Vec<R
                     Some(_) => None,
                     None => o.unread.clone().or_else(|| r.unread.clone()),
                 };
-                o.published_at = match (o.published_at, r.published_at) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
+                o.published_at = o.published_at.into_iter().chain(r.published_at).min();
                 o.url = o.url.clone().or_else(|| r.url.clone());
             }
             None => out.push(r.clone()),

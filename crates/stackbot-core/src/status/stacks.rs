@@ -14,7 +14,6 @@ use super::{Release, ReleasePull, Target, UpstreamMinor, days_between, releases_
 use crate::compliance::{self, CveFact, Deadlines, Inputs, NewestUnreleased, Offered, Scs0210};
 use crate::model::scs::Waiting;
 use crate::model::{KubeVersion, Minor, StackId};
-use crate::upstream::kubernetes::KubeRelease;
 
 /// Where a stack × minor stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -97,26 +96,34 @@ pub struct WaitingFor {
 }
 
 impl WaitingFor {
+    /// Waiting for `what`, not urgent.
+    fn new(kind: WaitingKind, what: String, detail: String) -> Self {
+        let urgency = None;
+        WaitingFor {
+            kind,
+            what,
+            detail,
+            urgency,
+        }
+    }
+
     fn upstream(w: &Waiting) -> Self {
         match w {
-            Waiting::Kubernetes { minor } => WaitingFor {
-                kind: WaitingKind::Kubernetes,
-                what: format!("Kubernetes {minor}"),
-                detail: "no GA release yet".into(),
-                urgency: None,
-            },
-            Waiting::Chart { chart, rule, index } => WaitingFor {
-                kind: WaitingKind::Chart,
-                what: format!("{chart} {rule}"),
-                detail: format!("not yet in {index}"),
-                urgency: None,
-            },
-            Waiting::NodeImage { name, checksum } => WaitingFor {
-                kind: WaitingKind::NodeImage,
-                what: name.clone(),
-                detail: format!("{checksum} not published yet"),
-                urgency: None,
-            },
+            Waiting::Kubernetes { minor } => WaitingFor::new(
+                WaitingKind::Kubernetes,
+                format!("Kubernetes {minor}"),
+                "no GA release yet".into(),
+            ),
+            Waiting::Chart { chart, rule, index } => WaitingFor::new(
+                WaitingKind::Chart,
+                format!("{chart} {rule}"),
+                format!("not yet in {index}"),
+            ),
+            Waiting::NodeImage { name, checksum } => WaitingFor::new(
+                WaitingKind::NodeImage,
+                name.clone(),
+                format!("{checksum} not published yet"),
+            ),
         }
     }
 
@@ -208,7 +215,15 @@ pub fn status(
     inputs: &Inputs,
     today: NaiveDate,
 ) -> StackStatus {
-    let latest = newest_release(m, releases);
+    // The newest release of the stack × minor, with where it is published.
+    let newest = releases_of(releases, &m.stack, m.minor).into_iter().next();
+    let latest = newest.as_ref().map(|r| LatestRelease {
+        tag: r.name.to_string(),
+        kubernetes: r.kubernetes,
+        published_at: r.published_at,
+        targets: targets_of(releases, &r.name),
+        url: r.url.clone(),
+    });
     let offered = latest.as_ref().and_then(|l| l.kubernetes);
     let unknown_version = latest.is_some() && offered.is_none();
     let unreleased: Vec<&super::Patch> = if unknown_version {
@@ -220,12 +235,9 @@ pub fn status(
             .collect()
     };
     // The one deadline model ([`compliance::deadlines`]): `detect`, the release summary and
-    // the release notes render the same value.
-    // Why its Kubernetes version is not known, when a file that would say could not be read.
-    let version_unread = releases_of(releases, &m.stack, m.minor)
-        .into_iter()
-        .next()
-        .and_then(|r| r.unread);
+    // the release notes render the same value. `unread`: why its Kubernetes version is not
+    // known, when a file that would say could not be read.
+    let version_unread = newest.and_then(|r| r.unread);
     let deadlines = series_deadlines(m, latest.as_ref(), version_unread, inputs, today);
     let scs0210 = deadlines.scs0210.clone();
     let cves = offered
@@ -274,18 +286,6 @@ pub fn status(
     }
 }
 
-/// The newest release of the stack × minor, with where it is published.
-fn newest_release(m: &UpstreamMinor, releases: &[Release]) -> Option<LatestRelease> {
-    let rels = releases_of(releases, &m.stack, m.minor);
-    rels.first().map(|r| LatestRelease {
-        tag: r.name.to_string(),
-        kubernetes: r.kubernetes,
-        published_at: r.published_at,
-        targets: targets_of(releases, &r.name),
-        url: r.url.clone(),
-    })
-}
-
 /// The deadline model of the stack × minor for what its latest release offers (nothing
 /// released: the minor window). A release naming no Kubernetes version, or whose version could
 /// not be read (`unread`: the file and the cause, named by the verdict), is unknown: missing
@@ -312,15 +312,7 @@ fn series_deadlines(
             }),
         },
     };
-    let patches: Vec<KubeRelease> = m
-        .patches
-        .iter()
-        .map(|p| KubeRelease {
-            version: p.version,
-            published_at: p.published_at,
-        })
-        .collect();
-    compliance::deadlines(offered, &patches, inputs, today)
+    compliance::deadlines(offered, &m.patches, inputs, today)
 }
 
 /// Where the stack × minor stands and what its newest patch waits for: the configuration
@@ -334,15 +326,14 @@ fn state_and_waiting(
 ) -> (StackState, Vec<WaitingFor>) {
     let mut waiting_for = Vec::new();
     let state = if !m.tracked {
-        waiting_for.push(WaitingFor {
-            kind: WaitingKind::Configuration,
-            what: format!("{} {}", m.stack, m.minor),
-            detail: format!(
+        waiting_for.push(WaitingFor::new(
+            WaitingKind::Configuration,
+            format!("{} {}", m.stack, m.minor),
+            format!(
                 "not tracked: add \"{}\" to the stack's `minors` (or use `minors: supported`)",
                 m.minor
             ),
-            urgency: None,
-        });
+        ));
         StackState::Untracked
     } else if !m.errors.is_empty() {
         StackState::Error
@@ -351,12 +342,13 @@ fn state_and_waiting(
     } else if all_released {
         StackState::Current
     } else if let Some(p) = pull {
-        waiting_for.push(WaitingFor {
-            kind: WaitingKind::ReleasePullRequest,
-            what: format!("release pull request #{}", p.pull.number),
-            detail: p.pull.html_url.clone(),
-            urgency: None,
-        });
+        let what = format!("release pull request #{}", p.pull.number);
+        let pull = WaitingFor::new(
+            WaitingKind::ReleasePullRequest,
+            what,
+            p.pull.html_url.clone(),
+        );
+        waiting_for.push(pull);
         StackState::ReleasePullRequest
     } else if m.waiting.is_empty() && newer_releasable.is_some() {
         StackState::Releasable
@@ -368,12 +360,12 @@ fn state_and_waiting(
         if state != StackState::ReleasePullRequest
             && let Some(r) = newer_releasable
         {
-            waiting_for.push(WaitingFor {
-                kind: WaitingKind::ReleaseRun,
-                what: r.to_string(),
-                detail: "complete upstream: the next release run publishes it".into(),
-                urgency: None,
-            });
+            let detail = "complete upstream: the next release run publishes it".into();
+            waiting_for.push(WaitingFor::new(
+                WaitingKind::ReleaseRun,
+                r.to_string(),
+                detail,
+            ));
         }
     }
     (state, waiting_for)
@@ -400,12 +392,11 @@ pub fn in_gate(s: &mut StackStatus, gates: &[super::GateFact]) {
     s.waiting_for.retain(|w| w.kind != WaitingKind::ReleaseRun);
     s.waiting_for.insert(
         0,
-        WaitingFor {
-            kind: WaitingKind::Gate,
-            what: format!("{}: {}", g.stable, g.words()),
-            detail: g.url.clone(),
-            urgency: None,
-        },
+        WaitingFor::new(
+            WaitingKind::Gate,
+            format!("{}: {}", g.stable, g.words()),
+            g.url.clone(),
+        ),
     );
 }
 

@@ -19,7 +19,7 @@ use super::{
 use crate::compliance::{self, Inputs, Scs0210};
 use crate::config::PolicyAction;
 use crate::forge::PullState;
-use crate::model::{KubeVersion, Minor, ReleaseName, StackId, StackVersion};
+use crate::model::{KubeVersion, Minor, ReleaseName, StackId};
 
 /// Where a tenant × stack stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -228,8 +228,8 @@ fn cluster(
     inputs: &Inputs,
     today: NaiveDate,
 ) -> ClusterStatus {
-    let version = c.version.parse::<KubeVersion>().ok();
-    let minor = version.map(|v| v.minor());
+    let version = runs(c);
+    let minor = version.as_ref().ok().map(|v| v.minor());
     let next = minor.and_then(|m| {
         releases
             .iter()
@@ -255,13 +255,20 @@ fn cluster(
         next,
         upgrade: c.upgrade.as_ref().map(|p| tenant_pull(p, today)),
         scs0210: match version {
-            Some(v) => compliance::evaluate(v, inputs, today),
-            None => Scs0210::unknown(format!(
-                "{}:{}: `spec.topology.version: {}` is not a Kubernetes version",
-                c.file, c.line, c.version
-            )),
+            Ok(v) => compliance::evaluate(v, inputs, today),
+            Err(why) => Scs0210::unknown(why),
         },
     }
+}
+
+/// The Kubernetes version a `Cluster` runs, or why it cannot be judged.
+fn runs(c: &ClusterVersion) -> Result<KubeVersion, String> {
+    c.version.parse::<KubeVersion>().map_err(|_| {
+        format!(
+            "{}:{}: `spec.topology.version: {}` is not a Kubernetes version",
+            c.file, c.line, c.version
+        )
+    })
 }
 
 /// A bot pull request as the report shows it, on `today`.
@@ -362,12 +369,9 @@ fn verdict(r: &TenantStatus, s: &TenantStackFacts, inputs: &Inputs, today: Naive
     } else {
         // The clusters themselves: what they run is what the conformance test would see.
         for c in &s.clusters {
-            match c.version.parse::<KubeVersion>() {
+            match runs(c) {
                 Ok(v) => versions.push(v),
-                Err(_) => problems.push(format!(
-                    "{}:{}: `spec.topology.version: {}` is not a Kubernetes version",
-                    c.file, c.line, c.version
-                )),
+                Err(why) => problems.push(why),
             }
         }
     }
@@ -394,23 +398,10 @@ fn minor(
     resources: &[&StackResource],
     releases: &[Release],
 ) -> TenantMinor {
-    let listed: Vec<String> = resources
-        .iter()
-        .flat_map(|x| x.versions.iter().flatten())
-        .cloned()
-        .collect();
     let auto_subscribe = resources
         .iter()
         .any(|x| x.auto_subscribe && x.versions.as_ref().is_none_or(Vec::is_empty));
-    let names: Vec<ReleaseName> = listed
-        .iter()
-        .filter_map(|v| StackVersion::parse_dot(v).ok())
-        .map(|version| ReleaseName {
-            stack: stack.clone(),
-            minor: m,
-            version,
-        })
-        .collect();
+    let names: Vec<ReleaseName> = resources.iter().flat_map(|x| x.releases(stack)).collect();
     let rels = releases_of(releases, stack, m);
     let newest_listed = names
         .iter()

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::{gantt, headline, lists_words, pull_words, waiting_short};
 use crate::compliance::{ReasonState, Scs0210, Verdict};
-use crate::report::markdown::{BODY_MAX, Block, escape_inline, fit, fit_body, table};
+use crate::report::markdown::{BODY_MAX, Block, bullets, escape_inline, fit, fit_body, table};
 use crate::report::verdict::cve_link;
 use crate::status::dashboard::{FOOTER, MARKER};
 use crate::status::{StackState, StackStatus, Status, TenantState, TenantStatus};
@@ -162,12 +162,6 @@ fn tenant_row(t: &TenantStatus) -> Vec<String> {
     {
         state.push_str(&format!(": {}", escape_inline(extra)));
     }
-    let cves: Vec<&str> = t
-        .scs0210
-        .reasons
-        .iter()
-        .flat_map(|r| r.cves.iter().map(String::as_str))
-        .collect();
     vec![
         escape_inline(&t.tenant),
         t.stack
@@ -177,7 +171,7 @@ fn tenant_row(t: &TenantStatus) -> Vec<String> {
         t.behind.words(),
         pull,
         state,
-        verdict_cell(&t.scs0210, cves.into_iter()),
+        verdict_cell(&t.scs0210, reason_cves(&t.scs0210)),
     ]
 }
 
@@ -190,14 +184,15 @@ fn cluster_row(tenant: &str, c: &crate::status::ClusterStatus) -> Vec<String> {
         date(c.end_of_life),
         c.next.as_deref().map_or("—".into(), escape_inline),
         upgrade,
-        verdict_cell(
-            &c.scs0210,
-            c.scs0210
-                .reasons
-                .iter()
-                .flat_map(|r| r.cves.iter().map(String::as_str)),
-        ),
+        verdict_cell(&c.scs0210, reason_cves(&c.scs0210)),
     ]
+}
+
+/// The CVEs a verdict's reasons name.
+fn reason_cves(v: &Scs0210) -> impl Iterator<Item = &str> {
+    v.reasons
+        .iter()
+        .flat_map(|r| r.cves.iter().map(String::as_str))
 }
 
 const HOW_TO_READ: &str = "<details>\n<summary>How to read this</summary>\n\n\
@@ -218,7 +213,7 @@ minors, released minors newer than its newest.\n\
 milestone is the deadline.\n\n</details>\n";
 
 /// The critical CVEs affecting a latest release, each linked, with its fix.
-fn cve_block(s: &Status) -> String {
+fn cve_block(s: &Status) -> Option<String> {
     let rows: Vec<Vec<String>> = s
         .stacks
         .iter()
@@ -240,13 +235,8 @@ fn cve_block(s: &Status) -> String {
             })
         })
         .collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    format!(
-        "### Critical CVEs\n\n{}\n",
-        table(&["CVE", "CVSS", "Stack", "Affected", "Fixed in"], &rows)
-    )
+    let header = ["CVE", "CVSS", "Stack", "Affected", "Fixed in"];
+    (!rows.is_empty()).then(|| format!("### Critical CVEs\n\n{}\n", table(&header, &rows)))
 }
 
 /// The report as blocks, most important first.
@@ -256,10 +246,7 @@ pub fn blocks(s: &Status) -> Vec<Block> {
     out.extend(stacks(s).map(Block::Text));
     out.extend(tenants(s));
     out.extend(clusters(s));
-    let cves = cve_block(s);
-    if !cves.is_empty() {
-        out.push(Block::Text(cves));
-    }
+    out.extend(cve_block(s).map(Block::Text));
     out.push(Block::Text(format!(
         "### Timeline\n\n{}\n",
         gantt::chart(s)
@@ -289,12 +276,7 @@ fn unreadable(s: &Status) -> Option<String> {
     if s.scs0210.unreadable.is_empty() {
         return None;
     }
-    let list: String = s
-        .scs0210
-        .unreadable
-        .iter()
-        .map(|w| format!("- {}\n", escape_inline(w)))
-        .collect();
+    let list = bullets(&s.scs0210.unreadable);
     Some(format!(
         "**Verdicts are unknown where they depend on a source that could not be read:**\n\n{list}\n"
     ))
@@ -325,12 +307,24 @@ fn stacks(s: &Status) -> Option<String> {
     ))
 }
 
-/// The tenant table as one block per row: a long tenant list is cut between rows, not
-/// dropped whole.
-fn tenants(s: &Status) -> Vec<Block> {
-    if s.tenants.is_empty() {
+/// A `###` table as one block per row: a long list is cut between rows, not dropped whole.
+/// Absent without rows.
+fn row_blocks(title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Vec<Block> {
+    if rows.is_empty() {
         return Vec::new();
     }
+    let head = Block::Text(format!("### {title}\n\n{}", table(header, &[])));
+    let rows = rows
+        .iter()
+        .map(|r| Block::Text(format!("| {} |\n", r.join(" | "))));
+    std::iter::once(head)
+        .chain(rows)
+        .chain([Block::Text("\n".into())])
+        .collect()
+}
+
+/// The tenant table, one block per row.
+fn tenants(s: &Status) -> Vec<Block> {
     let header = [
         "Tenant",
         "Stack",
@@ -340,48 +334,29 @@ fn tenants(s: &Status) -> Vec<Block> {
         "State",
         "SCS 0210",
     ];
-    let mut out = vec![Block::Text(format!(
-        "### Tenants\n\n{}",
-        table(&header, &[])
-    ))];
-    for t in &s.tenants {
-        out.push(Block::Text(format!("| {} |\n", tenant_row(t).join(" | "))));
-    }
-    out.push(Block::Text("\n".into()));
-    out
+    row_blocks(
+        "Tenants",
+        &header,
+        s.tenants.iter().map(tenant_row).collect(),
+    )
 }
 
-/// The cluster table, one block per row like [`tenants`]; absent when no tenant reports a
-/// cluster.
+/// The cluster table, one block per row; absent when no tenant reports a cluster.
 fn clusters(s: &Status) -> Vec<Block> {
-    if !s.tenants.iter().any(|t| !t.clusters.is_empty()) {
-        return Vec::new();
-    }
-    let mut out = vec![Block::Text(format!(
-        "### Clusters\n\n{}",
-        table(
-            &[
-                "Tenant",
-                "Cluster",
-                "Runs",
-                "End of life",
-                "Next minor",
-                "Upgrade",
-                "SCS 0210",
-            ],
-            &[]
-        )
-    ))];
-    for t in &s.tenants {
-        for c in &t.clusters {
-            out.push(Block::Text(format!(
-                "| {} |\n",
-                cluster_row(&t.tenant, c).join(" | ")
-            )));
-        }
-    }
-    out.push(Block::Text("\n".into()));
-    out
+    let header = [
+        "Tenant",
+        "Cluster",
+        "Runs",
+        "End of life",
+        "Next minor",
+        "Upgrade",
+        "SCS 0210",
+    ];
+    let rows = s
+        .tenants
+        .iter()
+        .flat_map(|t| t.clusters.iter().map(|c| cluster_row(&t.tenant, c)));
+    row_blocks("Clusters", &header, rows.collect())
 }
 
 /// The run's warnings, after the timeline.
@@ -389,12 +364,7 @@ fn warnings(s: &Status) -> Option<String> {
     if s.warnings.is_empty() {
         return None;
     }
-    let list: String = s
-        .warnings
-        .iter()
-        .map(|w| format!("- {}\n", escape_inline(w)))
-        .collect();
-    Some(format!("### Warnings\n\n{list}\n"))
+    Some(format!("### Warnings\n\n{}\n", bullets(&s.warnings)))
 }
 
 /// The whole report (job summary, `status --format markdown`).

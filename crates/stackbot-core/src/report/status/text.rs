@@ -6,12 +6,8 @@ use std::fmt::Write as _;
 use chrono::NaiveDate;
 
 use super::{headline, lists_words, pull_words, waiting_short};
-use crate::report::text::columns;
+use crate::report::text::{columns, dash};
 use crate::status::{StackState, StackStatus, Status, TenantStatus};
-
-fn dash<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |x| x.to_string())
-}
 
 /// The text form: the headline, then each section in order.
 pub fn text(s: &Status) -> String {
@@ -85,50 +81,35 @@ fn stack_row(r: &StackStatus) -> Vec<String> {
 /// The lines under the stack table for one stack minor: what it waits for, its errors, why
 /// it is not compliant, its critical CVEs, an end of life passed.
 fn stack_details(out: &mut String, r: &StackStatus, as_of: NaiveDate) {
+    let mut say = |line: String| {
+        let _ = writeln!(out, "  {} {} {line}", r.stack, r.minor);
+    };
     for w in &r.waiting_for {
-        let _ = writeln!(
-            out,
-            "  {} {} waits for {}: {}",
-            r.stack,
-            r.minor,
-            waiting_short(w),
-            w.detail
-        );
+        say(format!("waits for {}: {}", waiting_short(w), w.detail));
     }
     for e in &r.errors {
-        let _ = writeln!(out, "  {} {} error: {e}", r.stack, r.minor);
+        say(format!("error: {e}"));
     }
     for s in &r.stepped_over {
-        let _ = writeln!(
-            out,
-            "  {} {} steps over {}: {}",
-            r.stack, r.minor, s.patch, s.reason
-        );
+        say(format!("steps over {}: {}", s.patch, s.reason));
     }
     if r.scs0210.verdict != crate::compliance::Verdict::Pass {
         for line in crate::report::verdict_lines(&r.scs0210, Some(as_of)) {
-            let _ = writeln!(out, "  {} {} SCS 0210 {line}", r.stack, r.minor);
+            say(format!("SCS 0210 {line}"));
         }
     }
     for c in &r.cves {
-        let _ = writeln!(
-            out,
-            "  {} {} critical {} (CVSS {}) affects the latest release; fixed in {}",
-            r.stack,
-            r.minor,
-            c.id,
-            dash(c.score),
-            dash(c.fixed_in)
-        );
+        let (score, fixed) = (dash(c.score), dash(c.fixed_in));
+        say(format!(
+            "critical {} (CVSS {score}) affects the latest release; fixed in {fixed}",
+            c.id
+        ));
     }
     if r.past_end_of_life && r.state != StackState::Untracked {
-        let _ = writeln!(
-            out,
-            "  {} {} is past its end of life ({}): SCS recommends no longer offering it",
-            r.stack,
-            r.minor,
-            dash(r.end_of_life)
-        );
+        let eol = dash(r.end_of_life);
+        say(format!(
+            "is past its end of life ({eol}): SCS recommends no longer offering it"
+        ));
     }
 }
 
@@ -166,19 +147,22 @@ fn tenant_table(s: &Status) -> String {
 /// The lines under the tenant table for one tenant: its error, why its pull request is
 /// blocked, its note, why it is not compliant, its clusters.
 fn tenant_details(out: &mut String, t: &TenantStatus, as_of: NaiveDate) {
+    let mut say = |line: &str| {
+        let _ = writeln!(out, "  {}: {line}", t.tenant);
+    };
     let blocked = t.pull.as_ref().and_then(|p| p.blocked.as_ref());
     for line in [t.error.as_ref(), blocked, t.note.as_ref()]
         .into_iter()
         .flatten()
     {
-        let _ = writeln!(out, "  {}: {line}", t.tenant);
+        say(line);
     }
     if t.scs0210.verdict != crate::compliance::Verdict::Pass {
         for line in crate::report::verdict_lines(&t.scs0210, Some(as_of)) {
-            let _ = writeln!(out, "  {}: SCS 0210 {line}", t.tenant);
+            say(&format!("SCS 0210 {line}"));
         }
     }
     for c in &t.clusters {
-        let _ = writeln!(out, "  {}: {}", t.tenant, super::cluster_words(c));
+        say(&super::cluster_words(c));
     }
 }
