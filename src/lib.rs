@@ -42,6 +42,7 @@ pub mod env {
 
 pub mod apply;
 pub mod cli;
+pub mod fan_out;
 pub mod observe;
 pub mod pipeline;
 mod process;

@@ -156,7 +156,7 @@ pub fn tenants(
     known: &Observations,
     limits: &crate::yaml::Limits,
 ) -> Vec<Result<Observed, String>> {
-    super::fan_out(all, CONCURRENCY, |t| match known.get(&t.name) {
+    crate::fan_out::fan_out(all, CONCURRENCY, |t| match known.get(&t.name) {
         Some(o) => Ok(o.clone()),
         None => super::tenants::read(forge, t, limits),
     })

@@ -289,7 +289,7 @@ pub fn propagate_observed(
     bar.set_length(tenants.len() as u64);
     let finished = AtomicUsize::new(0);
     let total = tenants.len();
-    let all = crate::observe::fan_out(&tenants, opts.concurrency, |t| {
+    let all = crate::fan_out::fan_out(&tenants, opts.concurrency, |t| {
         bar.set_message(t.name.clone());
         tracing::debug!(
             target: "stackbot::activity", // cli::activity::TARGET

@@ -2,8 +2,9 @@
 //!
 //! Inside a workflow, an error printed as `::error file=stackbot.yaml,line=12::…` becomes an
 //! annotation on that line of the PR's diff, and values written to `$GITHUB_OUTPUT` become
-//! step outputs later steps can use (released tags, PR URLs). The escaping rules are GitHub's (`%`, CR, LF in data; additionally `:` and `,` in
-//! properties); getting them wrong silently truncates the message or drops the annotation.
+//! step outputs later steps can use (released tags, PR URLs). The escaping rules are GitHub's
+//! (`%`, CR, LF in data; additionally `:` and `,` in properties); getting them wrong silently
+//! truncates the message or drops the annotation.
 //! Commands go to stderr, which the runner reads like stdout, so `--format json` on stdout
 //! stays machine-readable.
 

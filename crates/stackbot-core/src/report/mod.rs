@@ -4,7 +4,7 @@
 //! Commands compute plain data and hand it here, so the rules that are easy to get subtly
 //! wrong live in one tested place: GitHub's 65,536-character comment limit, fences that a
 //! diff containing backticks cannot break out of, names that cannot inject Markdown or ping
-//! people, workflow-command escaping, and "colours and progress bars only on a terminal".
+//! people, workflow-command escaping, and "colours and the activity line only on a terminal".
 //!
 //! - [`markdown`]: escaping, fences, tables, fitting blocks under a size limit.
 //! - [`preview`]: the sticky PR preview comment rendered by `plan --format markdown`;

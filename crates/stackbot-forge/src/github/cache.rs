@@ -123,7 +123,8 @@ impl Transport {
         if r.status == StatusCode::OK {
             let header = |n| crate::net::header(&r.headers, n).map(str::to_string);
             let etag = header(http::header::ETAG);
-            let link = header(http::header::LINK);
+            // Every `Link` line, as the paging reads them (`net::link_header`).
+            let link = crate::net::link_header(&r.headers);
             if immutable(&req.path, req.accept) {
                 // Keep the `Link`: an immutable list (a comparison) may have further pages.
                 self.cache.put(key, None, link, &r.body);
