@@ -16,13 +16,16 @@ use crate::support::{copy_dir, root};
 /// The test command: checks that the candidate is one CSO can consume, logs its call (and
 /// the candidate's OCI reference and digest, `none` without them, to `gate-oci`), waits
 /// for `gate-go`, then writes a JUnit result as `gate-mode` says (`pass`, `fail`, `cancel`).
+/// The runner is detached by design (a later run reads its exit), so the script gives up once
+/// its test's directory is gone (`gate-mode` with it): a test that never says `gate-go` must not
+/// leave a loop behind that starts twenty `sleep`s a second for the rest of the suite.
 pub(crate) const SCRIPT: &str = r#"#!/bin/sh
 set -eu
 test -f "$STACKBOT_CANDIDATE_DIR/metadata.yaml"
 test -f "$STACKBOT_CANDIDATE_DIR/${STACKBOT_CANDIDATE%-v0-sha-*}-cluster-class-$STACKBOT_CANDIDATE_VERSION.tgz"
 echo "$STACKBOT_CANDIDATE ${STACKBOT_CANDIDATE_OCI:-none} ${STACKBOT_CANDIDATE_OCI_DIGEST:-none}" >> gate-oci
 echo "$STACKBOT_CANDIDATE $STACKBOT_STABLE_TAG $STACKBOT_GATE_ATTEMPT" >> gate-calls
-while [ ! -f gate-go ]; do sleep 0.05; done
+while [ ! -f gate-go ]; do [ -f gate-mode ] || exit 3; sleep 0.05; done
 mode=$(cat gate-mode)
 if [ "$mode" = cancel ]; then kill -TERM $$; fi
 failure=""
