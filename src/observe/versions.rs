@@ -8,7 +8,8 @@
 
 use crate::forge::{Forge, ForgeError, ReleaseInfo, RepoRef};
 use crate::model::{KubeVersion, ReleaseName};
-use crate::tenants::releases::{kubernetes_of, metadata_kubernetes};
+use crate::package::metadata::kubernetes as metadata_kubernetes;
+use crate::tenants::releases::kubernetes_of;
 
 /// What a forge release says of its Kubernetes version ([`ForgeVersions::of`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

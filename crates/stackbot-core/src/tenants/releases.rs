@@ -18,7 +18,7 @@ pub fn kubernetes_of(
     metadata: Option<&[u8]>,
     body: &str,
 ) -> Option<KubeVersion> {
-    if let Some(k) = metadata.and_then(|b| metadata_kubernetes(b).ok()) {
+    if let Some(k) = metadata.and_then(|b| crate::package::metadata::kubernetes(b).ok()) {
         return Some(k);
     }
     // Compiled once: asked about every release's notes for every tenant in every run.
@@ -29,8 +29,6 @@ pub fn kubernetes_of(
         .filter_map(|m| m.as_str().parse::<KubeVersion>().ok())
         .find(|k| k.minor() == name.minor)
 }
-
-pub use crate::package::metadata::kubernetes as metadata_kubernetes;
 
 /// The newest release per stack × minor of the forge's and the OCI repository's, by the
 /// index's one tie-break ([`Rank`]: at an equal number the forge's release, which has a web
