@@ -51,9 +51,8 @@ pub fn options_for(a: &Args) -> anyhow::Result<Options> {
         dry_run: a.dry_run,
         tenant: a.tenant.clone(),
         shard,
+        // The activity line shows the fan-out's progress (crate::cli::activity).
         concurrency: a.jobs.max(1),
-        // The activity line shows the fan-out (crate::cli::activity).
-        progress: indicatif::ProgressBar::hidden(),
     })
 }
 

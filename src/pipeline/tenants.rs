@@ -285,12 +285,9 @@ pub fn propagate_observed(
 ) -> Result<(Vec<TenantReport>, Observations), String> {
     let tenants = tenants::run::selected(config, opts)?;
     let bot = &config.forge.committer.email;
-    let bar = &opts.progress;
-    bar.set_length(tenants.len() as u64);
     let finished = AtomicUsize::new(0);
     let total = tenants.len();
     let all = crate::fan_out::fan_out(&tenants, opts.concurrency, |t| {
-        bar.set_message(t.name.clone());
         tracing::debug!(
             target: "stackbot::activity", // cli::activity::TARGET
             "tenants {}/{total}: {}",
@@ -299,10 +296,8 @@ pub fn propagate_observed(
         );
         let r = one_tenant(forge, t, releases, facts, bot, opts);
         finished.fetch_add(1, Ordering::SeqCst);
-        bar.inc(1);
         r
     });
-    bar.finish_and_clear();
     let mut reports = Vec::new();
     let mut observations = Observations::new();
     for (t, (r, observed)) in tenants.iter().zip(all) {

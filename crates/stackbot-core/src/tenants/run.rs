@@ -21,8 +21,6 @@ pub struct Options {
     pub shard: Option<(u32, u32)>,
     /// Tenants processed at the same time.
     pub concurrency: usize,
-    /// Shows the fan-out's progress (hidden unless the edge gives a visible bar).
-    pub progress: indicatif::ProgressBar,
 }
 
 impl Default for Options {
@@ -32,7 +30,6 @@ impl Default for Options {
             tenant: None,
             shard: None,
             concurrency: 8,
-            progress: indicatif::ProgressBar::hidden(),
         }
     }
 }
