@@ -303,7 +303,7 @@ pub fn observe(
     scope: Scope<'_>,
     desired: &[Desired],
 ) -> Result<Observed, ObserveError> {
-    let index = published(forge, scope.repo, true, oci, false)?;
+    let index = published(forge, scope.repo, ForgeReleases::Required, oci)?;
     observe_indexed(forge, oci, scope, desired, index, &mut Reads::default())
 }
 
@@ -487,23 +487,35 @@ fn release_pulls(
     Ok(pulls)
 }
 
-/// The release index of a run: one release listing of the forge (only when `on_forge`: with
-/// `publish: [oci]` alone the forge's release list is not read at all) and, when OCI is a
-/// target, one tag listing of the registry. Every "newest" and "highest number" of the run is
-/// read from it. With `missing_is_empty` (a report) a repository the first release run has not
-/// created yet has no releases, rather than failing.
+/// Whether a release index reads the forge's releases, and what a repository that does not
+/// exist yet means for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForgeReleases {
+    /// Not read at all (`publish: [oci]` alone, for tenants and the status report).
+    Unread,
+    /// Read; a repository that does not exist is an error (what the release stage plans on).
+    Required,
+    /// Read; a repository the first release run has not created yet has no releases (a
+    /// report, which must not fail before anything was published).
+    MissingIsEmpty,
+}
+
+/// The release index of a run: one release listing of the forge (unless `forge_releases` is
+/// [`ForgeReleases::Unread`]) and, when OCI is a target, one tag listing of the registry.
+/// Every "newest" and "highest number" of the run is read from it.
 pub fn published(
     forge: &dyn Forge,
     repo: &RepoRef,
-    on_forge: bool,
+    forge_releases: ForgeReleases,
     oci: Option<&Publisher>,
-    missing_is_empty: bool,
 ) -> Result<ReleaseIndex, ObserveError> {
-    let releases = match on_forge.then(|| forge.list_releases(repo)) {
-        None => Vec::new(),
-        Some(Ok(l)) => l,
-        Some(Err(ForgeError::NotFound { .. })) if missing_is_empty => Vec::new(),
-        Some(Err(e)) => return Err(e.into()),
+    let releases = match forge_releases {
+        ForgeReleases::Unread => Vec::new(),
+        read => match forge.list_releases(repo) {
+            Ok(l) => l,
+            Err(ForgeError::NotFound { .. }) if read == ForgeReleases::MissingIsEmpty => Vec::new(),
+            Err(e) => return Err(e.into()),
+        },
     };
     let tags = match oci {
         Some(oci) => Some(oci.tags()?),

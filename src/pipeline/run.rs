@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use crate::config::PublishTarget;
 use crate::forge::{Forge, PullInfo};
 use crate::index::ReleaseIndex;
-use crate::observe::ObserveError;
+use crate::observe::{ForgeReleases, ObserveError};
 use crate::outcome::Outcome;
 
 use super::release::Target;
@@ -72,29 +72,26 @@ impl<'a> Run<'a> {
     /// The index the release stage plans against: every forge release (drafts included) and,
     /// when OCI is a target, the OCI tags. A repository that does not exist is an error.
     pub fn index(&self) -> Result<ReleaseIndex, ObserveError> {
-        self.listed(true, false)
+        self.listed(ForgeReleases::Required)
     }
 
     /// The index of what is published for tenants and the status report: the forge's releases
     /// only when `publish` lists the forge (with `publish: [oci]` alone the forge's release
-    /// list is not read at all), the OCI tags when OCI is a target. With `missing_is_empty` a
-    /// repository the first release run has not created yet has no releases.
-    pub fn published(&self, missing_is_empty: bool) -> Result<ReleaseIndex, ObserveError> {
-        let on_forge = self
-            .ctx
-            .loaded
-            .config
-            .publish
-            .contains(&PublishTarget::Forge);
-        let index = self.listed(on_forge, missing_is_empty)?;
-        Ok(if on_forge { index } else { index.oci_only() })
+    /// list is not read at all), the OCI tags when OCI is a target. `if_missing` says what a
+    /// repository that does not exist means when the forge's releases are read.
+    pub fn published(&self, if_missing: ForgeReleases) -> Result<ReleaseIndex, ObserveError> {
+        let publish = &self.ctx.loaded.config.publish;
+        if !publish.contains(&PublishTarget::Forge) {
+            return Ok(self.listed(ForgeReleases::Unread)?.oci_only());
+        }
+        self.listed(if_missing)
     }
 
     /// The index the conformance gate's status reads: every forge release (the candidates'
     /// pre-releases hold the gate's records whatever `publish` says) and the OCI tags. With
     /// `publish: [oci]` alone this lists the forge's releases once more than [`Run::published`].
     pub fn gate_index(&self) -> Result<ReleaseIndex, ObserveError> {
-        self.listed(true, true)
+        self.listed(ForgeReleases::MissingIsEmpty)
     }
 
     /// Fold what `outcome`'s writes did (releases created, published, deleted; OCI tags
@@ -152,17 +149,14 @@ impl<'a> Run<'a> {
 
     /// The index, listed on the first call only (again only when the forge's releases are
     /// wanted and the first listing left them out).
-    fn listed(
-        &self,
-        with_forge: bool,
-        missing_is_empty: bool,
-    ) -> Result<ReleaseIndex, ObserveError> {
+    fn listed(&self, forge_releases: ForgeReleases) -> Result<ReleaseIndex, ObserveError> {
+        let with_forge = forge_releases != ForgeReleases::Unread;
         let mut slot = self.index.lock().expect("index lock");
         if let Some(l) = slot.as_ref().filter(|l| l.with_forge || !with_forge) {
             return Ok(l.index.clone());
         }
         let (forge, repo, oci) = (self.forge, &self.target.repo, self.target.oci.as_deref());
-        let index = crate::observe::published(forge, repo, with_forge, oci, missing_is_empty)?;
+        let index = crate::observe::published(forge, repo, forge_releases, oci)?;
         *slot = Some(Listed {
             index: index.clone(),
             with_forge,

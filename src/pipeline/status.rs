@@ -21,6 +21,7 @@ use crate::tenants::plan::{BranchState, Observed};
 use super::detect::Detected;
 use super::run::Run;
 use super::{Context, Error, Selection};
+use crate::observe::ForgeReleases;
 use crate::observe::status as read;
 
 /// Detect (with the schedule, for end-of-life dates), then [`status_from`].
@@ -79,7 +80,9 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
         .as_deref()
         .filter(|_| config.publish.contains(&PublishTarget::Oci));
     // The run's index: listed once, with what this run published folded in.
-    let index = run.published(true).map_err(Error::from)?;
+    let index = run
+        .published(ForgeReleases::MissingIsEmpty)
+        .map_err(Error::from)?;
     let versions = &run.forge_versions;
     let mut releases =
         read::forge_releases(forge, &repo, (&index, &stacks), versions, &mut warnings);

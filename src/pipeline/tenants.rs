@@ -7,7 +7,7 @@ use super::detect::Detected;
 use crate::config::PublishTarget;
 use crate::config::{Config, TenantConfig};
 use crate::forge::Forge;
-use crate::observe::ObserveError;
+use crate::observe::{ForgeReleases, ObserveError};
 use crate::plan::{Plan, Step};
 use crate::tenants::plan::Observed;
 use crate::tenants::{
@@ -36,14 +36,16 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
     let oci = run.target.oci.as_deref();
     let on_forge = config.publish.contains(&PublishTarget::Forge);
     // The run's index: listed once, with what this run published folded in.
-    let index = run.published(false).map_err(|e| match e {
-        ObserveError::Forge(source) => TenantsError::Releases {
-            repo: repo.to_string(),
-            source: Box::new(source),
-        }
-        .into(),
-        ObserveError::Oci(e) => Error::Oci(e),
-    })?;
+    let index = run
+        .published(ForgeReleases::Required)
+        .map_err(|e| match e {
+            ObserveError::Forge(source) => TenantsError::Releases {
+                repo: repo.to_string(),
+                source: Box::new(source),
+            }
+            .into(),
+            ObserveError::Oci(e) => Error::Oci(e),
+        })?;
     let mut out = Vec::new();
     if on_forge {
         let known = (&index, &run.forge_versions);
