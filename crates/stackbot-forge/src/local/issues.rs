@@ -133,4 +133,90 @@ mod tests {
             crate::ForgeError::NotFound { .. }
         ));
     }
+
+    /// The dashboard's issues folder (or one issue's body) that the file system refuses is a
+    /// refusal a person must fix ([`crate::ForgeError::Denied`], exit 2), never transient I/O
+    /// trouble (exit 1, "re-running is safe"): the next hourly run would fail the same way.
+    /// Root reads any folder, so where this test finds itself privileged it runs again as
+    /// `nobody` (a copy of this test binary in the temporary folder, so that no folder of the
+    /// checkout needs to be open to that user); it never passes without having been refused.
+    #[test]
+    fn an_issues_folder_the_file_system_refuses_is_denied_not_transient() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let f = LocalForge::new(tmp.path().join("forge"), "bot", "bot@example.org");
+        let repo = RepoRef::parse("scs/cluster-stacks").unwrap();
+        let issue = f.create_issue(&repo, "Dashboard", "body", &[]).unwrap();
+        let mode = |p: &std::path::Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        let dir = f.issues_dir(&repo);
+        mode(&dir, 0o000);
+        let refused = std::fs::read_dir(&dir).is_err();
+        if !refused {
+            mode(&dir, 0o755);
+            return again_as_nobody(
+                "local::issues::tests::an_issues_folder_the_file_system_refuses_is_denied_not_transient",
+            );
+        }
+        let denied = |e: crate::ForgeError| match e {
+            crate::ForgeError::Denied { what, .. } => what,
+            other => panic!("a refused folder must be Denied, got {other:?}"),
+        };
+        let what = denied(f.list_issues(&repo, None).unwrap_err());
+        assert_eq!(
+            what,
+            dir.display().to_string(),
+            "the error names the folder"
+        );
+        mode(&dir, 0o755);
+        let body = f.issue_body_path(&repo, issue.number);
+        mode(&body, 0o000);
+        let what = denied(f.list_issues(&repo, None).unwrap_err());
+        assert_eq!(
+            what,
+            body.display().to_string(),
+            "the error names the body file"
+        );
+        mode(&body, 0o644);
+        assert_eq!(f.list_issues(&repo, None).unwrap().len(), 1);
+    }
+
+    /// Run test `name` of this binary again as user and group 65534 (`nobody`), and require
+    /// that it passed there. A privileged child (it would recurse) fails instead.
+    fn again_as_nobody(name: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::process::CommandExt;
+        const CHILD: &str = "STACKBOT_TEST_UNPRIVILEGED";
+        assert!(
+            std::env::var_os(CHILD).is_none(),
+            "running as user 65534 and still not refused: this machine cannot check that a \
+             refused folder is reported as denied (run the tests as a user without \
+             CAP_DAC_OVERRIDE)"
+        );
+        let copy = tempfile::Builder::new()
+            .prefix("stackbot-forge-test")
+            .tempdir()
+            .unwrap();
+        std::fs::set_permissions(copy.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let exe = copy.path().join("tests");
+        std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = std::process::Command::new(&exe)
+            .args([name, "--exact", "--nocapture", "--test-threads=1"])
+            .env_clear()
+            .env(CHILD, "1")
+            .env("TMPDIR", std::env::temp_dir())
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {} as user 65534: {e}", exe.display()));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && said.contains("1 passed"),
+            "the test as user 65534 ({}): {said}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
