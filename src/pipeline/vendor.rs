@@ -55,12 +55,13 @@ pub fn bring_archives(
         bytes: limits.max_bytes,
         setting: "limits.upstream.max_bytes",
     };
+    let yaml = limits.yaml();
     let now = crate::package::chart::go_time(&ctx.clock.now().fixed_offset());
     let mut indexes = BTreeMap::new();
     let mut out = Vec::new();
     for need in needed {
-        let fetched =
-            crate::charts::fetch_archive(&http, &need, bound, &mut indexes).map_err(|e| {
+        let fetched = crate::charts::fetch_archive(&http, &need, bound, &yaml, &mut indexes)
+            .map_err(|e| {
                 Error::from(e).context(format!(
                     "fetching the chart archive {} for {} {}",
                     need.path(),

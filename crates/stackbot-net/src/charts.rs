@@ -70,11 +70,13 @@ pub struct Fetched {
 
 /// Read the repository index (once per index URL: `indexes` keeps the ones read, as a set's
 /// charts often share one repository and its index can be megabytes) and download `need`'s
-/// archive, checked. `bound` limits the archive's size.
+/// archive, checked. `bound` limits the archive's size, `limits` how the index is read
+/// (`limits.upstream`).
 pub fn fetch_archive(
     http: &HttpClient,
     need: &NeededArchive,
     bound: Bound,
+    limits: &stackbot_core::yaml::Limits,
     indexes: &mut BTreeMap<String, String>,
 ) -> Result<Fetched, Box<FetchError>> {
     let unreachable = |what: &'static str| {
@@ -99,7 +101,8 @@ pub fn fetch_archive(
         url: index_url.clone(),
         message,
     };
-    let entry = helm::archive_entry(index_body, &need.repository, &need.chart, &need.version)
+    let (chart, version) = (&need.chart, &need.version);
+    let entry = helm::archive_entry(index_body, &need.repository, chart, version, limits)
         .map_err(not_published)?
         .ok_or_else(|| not_published("the repository's index does not list this version".into()))?;
     let url = entry

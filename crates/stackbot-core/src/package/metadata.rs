@@ -57,9 +57,15 @@ impl Metadata {
 
     /// Parse a `metadata.yaml` of an existing release (any indent), validating like CSO's
     /// `ensureMetadata`: all three versions present and in dot form, kubernetes `vX.Y.Z`.
+    /// Read within the upstream YAML limits, as [`kubernetes`] is: the file is a release
+    /// asset anyone with write access to the forge or the registry could replace.
     pub fn parse(text: &str) -> Result<Self, PackageError> {
-        let doc: yaml_serde::Value = yaml_serde::from_str(text)
-            .map_err(|e| PackageError::invalid(FILE, format!("is not valid YAML: {e}")))?;
+        let limits = crate::config::UpstreamLimits::default().yaml();
+        let doc: yaml_serde::Value =
+            crate::yaml::from_str(text, FILE, &limits).map_err(|e| match e.limit {
+                Some(_) => PackageError::invalid(FILE, e.message),
+                None => PackageError::invalid(FILE, format!("is {}", e.message)),
+            })?;
         // `field` is the dotted path, as messages name it.
         let s = |field: &str| -> Result<&str, PackageError> {
             crate::yaml::get_str(&doc, &field.split('.').collect::<Vec<_>>())
@@ -114,6 +120,21 @@ mod tests {
         let expected = "apiVersion: metadata.clusterstack.x-k8s.io/v1alpha1\nversions:\n    clusterStack: v0-sha.azlfam7\n    kubernetes: v1.34.7\n    components:\n        clusterAddon: v0-sha.azlfam7\n        nodeImage: v0-sha.azlfam7\n";
         assert_eq!(m.to_yaml(), expected);
         assert_eq!(Metadata::parse(expected).unwrap(), m);
+    }
+
+    #[test]
+    fn a_metadata_file_whose_aliases_expand_past_the_limits_is_refused_unbuilt() {
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for (i, prev) in ["b", "c", "d", "e", "f", "g"]
+            .iter()
+            .zip(["a", "b", "c", "d", "e", "f"])
+        {
+            bomb.push_str(&format!("{i}: &{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        }
+        let e = Metadata::parse(&bomb).unwrap_err().to_string();
+        assert!(e.contains("limits.upstream.max_nodes"), "{e}");
+        let e = Metadata::parse("versions: [").unwrap_err().to_string();
+        assert!(e.contains("is not valid YAML"), "{e}");
     }
 
     #[test]

@@ -46,8 +46,9 @@ pub fn index_url(repository: &str) -> String {
 pub fn parse_index(text: &str) -> Result<HelmIndex, String> {
     let limits = crate::config::UpstreamLimits::default().yaml();
     let mut charts: BTreeMap<String, Vec<ChartVersion>> = BTreeMap::new();
-    walk(text, "index.yaml", &limits, &|_| true, &mut |name, v| {
-        charts.entry(name.to_string()).or_default().extend(v);
+    walk(text, "index.yaml", &limits, &|_| true, &mut |name, e| {
+        let versions = charts.entry(name.to_string()).or_default();
+        versions.extend(e.and_then(Listed::chart_version));
     })?;
     Ok(HelmIndex { charts })
 }
@@ -62,43 +63,40 @@ pub struct ArchiveEntry {
 }
 
 /// The index entry of `chart` at exactly `version`, `None` when the index does not list it.
-/// `Err` when `text` is no Helm index.
+/// `Err` when `text` is no Helm index, or is over `limits`. Read as it streams, like
+/// [`search`]: an index is megabytes from a repository nobody here controls, so it is never
+/// built whole.
 pub fn archive_entry(
     text: &str,
     repository: &str,
     chart: &str,
     version: &str,
+    limits: &crate::yaml::Limits,
 ) -> Result<Option<ArchiveEntry>, String> {
-    let doc: yaml_serde::Value =
-        yaml_serde::from_str(text).map_err(|e| format!("index.yaml: not YAML: {e}"))?;
-    let Some(entries) = doc.get("entries").and_then(|e| e.get(chart)) else {
-        if doc.get("entries").is_none() {
-            return Err("index.yaml: no `entries`: not a Helm repository index".into());
-        }
-        return Ok(None);
-    };
+    let mut found: Option<Listed> = None;
+    walk(
+        text,
+        "index.yaml",
+        limits,
+        &|name| name == chart,
+        &mut |_, e| {
+            if found.is_none() {
+                found = e.filter(|e| e.version.as_deref() == Some(version));
+            }
+        },
+    )?;
     let base = repository.trim_end_matches('/');
-    let found = entries
-        .as_sequence()
-        .into_iter()
-        .flatten()
-        .find(|e| e.get("version").and_then(|v| v.as_str()) == Some(version));
     Ok(found.map(|e| ArchiveEntry {
-        urls: e
-            .get("urls")
-            .and_then(|u| u.as_sequence())
-            .into_iter()
-            .flatten()
-            .filter_map(|u| u.as_str())
+        urls: (e.urls.into_iter())
             .map(|u| {
                 if u.contains("://") {
-                    u.to_string()
+                    u
                 } else {
                     format!("{base}/{}", u.trim_start_matches('/'))
                 }
             })
             .collect(),
-        digest: e.get("digest").and_then(|d| d.as_str()).map(str::to_string),
+        digest: e.digest,
     }))
 }
 
@@ -128,8 +126,10 @@ pub fn search(
         .collect();
     let mut best: Vec<Option<ChartVersion>> = vec![None; queries.len()];
     let wanted = |name: &str| queries.iter().any(|q| q.chart == name);
-    walk(text, source, limits, &wanted, &mut |name, v| {
-        let Some(v) = v else { return };
+    walk(text, source, limits, &wanted, &mut |name, e| {
+        let Some(v) = e.and_then(Listed::chart_version) else {
+            return;
+        };
         for (i, q) in queries.iter().enumerate() {
             if q.chart == name
                 && let Ok(m) = &matchers[i]
@@ -147,15 +147,43 @@ pub fn search(
         .collect())
 }
 
-/// Walk the index's events, handing `found` every entry of a chart `wanted` names (`None`
-/// for an entry without a semver version, so a chart listed empty is still seen). Everything
+/// What the index lists for one entry of a chart, its fields as `yaml_serde` would type
+/// them (a field that is not a string is absent).
+struct Listed {
+    version: Option<String>,
+    digest: Option<String>,
+    created: Option<String>,
+    deprecated: bool,
+    urls: Vec<String>,
+}
+
+/// A chart's entries as they come past: `None` once per chart before its entries, so a chart
+/// listed empty is still seen.
+type Found<'a> = dyn FnMut(&str, Option<Listed>) + 'a;
+
+impl Listed {
+    /// The entry as a published version; `None` without a semver version.
+    fn chart_version(self) -> Option<ChartVersion> {
+        let version = semver::Version::parse(self.version.as_deref()?).ok()?;
+        Some(ChartVersion {
+            version,
+            digest: self.digest,
+            created: (self.created)
+                .and_then(|c| chrono::DateTime::parse_from_rfc3339(&c).ok())
+                .map(|c| c.with_timezone(&chrono::Utc)),
+            deprecated: self.deprecated,
+        })
+    }
+}
+
+/// Walk the index's events, handing `found` every entry of a chart `wanted` names. Everything
 /// else is skipped as it streams, counted against `limits` all the same.
 fn walk(
     text: &str,
     source: &str,
     limits: &crate::yaml::Limits,
     wanted: &dyn Fn(&str) -> bool,
-    found: &mut dyn FnMut(&str, Option<ChartVersion>),
+    found: &mut Found<'_>,
 ) -> Result<(), String> {
     use crate::yaml::Event;
     let mut r = crate::yaml::Reader::streaming(text, source, limits).map_err(|e| e.to_string())?;
@@ -191,7 +219,7 @@ fn root(
     r: &mut crate::yaml::Reader<'_>,
     source: &str,
     wanted: &dyn Fn(&str) -> bool,
-    found: &mut dyn FnMut(&str, Option<ChartVersion>),
+    found: &mut Found<'_>,
 ) -> Result<bool, String> {
     let mut seen = false;
     while let Some((key, value)) = pair(r, source)? {
@@ -260,7 +288,7 @@ fn versions(
     r: &mut crate::yaml::Reader<'_>,
     source: &str,
     chart: &str,
-    found: &mut dyn FnMut(&str, Option<ChartVersion>),
+    found: &mut Found<'_>,
 ) -> Result<(), String> {
     use crate::yaml::Event;
     // The chart is listed even when it has no entry.
@@ -280,10 +308,20 @@ fn versions(
 
 /// One entry's fields, read as `yaml_serde` would type them: a version is a string, a plain
 /// `true` is a boolean, a plain number is no digest.
-fn entry(r: &mut crate::yaml::Reader<'_>, source: &str) -> Result<Option<ChartVersion>, String> {
+fn entry(r: &mut crate::yaml::Reader<'_>, source: &str) -> Result<Option<Listed>, String> {
     use crate::yaml::Event;
-    let (mut version, mut digest, mut created, mut deprecated) = (None, None, None, false);
+    let mut e = Listed {
+        version: None,
+        digest: None,
+        created: None,
+        deprecated: false,
+        urls: Vec::new(),
+    };
     while let Some((key, value)) = pair(r, source)? {
+        if let (Some("urls"), Event::SequenceStart { .. }) = (key.as_deref(), &value) {
+            e.urls = strings(r, source)?;
+            continue;
+        }
         let Event::Scalar {
             value: v,
             plain,
@@ -298,28 +336,50 @@ fn entry(r: &mut crate::yaml::Reader<'_>, source: &str) -> Result<Option<ChartVe
             continue;
         };
         let text = String::from_utf8_lossy(v).into_owned();
-        let string = (!*plain || *tagged || !resolves_to_non_string(&text)).then_some(text);
+        let string = string_typed(text, *plain, *tagged);
         match key.as_deref() {
-            Some("version") => version = string,
-            Some("digest") => digest = string,
-            Some("created") => created = string,
+            Some("version") => e.version = string,
+            Some("digest") => e.digest = string,
+            Some("created") => e.created = string,
             Some("deprecated") => {
-                deprecated =
+                e.deprecated =
                     *plain && !*tagged && matches!(v.as_slice(), b"true" | b"True" | b"TRUE");
             }
             _ => {}
         }
     }
-    Ok(version
-        .and_then(|v| semver::Version::parse(&v).ok())
-        .map(|version| ChartVersion {
-            version,
-            digest,
-            created: created
-                .and_then(|c| chrono::DateTime::parse_from_rfc3339(&c).ok())
-                .map(|c| c.with_timezone(&chrono::Utc)),
-            deprecated,
-        }))
+    Ok(Some(e))
+}
+
+/// The scalar `text` when `yaml_serde` would read it as a string.
+fn string_typed(text: String, plain: bool, tagged: bool) -> Option<String> {
+    (!plain || tagged || !resolves_to_non_string(&text)).then_some(text)
+}
+
+/// The string items of a sequence (`urls`), up to its end; other items are skipped.
+fn strings(r: &mut crate::yaml::Reader<'_>, source: &str) -> Result<Vec<String>, String> {
+    use crate::yaml::Event;
+    let mut out = Vec::new();
+    loop {
+        match r.next_event() {
+            None => return Err(format!("{source}: the document ends inside `urls`")),
+            Some(e) => match e.map_err(|e| e.to_string())? {
+                Event::SequenceEnd => return Ok(out),
+                Event::Scalar {
+                    value,
+                    plain,
+                    tagged,
+                    ..
+                } => out.extend(string_typed(
+                    String::from_utf8_lossy(&value).into_owned(),
+                    plain,
+                    tagged,
+                )),
+                Event::Alias { anchor } => return Err(alias(r, source, &anchor)),
+                other => skip(r, &other)?,
+            },
+        }
+    }
 }
 
 /// Whether a plain scalar reads as null, a boolean or a number (as `yaml_serde` resolves it),
@@ -625,6 +685,76 @@ mod tests {
             search(&bomb, "https://h/index.yaml", &q, None, &limits).unwrap()[0],
             Ok(None)
         );
+    }
+
+    /// Every entry of the real indexes among the fixtures is found as the whole parsed
+    /// document lists it (the first entry of that version, its URLs resolved against the
+    /// repository as Helm does), without the document ever being built whole.
+    #[test]
+    fn archive_entry_streams_what_the_parsed_index_lists() {
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
+        let limits = crate::config::UpstreamLimits::default().yaml();
+        let repo = "https://kubernetes.github.io/cloud-provider-openstack/";
+        let mut checked = 0;
+        for file in [
+            "helm-indexes/cloud-provider-openstack-2026-05-13.yaml",
+            "helm-indexes/metrics-server-2026-06-11.yaml",
+            "upstream/helm-index-cilium.yaml",
+        ] {
+            let text = std::fs::read_to_string(format!("{fixtures}/{file}")).unwrap();
+            let doc: yaml_serde::Value = yaml_serde::from_str(&text).unwrap();
+            for (chart, list) in doc["entries"].as_mapping().unwrap() {
+                let (chart, list) = (chart.as_str().unwrap(), list.as_sequence().unwrap());
+                for e in list {
+                    let version = e["version"].as_str().unwrap();
+                    let got = archive_entry(&text, repo, chart, version, &limits);
+                    let got = got.unwrap().unwrap();
+                    let first = list.iter().find(|x| x["version"].as_str() == Some(version));
+                    let first = first.unwrap();
+                    assert_eq!(got.digest.as_deref(), first["digest"].as_str());
+                    let urls: Vec<&str> = (first["urls"].as_sequence().into_iter().flatten())
+                        .filter_map(|u| u.as_str())
+                        .collect();
+                    assert_eq!(got.urls.len(), urls.len(), "{file}: {chart} {version}");
+                    for (g, u) in got.urls.iter().zip(urls) {
+                        assert!(g.starts_with("https://") && g.ends_with(u), "{g} for {u}");
+                    }
+                    checked += 1;
+                }
+            }
+            let missing = archive_entry(&text, repo, "openstack-cinder-csi", "9.9.9", &limits);
+            assert_eq!(missing, Ok(None), "{file}");
+        }
+        assert!(checked > 100, "the fixtures list many entries ({checked})");
+    }
+
+    #[test]
+    fn archive_entry_resolves_relative_urls_and_refuses_what_is_no_index() {
+        let limits = crate::config::UpstreamLimits::default().yaml();
+        let text = "entries:\n  c:\n  - version: 1.2.3\n    digest: abc\n    urls: [charts/c-1.2.3.tgz, /d/c.tgz, \"https://m/c.tgz\", 7]\n  - version: 1.2.3\n    digest: second\n";
+        let e = archive_entry(text, "https://h/r/", "c", "1.2.3", &limits)
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.digest.as_deref(), Some("abc"), "the first entry wins");
+        assert_eq!(
+            e.urls,
+            [
+                "https://h/r/charts/c-1.2.3.tgz",
+                "https://h/r/d/c.tgz",
+                "https://m/c.tgz"
+            ],
+            "a plain number is no URL"
+        );
+        assert!(archive_entry("apiVersion: v1\n", "https://h", "c", "1", &limits).is_err());
+        let aliased = "x: &u [a.tgz]\nentries:\n  c:\n  - version: 1.0.0\n    urls: *u\n";
+        let e = archive_entry(aliased, "https://h", "c", "1.0.0", &limits).unwrap_err();
+        assert!(e.contains("alias `*u`"), "{e}");
+        let small = crate::yaml::Limits {
+            max_bytes: 10,
+            ..limits
+        };
+        let e = archive_entry(text, "https://h", "c", "1.2.3", &small).unwrap_err();
+        assert!(e.contains("limits.upstream.max_bytes"), "{e}");
     }
 
     #[test]
