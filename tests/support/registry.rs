@@ -45,6 +45,33 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Whether the socket listening on loopback `port` is `child`'s (another test's registry may
+/// answer on a port both were handed). Read from `/proc` (the listening socket's inode among
+/// the child's file descriptors); where `/proc` cannot say, the child still running 200 ms
+/// after the answer (it would have exited with "address already in use").
+fn listens_on(child: &mut Child, port: u16) -> bool {
+    let listening = std::fs::read_to_string("/proc/net/tcp")
+        .ok()
+        .and_then(|tcp| {
+            // sl local_address rem_address st ... inode: `0100007F:<port hex>`, state 0A = LISTEN.
+            tcp.lines().skip(1).find_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let local_port = u16::from_str_radix(f.get(1)?.split_once(':')?.1, 16).ok()?;
+                (local_port == port && f.get(3) == Some(&"0A"))
+                    .then(|| f.get(9).map(|i| i.to_string()))?
+            })
+        });
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", child.id()));
+    if let (Some(inode), Ok(fds)) = (listening, fds) {
+        let socket = format!("socket:[{inode}]");
+        return fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == socket.as_str())
+        });
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    matches!(child.try_wait(), Ok(None))
+}
+
 /// Status code of `GET /v2/`, or `None` while the registry is not answering.
 fn probe(addr: &str) -> Option<u16> {
     let mut s = TcpStream::connect(addr).ok()?;
@@ -109,7 +136,8 @@ run the OCI registry install step of .ci/run (apt-get install -y docker-registry
             if let Some(seed) = seed.filter(|s| s.exists()) {
                 super::copy_dir(seed, &dir.path().join("data"));
             }
-            let addr = format!("127.0.0.1:{}", free_port());
+            let port = free_port();
+            let addr = format!("127.0.0.1:{port}");
             let config = write_config(dir.path(), &addr, auth);
             // Its log goes to a file: a pipe nobody reads fills up after some hundred
             // requests and then blocks every request that logs (long simulations hang).
@@ -127,10 +155,9 @@ run the OCI registry install step of .ci/run (apt-get install -y docker-registry
                 if let Some(code) = probe(&addr) {
                     // Parallel tests can be handed the same free port: then the answer comes
                     // from another test's registry and ours exits ("address already in use").
-                    // Only a matching answer while our child still runs is ours.
+                    // Only a matching answer from the socket our child listens on is ours.
                     let expected = if auth.is_some() { 401 } else { 200 };
-                    std::thread::sleep(Duration::from_millis(200));
-                    if code == expected && matches!(child.try_wait(), Ok(None)) {
+                    if code == expected && listens_on(&mut child, port) {
                         return TestRegistry { child, addr, dir };
                     }
                     let _ = child.kill();
