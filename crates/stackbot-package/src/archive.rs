@@ -80,10 +80,31 @@ pub struct ReadEntry {
     pub mtime: u64,
 }
 
-/// Read every entry of a `.tgz` (used for vendored subcharts and in tests).
+/// Helm's bounds on expanding a chart archive (`loader.MaxDecompressedChartSize` and
+/// `MaxDecompressedFileSize` in `pkg/chart/loader/archive.go`). A vendored subchart comes from
+/// a chart repository nobody here controls, and a few kilobytes of gzip can expand to
+/// gigabytes; Helm refuses a chart past these, so the port refuses it too, before the memory
+/// is spent.
+pub const MAX_DECOMPRESSED_CHART: u64 = 100 * 1024 * 1024;
+/// See [`MAX_DECOMPRESSED_CHART`].
+pub const MAX_DECOMPRESSED_FILE: u64 = 5 * 1024 * 1024;
+
+/// Read every entry of a `.tgz` (vendored subcharts, and checks in tests), within Helm's
+/// bounds ([`MAX_DECOMPRESSED_CHART`], [`MAX_DECOMPRESSED_FILE`]).
 pub fn read_tgz(bytes: &[u8]) -> std::io::Result<Vec<ReadEntry>> {
+    read_tgz_within(bytes, MAX_DECOMPRESSED_CHART, MAX_DECOMPRESSED_FILE)
+}
+
+/// [`read_tgz`] with the bounds given, checked as Helm's `LoadArchiveFiles` checks them: each
+/// file's declared size against what is left and against the per-file bound before it is
+/// read, then what was read (a chart that exactly fills `chart_max` is refused, as Helm's
+/// `remainingSize <= 0` refuses it). Extension headers do not count, as in Helm.
+fn read_tgz_within(bytes: &[u8], chart_max: u64, file_max: u64) -> std::io::Result<Vec<ReadEntry>> {
+    let over = |what: String| std::io::Error::other(format!("{what} (Helm refuses it too)"));
+    let whole = || format!("the decompressed chart is larger than the maximum size {chart_max}");
     let mut a = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
     let mut out = Vec::new();
+    let mut remaining = chart_max;
     for e in a.entries()? {
         let mut e = e?;
         let name = String::from_utf8_lossy(&e.path_bytes()).into_owned();
@@ -92,9 +113,29 @@ pub fn read_tgz(bytes: &[u8]) -> std::io::Result<Vec<ReadEntry>> {
         let mtime = e.header().mtime()?;
         let data = if kind.is_dir() {
             None
-        } else {
+        } else if matches!(
+            kind,
+            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader
+        ) {
             let mut v = Vec::new();
-            e.read_to_end(&mut v)?;
+            (&mut e).take(file_max).read_to_end(&mut v)?;
+            Some(v)
+        } else {
+            let size = e.header().size()?;
+            if size > remaining {
+                return Err(over(whole()));
+            }
+            if size > file_max {
+                return Err(over(format!(
+                    "the decompressed chart file `{name}` is larger than the maximum file size {file_max}"
+                )));
+            }
+            let mut v = Vec::new();
+            (&mut e).take(remaining).read_to_end(&mut v)?;
+            remaining -= v.len() as u64;
+            if (v.len() as u64) < size || remaining == 0 {
+                return Err(over(whole()));
+            }
             Some(v)
         };
         out.push(ReadEntry {
@@ -128,6 +169,50 @@ mod tests {
         assert_eq!(back[1].data.as_deref(), Some(b"name: x\n".as_slice()));
         assert!(back.iter().all(|e| e.mtime == 0));
         assert_eq!(back[1].mode, FILE_MODE);
+    }
+
+    /// A vendored subchart is expanded only as far as Helm expands one: a file over 5 MiB, or
+    /// a chart over 100 MiB in all, is refused (naming the file, or the bound) before its
+    /// bytes are held, however small the gzip (these are kilobytes of zeros).
+    #[test]
+    fn an_archive_is_expanded_only_within_helms_bounds() {
+        let big = vec![0u8; MAX_DECOMPRESSED_FILE as usize + 1];
+        let bomb = [
+            TarEntry::File("c/Chart.yaml", b"name: c\n"),
+            TarEntry::File("c/big", &big),
+        ];
+        let tgz = gzip(&tar(&bomb).unwrap(), GzipHeader::default()).unwrap();
+        assert!(tgz.len() < 64 * 1024, "{} bytes", tgz.len());
+        let e = read_tgz(&tgz).unwrap_err().to_string();
+        assert!(
+            e.contains("`c/big` is larger than the maximum file size 5242880"),
+            "{e}"
+        );
+        // At the file bound it is read.
+        let at = vec![0u8; MAX_DECOMPRESSED_FILE as usize];
+        let ok = [TarEntry::File("c/at", &at)];
+        let tgz = gzip(&tar(&ok).unwrap(), GzipHeader::default()).unwrap();
+        assert_eq!(
+            read_tgz(&tgz).unwrap()[0].data.as_ref().unwrap().len(),
+            at.len()
+        );
+        // The whole: the declared size against what is left, and a chart that fills it.
+        let files = [
+            TarEntry::File("c/a", &[1; 40]),
+            TarEntry::File("c/b", &[2; 40]),
+        ];
+        let tgz = gzip(&tar(&files).unwrap(), GzipHeader::default()).unwrap();
+        let e = read_tgz_within(&tgz, 79, 50).unwrap_err().to_string();
+        assert!(e.contains("larger than the maximum size 79"), "{e}");
+        assert!(
+            read_tgz_within(&tgz, 80, 50).is_err(),
+            "exactly full is refused, as in Helm"
+        );
+        assert_eq!(read_tgz_within(&tgz, 81, 50).unwrap().len(), 2);
+        assert!(
+            read_tgz_within(&tgz, 81, 39).is_err(),
+            "each file against its bound"
+        );
     }
 
     #[test]
