@@ -77,14 +77,26 @@ impl<'a> Run<'a> {
 
     /// The index of what is published for tenants and the status report: the forge's releases
     /// only when `publish` lists the forge (with `publish: [oci]` alone the forge's release
-    /// list is not read at all), the OCI tags when OCI is a target. `if_missing` says what a
-    /// repository that does not exist means when the forge's releases are read.
-    pub fn published(&self, if_missing: ForgeReleases) -> Result<ReleaseIndex, ObserveError> {
-        let publish = &self.ctx.loaded.config.publish;
-        if !publish.contains(&PublishTarget::Forge) {
-            return Ok(self.listed(ForgeReleases::Unread)?.oci_only());
-        }
-        self.listed(if_missing)
+    /// list is not read at all), the OCI tags when OCI is a target. `reads` says what a
+    /// repository that does not exist means when the forge's releases are read; whatever it
+    /// says, they are read only when `publish` lists the forge.
+    pub fn published(&self, reads: ForgeReleases) -> Result<ReleaseIndex, ObserveError> {
+        let on_forge = self
+            .ctx
+            .loaded
+            .config
+            .publish
+            .contains(&PublishTarget::Forge);
+        let reads = if on_forge {
+            reads
+        } else {
+            ForgeReleases::Unread
+        };
+        let index = self.listed(reads)?;
+        Ok(match reads {
+            ForgeReleases::Unread => index.oci_only(),
+            _ => index,
+        })
     }
 
     /// The index the conformance gate's status reads: every forge release (the candidates'
