@@ -18,8 +18,8 @@
 //! `stackbot_forge` re-exports the forge's data types of `stackbot_core::forge`).
 
 pub use stackbot_core::{
-    adopt, body, compliance, config, error, gate, index, init, lock, model, outcome, package, plan,
-    render, report, resolve, status, tenants, yaml,
+    adopt, body, compliance, error, gate, index, init, model, outcome, plan, resolve, status,
+    tenants, yaml,
 };
 /// The forge: the `Forge` trait, the local and GitHub forges, the test doubles.
 pub use stackbot_forge as forge;
@@ -40,9 +40,44 @@ pub mod env {
     pub use stackbot_core::env::*;
 }
 
+/// The configuration ([`stackbot_core::config`]) and its one reader of the file.
+pub mod config {
+    pub use crate::files::load_config as load;
+    pub use stackbot_core::config::*;
+}
+
+/// The lock ([`stackbot_core::lock`]) and its reader and writer on disk.
+pub mod lock {
+    pub use crate::files::{load_lock as load, save_lock as save, write_atomic};
+    pub use stackbot_core::lock::*;
+}
+
+/// Rendering ([`stackbot_core::render`]) and the template and stack trees on disk.
+pub mod render {
+    pub use crate::files::render::*;
+    pub use stackbot_core::render::*;
+}
+
+/// Packaging ([`stackbot_core::package`]) and the release directory on disk.
+pub mod package {
+    pub use crate::files::package::*;
+    pub use stackbot_core::package::*;
+}
+
+/// Reports ([`stackbot_core::report`]); `report::github` adds the Actions files' writer.
+pub mod report {
+    pub use stackbot_core::report::*;
+    /// GitHub Actions: workflow commands and environment files, and their writer.
+    pub mod github {
+        pub use crate::files::actions::*;
+        pub use stackbot_core::report::github::*;
+    }
+}
+
 pub mod apply;
 pub mod cli;
 pub mod fan_out;
+pub mod files;
 pub mod observe;
 pub mod pipeline;
 mod process;

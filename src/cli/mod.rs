@@ -12,6 +12,7 @@ use crate::env::Env;
 use crate::error::ExitStatus;
 use crate::forge::Forge;
 use crate::pipeline::Context;
+use crate::report::github::ActionsFiles;
 
 pub mod activity;
 pub mod adopt;
@@ -260,7 +261,11 @@ pub fn main() -> i32 {
     };
     let global = Global::for_process(&cli);
     crate::report::set_quiet(global.quiet);
-    crate::report::set_terminal(global.env.get("NO_COLOR"), global.env.get("TERM"));
+    crate::report::set_terminal(
+        global.env.get("NO_COLOR"),
+        global.env.get("TERM"),
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    );
     init_tracing(&global);
     let result = run(&cli.command, &global);
     crate::cli::activity::finish();

@@ -9,6 +9,7 @@ use crate::error::{ExitStatus, InvalidInput};
 use crate::model::{Minor, ReleaseName, StackId};
 use crate::pipeline::{self, Selection as PipelineSelection};
 use crate::plan::{Overrides, Plan};
+use crate::report::github::ActionsFiles;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -155,7 +156,10 @@ pub struct Args {
 pub fn print_plan(p: &Plan, g: &Global, with_diffs: bool) -> anyhow::Result<()> {
     let actions = g.actions();
     let preview = crate::report::from_plan::preview(p, None);
-    let comment = crate::report::preview::emit(&preview, &actions)?;
+    let (full, comment) = crate::report::preview::emitted(&preview, &actions);
+    if let Some(full) = full {
+        actions.append_summary(&full)?;
+    }
     actions.set_output("preview", &comment)?;
     match g.format {
         Format::Json => {

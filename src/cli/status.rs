@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::{Format, Global};
 use crate::error::ExitStatus;
 use crate::pipeline::Selection;
+use crate::report::github::ActionsFiles;
 
 const EXAMPLES: &str = "\
 Reads only (no token needed on the local forge): upstream, the releases on the forge and in the

@@ -3,6 +3,7 @@
 
 use super::{Format, Global};
 use crate::error::{ExitStatus, InvalidInput};
+use crate::report::github::ActionsFiles;
 use crate::tenants::{self, Options, Outcome, TenantReport};
 
 const EXAMPLES: &str = "\

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::adopt::{self, Adoption, Layout};
 use crate::config;
 use crate::error::InvalidInput;
-use crate::lock::{self, LOCK_FILE, Lock};
+use crate::lock::{self, LOCK_FILE};
 use crate::render;
 
 use super::Error;
@@ -94,7 +94,7 @@ fn target(
         // The setup's templates must render this tree from its release set: then the two
         // stacks differ only in what the release sets pin.
         let templates = render::load_templates(&loaded.resolve(&stack.templates))?;
-        let lock = Lock::load(&a.into.join(LOCK_FILE)).map_err(invalid)?;
+        let lock = lock::load(&a.into.join(LOCK_FILE)).map_err(invalid)?;
         let mut known = lock.clone();
         adoption.add_to(&mut known);
         let rendered = render::render_stack(&templates, stack, &adoption.release_set, &known);
@@ -179,14 +179,14 @@ pub fn adopt(a: &Request) -> Result<Adopted, Error> {
             Target::Fresh => {
                 render::replace_dir(&a.into.join(&layout.templates), &adoption.templates)
                     .map_err(io(format!("writing {}", layout.templates.display())))?;
-                adoption.lock().save(&lock_path).map_err(invalid)?;
+                lock::save(&adoption.lock(), &lock_path).map_err(invalid)?;
                 lock::write_atomic(&a.into.join("stackbot.yaml"), adoption.config.as_bytes())
                     .map_err(io(format!("writing {}/stackbot.yaml", a.into.display())))?;
             }
             Target::AddMinor => {
-                let mut lock = Lock::load(&lock_path).map_err(invalid)?;
-                adoption.add_to(&mut lock);
-                lock.save(&lock_path).map_err(invalid)?;
+                let mut known = lock::load(&lock_path).map_err(invalid)?;
+                adoption.add_to(&mut known);
+                lock::save(&known, &lock_path).map_err(invalid)?;
             }
         }
     }

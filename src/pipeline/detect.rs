@@ -35,7 +35,7 @@ pub fn detect_with(
 pub fn checkout_lock(ctx: &Context) -> Option<crate::lock::Lock> {
     let path = ctx.loaded.base_dir.join(crate::lock::LOCK_FILE);
     path.exists()
-        .then(|| crate::lock::Lock::load(&path).ok())
+        .then(|| crate::lock::load(&path).ok())
         .flatten()
 }
 

@@ -97,7 +97,7 @@ fn display_path(p: &Path, base: &Path) -> String {
 pub fn render(ctx: &Context, req: &Request) -> Result<Rendered, Error> {
     let loaded = &ctx.loaded;
     let lock_path = loaded.base_dir.join(LOCK_FILE);
-    let lock = Lock::load(&lock_path).map_err(InvalidInput::from_display)?;
+    let lock = lock::load(&lock_path).map_err(InvalidInput::from_display)?;
     let from_file = read_release_sets(req)?;
     let candidates: Vec<ReleaseSet> = from_file
         .clone()
@@ -384,7 +384,7 @@ fn record_sets(
         let diff = crate::report::from_plan::unified(&a, &b, on_disk.as_bytes(), wanted.as_bytes());
         out.diff.push_str(&diff.unwrap_or_default());
     } else {
-        updated.save(lock_path).map_err(|e| Error::Io {
+        lock::save(&updated, lock_path).map_err(|e| Error::Io {
             what: format!("cannot write {}", lock_path.display()),
             source: std::io::Error::other(e.to_string()),
         })?;

@@ -70,7 +70,7 @@ fn check_minors(ctx: &Context) -> Result<Vec<(crate::model::StackId, String)>, E
 pub fn validate(ctx: &Context) -> Result<Vec<Checked>, Error> {
     let loaded = &ctx.loaded;
     let lock_path = loaded.base_dir.join(LOCK_FILE);
-    let lock = Lock::load(&lock_path).map_err(InvalidInput::from_display)?;
+    let lock = crate::lock::load(&lock_path).map_err(InvalidInput::from_display)?;
     for set in &lock.release_sets {
         if loaded.stack(&set.stack).is_none() {
             return Err(InvalidInput(format!(

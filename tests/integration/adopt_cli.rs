@@ -79,7 +79,7 @@ fn adopt_and_render(stack: &Path, into: &Path) -> PathBuf {
     let (code, out, err) = run(&["-c", s(&cfg), "render", "--check"]);
     assert_eq!(code, 0, "render --check right after render:\n{out}\n{err}");
     let loaded = stackbot::config::load(&cfg).unwrap();
-    let lock = stackbot::lock::Lock::load(&into.join("stackbot.lock")).unwrap();
+    let lock = stackbot::lock::load(&into.join("stackbot.lock")).unwrap();
     assert_eq!(lock.release_sets.len(), 1);
     let set = &lock.release_sets[0];
     stackbot::render::output_dir(&loaded, &loaded.config.stacks[0], set.minor())
@@ -220,7 +220,7 @@ fn version_bearing_values_become_expressions_and_nothing_else_changes() {
         t("versions.yaml.tera"),
         "{% for row in table %}- kubernetes: {{ row.kubernetes.major }}.{{ row.kubernetes.minor }}.{{ row.kubernetes.patch }}\n  cinder_csi: {{ row.components.csi }}\n  occm: {{ row.components.ccm }}\n{% endfor %}"
     );
-    let lock = stackbot::lock::Lock::load(&dir.path().join("stackbot.lock")).unwrap();
+    let lock = stackbot::lock::load(&dir.path().join("stackbot.lock")).unwrap();
     let history = &lock.history[&lock.release_sets[0].stack];
     assert_eq!(
         history.images.len(),
@@ -305,7 +305,7 @@ fn an_adopted_tree_rendered_for_the_next_minor_passes_package_validation() {
         adopt_and_render(&path, &into);
         let cfg_path = into.join("stackbot.yaml");
         let loaded = stackbot::config::load(&cfg_path).unwrap();
-        let lock = stackbot::lock::Lock::load(&into.join("stackbot.lock")).unwrap();
+        let lock = stackbot::lock::load(&into.join("stackbot.lock")).unwrap();
         let set = next_minor_set(&lock.release_sets[0], &loaded.config.stacks[0]);
         let sets = dir.path().join("next.yaml");
         std::fs::write(&sets, yaml_serde::to_string(&vec![set.clone()]).unwrap()).unwrap();
@@ -389,7 +389,7 @@ fn adopting_1_33_and_rendering_the_1_34_set_repeats_the_human_minor_switch() {
         &shared::reference_stack("a931cdb", "openstack", "scs2"),
         &new,
     );
-    let new_set = stackbot::lock::Lock::load(&new.join("stackbot.lock"))
+    let new_set = stackbot::lock::load(&new.join("stackbot.lock"))
         .unwrap()
         .release_sets
         .remove(0);
@@ -455,7 +455,7 @@ fn a_second_minor_of_the_same_stack_joins_the_setup_when_the_templates_agree() {
     // The same stack for 1.33, as the adopted templates render it.
     let cfg = into.join("stackbot.yaml");
     let loaded = stackbot::config::load(&cfg).unwrap();
-    let lock = stackbot::lock::Lock::load(&into.join("stackbot.lock")).unwrap();
+    let lock = stackbot::lock::load(&into.join("stackbot.lock")).unwrap();
     let mut set33 = lock.release_sets[0].clone();
     set33.kubernetes = "v1.33.10".parse().unwrap();
     let (name, url) = loaded.config.stacks[0].node_image.expand(set33.kubernetes);
@@ -478,7 +478,7 @@ fn a_second_minor_of_the_same_stack_joins_the_setup_when_the_templates_agree() {
     let (code, out, err) = run(&["adopt", s(&stack33), "--into", s(&into)]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("added the 1.33 release set"), "{out}");
-    let lock = stackbot::lock::Lock::load(&into.join("stackbot.lock")).unwrap();
+    let lock = stackbot::lock::load(&into.join("stackbot.lock")).unwrap();
     let versions: Vec<String> = lock
         .release_sets
         .iter()

@@ -177,7 +177,10 @@ pub(crate) fn chart_repository(serve: &Path) -> (UpstreamServer, Vec<String>) {
 pub(crate) fn adopt(dir: &Path, into: &Path) -> (Lock, String) {
     let (code, out, err) = run(&["adopt", s(dir), "--into", s(into)]);
     assert_eq!(code, 0, "adopt {}:\n{out}\n{err}", dir.display());
-    (Lock::load(&into.join("stackbot.lock")).unwrap(), out)
+    (
+        stackbot::lock::load(&into.join("stackbot.lock")).unwrap(),
+        out,
+    )
 }
 
 /// Lines of `rendered` that differ from `expected`, as (1-based line, rendered, expected).
@@ -372,7 +375,7 @@ fn the_image_list_records_build_dates_and_keeps_every_image_it_knows() {
         "one row per minor"
     );
     // The replaced set's image stays known, with its build date, for every later rendering.
-    let lock = Lock::load(&setup.join("stackbot.lock")).unwrap();
+    let lock = stackbot::lock::load(&setup.join("stackbot.lock")).unwrap();
     let id = set.stack.clone();
     let kept = lock.history[&id]
         .images
@@ -424,7 +427,7 @@ fn a_new_image_of_one_minor_releases_that_minor_only_and_the_other_carries_it_at
         std::fs::write(&file, yaml_serde::to_string(&sets).unwrap()).unwrap();
         let (code, out, err) = run(&["-c", s(&cfg), "render", "--release-set", s(&file)]);
         assert_eq!(code, 0, "{out}{err}");
-        Lock::load(&setup.join("stackbot.lock")).unwrap()
+        stackbot::lock::load(&setup.join("stackbot.lock")).unwrap()
     };
     let desired = |set: &stackbot::model::ReleaseSet, lock: &Lock| Desired {
         stack: set.stack.clone(),
@@ -676,8 +679,8 @@ fn the_version_table_drops_the_row_of_a_minor_past_its_end_of_life_as_upstream_d
         known.retire_rows(&lifecycles, day.parse().unwrap());
         // What the release commit writes is what `render` reads back.
         let path = dir.path().join("stackbot.lock");
-        known.save(&path).unwrap();
-        let read = Lock::load(&path).unwrap();
+        stackbot::lock::save(&known, &path).unwrap();
+        let read = stackbot::lock::load(&path).unwrap();
         assert_eq!(read, known);
         stackbot::render::render_stack(&templates, stack, set, &read).unwrap()
     };

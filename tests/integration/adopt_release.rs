@@ -8,7 +8,6 @@ use std::path::Path;
 
 use stackbot::forge::Forge;
 use stackbot::forge::local::LocalForge;
-use stackbot::lock::Lock;
 use stackbot::model::ReleaseSet;
 
 use super::adopt_pairs::{adopt, archives, chart_repository, next_patch, pair, run, s, tree};
@@ -118,7 +117,7 @@ fn releasing_another_minor_of_a_tree_that_vendors_charts_brings_its_archives_and
             tree(to),
             "{what}: the other minor as upstream released it"
         );
-        let lock = Lock::load(&setup.join("stackbot.lock")).unwrap();
+        let lock = stackbot::lock::load(&setup.join("stackbot.lock")).unwrap();
         let released = lock.get(&other.release_sets[0].stack, minor).unwrap();
         assert_eq!(
             released.components, other.release_sets[0].components,

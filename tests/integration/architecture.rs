@@ -352,11 +352,12 @@ fn nothing_below_the_cli_reads_the_environment_or_the_clock() {
     );
 }
 
-/// Core is kept from the clock and the environment by clippy (`disallowed-methods` in the
-/// `clippy.toml` beside its manifest, which `cargo clippy -- -D warnings` makes an error), not
-/// by the scan above: the file must name every reader.
+/// Core is kept from the clock, the environment, files and the process's streams by clippy
+/// (`disallowed-methods` and `disallowed-macros` in the `clippy.toml` beside its manifest,
+/// which `cargo clippy -- -D warnings` makes an error), not by the scan above: the file must
+/// name every reader and writer.
 #[test]
-fn core_clippy_disallows_the_clock_and_the_environment() {
+fn core_clippy_disallows_the_clock_the_environment_files_and_streams() {
     let path = root().join("crates/stackbot-core/clippy.toml");
     let config = std::fs::read_to_string(&path).expect("crates/stackbot-core/clippy.toml");
     let missing: Vec<&str> = [
@@ -369,6 +370,23 @@ fn core_clippy_disallows_the_clock_and_the_environment() {
         "std::time::SystemTime::now",
         "std::time::Instant::now",
         "std::thread::sleep",
+        "std::fs::read",
+        "std::fs::read_to_string",
+        "std::fs::read_dir",
+        "std::fs::write",
+        "std::fs::create_dir_all",
+        "std::fs::rename",
+        "std::fs::remove_dir_all",
+        "std::fs::metadata",
+        "std::fs::symlink_metadata",
+        "std::fs::File::open",
+        "std::fs::File::create",
+        "std::fs::OpenOptions::open",
+        "std::io::stdout",
+        "std::io::stderr",
+        "std::process::Command::new",
+        "std::println",
+        "std::eprintln",
     ]
     .into_iter()
     .filter(|m| !config.contains(&format!("\"{m}\"")))

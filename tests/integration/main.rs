@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod actions_files;
 mod adopt_cli;
 mod adopt_pairs;
 mod adopt_release;

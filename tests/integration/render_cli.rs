@@ -265,7 +265,7 @@ fn rendered_1_34_is_a_csctl_stack_for_the_2026_05_01_release_set() {
         "f7bf12297833cca14de6d24081c8a01e99143651e4c01431b911375300550fe0"
     );
     // The packager's own csctl.yaml reading and hashing accept the tree.
-    let tree = stackbot::package::tree::read_stack_dir(&dir).unwrap();
+    let tree = stackbot::package::read_stack_dir(&dir).unwrap();
     let cfg = stackbot::package::csctl::parse(&tree["csctl.yaml"]).unwrap();
     assert_eq!(cfg.stack.to_string(), "openstack/scs2");
     assert_eq!(cfg.kubernetes.to_string(), "v1.34.7");
@@ -359,7 +359,7 @@ fn the_scs2_helm_templates_are_copied_verbatim_and_tera_files_drop_their_suffix(
     let loaded = stackbot::config::load(&root().join("stackbot.yaml")).unwrap();
     let stack = &loaded.config.stacks[0];
     let templates = stackbot::render::load_templates(&loaded.resolve(&stack.templates)).unwrap();
-    let lock = stackbot::lock::Lock::load(&root().join("stackbot.lock")).unwrap();
+    let lock = stackbot::lock::load(&root().join("stackbot.lock")).unwrap();
     let set = lock.get(&stack.id(), "1.34".parse().unwrap()).unwrap();
     let out = stackbot::render::render_stack(&templates, stack, set, &lock).unwrap();
     let mut helm = 0;

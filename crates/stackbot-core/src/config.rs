@@ -148,6 +148,18 @@ fn default_publish() -> Vec<PublishTarget> {
     vec![PublishTarget::Forge]
 }
 
+impl Config {
+    /// Whether `publish` lists the forge: its releases are read, written and listed to tenants.
+    pub fn publishes_on_forge(&self) -> bool {
+        self.publish.contains(&PublishTarget::Forge)
+    }
+
+    /// Whether `publish` lists an OCI registry: its tags are read and pushed.
+    pub fn publishes_on_oci(&self) -> bool {
+        self.publish.contains(&PublishTarget::Oci)
+    }
+}
+
 /// Where a release is published.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -912,31 +924,23 @@ impl Loaded {
     }
 }
 
-/// Read, parse and validate a configuration file. Nothing is fetched or written.
-pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-        file: path.to_path_buf(),
-        line: None,
-        message: format!("cannot read the configuration: {e}"),
-        hint: "pass the file with `-c FILE` (default `./stackbot.yaml`)".into(),
-    })?;
-    let config = parse(&text, path)?;
-    let base_dir = path
-        .parent()
-        .map(|p| {
-            if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p
-            }
+impl Loaded {
+    /// Parse and validate the configuration `text` read from `path`, which names the file in
+    /// messages and is where its relative paths start. Reading the file is the edge's
+    /// (`stackbot::config::load`): core holds no file I/O.
+    pub fn parse(text: &str, path: &Path) -> Result<Loaded, ConfigError> {
+        let config = parse(text, path)?;
+        let base_dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        Ok(Loaded {
+            config,
+            path: path.to_path_buf(),
+            base_dir,
         })
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    Ok(Loaded {
-        config,
-        path: path.to_path_buf(),
-        base_dir,
-    })
+    }
 }
 
 /// Parse and validate configuration text; `path` is only used in messages.
@@ -1079,7 +1083,7 @@ fn validate(c: &Config, text: &str, path: &Path) -> Result<(), ConfigError> {
             "name the environment variable holding the App's PEM key, or the key file",
         ));
     }
-    if c.publish.contains(&PublishTarget::Oci) && c.oci.is_none() {
+    if c.publishes_on_oci() && c.oci.is_none() {
         return Err(loc.err(
             "publish",
             "`publish` lists `oci` but there is no `oci` section".into(),
@@ -1601,8 +1605,8 @@ stacks:
 
     #[test]
     fn the_repository_config_is_valid() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../stackbot.yaml");
-        let loaded = load(&root).unwrap();
+        let text = include_str!("../../../stackbot.yaml");
+        let loaded = Loaded::parse(text, Path::new("stackbot.yaml")).unwrap();
         // The production setup publishes on GitHub; the local forge is the demo's.
         let f = &loaded.config.forge;
         assert_eq!(f.kind, ForgeKind::Github);

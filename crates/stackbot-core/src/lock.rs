@@ -217,21 +217,6 @@ fn conflict_marker(text: &str) -> Option<usize> {
 }
 
 impl Lock {
-    /// Read a lock. A missing file is an empty lock (nothing rendered yet).
-    pub fn load(path: &Path) -> Result<Lock, LockError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
-            Err(source) => {
-                return Err(LockError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
-        };
-        Lock::parse(&text, path)
-    }
-
     /// Parse lock text; `path` only names the file in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Lock, LockError> {
         let bad = |line, message: String, hint| LockError::Parse {
@@ -309,14 +294,6 @@ impl Lock {
     pub fn to_yaml(&self) -> String {
         let body = yaml_serde::to_string(self).expect("release sets serialize");
         format!("{HEADER}{}", quote_locked_at(&body))
-    }
-
-    /// Write the lock atomically (temporary file + rename), so a crash never leaves half a lock.
-    pub fn save(&self, path: &Path) -> Result<(), LockError> {
-        write_atomic(path, self.to_yaml().as_bytes()).map_err(|source| LockError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
     }
 
     /// Insert or replace the set for its stack × minor, keeping the order (and the recorded
@@ -576,34 +553,6 @@ pub fn parse_release_sets(text: &str, path: &Path) -> Result<Vec<ReleaseSet>, Lo
     Ok(sets)
 }
 
-/// Write `bytes` to `path` crash-safely: a temporary file in the same directory (created if
-/// missing; its name unique to the process and the call, so concurrent writers never share
-/// one), fsync, rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map_or("file".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(
-        ".{name}.tmp.{}.{}",
-        std::process::id(),
-        fastrand::u64(..)
-    ));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
 /// `locked_at` written quoted. It is a string (Helm's `generated`, copied into the rendered
 /// `Chart.lock` as written and hashed nowhere, so its exact text matters), but it looks like a
 /// timestamp, which YAML 1.1 readers (PyYAML, Go's yaml.v2, most tools a person edits or
@@ -710,20 +659,17 @@ mod tests {
     }
 
     #[test]
-    fn lock_round_trips_through_disk() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(LOCK_FILE);
-        assert_eq!(Lock::load(&path).unwrap(), Lock::default());
+    fn lock_round_trips_through_its_text() {
+        let path = Path::new(LOCK_FILE);
+        assert_eq!(Lock::parse("", path).unwrap(), Lock::default());
         let mut lock = Lock::default();
         lock.upsert(set("v1.34.7"));
         lock.upsert(set("v1.33.10"));
-        lock.save(&path).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = lock.to_yaml();
         assert!(text.starts_with("# stackbot.lock"), "{text}");
-        assert_eq!(Lock::load(&path).unwrap(), lock);
-        // Saving what was loaded is a no-op on the bytes: the file is canonical.
-        Lock::load(&path).unwrap().save(&path).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        assert_eq!(Lock::parse(&text, path).unwrap(), lock);
+        // Writing what was read gives the same bytes: the text is canonical.
+        assert_eq!(Lock::parse(&text, path).unwrap().to_yaml(), text);
     }
 
     #[test]

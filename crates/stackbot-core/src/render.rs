@@ -7,8 +7,9 @@
 //! hermetic: Tera 2 ships no `get_env` or file-reading function and we register none, so a
 //! template can only see the release set.
 //!
-//! Only [`load_templates`] touches the disk; [`render_stack`] is a pure function, which is what
-//! makes `render --check` a byte comparison.
+//! Nothing here touches the disk: the edge reads the template tree and writes the output
+//! (`stackbot::render::load_templates`, `replace_dir`); [`render_stack`] is a pure function,
+//! which is what makes `render --check` a byte comparison.
 
 use std::path::{Path, PathBuf};
 
@@ -123,142 +124,20 @@ impl RenderError {
     }
 }
 
-/// Read every regular file below `dir`. Symlinks and special files are refused so a template
-/// tree can never pull in files from elsewhere on the machine.
-pub fn load_templates(dir: &Path) -> Result<TemplateTree, RenderError> {
-    if std::fs::symlink_metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
-        return Err(RenderError::Missing {
-            root: dir.to_path_buf(),
-        });
-    }
-    let files = read_tree(dir)?;
-    if files.is_empty() {
-        return Err(RenderError::Empty {
-            root: dir.to_path_buf(),
-        });
-    }
-    Ok(TemplateTree {
-        root: dir.to_path_buf(),
-        files,
-    })
-}
-
-/// Read a directory into a [`FileTree`] (also used to compare rendered output with what is
-/// committed). A missing directory is an empty tree.
-pub fn read_tree(dir: &Path) -> Result<FileTree, RenderError> {
-    let mut files = FileTree::new();
-    match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(files),
-        Err(e) => {
-            return Err(RenderError::Io {
-                path: dir.to_path_buf(),
-                source: e,
+impl TemplateTree {
+    /// The templates read from `root` (the edge reads the tree: `stackbot::render::load_templates`);
+    /// a tree without a file is refused, naming `root`.
+    pub fn new(root: &Path, files: FileTree) -> Result<TemplateTree, RenderError> {
+        if files.is_empty() {
+            return Err(RenderError::Empty {
+                root: root.to_path_buf(),
             });
         }
-        Ok(m) if !m.is_dir() => {
-            return Err(RenderError::Unsupported {
-                path: dir.to_path_buf(),
-                what: "is not a directory".into(),
-            });
-        }
-        Ok(_) => {}
+        Ok(TemplateTree {
+            root: root.to_path_buf(),
+            files,
+        })
     }
-    walk(dir, "", &mut files)?;
-    Ok(files)
-}
-
-fn walk(dir: &Path, prefix: &str, out: &mut FileTree) -> Result<(), RenderError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| RenderError::Io { path, source }
-    };
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(io(dir))?
-        .collect::<Result<_, _>>()
-        .map_err(io(dir))?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else {
-            return Err(RenderError::Unsupported {
-                path,
-                what: "file name is not UTF-8".into(),
-            });
-        };
-        let rel = if prefix.is_empty() {
-            name.to_string()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        let ft = entry.file_type().map_err(io(&path))?;
-        if ft.is_dir() {
-            walk(&path, &rel, out)?;
-        } else if ft.is_file() {
-            let bytes = std::fs::read(&path).map_err(io(&path))?;
-            out.insert(rel, bytes);
-        } else {
-            return Err(RenderError::Unsupported {
-                path,
-                what: if ft.is_symlink() {
-                    "is a symlink".into()
-                } else {
-                    "is not a regular file".into()
-                },
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Make `dir` hold exactly `tree`: files are written into a fresh sibling directory which
-/// then replaces `dir` by rename, so readers never see a half-written stack and stale files
-/// disappear. Leftovers of an interrupted run (hidden `.<name>.stackbot-*` siblings) are
-/// removed first, so re-running after a crash finishes the job.
-pub fn replace_dir(dir: &Path, tree: &FileTree) -> std::io::Result<()> {
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = dir
-        .file_name()
-        .ok_or_else(|| std::io::Error::other(format!("{}: no directory name", dir.display())))?
-        .to_string_lossy()
-        .into_owned();
-    std::fs::create_dir_all(parent)?;
-    let prefix = format!(".{name}.stackbot-");
-    for entry in std::fs::read_dir(parent)? {
-        let entry = entry?;
-        if entry.file_name().to_string_lossy().starts_with(&prefix) {
-            std::fs::remove_dir_all(entry.path())?;
-        }
-    }
-    let staging = parent.join(format!("{prefix}new"));
-    std::fs::create_dir_all(&staging)?;
-    for (rel, bytes) in tree {
-        if rel
-            .split('/')
-            .any(|c| c.is_empty() || c == "." || c == "..")
-        {
-            return Err(std::io::Error::other(format!(
-                "refusing to write path `{rel}`"
-            )));
-        }
-        let path = staging.join(rel);
-        if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p)?;
-        }
-        std::fs::write(&path, bytes)?;
-    }
-    if dir.exists() {
-        let old = parent.join(format!("{prefix}old"));
-        std::fs::rename(dir, &old)?;
-        std::fs::rename(&staging, dir)?;
-        std::fs::remove_dir_all(&old)?;
-    } else {
-        std::fs::rename(&staging, dir)?;
-    }
-    Ok(())
 }
 
 /// The output directory of one stack × minor: `<output>/<major>-<minor>`, resolved against
@@ -1483,41 +1362,5 @@ stacks:
         );
         assert!(!d.contains("same"), "{d}");
         assert_eq!(diff_trees(&old, &old, "x"), "");
-    }
-
-    #[test]
-    fn replace_dir_removes_stale_files_and_crash_leftovers() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("out/1-34");
-        std::fs::create_dir_all(dir.join("old")).unwrap();
-        std::fs::write(dir.join("old/stale.yaml"), "x").unwrap();
-        std::fs::create_dir_all(root.path().join("out/.1-34.stackbot-new/junk")).unwrap();
-        let tree: FileTree = [("a/b.yaml".to_string(), b"new".to_vec())].into();
-        replace_dir(&dir, &tree).unwrap();
-        assert_eq!(read_tree(&dir).unwrap(), tree);
-        let siblings: Vec<_> = std::fs::read_dir(root.path().join("out"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(siblings, ["1-34"]);
-    }
-
-    #[test]
-    fn load_templates_reads_nested_files_and_refuses_symlinks() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
-        std::fs::write(dir.path().join("a/b/c.tera"), "x").unwrap();
-        std::fs::write(dir.path().join(".helmignore"), "y").unwrap();
-        let t = load_templates(dir.path()).unwrap();
-        assert_eq!(
-            t.files.keys().collect::<Vec<_>>(),
-            [".helmignore", "a/b/c.tera"]
-        );
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::symlink("/etc/passwd", dir.path().join("a/leak")).unwrap();
-            let err = load_templates(dir.path()).unwrap_err();
-            assert!(err.to_string().contains("symlink"), "{err}");
-        }
     }
 }

@@ -1,15 +1,15 @@
 //! The byte-level mechanics of packaging, with csctl and `helm package` parity: csctl's
 //! dirhash, the port of Helm's chart packaging (`chart`, `helmyaml`), the cluster-addon chart,
-//! deterministic tar/gzip archives and reading a stack directory into a [`FileTree`].
+//! deterministic tar/gzip archives and the paths a [`FileTree`] may hold.
 //!
 //! A crate of its own because these are ports of other tools' byte formats, tested for byte
 //! equality against them, and know nothing of stackbot's model: the release-packaging logic
 //! that needs the model (metadata, version numbering, the release assets) is
 //! `stackbot_core::package`, which re-exports everything here under the same paths.
 //!
-//! Everything here except [`read_stack_dir`] is pure: a [`FileTree`] goes in, bytes come
-//! out, so packaging is unit-tested without touching the disk and `render` output can be
-//! packaged straight from memory.
+//! Everything here is pure: a [`FileTree`] goes in, bytes come out, so packaging is unit-tested
+//! without touching the disk and `render` output can be packaged straight from memory (the
+//! binary reads a stack directory into a tree: `stackbot::package::read_stack_dir`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,7 +24,6 @@ pub mod tree;
 pub mod validate;
 
 pub use dirhash::{ReleaseHashes, hashes};
-pub use tree::read_stack_dir;
 
 /// An in-memory stack or release tree: `/`-separated relative path → bytes. A `BTreeMap` of
 /// `String` iterates in byte order, which is the order csctl's dirhash (Go `sort.Strings`)

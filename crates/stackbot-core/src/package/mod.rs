@@ -6,7 +6,8 @@
 //! (`package::dirhash`, `package::chart`, ...); what needs the model stays here: `csctl.yaml`,
 //! `metadata.yaml` and version selection, component version bumps, the release assets.
 //!
-//! Everything here except [`read_stack_dir`] and [`write_release`] is pure: a [`FileTree`]
+//! Everything here except [`read_stack_dir`] is pure (writing a release is the binary's:
+//! `stackbot::package::write_release`): a [`FileTree`]
 //! goes in, a [`Release`] (file name → bytes) comes out, so the whole pipeline is unit-tested
 //! without touching the disk and `render` output can be packaged straight from memory.
 //!
@@ -21,4 +22,4 @@ pub mod template;
 pub mod versions;
 
 pub use metadata::{Metadata, VersionSelection, Versions};
-pub use release::{Release, SHA256SUMS, package, sha256sums, write_release};
+pub use release::{Release, SHA256SUMS, package, sha256sums};

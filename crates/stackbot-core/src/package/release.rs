@@ -1,8 +1,5 @@
-//! The whole release: [`package`] (pure) and [`write_release`] (the one writer).
-
-use std::fs;
-use std::io;
-use std::path::{Path, PathBuf};
+//! The whole release: [`package`], a pure function of the stack's tree (the binary writes it:
+//! `stackbot::package::write_release`).
 
 use sha2::{Digest, Sha256};
 
@@ -185,64 +182,6 @@ fn cluster_addon(
     Ok(())
 }
 
-/// Write `<out>/<release-name>/` atomically: files go to a hidden temp dir beside it, which
-/// is renamed into place only when complete. An existing release dir with identical
-/// content is left untouched (re-running is a no-op); one with different content is
-/// replaced. On error nothing but a removed temp dir is left behind.
-pub fn write_release(release: &Release, out: &Path) -> io::Result<PathBuf> {
-    fs::create_dir_all(out)?;
-    let dir_name = release.name.to_string();
-    let target = out.join(&dir_name);
-    if target.is_dir() && same_content(&target, &release.files)? {
-        return Ok(target);
-    }
-    let tmp = out.join(format!(
-        ".{dir_name}.tmp-{}-{}",
-        std::process::id(),
-        fastrand::u64(..)
-    ));
-    let result = (|| {
-        fs::create_dir(&tmp)?;
-        for (name, bytes) in &release.files {
-            fs::write(tmp.join(name), bytes)?;
-        }
-        if target.exists() {
-            let old = out.join(format!(".{dir_name}.old-{}", fastrand::u64(..)));
-            fs::rename(&target, &old)?;
-            fs::rename(&tmp, &target)?;
-            fs::remove_dir_all(&old)?;
-        } else {
-            fs::rename(&tmp, &target)?;
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_dir_all(&tmp);
-    }
-    result.map(|()| target)
-}
-
-fn same_content(dir: &Path, files: &FileTree) -> io::Result<bool> {
-    let mut names = Vec::new();
-    for e in fs::read_dir(dir)? {
-        let e = e?;
-        if !e.file_type()?.is_file() {
-            return Ok(false);
-        }
-        names.push(e.file_name().to_string_lossy().into_owned());
-    }
-    names.sort();
-    if !names.iter().eq(files.keys()) {
-        return Ok(false);
-    }
-    for (n, b) in files {
-        if fs::read(dir.join(n))? != *b {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,20 +296,5 @@ mod tests {
         );
         assert_eq!(r.files["cluster-addon-values.yaml"], b"v: v2\n");
         assert!(!r.hashes.cluster_addon_values.is_empty());
-    }
-
-    #[test]
-    fn write_release_is_atomic_and_idempotent() {
-        let r = package(&stack(), &VersionSelection::Hash).unwrap();
-        let d = tempfile::tempdir().unwrap();
-        let p = write_release(&r, d.path()).unwrap();
-        assert_eq!(p, d.path().join(r.name.to_string()));
-        assert_eq!(
-            fs::read(p.join("metadata.yaml")).unwrap(),
-            r.files["metadata.yaml"]
-        );
-        write_release(&r, d.path()).unwrap();
-        let entries: Vec<_> = fs::read_dir(d.path()).unwrap().collect();
-        assert_eq!(entries.len(), 1, "no temp dirs left behind");
     }
 }

@@ -9,7 +9,6 @@
 //! stays machine-readable.
 
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::markdown::{SUMMARY_LIMIT, truncate_str};
@@ -170,59 +169,34 @@ impl Actions {
             run_url,
         }
     }
+}
 
-    /// Print an annotation (to stderr) when running in Actions; returns whether it printed.
-    pub fn annotate(&self, a: &Annotation) -> bool {
-        if self.enabled {
-            eprintln!("{a}");
+/// What appending `markdown` to a job summary already `used` bytes long adds: all of it (ending
+/// in a newline), or as much as GitHub's 1 MiB limit leaves room for, cut with a note; nothing
+/// once the summary is full. The edge appends it (`stackbot::report::github::ActionsFiles`).
+pub fn summary_addition(markdown: &str, used: usize) -> String {
+    let room = SUMMARY_LIMIT.saturating_sub(used);
+    let note = "\n\n_(summary truncated at GitHub's 1 MiB limit)_\n";
+    if markdown.len() < room {
+        let mut text = markdown.to_string();
+        if !text.ends_with('\n') {
+            text.push('\n');
         }
-        self.enabled
+        text
+    } else if room > note.len() {
+        format!("{}{note}", truncate_str(markdown, room - note.len()))
+    } else {
+        String::new()
     }
+}
 
-    /// Append Markdown to the job summary (no-op outside Actions). Keeps the file within
-    /// GitHub's 1 MiB limit, cutting with a note if needed. Returns whether it wrote.
-    pub fn append_summary(&self, markdown: &str) -> std::io::Result<bool> {
-        let Some(path) = &self.step_summary else {
-            return Ok(false);
-        };
-        let used = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
-        let room = SUMMARY_LIMIT.saturating_sub(used);
-        let note = "\n\n_(summary truncated at GitHub's 1 MiB limit)_\n";
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
-        if markdown.len() < room {
-            file.write_all(markdown.as_bytes())?;
-            if !markdown.ends_with('\n') {
-                file.write_all(b"\n")?;
-            }
-        } else if room > note.len() {
-            file.write_all(truncate_str(markdown, room - note.len()).as_bytes())?;
-            file.write_all(note.as_bytes())?;
-        }
-        Ok(true)
+/// A step output's name the runner reads back as written: not empty, no `=`, no line break, no
+/// `<<` (the heredoc form's marker).
+pub fn check_output_name(key: &str) -> Result<(), String> {
+    if key.is_empty() || key.contains(['=', '\n', '\r']) || key.contains("<<") {
+        return Err(format!("invalid step output name `{key}`"));
     }
-
-    /// Set a step output (no-op outside Actions). Multi-line values use the heredoc form with
-    /// a random delimiter that does not occur in the value. Returns whether it wrote.
-    pub fn set_output(&self, key: &str, value: &str) -> std::io::Result<bool> {
-        let Some(path) = &self.output else {
-            return Ok(false);
-        };
-        if key.is_empty() || key.contains(['=', '\n', '\r']) || key.contains("<<") {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("invalid step output name `{key}`"),
-            ));
-        }
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
-        file.write_all(output_entry(key, value).as_bytes())?;
-        Ok(true)
-    }
+    Ok(())
 }
 
 /// The `$GITHUB_OUTPUT` text for one output.
@@ -256,27 +230,6 @@ mod tests {
         move |k| m.get(k).cloned()
     }
 
-    /// Parse a `$GITHUB_OUTPUT` file the way the runner does (both forms).
-    fn parse_outputs(text: &str) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        let mut lines = text.lines();
-        while let Some(line) = lines.next() {
-            if let Some((k, d)) = line.split_once("<<") {
-                let mut v = Vec::new();
-                for l in lines.by_ref() {
-                    if l == d {
-                        break;
-                    }
-                    v.push(l);
-                }
-                out.push((k.to_string(), v.join("\n")));
-            } else if let Some((k, v)) = line.split_once('=') {
-                out.push((k.to_string(), v.to_string()));
-            }
-        }
-        out
-    }
-
     #[test]
     fn properties_and_data_are_escaped_as_github_requires() {
         let a = Annotation {
@@ -302,12 +255,11 @@ mod tests {
 
     #[test]
     fn config_errors_become_located_annotations() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("stackbot.yaml");
-        std::fs::write(&path, "stacks: []\nbogus_key: 1\n").unwrap();
-        let err = anyhow::Error::new(crate::config::load(&path).unwrap_err())
-            .context("loading the configuration");
-        let a = error_annotation(&err, Some(dir.path()));
+        let dir = Path::new("/checkout");
+        let path = dir.join("stackbot.yaml");
+        let refused = crate::config::Loaded::parse("stacks: []\nbogus_key: 1\n", &path);
+        let err = anyhow::Error::new(refused.unwrap_err()).context("loading the configuration");
+        let a = error_annotation(&err, Some(dir));
         assert_eq!(a.level, Level::Error);
         assert_eq!(a.file.as_deref(), Some("stackbot.yaml"));
         assert!(a.line.is_some(), "the parser knows the line: {a}");
@@ -361,61 +313,31 @@ mod tests {
     }
 
     #[test]
-    fn summary_and_outputs_are_appended_to_the_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let summary = dir.path().join("summary.md");
-        let output = dir.path().join("output");
-        let a = Actions::from_lookup(env(&[
-            ("GITHUB_ACTIONS", "true"),
-            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
-            ("GITHUB_OUTPUT", output.to_str().unwrap()),
-        ]));
-        assert!(a.append_summary("## one").unwrap());
-        assert!(a.append_summary("## two\n").unwrap());
+    fn a_summary_addition_never_grows_the_summary_past_the_limit() {
+        assert_eq!(summary_addition("## one", 0), "## one\n");
+        assert_eq!(summary_addition("## two\n", 7), "## two\n");
+        let used = SUMMARY_LIMIT - 100;
+        let cut = summary_addition(&"y".repeat(10_000), used);
+        assert!(used + cut.len() <= SUMMARY_LIMIT, "{}", cut.len());
+        assert!(cut.contains("truncated"), "{cut}");
         assert_eq!(
-            std::fs::read_to_string(&summary).unwrap(),
-            "## one\n## two\n"
+            summary_addition("x", SUMMARY_LIMIT - 10),
+            "x\n",
+            "what fits is added"
         );
-        let tags = "openstack-scs2-1-33-v2\nopenstack-scs2-1-34-v3";
-        assert!(a.set_output("tags", tags).unwrap());
-        assert!(a.set_output("released", "2").unwrap());
-        let text = std::fs::read_to_string(&output).unwrap();
-        assert!(text.starts_with("tags<<ghadelimiter_"));
         assert_eq!(
-            parse_outputs(&text),
-            vec![
-                ("tags".to_string(), tags.to_string()),
-                ("released".to_string(), "2".to_string())
-            ]
+            summary_addition("x", SUMMARY_LIMIT),
+            "",
+            "a full summary gets nothing"
         );
-        assert!(a.set_output("bad=key", "x").is_err());
     }
 
     #[test]
-    fn outside_actions_nothing_is_written() {
-        let a = Actions::from_lookup(env(&[]));
-        assert!(!a.append_summary("x").unwrap());
-        assert!(!a.set_output("k", "v").unwrap());
-        assert!(!a.annotate(&error_annotation(&anyhow::anyhow!("x"), None)));
-    }
-
-    #[test]
-    fn summary_never_grows_past_the_limit() {
-        let dir = tempfile::tempdir().unwrap();
-        let summary = dir.path().join("summary.md");
-        std::fs::write(&summary, "x".repeat(SUMMARY_LIMIT - 100)).unwrap();
-        let a = Actions {
-            step_summary: Some(summary.clone()),
-            ..Actions::default()
-        };
-        a.append_summary(&"y".repeat(10_000)).unwrap();
-        let len = std::fs::metadata(&summary).unwrap().len() as usize;
-        assert!(len <= SUMMARY_LIMIT, "{len}");
-        assert!(
-            std::fs::read_to_string(&summary)
-                .unwrap()
-                .contains("truncated")
-        );
+    fn an_output_name_the_runner_would_misread_is_refused() {
+        for bad in ["", "bad=key", "a\nb", "a<<b"] {
+            assert!(check_output_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_output_name("released").is_ok());
     }
 
     #[test]

@@ -14,7 +14,6 @@
 //! - [`github`]: `::error file=…,line=…::` annotations, `$GITHUB_STEP_SUMMARY`,
 //!   `$GITHUB_OUTPUT`.
 
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub mod detect;
@@ -35,6 +34,7 @@ pub use verdict::verdict_lines;
 static QUIET: AtomicBool = AtomicBool::new(false);
 static NO_COLOR: AtomicBool = AtomicBool::new(false);
 static DUMB_TERM: AtomicBool = AtomicBool::new(false);
+static STDERR_TERMINAL: AtomicBool = AtomicBool::new(false);
 
 /// Remember `--quiet` once at start-up, so progress stays hidden without threading the flag
 /// through every signature.
@@ -42,11 +42,13 @@ pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
 }
 
-/// Remember what the environment says about the terminal (`NO_COLOR`, `TERM=dumb`), read once at
-/// the edge: this module never reads the environment itself.
-pub fn set_terminal(no_color: Option<&str>, term: Option<&str>) {
+/// Remember what the environment says about the terminal (`NO_COLOR`, `TERM=dumb`, whether
+/// stderr is one), read once at the edge: this module never reads the environment or asks the
+/// process itself.
+pub fn set_terminal(no_color: Option<&str>, term: Option<&str>, stderr_is_terminal: bool) {
     NO_COLOR.store(no_color.is_some_and(|v| !v.is_empty()), Ordering::Relaxed);
     DUMB_TERM.store(term == Some("dumb"), Ordering::Relaxed);
+    STDERR_TERMINAL.store(stderr_is_terminal, Ordering::Relaxed);
 }
 
 /// Colours only on a terminal and never with `NO_COLOR` (any non-empty value), see
@@ -55,7 +57,7 @@ pub fn use_color() -> bool {
     let no_color = NO_COLOR
         .load(Ordering::Relaxed)
         .then_some(std::ffi::OsStr::new("1"));
-    color_allowed(no_color, std::io::stderr().is_terminal())
+    color_allowed(no_color, STDERR_TERMINAL.load(Ordering::Relaxed))
 }
 
 /// The pure rule behind [`use_color`].
@@ -67,7 +69,7 @@ pub fn color_allowed(no_color: Option<&std::ffi::OsStr>, stderr_is_tty: bool) ->
 /// redirected output and CI logs never fill up with redraw noise.
 pub fn progress_visible() -> bool {
     !QUIET.load(Ordering::Relaxed)
-        && std::io::stderr().is_terminal()
+        && STDERR_TERMINAL.load(Ordering::Relaxed)
         && !DUMB_TERM.load(Ordering::Relaxed)
 }
 

@@ -4,7 +4,7 @@
 //! the planner and this renderer evolve independently) and prints [`render`]'s output; the
 //! preview workflow posts it as the one sticky comment found by [`MARKER`]. The comment must
 //! stay under GitHub's limit however large the diff is, and say so when it was cut; the job
-//! summary gets the full text (see [`emit`]).
+//! summary gets the full text (see [`emitted`]).
 
 use super::github::Actions;
 use super::markdown::{self, Block, COMMENT_LIMIT, SUMMARY_LIMIT};
@@ -127,26 +127,27 @@ pub fn render(p: &Preview, opts: &Options) -> String {
     markdown::fit_body("", &blocks(p), "", limit, &whole).text
 }
 
-/// Print the comment-sized preview for the PR and, under GitHub Actions, append the full one
-/// (up to the summary limit) to the job summary. Returns the comment text.
-pub fn emit(p: &Preview, actions: &Actions) -> std::io::Result<String> {
-    if actions.step_summary.is_some() {
-        let full = render(
+/// The two previews: the full one for the job summary (`None` outside GitHub Actions, or
+/// without a summary file), up to the summary limit, and the comment-sized one for the PR,
+/// linking to the run. The edge appends the first and prints the second.
+pub fn emitted(p: &Preview, actions: &Actions) -> (Option<String>, String) {
+    let full = actions.step_summary.is_some().then(|| {
+        render(
             p,
             &Options {
                 limit: SUMMARY_LIMIT,
                 summary_url: None,
             },
-        );
-        actions.append_summary(&full)?;
-    }
-    Ok(render(
+        )
+    });
+    let comment = render(
         p,
         &Options {
             limit: COMMENT_LIMIT,
             summary_url: actions.run_url.clone(),
         },
-    ))
+    );
+    (full, comment)
 }
 
 /// Neutralise the marker inside content we do not control, so the comment carries it once.
@@ -494,19 +495,17 @@ mod tests {
     }
 
     #[test]
-    fn emit_puts_the_full_preview_in_the_job_summary_and_a_fitting_one_in_the_comment() {
-        let dir = tempfile::tempdir().unwrap();
-        let summary = dir.path().join("summary.md");
+    fn the_full_preview_is_for_the_job_summary_and_a_fitting_one_for_the_comment() {
         let actions = Actions {
             enabled: true,
-            step_summary: Some(summary.clone()),
+            step_summary: Some("summary.md".into()),
             run_url: Some("https://github.com/o/r/actions/runs/7".into()),
             ..Actions::default()
         };
         let mut p = sample();
         p.diffs[0].files[0].unified = (0..10_000).map(|i| format!("+line {i}\n")).collect();
-        let comment = emit(&p, &actions).unwrap();
-        let full = std::fs::read_to_string(&summary).unwrap();
+        let (full, comment) = emitted(&p, &actions);
+        let full = full.expect("a summary file is named");
         assert!(comment.len() <= COMMENT_LIMIT);
         assert!(comment.contains("the [job summary](https://github.com/o/r/actions/runs/7)"));
         assert!(
@@ -516,7 +515,8 @@ mod tests {
         assert!(full.contains("+line 9999\n"));
         assert!(!full.contains("Cut to stay under"));
 
-        let outside = emit(&sample(), &Actions::default()).unwrap();
+        let (none, outside) = emitted(&sample(), &Actions::default());
+        assert_eq!(none, None, "outside Actions nothing is for a summary");
         assert_eq!(outside, render(&sample(), &Options::default()));
     }
 

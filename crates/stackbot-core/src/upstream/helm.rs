@@ -502,12 +502,11 @@ mod tests {
     use super::*;
 
     fn fixture() -> HelmIndex {
-        let text = std::fs::read_to_string(concat!(
+        let text = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/upstream/helm-index-cpo.yaml"
-        ))
-        .unwrap();
-        parse_index(&text).unwrap()
+        ));
+        parse_index(text).unwrap()
     }
 
     fn m(s: &str) -> Minor {
@@ -621,12 +620,11 @@ mod tests {
 
     #[test]
     fn search_answers_as_select_does_on_the_whole_index() {
-        let text = std::fs::read_to_string(concat!(
+        let text = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/upstream/helm-index-cpo.yaml"
-        ))
-        .unwrap();
-        let idx = parse_index(&text).unwrap();
+        ));
+        let idx = parse_index(text).unwrap();
         let rules = [
             VersionRule::Series("2.{minor}".into()),
             VersionRule::Pin("2.34.1".into()),
@@ -651,7 +649,7 @@ mod tests {
         }
         let limits = crate::config::UpstreamLimits::default().yaml();
         let day = Some("2026-01-01".parse().unwrap());
-        let got = search(&text, "https://h/index.yaml", &queries, day, &limits).unwrap();
+        let got = search(text, "https://h/index.yaml", &queries, day, &limits).unwrap();
         for (q, answer) in queries.iter().zip(got) {
             assert_eq!(answer, select(&idx, q.chart, q.rule, q.minor, day), "{q:?}");
         }
@@ -692,22 +690,32 @@ mod tests {
     /// repository as Helm does), without the document ever being built whole.
     #[test]
     fn archive_entry_streams_what_the_parsed_index_lists() {
-        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
         let limits = crate::config::UpstreamLimits::default().yaml();
         let repo = "https://kubernetes.github.io/cloud-provider-openstack/";
         let mut checked = 0;
-        for file in [
-            "helm-indexes/cloud-provider-openstack-2026-05-13.yaml",
-            "helm-indexes/metrics-server-2026-06-11.yaml",
-            "upstream/helm-index-cilium.yaml",
+        macro_rules! fixture {
+            ($file:literal) => {
+                (
+                    $file,
+                    include_str!(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/../../tests/fixtures/",
+                        $file
+                    )),
+                )
+            };
+        }
+        for (file, text) in [
+            fixture!("helm-indexes/cloud-provider-openstack-2026-05-13.yaml"),
+            fixture!("helm-indexes/metrics-server-2026-06-11.yaml"),
+            fixture!("upstream/helm-index-cilium.yaml"),
         ] {
-            let text = std::fs::read_to_string(format!("{fixtures}/{file}")).unwrap();
-            let doc: yaml_serde::Value = yaml_serde::from_str(&text).unwrap();
+            let doc: yaml_serde::Value = yaml_serde::from_str(text).unwrap();
             for (chart, list) in doc["entries"].as_mapping().unwrap() {
                 let (chart, list) = (chart.as_str().unwrap(), list.as_sequence().unwrap());
                 for e in list {
                     let version = e["version"].as_str().unwrap();
-                    let got = archive_entry(&text, repo, chart, version, &limits);
+                    let got = archive_entry(text, repo, chart, version, &limits);
                     let got = got.unwrap().unwrap();
                     let first = list.iter().find(|x| x["version"].as_str() == Some(version));
                     let first = first.unwrap();
@@ -722,7 +730,7 @@ mod tests {
                     checked += 1;
                 }
             }
-            let missing = archive_entry(&text, repo, "openstack-cinder-csi", "9.9.9", &limits);
+            let missing = archive_entry(text, repo, "openstack-cinder-csi", "9.9.9", &limits);
             assert_eq!(missing, Ok(None), "{file}");
         }
         assert!(checked > 100, "the fixtures list many entries ({checked})");

@@ -115,12 +115,11 @@ mod tests {
 
     #[test]
     fn fixture_schedule_supports_133_to_136_on_2026_05_01() {
-        let text = std::fs::read_to_string(concat!(
+        let text = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/upstream/k8s-schedule.yaml"
-        ))
-        .unwrap();
-        let (l, _) = parse_schedule(&text, &Default::default()).unwrap();
+        ));
+        let (l, _) = parse_schedule(text, &Default::default()).unwrap();
         let now = NaiveDate::from_ymd_opt(2026, 5, 1).unwrap();
         let supported: Vec<String> = l
             .iter()

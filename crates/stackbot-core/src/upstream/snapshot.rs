@@ -30,60 +30,50 @@ struct File {
     data: UpstreamData,
 }
 
-/// Write `data` as a snapshot (pretty JSON, keys sorted, so diffs of re-recorded snapshots
-/// are readable).
-pub fn save(path: &Path, data: &UpstreamData) -> Result<(), UpstreamError> {
-    save_as_of(path, data, None)
-}
-
-/// [`save`], recording the day the data is "as of".
-pub fn save_as_of(
-    path: &Path,
-    data: &UpstreamData,
-    as_of: Option<chrono::NaiveDate>,
-) -> Result<(), UpstreamError> {
+/// `data` as snapshot text (pretty JSON, keys sorted, so diffs of re-recorded snapshots are
+/// readable), recording the day it is "as of". Writing the file is the edge's
+/// (`stackbot::upstream::snapshot::save`): core holds no file I/O.
+pub fn print(data: &UpstreamData, as_of: Option<chrono::NaiveDate>) -> String {
     let file = File {
         format: FORMAT.into(),
         as_of,
         data: data.clone(),
     };
-    let text = serde_json::to_string_pretty(&file).expect("serializable") + "\n";
-    std::fs::write(path, text).map_err(|e| UpstreamError::SnapshotWrite {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })
+    serde_json::to_string_pretty(&file).expect("serializable") + "\n"
 }
 
-/// Read a snapshot file.
-pub fn load(path: &Path) -> Result<UpstreamData, UpstreamError> {
-    load_file(path).map(|(data, _)| data)
-}
-
-fn load_file(path: &Path) -> Result<(UpstreamData, Option<chrono::NaiveDate>), UpstreamError> {
-    let err = |message: String| UpstreamError::Snapshot {
-        path: path.to_path_buf(),
-        message,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-    let file: File = serde_json::from_str(&text).map_err(|e| {
-        err(format!(
-            "not a stackbot upstream snapshot: {e}; record one with `stackbot detect --save FILE`"
-        ))
+/// The snapshot text read from `path` (which names it in errors): its data and the day it was
+/// recorded for (`None`: an older snapshot that does not say).
+pub fn parse(
+    text: &str,
+    path: &Path,
+) -> Result<(UpstreamData, Option<chrono::NaiveDate>), UpstreamError> {
+    let file: File = serde_json::from_str(text).map_err(|e| {
+        unreadable(
+            path,
+            format!(
+                "not a stackbot upstream snapshot: {e}; record one with `stackbot detect --save FILE`"
+            ),
+        )
     })?;
     if file.format != FORMAT {
-        return Err(err(format!(
-            "format `{}` is not `{FORMAT}`; re-record it with `stackbot detect --save FILE`",
-            file.format
-        )));
+        return Err(unreadable(
+            path,
+            format!(
+                "format `{}` is not `{FORMAT}`; re-record it with `stackbot detect --save FILE`",
+                file.format
+            ),
+        ));
     }
     Ok((file.data, file.as_of))
 }
 
-/// The day a snapshot was recorded for, if it says (older snapshots do not). Unreadable files
-/// answer `None`: reading them properly reports the problem.
-pub fn recorded_on(path: &Path) -> Option<chrono::NaiveDate> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str::<File>(&text).ok()?.as_of
+/// The snapshot at `path` cannot be used, and why.
+pub fn unreadable(path: &Path, message: String) -> UpstreamError {
+    UpstreamError::Snapshot {
+        path: path.to_path_buf(),
+        message,
+    }
 }
 
 /// Replays a snapshot. A source the snapshot lacks is an error *for that source* (e.g. the
@@ -95,9 +85,9 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// Open a snapshot for replay.
-    pub fn open(path: &Path) -> Result<Self, UpstreamError> {
-        let (data, as_of) = load_file(path)?;
+    /// Replay the snapshot text read from `path` (`stackbot::upstream::snapshot::open` reads it).
+    pub fn parse(text: &str, path: &Path) -> Result<Self, UpstreamError> {
+        let (data, as_of) = parse(text, path)?;
         Ok(Replay {
             path: path.to_path_buf(),
             data,

@@ -52,7 +52,7 @@ mod repos;
 #[cfg(test)]
 mod tests;
 
-pub use files::is_denied;
+pub use files::{is_denied, write_atomic};
 pub use human::{MergeMethod, state_word};
 pub use lock::RunLock;
 

@@ -7,6 +7,7 @@ pub use stackbot_core::upstream::*;
 
 pub mod http;
 mod releases;
+pub mod snapshot;
 
 use std::path::PathBuf;
 
@@ -163,7 +164,7 @@ impl Source {
                 .flatten()
         });
         if let Some(path) = snapshot {
-            return Ok(Source::Replay(snapshot::Replay::open(&path)?));
+            return Ok(Source::Replay(snapshot::open(&path)?));
         }
         let mut http_opts = opts.http.clone().unwrap_or_default();
         http_opts.cache_dir = opts.cache_dir.clone().or_else(|| {
