@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::{Format, Global};
-use crate::config::{ForgeKind, Loaded, PublishTarget};
+use crate::config::{ForgeKind, Loaded};
 use crate::env::Env;
 use crate::error::ExitStatus;
 
@@ -111,7 +111,7 @@ pub fn publishing(loaded: &Loaded, env: &Env) -> Publishing {
             ("github", fc.github.api_url.clone(), identity, can_write)
         }
     };
-    let oci = c.publish.contains(&PublishTarget::Oci).then(|| {
+    let oci = c.publishes_on_oci().then(|| {
         let o = c.oci.as_ref();
         let repository = o
             .and_then(|o| o.repository.clone())
@@ -137,7 +137,7 @@ pub fn publishing(loaded: &Loaded, env: &Env) -> Publishing {
         base_branch: fc.base_branch.clone(),
         identity,
         can_write,
-        oci: if c.publish.contains(&PublishTarget::Forge) || oci.is_none() {
+        oci: if c.publishes_on_forge() || oci.is_none() {
             oci
         } else {
             oci.map(|o| format!("{o}; forge releases off (`publish: [oci]`)"))

@@ -12,7 +12,6 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::config::PublishTarget;
 use crate::forge::{Forge, PullInfo};
 use crate::index::ReleaseIndex;
 use crate::observe::{ForgeReleases, ObserveError};
@@ -81,12 +80,7 @@ impl<'a> Run<'a> {
     /// repository that does not exist means when the forge's releases are read; whatever it
     /// says, they are read only when `publish` lists the forge.
     pub fn published(&self, reads: ForgeReleases) -> Result<ReleaseIndex, ObserveError> {
-        let on_forge = self
-            .ctx
-            .loaded
-            .config
-            .publish
-            .contains(&PublishTarget::Forge);
+        let on_forge = self.ctx.loaded.config.publishes_on_forge();
         let reads = if on_forge {
             reads
         } else {

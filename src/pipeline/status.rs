@@ -75,10 +75,7 @@ pub fn gather(run: &Run<'_>, detected: &Detected, known: &Observations) -> Resul
         ))
         .map(|(t, r)| tenant(t, r, bot, &limits))
         .collect();
-    let oci = target
-        .oci
-        .as_deref()
-        .filter(|_| config.publish.contains(&PublishTarget::Oci));
+    let oci = target.oci.as_deref().filter(|_| config.publishes_on_oci());
     // The run's index: listed once, with what this run published folded in.
     let index = run
         .published(ForgeReleases::MissingIsEmpty)

@@ -4,7 +4,6 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::detect::Detected;
-use crate::config::PublishTarget;
 use crate::config::{Config, TenantConfig};
 use crate::forge::Forge;
 use crate::observe::{ForgeReleases, ObserveError};
@@ -34,7 +33,7 @@ fn published(run: &Run<'_>) -> Result<Vec<AvailableRelease>, Error> {
     let config = &ctx.loaded.config;
     let followed = tenants::run::followed_stacks(config);
     let oci = run.target.oci.as_deref();
-    let on_forge = config.publish.contains(&PublishTarget::Forge);
+    let on_forge = config.publishes_on_forge();
     // The run's index: listed once, with what this run published folded in.
     let index = run
         .published(ForgeReleases::Required)

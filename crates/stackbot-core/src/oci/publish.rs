@@ -5,12 +5,12 @@
 
 use super::OciError;
 use super::manifest::{PushDescription, ReleaseFacts, describe_push};
-use crate::config::{Config, OciConfig, PublishTarget};
+use crate::config::{Config, OciConfig};
 use crate::model::FileTree;
 
 /// The `oci:` section when `publish` lists `oci`, else `None`.
 pub fn oci_config(config: &Config) -> Option<&OciConfig> {
-    if config.publish.contains(&PublishTarget::Oci) {
+    if config.publishes_on_oci() {
         config.oci.as_ref()
     } else {
         None

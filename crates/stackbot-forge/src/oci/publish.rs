@@ -49,9 +49,7 @@ fn plan_settings(
     Ok(Some(OciPlanSettings {
         target: target.reference(),
         created: created_for(oci, now),
-        only: !config
-            .publish
-            .contains(&stackbot_core::config::PublishTarget::Forge),
+        only: !config.publishes_on_forge(),
     }))
 }
 
