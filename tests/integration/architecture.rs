@@ -398,6 +398,20 @@ fn core_clippy_disallows_the_clock_the_environment_files_and_streams() {
     );
 }
 
+/// stackbot-package, below core, is kept from the same by the same lists: the two files
+/// disallow the same paths, so neither drifts from the other.
+#[test]
+fn the_package_crate_disallows_what_core_disallows() {
+    let paths = |rel: &str| -> std::collections::BTreeSet<String> {
+        let text = std::fs::read_to_string(root().join(rel)).expect(rel);
+        let re = regex::Regex::new(r#"path = "([^"]+)""#).unwrap();
+        re.captures_iter(&text).map(|c| c[1].to_string()).collect()
+    };
+    let core = paths("crates/stackbot-core/clippy.toml");
+    assert!(core.contains("std::fs::read"), "{core:?}");
+    assert_eq!(paths("crates/stackbot-package/clippy.toml"), core);
+}
+
 #[test]
 fn every_doc_a_source_comment_points_at_exists() {
     let re = regex::Regex::new(r"docs/[a-z0-9-]+\.md").unwrap();
