@@ -15,7 +15,9 @@
 //! examples and benchmarks name one crate. Where one old module now spans two crates, the
 //! higher crate's module re-exports the lower one's (`stackbot_forge::oci` re-exports
 //! `stackbot_core::oci`, `stackbot_net::upstream` re-exports `stackbot_core::upstream`,
-//! `stackbot_forge` re-exports the forge's data types of `stackbot_core::forge`).
+//! `stackbot_forge` re-exports the forge's data types of `stackbot_core::forge`). Core touches
+//! no file: `config`, `lock`, `render`, `package` and `report::github` below add the reader and
+//! writer of their files (`files`) to core's module of that name.
 
 pub use stackbot_core::{
     adopt, body, compliance, error, gate, index, init, model, outcome, plan, resolve, status,
@@ -58,7 +60,7 @@ pub mod render {
     pub use stackbot_core::render::*;
 }
 
-/// Packaging ([`stackbot_core::package`]) and the release directory on disk.
+/// Packaging ([`stackbot_core::package`]) and the stack and release directories on disk.
 pub mod package {
     pub use crate::files::package::*;
     pub use stackbot_core::package::*;
