@@ -71,41 +71,16 @@ fn walk(abs: &Path, rel: &str, tree: &mut FileTree) -> Result<(), PackageError> 
     Ok(())
 }
 
-/// Write `<out>/<release-name>/` atomically: files go to a hidden temp dir beside it, which
-/// is renamed into place only when complete. An existing release dir with identical
-/// content is left untouched (re-running is a no-op); one with different content is
-/// replaced. On error nothing but a removed temp dir is left behind.
+/// Write `<out>/<release-name>/` atomically, as a rendered stack is written
+/// ([`super::render::replace_dir`]: a staging sibling renamed into place only when complete,
+/// leftovers of an interrupted run removed first). An existing release dir with identical
+/// content is left untouched (re-running is a no-op); one with different content is replaced.
 pub fn write_release(release: &Release, out: &Path) -> io::Result<PathBuf> {
-    fs::create_dir_all(out)?;
-    let dir_name = release.name.to_string();
-    let target = out.join(&dir_name);
-    if target.is_dir() && same_content(&target, &release.files)? {
-        return Ok(target);
+    let target = out.join(release.name.to_string());
+    if !(target.is_dir() && same_content(&target, &release.files)?) {
+        super::render::replace_dir(&target, &release.files)?;
     }
-    let tmp = out.join(format!(
-        ".{dir_name}.tmp-{}-{}",
-        std::process::id(),
-        fastrand::u64(..)
-    ));
-    let result = (|| {
-        fs::create_dir(&tmp)?;
-        for (name, bytes) in &release.files {
-            fs::write(tmp.join(name), bytes)?;
-        }
-        if target.exists() {
-            let old = out.join(format!(".{dir_name}.old-{}", fastrand::u64(..)));
-            fs::rename(&target, &old)?;
-            fs::rename(&tmp, &target)?;
-            fs::remove_dir_all(&old)?;
-        } else {
-            fs::rename(&tmp, &target)?;
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_dir_all(&tmp);
-    }
-    result.map(|()| target)
+    Ok(target)
 }
 
 fn same_content(dir: &Path, files: &FileTree) -> io::Result<bool> {
