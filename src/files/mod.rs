@@ -14,6 +14,7 @@ use stackbot_core::lock::{Lock, LockError};
 pub mod actions;
 pub mod package;
 pub mod render;
+mod tree;
 
 /// Crash-safe writes: one implementation, the local forge's, whose records are the other
 /// files the program writes.

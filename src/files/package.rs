@@ -12,6 +12,8 @@ use stackbot_core::model::FileTree;
 use stackbot_core::package::tree::check_rel_path;
 use stackbot_core::package::{PackageError, Release};
 
+use super::tree::{self, Refuse};
+
 /// Read every regular file under `dir` (recursively) into a tree keyed by its `/`-separated
 /// relative path. Directories are implied by their files, exactly as csctl's dirhash sees
 /// them. Symlinks, sockets, devices, FIFOs, non-UTF-8 names and names containing `\n` are
@@ -24,51 +26,36 @@ pub fn read_stack_dir(dir: &Path) -> Result<FileTree, PackageError> {
             "is not a directory: pass the stack directory (the one holding csctl.yaml)",
         ));
     }
-    let mut tree = FileTree::new();
-    walk(dir, "", &mut tree)?;
-    Ok(tree)
+    tree::walk(dir)
 }
 
-fn walk(abs: &Path, rel: &str, tree: &mut FileTree) -> Result<(), PackageError> {
-    let mut entries: Vec<_> = fs::read_dir(abs)
-        .map_err(|e| PackageError::io(abs, e))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| PackageError::io(abs, e))?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else {
-            return Err(PackageError::invalid(
-                path.display().to_string(),
-                "file name is not valid UTF-8: rename it",
-            ));
-        };
-        let rel_path = if rel.is_empty() {
-            name.to_string()
-        } else {
-            format!("{rel}/{name}")
-        };
-        check_rel_path(&rel_path)?;
-        let ft = entry.file_type().map_err(|e| PackageError::io(&path, e))?;
-        if ft.is_symlink() {
-            return Err(PackageError::invalid(
-                rel_path,
-                "is a symlink: releases must be self-contained, replace it with the file it points to",
-            ));
-        } else if ft.is_dir() {
-            walk(&path, &rel_path, tree)?;
-        } else if ft.is_file() {
-            let bytes = fs::read(&path).map_err(|e| PackageError::io(&path, e))?;
-            tree.insert(rel_path, bytes);
-        } else {
-            return Err(PackageError::invalid(
-                rel_path,
-                "is not a regular file or directory (socket, device or FIFO): remove it",
-            ));
-        }
+impl Refuse for PackageError {
+    fn io(path: &Path, source: io::Error) -> Self {
+        PackageError::io(path, source)
     }
-    Ok(())
+    fn not_utf8(path: PathBuf) -> Self {
+        PackageError::invalid(
+            path.display().to_string(),
+            "file name is not valid UTF-8: rename it",
+        )
+    }
+    fn symlink(_path: PathBuf, rel: String) -> Self {
+        PackageError::invalid(
+            rel,
+            "is a symlink: releases must be self-contained, replace it with the file it points to",
+        )
+    }
+    fn special(_path: PathBuf, rel: String) -> Self {
+        PackageError::invalid(
+            rel,
+            "is not a regular file or directory (socket, device or FIFO): remove it",
+        )
+    }
+    /// A name csctl's dirhash would misread (a newline, a path escaping the stack) is refused
+    /// before its entry is read.
+    fn check(rel: &str) -> Result<(), Self> {
+        check_rel_path(rel)
+    }
 }
 
 /// Write `<out>/<release-name>/` atomically, as a rendered stack is written

@@ -2,10 +2,12 @@
 //! from elsewhere on the machine) and replace a stack directory atomically. Rendering itself is
 //! core's ([`stackbot_core::render`]), a pure function of the trees read here.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use stackbot_core::model::FileTree;
 use stackbot_core::render::{RenderError, TemplateTree};
+
+use super::tree::{self, Refuse};
 
 /// Read every regular file below `dir`. Symlinks and special files are refused so a template
 /// tree can never pull in files from elsewhere on the machine.
@@ -21,69 +23,43 @@ pub fn load_templates(dir: &Path) -> Result<TemplateTree, RenderError> {
 /// Read a directory into a [`FileTree`] (also used to compare rendered output with what is
 /// committed). A missing directory is an empty tree.
 pub fn read_tree(dir: &Path) -> Result<FileTree, RenderError> {
-    let mut files = FileTree::new();
     match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(files),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileTree::new()),
         Err(e) => {
             return Err(RenderError::Io {
                 path: dir.to_path_buf(),
                 source: e,
             });
         }
-        Ok(m) if !m.is_dir() => {
-            return Err(RenderError::Unsupported {
-                path: dir.to_path_buf(),
-                what: "is not a directory".into(),
-            });
-        }
+        Ok(m) if !m.is_dir() => return Err(unsupported(dir.to_path_buf(), "is not a directory")),
         Ok(_) => {}
     }
-    walk(dir, "", &mut files)?;
-    Ok(files)
+    tree::walk(dir)
 }
 
-fn walk(dir: &Path, prefix: &str, out: &mut FileTree) -> Result<(), RenderError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| RenderError::Io { path, source }
-    };
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(io(dir))?
-        .collect::<Result<_, _>>()
-        .map_err(io(dir))?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else {
-            return Err(RenderError::Unsupported {
-                path,
-                what: "file name is not UTF-8".into(),
-            });
-        };
-        let rel = if prefix.is_empty() {
-            name.to_string()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        let ft = entry.file_type().map_err(io(&path))?;
-        if ft.is_dir() {
-            walk(&path, &rel, out)?;
-        } else if ft.is_file() {
-            let bytes = std::fs::read(&path).map_err(io(&path))?;
-            out.insert(rel, bytes);
-        } else {
-            return Err(RenderError::Unsupported {
-                path,
-                what: if ft.is_symlink() {
-                    "is a symlink".into()
-                } else {
-                    "is not a regular file".into()
-                },
-            });
+impl Refuse for RenderError {
+    fn io(path: &Path, source: std::io::Error) -> Self {
+        RenderError::Io {
+            path: path.to_path_buf(),
+            source,
         }
     }
-    Ok(())
+    fn not_utf8(path: PathBuf) -> Self {
+        unsupported(path, "file name is not UTF-8")
+    }
+    fn symlink(path: PathBuf, _rel: String) -> Self {
+        unsupported(path, "is a symlink")
+    }
+    fn special(path: PathBuf, _rel: String) -> Self {
+        unsupported(path, "is not a regular file")
+    }
+}
+
+fn unsupported(path: PathBuf, what: &str) -> RenderError {
+    RenderError::Unsupported {
+        path,
+        what: what.into(),
+    }
 }
 
 /// Make `dir` hold exactly `tree`: files are written into a fresh sibling directory which
