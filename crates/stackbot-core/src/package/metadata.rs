@@ -57,54 +57,57 @@ impl Metadata {
 
     /// Parse a `metadata.yaml` of an existing release (any indent), validating like CSO's
     /// `ensureMetadata`: all three versions present and in dot form, kubernetes `vX.Y.Z`.
-    /// Read within the upstream YAML limits, as [`kubernetes`] is: the file is a release
-    /// asset anyone with write access to the forge or the registry could replace.
     pub fn parse(text: &str) -> Result<Self, PackageError> {
-        let limits = crate::config::UpstreamLimits::default().yaml();
-        let doc: yaml_serde::Value =
-            crate::yaml::from_str(text, FILE, &limits).map_err(|e| match e.limit {
-                Some(_) => PackageError::invalid(FILE, e.message),
-                None => PackageError::invalid(FILE, format!("is {}", e.message)),
-            })?;
-        // `field` is the dotted path, as messages name it.
-        let s = |field: &str| -> Result<&str, PackageError> {
-            crate::yaml::get_str(&doc, &field.split('.').collect::<Vec<_>>())
-                .filter(|s| !s.is_empty())
-                .ok_or_else(|| PackageError::field(FILE, field, "is missing or not a string"))
-        };
+        let doc = document(text)?;
         let ver = |field: &str| {
-            StackVersion::parse_dot(s(field)?).map_err(|e| PackageError::field(FILE, field, e))
+            StackVersion::parse_dot(text_field(&doc, field)?)
+                .map_err(|e| PackageError::field(FILE, field, e))
         };
-        let kube_raw = s("versions.kubernetes")?;
+        let kubernetes = kubernetes_field(&doc)?;
         Ok(Metadata {
             versions: Versions {
                 cluster_stack: ver("versions.clusterStack")?,
                 cluster_addon: ver("versions.components.clusterAddon")?,
                 node_image: ver("versions.components.nodeImage")?,
             },
-            kubernetes: kube_raw
-                .parse()
-                .map_err(|e| PackageError::field(FILE, "versions.kubernetes", e))?,
+            kubernetes,
         })
     }
 }
 
 /// `versions.kubernetes` of a release's `metadata.yaml`, or what is wrong with the file (not
-/// YAML, over a limit, no such field, not a Kubernetes version).
+/// YAML, over a limit, no such field, not a Kubernetes version). Only this field is asked
+/// for, so a release whose other versions CSO would refuse still says which Kubernetes it is
+/// for; the field is read as [`Metadata::parse`] reads it.
 pub fn kubernetes(metadata: &[u8]) -> Result<KubeVersion, String> {
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        versions: MetaVersions,
-    }
-    #[derive(serde::Deserialize)]
-    struct MetaVersions {
-        kubernetes: KubeVersion,
-    }
-    // Read from a release asset anyone with write access could replace: within the limits.
-    let limits = crate::config::UpstreamLimits::default().yaml();
-    crate::yaml::from_slice::<Meta>(metadata, "metadata.yaml", &limits)
-        .map(|m| m.versions.kubernetes)
+    let text = std::str::from_utf8(metadata).map_err(|_| format!("{FILE}: is not UTF-8 text"))?;
+    document(text)
+        .and_then(|doc| kubernetes_field(&doc))
         .map_err(|e| e.to_string())
+}
+
+/// The file as YAML, read within the upstream YAML limits: it is a release asset anyone with
+/// write access to the forge or the registry could replace.
+fn document(text: &str) -> Result<yaml_serde::Value, PackageError> {
+    let limits = crate::config::UpstreamLimits::default().yaml();
+    crate::yaml::from_str(text, FILE, &limits).map_err(|e| match e.limit {
+        Some(_) => PackageError::invalid(FILE, e.message),
+        None => PackageError::invalid(FILE, format!("is {}", e.message)),
+    })
+}
+
+/// The non-empty string at `field`, a dotted path (as messages name it).
+fn text_field<'a>(doc: &'a yaml_serde::Value, field: &str) -> Result<&'a str, PackageError> {
+    crate::yaml::get_str(doc, &field.split('.').collect::<Vec<_>>())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| PackageError::field(FILE, field, "is missing or not a string"))
+}
+
+fn kubernetes_field(doc: &yaml_serde::Value) -> Result<KubeVersion, PackageError> {
+    const FIELD: &str = "versions.kubernetes";
+    text_field(doc, FIELD)?
+        .parse()
+        .map_err(|e| PackageError::field(FILE, FIELD, e))
 }
 
 #[cfg(test)]
@@ -135,6 +138,22 @@ mod tests {
         assert!(e.contains("limits.upstream.max_nodes"), "{e}");
         let e = Metadata::parse("versions: [").unwrap_err().to_string();
         assert!(e.contains("is not valid YAML"), "{e}");
+    }
+
+    #[test]
+    fn the_kubernetes_version_alone_is_read_as_the_whole_file_reads_it() {
+        let only = "versions:\n  kubernetes: v1.34.6\n";
+        assert_eq!(kubernetes(only.as_bytes()), Ok("v1.34.6".parse().unwrap()));
+        for wrong in [
+            "versions:\n  kubernetes: 1.34\n",
+            "versions:\n  other: 1\n",
+            "versions: [",
+        ] {
+            let alone = kubernetes(wrong.as_bytes()).unwrap_err();
+            assert_eq!(alone, Metadata::parse(wrong).unwrap_err().to_string());
+            assert!(alone.contains("metadata.yaml"), "{alone}");
+        }
+        assert!(kubernetes(b"\xff").unwrap_err().contains("UTF-8"));
     }
 
     #[test]
