@@ -63,9 +63,9 @@ pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let mut ctx = g.context()?;
     // The day follows the data read: `--live` is today, `--snapshot FILE` that file's day.
     if a.live {
-        ctx.today = g.day_for(None);
+        g.date(&mut ctx, None);
     } else if let Some(s) = &a.snapshot {
-        ctx.today = g.day_for(Some(s));
+        g.date(&mut ctx, Some(s));
     }
     let opts = DetectOptions {
         save: a.save.clone(),

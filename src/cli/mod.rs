@@ -172,25 +172,24 @@ impl Global {
             .snapshot
             .as_ref()
             .map(|p| loaded.resolve(p));
-        let today = self.day_for(snapshot.as_deref());
-        Ok(Context::new(
-            loaded,
-            today,
-            self.env.clone(),
-            self.clock.clone(),
-        ))
+        let mut ctx = Context::new(loaded, self.now, self.env.clone(), self.clock.clone());
+        self.date(&mut ctx, snapshot.as_deref());
+        Ok(ctx)
     }
 
-    /// The run's day: `--now`, else the day the replayed snapshot was recorded for (a replay
-    /// is "as of" its data: the demo's snapshot of 2026-05-01 is judged on that day, not on
-    /// the machine's date), else today.
-    pub fn day_for(&self, snapshot: Option<&std::path::Path>) -> chrono::NaiveDate {
-        if self.now_given {
-            return self.now;
-        }
-        snapshot
-            .and_then(crate::upstream::snapshot::recorded_on)
-            .unwrap_or(self.now)
+    /// Set the run's day: `--now`, else the day the replayed `snapshot` was recorded for (a
+    /// replay is "as of" its data: the demo's snapshot of 2026-05-01 is judged on that day,
+    /// not on the machine's date), else today. The snapshot read for its day is kept in the
+    /// context and replayed as read. One that cannot be read is left for the run to read,
+    /// which reports why.
+    pub fn date(&self, ctx: &mut Context, snapshot: Option<&std::path::Path>) {
+        ctx.replay = snapshot
+            .and_then(|p| crate::upstream::snapshot::open(p).ok())
+            .map(std::sync::Arc::new);
+        ctx.today = match (&ctx.replay, self.now_given) {
+            (Some(replay), false) => replay.as_of().unwrap_or(self.now),
+            _ => self.now,
+        };
     }
 
     /// The forge the configuration names (see [`crate::forge::open`]).

@@ -69,7 +69,7 @@ impl Selection {
     pub fn context(&self, g: &Global) -> anyhow::Result<crate::pipeline::Context> {
         let mut ctx = g.context()?;
         if let Some(s) = &self.snapshot {
-            ctx.today = g.day_for(Some(s));
+            g.date(&mut ctx, Some(s));
         }
         if let Some(dir) = &self.cache_dir {
             ctx.loaded.config.upstream.cache_dir = Some(std::path::absolute(dir)?);

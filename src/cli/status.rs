@@ -39,7 +39,7 @@ pub struct Args {
 pub fn run(a: &Args, g: &Global) -> anyhow::Result<ExitStatus> {
     let mut ctx = g.context()?;
     if let Some(s) = &a.snapshot {
-        ctx.today = g.day_for(Some(s));
+        g.date(&mut ctx, Some(s));
     }
     let forge = g.open_forge(&ctx)?;
     let sel = Selection {

@@ -230,6 +230,7 @@ pub fn options(
         snapshot,
         cache_dir,
         token: ctx.env.non_empty(&ctx.loaded.config.upstream.token_env),
+        replay: ctx.replay.clone(),
         ..Default::default()
     }
 }

@@ -56,6 +56,9 @@ pub struct Context {
     pub env: Env,
     /// Wall and monotonic time for pacing, retries and dates.
     pub clock: SharedClock,
+    /// The snapshot `today` was read from (`Global::date`), replayed by the run as it was
+    /// read: one read of the file for both.
+    pub replay: Option<std::sync::Arc<crate::upstream::snapshot::Replay>>,
 }
 
 impl Context {
@@ -66,6 +69,7 @@ impl Context {
             today,
             env,
             clock,
+            replay: None,
         }
     }
 

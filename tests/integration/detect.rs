@@ -618,6 +618,39 @@ fn demo_snapshot_is_current() {
     assert_eq!(snapshot::recorded_on(&demo_snapshot()), Some(now()));
 }
 
+/// A replayed run's day and its data come from one read of the snapshot: the file read to
+/// learn the day is the one replayed, even when it is replaced in between (before, the day was
+/// read from the file once and the data a second time, so the two could disagree).
+#[test]
+fn a_run_replays_the_snapshot_it_read_its_day_from() {
+    use clap::Parser;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("stackbot.yaml");
+    std::fs::copy(demo_config(), &config).unwrap();
+    let file = dir.path().join("upstream-2026-05-01.json");
+    std::fs::copy(demo_snapshot(), &file).unwrap();
+    let cli =
+        stackbot::cli::Cli::parse_from(["stackbot", "-c", config.to_str().unwrap(), "detect"]);
+    let ctx = stackbot::cli::Global::for_process(&cli).context().unwrap();
+    assert_eq!(ctx.today, now(), "the day the snapshot was recorded for");
+
+    std::fs::write(&file, "not a snapshot").unwrap();
+    let opts = stackbot::pipeline::detect::options(&ctx, None, None);
+    let (report, data, _) = stackbot::pipeline::detect::detect(&ctx, &opts)
+        .expect("the snapshot read for the day is replayed, not read again");
+    assert_eq!(data, snapshot::load(&demo_snapshot()).unwrap());
+    assert_eq!(report.snapshot.map(|s| s.as_of), Some(Some(now())));
+
+    // Another file than the one the day came from is read when the run opens it.
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, "not a snapshot either").unwrap();
+    let opts = stackbot::pipeline::detect::options(&ctx, Some(other), None);
+    let Err(err) = stackbot::pipeline::detect::detect(&ctx, &opts) else {
+        panic!("the other file is read, and refused");
+    };
+    assert!(err.to_string().contains("other.json"), "{err}");
+}
+
 fn stackbot(args: &[&str], cwd: &Path) -> (i32, String, String) {
     let out = Command::cargo_bin("stackbot")
         .unwrap()

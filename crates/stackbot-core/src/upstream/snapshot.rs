@@ -78,6 +78,7 @@ pub fn unreadable(path: &Path, message: String) -> UpstreamError {
 
 /// Replays a snapshot. A source the snapshot lacks is an error *for that source* (e.g. the
 /// configuration gained a stack after recording), never a network request.
+#[derive(Debug)]
 pub struct Replay {
     path: PathBuf,
     data: UpstreamData,
@@ -102,6 +103,26 @@ impl Replay {
         self.as_of
     }
 
+    /// The file it was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What the snapshot recorded for `key` (shared: a run replays the snapshot it read for
+    /// its day, [`Fetch::fetch`] answers the same).
+    pub fn answer(&self, key: &Key) -> Fetched {
+        self.data
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| Fetched::Error {
+                message: format!(
+                    "`{}` is not in snapshot {}; re-record it with `stackbot detect --save FILE`",
+                    key.id(),
+                    self.path.display()
+                ),
+            })
+    }
+
     /// Whether the snapshot recorded `key`.
     pub fn has(&self, key: &Key) -> bool {
         self.data.has(key)
@@ -114,15 +135,6 @@ impl Fetch for Replay {
     }
 
     fn fetch(&mut self, key: &Key) -> Fetched {
-        self.data
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| Fetched::Error {
-                message: format!(
-                    "`{}` is not in snapshot {}; re-record it with `stackbot detect --save FILE`",
-                    key.id(),
-                    self.path.display()
-                ),
-            })
+        self.answer(key)
     }
 }

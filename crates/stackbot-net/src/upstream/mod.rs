@@ -131,6 +131,10 @@ pub struct DetectOptions {
     pub mirrors: Vec<(String, String)>,
     /// Ignore `upstream.snapshot` from the configuration.
     pub live: bool,
+    /// The snapshot as the run already read it to learn its day: replayed as it is when it is
+    /// the file this run replays, so the run's day and its data come from one read of one
+    /// file (a file replaced between two reads could give them apart).
+    pub replay: Option<std::sync::Arc<snapshot::Replay>>,
     /// Override HTTP retry/backoff settings (tests).
     pub http: Option<HttpOptions>,
     /// The run's clock, for backoffs (set by the pipeline from its context).
@@ -139,7 +143,7 @@ pub struct DetectOptions {
 
 /// A source of upstream facts for one run: the snapshot to replay, or HTTP.
 pub enum Source {
-    Replay(snapshot::Replay),
+    Replay(std::sync::Arc<snapshot::Replay>),
     Http(Box<HttpFetcher>),
 }
 
@@ -164,7 +168,10 @@ impl Source {
                 .flatten()
         });
         if let Some(path) = snapshot {
-            return Ok(Source::Replay(snapshot::open(&path)?));
+            return Ok(Source::Replay(match &opts.replay {
+                Some(read) if read.path() == path => read.clone(),
+                _ => std::sync::Arc::new(snapshot::open(&path)?),
+            }));
         }
         let mut http_opts = opts.http.clone().unwrap_or_default();
         http_opts.cache_dir = opts.cache_dir.clone().or_else(|| {
@@ -202,7 +209,7 @@ impl Source {
 impl Fetch for Source {
     fn fetch(&mut self, key: &Key) -> Fetched {
         match self {
-            Source::Replay(r) => r.fetch(key),
+            Source::Replay(r) => r.answer(key),
             Source::Http(f) => f.fetch(key),
         }
     }
