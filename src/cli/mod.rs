@@ -259,13 +259,13 @@ pub fn main() -> i32 {
         }
     };
     let global = Global::for_process(&cli);
-    crate::report::set_quiet(global.quiet);
-    crate::report::set_terminal(
+    let terminal = crate::report::Terminal::new(
+        global.quiet,
         global.env.get("NO_COLOR"),
         global.env.get("TERM"),
         std::io::IsTerminal::is_terminal(&std::io::stderr()),
     );
-    init_tracing(&global);
+    init_tracing(&global, terminal);
     let result = run(&cli.command, &global);
     crate::cli::activity::finish();
     // Every host the run could not reach, once, whatever the command made of it.
@@ -288,7 +288,7 @@ pub fn main() -> i32 {
     }
 }
 
-fn init_tracing(g: &Global) {
+fn init_tracing(g: &Global, terminal: crate::report::Terminal) {
     use crate::cli::{activity, journal};
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
@@ -308,7 +308,7 @@ fn init_tracing(g: &Global) {
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(activity::Writer)
         .with_target(false)
-        .with_ansi(crate::report::use_color())
+        .with_ansi(terminal.use_color())
         .with_filter(filter);
     // The activity line and the journal see their events whatever the log level.
     let _ = tracing_subscriber::registry()
@@ -316,7 +316,7 @@ fn init_tracing(g: &Global) {
         .with(activity::messages(activity::TARGET, |m| activity::set(&m)))
         .with(activity::messages(journal::TARGET, journal::record))
         .try_init();
-    activity::start(crate::report::progress_visible());
+    activity::start(terminal.progress_visible());
     journal::watch_signals();
 }
 

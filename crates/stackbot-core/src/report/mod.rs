@@ -14,8 +14,6 @@
 //! - [`github`]: `::error file=…,line=…::` annotations, `$GITHUB_STEP_SUMMARY`,
 //!   `$GITHUB_OUTPUT`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 pub mod detect;
 pub mod from_plan;
 pub mod github;
@@ -31,69 +29,71 @@ pub mod verdict;
 
 pub use verdict::verdict_lines;
 
-static QUIET: AtomicBool = AtomicBool::new(false);
-static NO_COLOR: AtomicBool = AtomicBool::new(false);
-static DUMB_TERM: AtomicBool = AtomicBool::new(false);
-static STDERR_TERMINAL: AtomicBool = AtomicBool::new(false);
-
-/// Remember `--quiet` once at start-up, so progress stays hidden without threading the flag
-/// through every signature.
-pub fn set_quiet(quiet: bool) {
-    QUIET.store(quiet, Ordering::Relaxed);
+/// What the terminal allows, read once at the edge (`--quiet`, `NO_COLOR`, `TERM`, whether
+/// stderr is a terminal) and handed to what draws: a value, not process state, so this module
+/// never reads the environment or asks the process, and no test changes it for another.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Terminal {
+    quiet: bool,
+    no_color: bool,
+    dumb: bool,
+    stderr_is_terminal: bool,
 }
 
-/// Remember what the environment says about the terminal (`NO_COLOR`, `TERM=dumb`, whether
-/// stderr is one), read once at the edge: this module never reads the environment or asks the
-/// process itself.
-pub fn set_terminal(no_color: Option<&str>, term: Option<&str>, stderr_is_terminal: bool) {
-    NO_COLOR.store(no_color.is_some_and(|v| !v.is_empty()), Ordering::Relaxed);
-    DUMB_TERM.store(term == Some("dumb"), Ordering::Relaxed);
-    STDERR_TERMINAL.store(stderr_is_terminal, Ordering::Relaxed);
-}
+impl Terminal {
+    /// `no_color` and `term` as the environment has them; an empty `NO_COLOR` is unset
+    /// (<https://no-color.org>).
+    pub fn new(
+        quiet: bool,
+        no_color: Option<&str>,
+        term: Option<&str>,
+        stderr_is_terminal: bool,
+    ) -> Self {
+        Terminal {
+            quiet,
+            no_color: no_color.is_some_and(|v| !v.is_empty()),
+            dumb: term == Some("dumb"),
+            stderr_is_terminal,
+        }
+    }
 
-/// Colours only on a terminal and never with `NO_COLOR` (any non-empty value), see
-/// <https://no-color.org>. Logs captured by CI must stay free of escape sequences.
-pub fn use_color() -> bool {
-    let no_color = NO_COLOR
-        .load(Ordering::Relaxed)
-        .then_some(std::ffi::OsStr::new("1"));
-    color_allowed(no_color, STDERR_TERMINAL.load(Ordering::Relaxed))
-}
+    /// Colours only on a terminal and never with `NO_COLOR`: logs captured by CI must stay
+    /// free of escape sequences.
+    pub fn use_color(&self) -> bool {
+        !self.no_color && self.stderr_is_terminal
+    }
 
-/// The pure rule behind [`use_color`].
-pub fn color_allowed(no_color: Option<&std::ffi::OsStr>, stderr_is_tty: bool) -> bool {
-    no_color.is_none_or(|v| v.is_empty()) && stderr_is_tty
-}
-
-/// Whether progress is drawn: stderr is a terminal, `--quiet` is off, `TERM` is not `dumb`, so
-/// redirected output and CI logs never fill up with redraw noise.
-pub fn progress_visible() -> bool {
-    !QUIET.load(Ordering::Relaxed)
-        && STDERR_TERMINAL.load(Ordering::Relaxed)
-        && !DUMB_TERM.load(Ordering::Relaxed)
+    /// Whether progress is drawn: stderr is a terminal, `--quiet` is off, `TERM` is not
+    /// `dumb`, so redirected output and CI logs never fill up with redraw noise.
+    pub fn progress_visible(&self) -> bool {
+        !self.quiet && self.stderr_is_terminal && !self.dumb
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsStr;
 
     #[test]
     fn colour_needs_a_terminal_and_no_no_color() {
-        assert!(color_allowed(None, true));
+        assert!(Terminal::new(false, None, None, true).use_color());
         assert!(
-            color_allowed(Some(OsStr::new("")), true),
+            Terminal::new(false, Some(""), None, true).use_color(),
             "empty NO_COLOR is unset"
         );
-        assert!(!color_allowed(Some(OsStr::new("1")), true));
-        assert!(!color_allowed(None, false));
+        assert!(!Terminal::new(false, Some("1"), None, true).use_color());
+        assert!(!Terminal::new(false, None, None, false).use_color());
     }
 
     #[test]
-    fn quiet_hides_progress_even_on_a_terminal() {
-        set_quiet(true);
-        let visible = progress_visible();
-        set_quiet(false);
-        assert!(!visible);
+    fn progress_needs_a_terminal_that_is_not_dumb_and_no_quiet() {
+        assert!(Terminal::new(false, None, Some("xterm"), true).progress_visible());
+        assert!(!Terminal::new(true, None, None, true).progress_visible());
+        assert!(!Terminal::new(false, None, Some("dumb"), true).progress_visible());
+        assert!(!Terminal::new(false, None, None, false).progress_visible());
+        assert!(
+            Terminal::new(false, Some("1"), None, true).progress_visible(),
+            "NO_COLOR is about colour, not progress"
+        );
     }
 }
