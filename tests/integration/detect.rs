@@ -615,7 +615,10 @@ fn demo_snapshot_is_current() {
         data,
         "examples/local/upstream-2026-05-01.json is stale: regenerate it (see this test's doc)"
     );
-    assert_eq!(snapshot::recorded_on(&demo_snapshot()), Some(now()));
+    assert_eq!(
+        snapshot::open(&demo_snapshot()).unwrap().as_of(),
+        Some(now())
+    );
 }
 
 /// A replayed run's day and its data come from one read of the snapshot: the file read to

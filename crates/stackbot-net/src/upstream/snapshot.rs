@@ -35,12 +35,6 @@ pub fn open(path: &Path) -> Result<Replay, UpstreamError> {
     Replay::parse(&read(path)?, path)
 }
 
-/// The day a snapshot was recorded for, if it says (older snapshots do not). Unreadable files
-/// answer `None`: reading them properly reports the problem.
-pub fn recorded_on(path: &Path) -> Option<chrono::NaiveDate> {
-    parse(&std::fs::read_to_string(path).ok()?, path).ok()?.1
-}
-
 fn read(path: &Path) -> Result<String, UpstreamError> {
     std::fs::read_to_string(path).map_err(|e| unreadable(path, format!("cannot read: {e}")))
 }
