@@ -37,13 +37,17 @@ fn check_minors(ctx: &Context) -> Result<Vec<(crate::model::StackId, String)>, E
     if !listed {
         return Ok(Vec::new());
     }
-    let data = match &loaded.config.upstream.snapshot {
-        Some(p) => crate::upstream::snapshot::load(&loaded.resolve(p))
-            .map_err(InvalidInput::from_display)?,
-        None => crate::upstream::UpstreamData::default(),
+    let replay = match &loaded.config.upstream.snapshot {
+        Some(p) => Some(
+            crate::upstream::snapshot::opened_or_open(ctx.replay.as_ref(), &loaded.resolve(p))
+                .map_err(InvalidInput::from_display)?,
+        ),
+        None => None,
     };
+    let none = crate::upstream::UpstreamData::default();
+    let data = replay.as_deref().map_or(&none, |r| r.data());
     let mut warnings = Vec::new();
-    for (stack, minor, verdict) in crate::resolve::check_listed(&loaded.config, &data, ctx.today) {
+    for (stack, minor, verdict) in crate::resolve::check_listed(&loaded.config, data, ctx.today) {
         match verdict {
             crate::resolve::ListedMinor::Releasable => {}
             crate::resolve::ListedMinor::Upcoming(w) => warnings.push((stack, w)),

@@ -108,6 +108,11 @@ impl Replay {
         &self.path
     }
 
+    /// Everything the snapshot recorded.
+    pub fn data(&self) -> &UpstreamData {
+        &self.data
+    }
+
     /// What the snapshot recorded for `key` (shared: a run replays the snapshot it read for
     /// its day, [`Fetch::fetch`] answers the same).
     pub fn answer(&self, key: &Key) -> Fetched {

@@ -39,10 +39,10 @@ pub(super) fn git_err(what: impl Into<String>, e: git2::Error) -> ForgeError {
     io_err(what, e.message())
 }
 
-/// Write `bytes` to `path` crash-safely (the one such write of the program: the local forge's
-/// records and the working tree's files, which the binary writes through it): a temporary file in the same directory (created if
+/// Write `bytes` to `path` crash-safely: a temporary file in the same directory (created if
 /// missing; its name unique to the process and the call, so concurrent writers never share
-/// one), fsync, rename.
+/// one), fsync, rename. The program's one such write: the local forge's records, and the
+/// working tree's files, which the binary writes through it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path

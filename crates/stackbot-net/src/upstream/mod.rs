@@ -168,10 +168,10 @@ impl Source {
                 .flatten()
         });
         if let Some(path) = snapshot {
-            return Ok(Source::Replay(match &opts.replay {
-                Some(read) if read.path() == path => read.clone(),
-                _ => std::sync::Arc::new(snapshot::open(&path)?),
-            }));
+            return Ok(Source::Replay(snapshot::opened_or_open(
+                opts.replay.as_ref(),
+                &path,
+            )?));
         }
         let mut http_opts = opts.http.clone().unwrap_or_default();
         http_opts.cache_dir = opts.cache_dir.clone().or_else(|| {

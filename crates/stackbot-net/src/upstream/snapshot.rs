@@ -3,6 +3,7 @@
 //! file is here, at the edge, beside the network it stands in for.
 
 use std::path::Path;
+use std::sync::Arc;
 
 pub use stackbot_core::upstream::snapshot::*;
 
@@ -33,6 +34,18 @@ pub fn load(path: &Path) -> Result<UpstreamData, UpstreamError> {
 /// Open a snapshot file for replay.
 pub fn open(path: &Path) -> Result<Replay, UpstreamError> {
     Replay::parse(&read(path)?, path)
+}
+
+/// The snapshot at `path`: `opened` when it is that file (the run read it for its day, and
+/// reads it once), else read now.
+pub fn opened_or_open(
+    opened: Option<&Arc<Replay>>,
+    path: &Path,
+) -> Result<Arc<Replay>, UpstreamError> {
+    match opened {
+        Some(replay) if replay.path() == path => Ok(Arc::clone(replay)),
+        _ => open(path).map(Arc::new),
+    }
 }
 
 fn read(path: &Path) -> Result<String, UpstreamError> {
