@@ -1,8 +1,10 @@
 //! The one store of answers for conditional requests (issue 31, item 2), used by the GitHub
 //! forge's cache and upstream's ETag cache alike: an entry per request key (its `ETag`, its
 //! `Link`, its body, when it was last confirmed), one JSON file per key on disk
-//! (`sha256(key).json`, written to a temporary file and renamed, so a crash never leaves half
-//! an entry), and optionally a copy in memory for the run.
+//! (`sha256(key).json`, written crash-safely: [`crate::atomic`]), and optionally a copy in
+//! memory for the run. A `304` that confirms an entry is kept beside it (`sha256(key).at`,
+//! when it was confirmed), so a revalidated body of megabytes (a Helm index) is not written
+//! again every run to move one date.
 //!
 //! What a key is and when an entry is used stay with each client: GitHub keys by credential
 //! identity, `Accept` and path, and serves immutable resources without asking (docs/http.md,
@@ -14,7 +16,6 @@
 //! forge's requests go through octocrab's stack, which a reqwest middleware never sees.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -72,15 +73,27 @@ impl Store {
         Some(mem.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// The stored answer for `key`, from memory or disk.
+    fn confirmed_file(&self, key: &str) -> Option<PathBuf> {
+        Some(self.file(key)?.with_extension("at"))
+    }
+
+    /// The stored answer for `key`, from memory or disk, as of its last confirmation.
     pub fn get(&self, key: &str) -> Option<Entry> {
         if let Some(e) = self.memory().and_then(|m| m.get(key).cloned()) {
             return Some(e);
         }
-        let e: Entry = serde_json::from_slice(&std::fs::read(self.file(key)?).ok()?).ok()?;
+        let mut e: Entry = serde_json::from_slice(&std::fs::read(self.file(key)?).ok()?).ok()?;
         if e.key != key {
             return None;
         }
+        let confirmed = self
+            .confirmed_file(key)
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t.trim()).ok())
+            .map(|t| t.with_timezone(&chrono::Utc));
+        // The later of the two: a crash between a new body and the removal of an older
+        // confirmation must not make the facts look older than they are.
+        e.fetched_at = e.fetched_at.max(confirmed);
         if let Some(mut m) = self.memory() {
             m.insert(key.to_string(), e.clone());
         }
@@ -90,21 +103,26 @@ impl Store {
     /// Store an answer, streamed to its file (a large body is not copied again in memory).
     pub fn put(&self, e: &Entry) {
         if let Some(path) = self.file(&e.key) {
-            if let Some(dir) = path.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            // A name of its own per writer: two threads storing one key do not interleave.
-            let tmp = path.with_extension(format!("tmp{}", fastrand::u32(..)));
-            let written = std::fs::File::create(&tmp).ok().is_some_and(|f| {
-                let mut w = std::io::BufWriter::new(f);
-                serde_json::to_writer(&mut w, e).is_ok() && w.flush().is_ok()
+            let _ = crate::atomic::write_atomic_with(&path, |w| {
+                serde_json::to_writer(&mut *w, e).map_err(std::io::Error::other)
             });
-            if !written || std::fs::rename(&tmp, &path).is_err() {
-                let _ = std::fs::remove_file(&tmp);
+            if let Some(at) = self.confirmed_file(&e.key) {
+                let _ = std::fs::remove_file(at);
             }
         }
         if let Some(mut m) = self.memory() {
             m.insert(e.key.clone(), e.clone());
+        }
+    }
+
+    /// Record that the server confirmed the stored answer for `key` (a `304`) at `at`: the
+    /// entry's body stays as written; [`Store::get`] reads it as last fetched `at`.
+    pub fn confirm(&self, key: &str, at: chrono::DateTime<chrono::Utc>) {
+        if let Some(file) = self.confirmed_file(key) {
+            let _ = crate::atomic::write_atomic(&file, at.to_rfc3339().as_bytes());
+        }
+        if let Some(e) = self.memory().as_mut().and_then(|m| m.get_mut(key)) {
+            e.fetched_at = Some(at);
         }
     }
 }
@@ -160,5 +178,45 @@ mod tests {
             (Some("\"e\""), "v1.34.7\n")
         );
         assert!(e.fetched_at.is_some());
+    }
+
+    #[test]
+    fn a_confirmation_dates_the_entry_without_writing_its_body_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::new(Some(dir.path().to_path_buf()), false);
+        let at = |h| chrono::DateTime::parse_from_rfc3339(h).unwrap().to_utc();
+        let mut e = entry("index", Some("\"1\""), "entries: {}");
+        e.fetched_at = Some(at("2026-05-01T12:00:00Z"));
+        s.put(&e);
+        let body = s.file("index").unwrap();
+        let written = std::fs::metadata(&body).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        s.confirm("index", at("2026-05-02T12:00:00Z"));
+        assert_eq!(
+            std::fs::metadata(&body).unwrap().modified().unwrap(),
+            written,
+            "the body is not written again"
+        );
+        let again = Store::new(Some(dir.path().to_path_buf()), false);
+        assert_eq!(
+            again.get("index").unwrap().fetched_at,
+            Some(at("2026-05-02T12:00:00Z"))
+        );
+        e.body = "entries: {a: []}".into();
+        e.fetched_at = Some(at("2026-05-03T12:00:00Z"));
+        s.put(&e);
+        let got = again.get("index").unwrap();
+        assert_eq!(
+            (got.body.as_str(), got.fetched_at),
+            ("entries: {a: []}", Some(at("2026-05-03T12:00:00Z"))),
+            "a new body carries its own date"
+        );
+        let mem = Store::new(None, true);
+        mem.put(&entry("k", Some("\"e\""), "b"));
+        mem.confirm("k", at("2026-05-04T00:00:00Z"));
+        assert_eq!(
+            mem.get("k").unwrap().fetched_at,
+            Some(at("2026-05-04T00:00:00Z"))
+        );
     }
 }

@@ -12,6 +12,7 @@
 // the code had when upstream was a module of one crate, kept so the split moved files only.
 use stackbot_core::{clock, config};
 
+pub mod atomic;
 pub mod cache;
 pub mod charts;
 pub mod client;

@@ -39,34 +39,9 @@ pub(super) fn git_err(what: impl Into<String>, e: git2::Error) -> ForgeError {
     io_err(what, e.message())
 }
 
-/// Write `bytes` to `path` crash-safely: a temporary file in the same directory (created if
-/// missing; its name unique to the process and the call, so concurrent writers never share
-/// one), fsync, rename. The program's one such write: the local forge's records, and the
-/// working tree's files, which the binary writes through it.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map_or("file".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(
-        ".{name}.tmp.{}.{}",
-        std::process::id(),
-        fastrand::u64(..)
-    ));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
+/// The program's one crash-safe write ([`stackbot_net::atomic`]): the local forge's records,
+/// and the working tree's files, which the binary writes through it.
+pub use stackbot_net::atomic::write_atomic;
 
 /// The record at `path`, JSON; [`ForgeError::NotFound`] naming `what` when there is none.
 pub(super) fn read_record<T: serde::de::DeserializeOwned>(

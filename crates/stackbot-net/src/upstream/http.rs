@@ -370,13 +370,12 @@ impl HttpClient {
         };
         let status = resp.status().as_u16();
         if status == 304
-            && let Some(mut c) = cached.take()
+            && let Some(c) = cached.take()
         {
             self.count().not_modified += 1;
-            // Confirmed current: the last known facts are as of now.
+            // Confirmed current: the last known facts are as of now (the body stays as stored).
             if let Some(clock) = &self.opts.clock {
-                c.fetched_at = Some(clock.now());
-                self.cache.put(&c);
+                self.cache.confirm(&c.key, clock.now());
             }
             return Step::Done(Answer::Cached(Response {
                 body: c.body,

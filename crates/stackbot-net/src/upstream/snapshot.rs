@@ -14,15 +14,18 @@ pub fn save(path: &Path, data: &UpstreamData) -> Result<(), UpstreamError> {
     save_as_of(path, data, None)
 }
 
-/// [`save`], recording the day the data is "as of".
+/// [`save`], recording the day the data is "as of". Crash-safe: a replay never reads half a
+/// snapshot.
 pub fn save_as_of(
     path: &Path,
     data: &UpstreamData,
     as_of: Option<chrono::NaiveDate>,
 ) -> Result<(), UpstreamError> {
-    std::fs::write(path, print(data, as_of)).map_err(|e| UpstreamError::SnapshotWrite {
-        path: path.to_path_buf(),
-        message: e.to_string(),
+    crate::atomic::write_atomic(path, print(data, as_of).as_bytes()).map_err(|e| {
+        UpstreamError::SnapshotWrite {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }
     })
 }
 
