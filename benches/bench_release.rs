@@ -341,7 +341,8 @@ fn demo_local(dir: &Path) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` appends `--bench`; the scripts call the program without it.
+    let args: Vec<String> = std::env::args().filter(|a| a != "--bench").collect();
     let n = |i: usize| -> u64 { args[i].parse().expect("a number") };
     match args.get(1).map(String::as_str) {
         Some("demo-local") if args.len() == 3 => demo_local(Path::new(&args[2])),

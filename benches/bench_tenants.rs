@@ -122,7 +122,8 @@ fn measure(dir: &Path, apply: bool) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` appends `--bench`; the scripts call the program without it.
+    let args: Vec<String> = std::env::args().filter(|a| a != "--bench").collect();
     match args.get(1).map(String::as_str) {
         Some("setup") => setup(Path::new(&args[2]), args[3].parse().unwrap()),
         Some("measure") => measure(

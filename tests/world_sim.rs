@@ -2,7 +2,7 @@
 //! and on the fake GitHub, with upstream from the real Kubernetes GA dates, flaky answers and
 //! people acting between runs; every promise of issue 12 is checked after every run. See
 //! `tests/sim/mod.rs` for the design and the knobs (`SIM_SEED`, `SIM_RUNS`, …) and
-//! `examples/sim_year.rs` for the report.
+//! `benches/sim_year.rs` for the report.
 
 mod sim;
 mod support;

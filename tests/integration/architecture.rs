@@ -507,7 +507,7 @@ fn only_observe_apply_and_the_dashboard_writer_call_the_forge() {
 
 /// The longest a function may be, in lines from its `fn` to its closing brace (doc comments
 /// and attributes not counted), in every crate and in the test harness (`tests/`,
-/// `examples/`). A function longer than a screen does more than one thing: split it at its
+/// `benches/`). A function longer than a screen does more than one thing: split it at its
 /// seams. Tests are exempt (a test reads top to bottom as a scenario).
 const MAX_FUNCTION_LINES: usize = 100;
 
@@ -595,11 +595,11 @@ fn is_test(code: &str, start: usize) -> bool {
 }
 
 /// The harness around the crates: the test helpers and the harness functions of every test
-/// binary (the fake GitHub, the simulator, the scenario builders), and the examples; tests
+/// binary (the fake GitHub, the simulator, the scenario builders), and the benchmark programs; tests
 /// themselves are exempt, as unit tests are in the crates.
 fn harness_sources() -> Vec<(String, PathBuf)> {
     let mut files = Vec::new();
-    for dir in ["tests", "examples"] {
+    for dir in ["tests", "benches"] {
         rust_files(&root().join(dir), &mut files);
     }
     files.sort();

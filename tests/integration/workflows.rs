@@ -693,7 +693,8 @@ fn github_ci_runs_the_local_ci_script_and_nothing_besides_the_toolchain() {
         "CLIPPY_ARGS=\"-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__\"",
         "export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS",
         "pub fn len(v: &Vec<u8>)",
-        "cargo test --locked --no-run",
+        // Every target, the benchmark programs included (`cargo test` alone leaves benches out).
+        "cargo test --locked --no-run --all-targets",
         "cargo test --locked",
         "scripts/check-package",
     ] {

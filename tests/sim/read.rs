@@ -238,6 +238,10 @@ pub fn approvals(body: &str) -> Vec<(String, String, bool)> {
 
 #[cfg(test)]
 mod tests {
+    // The benchmark programs (benches/) compile this file too: cargo builds a bench target with
+    // cfg(test) but, with `harness = false`, without the test harness, so the tests and the
+    // use of these imports are gone there.
+    #[allow(unused_imports)]
     use super::*;
 
     #[test]
