@@ -248,6 +248,16 @@ impl GithubForge {
     }
 }
 
+/// Trait methods run on the forge's runtime: each is its async body (`*_a`, in the resource
+/// modules) driven to completion, one line each.
+macro_rules! on_runtime {
+    ($($name:ident => $body:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {
+        $(fn $name(&self, $($arg: $t),*) -> ForgeResult<$ret> {
+            self.rt.block_on(self.$body($($arg),*))
+        })*
+    };
+}
+
 impl Forge for GithubForge {
     fn kind(&self) -> &'static str {
         "github"
@@ -261,63 +271,6 @@ impl Forge for GithubForge {
         self.rt
             .block_on(self.get(&what, &Self::repo_path(repo)))
             .map(|_| ())
-    }
-
-    fn branch_head(&self, repo: &RepoRef, branch: &str) -> ForgeResult<Option<String>> {
-        self.rt.block_on(self.branch_head_a(repo, branch))
-    }
-
-    fn tag_target(&self, repo: &RepoRef, tag: &str) -> ForgeResult<Option<String>> {
-        self.rt.block_on(self.tag_target_a(repo, tag))
-    }
-
-    fn list_files(&self, repo: &RepoRef, commit: &str) -> ForgeResult<Vec<String>> {
-        self.rt.block_on(self.list_files_a(repo, commit))
-    }
-
-    fn read_file(&self, repo: &RepoRef, commit: &str, path: &str) -> ForgeResult<Option<Vec<u8>>> {
-        self.rt.block_on(self.read_file_a(repo, commit, path))
-    }
-
-    fn commit(
-        &self,
-        repo: &RepoRef,
-        branch: &str,
-        parent: &str,
-        expected_head: Option<&str>,
-        changes: &FileChanges,
-        message: &str,
-    ) -> ForgeResult<String> {
-        self.rt
-            .block_on(self.commit_a(repo, branch, parent, expected_head, changes, message))
-    }
-
-    fn force_branch(&self, repo: &RepoRef, branch: &str, commit: &str) -> ForgeResult<()> {
-        self.rt.block_on(self.force_branch_a(repo, branch, commit))
-    }
-
-    fn commits_between(
-        &self,
-        repo: &RepoRef,
-        base: &str,
-        head: &str,
-    ) -> ForgeResult<Vec<CommitInfo>> {
-        self.rt.block_on(self.commits_between_a(repo, base, head))
-    }
-
-    fn create_tag(
-        &self,
-        repo: &RepoRef,
-        tag: &str,
-        commit: &str,
-        message: &str,
-    ) -> ForgeResult<()> {
-        self.rt
-            .block_on(self.create_tag_a(repo, tag, commit, message))
-    }
-
-    fn list_releases(&self, repo: &RepoRef) -> ForgeResult<Vec<ReleaseInfo>> {
-        self.rt.block_on(self.list_releases_a(repo))
     }
 
     fn create_draft_release(
@@ -342,17 +295,6 @@ impl Forge for GithubForge {
             .block_on(self.create_draft_a(repo, tag, name, body, true))
     }
 
-    fn upload_asset(
-        &self,
-        repo: &RepoRef,
-        release_id: u64,
-        name: &str,
-        bytes: &[u8],
-    ) -> ForgeResult<AssetInfo> {
-        self.rt
-            .block_on(self.upload_asset_a(repo, release_id, name, bytes))
-    }
-
     fn download_asset(
         &self,
         repo: &RepoRef,
@@ -360,45 +302,6 @@ impl Forge for GithubForge {
         asset: &AssetInfo,
     ) -> ForgeResult<Vec<u8>> {
         self.rt.block_on(self.download_asset_a(repo, asset))
-    }
-
-    fn delete_asset(&self, repo: &RepoRef, release_id: u64, asset_id: u64) -> ForgeResult<()> {
-        self.rt
-            .block_on(self.delete_asset_a(repo, release_id, asset_id))
-    }
-
-    fn publish_release(
-        &self,
-        repo: &RepoRef,
-        release_id: u64,
-        make_latest: bool,
-    ) -> ForgeResult<ReleaseInfo> {
-        self.rt
-            .block_on(self.publish_a(repo, release_id, make_latest))
-    }
-
-    fn latest_release(&self, repo: &RepoRef) -> ForgeResult<Option<ReleaseInfo>> {
-        self.rt.block_on(self.latest_release_a(repo))
-    }
-
-    fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {
-        self.rt.block_on(self.delete_release_a(repo, release_id))
-    }
-
-    fn find_pulls(&self, repo: &RepoRef, head: &str) -> ForgeResult<Vec<PullInfo>> {
-        self.rt.block_on(self.find_pulls_a(repo, head))
-    }
-
-    fn open_pull(
-        &self,
-        repo: &RepoRef,
-        head: &str,
-        base: &str,
-        title: &str,
-        body: &str,
-    ) -> ForgeResult<PullInfo> {
-        self.rt
-            .block_on(self.open_pull_a(repo, head, base, title, body))
     }
 
     fn update_pull(&self, repo: &RepoRef, number: u64, title: &str, body: &str) -> ForgeResult<()> {
@@ -411,89 +314,49 @@ impl Forge for GithubForge {
             .block_on(self.patch_pull(repo, number, json!({"state": "closed"})))
     }
 
-    fn enable_auto_merge(&self, repo: &RepoRef, number: u64) -> ForgeResult<crate::AutoMerge> {
-        self.rt.block_on(self.enable_auto_merge_a(repo, number))
-    }
-
-    fn add_labels(&self, repo: &RepoRef, number: u64, labels: &[String]) -> ForgeResult<()> {
-        self.rt.block_on(self.add_labels_a(repo, number, labels))
-    }
-
-    fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>> {
-        self.rt.block_on(self.list_comments_a(repo, number))
-    }
-
-    fn create_comment(&self, repo: &RepoRef, number: u64, body: &str) -> ForgeResult<CommentInfo> {
-        self.rt.block_on(self.create_comment_a(repo, number, body))
-    }
-
-    fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()> {
-        self.rt
-            .block_on(self.update_comment_a(repo, comment_id, body))
-    }
-
-    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>> {
-        self.rt.block_on(self.list_issues_a(repo, label))
-    }
-
-    fn create_issue(
-        &self,
-        repo: &RepoRef,
-        title: &str,
-        body: &str,
-        labels: &[String],
-    ) -> ForgeResult<IssueInfo> {
-        self.rt
-            .block_on(self.create_issue_a(repo, title, body, labels))
-    }
-
-    fn update_issue(
-        &self,
-        repo: &RepoRef,
-        number: u64,
-        title: &str,
-        body: &str,
-    ) -> ForgeResult<()> {
-        self.rt
-            .block_on(self.update_issue_a(repo, number, title, body))
-    }
-
-    fn dispatch_workflow(
-        &self,
-        repo: &RepoRef,
-        workflow: &str,
-        git_ref: &str,
-        inputs: &std::collections::BTreeMap<String, String>,
-        send_by: chrono::DateTime<chrono::Utc>,
-    ) -> ForgeResult<Option<u64>> {
-        self.rt
-            .block_on(self.dispatch_workflow_a(repo, workflow, git_ref, inputs, send_by))
-    }
-
-    fn workflow_runs(&self, repo: &RepoRef, workflow: &str) -> ForgeResult<Vec<WorkflowRun>> {
-        self.rt.block_on(self.workflow_runs_a(repo, workflow))
-    }
-
-    fn workflow_run(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<Option<WorkflowRun>> {
-        self.rt.block_on(self.workflow_run_a(repo, run_id))
-    }
-
-    fn run_artifacts(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<Vec<ArtifactInfo>> {
-        self.rt.block_on(self.run_artifacts_a(repo, run_id))
-    }
-
-    fn download_artifact(
-        &self,
-        repo: &RepoRef,
-        artifact: &ArtifactInfo,
-        max_bytes: u64,
-    ) -> ForgeResult<Vec<u8>> {
-        self.rt
-            .block_on(self.download_artifact_a(repo, artifact, max_bytes))
-    }
-
-    fn cancel_workflow_run(&self, repo: &RepoRef, run_id: u64) -> ForgeResult<()> {
-        self.rt.block_on(self.cancel_workflow_run_a(repo, run_id))
+    on_runtime! {
+        branch_head => branch_head_a(repo: &RepoRef, branch: &str) -> Option<String>;
+        tag_target => tag_target_a(repo: &RepoRef, tag: &str) -> Option<String>;
+        list_files => list_files_a(repo: &RepoRef, commit: &str) -> Vec<String>;
+        read_file => read_file_a(repo: &RepoRef, commit: &str, path: &str) -> Option<Vec<u8>>;
+        commit => commit_a(repo: &RepoRef, branch: &str, parent: &str,
+            expected_head: Option<&str>, changes: &FileChanges, message: &str) -> String;
+        force_branch => force_branch_a(repo: &RepoRef, branch: &str, commit: &str) -> ();
+        commits_between => commits_between_a(repo: &RepoRef, base: &str, head: &str)
+            -> Vec<CommitInfo>;
+        create_tag => create_tag_a(repo: &RepoRef, tag: &str, commit: &str, message: &str) -> ();
+        list_releases => list_releases_a(repo: &RepoRef) -> Vec<ReleaseInfo>;
+        upload_asset => upload_asset_a(repo: &RepoRef, release_id: u64, name: &str,
+            bytes: &[u8]) -> AssetInfo;
+        delete_asset => delete_asset_a(repo: &RepoRef, release_id: u64, asset_id: u64) -> ();
+        publish_release => publish_a(repo: &RepoRef, release_id: u64, make_latest: bool)
+            -> ReleaseInfo;
+        latest_release => latest_release_a(repo: &RepoRef) -> Option<ReleaseInfo>;
+        delete_release => delete_release_a(repo: &RepoRef, release_id: u64) -> ();
+        find_pulls => find_pulls_a(repo: &RepoRef, head: &str) -> Vec<PullInfo>;
+        open_pull => open_pull_a(repo: &RepoRef, head: &str, base: &str, title: &str,
+            body: &str) -> PullInfo;
+        enable_auto_merge => enable_auto_merge_a(repo: &RepoRef, number: u64)
+            -> crate::AutoMerge;
+        add_labels => add_labels_a(repo: &RepoRef, number: u64, labels: &[String]) -> ();
+        list_comments => list_comments_a(repo: &RepoRef, number: u64) -> Vec<CommentInfo>;
+        create_comment => create_comment_a(repo: &RepoRef, number: u64, body: &str)
+            -> CommentInfo;
+        update_comment => update_comment_a(repo: &RepoRef, comment_id: u64, body: &str) -> ();
+        list_issues => list_issues_a(repo: &RepoRef, label: Option<&str>) -> Vec<IssueInfo>;
+        create_issue => create_issue_a(repo: &RepoRef, title: &str, body: &str,
+            labels: &[String]) -> IssueInfo;
+        update_issue => update_issue_a(repo: &RepoRef, number: u64, title: &str, body: &str)
+            -> ();
+        dispatch_workflow => dispatch_workflow_a(repo: &RepoRef, workflow: &str, git_ref: &str,
+            inputs: &std::collections::BTreeMap<String, String>,
+            send_by: chrono::DateTime<chrono::Utc>) -> Option<u64>;
+        workflow_runs => workflow_runs_a(repo: &RepoRef, workflow: &str) -> Vec<WorkflowRun>;
+        workflow_run => workflow_run_a(repo: &RepoRef, run_id: u64) -> Option<WorkflowRun>;
+        run_artifacts => run_artifacts_a(repo: &RepoRef, run_id: u64) -> Vec<ArtifactInfo>;
+        download_artifact => download_artifact_a(repo: &RepoRef, artifact: &ArtifactInfo,
+            max_bytes: u64) -> Vec<u8>;
+        cancel_workflow_run => cancel_workflow_run_a(repo: &RepoRef, run_id: u64) -> ();
     }
 }
 

@@ -200,72 +200,51 @@ fn normalize(p: PathBuf) -> PathBuf {
     out
 }
 
+/// Trait methods passed to the inherent `*_impl` bodies of the resource modules (repos, git,
+/// releases, pulls, issues: a trait impl cannot span files), one line each.
+macro_rules! to_impl {
+    ($($name:ident => $body:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {
+        $(fn $name(&self, $($arg: $t),*) -> ForgeResult<$ret> {
+            self.$body($($arg),*)
+        })*
+    };
+}
+
 impl Forge for LocalForge {
     fn kind(&self) -> &'static str {
         "local"
     }
 
-    fn ensure_repo(&self, repo: &RepoRef, default_branch: &str) -> ForgeResult<()> {
-        self.ensure_repo_impl(repo, default_branch)
-    }
-
-    fn seed_preview(&self, repo: &RepoRef) -> ForgeResult<Option<crate::model::FileTree>> {
-        self.seed_preview_impl(repo)
-    }
-
-    fn branch_head(&self, repo: &RepoRef, branch: &str) -> ForgeResult<Option<String>> {
-        self.branch_head_impl(repo, branch)
-    }
-
-    fn tag_target(&self, repo: &RepoRef, tag: &str) -> ForgeResult<Option<String>> {
-        self.tag_target_impl(repo, tag)
-    }
-
-    fn list_files(&self, repo: &RepoRef, commit: &str) -> ForgeResult<Vec<String>> {
-        self.list_files_impl(repo, commit)
-    }
-
-    fn read_file(&self, repo: &RepoRef, commit: &str, path: &str) -> ForgeResult<Option<Vec<u8>>> {
-        self.read_file_impl(repo, commit, path)
-    }
-
-    fn commit(
-        &self,
-        repo: &RepoRef,
-        branch: &str,
-        parent: &str,
-        expected_head: Option<&str>,
-        changes: &FileChanges,
-        message: &str,
-    ) -> ForgeResult<String> {
-        self.commit_impl(repo, branch, parent, expected_head, changes, message)
-    }
-
-    fn force_branch(&self, repo: &RepoRef, branch: &str, commit: &str) -> ForgeResult<()> {
-        self.force_branch_impl(repo, branch, commit)
-    }
-
-    fn commits_between(
-        &self,
-        repo: &RepoRef,
-        base: &str,
-        head: &str,
-    ) -> ForgeResult<Vec<CommitInfo>> {
-        self.commits_between_impl(repo, base, head)
-    }
-
-    fn create_tag(
-        &self,
-        repo: &RepoRef,
-        tag: &str,
-        commit: &str,
-        message: &str,
-    ) -> ForgeResult<()> {
-        self.create_tag_impl(repo, tag, commit, message)
-    }
-
-    fn list_releases(&self, repo: &RepoRef) -> ForgeResult<Vec<ReleaseInfo>> {
-        self.list_releases_impl(repo)
+    to_impl! {
+        ensure_repo => ensure_repo_impl(repo: &RepoRef, default_branch: &str) -> ();
+        seed_preview => seed_preview_impl(repo: &RepoRef) -> Option<crate::model::FileTree>;
+        branch_head => branch_head_impl(repo: &RepoRef, branch: &str) -> Option<String>;
+        tag_target => tag_target_impl(repo: &RepoRef, tag: &str) -> Option<String>;
+        list_files => list_files_impl(repo: &RepoRef, commit: &str) -> Vec<String>;
+        read_file => read_file_impl(repo: &RepoRef, commit: &str, path: &str) -> Option<Vec<u8>>;
+        commit => commit_impl(repo: &RepoRef, branch: &str, parent: &str,
+            expected_head: Option<&str>, changes: &FileChanges, message: &str) -> String;
+        force_branch => force_branch_impl(repo: &RepoRef, branch: &str, commit: &str) -> ();
+        commits_between => commits_between_impl(repo: &RepoRef, base: &str, head: &str)
+            -> Vec<CommitInfo>;
+        create_tag => create_tag_impl(repo: &RepoRef, tag: &str, commit: &str, message: &str)
+            -> ();
+        list_releases => list_releases_impl(repo: &RepoRef) -> Vec<ReleaseInfo>;
+        upload_asset => upload_asset_impl(repo: &RepoRef, release_id: u64, name: &str,
+            bytes: &[u8]) -> AssetInfo;
+        download_asset => download_asset_impl(repo: &RepoRef, release_id: u64, asset: &AssetInfo)
+            -> Vec<u8>;
+        delete_asset => delete_asset_impl(repo: &RepoRef, release_id: u64, asset_id: u64) -> ();
+        publish_release => publish_release_impl(repo: &RepoRef, release_id: u64,
+            make_latest: bool) -> ReleaseInfo;
+        latest_release => latest_release_impl(repo: &RepoRef) -> Option<ReleaseInfo>;
+        delete_release => delete_release_impl(repo: &RepoRef, release_id: u64) -> ();
+        find_pulls => find_pulls_impl(repo: &RepoRef, head: &str) -> Vec<PullInfo>;
+        add_labels => add_labels_impl(repo: &RepoRef, number: u64, labels: &[String]) -> ();
+        enable_auto_merge => enable_auto_merge_impl(repo: &RepoRef, number: u64) -> AutoMerge;
+        close_pull => close_pull_impl(repo: &RepoRef, number: u64) -> ();
+        list_comments => list_comments_impl(repo: &RepoRef, number: u64) -> Vec<CommentInfo>;
+        list_issues => list_issues_impl(repo: &RepoRef, label: Option<&str>) -> Vec<IssueInfo>;
     }
 
     fn create_draft_release(
@@ -288,49 +267,7 @@ impl Forge for LocalForge {
         self.create_draft_release_impl(repo, tag, name, body, true)
     }
 
-    fn upload_asset(
-        &self,
-        repo: &RepoRef,
-        release_id: u64,
-        name: &str,
-        bytes: &[u8],
-    ) -> ForgeResult<AssetInfo> {
-        self.upload_asset_impl(repo, release_id, name, bytes)
-    }
-
-    fn download_asset(
-        &self,
-        repo: &RepoRef,
-        release_id: u64,
-        asset: &AssetInfo,
-    ) -> ForgeResult<Vec<u8>> {
-        self.download_asset_impl(repo, release_id, asset)
-    }
-
-    fn delete_asset(&self, repo: &RepoRef, release_id: u64, asset_id: u64) -> ForgeResult<()> {
-        self.delete_asset_impl(repo, release_id, asset_id)
-    }
-
-    fn publish_release(
-        &self,
-        repo: &RepoRef,
-        release_id: u64,
-        make_latest: bool,
-    ) -> ForgeResult<ReleaseInfo> {
-        self.publish_release_impl(repo, release_id, make_latest)
-    }
-
-    fn latest_release(&self, repo: &RepoRef) -> ForgeResult<Option<ReleaseInfo>> {
-        self.latest_release_impl(repo)
-    }
-
-    fn delete_release(&self, repo: &RepoRef, release_id: u64) -> ForgeResult<()> {
-        self.delete_release_impl(repo, release_id)
-    }
-
-    fn find_pulls(&self, repo: &RepoRef, head: &str) -> ForgeResult<Vec<PullInfo>> {
-        self.find_pulls_impl(repo, head)
-    }
+    // Writes of a text GitHub limits: refused alike here (`refuse_long`).
 
     fn open_pull(
         &self,
@@ -349,22 +286,6 @@ impl Forge for LocalForge {
         self.update_pull_impl(repo, number, title, body)
     }
 
-    fn add_labels(&self, repo: &RepoRef, number: u64, labels: &[String]) -> ForgeResult<()> {
-        self.add_labels_impl(repo, number, labels)
-    }
-
-    fn enable_auto_merge(&self, repo: &RepoRef, number: u64) -> ForgeResult<AutoMerge> {
-        self.enable_auto_merge_impl(repo, number)
-    }
-
-    fn close_pull(&self, repo: &RepoRef, number: u64) -> ForgeResult<()> {
-        self.close_pull_impl(repo, number)
-    }
-
-    fn list_comments(&self, repo: &RepoRef, number: u64) -> ForgeResult<Vec<CommentInfo>> {
-        self.list_comments_impl(repo, number)
-    }
-
     fn create_comment(&self, repo: &RepoRef, number: u64, body: &str) -> ForgeResult<CommentInfo> {
         refuse_long("comment", body)?;
         self.create_comment_impl(repo, number, body)
@@ -373,10 +294,6 @@ impl Forge for LocalForge {
     fn update_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> ForgeResult<()> {
         refuse_long("comment", body)?;
         self.update_comment_impl(repo, comment_id, body)
-    }
-
-    fn list_issues(&self, repo: &RepoRef, label: Option<&str>) -> ForgeResult<Vec<IssueInfo>> {
-        self.list_issues_impl(repo, label)
     }
 
     fn create_issue(
