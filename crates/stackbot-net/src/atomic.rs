@@ -1,7 +1,9 @@
 //! The program's one crash-safe file write, for every crate that writes files (the local
 //! forge's records and the working tree through the forge crate, upstream snapshots and the
 //! answer cache here): a crash, a full disk or a second writer never leaves half a file where
-//! the next run reads one. It lives in the lowest crate with I/O, since core has none.
+//! the next run reads one. [`write_atomic`] also syncs the file before it takes the old one's
+//! place, for what must survive a power loss; [`replace_with`] is the same without, for the
+//! cache. It lives in the lowest crate with I/O, since core has none.
 
 use std::io::Write;
 use std::path::Path;
@@ -17,6 +19,26 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// temporary file is removed and `path` is as it was.
 pub fn write_atomic_with(
     path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    replace(path, true, fill)
+}
+
+/// [`write_atomic_with`] without the fsync, for a file that only saves work (the answer
+/// cache): no process crash leaves half of it, and after a power loss it may be empty, which
+/// its reader takes as a miss. A run stores dozens of answers, and the year's simulation
+/// hundreds of thousands; an fsync each is what made the local forge's records durable, and
+/// a cache does not need it.
+pub fn replace_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    replace(path, false, fill)
+}
+
+fn replace(
+    path: &Path,
+    sync: bool,
     fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let dir = path
@@ -35,7 +57,8 @@ pub fn write_atomic_with(
     let written = std::fs::File::create(&tmp).and_then(|f| {
         let mut w = std::io::BufWriter::new(f);
         fill(&mut w)?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        if sync { f.sync_all() } else { Ok(()) }
     });
     written
         .and_then(|()| std::fs::rename(&tmp, path))
@@ -80,6 +103,10 @@ mod tests {
         assert_eq!(e.to_string(), "the disk is full");
         assert_eq!(std::fs::read(&path).unwrap(), b"kept");
         assert_eq!(names(dir.path()), ["file.txt"]);
+        replace_with(&path, |_| Err(std::io::Error::other("full again"))).unwrap_err();
+        replace_with(&dir.path().join("cache.json"), |w| w.write_all(b"{}")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"kept");
+        assert_eq!(names(dir.path()), ["cache.json", "file.txt"]);
     }
 
     #[test]

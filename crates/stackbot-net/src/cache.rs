@@ -1,7 +1,7 @@
 //! The one store of answers for conditional requests (issue 31, item 2), used by the GitHub
 //! forge's cache and upstream's ETag cache alike: an entry per request key (its `ETag`, its
 //! `Link`, its body, when it was last confirmed), one JSON file per key on disk
-//! (`sha256(key).json`, written crash-safely: [`crate::atomic`]), and optionally a copy in
+//! (`sha256(key).json`, replaced whole: [`crate::atomic::replace_with`]), and optionally a copy in
 //! memory for the run. A `304` that confirms an entry is kept beside it (`sha256(key).at`,
 //! when it was confirmed), so a revalidated body of megabytes (a Helm index) is not written
 //! again every run to move one date.
@@ -16,6 +16,7 @@
 //! forge's requests go through octocrab's stack, which a reqwest middleware never sees.
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -103,7 +104,7 @@ impl Store {
     /// Store an answer, streamed to its file (a large body is not copied again in memory).
     pub fn put(&self, e: &Entry) {
         if let Some(path) = self.file(&e.key) {
-            let _ = crate::atomic::write_atomic_with(&path, |w| {
+            let _ = crate::atomic::replace_with(&path, |w| {
                 serde_json::to_writer(&mut *w, e).map_err(std::io::Error::other)
             });
             if let Some(at) = self.confirmed_file(&e.key) {
@@ -119,7 +120,7 @@ impl Store {
     /// entry's body stays as written; [`Store::get`] reads it as last fetched `at`.
     pub fn confirm(&self, key: &str, at: chrono::DateTime<chrono::Utc>) {
         if let Some(file) = self.confirmed_file(key) {
-            let _ = crate::atomic::write_atomic(&file, at.to_rfc3339().as_bytes());
+            let _ = crate::atomic::replace_with(&file, |w| w.write_all(at.to_rfc3339().as_bytes()));
         }
         if let Some(e) = self.memory().as_mut().and_then(|m| m.get_mut(key)) {
             e.fetched_at = Some(at);
