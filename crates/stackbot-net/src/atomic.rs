@@ -8,27 +8,19 @@
 use std::io::Write;
 use std::path::Path;
 
-/// Write `bytes` to `path` crash-safely ([`write_atomic_with`]).
+/// Write `bytes` to `path` crash-safely: into a temporary file in the same directory
+/// (created if missing; its name unique to the process and the call, so concurrent writers
+/// never share one), then fsync and rename over `path`. On any failure the temporary file is
+/// removed and `path` is as it was.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomic_with(path, |w| w.write_all(bytes))
+    replace(path, true, |w| w.write_all(bytes))
 }
 
-/// Write what `fill` writes to `path` crash-safely: into a temporary file in the same
-/// directory (created if missing; its name unique to the process and the call, so concurrent
-/// writers never share one), buffered, then fsync and rename over `path`. On any failure the
-/// temporary file is removed and `path` is as it was.
-pub fn write_atomic_with(
-    path: &Path,
-    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    replace(path, true, fill)
-}
-
-/// [`write_atomic_with`] without the fsync, for a file that only saves work (the answer
-/// cache): no process crash leaves half of it, and after a power loss it may be empty, which
-/// its reader takes as a miss. A run stores dozens of answers, and the year's simulation
-/// hundreds of thousands; an fsync each is what made the local forge's records durable, and
-/// a cache does not need it.
+/// [`write_atomic`] of what `fill` writes (streamed, buffered), without the fsync: for a file
+/// that only saves work (the answer cache). No process crash leaves half of it, and after a
+/// power loss it may be empty, which its reader takes as a miss. A run stores dozens of
+/// answers, and the year's simulation hundreds of thousands; the local forge's records need
+/// an fsync each to be durable, a cache does not.
 pub fn replace_with(
     path: &Path,
     fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
@@ -95,7 +87,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("file.txt");
         write_atomic(&path, b"kept").unwrap();
-        let e = write_atomic_with(&path, |w| {
+        let e = replace(&path, true, |w| {
             w.write_all(b"half")?;
             Err(std::io::Error::other("the disk is full"))
         })

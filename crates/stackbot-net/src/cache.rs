@@ -1,8 +1,8 @@
 //! The one store of answers for conditional requests (issue 31, item 2), used by the GitHub
 //! forge's cache and upstream's ETag cache alike: an entry per request key (its `ETag`, its
 //! `Link`, its body, when it was last confirmed), one JSON file per key on disk
-//! (`sha256(key).json`, replaced whole: [`crate::atomic::replace_with`]), and optionally a copy in
-//! memory for the run. A `304` that confirms an entry is kept beside it (`sha256(key).at`,
+//! (`sha256(key).json`, replaced whole: [`crate::atomic::replace_with`]), and optionally a
+//! copy in memory for the run. A `304` that confirms an entry is kept beside it (`sha256(key).at`,
 //! when it was confirmed), so a revalidated body of megabytes (a Helm index) is not written
 //! again every run to move one date.
 //!
