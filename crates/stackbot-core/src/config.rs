@@ -127,7 +127,7 @@ impl LimitsConfig {
             max_bytes: l.max_bytes,
             max_depth: l.max_depth,
             max_nodes: l.max_nodes,
-            setting: "limits.tenant_files",
+            setting: Some("limits.tenant_files"),
         }
     }
 }
@@ -139,7 +139,7 @@ impl UpstreamLimits {
             max_bytes: self.max_bytes,
             max_depth: self.max_depth,
             max_nodes: self.max_nodes,
-            setting: "limits.upstream",
+            setting: Some("limits.upstream"),
         }
     }
 }

@@ -86,11 +86,20 @@ pub fn kubernetes(metadata: &[u8]) -> Result<KubeVersion, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The file as YAML, read within the upstream YAML limits: it is a release asset anyone with
-/// write access to the forge or the registry could replace.
+/// The bounds `metadata.yaml` is read within: it is a release asset anyone with write access
+/// to the forge or the registry could replace. Built in, not configured: csctl and stackbot
+/// write it as seven lines, about 250 bytes and ten nodes, nesting three deep, so a file
+/// anywhere near these bounds is not one they wrote and no setting should let it through.
+const LIMITS: crate::yaml::Limits = crate::yaml::Limits {
+    max_bytes: 64 * 1024,
+    max_depth: 16,
+    max_nodes: 10_000,
+    setting: None,
+};
+
+/// The file as YAML, read within [`LIMITS`].
 fn document(text: &str) -> Result<yaml_serde::Value, PackageError> {
-    let limits = crate::config::UpstreamLimits::default().yaml();
-    crate::yaml::from_str(text, FILE, &limits).map_err(|e| match e.limit {
+    crate::yaml::from_str(text, FILE, &LIMITS).map_err(|e| match e.limit {
         Some(_) => PackageError::invalid(FILE, e.message),
         None => PackageError::invalid(FILE, format!("is {}", e.message)),
     })
@@ -135,7 +144,14 @@ mod tests {
             bomb.push_str(&format!("{i}: &{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
         }
         let e = Metadata::parse(&bomb).unwrap_err().to_string();
-        assert!(e.contains("limits.upstream.max_nodes"), "{e}");
+        assert!(e.contains("built-in limit `max_nodes` (10000)"), "{e}");
+        assert!(!e.contains("stackbot.yaml"), "no setting governs it: {e}");
+        let big = format!(
+            "versions:\n  kubernetes: v1.34.7\n#{}\n",
+            "x".repeat(64 * 1024)
+        );
+        let e = kubernetes(big.as_bytes()).unwrap_err();
+        assert!(e.contains("built-in limit `max_bytes` (65536)"), "{e}");
         let e = Metadata::parse("versions: [").unwrap_err().to_string();
         assert!(e.contains("is not valid YAML"), "{e}");
     }

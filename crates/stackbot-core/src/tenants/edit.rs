@@ -754,7 +754,7 @@ mod tests {
         max_bytes: 1 << 20,
         max_depth: 64,
         max_nodes: 100_000,
-        setting: "limits.tenant_files",
+        setting: Some("limits.tenant_files"),
     };
 
     fn stack() -> StackId {

@@ -29,7 +29,9 @@ use serde::de::DeserializeOwned;
 pub const DEPTH_CEILING: usize = 128;
 
 /// The bounds of one kind of foreign document. `setting` names where a user raises them
-/// (e.g. `limits.tenant_files`), so every refusal can say so.
+/// (e.g. `limits.tenant_files`), so every refusal can say so; `None` for a file of a fixed
+/// format whose genuine instances are far below the bounds (`metadata.yaml`), where a refusal
+/// says the file is not genuine rather than point at a setting that does not govern it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Largest document accepted, in bytes; refused before parsing.
@@ -41,8 +43,8 @@ pub struct Limits {
     /// every node it repeats: the alias-expansion budget, and what bounds the memory of the
     /// values built from the file.
     pub max_nodes: u64,
-    /// The configuration key of these limits, named in every refusal.
-    pub setting: &'static str,
+    /// The configuration key of these limits, named in every refusal; `None`: built in.
+    pub setting: Option<&'static str>,
 }
 
 /// Which limit a document went past.
@@ -88,11 +90,16 @@ impl YamlError {
             document: source.to_string(),
             line,
             limit: Some(limit),
-            message: format!(
-                "{what}: over the limit `{}.{}` ({value}); refused without reading further (raise the limit in stackbot.yaml if this document is genuine)",
-                l.setting,
-                limit.key()
-            ),
+            message: match l.setting {
+                Some(setting) => format!(
+                    "{what}: over the limit `{setting}.{}` ({value}); refused without reading further (raise the limit in stackbot.yaml if this document is genuine)",
+                    limit.key()
+                ),
+                None => format!(
+                    "{what}: over this file's built-in limit `{}` ({value}); refused without reading further (no file of this format comes near it: replace the file with one csctl or stackbot wrote)",
+                    limit.key()
+                ),
+            },
         }
     }
 }

@@ -4,7 +4,7 @@ const L: Limits = Limits {
     max_bytes: 1 << 20,
     max_depth: 16,
     max_nodes: 10_000,
-    setting: "limits.test",
+    setting: Some("limits.test"),
 };
 
 /// One anchor of `width` scalars, referenced `refs` times: few references, many nodes.
