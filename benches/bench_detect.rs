@@ -4,8 +4,7 @@
 //! demo configuration twice with one ETag cache directory: cold (empty cache), then warm.
 //! Prints requests, conditional requests and `304` answers of each run.
 
-#[path = "../tests/support/upstream_server.rs"]
-mod upstream_server;
+use stackbot_testkit::upstream_server;
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -16,12 +16,9 @@
 //!
 //! Everything runs in this process on loopback; the fake GitHub is the test-support one.
 
-#[path = "../tests/support/fake_github/mod.rs"]
-mod fake_github;
 // The release scenario (target, release sets, rendered trees) the end-to-end tests use.
-#[allow(dead_code)]
-#[path = "../tests/support/release.rs"]
-mod common;
+use stackbot_testkit::fake_github;
+use stackbot_testkit::release as common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

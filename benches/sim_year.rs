@@ -21,8 +21,7 @@
 
 #[path = "../tests/sim/mod.rs"]
 mod sim;
-#[path = "../tests/support/mod.rs"]
-mod support;
+use stackbot_testkit as support;
 use support::{registry, upstream_server};
 
 use std::path::Path;

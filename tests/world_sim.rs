@@ -5,7 +5,7 @@
 //! `benches/sim_year.rs` for the report.
 
 mod sim;
-mod support;
+use stackbot_testkit as support;
 use support::{registry, upstream_server};
 
 use sim::Settings;

@@ -31,7 +31,7 @@
 //! Knobs: `SIM_SEED` (default 2026), `SIM_GATE_RUNS` (default 40), `SIM_TRACE=1` (`2`: and
 //! the output of every run that failed).
 
-mod support;
+use stackbot_testkit as support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -1,11 +1,11 @@
-//! Every integration test in one binary: the crate is linked once, not once per file, and
-//! the helpers (`support`) are compiled once. Each former test file is a module;
+//! Every integration test in one binary: the crate is linked once, not once per file. The
+//! helpers (`support`) are the crate `stackbot-testkit` (tests/support), compiled once for
+//! every test binary and benchmark program. Each former test file is a module;
 //! run one with `cargo test --test integration <module>::`. The world simulator stays a
 //! binary of its own (`tests/world_sim.rs`): it is slow, and the developer loop skips it
 //! with `cargo test --test integration`.
 
-#[path = "../support/mod.rs"]
-mod support;
+use stackbot_testkit as support;
 
 mod actions_files;
 mod adopt_cli;

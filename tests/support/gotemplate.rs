@@ -904,12 +904,7 @@ fn printf(fmt: &str, args: &[Value]) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    // The benchmark programs (benches/) compile this file too: cargo builds a bench target with
-    // cfg(test) but, with `harness = false`, without the test harness, so the tests and the
-    // use of these imports are gone there.
-    #[allow(unused_imports)]
     use super::*;
-    #[allow(unused_imports)]
     use serde_json::json;
 
     #[test]

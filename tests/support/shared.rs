@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-/// The repository root of this clone (the root package's directory): `templates/`,
-/// `examples/`, `docs/`, `cluster-stacks/`, `tests/fixtures/` are under it. The one definition
-/// for every test (`support::root`).
+/// The repository root of this clone (the root package's directory, two above this crate's
+/// `tests/support`): `templates/`, `examples/`, `docs/`, `cluster-stacks/`, `tests/fixtures/`
+/// are under it. The one definition for every test (`support::root`).
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 /// `tests/fixtures/` of this clone: the root of every vendored file (`reference/`,

@@ -51,7 +51,7 @@ pub struct UpstreamServer {
 
 /// Where the vendored upstream snapshot lives (`tests/fixtures/upstream/`).
 pub fn upstream_fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream")
+    crate::shared::shared_dir().join("upstream")
 }
 
 impl UpstreamServer {

@@ -240,10 +240,8 @@ pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
 /// The conformance workflow docs/github-setup.md shows (the YAML block of its section "The
 /// conformance workflow").
 pub fn documented_conformance_workflow() -> String {
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/github-setup.md"),
-    )
-    .expect("docs/github-setup.md");
+    let text = std::fs::read_to_string(crate::shared::root().join("docs/github-setup.md"))
+        .expect("docs/github-setup.md");
     let section = text
         .split_once("### The conformance workflow")
         .expect("docs/github-setup.md has the section")

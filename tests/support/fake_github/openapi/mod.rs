@@ -105,11 +105,9 @@ impl Spec {
     /// The description vendored in `tests/fixtures/github/openapi.json`, loaded once.
     pub fn get() -> &'static Spec {
         SPEC.get_or_init(|| {
-            let path = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/github/openapi.json"
-            );
-            let text = std::fs::read_to_string(path)
+            let path = crate::shared::shared_dir().join("github/openapi.json");
+            let path = path.display();
+            let text = std::fs::read_to_string(path.to_string())
                 .unwrap_or_else(|e| panic!("{path}: {e} (regenerate with scripts/github-openapi)"));
             let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
             Spec::from_doc(doc)
