@@ -6,17 +6,13 @@
 
 use stackbot_testkit::upstream_server;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use chrono::NaiveDate;
 use stackbot::config;
 use stackbot::upstream::DetectOptions;
 use upstream_server::UpstreamServer;
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream")
-}
+use upstream_server::upstream_fixtures as fixtures;
 
 /// The same fixture server and mirrors as `tests/integration/detect.rs`.
 fn fixture_server() -> UpstreamServer {
@@ -73,7 +69,7 @@ fn mirrors(s: &UpstreamServer) -> Vec<(String, String)> {
 }
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = stackbot_testkit::root();
     let loaded = config::load(&root.join("examples/local/stackbot.yaml")).unwrap();
     let now = NaiveDate::from_ymd_opt(2026, 5, 1).unwrap();
     let s = fixture_server();

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 /// `tests/support`): `templates/`, `examples/`, `docs/`, `cluster-stacks/`, `tests/fixtures/`
 /// are under it. The one definition for every test (`support::root`).
 pub fn root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    crate_dir.ancestors().nth(2).unwrap().to_path_buf()
 }
 
 /// `tests/fixtures/` of this clone: the root of every vendored file (`reference/`,

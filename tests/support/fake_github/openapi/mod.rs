@@ -106,10 +106,11 @@ impl Spec {
     pub fn get() -> &'static Spec {
         SPEC.get_or_init(|| {
             let path = crate::shared::shared_dir().join("github/openapi.json");
-            let path = path.display();
-            let text = std::fs::read_to_string(path.to_string())
-                .unwrap_or_else(|e| panic!("{path}: {e} (regenerate with scripts/github-openapi)"));
-            let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let shown = path.display();
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+                panic!("{shown}: {e} (regenerate with scripts/github-openapi)")
+            });
+            let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{shown}: {e}"));
             Spec::from_doc(doc)
         })
     }
