@@ -424,3 +424,104 @@ fn publisher_from_config_pushes_verifies_and_recognises_its_release_on_another_d
     );
     assert_eq!(next.tags().unwrap(), vec![TAG.to_string()]);
 }
+
+/// A registry that serves one manifest, whose `metadata.yaml` layer declares `declared` bytes,
+/// and `sent` bytes for every blob asked for. Counts blob requests.
+fn lying_registry(declared: u64, sent: usize) -> (String, Arc<AtomicUsize>) {
+    use axum::http::header;
+    use axum::routing::get;
+    const MANIFEST_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+
+    let files = release();
+    let facts = ReleaseFacts::from_files(&files).unwrap();
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&build_manifest(&files, &facts, None).unwrap().json).unwrap();
+    for layer in manifest["layers"].as_array_mut().unwrap() {
+        if layer["annotations"]["org.opencontainers.image.title"] == "metadata.yaml" {
+            layer["size"] = declared.into();
+        }
+    }
+    let manifest = serde_json::to_vec(&manifest).unwrap();
+    let digest = format!("sha256:{}", sha256_hex(&manifest));
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let manifest_route = get(move || {
+                let headers = [
+                    (header::CONTENT_TYPE, MANIFEST_TYPE.to_string()),
+                    (
+                        header::HeaderName::from_static("docker-content-digest"),
+                        digest.clone(),
+                    ),
+                ];
+                let body = manifest.clone();
+                async move { (headers, body) }
+            });
+            let blob_route = get(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                async move { vec![b'x'; sent] }
+            });
+            let app = axum::Router::new()
+                .route("/v2/", get(|| async { "{}" }))
+                .route("/v2/kaas/cluster-stacks/manifests/{tag}", manifest_route)
+                .route("/v2/kaas/cluster-stacks/blobs/{digest}", blob_route);
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (addr, hits)
+}
+
+#[test]
+fn a_blob_past_what_its_manifest_declares_or_past_the_ceiling_is_refused_and_not_asked_again() {
+    let registry = |addr: &str| {
+        let t = OciTarget::new(
+            addr,
+            &format!("{addr}/kaas/cluster-stacks"),
+            true,
+            Credentials::Anonymous,
+        )
+        .unwrap();
+        Registry::connect(t).unwrap()
+    };
+    // The registry sends 2 MiB where the manifest declares 10 bytes: refused at the 11th byte,
+    // once (asked again, it would be as large).
+    let (addr, hits) = lying_registry(10, 2 << 20);
+    let e = registry(&addr)
+        .manifest_and_file(TAG, "metadata.yaml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("more than the 10 bytes the manifest declares"),
+        "{e}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 1, "not retried: {e}");
+    // A manifest that declares 2 MiB for one file: refused before a byte is downloaded.
+    let (addr, hits) = lying_registry(2 << 20, 2 << 20);
+    let e = registry(&addr)
+        .manifest_and_file(TAG, "metadata.yaml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("more than the 1048576 a release file may have"),
+        "{e}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "{e}");
+    // Within both bounds, the file is read (the digest is the registry's to keep, and here
+    // it does not: the bytes are not the file's).
+    let (addr, hits) = lying_registry(10, 10);
+    let e = registry(&addr)
+        .manifest_and_file(TAG, "metadata.yaml")
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("declares"), "{e}");
+    assert!(hits.load(Ordering::SeqCst) >= 1);
+}

@@ -55,6 +55,60 @@ pub const TOTAL: std::time::Duration = std::time::Duration::from_secs(300);
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// Upper bound on tag pages, so a registry that ignores `last` cannot loop us forever.
 const MAX_PAGES: usize = 10_000;
+/// Largest file of a release pulled whole (`pull_release`): a release's archives are a few
+/// hundred KiB, so a layer declared larger is not one a packager wrote.
+const RELEASE_FILE_CEILING: u64 = 64 << 20;
+/// Largest single file read alone (`pull_file`: a release's `metadata.yaml`, about 250 bytes).
+const ONE_FILE_CEILING: u64 = 1 << 20;
+
+/// What a blob is read into: refused with `FileTooLarge` past `max` bytes, before they are
+/// held, so a registry that sends more than the manifest declares costs no more memory.
+struct Capped {
+    bytes: Vec<u8>,
+    max: u64,
+}
+
+impl tokio::io::AsyncWrite for Capped {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let result = if this.bytes.len() as u64 + buf.len() as u64 > this.max {
+            Err(too_large_io(format!(
+                "the registry sent more than the {} bytes the manifest declares",
+                this.max
+            )))
+        } else {
+            this.bytes.extend_from_slice(buf);
+            Ok(buf.len())
+        };
+        std::task::Poll::Ready(result)
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+fn too_large_io(why: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::FileTooLarge, why)
+}
+
+fn too_large(why: String) -> OciDistributionError {
+    OciDistributionError::IoError(too_large_io(why))
+}
 
 /// A manifest's bytes and one file of its release (`None`: no layer carries that title).
 pub type ManifestAndFile = (Vec<u8>, Option<Vec<u8>>);
@@ -198,6 +252,10 @@ impl Registry {
             // A `HEAD` (blob_exists) reports a status as reqwest's error.
             OciDistributionError::RequestError(r) if r.status().is_some() => {
                 by_status(r.status()?, b"")
+            }
+            // A blob past its bound (`Capped`): asked again, it is as large.
+            OciDistributionError::IoError(io) if io.kind() == std::io::ErrorKind::FileTooLarge => {
+                None
             }
             OciDistributionError::RequestError(_) | OciDistributionError::IoError(_) => {
                 stackbot_net::net::failure::classify(e, host_of(&self.target.registry))
@@ -391,17 +449,28 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     }
 
     /// One blob's bytes, checked against `digest` while downloading. A read: repeated
-    /// freely, each attempt from the start.
+    /// freely, each attempt from the start. Held whole, so bounded: by the size the manifest
+    /// declares (a registry that sends more is wrong) and by `ceiling`, since a manifest is
+    /// written by whoever may push and can declare any size. Past either, refused, and not
+    /// asked again ([`Registry::failure`]).
     fn pull_blob(
         &self,
         reference: &Reference,
         digest: &str,
-        size_hint: u64,
+        (declared, ceiling): (u64, u64),
     ) -> Result<Vec<u8>, OciDistributionError> {
+        if declared > ceiling {
+            return Err(too_large(format!(
+                "the manifest declares {declared} bytes for blob {digest}, more than the {ceiling} a release file may have"
+            )));
+        }
         self.retried(async || {
-            let mut out = Vec::with_capacity(usize::try_from(size_hint).unwrap_or(0));
+            let mut out = Capped {
+                bytes: Vec::with_capacity(usize::try_from(declared).unwrap_or(0)),
+                max: declared,
+            };
             self.client.pull_blob(reference, digest, &mut out).await?;
-            Ok(out)
+            Ok(out.bytes)
         })
     }
 
@@ -513,7 +582,11 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
                 return Err(bad(format!("two layers are titled `{title}`")));
             }
             let out = self
-                .pull_blob(&reference, layer.digest.as_str(), layer.size.min(64 << 20))
+                .pull_blob(
+                    &reference,
+                    layer.digest.as_str(),
+                    (layer.size, RELEASE_FILE_CEILING),
+                )
                 .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
             files.insert(title.to_string(), out);
         }
@@ -548,7 +621,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
             .pull_blob(
                 &self.reference(tag),
                 layer.digest.as_str(),
-                layer.size.min(1 << 20),
+                (layer.size, ONE_FILE_CEILING),
             )
             .map_err(|e| self.err("downloading", &format!("@{}", layer.digest), e))?;
         Ok(Some((json, Some(out))))
