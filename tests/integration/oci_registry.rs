@@ -511,7 +511,7 @@ fn a_blob_past_what_its_manifest_declares_or_past_the_ceiling_is_refused_and_not
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("more than the 1048576 a release file may have"),
+        e.contains("more than the 1048576 bytes a release file may have"),
         "{e}"
     );
     assert_eq!(hits.load(Ordering::SeqCst), 0, "{e}");

@@ -461,7 +461,7 @@ username/password variables named in the `oci:` config (defaults `OCI_ACCESS_TOK
     ) -> Result<Vec<u8>, OciDistributionError> {
         if declared > ceiling {
             return Err(too_large(format!(
-                "the manifest declares {declared} bytes for blob {digest}, more than the {ceiling} a release file may have"
+                "the manifest declares {declared} bytes for blob {digest}, more than the {ceiling} bytes a release file may have"
             )));
         }
         self.retried(async || {
