@@ -314,3 +314,58 @@ fn assets_download_from_the_other_host_without_the_token() {
     // A token sent to the download host would be a violation, failing this test on drop.
     assert!(fake.violations().is_empty(), "{:?}", fake.violations());
 }
+
+#[test]
+fn an_asset_is_read_no_further_than_github_lists_and_one_listed_past_the_ceiling_is_not_asked_for()
+{
+    use stackbot::forge::{AssetInfo, RELEASE_FILE_CEILING};
+    let fake = seeded(FakeOptions::default());
+    let uploader = forge(&fake);
+    let r = uploader
+        .create_draft_release(&repo(REPO), "v1", "v1", "")
+        .unwrap();
+    let a = uploader
+        .upload_asset(&repo(REPO), r.id, "a.tgz", b"payload")
+        .unwrap();
+    let downloads = || -> usize {
+        let counts = fake.counts();
+        let on_storage = counts
+            .by_route
+            .iter()
+            .filter(|(k, _)| k.contains("/downloads/"));
+        on_storage.map(|(_, n)| n).sum()
+    };
+    // The next run, which holds no bytes of it yet.
+    let f = forge(&fake);
+    let refusal = |asset: &AssetInfo| {
+        f.download_asset(&repo(REPO), r.id, asset)
+            .unwrap_err()
+            .to_string()
+    };
+
+    // The storage host sends 7 bytes where GitHub lists 3: refused at the bound, asked once.
+    let e = refusal(&AssetInfo {
+        size: 3,
+        ..a.clone()
+    });
+    assert!(e.contains("asset `a.tgz` in scs/cluster-stacks"), "{e}");
+    assert!(e.contains("longer than the 3 bytes read for it"), "{e}");
+    assert_eq!(downloads(), 1, "a refusal at the bound is not repeated");
+
+    // Listed past what a release file may have: refused without a request.
+    let e = refusal(&AssetInfo {
+        size: RELEASE_FILE_CEILING + 1,
+        ..a.clone()
+    });
+    assert!(
+        e.contains(&format!(
+            "more than the {RELEASE_FILE_CEILING} bytes a release file may have"
+        )),
+        "{e}"
+    );
+    assert_eq!(downloads(), 1);
+
+    // As listed: the bytes.
+    assert_eq!(f.download_asset(&repo(REPO), r.id, &a).unwrap(), b"payload");
+    assert_eq!(downloads(), 2);
+}

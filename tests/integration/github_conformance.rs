@@ -399,6 +399,15 @@ fn workflows(fake: &FakeGithub, forge: &GithubForge, r: &RepoRef) {
     let zip = forge.download_artifact(r, &arts[0], 1 << 20).unwrap();
     assert_eq!(zip.len() as u64, arts[0].size);
     assert!(forge.download_artifact(r, &arts[0], 10).is_err(), "bounded");
+    // Listed within the bound but longer: the read stops at the bound, named by the artifact.
+    let listed_short = stackbot::forge::ArtifactInfo {
+        size: 10,
+        ..arts[0].clone()
+    };
+    let e = forge.download_artifact(r, &listed_short, 10).unwrap_err();
+    let e = e.to_string();
+    assert!(e.contains("artifact `conformance`"), "{e}");
+    assert!(e.contains("longer than the 10 bytes read for it"), "{e}");
     forge.cancel_workflow_run(r, runs[0].id).unwrap();
     let cancelled = forge.workflow_run(r, runs[0].id).unwrap().unwrap();
     assert_eq!(cancelled.conclusion.as_deref(), Some("cancelled"));

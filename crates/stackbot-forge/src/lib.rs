@@ -74,6 +74,11 @@ pub enum ForgeError {
     Denied { what: String, reason: String },
 }
 
+/// Largest file of a release read back whole (a GitHub asset, a layer of `pull_release`): a
+/// release's archives are a few hundred KiB, so a file declared larger is not one a packager
+/// wrote, and is refused before it is downloaded, on either forge.
+pub const RELEASE_FILE_CEILING: u64 = 64 << 20;
+
 /// Result alias for forge calls.
 pub type ForgeResult<T> = Result<T, ForgeError>;
 

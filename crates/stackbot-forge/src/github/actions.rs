@@ -171,7 +171,7 @@ impl GithubForge {
 
     /// The zip: GitHub answers `302` to a short-lived blob storage URL, followed without the
     /// token. Its size is known from the listing, so a larger one is refused before it is
-    /// downloaded, and the bytes are checked again.
+    /// downloaded, and no more than `max_bytes` of it is read.
     pub(super) async fn download_artifact_a(
         &self,
         repo: &RepoRef,
@@ -179,20 +179,22 @@ impl GithubForge {
         max_bytes: u64,
     ) -> ForgeResult<Vec<u8>> {
         let what = format!("artifact `{}` ({}) in {repo}", a.name, a.id);
-        let too_large = |n: u64| ForgeError::Rejected {
-            what: what.clone(),
-            reason: format!("{n} bytes, more than the {max_bytes} read"),
-        };
         if a.size > max_bytes {
-            return Err(too_large(a.size));
+            return Err(ForgeError::Rejected {
+                what,
+                reason: format!("{} bytes, more than the {max_bytes} read", a.size),
+            });
         }
-        let req = Req::download(format!(
-            "{}/actions/artifacts/{}/zip",
-            Self::repo_path(repo),
-            a.id
-        ));
-        match self.t.read(&what, &req).await? {
-            Ok(r) if r.body.len() as u64 > max_bytes => Err(too_large(r.body.len() as u64)),
+        let req = Req {
+            max_body: max_bytes,
+            ..Req::download(format!(
+                "{}/actions/artifacts/{}/zip",
+                Self::repo_path(repo),
+                a.id
+            ))
+        };
+        let got = self.t.read(&what, &req).await;
+        match got.map_err(|e| super::transport::relabel(&what, e))? {
             Ok(r) => Ok(r.body),
             Err(r) => Err(self.refusal(&what, &r)),
         }

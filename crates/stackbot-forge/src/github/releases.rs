@@ -194,8 +194,25 @@ impl GithubForge {
         asset: &AssetInfo,
     ) -> ForgeResult<Vec<u8>> {
         let what = format!("asset `{}` in {repo}", asset.name);
-        let req = self.download_req(repo, asset.id);
-        Ok(self.read_ok(&what, &req).await?.body)
+        if asset.size > crate::RELEASE_FILE_CEILING {
+            return Err(ForgeError::Rejected {
+                what,
+                reason: format!(
+                    "GitHub lists {} bytes for it, more than the {} bytes a release file may have",
+                    asset.size,
+                    crate::RELEASE_FILE_CEILING
+                ),
+            });
+        }
+        // Read no more than GitHub lists: a storage host that sends more is refused before
+        // the rest is held.
+        let req = Req {
+            max_body: asset.size,
+            ..self.download_req(repo, asset.id)
+        };
+        let got = self.read_ok(&what, &req).await;
+        got.map(|r| r.body)
+            .map_err(|e| super::transport::relabel(&what, e))
     }
 
     pub(super) async fn delete_asset_a(

@@ -281,8 +281,12 @@ impl Transport {
             .await
             .map_err(|e| self.transport_failure(hop, crate::net::failure::classify(&e, &host)))?;
         let (parts, body) = resp.into_parts();
-        let body = match body.collect().await {
+        let limit = usize::try_from(req.max_body).unwrap_or(usize::MAX);
+        let body = match http_body_util::Limited::new(body, limit).collect().await {
             Ok(c) => c.to_bytes().to_vec(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                return Err(Outcome::Failed(self.too_long(req, hop)));
+            }
             Err(e) => {
                 return Err(Outcome::Ambiguous(
                     self.scrub(format!("connection lost while reading the answer: {e}")),
@@ -295,6 +299,19 @@ impl Transport {
             headers: parts.headers,
             body,
         })
+    }
+
+    /// An answer past [`Req::max_body`]: a definite refusal, not repeated (asked again, it is
+    /// as long), its bytes past the bound never held. Named by its hop: a caller that set the
+    /// bound names what it asked for ([`relabel`]).
+    fn too_long(&self, req: &Req, hop: &Hop) -> ForgeError {
+        ForgeError::Rejected {
+            what: format!("{} {}", hop.method, self.scrub(hop.uri.clone())),
+            reason: format!(
+                "the answer is longer than the {} bytes read for it; the rest was not read",
+                req.max_body
+            ),
+        }
     }
 
     /// The host a hop goes to (relative paths go to the API or upload host).
@@ -445,6 +462,18 @@ pub fn step<T>(out: Outcome) -> Step<T, Outcome> {
         Outcome::RateLimited(w, _) => Step::Again(Failure::RateLimited(w), out),
         Outcome::Ambiguous(..) => Step::Again(Failure::Transient(None), out),
         other => Step::Stop(other),
+    }
+}
+
+/// A refusal named by what the caller asked for rather than by the URL that answered (a
+/// download's storage host), as [`Transport::too_long`] names it.
+pub fn relabel(what: &str, e: ForgeError) -> ForgeError {
+    match e {
+        ForgeError::Rejected { reason, .. } => ForgeError::Rejected {
+            what: what.to_string(),
+            reason,
+        },
+        other => other,
     }
 }
 

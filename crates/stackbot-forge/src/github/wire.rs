@@ -9,6 +9,11 @@ use super::redirects::{Via, repo_of_path};
 use crate::ForgeError;
 pub use crate::net::GITHUB_JSON;
 
+/// The most bytes of an API answer read. GitHub's largest is its blob API's: a file of its
+/// 100 MB limit is 134 MB in base64. An answer past this is not one GitHub sends, and holding
+/// it whole is how a misbehaving proxy or server would take the run's memory.
+pub const API_ANSWER_CEILING: u64 = 192 << 20;
+
 /// One request, fully buffered so it can be re-sent intact.
 #[derive(Debug, Clone)]
 pub struct Req {
@@ -22,6 +27,10 @@ pub struct Req {
     pub target: Via,
     /// Follow a redirect to another origin (without the token): asset downloads only.
     pub follow_foreign: bool,
+    /// The most bytes of answer read (after redirects, the final answer's): past it the
+    /// answer is refused, before the rest is held. [`API_ANSWER_CEILING`] unless the caller
+    /// knows the size, as for a release asset.
+    pub max_body: u64,
     /// The repository (`owner/name`, lower-case) whose credentials the request needs: a
     /// GitHub App uses one installation token per repository. Taken from the path; pages of
     /// a list keep the scope of the first page (GitHub links them as `/repositories/{id}`).
@@ -44,6 +53,7 @@ impl Req {
             accept: GITHUB_JSON,
             target: Via::Api,
             follow_foreign: false,
+            max_body: API_ANSWER_CEILING,
         }
     }
 

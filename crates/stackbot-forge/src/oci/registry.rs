@@ -36,6 +36,7 @@ use super::manifest::{
 use super::publish::{PushOutcome, VerifyReport};
 use super::target::{Credentials, OciTarget, host_of};
 use super::{OciError, sha256_digest, verify};
+use crate::RELEASE_FILE_CEILING;
 use crate::model::{FileTree, ReleaseName};
 
 /// Manifest types asked for when reading a tag: ours, plus whatever else might sit under a
@@ -55,9 +56,6 @@ pub const TOTAL: std::time::Duration = std::time::Duration::from_secs(300);
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// Upper bound on tag pages, so a registry that ignores `last` cannot loop us forever.
 const MAX_PAGES: usize = 10_000;
-/// Largest file of a release pulled whole (`pull_release`): a release's archives are a few
-/// hundred KiB, so a layer declared larger is not one a packager wrote.
-const RELEASE_FILE_CEILING: u64 = 64 << 20;
 /// Largest single file read alone (`pull_file`: a release's `metadata.yaml`, about 250 bytes).
 const ONE_FILE_CEILING: u64 = 1 << 20;
 
