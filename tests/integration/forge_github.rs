@@ -587,10 +587,26 @@ fn large_files_are_read_through_the_blobs_api() {
         .unwrap();
     fake.reset_counts();
     assert_eq!(f.read_file(&r, &c, "big.txt").unwrap(), Some(big));
-    assert_eq!(
-        fake.counts().by_route["GET /repos/{owner}/{repo}/git/blobs/{sha}"],
-        1
+    const BLOB: &str = "/repos/{owner}/{repo}/git/blobs/{sha}";
+    assert_eq!(fake.counts().by_route[&format!("GET {BLOB}")], 1);
+
+    // A blob answer longer than the size the contents API listed: refused at that size,
+    // named by the file, and not asked again. (Another client: the first holds the blob.)
+    fake.set_faults(Faults::route(Method::GET, BLOB, 1, Fault::Longer(10)));
+    fake.reset_counts();
+    let e = forge(&fake, Some(TOKEN))
+        .read_file(&r, &c, "big.txt")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`big.txt` at"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "longer than the {} bytes read for it",
+            1024 * 1024 + 10
+        )),
+        "{e}"
     );
+    assert_eq!(fake.counts().by_route[&format!("GET {BLOB}")], 1);
 }
 
 #[test]

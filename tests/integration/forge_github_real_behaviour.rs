@@ -352,6 +352,18 @@ fn an_asset_is_read_no_further_than_github_lists_and_one_listed_past_the_ceiling
     assert!(e.contains("longer than the 3 bytes read for it"), "{e}");
     assert_eq!(downloads(), 1, "a refusal at the bound is not repeated");
 
+    // Fewer bytes than listed: a cut answer, asked again, never taken for the file.
+    let e = refusal(&AssetInfo {
+        size: 9,
+        ..a.clone()
+    });
+    assert!(e.contains("GitHub listed 9 bytes for it and sent 7"), "{e}");
+    let after_cut = downloads();
+    assert!(
+        after_cut > 2,
+        "a cut answer is asked again: {after_cut} downloads"
+    );
+
     // Listed past what a release file may have: refused without a request.
     let e = refusal(&AssetInfo {
         size: RELEASE_FILE_CEILING + 1,
@@ -363,9 +375,9 @@ fn an_asset_is_read_no_further_than_github_lists_and_one_listed_past_the_ceiling
         )),
         "{e}"
     );
-    assert_eq!(downloads(), 1);
+    assert_eq!(downloads(), after_cut);
 
-    // As listed: the bytes.
+    // As listed: the bytes, downloaded (no cut answer was kept).
     assert_eq!(f.download_asset(&repo(REPO), r.id, &a).unwrap(), b"payload");
-    assert_eq!(downloads(), 2);
+    assert_eq!(downloads(), after_cut + 1);
 }

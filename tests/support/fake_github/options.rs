@@ -103,6 +103,9 @@ pub enum Fault {
     SecondaryRateLimit(u64),
     /// `429 Too Many Requests` (a secondary limit) with `Retry-After: secs`, not applied.
     TooManyRequests(u64),
+    /// Apply, then answer with this many bytes more than the answer holds (a server or proxy
+    /// that sends more than the listing said).
+    Longer(usize),
 }
 
 /// A fault on the n-th request (1-based) of one route, e.g. `POST /repos/{owner}/{repo}/releases`.

@@ -255,6 +255,13 @@ impl Call<'_> {
                 self.log(0, applied);
                 dropped()
             }
+            Some(Fault::Longer(n)) => {
+                self.log(ans.status, applied);
+                let (mut bytes, ctype) = ans.body_bytes();
+                bytes.resize(bytes.len() + n, b' ');
+                let ctype = ctype.unwrap_or_else(|| "application/octet-stream".into());
+                self.send(Ans::raw(ans.status, bytes, &ctype), true, DOC_ROOT)
+            }
             _ => {
                 self.log(ans.status, applied);
                 if let Some(m) = matched

@@ -5,6 +5,9 @@ use base64::Engine as _;
 use super::{GithubForge, enc, is_sha, str_of};
 use crate::{CommitInfo, ForgeError, ForgeResult, RepoRef};
 
+/// GitHub's media type for a blob's bytes as they are.
+const RAW: &str = "application/vnd.github.raw+json";
+
 impl GithubForge {
     pub(super) async fn branch_head_a(
         &self,
@@ -125,17 +128,24 @@ impl GithubForge {
         if v["type"].as_str() != Some("file") {
             return Ok(None); // a directory (array), symlink or submodule is not a file
         }
-        let size = v["size"].as_u64().unwrap_or(0);
+        let size = v["size"].as_u64();
         let content = str_of(&v["content"]);
-        let b64 = if v["encoding"].as_str() == Some("base64") && (!content.is_empty() || size == 0)
-        {
-            content
-        } else {
-            // Over 1 MiB the contents API omits the content; the blobs API has it.
-            let blob = format!("{}/git/blobs/{}", Self::repo_path(repo), str_of(&v["sha"]));
-            str_of(&self.get_json(&what, &blob).await?["content"])
+        if v["encoding"].as_str() == Some("base64") && (!content.is_empty() || size == Some(0)) {
+            return decode_b64(&what, &content).map(Some);
+        }
+        // Over 1 MiB the contents API omits the content; the blobs API has it. Asked for raw
+        // (no base64 answer to hold and decode, a third larger), and read no further than the
+        // size just listed.
+        let blob = format!("{}/git/blobs/{}", Self::repo_path(repo), str_of(&v["sha"]));
+        let req = super::transport::Req {
+            accept: RAW,
+            max_body: size.unwrap_or(super::wire::API_ANSWER_CEILING),
+            exact: size.is_some(),
+            ..super::transport::Req::get(blob)
         };
-        decode_b64(&what, &b64).map(Some)
+        let got = self.read_ok(&what, &req).await;
+        got.map(|r| Some(r.body))
+            .map_err(|e| super::transport::relabel(&what, e))
     }
 
     pub(super) async fn commits_between_a(

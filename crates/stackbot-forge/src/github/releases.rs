@@ -204,10 +204,11 @@ impl GithubForge {
                 ),
             });
         }
-        // Read no more than GitHub lists: a storage host that sends more is refused before
-        // the rest is held.
+        // Read what GitHub lists, no more (a storage host that sends more is refused before
+        // the rest is held) and no less (a cut answer is asked again, never kept).
         let req = Req {
             max_body: asset.size,
+            exact: true,
             ..self.download_req(repo, asset.id)
         };
         let got = self.read_ok(&what, &req).await;

@@ -294,6 +294,18 @@ impl Transport {
                 ));
             }
         };
+        // Fewer bytes than GitHub listed: a cut answer, asked again (a read), and never
+        // stored as what an immutable resource holds.
+        if req.exact && parts.status.is_success() && body.len() as u64 != req.max_body {
+            return Err(Outcome::Ambiguous(
+                format!(
+                    "GitHub listed {} bytes for it and sent {}",
+                    req.max_body,
+                    body.len()
+                ),
+                None,
+            ));
+        }
         Ok(Resp {
             status: parts.status,
             headers: parts.headers,

@@ -31,6 +31,9 @@ pub struct Req {
     /// answer is refused, before the rest is held. [`API_ANSWER_CEILING`] unless the caller
     /// knows the size, as for a release asset.
     pub max_body: u64,
+    /// The answer must be `max_body` bytes exactly: GitHub listed its size (an asset, a
+    /// blob). A shorter one is cut, and asked again.
+    pub exact: bool,
     /// The repository (`owner/name`, lower-case) whose credentials the request needs: a
     /// GitHub App uses one installation token per repository. Taken from the path; pages of
     /// a list keep the scope of the first page (GitHub links them as `/repositories/{id}`).
@@ -54,6 +57,7 @@ impl Req {
             target: Via::Api,
             follow_foreign: false,
             max_body: API_ANSWER_CEILING,
+            exact: false,
         }
     }
 

@@ -228,6 +228,12 @@ fn blobs_and_trees(repo: &mut Repo, r: &Route) -> Option<Ans> {
             Ans::json(201, repr::short_blob(u, full, &sha))
         }
         (Method::GET, ["git", "blobs", sha]) => match repo.blob(sha) {
+            // `application/vnd.github.raw+json`: the bytes as they are.
+            Some(b) if cx.accept.contains("vnd.github.raw") => Ans::raw(
+                200,
+                b.clone(),
+                "application/vnd.github.raw+json; charset=utf-8",
+            ),
             Some(b) => Ans::json(200, repr::blob(u, full, sha, b)),
             None => Ans::not_found(),
         },
