@@ -186,7 +186,7 @@ impl GithubForge {
             });
         }
         let req = Req {
-            max_body: max_bytes,
+            length: super::wire::Length::AtMost(max_bytes),
             ..Req::download(format!(
                 "{}/actions/artifacts/{}/zip",
                 Self::repo_path(repo),

@@ -139,8 +139,10 @@ impl GithubForge {
         let blob = format!("{}/git/blobs/{}", Self::repo_path(repo), str_of(&v["sha"]));
         let req = super::transport::Req {
             accept: RAW,
-            max_body: size.unwrap_or(super::wire::API_ANSWER_CEILING),
-            exact: size.is_some(),
+            length: size.map_or(
+                super::wire::Length::AtMost(super::wire::API_ANSWER_CEILING),
+                super::wire::Length::Listed,
+            ),
             ..super::transport::Req::get(blob)
         };
         let got = self.read_ok(&what, &req).await;

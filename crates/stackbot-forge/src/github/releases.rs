@@ -207,8 +207,7 @@ impl GithubForge {
         // Read what GitHub lists, no more (a storage host that sends more is refused before
         // the rest is held) and no less (a cut answer is asked again, never kept).
         let req = Req {
-            max_body: asset.size,
-            exact: true,
+            length: super::wire::Length::Listed(asset.size),
             ..self.download_req(repo, asset.id)
         };
         let got = self.read_ok(&what, &req).await;

@@ -25,7 +25,7 @@ use super::locked;
 use super::pacing::{Pacer, WriteBudget};
 use super::redirects::{Hop, MAX_HOPS, Origins, Via, next_hop};
 use super::settings::Settings;
-pub use super::wire::{Outcome, Req, Resp};
+pub use super::wire::{Length, Outcome, Req, Resp};
 use crate::ForgeError;
 use crate::clock::SharedClock;
 use crate::net::Origin;
@@ -281,7 +281,7 @@ impl Transport {
             .await
             .map_err(|e| self.transport_failure(hop, crate::net::failure::classify(&e, &host)))?;
         let (parts, body) = resp.into_parts();
-        let limit = usize::try_from(req.max_body).unwrap_or(usize::MAX);
+        let limit = usize::try_from(req.length.max()).unwrap_or(usize::MAX);
         let body = match http_body_util::Limited::new(body, limit).collect().await {
             Ok(c) => c.to_bytes().to_vec(),
             Err(e) if e.is::<http_body_util::LengthLimitError>() => {
@@ -296,11 +296,13 @@ impl Transport {
         };
         // Fewer bytes than GitHub listed: a cut answer, asked again (a read), and never
         // stored as what an immutable resource holds.
-        if req.exact && parts.status.is_success() && body.len() as u64 != req.max_body {
+        if let Length::Listed(listed) = req.length
+            && parts.status.is_success()
+            && body.len() as u64 != listed
+        {
             return Err(Outcome::Ambiguous(
                 format!(
-                    "GitHub listed {} bytes for it and sent {}",
-                    req.max_body,
+                    "GitHub listed {listed} bytes for it and sent {}",
                     body.len()
                 ),
                 None,
@@ -313,7 +315,7 @@ impl Transport {
         })
     }
 
-    /// An answer past [`Req::max_body`]: a definite refusal, not repeated (asked again, it is
+    /// An answer past [`Req::length`]: a definite refusal, not repeated (asked again, it is
     /// as long), its bytes past the bound never held. Named by its hop: a caller that set the
     /// bound names what it asked for ([`relabel`]).
     fn too_long(&self, req: &Req, hop: &Hop) -> ForgeError {
@@ -321,7 +323,7 @@ impl Transport {
             what: format!("{} {}", hop.method, self.scrub(hop.uri.clone())),
             reason: format!(
                 "the answer is longer than the {} bytes read for it; the rest was not read",
-                req.max_body
+                req.length.max()
             ),
         }
     }

@@ -14,6 +14,25 @@ pub use crate::net::GITHUB_JSON;
 /// it whole is how a misbehaving proxy or server would take the run's memory.
 pub const API_ANSWER_CEILING: u64 = 192 << 20;
 
+/// How long an answer may be. Past the bound it is refused before the rest is held; a
+/// listed one shorter than listed is cut, and asked again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Length {
+    /// At most this many bytes: [`API_ANSWER_CEILING`], or a caller's bound.
+    AtMost(u64),
+    /// Exactly this many: GitHub listed the size (an asset, a blob).
+    Listed(u64),
+}
+
+impl Length {
+    /// The most bytes read.
+    pub fn max(self) -> u64 {
+        match self {
+            Length::AtMost(n) | Length::Listed(n) => n,
+        }
+    }
+}
+
 /// One request, fully buffered so it can be re-sent intact.
 #[derive(Debug, Clone)]
 pub struct Req {
@@ -27,13 +46,8 @@ pub struct Req {
     pub target: Via,
     /// Follow a redirect to another origin (without the token): asset downloads only.
     pub follow_foreign: bool,
-    /// The most bytes of answer read (after redirects, the final answer's): past it the
-    /// answer is refused, before the rest is held. [`API_ANSWER_CEILING`] unless the caller
-    /// knows the size, as for a release asset.
-    pub max_body: u64,
-    /// The answer must be `max_body` bytes exactly: GitHub listed its size (an asset, a
-    /// blob). A shorter one is cut, and asked again.
-    pub exact: bool,
+    /// How long the answer may be (after redirects, the final answer's).
+    pub length: Length,
     /// The repository (`owner/name`, lower-case) whose credentials the request needs: a
     /// GitHub App uses one installation token per repository. Taken from the path; pages of
     /// a list keep the scope of the first page (GitHub links them as `/repositories/{id}`).
@@ -56,8 +70,7 @@ impl Req {
             accept: GITHUB_JSON,
             target: Via::Api,
             follow_foreign: false,
-            max_body: API_ANSWER_CEILING,
-            exact: false,
+            length: Length::AtMost(API_ANSWER_CEILING),
         }
     }
 
